@@ -1,0 +1,184 @@
+"""Pure functions: input validation, the raw-text splitting rule, words -> subword spans, windows.
+
+The unit everywhere is the *word*. Subword tokens exist only between the tokenizer and pooling:
+each word maps to a contiguous span of subword tokens, and a sentence longer than the model's
+maximum length is cut into overlapping windows of whole words.
+
+Splitting rule for raw strings (:func:`split_words`): runs of letters/digits/underscore, with
+inner hyphens or apostrophes kept inside a word ("state-of-the-art", "don't"), and every other
+non-space character (punctuation, symbols, emoji) as a word of its own::
+
+    >>> split_words("Don't panic: it's state-of-the-art!")
+    ["Don't", 'panic', ':', "it's", 'state-of-the-art', '!']
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.errors import InputError
+
+_WORD_RE = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]")
+
+
+def split_words(text: str) -> list[str]:
+    """Split raw text into words by the documented rule (see the module docstring)."""
+    return _WORD_RE.findall(text)
+
+
+def _describe(item: object) -> str:
+    text = repr(item)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def normalize_input(sentences: object) -> list[list[str]]:
+    """Validate the encoder's input and return it as a list of word lists.
+
+    Args:
+        sentences: a list of raw strings (split by :func:`split_words`) or a list of word
+            lists (``list[list[str]]``). A single string is refused (wrap it in a list).
+
+    Returns:
+        One list of words per sentence, in input order.
+
+    Raises:
+        InputError: naming the first offending item: empty input, a non-string item, an empty
+            or whitespace-only string or word, or a sentence with no words.
+    """
+    if isinstance(sentences, str):
+        raise InputError("Expected a list of sentences, got a single string: wrap it in a list.")
+    if sentences is None or not isinstance(sentences, Sequence) or len(sentences) == 0:
+        raise InputError("The input is empty: give at least one sentence.")
+    out: list[list[str]] = []
+    for i, sent in enumerate(sentences):
+        if isinstance(sent, str):
+            if not sent.strip():
+                raise InputError(f"Sentence {i} is empty or whitespace only.")
+            words = split_words(sent)
+            if not words:
+                raise InputError(f"Sentence {i} ({_describe(sent)}) contains no words.")
+            out.append(words)
+            continue
+        if not isinstance(sent, Sequence) or isinstance(sent, bytes):
+            raise InputError(
+                f"Sentence {i} is a {type(sent).__name__} ({_describe(sent)}); "
+                "expected a string or a list of word strings."
+            )
+        if len(sent) == 0:
+            raise InputError(f"Sentence {i} is an empty word list.")
+        for j, word in enumerate(sent):
+            if not isinstance(word, str):
+                raise InputError(
+                    f"Word {j} of sentence {i} is a {type(word).__name__} ({_describe(word)}), "
+                    "not a string."
+                )
+            if not word.strip():
+                raise InputError(f"Word {j} of sentence {i} is empty or whitespace only.")
+        out.append(list(sent))
+    return out
+
+
+def visible(word: str) -> str:
+    """A printable form of a word for messages (control characters escaped)."""
+    return "".join(ch if unicodedata.category(ch)[0] != "C" else f"\\u{ord(ch):04x}" for ch in word)
+
+
+def word_token_lists(
+    input_ids: Sequence[int], word_ids: Sequence[int | None], n_words: int
+) -> list[list[int]]:
+    """Group a sentence's subword ids by word, from a fast tokenizer's ``word_ids()``.
+
+    Args:
+        input_ids: subword ids of the sentence, without special tokens.
+        word_ids: the word index of each subword (``None`` for specials).
+        n_words: number of words; a word the tokenizer mapped to nothing gets an empty list.
+
+    Returns:
+        ``n_words`` lists of subword ids.
+    """
+    groups: list[list[int]] = [[] for _ in range(n_words)]
+    for tok, wid in zip(input_ids, word_ids):
+        if wid is not None:
+            groups[wid].append(tok)
+    return groups
+
+
+@dataclass(frozen=True)
+class Window:
+    """A run of whole words of one sentence that is encoded as one model input.
+
+    Attributes:
+        sentence: index of the sentence in the input.
+        word_start, word_end: the words ``[word_start, word_end)`` in the window.
+        owned: the words (sentence positions) whose vectors this window provides.
+    """
+
+    sentence: int
+    word_start: int
+    word_end: int
+    owned: tuple[int, ...]
+
+
+def plan_windows(
+    lengths: Sequence[int], max_tokens: int, stride: int | None = None
+) -> list[tuple[int, int]]:
+    """Cut a sentence into overlapping windows of whole words.
+
+    Args:
+        lengths: subword count of each word (each >= 1).
+        max_tokens: most subwords a window may hold (the model's maximum minus special tokens).
+        stride: subwords between the starts of consecutive windows (default ``max_tokens // 2``).
+
+    Returns:
+        ``[(word_start, word_end), ...]`` covering every word; one window when it all fits.
+        A single word longer than ``max_tokens`` gets a window of its own (and is cut by the
+        caller, who reports it).
+    """
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be positive")
+    stride = max(1, stride if stride is not None else max_tokens // 2)
+    cum = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+    n = len(lengths)
+    windows: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        end = bisect.bisect_right(cum, cum[start] + max_tokens) - 1
+        end = max(end, start + 1)
+        windows.append((start, end))
+        if end >= n:
+            return windows
+        nxt = bisect.bisect_left(cum, cum[start] + stride)
+        start = min(max(nxt, start + 1), end)
+
+
+def assign_owners(
+    windows: Sequence[tuple[int, int]], lengths: Sequence[int]
+) -> list[tuple[int, ...]]:
+    """For each window, the words it provides: each word goes to the window where it has most context.
+
+    Context of a word in a window = the smaller of the subword counts before and after it
+    inside that window. Ties go to the earlier window.
+
+    Returns:
+        One tuple of word positions per window; together they cover each word exactly once.
+    """
+    cum = np.concatenate([[0], np.cumsum(lengths)])
+    n = len(lengths)
+    best = np.full(n, -1, dtype=np.int64)
+    best_ctx = np.full(n, -1, dtype=np.int64)
+    for w, (s, e) in enumerate(windows):
+        pos = np.arange(s, e)
+        ctx = np.minimum(cum[pos] - cum[s], cum[e] - cum[pos + 1])
+        better = ctx > best_ctx[pos]
+        best[pos[better]] = w
+        best_ctx[pos[better]] = ctx[better]
+    owned: list[list[int]] = [[] for _ in windows]
+    for word, w in enumerate(best.tolist()):
+        owned[w].append(word)
+    return [tuple(o) for o in owned]

@@ -1,0 +1,436 @@
+"""``Encoder``: load a model once, encode words into layerwise contextual vectors.
+
+Pipeline of :meth:`Encoder.encode`:
+
+1. validate and split the input (:func:`workbench.alignment.normalize_input`);
+2. tokenize every sentence at once with the fast tokenizer, group subwords by word
+   (``word_ids()``); a word the tokenizer maps to nothing is given the unknown token (noted);
+3. cut sentences longer than the model's maximum into overlapping windows of whole words;
+   each word takes its vector from the window where it has the most context;
+4. sort windows by length and form batches under a token budget (padding only to each
+   batch's own longest sequence);
+5. run the model under ``torch.inference_mode`` with all hidden states, pool subwords into
+   words on the device (one batched matrix product), and write the rows in input order.
+
+Example:
+    >>> enc = Encoder()                                  # packaged all-MiniLM-L6-v2
+    >>> emb = enc.encode([["The", "bank", "raised", "rates"]])
+    >>> emb.vectors.shape
+    (4, 7, 384)
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from workbench import models
+from workbench.alignment import (
+    Window,
+    assign_owners,
+    normalize_input,
+    plan_windows,
+    visible,
+    word_token_lists,
+)
+from workbench.embeddings import LayerwiseEmbeddings
+from workbench.errors import InputError
+from workbench.pooling import Pooling, check_pooling, pooling_matrix
+
+Progress = bool | Callable[[float], None] | None
+AUTO_PROGRESS_MIN_WORDS = 5_000  # a progress bar appears by itself from this many words on
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """Tokenized input: subword ids per word per sentence, and the windows to run."""
+
+    tokens: list[list[list[int]]]  # sentence -> word -> subword ids
+    windows: list[Window]
+    notes: list[str]
+
+
+class Encoder:
+    """A loaded encoder that turns words into vectors for every layer.
+
+    Args:
+        model: ``None`` for the packaged default (all-MiniLM-L6-v2), a local model directory,
+            or a HuggingFace hub id (looked up in the local cache first, then online).
+        device: ``cuda``, ``cuda:1``, ``mps``, ``cpu``; default: cuda, else mps, else cpu.
+        dtype: compute dtype; ``auto`` = bfloat16 on cuda, float32 elsewhere. Results are
+            always float32 (or float16 if stored so).
+        pooling: default subword -> word pooling (``first``, ``mean``, ``last``).
+        max_batch_tokens: padded tokens per batch (batch size x longest sequence).
+        max_length: model input length (default: what the tokenizer and position embeddings
+            allow); longer sentences are encoded in windows.
+        stride: subwords between consecutive window starts (default: half a window).
+
+    Attributes:
+        model, tokenizer: the loaded HuggingFace objects.
+        name, fingerprint: the model's label and a short hash identifying its weights.
+        n_layers, dim, max_length, device, dtype.
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike | None = None,
+        device: str | None = None,
+        dtype: models.DtypeName = "auto",
+        pooling: Pooling = "mean",
+        max_batch_tokens: int = 8192,
+        max_length: int | None = None,
+        stride: int | None = None,
+    ) -> None:
+        self.source = models.resolve_model(model)
+        self.device = models.choose_device(device)
+        self.dtype = models.choose_dtype(dtype, self.device)
+        self.pooling = check_pooling(pooling)
+        if max_batch_tokens < 1:
+            raise InputError("max_batch_tokens must be positive.")
+        self.max_batch_tokens = int(max_batch_tokens)
+        self.tokenizer = models.load_tokenizer(self.source)
+        self.model = models.load_model(self.source, self.dtype).to(self.device)
+        config = self.model.config
+        self.name = self.source.name
+        self.fingerprint = models.weights_fingerprint(self.source, config)
+        self.n_layers = int(config.num_hidden_layers)
+        self.dim = int(config.hidden_size)
+        self.max_length = self._input_limit(max_length)
+        self._head, self._tail = self._special_template()
+        self._prefix = len(self._head)
+        budget = self.max_length - len(self._head) - len(self._tail)
+        if budget < 1:
+            raise InputError(f"max_length {self.max_length} leaves no room for words.")
+        self.window_tokens = budget
+        self.stride = stride
+
+    # ------------------------------------------------------------------ set-up helpers
+    def _input_limit(self, requested: int | None) -> int:
+        """Longest input the model takes: tokenizer limit, position embeddings, padding offset."""
+        positions = getattr(self.model.config, "max_position_embeddings", None) or 512
+        emb = getattr(self.model, "embeddings", None)
+        offset = getattr(emb, "padding_idx", None)  # position ids start after padding_idx
+        if isinstance(offset, int) and offset > 0 and positions > 2:
+            positions -= offset + 1
+        limit = min(positions, int(min(self.tokenizer.model_max_length, 1_000_000)))
+        if requested is not None:
+            if requested > limit:
+                raise InputError(f"max_length {requested} exceeds this model's limit of {limit}.")
+            limit = requested
+        return int(limit)
+
+    def _special_template(self) -> tuple[list[int], list[int]]:
+        """The special tokens the tokenizer puts before and after a sentence ([CLS] .. [SEP]).
+
+        Read off a probe encoding, so it holds for any tokenizer (and any transformers
+        version) without knowing the model: ids whose word id is ``None`` before the first
+        word are the head, those after the last word the tail.
+        """
+        probe = self.tokenizer([["a"]], is_split_into_words=True, add_special_tokens=True)
+        ids, wids = probe["input_ids"][0], probe.word_ids(0)
+        first = next(i for i, w in enumerate(wids) if w is not None)
+        last = max(i for i, w in enumerate(wids) if w is not None)
+        return list(ids[:first]), list(ids[last + 1 :])
+
+    @property
+    def n_hidden(self) -> int:
+        """Number of hidden states (embedding output + each layer)."""
+        return self.n_layers + 1
+
+    def describe(self) -> dict:
+        """Facts about the loaded model, for ``workbench info`` and the app's sidebar."""
+        n_params = sum(p.numel() for p in self.model.parameters())
+        return {
+            "model": self.name,
+            "location": self.source.location,
+            "architecture": type(self.model).__name__,
+            "fingerprint": self.fingerprint,
+            "layers": self.n_layers,
+            "hidden_states": self.n_hidden,
+            "dim": self.dim,
+            "parameters": n_params,
+            "max_length": self.max_length,
+            "device": self.device,
+            "dtype": str(self.dtype).replace("torch.", ""),
+            "pooling": self.pooling,
+        }
+
+    # ------------------------------------------------------------------ tokenization
+    def _prepare(self, sentences: list[list[str]]) -> _Prepared:
+        enc = self.tokenizer(sentences, is_split_into_words=True, add_special_tokens=False)
+        unk = self.tokenizer.unk_token_id
+        tokens: list[list[list[int]]] = []
+        windows: list[Window] = []
+        notes: list[str] = []
+        unk_words: list[str] = []
+        for i, words in enumerate(sentences):
+            groups = word_token_lists(enc["input_ids"][i], enc.word_ids(i), len(words))
+            for j, group in enumerate(groups):
+                if not group:
+                    if unk is None:
+                        raise InputError(
+                            f"Word {j} of sentence {i} ('{visible(words[j])}') maps to no token "
+                            "and this tokenizer has no unknown token."
+                        )
+                    group.append(unk)
+                    unk_words.append(visible(words[j]))
+                elif len(group) > self.window_tokens:
+                    del group[self.window_tokens :]
+                    notes.append(
+                        f"word {j} of sentence {i} ('{visible(words[j])[:30]}') has more subwords "
+                        f"than fit in one input; its first {self.window_tokens} were used"
+                    )
+            tokens.append(groups)
+            lengths = [len(g) for g in groups]
+            spans = plan_windows(lengths, self.window_tokens, self.stride)
+            owners = assign_owners(spans, lengths)
+            windows.extend(Window(i, s, e, own) for (s, e), own in zip(spans, owners))
+        if unk_words:
+            shown = ", ".join(f"'{w}'" for w in unk_words[:10])
+            more = f" and {len(unk_words) - 10} more" if len(unk_words) > 10 else ""
+            notes.append(
+                f"{len(unk_words)} word(s) map to no subword and were encoded as the unknown "
+                f"token: {shown}{more}"
+            )
+        for note in notes:
+            warnings.warn(note, stacklevel=3)
+        return _Prepared(tokens, windows, notes)
+
+    def _batches(self, lengths: np.ndarray) -> list[np.ndarray]:
+        """Window indices grouped into batches: longest first, padded tokens <= the budget."""
+        order = np.argsort(-lengths, kind="stable")
+        batches, current, longest = [], [], 0
+        for idx in order.tolist():
+            width = max(longest, int(lengths[idx]))
+            if current and width * (len(current) + 1) > self.max_batch_tokens:
+                batches.append(np.array(current))
+                current, width = [], int(lengths[idx])
+            current.append(idx)
+            longest = width
+        if current:
+            batches.append(np.array(current))
+        return batches
+
+    # ------------------------------------------------------------------ encoding
+    def encode(
+        self,
+        sentences: Sequence[str] | Sequence[Sequence[str]],
+        layers: Sequence[int] | None = None,
+        keep: Sequence[Sequence[int]] | None = None,
+        progress: Progress = None,
+        out: str | os.PathLike | None = None,
+        store_dtype: str = "float32",
+        pooling: Pooling | None = None,
+    ) -> LayerwiseEmbeddings:
+        """Encode sentences into word vectors for every (or the chosen) hidden state.
+
+        Args:
+            sentences: raw strings (split by :func:`workbench.alignment.split_words`) or
+                pre-split word lists. The whole input is validated before any work starts.
+            layers: hidden-state indices to keep (default all: 0 = embedding output .. n_layers).
+            keep: per sentence, the word positions to keep (default: every word).
+            progress: ``True``/``False`` for a tqdm bar, a callable taking the fraction done,
+                or ``None``: a bar from 5,000 words on.
+            out: path of a ``.npy`` file to stream the vectors to (memory-mapped), for corpora
+                larger than RAM; the returned ``vectors`` is then a read-only memory map.
+            store_dtype: ``float32`` (default) or ``float16`` for the stored vectors.
+            pooling: subword pooling for this call (default: the encoder's).
+
+        Returns:
+            :class:`LayerwiseEmbeddings` with ``vectors`` ``(n_kept_words, n_kept_layers, dim)``,
+            rows in input order (sentence by sentence, word by word).
+        """
+        words = normalize_input(sentences)
+        pooling = check_pooling(pooling or self.pooling)
+        kept_layers = self._check_layers(layers)
+        keep_mask = self._keep_masks(words, keep)
+        if store_dtype not in ("float32", "float16"):
+            raise InputError(f"store_dtype must be float32 or float16, not '{store_dtype}'.")
+        prep = self._prepare(words)
+
+        row_of, rows = self._row_table(words, keep_mask)
+        shape = (rows["n"], len(kept_layers), self.dim)
+        vectors = _allocate(shape, np.dtype(store_dtype), out)
+        lengths = np.array(
+            [
+                sum(len(t) for t in prep.tokens[w.sentence][w.word_start : w.word_end])
+                for w in prep.windows
+            ],
+            dtype=np.int64,
+        )
+        self._run(prep, lengths, kept_layers, pooling, row_of, vectors, progress)
+        if isinstance(vectors, np.memmap):
+            vectors.flush()
+            vectors = np.load(out, mmap_mode="r")
+        return LayerwiseEmbeddings(
+            vectors=vectors,
+            layers=kept_layers,
+            words=rows["words"],
+            sentence_index=rows["sentence"],
+            word_index=rows["position"],
+            spans=rows["spans"](prep.tokens),
+            n_sentences=len(words),
+            n_hidden=self.n_hidden,
+            model_name=self.name,
+            fingerprint=self.fingerprint,
+            pooling=pooling,
+            notes=prep.notes,
+        )
+
+    def _check_layers(self, layers: Sequence[int] | None) -> tuple[int, ...]:
+        if layers is None:
+            return tuple(range(self.n_hidden))
+        out = []
+        for layer in layers:
+            idx = int(layer) + self.n_hidden if int(layer) < 0 else int(layer)
+            if not 0 <= idx < self.n_hidden:
+                raise InputError(
+                    f"Layer {layer} does not exist: this model has hidden states 0..{self.n_hidden - 1}."
+                )
+            out.append(idx)
+        if not out:
+            raise InputError("layers is empty: keep at least one hidden state.")
+        return tuple(sorted(set(out)))
+
+    @staticmethod
+    def _keep_masks(words: list[list[str]], keep) -> list[np.ndarray]:
+        if keep is None:
+            return [np.ones(len(w), dtype=bool) for w in words]
+        if len(keep) != len(words):
+            raise InputError(f"keep has {len(keep)} entries for {len(words)} sentences.")
+        masks = []
+        for i, (sent, positions) in enumerate(zip(words, keep)):
+            mask = np.zeros(len(sent), dtype=bool)
+            for p in positions:
+                if not 0 <= int(p) < len(sent):
+                    raise InputError(
+                        f"keep: position {p} is outside sentence {i} ({len(sent)} words)."
+                    )
+                mask[int(p)] = True
+            masks.append(mask)
+        return masks
+
+    @staticmethod
+    def _row_table(words: list[list[str]], masks: list[np.ndarray]):
+        """Output row of each kept (sentence, position); -1 where not kept."""
+        row_of, sent_idx, pos_idx, kept_words = [], [], [], []
+        n = 0
+        for i, (sent, mask) in enumerate(zip(words, masks)):
+            rows = np.full(len(sent), -1, dtype=np.int64)
+            positions = np.flatnonzero(mask)
+            rows[positions] = np.arange(n, n + len(positions))
+            n += len(positions)
+            row_of.append(rows)
+            sent_idx.append(np.full(len(positions), i, dtype=np.int64))
+            pos_idx.append(positions.astype(np.int64))
+            kept_words.extend(sent[p] for p in positions.tolist())
+
+        def spans(tokens: list[list[list[int]]]) -> np.ndarray:
+            out = np.zeros((n, 2), dtype=np.int64)
+            for i, rows in enumerate(row_of):
+                cum = np.concatenate([[0], np.cumsum([len(t) for t in tokens[i]])])
+                sel = rows >= 0
+                out[rows[sel], 0] = cum[:-1][sel]
+                out[rows[sel], 1] = cum[1:][sel]
+            return out
+
+        def cat(parts: list[np.ndarray]) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+        table = {
+            "n": n,
+            "sentence": cat(sent_idx),
+            "position": cat(pos_idx),
+            "words": kept_words,
+            "spans": spans,
+        }
+        return row_of, table
+
+    def _run(self, prep, lengths, kept_layers, pooling, row_of, vectors, progress) -> None:
+        """Run every batch and write the pooled rows of owned, kept words into ``vectors``."""
+        total = int(lengths.sum())
+        bar, callback = _progress(progress, total, sum(len(r) for r in row_of))
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        layer_idx = list(kept_layers)
+        done = 0
+        try:
+            with torch.inference_mode():
+                for batch in self._batches(lengths):
+                    self._run_batch(prep, batch, layer_idx, pooling, row_of, vectors, pad_id)
+                    step = int(lengths[batch].sum())
+                    done += step
+                    if bar is not None:
+                        bar.update(step)
+                    if callback is not None:
+                        callback(done / max(total, 1))
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _run_batch(self, prep, batch, layer_idx, pooling, row_of, vectors, pad_id) -> None:
+        inputs, spans, targets = [], [], []
+        for widx in batch.tolist():
+            w = prep.windows[widx]
+            groups = prep.tokens[w.sentence][w.word_start : w.word_end]
+            content = [t for g in groups for t in g]
+            inputs.append(self._head + content + self._tail)
+            starts = np.concatenate([[0], np.cumsum([len(g) for g in groups])]) + self._prefix
+            rows = row_of[w.sentence]
+            seq_spans, seq_rows = [], []
+            for pos in w.owned:
+                if rows[pos] >= 0:
+                    k = pos - w.word_start
+                    seq_spans.append((int(starts[k]), int(starts[k + 1])))
+                    seq_rows.append(int(rows[pos]))
+            spans.append(seq_spans)
+            targets.extend(seq_rows)
+        if not targets:
+            return
+        width = max(len(x) for x in inputs)
+        ids = torch.full((len(inputs), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(inputs), width), dtype=torch.long)
+        for b, seq in enumerate(inputs):
+            ids[b, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            mask[b, : len(seq)] = 1
+        out = self.model(
+            input_ids=ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            output_hidden_states=True,
+        )
+        hidden = torch.stack([out.hidden_states[i] for i in layer_idx], dim=1)  # (B, K, T, D)
+        weights = torch.from_numpy(pooling_matrix(spans, width, pooling)).to(
+            self.device, hidden.dtype
+        )
+        pooled = torch.einsum("bwt,bktd->bwkd", weights, hidden).float()  # (B, W, K, D)
+        counts = [len(s) for s in spans]
+        select = torch.cat(
+            [torch.arange(c) + b * weights.shape[1] for b, c in enumerate(counts)]
+        ).to(self.device)
+        flat = pooled.reshape(-1, pooled.shape[2], pooled.shape[3]).index_select(0, select)
+        vectors[np.asarray(targets)] = flat.cpu().numpy().astype(vectors.dtype, copy=False)
+
+
+def _allocate(shape: tuple[int, int, int], dtype: np.dtype, out) -> np.ndarray:
+    if out is None:
+        return np.zeros(shape, dtype=dtype)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+
+
+def _progress(progress: Progress, total_tokens: int, n_words: int):
+    """A tqdm bar and/or a callback, as asked (auto: a bar for long runs only)."""
+    if callable(progress):
+        return None, progress
+    show = progress if progress is not None else n_words >= AUTO_PROGRESS_MIN_WORDS
+    if not show:
+        return None, None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total_tokens, unit="tok", unit_scale=True, desc="encoding"), None

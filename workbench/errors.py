@@ -1,0 +1,32 @@
+"""The project's own exception types.
+
+Every error a user can cause is raised at the boundary where the bad value enters, as one of
+these, with a message that names the offending item and says what to do. Front ends (CLI, app)
+catch :class:`WorkbenchError` and show its message instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base class of every error the workbench raises on purpose."""
+
+
+class InputError(WorkbenchError, ValueError):
+    """Bad user input: empty text, a non-string item, a word not in the sentence, ..."""
+
+
+class ModelLoadError(WorkbenchError):
+    """A model name or path that cannot be loaded (unknown, missing offline, broken files)."""
+
+
+class CacheError(WorkbenchError):
+    """A cache entry that cannot be used: made by another model, truncated, or corrupted."""
+
+
+class DataError(WorkbenchError):
+    """A corpus or data file that is missing or malformed."""
+
+
+class MismatchError(WorkbenchError):
+    """A fitted object (standardizer, sense index) applied to vectors of another model/config."""
