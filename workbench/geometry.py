@@ -1,0 +1,396 @@
+"""Anisotropy and similarity measures of contextual word vectors, one layer at a time.
+
+All functions take the vectors of ONE layer, ``x`` of shape ``(n, dim)`` (any float dtype;
+computed in float64), plus per-row metadata:
+
+* ``types`` ``(n,)``: the word type of each row (strings or integer ids);
+* ``contexts`` ``(n,)``: the context (sentence index) of each row.
+
+Measures (Ethayarajh 2019, *How Contextual are Contextualized Word Representations?*):
+
+* :func:`anisotropy`: expected cosine between the vectors of two random words from different
+  contexts, over a seeded sample of pairs, with its standard error;
+* :func:`self_similarity`: mean cosine between the occurrences of one word type, averaged over
+  word types occurring at least ``min_count`` times;
+* :func:`intra_sentence_similarity`: mean cosine of each word with its sentence's mean vector,
+  averaged over sentences of two words or more;
+* :func:`max_explainable_variance`: share of the variance of a word type's (uncentered)
+  occurrence matrix explained by its first singular vector, averaged over word types;
+  :func:`mev_baseline` is the same for random rows (sets of the same sizes).
+
+Each "adjusted" value is the raw value minus the layer's baseline (anisotropy for the two
+similarities, :func:`mev_baseline` for MEV), as in that paper.
+
+Rogue dimensions (Timkey & van Schijndel 2021, *All Bark and No Bite*):
+:func:`rogue_dimensions` gives each dimension's contribution to the expected cosine, the top-k
+dimensions, their share, and the informativity r^2 of cosine without them.
+
+A measure that cannot be computed (no word type seen twice, no sentence of two words) is NaN with
+a ``note`` saying why; bad input (fewer than two vectors, NaN/inf, zero vectors) raises
+:class:`~workbench.errors.InputError`.
+
+Example::
+
+    x = emb.select("6")                                    # (n_words, dim)
+    i, j = sample_pairs(len(x), 20_000, contexts=emb.sentence_index, random_state=0)
+    anisotropy(x, pairs=(i, j)).value                      # e.g. 0.38
+    self_similarity(x, emb.words, min_count=5).value
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.errors import InputError
+
+Pairs = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A mean over ``n`` units (pairs, word types or sentences) with its standard error.
+
+    Attributes:
+        value: the mean; NaN when undefined.
+        sem: standard error of the mean (sample std / sqrt(n)); NaN when n < 2.
+        n: number of units averaged.
+        note: why the value is undefined, else empty.
+    """
+
+    value: float
+    sem: float
+    n: int
+    note: str = ""
+
+    @property
+    def defined(self) -> bool:
+        """Whether the value could be computed."""
+        return not math.isnan(self.value)
+
+    def minus(self, baseline: Measure) -> Measure:
+        """This measure minus a baseline (standard errors added in quadrature)."""
+        note = self.note or baseline.note
+        return Measure(
+            self.value - baseline.value, math.hypot(self.sem, baseline.sem), self.n, note
+        )
+
+
+def _measure(values: np.ndarray, empty_note: str) -> Measure:
+    values = np.asarray(values, dtype=np.float64)
+    n = int(values.size)
+    if n == 0:
+        return Measure(math.nan, math.nan, 0, empty_note)
+    sem = float(values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    return Measure(float(values.mean()), sem, n)
+
+
+def check_vectors(x: np.ndarray, name: str = "vectors") -> np.ndarray:
+    """Validate one layer's vectors and return them as float64 ``(n, dim)``.
+
+    Raises:
+        InputError: not 2-D, fewer than two rows, NaN/inf values or an all-zero row
+            (cosine undefined); the message names the first offending row.
+    """
+    x = np.asarray(x)
+    if x.ndim != 2:
+        raise InputError(f"{name} must have shape (n, dim), got shape {x.shape}")
+    if x.shape[0] < 2:
+        raise InputError(f"{name}: need at least two vectors, got {x.shape[0]}")
+    x = x.astype(np.float64, copy=False)
+    finite = np.isfinite(x).all(axis=1)
+    if not finite.all():
+        raise InputError(f"{name}: row {int(np.argmin(finite))} contains NaN or inf")
+    zero = ~np.any(x != 0, axis=1)
+    if zero.any():
+        raise InputError(f"{name}: row {int(np.argmax(zero))} is all zeros (cosine undefined)")
+    return x
+
+
+def _check_meta(values: Sequence | np.ndarray, n: int, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.shape != (n,):
+        raise InputError(f"{name} must have one entry per vector ({n}), got shape {arr.shape}")
+    return arr
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` scaled to unit L2 norm (float64)."""
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def type_ids(types: Sequence | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer ids ``(n,)`` of word types and the sorted vocabulary they index."""
+    vocab, ids = np.unique(np.asarray(types), return_inverse=True)
+    return ids.reshape(-1), vocab
+
+
+def sample_pairs(
+    n: int,
+    n_pairs: int = 20_000,
+    *,
+    contexts: Sequence | np.ndarray | None = None,
+    random_state: int = 0,
+) -> Pairs:
+    """A seeded sample (with replacement) of index pairs ``i != j``, from different contexts.
+
+    Args:
+        n: number of vectors.
+        n_pairs: pairs to draw.
+        contexts: optional ``(n,)`` context ids; pairs within one context are rejected.
+        random_state: seed.
+
+    Returns:
+        ``(i, j)``, two int64 arrays of shape ``(n_pairs,)``.
+
+    Raises:
+        InputError: fewer than two vectors, ``n_pairs < 1``, or every vector in one context.
+    """
+    if n < 2:
+        raise InputError(f"need at least two vectors to sample pairs, got {n}")
+    if n_pairs < 1:
+        raise InputError(f"n_pairs must be at least 1, got {n_pairs}")
+    ctx = None if contexts is None else _check_meta(contexts, n, "contexts")
+    if ctx is not None and np.unique(ctx).size < 2:
+        raise InputError("all vectors come from one context: no pair from different contexts")
+    rng = np.random.default_rng(random_state)
+    got_i: list[np.ndarray] = []
+    got_j: list[np.ndarray] = []
+    have = 0
+    while have < n_pairs:
+        i = rng.integers(0, n, size=2 * (n_pairs - have) + 16)
+        j = rng.integers(0, n, size=i.size)
+        ok = i != j if ctx is None else ctx[i] != ctx[j]
+        got_i.append(i[ok])
+        got_j.append(j[ok])
+        have += int(ok.sum())
+    return np.concatenate(got_i)[:n_pairs], np.concatenate(got_j)[:n_pairs]
+
+
+def pair_cosines(x: np.ndarray, pairs: Pairs) -> np.ndarray:
+    """Cosine of each pair ``(x[i], x[j])``, shape ``(n_pairs,)`` float64."""
+    i, j = pairs
+    return np.einsum("pd,pd->p", unit_rows(x[i]), unit_rows(x[j]))
+
+
+def _pairs_for(x: np.ndarray, pairs: Pairs | None, n_pairs: int, contexts, random_state) -> Pairs:
+    if pairs is not None:
+        return pairs
+    return sample_pairs(len(x), n_pairs, contexts=contexts, random_state=random_state)
+
+
+def anisotropy(
+    x: np.ndarray,
+    n_pairs: int = 20_000,
+    *,
+    contexts: Sequence | np.ndarray | None = None,
+    random_state: int = 0,
+    pairs: Pairs | None = None,
+) -> Measure:
+    """Expected cosine of two random words from different contexts (Ethayarajh 2019).
+
+    Args:
+        x: ``(n, dim)`` vectors of one layer.
+        n_pairs: pairs to sample (ignored when ``pairs`` is given).
+        contexts: ``(n,)`` context ids; pairs within a context are excluded.
+        random_state: seed of the pair sample.
+        pairs: precomputed pairs (use the same pairs across layers and corrections).
+
+    Returns:
+        A :class:`Measure` over pairs (value, standard error, number of pairs).
+    """
+    x = check_vectors(x)
+    return _measure(pair_cosines(x, _pairs_for(x, pairs, n_pairs, contexts, random_state)), "")
+
+
+def self_similarity(x: np.ndarray, types: Sequence | np.ndarray, *, min_count: int = 5) -> Measure:
+    """Average over word types of the mean pairwise cosine between a type's occurrences.
+
+    For a type with occurrences ``u_1..u_m`` (unit vectors) this is
+    ``(|sum u|^2 - m) / (m^2 - m)``, the mean of ``cos(u_a, u_b)`` over ``a != b``.
+
+    Args:
+        x: ``(n, dim)`` vectors.
+        types: ``(n,)`` word type of each row.
+        min_count: types with fewer occurrences are skipped (at least 2).
+
+    Returns:
+        A :class:`Measure` over word types; NaN with a note when no type occurs ``min_count``
+        times.
+    """
+    x = check_vectors(x)
+    ids, _ = type_ids(_check_meta(types, len(x), "types"))
+    min_count = max(2, int(min_count))
+    counts = np.bincount(ids)
+    sums = np.zeros((counts.size, x.shape[1]))
+    np.add.at(sums, ids, unit_rows(x))
+    keep = counts >= min_count
+    m = counts[keep].astype(np.float64)
+    values = (np.einsum("td,td->t", sums[keep], sums[keep]) - m) / (m * m - m)
+    return _measure(values, f"undefined: no word type occurs {min_count} times or more")
+
+
+def intra_sentence_similarity(x: np.ndarray, contexts: Sequence | np.ndarray) -> Measure:
+    """Average over sentences of the mean cosine between each word and the sentence mean vector.
+
+    Sentences of one word are skipped (their similarity is 1 by construction).
+
+    Args:
+        x: ``(n, dim)`` vectors.
+        contexts: ``(n,)`` sentence of each row.
+
+    Returns:
+        A :class:`Measure` over sentences.
+    """
+    x = check_vectors(x)
+    ids, _ = type_ids(_check_meta(contexts, len(x), "contexts"))
+    counts = np.bincount(ids)
+    sums = np.zeros((counts.size, x.shape[1]))
+    np.add.at(sums, ids, x)
+    norms = np.linalg.norm(sums, axis=1)
+    usable = (counts >= 2) & (norms > 0)
+    row_ok = usable[ids]
+    cos = np.einsum("nd,nd->n", unit_rows(x[row_ok]), sums[ids[row_ok]] / norms[ids[row_ok], None])
+    per_sentence = np.bincount(ids[row_ok], weights=cos, minlength=counts.size)[usable]
+    return _measure(per_sentence / counts[usable], "undefined: no sentence has two words or more")
+
+
+def _first_pc_share(a: np.ndarray) -> float:
+    gram = a @ a.T if a.shape[0] <= a.shape[1] else a.T @ a
+    eig = np.linalg.eigvalsh(gram)
+    total = float(eig.sum())
+    return float(eig[-1] / total) if total > 0 else math.nan
+
+
+def _mev_of_groups(x: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    return np.array([_first_pc_share(x[g]) for g in groups], dtype=np.float64)
+
+
+def _type_groups(ids: np.ndarray, min_count: int) -> list[np.ndarray]:
+    order = np.argsort(ids, kind="stable")
+    bounds = np.flatnonzero(np.diff(ids[order])) + 1
+    return [g for g in np.split(order, bounds) if g.size >= min_count]
+
+
+def max_explainable_variance(
+    x: np.ndarray, types: Sequence | np.ndarray, *, min_count: int = 5
+) -> Measure:
+    """Average over word types of ``sigma_1^2 / sum_i sigma_i^2`` of the occurrence matrix.
+
+    The occurrence matrix ``(m, dim)`` of a type holds its (raw, uncentered) vectors, as in
+    Ethayarajh (2019); ``sigma_i`` are its singular values.
+
+    Returns:
+        A :class:`Measure` over word types occurring at least ``min_count`` (>= 2) times.
+    """
+    x = check_vectors(x)
+    ids, _ = type_ids(_check_meta(types, len(x), "types"))
+    min_count = max(2, int(min_count))
+    values = _mev_of_groups(x, _type_groups(ids, min_count))
+    return _measure(values, f"undefined: no word type occurs {min_count} times or more")
+
+
+def mev_baseline(
+    x: np.ndarray, types: Sequence | np.ndarray, *, min_count: int = 5, random_state: int = 0
+) -> Measure:
+    """MEV of random rows, in sets of the same sizes as the qualifying word types.
+
+    MEV of a small set is large by construction (two rows: at least 0.5), so the baseline is
+    matched in size: for each word type with ``m >= min_count`` occurrences, ``m`` rows drawn at
+    random (seeded, without replacement) from the whole layer.
+    """
+    x = check_vectors(x)
+    ids, _ = type_ids(_check_meta(types, len(x), "types"))
+    min_count = max(2, int(min_count))
+    rng = np.random.default_rng(random_state)
+    sizes = [g.size for g in _type_groups(ids, min_count)]
+    groups = [rng.choice(len(x), size=s, replace=False) for s in sizes]
+    return _measure(_mev_of_groups(x, groups), f"undefined: no word type occurs {min_count}+ times")
+
+
+@dataclass(frozen=True)
+class RogueDimensions:
+    """Per-dimension contributions to the expected cosine (Timkey & van Schijndel 2021).
+
+    Attributes:
+        contributions: ``(dim,)`` mean over pairs of ``u_k v_k / (|u| |v|)``; they sum to the
+            expected cosine.
+        top: ``(top_k,)`` dimension indices, largest ``|contribution|`` first.
+        share: ``(top_k,)`` ``|contribution| / sum_k |contribution_k|`` of each top dimension
+            (bounded in [0, 1] even when the expected cosine is near 0).
+        informativity: r^2 (squared Pearson correlation over the pairs) between the full cosine
+            and the cosine with the ``top`` dimensions removed; NaN if either is constant.
+    """
+
+    contributions: np.ndarray
+    top: np.ndarray
+    share: np.ndarray
+    informativity: float
+
+    @property
+    def expected_cosine(self) -> float:
+        """Sum of the contributions: the expected cosine over the pairs."""
+        return float(self.contributions.sum())
+
+    @property
+    def top_share(self) -> float:
+        """Combined share of the top dimensions."""
+        return float(self.share.sum())
+
+
+def cosine_contributions(x: np.ndarray, pairs: Pairs) -> np.ndarray:
+    """``(dim,)``: mean over pairs of ``u_k v_k / (|u| |v|)``, dimension by dimension."""
+    x = check_vectors(x)
+    i, j = pairs
+    return (unit_rows(x[i]) * unit_rows(x[j])).mean(axis=0)
+
+
+def _r_squared(a: np.ndarray, b: np.ndarray) -> float:
+    ok = np.isfinite(a) & np.isfinite(b)
+    if ok.sum() < 2 or a[ok].std() == 0 or b[ok].std() == 0:
+        return math.nan
+    return float(np.corrcoef(a[ok], b[ok])[0, 1] ** 2)
+
+
+def rogue_dimensions(
+    x: np.ndarray,
+    top_k: int = 3,
+    *,
+    pairs: Pairs | None = None,
+    n_pairs: int = 20_000,
+    contexts: Sequence | np.ndarray | None = None,
+    random_state: int = 0,
+) -> RogueDimensions:
+    """The dimensions that dominate cosine similarity, their share and informativity.
+
+    Args:
+        x: ``(n, dim)`` vectors.
+        top_k: how many top dimensions to report and remove (1 <= top_k < dim).
+        pairs, n_pairs, contexts, random_state: the pair sample, as in :func:`anisotropy`.
+
+    Returns:
+        A :class:`RogueDimensions`.
+    """
+    x = check_vectors(x)
+    if not 1 <= top_k < x.shape[1]:
+        raise InputError(f"top_k must be between 1 and dim - 1 = {x.shape[1] - 1}, got {top_k}")
+    i, j = _pairs_for(x, pairs, n_pairs, contexts, random_state)
+    u, v = unit_rows(x[i]), unit_rows(x[j])
+    contrib = (u * v).mean(axis=0)
+    mags = np.abs(contrib)
+    top = np.argsort(-mags, kind="stable")[:top_k]
+    total = mags.sum()
+    share = mags[top] / total if total > 0 else np.full(top_k, math.nan)
+    keep = np.ones(x.shape[1], dtype=bool)
+    keep[top] = False
+    xi, xj = x[i][:, keep], x[j][:, keep]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reduced = np.einsum("pd,pd->p", xi, xj) / (
+            np.linalg.norm(xi, axis=1) * np.linalg.norm(xj, axis=1)
+        )
+    full = np.einsum("pd,pd->p", u, v)
+    return RogueDimensions(contrib, top, share, _r_squared(full, reduced))
