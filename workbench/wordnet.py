@@ -353,3 +353,15 @@ def load_wordnet(cache_dir: str | os.PathLike | None = None) -> WordNet:
         DataError: no WordNet 3.0 available.
     """
     return _load(str(cache_dir) if cache_dir is not None else None)
+
+
+def example_corpus(config=None, wordnet: WordNet | None = None):
+    """WordNet's examples (and optionally glosses) as a sense-tagged :class:`Corpus`.
+
+    Shortcut for :func:`workbench.wordnet_examples.example_corpus` (see there; ``config`` is an
+    :class:`~workbench.wordnet_examples.ExampleConfig`, default: all examples, no glosses).
+    """
+    from workbench.wordnet_examples import ExampleConfig
+    from workbench.wordnet_examples import example_corpus as build
+
+    return build(config or ExampleConfig(), wordnet)
