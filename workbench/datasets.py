@@ -36,6 +36,11 @@ FRAMEWORK_DIR = "WSD_Evaluation_Framework"
 DEFAULT_URL = "http://lcl.uniroma1.it/wsdeval/data/WSD_Evaluation_Framework.zip"
 EVALUATION_SETS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "ALL")
 DATASETS = (*EVALUATION_SETS, "semcor")
+#: Instance counts published by Raganato et al. (2017), Table 2 (SemCor: 226,036).
+PUBLISHED_INSTANCES = {
+    "senseval2": 2282, "senseval3": 1850, "semeval2007": 455, "semeval2013": 1644,
+    "semeval2015": 1022, "ALL": 7253, "semcor": 226036,
+}  # fmt: skip
 _HINT = "run `workbench data download` or set WORKBENCH_DATA to the dir holding " + FRAMEWORK_DIR
 
 
@@ -231,6 +236,12 @@ class DatasetCheck:
     instances: int = 0
     gold_keys: int = 0
     error: str = ""
+
+    @property
+    def matches_published(self) -> bool:
+        """True when the instance count equals the published one (or none is known)."""
+        expected = PUBLISHED_INSTANCES.get(self.name)
+        return not self.error and (expected is None or self.instances == expected)
 
 
 @dataclass(frozen=True)
