@@ -93,14 +93,35 @@ def resolve_model(model: str | os.PathLike | None) -> ModelSource:
     return ModelSource(name, name, False)
 
 
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the HuggingFace hub (``$HF_ENDPOINT``) answers a TCP connection quickly.
+
+    Asked before any online attempt, so that an unknown name on an offline machine fails in a
+    moment instead of after the hub client's retries (a minute and more).
+    """
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+        return False
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
 def _load_with(loader, source: ModelSource, what: str, **kwargs):
     """Call ``loader.from_pretrained``: HF cache first, then online; one clear error otherwise."""
     tried = []
     attempts = [True] if source.is_local else [True, False]
-    if not source.is_local and os.environ.get("HF_HUB_OFFLINE") in ("1", "true", "TRUE"):
-        attempts = [True]
     last: Exception | None = None
     for local_only in attempts:
+        if not local_only and not hub_reachable():
+            tried.append("the HuggingFace hub (not reachable: offline?)")
+            break
         try:
             return loader.from_pretrained(source.location, local_files_only=local_only, **kwargs)
         except (OSError, ValueError, KeyError) as exc:

@@ -1,0 +1,124 @@
+"""``workbench info``, ``workbench embed`` and ``workbench model fetch``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from workbench.errors import DataError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("info", help="device, model facts, cache dir")
+    p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
+    p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser(
+        "embed",
+        help="layerwise word vectors of a text file or a WSD-framework XML corpus",
+        description=(
+            "Encode INPUT (a text file, one sentence per line, or a *.data.xml[.xz] corpus of the "
+            "WSD evaluation framework) and write an .npz holding 'vectors' "
+            "(n_words, n_layers + 1, dim) with the alignment, plus a .tsv table beside it."
+        ),
+    )
+    p.add_argument("input", type=Path)
+    p.add_argument("--out", type=Path, required=True, help="output .npz path")
+    p.add_argument("--model", default=None)
+    p.add_argument("--device", default=None)
+    p.add_argument("--pooling", choices=["first", "mean", "last"], default="mean")
+    p.add_argument("--layers", default=None, help="hidden states to keep, e.g. '0,6' (default all)")
+    p.add_argument("--float16", action="store_true", help="store float16 vectors")
+    p.add_argument("--batch-tokens", type=int, default=8192, help="padded tokens per batch")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.set_defaults(func=cmd_embed)
+
+    p = sub.add_parser("model", help="extra models")
+    msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    f = msub.add_parser("fetch", help="download all-mpnet-base-v2 (12 layers) from PyPI parts")
+    f.add_argument("--dest", type=Path, default=None)
+    f.set_defaults(func=cmd_model_fetch)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from workbench import Encoder
+    from workbench.models import default_cache_dir
+
+    facts = Encoder(model=args.model, device=args.device).describe()
+    facts["cache_dir"] = str(default_cache_dir())
+    if args.json:
+        print(json.dumps(facts, indent=2))
+    else:
+        width = max(len(k) for k in facts)
+        for key, value in facts.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
+    """Sentences (as words) and their ids from a text file or a framework XML corpus."""
+    if not path.is_file():
+        raise DataError(f"Input file {path} does not exist.")
+    name = path.name.lower()
+    if name.endswith((".xml", ".xml.xz")):
+        from workbench.corpora import read_xml
+
+        corpus = read_xml(path)
+        return [list(s.words) for s in corpus.sentences], [s.id for s in corpus.sentences]
+    from workbench.alignment import split_words
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path} is not UTF-8 text ({exc}).") from exc
+    words, ids = [], []
+    for number, line in enumerate(lines, start=1):
+        split = split_words(line)
+        if split:  # blank and whitespace-only lines are skipped; ids keep the line numbers
+            words.append(split)
+            ids.append(f"line{number}")
+    if not words:
+        raise DataError(f"{path} holds no words.")
+    return words, ids
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    from workbench import Encoder
+    from workbench.cache import encode_cached
+
+    words, ids = _read_input(args.input)
+    enc = Encoder(
+        model=args.model,
+        device=args.device,
+        pooling=args.pooling,
+        max_batch_tokens=args.batch_tokens,
+    )
+    layers = [int(x) for x in args.layers.split(",")] if args.layers else None
+    dtype = "float16" if args.float16 else "float32"
+    if args.no_cache:
+        emb = enc.encode(words, layers=layers, store_dtype=dtype, progress=True)
+    else:
+        emb = encode_cached(enc, words, layers=layers, store_dtype=dtype, progress=True)
+    emb.notes.append(
+        f"sentence ids: {args.input.name} " + ",".join(ids[:3]) + ("..." if len(ids) > 3 else "")
+    )
+    out = emb.save(args.out)
+    with out.with_suffix(".sentences.tsv").open("w", encoding="utf-8") as fh:
+        fh.write("sentence\tid\n")
+        fh.writelines(f"{i}\t{sid}\n" for i, sid in enumerate(ids))
+    print(
+        f"wrote {out} vectors {tuple(emb.vectors.shape)} ({emb.vectors.dtype}), "
+        f"tables {out.with_suffix('.tsv').name}, {out.with_suffix('.sentences.tsv').name}"
+    )
+    return 0
+
+
+def cmd_model_fetch(args: argparse.Namespace) -> int:
+    from workbench.extra_models import fetch_mpnet
+
+    path = fetch_mpnet(args.dest, quiet=False)
+    print(path)
+    return 0
