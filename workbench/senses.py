@@ -1,0 +1,440 @@
+"""The sense index: one centroid per WordNet sense key, searched only among a lemma's candidates.
+
+A :class:`SenseIndex` is fitted on occurrence vectors ``(n_occurrences, dim)`` (one layer spec
+of one encoder) and their gold sense keys: each key's centroid is the mean of its occurrences
+(an occurrence with several gold keys counts for each), optionally after a post-processor
+(z-score standardization, ...) fitted on those same vectors. Senses without a corpus centroid
+can get one by LMMS propagation (:mod:`workbench.sense_vectors`), and gloss vectors can be
+combined with the corpus centroids. The L2-normalised rows live in a FAISS inner-product
+index, sorted by (lemma, POS), so the candidates of an instance are one contiguous range of
+rows: prediction searches that range only (``IDSelectorRange``), never all senses.
+
+Example::
+
+    index = SenseIndex(SenseIndexConfig(layers="last4-sum")).fit(
+        vectors, keys_per_occurrence, encoder=EncoderInfo.of(enc))
+    preds = index.predict(query_vectors, lemmas, poses, backoff=wordnet.first_sense)
+    preds[0].key, preds[0].score, preds[0].runner_up, preds[0].source
+    index.save("semcor.index"); SenseIndex.load("semcor.index", encoder=enc)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from workbench.errors import DataError, InputError, MismatchError
+from workbench.pooling import LayerSpec
+from workbench.sense_vectors import (
+    LEVELS,
+    PropagationLevel,
+    SenseGraph,
+    combine_rows,
+    key_lemma_pos,
+    normalize_rows,
+    propagate,
+    sense_centroids,
+)
+
+FORMAT_VERSION = 1
+#: How a row of the index got its vector (``origin_`` codes).
+ORIGINS: tuple[str, ...] = ("centroid", "synset", "hypernym", "lexname", "gloss")
+Source = Literal["centroid", "propagated", "gloss", "backoff", "none"]
+
+
+@dataclass(frozen=True)
+class SenseIndexConfig:
+    """How a sense index is built (everything that changes its vectors)."""
+
+    layers: str = "last4-sum"  # layer spec of the occurrence vectors (workbench.pooling.LayerSpec)
+    postprocess: str = "none"  # post-processor fitted on the training vectors: none | zscore | ...
+    propagate: PropagationLevel = "none"  # LMMS propagation to senses with no corpus vector
+    gloss: Literal["none", "concat"] = "none"  # combine gloss vectors with the corpus centroids
+    gloss_weight: float = 0.5  # weight of the gloss cosine in the combined score (concat)
+
+    def __post_init__(self) -> None:
+        LayerSpec.parse(self.layers)
+        if self.propagate not in LEVELS:
+            raise InputError(
+                f"propagate must be one of {', '.join(LEVELS)}, not '{self.propagate}'"
+            )
+        if self.gloss not in ("none", "concat"):
+            raise InputError(f"gloss must be 'none' or 'concat', not '{self.gloss}'")
+        if not 0.0 <= self.gloss_weight <= 1.0:
+            raise InputError(f"gloss_weight must be in [0, 1], not {self.gloss_weight}")
+
+    @property
+    def label(self) -> str:
+        """Short description for tables, e.g. ``sum(-4,-3,-2,-1) zscore +lexname +gloss``."""
+        parts = [LayerSpec.parse(self.layers).label]
+        parts += [self.postprocess] if self.postprocess != "none" else ["raw"]
+        parts += [f"+{self.propagate}"] if self.propagate != "none" else []
+        parts += [f"+gloss({self.gloss_weight:g})"] if self.gloss != "none" else []
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class EncoderInfo:
+    """Identity of the encoder whose vectors an index holds."""
+
+    name: str
+    fingerprint: str
+    dim: int
+    n_hidden: int
+    pooling: str
+
+    @classmethod
+    def of(cls, encoder) -> EncoderInfo:
+        """From an :class:`~workbench.encoder.Encoder` or a ``LayerwiseEmbeddings``."""
+        n_hidden = getattr(encoder, "n_hidden", None) or encoder.n_layers + 1
+        dim = getattr(encoder, "dim", None)
+        dim = dim if isinstance(dim, int) else encoder.vectors.shape[2]
+        name = getattr(encoder, "name", None) or encoder.model_name
+        return cls(name, encoder.fingerprint, int(dim), int(n_hidden), encoder.pooling)
+
+
+@dataclass(frozen=True)
+class TrainingInfo:
+    """Where the centroids come from (stated with every result)."""
+
+    corpus: str = "unknown"  # e.g. "semcor", "wordnet-examples+glosses"
+    sha256: str = ""  # checksum of the corpus source files
+    n_sentences: int = 0
+    n_occurrences: int = 0
+    restricted_to: tuple[str, ...] = ()  # lemmas, when the index covers only some
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One disambiguated instance.
+
+    Attributes:
+        key: the chosen sense key (None: the lemma has no WordNet senses for this POS).
+        score: cosine of the query with the chosen row (NaN for a back-off).
+        runner_up, runner_up_score: the second-best candidate (None / NaN if there is none).
+        source: ``centroid``, ``propagated``, ``gloss`` (how the chosen row was made),
+            ``backoff`` (no candidate has a row: WordNet's first sense) or ``none``.
+        detail: the propagation step (synset, hypernym, lexname) or the back-off reason.
+        n_candidates: candidate rows searched.
+    """
+
+    key: str | None
+    score: float
+    runner_up: str | None
+    runner_up_score: float
+    source: Source
+    detail: str = ""
+    n_candidates: int = 0
+
+
+@dataclass(frozen=True)
+class CandidateScores:
+    """Scores of every candidate row of one instance (for display)."""
+
+    keys: tuple[str, ...]
+    scores: np.ndarray  # (n_candidates,) float32, cosine in the index's space
+    origins: tuple[str, ...]
+
+
+def make_postprocessor(name: str):
+    """The post-processor named ``name`` (``none`` -> None), from :mod:`workbench.standardize`."""
+    if name == "none":
+        return None
+    from workbench.standardize import make_postprocessor as make
+
+    return make(name)
+
+
+def _spec_id(spec, n_hidden: int) -> tuple:
+    """What a layer spec computes: resolved layers, operation and weights."""
+    parsed = LayerSpec.parse(spec)
+    layers = parsed.resolve(n_hidden)
+    op = parsed.op if len(layers) > 1 or parsed.weights is not None else "one"
+    return layers, op, parsed.weights
+
+
+def _faiss():
+    import faiss
+
+    return faiss
+
+
+class SenseIndex:
+    """Sense centroids of one encoder and layer spec, in a FAISS inner-product index.
+
+    Args:
+        config: how the index is built (:class:`SenseIndexConfig`).
+
+    Learned attributes (after :meth:`fit` or :meth:`load`):
+        keys_: sense key of each row, sorted by (lemma, POS, key).
+        vectors_: ``(n_rows, D)`` float32 unit rows (``D`` = dim, or 2*dim with glosses).
+        origin_: ``(n_rows,)`` int8, index into :data:`ORIGINS`.
+        counts_: ``(n_rows,)`` int64 training occurrences of each key (0 if none).
+        groups_: ``(lemma, POS)`` -> ``(start, stop)`` row range of its candidates.
+        postprocessor_: the fitted post-processor or None.
+        encoder_: :class:`EncoderInfo`; training_: :class:`TrainingInfo`.
+    """
+
+    def __init__(self, config: SenseIndexConfig | None = None) -> None:
+        self.config = config or SenseIndexConfig()
+        self._faiss_index = None
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(
+        self,
+        vectors: np.ndarray,
+        keys: Sequence[Sequence[str]],
+        *,
+        encoder: EncoderInfo,
+        training: TrainingInfo | None = None,
+        graph: SenseGraph | None = None,
+        gloss: tuple[Sequence[str], np.ndarray] | None = None,
+        targets: Sequence[str] | None = None,
+    ) -> SenseIndex:
+        """Compute the centroids (and propagated / gloss rows) and build the index.
+
+        Args:
+            vectors: ``(n_occurrences, dim)`` occurrence vectors at ``config.layers``.
+            keys: gold sense keys of each occurrence.
+            encoder: identity of the encoder that made the vectors.
+            training: where the occurrences come from.
+            graph: WordNet structure, required when ``config.propagate`` is not ``none``.
+            gloss: ``(keys, (n, dim) vectors)`` gloss vectors at the same layer spec, required
+                when ``config.gloss`` is ``concat``.
+            targets: restrict propagation to these sense keys (default: every key of graph).
+
+        Returns:
+            self.
+        """
+        cfg = self.config
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != encoder.dim:
+            raise InputError(f"vectors must be (n, {encoder.dim}), got {vectors.shape}")
+        if cfg.propagate != "none" and graph is None:
+            raise InputError("propagation needs the WordNet sense graph (graph=...)")
+        if cfg.gloss != "none" and gloss is None:
+            raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
+        post = make_postprocessor(cfg.postprocess)
+        if post is not None:
+            vectors = np.asarray(post.fit(vectors).transform(vectors), dtype=np.float32)
+        ckeys, cvecs, counts = sense_centroids(vectors, keys)
+        origin = np.zeros(len(ckeys), dtype=np.int8)
+        if cfg.propagate != "none":
+            prop = propagate(graph, ckeys, cvecs, cfg.propagate, targets)
+            ckeys = ckeys + prop.keys
+            cvecs = np.concatenate([cvecs, prop.vectors])
+            origin = np.concatenate([origin, prop.levels])
+            counts = np.concatenate([counts, np.zeros(len(prop.keys), dtype=counts.dtype)])
+        if cfg.gloss == "concat":
+            gkeys, gvecs = gloss
+            gvecs = np.asarray(gvecs, dtype=np.float32)
+            if post is not None:
+                gvecs = np.asarray(post.transform(gvecs), dtype=np.float32)
+            all_keys, rows, gloss_only = combine_rows(ckeys, cvecs, gkeys, gvecs, cfg.gloss_weight)
+            at = {k: i for i, k in enumerate(ckeys)}
+            pos = np.array([at.get(k, -1) for k in all_keys], dtype=np.int64)
+            origin = np.where(gloss_only, np.int8(ORIGINS.index("gloss")), origin[pos])
+            counts = np.where(gloss_only, 0, counts[pos])
+            ckeys = tuple(all_keys)
+        else:
+            rows = normalize_rows(cvecs)
+        self._set_rows(ckeys, rows, origin.astype(np.int8), counts.astype(np.int64))
+        self.postprocessor_ = post
+        self.encoder_ = encoder
+        self.training_ = training or TrainingInfo(n_occurrences=len(vectors))
+        return self
+
+    def _set_rows(self, keys, rows: np.ndarray, origin: np.ndarray, counts: np.ndarray) -> None:
+        groups = [key_lemma_pos(k) for k in keys]
+        order = sorted(range(len(keys)), key=lambda i: (groups[i], keys[i]))
+        self.keys_ = tuple(keys[i] for i in order)
+        self.vectors_ = np.ascontiguousarray(rows[order], dtype=np.float32)
+        self.origin_ = origin[order]
+        self.counts_ = counts[order]
+        ranges: dict[tuple[str, str], tuple[int, int]] = {}
+        for row, i in enumerate(order):
+            start, _ = ranges.get(groups[i], (row, row))
+            ranges[groups[i]] = (start, row + 1)
+        self.groups_ = ranges
+        self._row_of = {k: i for i, k in enumerate(self.keys_)}
+        self._faiss_index = None
+
+    # ------------------------------------------------------------------ facts
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+    @property
+    def dim(self) -> int:
+        """Width of the index rows (``2 * encoder dim`` with gloss concatenation)."""
+        return int(self.vectors_.shape[1])
+
+    def has(self, key: str) -> bool:
+        """True if ``key`` has a row (corpus centroid, propagated or gloss)."""
+        return key in self._row_of
+
+    def origin_of(self, key: str) -> str | None:
+        """How the row of ``key`` was made (``ORIGINS``), None without a row."""
+        row = self._row_of.get(key)
+        return None if row is None else ORIGINS[self.origin_[row]]
+
+    def candidate_rows(self, lemma: str, pos: str) -> tuple[int, int]:
+        """Row range ``[start, stop)`` of the candidates of ``(lemma, pos)`` (empty: (0, 0))."""
+        return self.groups_.get((lemma.lower(), pos), (0, 0))
+
+    def summary(self) -> dict:
+        """Counts of rows by origin and the full configuration (JSON-able)."""
+        counts = np.bincount(self.origin_, minlength=len(ORIGINS))
+        return {
+            "config": asdict(self.config),
+            "encoder": asdict(self.encoder_),
+            "training": asdict(self.training_),
+            "rows": len(self),
+            "rows_by_origin": {o: int(c) for o, c in zip(ORIGINS, counts)},
+            "dim": self.dim,
+        }
+
+    # ------------------------------------------------------------------ search
+
+    def transform_queries(self, vectors: np.ndarray) -> np.ndarray:
+        """Occurrence vectors ``(n, dim)`` -> unit query rows ``(n, D)`` in the index's space
+        (post-processor, L2 normalisation, duplication for gloss concatenation)."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.encoder_.dim:
+            raise MismatchError(
+                f"query vectors have shape {vectors.shape}; this index holds "
+                f"{self.encoder_.dim}-dim vectors of {self.encoder_.name}"
+            )
+        if self.postprocessor_ is not None:
+            vectors = np.asarray(self.postprocessor_.transform(vectors), dtype=np.float32)
+        q = normalize_rows(vectors)
+        if self.config.gloss == "concat":
+            w = self.config.gloss_weight
+            q = np.concatenate([np.sqrt(1 - w) * q, np.sqrt(w) * q], axis=1).astype(np.float32)
+        return np.ascontiguousarray(q)
+
+    @property
+    def faiss_index(self):
+        """The FAISS ``IndexFlatIP`` over ``vectors_`` (built on first use)."""
+        if self._faiss_index is None:
+            faiss = _faiss()
+            index = faiss.IndexFlatIP(self.dim)
+            index.add(self.vectors_)
+            self._faiss_index = index
+        return self._faiss_index
+
+    def search_range(
+        self, queries: np.ndarray, start: int, stop: int, k: int = 2
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best rows in ``[start, stop)`` for transformed ``queries`` ``(m, D)``.
+
+        Returns:
+            ``(scores (m, k) float32, rows (m, k) int64)``; missing neighbours are ``-1``.
+        """
+        faiss = _faiss()
+        params = faiss.SearchParameters(sel=faiss.IDSelectorRange(start, stop))
+        return self.faiss_index.search(queries, k, params=params)
+
+    def candidate_scores(self, query: np.ndarray, lemma: str, pos: str) -> CandidateScores:
+        """Score every candidate row of ``(lemma, pos)`` for one occurrence vector ``(dim,)``,
+        best first."""
+        start, stop = self.candidate_rows(lemma, pos)
+        q = self.transform_queries(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        scores = self.vectors_[start:stop] @ q
+        order = np.argsort(-scores, kind="stable")
+        return CandidateScores(
+            keys=tuple(self.keys_[start + i] for i in order),
+            scores=scores[order].astype(np.float32),
+            origins=tuple(ORIGINS[self.origin_[start + i]] for i in order),
+        )
+
+    # ------------------------------------------------------------------ compatibility
+
+    def check_encoder(self, encoder, layers: str | LayerSpec | None = None) -> None:
+        """Raise :class:`MismatchError` unless ``encoder`` (an Encoder, LayerwiseEmbeddings or
+        EncoderInfo) and ``layers`` are the ones this index was built with."""
+        info = encoder if isinstance(encoder, EncoderInfo) else EncoderInfo.of(encoder)
+        mine = self.encoder_
+        for what, a, b in (
+            ("fingerprint", info.fingerprint, mine.fingerprint),
+            ("dimension", info.dim, mine.dim),
+            ("pooling", info.pooling, mine.pooling),
+            ("hidden-state count", info.n_hidden, mine.n_hidden),
+        ):
+            if a != b:
+                raise MismatchError(
+                    f"this sense index was built with {mine.name} ({what} {b}); the encoder in "
+                    f"use, {info.name}, has {what} {a}. Train an index for it: workbench wsd train"
+                )
+        if layers is not None and _spec_id(layers, mine.n_hidden) != _spec_id(
+            self.config.layers, mine.n_hidden
+        ):
+            raise MismatchError(
+                f"this sense index holds layer spec '{self.config.layers}', not '{layers}'"
+            )
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
+        post-processor's own files), atomically."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+        try:
+            np.savez(
+                tmp / "senses.npz",
+                keys=np.array(self.keys_, dtype=str),
+                vectors=self.vectors_,
+                origin=self.origin_,
+                counts=self.counts_,
+            )
+            if self.postprocessor_ is not None:
+                self.postprocessor_.save(tmp / "postprocessor")
+            meta = {"format": FORMAT_VERSION, **self.summary()}
+            (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+            if path.exists():
+                shutil.rmtree(path)
+            os.replace(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, encoder=None, layers: str | None = None) -> SenseIndex:
+        """Read an index written by :meth:`save`; refuse it (MismatchError) if ``encoder`` or
+        ``layers`` differ from the ones it was built with."""
+        path = Path(path)
+        try:
+            meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+            with np.load(path / "senses.npz", allow_pickle=False) as data:
+                arrays = {k: data[k] for k in ("keys", "vectors", "origin", "counts")}
+        except (OSError, KeyError, ValueError) as exc:
+            raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
+        if meta.get("format") != FORMAT_VERSION:
+            raise DataError(f"{path} has index format {meta.get('format')}, not {FORMAT_VERSION}")
+        training = meta["training"]
+        training["restricted_to"] = tuple(training.get("restricted_to", ()))
+        index = cls(SenseIndexConfig(**meta["config"]))
+        index.encoder_ = EncoderInfo(**meta["encoder"])
+        index.training_ = TrainingInfo(**training)
+        index.postprocessor_ = None
+        if index.config.postprocess != "none":
+            from workbench.standardize import load_postprocessor
+
+            index.postprocessor_ = load_postprocessor(path / "postprocessor")
+        keys = tuple(arrays["keys"].tolist())
+        index._set_rows(keys, arrays["vectors"], arrays["origin"], arrays["counts"])
+        if encoder is not None:
+            index.check_encoder(encoder, layers)
+        return index
