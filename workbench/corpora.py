@@ -23,6 +23,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import lzma
 import os
@@ -30,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from sys import intern
 from typing import IO
 from xml.parsers import expat
 
@@ -272,8 +274,9 @@ class _XmlBuilder:
         self.token = None
         if not surface:
             raise self.fail(f"<{name}> with an empty surface")
-        lemma = attrs.get("lemma") or surface
-        pos = attrs.get("pos") or "X"
+        lemma = intern(attrs.get("lemma") or surface)  # interned: SemCor repeats them a lot
+        pos = intern(attrs.get("pos") or "X")
+        surface = intern(surface)
         if name == "instance":
             keys = self.gold.get(attrs["id"], ())
             self.used_gold += attrs["id"] in self.gold
@@ -421,8 +424,22 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> Corpus
 
     Raises:
         DataError: unknown name, or the data is missing (the message says how to get it).
+
+    The result is memoised per process (keyed by the files' paths, sizes and mtimes).
     """
     from workbench.datasets import dataset_paths
 
     xml_path, gold_path = dataset_paths(name, data_dir)
+    stamps = tuple(_stamp(p) for p in (xml_path, gold_path) if p is not None)
+    return _load_memo(xml_path, gold_path, stamps)
+
+
+def _stamp(path: Path) -> tuple[str, int, int]:
+    stat = path.stat()
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=8)
+def _load_memo(xml_path: Path, gold_path: Path | None, stamps: tuple) -> Corpus:
+    # Corpora are immutable: one parse per process while the files are unchanged.
     return read_xml(xml_path, gold_path, name=xml_path.name.split(".")[0])
