@@ -13,6 +13,7 @@ from workbench.scoring import (
     score_by_group,
     score_by_pos,
     score_files,
+    scorer_output,
     write_keys,
 )
 
@@ -71,6 +72,7 @@ def test_score_files_round_trip(tmp_path):
     system.write_text("a k1\nb k2\nb x\nc x\nz k9\nd\n\n")
     s = score_files(gold, system)
     assert s.correct == pytest.approx(1.5) and s.answered == 3 and s.total == 4
+    assert scorer_output(gold, system) == "P=\t50.0%\nR=\t37.5%\nF1=\t42.9%"
     out = write_keys(tmp_path / "out" / "sys.txt", {"a": "k1", "b": ["k2", "x"], "e": []})
     assert out.read_text() == "a k1\nb k2 x\n"
     assert read_keys(out) == {"a": frozenset({"k1"}), "b": frozenset({"k2", "x"})}

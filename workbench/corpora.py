@@ -23,7 +23,9 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import hashlib
 import lzma
 import os
@@ -290,6 +292,18 @@ class _XmlBuilder:
             self.text.append(data)
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic GC while building many small acyclic objects (SemCor: ~1.2 M); restored after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _parse_xml(path: Path, gold: dict[str, tuple[str, ...]]) -> _XmlBuilder:
     parser = expat.ParserCreate()
     parser.buffer_text = True
@@ -299,7 +313,7 @@ def _parse_xml(path: Path, gold: dict[str, tuple[str, ...]]) -> _XmlBuilder:
     parser.EndElementHandler = builder.end
     parser.CharacterDataHandler = builder.chars
     try:
-        with open_maybe_xz(path, "rb") as fh:
+        with open_maybe_xz(path, "rb") as fh, _gc_paused():
             parser.ParseFile(fh)
     except expat.ExpatError as exc:
         raise DataError(

@@ -189,6 +189,11 @@ def format_score(result: Score) -> str:
     )
 
 
+def scorer_output(gold_path: str | os.PathLike, system_path: str | os.PathLike) -> str:
+    """What ``java Scorer GOLD SYSTEM`` prints, for ``workbench wsd score GOLD SYSTEM``."""
+    return format_score(score_files(gold_path, system_path))
+
+
 def format_table(scores: Mapping[str, Score], title: str = "group") -> str:
     """A plain-text table of P / R / F1 (percent) and counts, one row per entry."""
     width = max([len(title), *(len(k) for k in scores)])

@@ -1,0 +1,85 @@
+"""Load time of SemCor (38 MB XML, .xz) with workbench's streaming reader vs a plain baseline.
+
+Baseline: ``xml.etree.ElementTree.parse`` of the whole file, then the same Sentence objects
+built from the tree (what a straightforward reader does). Both runs happen in this process, on
+the same files; the page cache is warmed first. Also times WordNet loading.
+
+    python bench/bench_corpora.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import lzma
+import statistics
+import time
+import xml.etree.ElementTree as ET
+
+from workbench.corpora import Instance, Sentence, read_gold_keys, read_xml
+from workbench.datasets import dataset_paths
+
+
+def baseline_read(xml_path, gold_path) -> list[Sentence]:
+    gold = read_gold_keys(gold_path)
+    opener = lzma.open if xml_path.suffix == ".xz" else open
+    with opener(xml_path, "rb") as fh:
+        root = ET.parse(fh).getroot()
+    sentences = []
+    for sent in root.iter("sentence"):
+        words, lemmas, pos, instances = [], [], [], []
+        for tok in sent:
+            if tok.tag == "instance":
+                iid = tok.get("id")
+                instances.append(
+                    Instance(iid, len(words), tok.get("lemma"), tok.get("pos"), gold.get(iid, ()))
+                )
+            words.append(tok.text.strip())
+            lemmas.append(tok.get("lemma"))
+            pos.append(tok.get("pos"))
+        sentences.append(
+            Sentence(sent.get("id"), tuple(words), tuple(lemmas), tuple(pos), tuple(instances))
+        )
+    return sentences
+
+
+def resource_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed(fn, repeat: int) -> tuple[float, object]:
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    xml_path, gold_path = dataset_paths("semcor")
+    rss0 = resource_mb()
+    read_xml(xml_path, gold_path)  # warm the page cache
+    print(f"peak RSS after one read_xml: {resource_mb():.0f} MB (before: {rss0:.0f} MB)")
+    ours, corpus = timed(lambda: read_xml(xml_path, gold_path), args.repeat)
+    base, sentences = timed(lambda: baseline_read(xml_path, gold_path), args.repeat)
+    assert [s.words for s in sentences] == [s.words for s in corpus.sentences]
+    print(f"SemCor: {corpus.n_sentences:,} sentences, {corpus.n_instances:,} instances")
+    print(f"workbench read_xml (expat, streaming): {ours:.2f} s (median of {args.repeat})")
+    print(f"baseline ElementTree.parse + build:    {base:.2f} s")
+    print(f"speed ratio baseline/ours: {base / ours:.2f}x")
+
+    from workbench.wordnet import _load, load_wordnet
+
+    _load.cache_clear()
+    start = time.perf_counter()
+    load_wordnet()
+    print(f"load_wordnet() (normalised copy present): {time.perf_counter() - start:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
