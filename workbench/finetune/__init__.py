@@ -1,0 +1,100 @@
+"""Fine-tuning: sequence, pair and token classification and masked-LM adaptation.
+
+One task module each (:mod:`.sequence`, :mod:`.pair`, :mod:`.token`, :mod:`.mlm`) over one
+training loop (:mod:`.loop`); data readers in :mod:`.data`; built-in tasks made from SemCor
+and WordNet in :mod:`.wic` and :mod:`.supersense`. The result is a model directory that
+:class:`workbench.Encoder` loads like any other (:mod:`.store`).
+
+Example::
+
+    from workbench.finetune import TrainConfig, finetune, read_table
+    train, dev = read_table("train.csv", pair=True), read_table("dev.csv", pair=True)
+    result = finetune("pair", train, dev, TrainConfig(epochs=2), "runs/pair")
+    Encoder(model="runs/pair")          # analyse the fine-tuned encoder
+"""
+
+from __future__ import annotations
+
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.data import (
+    DataFile,
+    LabelSet,
+    PairExample,
+    TaggedSentence,
+    TextExample,
+    in_memory,
+    read_conll,
+    read_table,
+    read_text,
+)
+
+TASK_KINDS = ("seqcls", "pair", "token", "mlm")
+
+__all__ = [
+    "TASK_KINDS",
+    "DataFile",
+    "LabelSet",
+    "PairExample",
+    "TaggedSentence",
+    "TextExample",
+    "TrainConfig",
+    "finetune",
+    "in_memory",
+    "make_task",
+    "read_conll",
+    "read_table",
+    "read_text",
+]
+
+
+def make_task(kind: str, cfg: TrainConfig, tokenizer, train: DataFile):
+    """The task object of ``kind`` (labels fixed from ``train``)."""
+    from workbench.errors import InputError
+    from workbench.finetune.mlm import MlmTask
+    from workbench.finetune.pair import PairTask
+    from workbench.finetune.sequence import SequenceTask
+    from workbench.finetune.token import TokenTask
+
+    classes = {"seqcls": SequenceTask, "pair": PairTask, "token": TokenTask, "mlm": MlmTask}
+    if kind not in classes:
+        raise InputError(f"Unknown task '{kind}': choose one of {', '.join(TASK_KINDS)}.")
+    _check_kind(kind, train)
+    labels = None if kind == "mlm" else LabelSet.from_examples(train.examples)
+    return classes[kind](cfg, tokenizer, labels)
+
+
+def _check_kind(kind: str, data: DataFile) -> None:
+    from workbench.errors import InputError
+
+    expected = {"seqcls": TextExample, "pair": PairExample, "token": TaggedSentence, "mlm": str}
+    if not all(isinstance(e, expected[kind]) for e in data.examples):
+        found = type(data.examples[0]).__name__
+        raise InputError(f"Task '{kind}' needs {expected[kind].__name__} examples, but "
+                         f"{data.source} holds {found} ones.")
+
+
+def finetune(kind: str, train: DataFile, dev: DataFile | None, cfg: TrainConfig, output,
+             model: str | None = None, **kwargs):
+    """Fine-tune ``model`` (None: the packaged default) on a task; see :func:`.loop.fit`.
+
+    Args:
+        kind: ``seqcls``, ``pair``, ``token`` or ``mlm``.
+        train, dev: data (:func:`read_table`, :func:`read_conll`, :func:`read_text`, or a
+            built-in task); dev labels must all occur in train.
+        cfg: the options.
+        output: the model directory to write.
+        model: base model name or directory.
+        **kwargs: ``resume``, ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``.
+
+    Returns:
+        :class:`workbench.finetune.loop.FitResult`.
+    """
+    from workbench import models
+    from workbench.finetune.loop import fit
+
+    source = models.resolve_model(model)
+    tokenizer = models.load_tokenizer(source)
+    task = make_task(kind, cfg, tokenizer, train)
+    if dev is not None:
+        _check_kind(kind, dev)
+    return fit(task, source, train, dev, output, **kwargs)

@@ -1,0 +1,126 @@
+"""What every task provides to the shared training loop, and the shared batching helpers.
+
+A task turns examples into *features* (one dict of int lists per model input), pads features
+into batches, builds its model, and scores gathered predictions. The loop
+(:mod:`workbench.finetune.loop`) does everything else the same way for every task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+
+from workbench import models
+from workbench.finetune.bio import IGNORE_INDEX
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.data import DataFile, LabelSet
+from workbench.models import ModelSource
+
+# padding value of each feature key; keys not listed are not tensors (metadata)
+PAD_VALUES = {
+    "input_ids": None,  # the tokenizer's pad id
+    "attention_mask": 0,
+    "token_type_ids": 0,
+    "labels": IGNORE_INDEX,
+    "eval_labels": IGNORE_INDEX,
+    "word_ids": -1,
+}
+
+
+@dataclass
+class Features:
+    """Tokenized examples of one split.
+
+    Attributes:
+        rows: one dict per model input (``input_ids``, ``attention_mask``, ... as int lists,
+            ``labels`` an int or an int list).
+        notes: what was changed on the way (truncations, chunking), for the user and the card.
+    """
+
+    rows: list[dict]
+    notes: list[str] = field(default_factory=list)
+
+
+def pad_batch(rows: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
+    """Pad the list-valued keys of ``rows`` to the longest row; stack scalar keys.
+
+    Returns:
+        ``{key: tensor (batch, seq)}`` for sequence keys, ``{key: tensor (batch,)}`` for ints.
+    """
+    out: dict[str, torch.Tensor] = {}
+    for key, pad in PAD_VALUES.items():
+        if key not in rows[0]:
+            continue
+        values = [r[key] for r in rows]
+        if isinstance(values[0], int):
+            out[key] = torch.tensor(values, dtype=torch.long)
+            continue
+        width = max(len(v) for v in values)
+        fill = pad_id if pad is None else pad
+        arr = np.full((len(values), width), fill, dtype=np.int64)
+        for i, v in enumerate(values):
+            arr[i, : len(v)] = v
+        out[key] = torch.from_numpy(arr)
+    return out
+
+
+class Task:
+    """Base class of the four tasks (sequence, pair, token, mlm).
+
+    Subclasses set the class attributes and implement :meth:`features`, :meth:`build_model`,
+    :meth:`predict` and :meth:`score`.
+    """
+
+    kind: ClassVar[str] = ""
+    metric: ClassVar[str] = ""  # the dev metric used for model selection and early stopping
+    greater_is_better: ClassVar[bool] = True
+
+    def __init__(self, cfg: TrainConfig, tokenizer, labels: LabelSet | None) -> None:
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+        self.labels = labels
+
+    # -- data ----------------------------------------------------------------------------
+    def check(self, train: DataFile, dev: DataFile | None) -> None:
+        """Raise DataError for dev labels the training data does not have."""
+        if dev is not None and self.labels is not None:
+            self.labels.check(dev.examples, dev.source)
+
+    def features(self, data: DataFile, train: bool) -> Features:
+        raise NotImplementedError
+
+    def collate(self, rows: list[dict], gen: torch.Generator | None = None) -> dict:
+        """Pad a list of feature rows into a batch (``gen``: the epoch's random generator)."""
+        return pad_batch(rows, self.tokenizer.pad_token_id or 0)
+
+    # -- model ---------------------------------------------------------------------------
+    def build_model(self, source: ModelSource) -> tuple[nn.Module, list[str]]:
+        """The task model on the pretrained encoder of ``source``, and notes for the user."""
+        raise NotImplementedError
+
+    def head_config(self) -> dict:
+        """What is needed to rebuild the head (saved in ``head.json``)."""
+        return {
+            "task": self.kind,
+            "labels": list(self.labels.names) if self.labels else None,
+            "head_pooling": self.cfg.head_pooling,
+            "head_dropout": self.cfg.head_dropout,
+        }
+
+    # -- evaluation ----------------------------------------------------------------------
+    def predict(self, model: nn.Module, batch: dict) -> tuple[torch.Tensor, ...]:
+        """Tensors to gather over the dev set (each with the batch as first axis)."""
+        raise NotImplementedError
+
+    def score(self, outputs: tuple[np.ndarray, ...], feats: Features) -> dict[str, float]:
+        """Metrics from the gathered outputs of :meth:`predict` (rows in feature order)."""
+        raise NotImplementedError
+
+
+def load_encoder(source: ModelSource) -> nn.Module:
+    """The bare pretrained transformer of ``source`` (``AutoModel``), in train mode."""
+    return models.load_model(source).train()

@@ -1,0 +1,88 @@
+"""Typed, frozen configuration of a fine-tuning run (one dataclass, commented defaults)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Literal
+
+from workbench.errors import InputError
+
+Precision = Literal["auto", "fp32", "bf16"]
+LabelMode = Literal["first", "all"]
+HeadPooling = Literal["cls", "mean"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Options of one fine-tuning run.
+
+    Example::
+
+        cfg = TrainConfig(epochs=3, lr=5e-5, freeze_layers=2, layer_lr_decay=0.9)
+    """
+
+    # optimisation: AdamW with linear warm-up then linear decay to 0
+    epochs: int = 3  # passes over the training set (an upper bound with early stopping)
+    batch_size: int = 16  # examples per forward pass (per process under a multi-GPU launcher)
+    grad_accum: int = 1  # forward passes per optimizer step (effective batch = batch_size * this)
+    lr: float = 5e-5  # peak learning rate of the top layer and the head
+    head_lr: float | None = None  # learning rate of the new head (None: lr)
+    weight_decay: float = 0.01  # AdamW decoupled weight decay (not on biases and LayerNorms)
+    warmup_ratio: float = 0.1  # fraction of optimizer steps spent warming up linearly from 0
+    max_grad_norm: float = 1.0  # gradient clipping (0 disables)
+    # which weights train
+    freeze_embeddings: bool = False  # keep the embedding layer fixed
+    freeze_layers: int = 0  # keep the lowest N transformer layers fixed
+    layer_lr_decay: float = 1.0  # layer k from the top gets lr * decay**k (1.0: no decay)
+    lora_r: int = 0  # LoRA rank (0: full fine-tuning); adapters are merged when saving
+    lora_alpha: int = 16  # LoRA scaling numerator
+    lora_dropout: float = 0.05  # dropout on the LoRA branch
+    # model inputs and head
+    max_length: int = 256  # subword tokens per input, incl. special tokens
+    head_pooling: HeadPooling = "cls"  # sequence heads read the first token or the mean
+    head_dropout: float = 0.1  # dropout before the classification layer
+    label_mode: LabelMode = "first"  # token task: label on first subword only, or on all
+    mlm_probability: float = 0.15  # MLM: fraction of tokens chosen
+    whole_word_mask: bool = False  # MLM: choose whole words instead of single subwords
+    # run control
+    precision: Precision = "auto"  # auto: bf16 autocast on a GPU that supports it, else fp32
+    early_stopping: int = 0  # stop after N epochs without dev improvement (0: never)
+    seed: int = 0  # seeds Python, NumPy, torch, the shuffling and the MLM masks
+    eval_batch_size: int = 64  # examples per forward pass at evaluation
+    device: str | None = None  # None: whatever accelerate picks (cuda if present)
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.epochs >= 1, "epochs must be >= 1"),
+            (self.batch_size >= 1, "batch_size must be >= 1"),
+            (self.eval_batch_size >= 1, "eval_batch_size must be >= 1"),
+            (self.grad_accum >= 1, "grad_accum must be >= 1"),
+            (self.lr > 0, "lr must be > 0"),
+            (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
+            (0 < self.layer_lr_decay <= 1, "layer_lr_decay must be in (0, 1]"),
+            (self.freeze_layers >= 0, "freeze_layers must be >= 0"),
+            (self.lora_r >= 0, "lora_r must be >= 0"),
+            (self.max_length >= 8, "max_length must be >= 8"),
+            (0 < self.mlm_probability < 1, "mlm_probability must be in (0, 1)"),
+            (self.early_stopping >= 0, "early_stopping must be >= 0"),
+            (self.precision in ("auto", "fp32", "bf16"), "precision must be auto, fp32 or bf16"),
+            (self.label_mode in ("first", "all"), "label_mode must be 'first' or 'all'"),
+            (self.head_pooling in ("cls", "mean"), "head_pooling must be 'cls' or 'mean'"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise InputError(f"Bad training option: {message}.")
+
+    def to_dict(self) -> dict:
+        """Plain dict (for the training card)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TrainConfig:
+        """Inverse of :meth:`to_dict`; unknown keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def replace(self, **changes) -> TrainConfig:
+        """A copy with some options changed."""
+        return replace(self, **changes)

@@ -1,0 +1,309 @@
+"""The one training loop every task runs on (``accelerate``-based).
+
+``fit(task, train, dev, cfg, output)`` does: seeding; the task model on the base encoder;
+freezing / LoRA; AdamW with per-layer learning rates and a linear warm-up/decay schedule;
+gradient accumulation; bf16 autocast on a GPU; a dev evaluation, a checkpoint and the
+best-so-far weights after every epoch; early stopping; at the end the best epoch's weights
+saved as a model directory (:mod:`workbench.finetune.store`) with its training card.
+
+Multi-GPU / multi-node: the loop uses :class:`accelerate.Accelerator` throughout, so the same
+command runs data-parallel under ``accelerate launch`` or ``torchrun`` with no code change
+(``batch_size`` is then per process; evaluation gathers predictions from all processes).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from workbench import __version__, models
+from workbench.errors import InputError
+from workbench.finetune import checkpoint as ckpt
+from workbench.finetune.base import Features, Task
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.data import DataFile
+from workbench.finetune.modeling import add_lora, count_parameters, freeze, merge_lora, param_groups
+from workbench.finetune.store import save_model_dir
+
+
+@dataclass(frozen=True)
+class EpochRecord:
+    """Metrics of one epoch: mean training loss, dev metrics, time, optimizer steps so far."""
+
+    epoch: int
+    train_loss: float
+    dev: dict
+    seconds: float
+    steps: int
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What :func:`fit` returns (the card is also in ``<output>/training_card.json``)."""
+
+    output: Path
+    history: tuple[EpochRecord, ...]
+    best_epoch: int
+    best: float | None
+    card: dict
+    notes: tuple[str, ...]
+
+
+Callback = Callable[[dict], None]
+
+
+def _accelerator(cfg: TrainConfig):
+    from accelerate import Accelerator
+
+    cuda = torch.cuda.is_available() and cfg.device != "cpu"
+    precision = cfg.precision
+    if precision == "auto":
+        precision = "bf16" if cuda and torch.cuda.is_bf16_supported() else "fp32"
+    if precision == "bf16" and not cuda:
+        raise InputError("precision=bf16 needs a CUDA GPU; use auto or fp32 on this machine.")
+    return Accelerator(
+        mixed_precision="bf16" if precision == "bf16" else "no",
+        gradient_accumulation_steps=cfg.grad_accum,
+        cpu=not cuda,
+    )
+
+
+def _loader(acc, rows: list[dict], batch_size: int, collate) -> object:
+    from torch.utils.data import DataLoader
+
+    return acc.prepare_data_loader(DataLoader(rows, batch_size=batch_size, shuffle=False,
+                                              collate_fn=collate))
+
+
+def _stack(chunks: list[np.ndarray]) -> np.ndarray:
+    """Concatenate per-batch arrays; 2-D ones are padded to the widest first (-100 / 0.0)."""
+    if chunks[0].ndim == 1:
+        return np.concatenate(chunks)
+    width = max(c.shape[1] for c in chunks)
+    fill = 0.0 if chunks[0].dtype.kind == "f" else -100
+    return np.concatenate([np.pad(c, ((0, 0), (0, width - c.shape[1])), constant_values=fill)
+                           for c in chunks])
+
+
+def evaluate(task: Task, model, feats: Features, acc) -> dict[str, float]:
+    """Dev metrics of ``model`` (predictions gathered from every process, in order)."""
+    model.eval()
+    parts: list[list[np.ndarray]] | None = None
+    loader = _loader(acc, feats.rows, task.cfg.eval_batch_size, task.collate)
+    with torch.no_grad():
+        for batch in loader:
+            outs = task.predict(model, batch)
+            outs = [acc.pad_across_processes(o, dim=1, pad_index=-100) if o.ndim == 2 else o
+                    for o in outs]
+            outs = acc.gather_for_metrics(tuple(outs))
+            if parts is None:
+                parts = [[] for _ in outs]
+            for store, o in zip(parts, outs, strict=True):
+                store.append(o.float().cpu().numpy() if o.is_floating_point() else o.cpu().numpy())
+    model.train()
+    return task.score(tuple(_stack(p) for p in parts), feats)
+
+
+def _epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    """The shuffled example order of an epoch: a function of (seed, epoch) only."""
+    gen = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+    return torch.randperm(n, generator=gen).tolist()
+
+
+def _improved(task: Task, value: float, best: float | None) -> bool:
+    if best is None:
+        return True
+    return value > best if task.greater_is_better else value < best
+
+
+def _identity(task: Task, train: DataFile, dev: DataFile | None, base: str) -> dict:
+    return {"task": task.kind, "base": base, "options": task.cfg.to_dict(),
+            "train": train.sha256, "dev": dev.sha256 if dev else None}
+
+
+def _prepare_output(output: Path, resume: bool, overwrite: bool) -> None:
+    finished = (output / "training_card.json").is_file() and not (output / "checkpoint").is_dir()
+    if finished and not (resume or overwrite):
+        raise InputError(f"{output} already holds a fine-tuned model: choose another output "
+                         "directory or pass overwrite=True (--overwrite).")
+    if overwrite and not resume and output.exists():
+        shutil.rmtree(output)
+
+
+def _log(message: str, acc) -> None:
+    if acc.is_main_process:
+        print(message, file=sys.stderr, flush=True)
+
+
+def _train_epoch(task: Task, model, optimizer, scheduler, feats: Features, epoch: int, acc,
+                 progress: bool, callback: Callback | None) -> tuple[float, int]:
+    """One pass over the shuffled training features; returns (mean loss, optimizer steps)."""
+    from tqdm.auto import tqdm
+
+    cfg = task.cfg
+    order = _epoch_order(len(feats.rows), cfg.seed, epoch)
+    gen = torch.Generator().manual_seed(cfg.seed * 7919 + epoch)  # MLM masks of this epoch
+    loader = _loader(acc, [feats.rows[i] for i in order], cfg.batch_size,
+                     lambda rows: task.collate(rows, gen))
+    show = progress and acc.is_local_main_process
+    bar = tqdm(loader, desc=f"epoch {epoch}/{cfg.epochs}", disable=not show, leave=False)
+    total, count, steps = 0.0, 0, 0
+    for i, batch in enumerate(bar):
+        with acc.accumulate(model):
+            loss, _ = model(**batch)
+            acc.backward(loss)
+            if acc.sync_gradients and cfg.max_grad_norm > 0:
+                acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            if acc.sync_gradients:
+                scheduler.step()
+                steps += 1
+            optimizer.zero_grad()
+        value = float(loss.detach().item())
+        total, count = total + value, count + 1
+        bar.set_postfix(loss=f"{total / count:.4f}")
+        if callback is not None:
+            callback({"event": "step", "epoch": epoch, "batch": i + 1, "n_batches": len(loader),
+                      "loss": value})
+    mean = acc.reduce(torch.tensor(total / max(count, 1), device=acc.device), "mean")
+    return float(mean.item()), steps
+
+
+def _restore(directory: Path, identity: dict, acc, model, optimizer, scheduler) -> ckpt.RunState:
+    saved = ckpt.load_checkpoint(directory, identity)
+    acc.unwrap_model(model).load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    scheduler.load_state_dict(saved["scheduler"])
+    ckpt.set_rng_state(saved["rng"])
+    state = ckpt.RunState(**saved["state"])
+    _log(f"resumed from {directory / ckpt.LAST} after epoch {state.epoch}", acc)
+    return state
+
+
+def _after_epoch(task: Task, acc, model, optimizer, scheduler, state: ckpt.RunState,
+                 record: EpochRecord, directory: Path, identity: dict) -> None:
+    """Book-keeping after an epoch: best weights, early-stopping counter, checkpoint."""
+    state.history.append(asdict(record))
+    state.epoch = record.epoch
+    value = record.dev.get(task.metric)
+    if value is not None and _improved(task, value, state.best):
+        state.best, state.best_epoch, state.bad_epochs = value, record.epoch, 0
+        if acc.is_main_process:
+            ckpt.atomic_save(ckpt.cpu_state_dict(acc.unwrap_model(model)), directory / ckpt.BEST)
+    elif value is not None:
+        state.bad_epochs += 1
+    if acc.is_main_process:
+        ckpt.save_checkpoint(directory, acc.unwrap_model(model), optimizer, scheduler, state,
+                             identity)
+    acc.wait_for_everyone()
+
+
+def _describe(record: EpochRecord, task: Task) -> str:
+    dev = "  ".join(f"{k}={v:.4f}" for k, v in record.dev.items())
+    return (f"epoch {record.epoch}/{task.cfg.epochs}: train_loss={record.train_loss:.4f}  "
+            f"{dev}  ({record.seconds:.1f}s)")
+
+
+def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile | None,
+        output: str | Path, *, resume: bool = False, overwrite: bool = False,
+        progress: bool = True, callback: Callback | None = None,
+        keep_checkpoint: bool = False, test: DataFile | None = None,
+        card_extra: dict | None = None) -> FitResult:
+    """Train ``task`` on ``train``, select on ``dev``, save the model directory ``output``.
+
+    Args:
+        task: a task object (its ``cfg`` holds every option).
+        source: the base model (:func:`workbench.models.resolve_model`).
+        train, dev: the data (``dev`` None: no evaluation, the last epoch is kept).
+        output: the model directory to write; checkpoints go to ``output/checkpoint``.
+        resume: continue from ``output/checkpoint/last.pt`` (same options and data).
+        overwrite: replace an existing finished model directory.
+        progress: show a progress bar per epoch.
+        callback: called with ``{"event": "step", ...}`` per batch and
+            ``{"event": "epoch", **EpochRecord}`` per epoch (the app's live chart).
+        keep_checkpoint: keep ``output/checkpoint`` after a successful run.
+        test: optional held-out data, scored once with the selected model (in the card).
+        card_extra: more entries for the training card (e.g. how built-in data was made).
+
+    Returns:
+        A :class:`FitResult`.
+    """
+    from accelerate.utils import set_seed
+    from transformers import get_linear_schedule_with_warmup
+
+    cfg, output = task.cfg, Path(output)
+    _prepare_output(output, resume, overwrite)
+    acc = _accelerator(cfg)
+    set_seed(cfg.seed)
+    task.check(train, dev)
+    model, notes = task.build_model(source)
+    if cfg.lora_r:
+        add_lora(model, cfg)  # the base is frozen, adapters + head train
+    else:
+        freeze(model, cfg)
+    trainable, n_params = count_parameters(model)
+    train_f = task.features(train, train=True)
+    dev_f = task.features(dev, train=False) if dev is not None else None
+    notes = [*notes, *train_f.notes, *(dev_f.notes if dev_f else [])]
+    for note in notes:
+        _log(note, acc)
+    optimizer = torch.optim.AdamW(param_groups(model, cfg))
+    batches = math.ceil(len(train_f.rows) / (cfg.batch_size * acc.num_processes))
+    total = math.ceil(batches / cfg.grad_accum) * cfg.epochs
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total), total)
+    model, optimizer = acc.prepare(model, optimizer)
+    directory, identity = output / "checkpoint", _identity(task, train, dev, source.name)
+    state = ckpt.RunState(history=[])
+    if resume:
+        state = _restore(directory, identity, acc, model, optimizer, scheduler)
+    for epoch in range(state.epoch + 1, cfg.epochs + 1):
+        if cfg.early_stopping and state.bad_epochs >= cfg.early_stopping:
+            _log(f"early stopping: no dev improvement for {state.bad_epochs} epoch(s)", acc)
+            break
+        t0 = time.perf_counter()
+        loss, steps = _train_epoch(task, model, optimizer, scheduler, train_f, epoch, acc,
+                                   progress, callback)
+        metrics = evaluate(task, model, dev_f, acc) if dev_f is not None else {}
+        record = EpochRecord(epoch, loss, metrics, time.perf_counter() - t0, state.step + steps)
+        state.step += steps
+        _after_epoch(task, acc, model, optimizer, scheduler, state, record, directory, identity)
+        _log(_describe(record, task), acc)
+        if callback is not None:
+            callback({"event": "epoch", **asdict(record)})
+    final = acc.unwrap_model(model)
+    if state.best_epoch and (directory / ckpt.BEST).is_file():
+        final.load_state_dict(torch.load(directory / ckpt.BEST, map_location="cpu"))
+    test_metrics = None
+    if test is not None:
+        task.check(train, test)
+        test_metrics = evaluate(task, model, task.features(test, train=False), acc)
+        _log("test: " + "  ".join(f"{k}={v:.4f}" for k, v in test_metrics.items()), acc)
+    merge_lora(final)
+    card = {
+        "workbench_version": __version__, "task": task.kind, "metric": task.metric,
+        "base_model": source.name, "base_location": source.location,
+        "labels": list(task.labels.names) if task.labels else None,
+        "data": {"train": train.card(), "dev": dev.card() if dev else None,
+                 "test": test.card() if test else None},
+        "options": cfg.to_dict(), "epochs": state.history, "best_epoch": state.best_epoch,
+        "best_metric": state.best, "parameters": {"trainable": trainable, "total": n_params},
+        "device": str(acc.device), "mixed_precision": str(acc.mixed_precision),
+        "num_processes": acc.num_processes, "notes": notes,
+        "train_seconds": sum(h["seconds"] for h in state.history), "test": test_metrics,
+        **(card_extra or {}),
+    }
+    if acc.is_main_process:
+        save_model_dir(final, task.tokenizer, task.head_config(), card, output)
+        if not keep_checkpoint:
+            shutil.rmtree(directory, ignore_errors=True)
+    acc.wait_for_everyone()
+    history = tuple(EpochRecord(**h) for h in state.history)
+    return FitResult(output, history, state.best_epoch, state.best, card, tuple(notes))

@@ -1,0 +1,209 @@
+"""Task models (a pretrained encoder plus a small new head), freezing, LoRA, and the
+optimizer's parameter groups with layer-wise learning-rate decay.
+
+Every task model has an ``encoder`` attribute (the ``AutoModel``-style transformer, possibly
+wrapped by peft's LoRA) and a ``head``; ``forward(**batch)`` returns ``(loss, logits)``.
+Nothing here branches on a model's name: the transformer layers are found as the
+``nn.ModuleList`` whose length is ``config.num_hidden_layers``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from workbench.errors import InputError, ModelLoadError
+from workbench.finetune.bio import IGNORE_INDEX
+from workbench.finetune.config import TrainConfig
+
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def encoder_inputs(batch: dict) -> dict:
+    """The subset of a batch the transformer takes."""
+    return {k: v for k, v in batch.items() if k in MODEL_INPUTS}
+
+
+class ClassificationHead(nn.Module):
+    """Dropout + linear layer over one vector per input: (batch, dim) -> (batch, n_labels)."""
+
+    def __init__(self, dim: int, n_labels: int, dropout: float) -> None:
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.out = nn.Linear(dim, n_labels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.dropout(x))
+
+
+def pool_sequence(hidden: torch.Tensor, mask: torch.Tensor, how: str) -> torch.Tensor:
+    """(batch, seq, dim) -> (batch, dim): the first token ("cls") or the masked mean ("mean")."""
+    if how == "cls":
+        return hidden[:, 0]
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+
+class SequenceModel(nn.Module):
+    """Encoder + classification head on the [CLS] (or mean) vector; cross-entropy loss.
+
+    Serves both sequence classification and sentence-pair classification (the pair is one
+    input, ``[CLS] a [SEP] b [SEP]``).
+    """
+
+    def __init__(self, encoder: nn.Module, n_labels: int, pooling: str, dropout: float) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.head = ClassificationHead(encoder.config.hidden_size, n_labels, dropout)
+        self.pooling = pooling
+
+    def forward(self, labels: torch.Tensor | None = None, **batch) -> tuple:
+        hidden = self.encoder(**encoder_inputs(batch)).last_hidden_state
+        logits = self.head(pool_sequence(hidden, batch["attention_mask"], self.pooling))
+        loss = nn.functional.cross_entropy(logits.float(), labels) if labels is not None else None
+        return loss, logits
+
+
+class TokenModel(nn.Module):
+    """Encoder + per-token linear head; cross-entropy over tokens whose label is not -100."""
+
+    def __init__(self, encoder: nn.Module, n_labels: int, dropout: float) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.head = ClassificationHead(encoder.config.hidden_size, n_labels, dropout)
+
+    def forward(self, labels: torch.Tensor | None = None, **batch) -> tuple:
+        hidden = self.encoder(**encoder_inputs(batch)).last_hidden_state
+        logits = self.head(hidden)
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(
+                logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX
+            )
+        return loss, logits
+
+
+class MaskedLMModel(nn.Module):
+    """Wraps an ``AutoModelForMaskedLM``; ``encoder`` is its base transformer."""
+
+    def __init__(self, lm: nn.Module) -> None:
+        super().__init__()
+        self.lm = lm
+
+    @property
+    def encoder(self) -> nn.Module:
+        return getattr(self.lm, self.lm.base_model_prefix)
+
+    def set_encoder(self, encoder: nn.Module) -> None:
+        setattr(self.lm, self.lm.base_model_prefix, encoder)
+
+    def forward(self, labels: torch.Tensor | None = None, **batch) -> tuple:
+        out = self.lm(**encoder_inputs(batch))
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(
+                out.logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX
+            )
+        return loss, out.logits
+
+
+def set_encoder(model: nn.Module, encoder: nn.Module) -> None:
+    """Replace a task model's encoder (used to wrap it with LoRA and to unwrap it again)."""
+    if isinstance(model, MaskedLMModel):
+        model.set_encoder(encoder)
+    else:
+        model.encoder = encoder
+
+
+def transformer_layers(encoder: nn.Module) -> nn.ModuleList:
+    """The encoder's stack of transformer layers (the ModuleList of num_hidden_layers blocks)."""
+    n = int(encoder.config.num_hidden_layers)
+    for _, module in encoder.named_modules():
+        if isinstance(module, nn.ModuleList) and len(module) == n:
+            return module
+    raise ModelLoadError(
+        f"Could not find the {n} transformer layers of {type(encoder).__name__} "
+        "(no ModuleList of that length): freezing and layer-wise decay need them."
+    )
+
+
+def layer_depths(model: nn.Module) -> dict[int, int]:
+    """``id(parameter) -> depth``: 0 embeddings, k for transformer layer k (1-based),
+    n_layers + 1 for everything above (final norms, pooler, the task head)."""
+    encoder = model.encoder
+    layers = transformer_layers(encoder)
+    n = len(layers)
+    depth: dict[int, int] = {}
+    for k, layer in enumerate(layers, 1):
+        for p in layer.parameters():
+            depth[id(p)] = k
+    for name, p in encoder.named_parameters():
+        if id(p) not in depth:
+            depth[id(p)] = 0 if "embed" in name else n + 1
+    for p in model.parameters():
+        depth.setdefault(id(p), n + 1)
+    return depth
+
+
+def freeze(model: nn.Module, cfg: TrainConfig) -> None:
+    """Fix the embeddings (``freeze_embeddings``) and the lowest ``freeze_layers`` layers."""
+    depth = layer_depths(model)
+    n = len(transformer_layers(model.encoder))
+    if cfg.freeze_layers > n:
+        raise InputError(f"freeze_layers={cfg.freeze_layers}, but the model has {n} layers.")
+    for p in model.encoder.parameters():
+        d = depth[id(p)]
+        if (d == 0 and cfg.freeze_embeddings) or 1 <= d <= cfg.freeze_layers:
+            p.requires_grad_(False)
+
+
+def add_lora(model: nn.Module, cfg: TrainConfig) -> None:
+    """Wrap the encoder with LoRA adapters (peft picks the target modules for the model type);
+    the base weights are frozen, the adapters and the task head train."""
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as exc:  # pragma: no cover - peft is in the train extra
+        raise ModelLoadError("LoRA needs peft: pip install 'embedding-workbench[train]'.") from exc
+    lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout)
+    try:
+        wrapped = get_peft_model(model.encoder, lora)
+    except ValueError as exc:
+        raise ModelLoadError(f"LoRA cannot be applied to this model: {exc}") from exc
+    set_encoder(model, wrapped)
+
+
+def merge_lora(model: nn.Module) -> None:
+    """Fold LoRA adapters into the base weights (no-op without LoRA)."""
+    if hasattr(model.encoder, "merge_and_unload"):
+        set_encoder(model, model.encoder.merge_and_unload())
+
+
+def param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
+    """AdamW parameter groups: per depth, with and without weight decay.
+
+    The learning rate of depth ``d`` is ``lr * layer_lr_decay ** (top - d)`` (the head and the
+    top layer get ``lr``; the head gets ``head_lr`` if set). Biases and normalisation weights
+    (1-D tensors) get no weight decay. Frozen parameters are left out.
+    """
+    depth = layer_depths(model)
+    top = max(depth.values())
+    head_ids = {id(p) for p in getattr(model, "head", nn.Module()).parameters()}
+    groups: dict[tuple[int, bool, bool], list] = {}
+    for p in model.parameters():
+        if p.requires_grad:
+            key = (depth[id(p)], p.ndim >= 2, id(p) in head_ids)
+            groups.setdefault(key, []).append(p)
+    out = []
+    for (d, decay, is_head), params in sorted(groups.items()):
+        lr = cfg.lr * cfg.layer_lr_decay ** max(top - 1 - d, 0) if d < top else cfg.lr
+        if is_head and cfg.head_lr is not None:
+            lr = cfg.head_lr
+        out.append({"params": params, "lr": lr, "weight_decay": cfg.weight_decay * decay})
+    return out
+
+
+def count_parameters(model: nn.Module) -> tuple[int, int]:
+    """``(trainable, total)`` parameter counts."""
+    total = sum(p.numel() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return trainable, total

@@ -1,0 +1,156 @@
+"""Whole runs as the command line and the app start them: data from files or a built-in task,
+fine-tuning, then the baselines on the same data, all written into the training card.
+
+Example::
+
+    data = builtin_data("wic", max_train=2000, max_dev=500)
+    result = finetune("pair", data.train, data.dev, TrainConfig(epochs=2), "runs/wic",
+                      test=data.test, card_extra=data.extra)
+    results = run_baselines("pair", data, TrainConfig(), model=None)
+    add_to_card("runs/wic", {"baselines": [asdict(r) for r in results]})
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.errors import InputError
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.data import DataFile, in_memory, read_conll, read_table, read_text
+from workbench.finetune.store import read_card, write_card
+
+BUILTINS = {"wic": "pair", "supersense": "token"}
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """The data of one run.
+
+    Attributes:
+        train, dev, test: the splits (``dev``/``test`` may be None).
+        extra: how built-in data was made (goes into the training card).
+        pairs: for built-in WiC, the :class:`~workbench.finetune.wic.WicPair` of train and dev
+            (the target-word probe needs the words and target positions).
+    """
+
+    train: DataFile
+    dev: DataFile | None
+    test: DataFile | None
+    extra: dict
+    pairs: tuple | None = None
+
+
+def _limit(data: DataFile | None, n: int | None) -> DataFile | None:
+    if data is None or n is None or n >= len(data.examples):
+        return data
+    return in_memory(list(data.examples[:n]), f"{data.source}[:{n}]")
+
+
+def file_data(kind: str, train: str | Path, dev: str | Path | None = None,
+              test: str | Path | None = None, repair_bio: bool = False,
+              limits: tuple[int | None, int | None, int | None] = (None, None, None)) -> TaskData:
+    """Read the splits of ``kind`` from files (format by task; see :mod:`.data`)."""
+    def read(path):
+        if path is None:
+            return None
+        if kind == "token":
+            return read_conll(path, repair_bio=repair_bio)
+        if kind == "mlm":
+            return read_text(path)
+        return read_table(path, pair=kind == "pair")
+
+    splits = [_limit(read(p), n) for p, n in zip((train, dev, test), limits, strict=True)]
+    return TaskData(splits[0], splits[1], splits[2], {})
+
+
+def builtin_data(name: str, data_dir: str | Path | None = None, seed: int = 0,
+                 limits: tuple[int | None, int | None, int | None] = (None, None, None)
+                 ) -> TaskData:
+    """A built-in task's splits (``wic`` or ``supersense``), made from SemCor (+ WordNet).
+
+    ``limits``: at most this many train / dev / test examples (the first ones of each
+    shuffled split), to size CPU runs.
+    """
+    from workbench.corpora import load_dataset
+
+    if name not in BUILTINS:
+        raise InputError(f"Unknown built-in task '{name}': choose one of {', '.join(BUILTINS)}.")
+    corpus = load_dataset("semcor", data_dir)
+    if name == "wic":
+        from workbench.finetune.wic import build_wic
+
+        splits = build_wic(corpus, seed=seed)
+        pairs = (splits.train[: limits[0]], splits.dev[: limits[1]])
+    else:
+        from workbench.finetune.supersense import build_supersense
+        from workbench.wordnet import load_wordnet
+
+        splits = build_supersense(corpus, load_wordnet(), seed=seed)
+        pairs = None
+    data = [splits.data(s, n) for s, n in zip(("train", "dev", "test"), limits, strict=True)]
+    extra = {"builtin": {"name": name, **splits.params,
+                         "sizes": {s: len(d.examples) for s, d in
+                                   zip(("train", "dev", "test"), data, strict=True)}}}
+    return TaskData(data[0], data[1], data[2], extra, pairs)
+
+
+def run_baselines(kind: str, data: TaskData, cfg: TrainConfig, model: str | None = None,
+                  device: str | None = None) -> list:
+    """The baselines for ``kind`` on ``data.train`` -> ``data.dev`` (see :mod:`.frozen`)."""
+    from workbench import Encoder
+    from workbench.finetune import frozen
+
+    if data.dev is None:
+        raise InputError("Baselines need dev data (--dev).")
+    out = []
+    t0 = time.perf_counter()
+    if kind in ("seqcls", "pair"):
+        out.append(frozen.majority(data.train, data.dev))
+        out.append(frozen.probe_sequence(kind, data.train, data.dev, cfg, model, device))
+        if data.pairs is not None:
+            enc = Encoder(model=model, device=device)
+            out.append(frozen.probe_wic_targets(*data.pairs, enc, seed=cfg.seed))
+    elif kind == "token":
+        enc = Encoder(model=model, device=device)
+        out.append(frozen.probe_tokens(data.train, data.dev, enc, seed=cfg.seed))
+    else:
+        raise InputError("Baselines exist for seqcls, pair and token tasks, not for mlm.")
+    for result in out:
+        result.details["seconds_all_baselines"] = round(time.perf_counter() - t0, 1)
+    return out
+
+
+def add_to_card(directory: str | Path, entries: dict) -> dict:
+    """Add entries to a model directory's training card; returns the new card."""
+    card = read_card(directory)
+    card.update(entries)
+    write_card(card, Path(directory))
+    return card
+
+
+def summary(card: dict) -> str:
+    """A few lines for the terminal: per-epoch dev metric, best, test, baselines."""
+    metric = card["metric"]
+    lines = [f"model directory: {card.get('output', '')}".rstrip(),
+             f"task {card['task']} on {card['base_model']}; {card['parameters']['trainable']:,}"
+             f" of {card['parameters']['total']:,} parameters trained; "
+             f"{card['train_seconds']:.0f}s on {card['device']}"]
+    for e in card["epochs"]:
+        lines.append(f"  epoch {e['epoch']}: train_loss {e['train_loss']:.4f}  "
+                     f"dev {metric} {e['dev'].get(metric, float('nan')):.4f}")
+    if card.get("best_epoch"):
+        lines.append(f"best epoch {card['best_epoch']}: dev {metric} {card['best_metric']:.4f}")
+    if card.get("test"):
+        lines.append(f"test {metric} {card['test'][metric]:.4f}")
+    for b in card.get("baselines", []):
+        lines.append(f"baseline {b['name']}: dev {b['metric']} {b['value']:.4f}")
+    return "\n".join(lines)
+
+
+def card_json(directory: str | Path) -> str:
+    """The training card as indented JSON text."""
+    return json.dumps(read_card(directory), indent=2)
+

@@ -1,0 +1,112 @@
+"""The fine-tuned model directory: loadable by :class:`workbench.Encoder` like any other model.
+
+Layout of ``<output>/``:
+
+* ``config.json``, ``model.safetensors``: the fine-tuned encoder (``save_pretrained`` of the
+  bare transformer, LoRA adapters merged in), which ``AutoModel`` (and so the ``Encoder``) loads;
+* the tokenizer's files (``save_pretrained``);
+* ``head.safetensors`` + ``head.json``: the task head and what rebuilds it (task, labels);
+  for masked-LM the LM head minus the weights it shares with the word embeddings;
+* ``training_card.json``: task, base model, data checksums, options, per-epoch metrics.
+
+Example::
+
+    enc = Encoder(model="runs/wic")              # the fine-tuned encoder, for any analysis
+    model, tokenizer, head = load_finetuned("runs/wic")   # encoder + head, for predictions
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from workbench.errors import ModelLoadError
+from workbench.finetune.modeling import MaskedLMModel, SequenceModel, TokenModel
+
+CARD = "training_card.json"
+HEAD_WEIGHTS = "head.safetensors"
+HEAD_CONFIG = "head.json"
+
+
+def head_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The weights that are not the encoder's (tied copies of encoder weights left out)."""
+    if isinstance(model, MaskedLMModel):
+        prefix = model.lm.base_model_prefix + "."
+        shared = {p.data_ptr() for p in model.encoder.parameters()}
+        items = model.lm.state_dict().items()
+        return {k: v.detach().cpu().contiguous().clone() for k, v in items
+                if not k.startswith(prefix) and v.data_ptr() not in shared}
+    return {k: v.detach().cpu().contiguous().clone() for k, v in model.head.state_dict().items()}
+
+
+def save_model_dir(model: nn.Module, tokenizer, head_config: dict, card: dict,
+                   output: Path) -> Path:
+    """Write the model directory (see the module docstring); returns ``output``."""
+    from safetensors.torch import save_file
+    from transformers.utils import logging as hf_logging
+
+    output.mkdir(parents=True, exist_ok=True)
+    bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Writing model shards" bar for one small file
+    try:
+        model.encoder.save_pretrained(output)
+    finally:
+        if bar:
+            hf_logging.enable_progress_bar()
+    tokenizer.save_pretrained(output)
+    save_file(head_state(model), str(output / HEAD_WEIGHTS))
+    (output / HEAD_CONFIG).write_text(json.dumps(head_config, indent=2) + "\n")
+    write_card(card, output)
+    return output
+
+
+def write_card(card: dict, output: Path) -> None:
+    """Write ``training_card.json`` (atomically)."""
+    tmp = output / (CARD + ".tmp")
+    tmp.write_text(json.dumps(card, indent=2, default=str) + "\n")
+    tmp.replace(output / CARD)
+
+
+def read_card(directory: str | Path) -> dict:
+    """The training card of a fine-tuned model directory.
+
+    Raises:
+        ModelLoadError: the directory has no training card.
+    """
+    path = Path(directory) / CARD
+    if not path.is_file():
+        raise ModelLoadError(f"{directory} is not a fine-tuned model directory (no {CARD}).")
+    return json.loads(path.read_text())
+
+
+def load_finetuned(directory: str | Path) -> tuple[nn.Module, object, dict]:
+    """Rebuild encoder + head from a model directory, for predictions (eval mode, CPU).
+
+    Returns:
+        ``(model, tokenizer, head_config)``; ``model(**batch)`` returns ``(loss, logits)``.
+    """
+    from safetensors.torch import load_file
+    from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+
+    directory = Path(directory)
+    if not (directory / HEAD_CONFIG).is_file():
+        raise ModelLoadError(f"{directory} has no {HEAD_CONFIG}: not a fine-tuned model dir.")
+    head = json.loads((directory / HEAD_CONFIG).read_text())
+    weights = load_file(str(directory / HEAD_WEIGHTS))
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    task = head["task"]
+    if task == "mlm":
+        model = MaskedLMModel(AutoModelForMaskedLM.from_pretrained(directory))
+        model.lm.load_state_dict(weights, strict=False)
+    else:
+        encoder = AutoModel.from_pretrained(directory)
+        n = len(head["labels"])
+        if task == "token":
+            model = TokenModel(encoder, n, head["head_dropout"])
+        else:
+            model = SequenceModel(encoder, n, head["head_pooling"], head["head_dropout"])
+        model.head.load_state_dict(weights)
+    return model.eval(), tokenizer, head
