@@ -23,9 +23,7 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import hashlib
 import lzma
 import os
@@ -33,10 +31,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from sys import intern
-from typing import IO
-from xml.parsers import expat
 
+from workbench.corpus_io import (  # noqa: F401  (re-exported: part of this module's API)
+    open_maybe_xz,
+    parse_xml,
+    read_gold_keys,
+    sha256_file,
+    sha256_files,
+)
 from workbench.errors import DataError
 
 #: Universal POS tags that WordNet covers (instances always carry one of these).
@@ -109,6 +111,9 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.sentences)
 
+    def __hash__(self) -> int:  # cheap: equal corpora have equal names and hashes
+        return hash((self.name, self.sha256, len(self.sentences)))
+
     def __iter__(self) -> Iterator[Sentence]:
         return iter(self.sentences)
 
@@ -162,169 +167,6 @@ class Corpus:
         return Corpus(f"{self.name}[:{n}]", self.sentences[:n], self.source, digest)
 
 
-# --------------------------------------------------------------------------- hashing / io
-
-
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes (as stored, i.e. compressed for ``.xz``)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def sha256_files(paths: Iterable[str | os.PathLike]) -> str:
-    """One digest over several files: SHA-256 of their names and SHA-256s."""
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(f"{Path(path).name}\0{sha256_file(path)}\n".encode())
-    return digest.hexdigest()
-
-
-def open_maybe_xz(path: str | os.PathLike, mode: str = "rb") -> IO:
-    """Open a file, decompressing it on the fly when its name ends with ``.xz``."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
-    if path.suffix == ".xz":
-        if "b" in mode:
-            return lzma.open(path, mode)
-        return lzma.open(path, mode, encoding="utf-8")
-    if "b" in mode:
-        return open(path, mode)
-    return open(path, mode, encoding="utf-8")
-
-
-# --------------------------------------------------------------------------- gold keys
-
-
-def read_gold_keys(path: str | os.PathLike) -> dict[str, tuple[str, ...]]:
-    """Read a key file (``id key [key ...]`` per line; ``.xz`` accepted).
-
-    Keys of repeated ids are merged (in order, without duplicates), as the official scorer does.
-    A line with an id and no key gives an empty tuple.
-    """
-    keys: dict[str, list[str]] = {}
-    try:
-        with open_maybe_xz(path, "rt") as fh:
-            for line in fh:
-                fields = line.split()
-                if not fields:
-                    continue
-                bucket = keys.setdefault(fields[0], [])
-                bucket.extend(k for k in fields[1:] if k not in bucket)
-    except (OSError, EOFError, lzma.LZMAError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read key file: {exc}") from exc
-    return {k: tuple(v) for k, v in keys.items()}
-
-
-# --------------------------------------------------------------------------- XML reader
-
-
-class _XmlBuilder:
-    """expat callbacks that turn the framework's XML into :class:`Sentence` objects."""
-
-    def __init__(self, path: Path, parser, gold: dict[str, tuple[str, ...]]) -> None:
-        self.path, self.parser, self.gold = path, parser, gold
-        self.sentences: list[Sentence] = []
-        self.used_gold = 0
-        self.sentence_id: str | None = None
-        self.token: dict | None = None
-        self.text: list[str] = []
-        self.words: list[str] = []
-        self.lemmas: list[str] = []
-        self.pos: list[str] = []
-        self.instances: list[Instance] = []
-
-    def fail(self, message: str) -> DataError:
-        return DataError(f"{self.path}:{self.parser.CurrentLineNumber}: {message}")
-
-    def start(self, name: str, attrs: dict) -> None:
-        if name in ("wf", "instance"):
-            if self.sentence_id is None:
-                raise self.fail(f"<{name}> outside a <sentence>")
-            if self.token is not None:
-                raise self.fail(f"<{name}> nested in another token")
-            if name == "instance" and not all(attrs.get(a) for a in ("id", "lemma", "pos")):
-                raise self.fail("<instance> without its id, lemma and pos attributes")
-            self.token = attrs
-            self.text = []
-        elif name == "sentence":
-            if self.sentence_id is not None:
-                raise self.fail("<sentence> nested in another <sentence>")
-            self.sentence_id = attrs.get("id") or f"{self.path.stem}.s{len(self.sentences):05d}"
-            self.words, self.lemmas, self.pos, self.instances = [], [], [], []
-
-    def end(self, name: str) -> None:
-        if name in ("wf", "instance"):
-            self._end_token(name)
-        elif name == "sentence":
-            self.sentences.append(
-                Sentence(
-                    self.sentence_id,
-                    tuple(self.words),
-                    tuple(self.lemmas),
-                    tuple(self.pos),
-                    tuple(self.instances),
-                )
-            )
-            self.sentence_id = None
-
-    def _end_token(self, name: str) -> None:
-        attrs, surface = self.token, "".join(self.text).strip()
-        self.token = None
-        if not surface:
-            raise self.fail(f"<{name}> with an empty surface")
-        lemma = intern(attrs.get("lemma") or surface)  # interned: SemCor repeats them a lot
-        pos = intern(attrs.get("pos") or "X")
-        surface = intern(surface)
-        if name == "instance":
-            keys = self.gold.get(attrs["id"], ())
-            self.used_gold += attrs["id"] in self.gold
-            self.instances.append(Instance(attrs["id"], len(self.words), lemma, pos, keys))
-        self.words.append(surface)
-        self.lemmas.append(lemma)
-        self.pos.append(pos)
-
-    def chars(self, data: str) -> None:
-        if self.token is not None:
-            self.text.append(data)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic GC while building many small acyclic objects (SemCor: ~1.2 M); restored after."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _parse_xml(path: Path, gold: dict[str, tuple[str, ...]]) -> _XmlBuilder:
-    parser = expat.ParserCreate()
-    parser.buffer_text = True
-    parser.buffer_size = 1 << 16
-    builder = _XmlBuilder(path, parser, gold)
-    parser.StartElementHandler = builder.start
-    parser.EndElementHandler = builder.end
-    parser.CharacterDataHandler = builder.chars
-    try:
-        with open_maybe_xz(path, "rb") as fh, _gc_paused():
-            parser.ParseFile(fh)
-    except expat.ExpatError as exc:
-        raise DataError(
-            f"{path}:{exc.lineno}: malformed XML ({expat.ErrorString(exc.code)}, "
-            f"column {exc.offset + 1})"
-        ) from exc
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise DataError(f"{path}: cannot read: {exc}") from exc
-    return builder
-
-
 def default_gold_path(xml_path: str | os.PathLike) -> Path | None:
     """The framework's gold file next to an XML file (``X.data.xml[.xz]`` -> ``X.gold.key.txt``)."""
     xml_path = Path(xml_path)
@@ -359,15 +201,15 @@ def read_xml(
     if gold_path is None:
         gold_path = default_gold_path(xml_path)
     gold = read_gold_keys(gold_path) if gold_path is not None else {}
-    builder = _parse_xml(xml_path, gold)
+    sentences, used_gold = parse_xml(xml_path, gold, Sentence, Instance)
     sources = (xml_path,) if gold_path is None else (xml_path, Path(gold_path))
     stem = xml_path.name.removesuffix(".xz").removesuffix(".data.xml")
     return Corpus(
         name=name or stem,
-        sentences=tuple(builder.sentences),
+        sentences=tuple(sentences),
         source=sources,
         sha256=sha256_files(sources),
-        n_unknown_gold=len(gold) - builder.used_gold,
+        n_unknown_gold=len(gold) - used_gold,
     )
 
 

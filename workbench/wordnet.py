@@ -242,7 +242,7 @@ def _check_pos(pos: str) -> str:
     return pos
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WordNet:
     """WordNet 3.0 as sense keys. Build with :func:`load_wordnet` (cached, one per process).
 
