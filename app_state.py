@@ -1,0 +1,407 @@
+"""Everything the app keeps between reruns: the sidebar settings, every cache, error display.
+
+Pages import this module and never cache anything themselves:
+
+* ``st.cache_resource``: the model (once per process and model/device), WordNet, corpora.
+* ``st.cache_data``: projections and reports, keyed by what made their input plus their config.
+* Encodings go through the library's on-disk cache (``encode_cached``) and, once loaded, stay in
+  a small in-process memo (:func:`memo`), so a rerun after moving an unrelated widget recomputes
+  nothing. Long encodings draw a progress bar; changing an input reruns the script, which stops
+  the running work at its next progress update.
+
+User errors (:class:`~workbench.errors.WorkbenchError`) become ``st.error`` messages through
+:func:`user_errors`; a page never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from workbench.errors import WorkbenchError
+
+POOLINGS = ("mean", "first", "last")
+PACKAGED_LABEL = "all-MiniLM-L6-v2 (packaged)"
+DEFAULT_LAYERS = "last4-sum"
+log = logging.getLogger("workbench.app")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sidebar's choices; every cache key that depends on the model starts with ``key``."""
+
+    model: str | None = None  # None: the packaged model; else a HF id or a local directory
+    device: str | None = None  # None: the best available
+    pooling: str = "mean"  # subword -> word pooling
+    layers: str = DEFAULT_LAYERS  # LayerSpec string: "6", "-1", "last4-sum", ...
+
+    @property
+    def key(self) -> tuple:
+        return (self.model, self.device, self.pooling)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@contextlib.contextmanager
+def user_errors(where: object = None) -> Iterator[None]:
+    """Show a raised error as a message instead of a traceback, then stop the page.
+
+    ``WorkbenchError`` (the user's input) is shown as is; anything else is logged with its
+    traceback on the server and shown as a one-line message.
+    """
+    area = where or st
+    try:
+        yield
+    except WorkbenchError as exc:
+        area.error(str(exc), icon="⚠️")
+        st.stop()
+    except Exception as exc:  # noqa: BLE001 - the page must not show a traceback
+        log.exception("unexpected error in the app")
+        area.error(
+            f"Something went wrong: {type(exc).__name__}: {exc}. "
+            "Try other settings; the server log has the details.",
+            icon="🛑",
+        )
+        st.stop()
+
+
+# --------------------------------------------------------------------------- memo
+
+
+class Memo:
+    """A small thread-safe LRU of computed values (encodings), shared by all sessions."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], object]):
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        value = compute()
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+        return value
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._data
+
+
+@st.cache_resource
+def memo(name: str, size: int = 16) -> Memo:
+    """The process-wide memo called ``name``."""
+    return Memo(size)
+
+
+def with_progress(text: str, work: Callable[[Callable[[float], None]], object]):
+    """Run ``work(progress)`` under a progress bar that is removed afterwards."""
+    bar = st.progress(0.0, text=text)
+    try:
+        return work(lambda fraction: bar.progress(min(max(float(fraction), 0.0), 1.0), text=text))
+    finally:
+        bar.empty()
+
+
+@st.cache_resource
+def warm_up() -> threading.Thread:
+    """Compile UMAP's numba code in a background thread, once per process.
+
+    The first UMAP fit of a process spends ~20 s compiling on a 2-core CPU; app.py calls this
+    after the first page is drawn, so the Senses page is quick when the user gets there.
+    """
+
+    def run() -> None:
+        try:
+            from workbench.projection import Projector
+
+            points = np.random.default_rng(0).normal(size=(30, 8))
+            Projector(n_neighbors=5, random_state=0).fit(points)
+        except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
+            log.exception("UMAP warm-up failed")
+
+    thread = threading.Thread(target=run, name="workbench-umap-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+# --------------------------------------------------------------------------- model
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=3)
+def _load_encoder(model: str | None, device: str | None):
+    from workbench import Encoder
+
+    return Encoder(model=model, device=device)
+
+
+@st.cache_resource(max_entries=6)
+def _encoder_with_pooling(model: str | None, device: str | None, pooling: str):
+    import copy
+
+    base = _load_encoder(model, device)
+    if base.pooling == pooling:
+        return base
+    enc = copy.copy(base)  # shares the loaded weights; only the default pooling differs
+    enc.pooling = pooling
+    return enc
+
+
+def current() -> Settings:
+    """The settings chosen in the sidebar (defaults before the sidebar ran)."""
+    return st.session_state.get("settings", Settings())
+
+
+def encoder(settings: Settings | None = None):
+    """The loaded encoder of ``settings`` (default: the sidebar's); errors stop the page."""
+    s = settings or current()
+    with user_errors():
+        return _encoder_with_pooling(s.model, s.device, s.pooling)
+
+
+def _devices() -> list[str]:
+    import torch
+
+    found = ["auto", "cpu"]
+    if torch.cuda.is_available():
+        found.append("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        found.append("mps")
+    return found
+
+
+def layer_options(n_layers: int) -> list[str]:
+    """Layer specs offered in the sidebar for a model with ``n_layers`` layers."""
+    return ["last4-sum", "last4-mean", *[str(i) for i in range(n_layers, -1, -1)]]
+
+
+def _facts(enc) -> None:
+    facts = enc.describe()
+    st.sidebar.markdown(
+        f"**{facts['model']}**  \n"
+        f"{facts['architecture']} · {facts['layers']} layers · {facts['dim']} dims  \n"
+        f"{facts['parameters'] / 1e6:.1f} M parameters · max {facts['max_length']} tokens  \n"
+        f"{facts['device']} · {facts['dtype']} · weights `{facts['fingerprint'][:12]}`"
+    )
+
+
+def sidebar() -> Settings:
+    """Draw the sidebar (model, device, pooling, layers, model facts); store and return it."""
+    side = st.sidebar
+    side.header("Model")
+    model = side.text_input(
+        "Model", key="model", placeholder=PACKAGED_LABEL,
+        help="Empty: the packaged all-MiniLM-L6-v2. Or a Hugging Face id "
+        "(e.g. bert-base-uncased, if it is in the local cache) or a local model directory.",
+    ).strip() or None  # fmt: skip
+    device = side.selectbox("Device", _devices(), key="device")
+    pooling = side.selectbox(
+        "Subword pooling", POOLINGS, key="pooling",
+        help="How a word split into several subword tokens gets one vector.",
+    )  # fmt: skip
+    device = None if device == "auto" else device
+    try:
+        enc = _encoder_with_pooling(model, device, pooling)
+    except WorkbenchError as exc:
+        side.error(f"{exc}\n\nClear the model field to use the packaged model.", icon="⚠️")
+        st.session_state["settings"] = Settings(None, device, pooling)
+        st.stop()
+    options = layer_options(enc.n_layers)
+    if st.session_state.get("layers") not in options:
+        st.session_state["layers"] = DEFAULT_LAYERS
+    layers = side.selectbox(
+        "Layers", options, key="layers",
+        help="Which hidden states make a word's vector: one layer (0 = embedding output) or "
+        "the sum / mean of the last four.",
+    )  # fmt: skip
+    _facts(enc)
+    settings = Settings(model, device, pooling, layers)
+    st.session_state["settings"] = settings
+    return settings
+
+
+# --------------------------------------------------------------------------- data
+
+
+@st.cache_resource(show_spinner="Loading WordNet…")
+def wordnet():
+    from workbench.wordnet import load_wordnet
+
+    return load_wordnet()
+
+
+@st.cache_resource(show_spinner="Reading the corpus…", max_entries=4)
+def corpus(name: str):
+    """A framework dataset or reference corpus by name (``semcor``, ``senseval2``, ...)."""
+    from workbench.reference import load_reference_corpus
+
+    return load_reference_corpus(name)
+
+
+@st.cache_data(show_spinner=False)
+def available_datasets() -> list[str]:
+    """Names of the WSD datasets found on this machine (empty without the data)."""
+    from workbench.datasets import available_datasets as found
+
+    try:
+        return sorted(found())
+    except WorkbenchError:
+        return []
+
+
+# --------------------------------------------------------------------------- encodings
+
+
+def encode_words(key: Hashable, sentences: list[list[str]], keep=None, text: str = "Encoding…"):
+    """All layers of ``sentences`` (only the ``keep`` positions if given), memoised.
+
+    ``key`` names the input (its hash); the model settings are added to it here.
+    """
+    from workbench.cache import encode_cached
+
+    enc = encoder()
+    full_key = (current().key, key)
+
+    def compute():
+        return with_progress(
+            text, lambda progress: encode_cached(enc, sentences, keep=keep, progress=progress)
+        )
+
+    with user_errors():
+        return memo("embeddings", 24).get(full_key, compute)
+
+
+def encode_occurrences(key: Hashable, occurrences, text: str = "Encoding the occurrences…"):
+    """:func:`workbench.occurrences.encode_occurrences`, memoised by ``key`` + settings."""
+    from workbench.occurrences import OccurrenceVectors
+
+    if not occurrences:
+        with user_errors():
+            from workbench.errors import InputError
+
+            raise InputError("no occurrence of the word was found; try another word or source")
+    emb = encode_words(
+        ("occurrences", key),
+        [list(o.words) for o in occurrences],
+        keep=[[o.index] for o in occurrences],
+        text=text,
+    )
+    return OccurrenceVectors(tuple(occurrences), emb)
+
+
+# --------------------------------------------------------------------------- projections
+
+
+@st.cache_data(show_spinner="Projecting…", max_entries=128)
+def projection(key: Hashable, _vectors: np.ndarray, config) -> np.ndarray:
+    """Coordinates of ``_vectors`` ``(n, dim)`` under ``config``; ``key`` names the vectors."""
+    from workbench.projection import Projector
+
+    return Projector(config).fit_transform(np.asarray(_vectors))
+
+
+@st.cache_data(show_spinner="Projecting every layer…", max_entries=32)
+def layer_projections(key: Hashable, _vectors: np.ndarray, config) -> np.ndarray:
+    """``(n_layers, n, k)`` coordinates, each layer of ``_vectors`` ``(n, L, dim)`` on its own."""
+    from workbench.projection import project_layers
+
+    return project_layers(np.asarray(_vectors), config)
+
+
+# --------------------------------------------------------------------------- reference corpora
+
+#: Reference corpora offered for standardization and neighbours: label -> (name, n sentences).
+REFERENCE_SAMPLE = 500
+
+
+def reference_options() -> list[str]:
+    """Labels of the reference corpora available here (demo texts always)."""
+    options = ["demo texts (170 sentences)", f"WordNet examples ({REFERENCE_SAMPLE} sentences)"]
+    if "semcor" in available_datasets():
+        options.append(f"SemCor ({REFERENCE_SAMPLE} sentences)")
+    return options
+
+
+@st.cache_resource(show_spinner="Preparing the reference corpus…", max_entries=4)
+def reference_sentences(label: str) -> list[list[str]]:
+    """The sentences (as words) of a reference corpus label from :func:`reference_options`."""
+    if label.startswith("demo"):
+        from workbench.occurrences import demo_sentences
+
+        return demo_sentences()
+    from workbench.reference import sample_corpus
+
+    name = "semcor" if label.startswith("SemCor") else "wordnet"
+    return sample_corpus(corpus(name), REFERENCE_SAMPLE, random_state=0).words
+
+
+@st.cache_resource(show_spinner="Fitting the correction…", max_entries=16)
+def fitted_correction(key: Hashable, kind: str, _vectors: np.ndarray):
+    """A post-processor of ``kind`` fitted per layer on ``_vectors`` ``(n, L, dim)``."""
+    from workbench.standardize import make_postprocessor
+
+    return make_postprocessor(kind).fit(np.asarray(_vectors))
+
+
+@st.cache_resource(show_spinner="Indexing the words…", max_entries=16)
+def neighbour_index(key: Hashable, _vectors: np.ndarray):
+    """A :class:`workbench.explore.NeighbourIndex` over ``_vectors`` ``(n, dim)``."""
+    from workbench.explore import NeighbourIndex
+
+    return NeighbourIndex().fit(_vectors)
+
+
+# --------------------------------------------------------------------------- occurrences
+
+
+@st.cache_data(show_spinner="Finding the occurrences…", max_entries=64)
+def occurrences(
+    source: str,
+    lemma: str,
+    pos: str | None = None,
+    limit: int | None = None,
+    upload: bytes | None = None,
+    upload_name: str = "upload",
+    _corpus=None,
+):
+    """A lemma's occurrences from ``source``: ``demo``, ``wordnet``, ``upload`` or a corpus
+    name (then ``_corpus`` is that corpus, loaded by :func:`corpus`)."""
+    from workbench import occurrences as occ
+
+    if source == "demo":
+        return occ.from_lines(occ.read_demo(lemma), lemma, source=f"{lemma}.tsv")
+    if source == "wordnet":
+        return occ.from_wordnet(wordnet(), lemma, pos)
+    if source == "upload":
+        found = occ.from_lines(occ.decode_text(upload or b"", upload_name), lemma, upload_name)
+        if not found:
+            from workbench.errors import InputError
+
+            raise InputError(
+                f"{upload_name} has no occurrence of {lemma!r}: check the word, or mark the "
+                "target in [brackets]"
+            )
+        return found
+    return occ.from_corpus(_corpus, lemma, pos, limit)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def glosses(labels: tuple[str, ...]) -> dict[str, str]:
+    """Label -> WordNet gloss (``""`` for labels that are not sense keys)."""
+    from workbench.occurrences import sense_glosses
+
+    return sense_glosses(wordnet(), labels)
