@@ -248,3 +248,26 @@ def answers(ids: Sequence[str], predictions: Sequence[Prediction]) -> dict[str, 
 def sources(ids: Sequence[str], predictions: Sequence[Prediction]) -> dict[str, str]:
     """Instance id -> how its answer was made (``centroid``, ``propagated``, ...)."""
     return {i: p.source for i, p in zip(ids, predictions)}
+
+
+def build_index(
+    encoder,
+    training: InstanceSet,
+    config: SenseIndexConfig,
+    wordnet=None,
+    progress=None,
+) -> SenseIndex:
+    """:func:`train_index` with the WordNet inputs the config asks for: the propagation graph
+    and the LMMS gloss vectors of every WordNet sense (encoded once, cached on disk)."""
+    from workbench.sense_sources import gloss_vectors, sense_graph
+    from workbench.wordnet import load_wordnet
+
+    graph = gloss = None
+    if config.propagate != "none" or config.gloss != "none":
+        wordnet = wordnet or load_wordnet()
+    if config.propagate != "none":
+        graph = sense_graph(wordnet)
+    if config.gloss != "none":
+        gloss = gloss_vectors(encoder, wordnet, config.layers, progress=progress)
+    info = EncoderInfo.of(encoder)
+    return train_index(training, config, info, graph=graph, gloss=gloss)
