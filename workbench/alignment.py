@@ -160,7 +160,7 @@ def plan_windows(
 def assign_owners(
     windows: Sequence[tuple[int, int]], lengths: Sequence[int]
 ) -> list[tuple[int, ...]]:
-    """For each window, the words it provides: each word goes to the window where it has most context.
+    """For each window, the words it provides: each goes to the window where it has most context.
 
     Context of a word in a window = the smaller of the subword counts before and after it
     inside that window. Ties go to the earlier window.

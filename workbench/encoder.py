@@ -291,7 +291,8 @@ class Encoder:
             idx = int(layer) + self.n_hidden if int(layer) < 0 else int(layer)
             if not 0 <= idx < self.n_hidden:
                 raise InputError(
-                    f"Layer {layer} does not exist: this model has hidden states 0..{self.n_hidden - 1}."
+                    f"Layer {layer} does not exist: this model has hidden states "
+                    f"0..{self.n_hidden - 1}."
                 )
             out.append(idx)
         if not out:
