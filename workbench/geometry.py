@@ -120,7 +120,7 @@ def _check_meta(values: Sequence | np.ndarray, n: int, name: str) -> np.ndarray:
 def unit_rows(x: np.ndarray) -> np.ndarray:
     """Rows of ``x`` scaled to unit L2 norm (float64)."""
     x = np.asarray(x, dtype=np.float64)
-    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.sqrt(np.einsum("...d,...d->...", x, x))[..., None]
 
 
 def type_ids(types: Sequence | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -174,7 +174,17 @@ def sample_pairs(
 def pair_cosines(x: np.ndarray, pairs: Pairs) -> np.ndarray:
     """Cosine of each pair ``(x[i], x[j])``, shape ``(n_pairs,)`` float64."""
     i, j = pairs
-    return np.einsum("pd,pd->p", unit_rows(x[i]), unit_rows(x[j]))
+    x = np.asarray(x, dtype=np.float64)
+    norms = np.sqrt(np.einsum("nd,nd->n", x, x))
+    return _pair_dots(x, i, j) / (norms[i] * norms[j])
+
+
+def _pair_dots(x: np.ndarray, i: np.ndarray, j: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """``x[i] . x[j]`` per pair, in chunks (the gathered rows stay in cache)."""
+    out = np.empty(len(i))
+    for s in range(0, len(i), chunk):
+        out[s : s + chunk] = np.einsum("pd,pd->p", x[i[s : s + chunk]], x[j[s : s + chunk]])
+    return out
 
 
 def _pairs_for(x: np.ndarray, pairs: Pairs | None, n_pairs: int, contexts, random_state) -> Pairs:
@@ -267,7 +277,21 @@ def _first_pc_share(a: np.ndarray) -> float:
 
 
 def _mev_of_groups(x: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
-    return np.array([_first_pc_share(x[g]) for g in groups], dtype=np.float64)
+    """MEV of each group of rows; groups of one size up to ``dim`` in one batched eigvalsh."""
+    out = np.full(len(groups), math.nan)
+    by_size: dict[int, list[int]] = {}
+    for k, grp in enumerate(groups):
+        by_size.setdefault(grp.size, []).append(k)
+    for size, members in by_size.items():
+        if size > x.shape[1]:
+            out[members] = [_first_pc_share(x[groups[k]]) for k in members]
+            continue
+        a = x[np.stack([groups[k] for k in members])]  # (t, size, dim)
+        eig = np.linalg.eigvalsh(a @ a.transpose(0, 2, 1))  # (t, size), ascending
+        total = eig.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[members] = np.where(total > 0, eig[:, -1] / total, math.nan)
+    return out
 
 
 def _type_groups(ids: np.ndarray, min_count: int) -> list[np.ndarray]:
@@ -379,18 +403,21 @@ def rogue_dimensions(
     if not 1 <= top_k < x.shape[1]:
         raise InputError(f"top_k must be between 1 and dim - 1 = {x.shape[1] - 1}, got {top_k}")
     i, j = _pairs_for(x, pairs, n_pairs, contexts, random_state)
-    u, v = unit_rows(x[i]), unit_rows(x[j])
-    contrib = (u * v).mean(axis=0)
+    sq = np.einsum("nd,nd->n", x, x)
+    xu = x / np.sqrt(sq)[:, None]
+    contrib = np.zeros(x.shape[1])
+    for s in range(0, len(i), 4096):
+        contrib += np.einsum("pd,pd->d", xu[i[s : s + 4096]], xu[j[s : s + 4096]])
+    contrib /= len(i)
     mags = np.abs(contrib)
     top = np.argsort(-mags, kind="stable")[:top_k]
     total = mags.sum()
     share = mags[top] / total if total > 0 else np.full(top_k, math.nan)
-    keep = np.ones(x.shape[1], dtype=bool)
-    keep[top] = False
-    xi, xj = x[i][:, keep], x[j][:, keep]
+    # cosine without the top dimensions, from the full dot product and squared norms
+    full = _pair_dots(xu, i, j)
+    xt = x[:, top]
+    dot = full * np.sqrt(sq[i] * sq[j]) - np.einsum("pk,pk->p", xt[i], xt[j])
+    rest = sq - np.einsum("nk,nk->n", xt, xt)
     with np.errstate(invalid="ignore", divide="ignore"):
-        reduced = np.einsum("pd,pd->p", xi, xj) / (
-            np.linalg.norm(xi, axis=1) * np.linalg.norm(xj, axis=1)
-        )
-    full = np.einsum("pd,pd->p", u, v)
+        reduced = dot / np.sqrt(rest[i] * rest[j])
     return RogueDimensions(contrib, top, share, _r_squared(full, reduced))

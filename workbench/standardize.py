@@ -362,8 +362,9 @@ class AllButTheTop(PostProcessor):
         if not 1 <= d < min(dim, x.shape[0]):
             raise InputError(f"abtt n_components must be in [1, {min(dim, x.shape[0]) - 1}]: {d}")
         mean = x.mean(axis=0)
-        _, _, vt = np.linalg.svd(x - mean, full_matrices=False)
-        return {"mean": mean, "components": vt[:d]}
+        xc = x - mean
+        _, vecs = np.linalg.eigh(xc.T @ xc)  # ascending eigenvalues of the scatter matrix
+        return {"mean": mean, "components": vecs[:, ::-1][:, :d].T.copy()}
 
     def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
         xc = x - state["mean"]
@@ -397,7 +398,8 @@ class Whitener(PostProcessor):
             raise InputError(f"whiten n_components must be in [1, {dim}], got {k}")
         mean = x.mean(axis=0)
         xc = x - mean
-        u, s, _ = np.linalg.svd(xc.T @ xc / x.shape[0])
+        s, u = np.linalg.eigh(xc.T @ xc / x.shape[0])  # symmetric: eigh, ascending
+        s, u = np.clip(s[::-1], 0.0, None), u[:, ::-1]
         ok = s > self.rtol * s[0]
         inv = np.where(ok, 1.0 / np.sqrt(np.where(ok, s, 1.0)), 0.0)
         return {"mean": mean, "whitening": (u * inv)[:, :k], "eigenvalues": s}
