@@ -175,3 +175,17 @@ def test_semcor_counts(wsd_data):
     assert sum(" " in s.words[i.index] for s, i in corpus.instances()) == 15_294
     assert len({k for _, i in corpus.instances() for k in i.keys}) == 33_362
     print(f"SemCor loaded in {elapsed:.2f} s")
+
+
+def test_load_dataset_is_memoised_until_the_file_changes(tmp_path):
+    base = tmp_path / "WSD_Evaluation_Framework" / "Evaluation_Datasets" / "senseval2"
+    base.mkdir(parents=True)
+    xml = base / "senseval2.data.xml"
+    xml.write_text(XML, encoding="utf-8")
+    (base / "senseval2.gold.key.txt").write_text(GOLD, encoding="utf-8")
+    first = load_dataset("senseval2", tmp_path)
+    assert load_dataset("SENSEVAL2", tmp_path) is first
+    xml.write_text(XML.replace("meeting</instance>", "meetings</instance>"), encoding="utf-8")
+    again = load_dataset("senseval2", tmp_path)
+    assert again is not first and again.sentences[0].words[1] == "meetings"
+    assert again.sha256 != first.sha256
