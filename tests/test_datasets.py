@@ -37,8 +37,10 @@ def _zip(path: Path, members: dict[str, str]) -> Path:
 
 
 @pytest.fixture
-def http_dir(tmp_path):
+def http_dir(tmp_path, monkeypatch):
     """Serve ``tmp_path/www`` on 127.0.0.1 (random port) from a thread; yields (dir, base url)."""
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost")  # never via a configured proxy
     root = tmp_path / "www"
     root.mkdir()
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
