@@ -162,15 +162,33 @@ class Encoder:
         }
 
     # ------------------------------------------------------------------ tokenization
-    def _prepare(self, sentences: list[list[str]]) -> _Prepared:
+    def _subwords(self, sentences: list[list[str]]) -> list[tuple[list[int], list[int | None]]]:
+        """(ids, word ids) per sentence, without special tokens, from one batched call.
+
+        Uses the Rust tokenizer directly where there is one (what ``tokenizer(...)`` calls
+        underneath, minus a per-sentence conversion that costs as much as the tokenizing).
+        """
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        if backend is not None:
+            try:
+                encs = backend.encode_batch(
+                    sentences, is_pretokenized=True, add_special_tokens=False
+                )
+                return [(e.ids, e.word_ids) for e in encs]
+            except Exception:  # noqa: BLE001 - any oddity: the public API below is the reference
+                pass
         enc = self.tokenizer(sentences, is_split_into_words=True, add_special_tokens=False)
+        return [(enc["input_ids"][i], enc.word_ids(i)) for i in range(len(sentences))]
+
+    def _prepare(self, sentences: list[list[str]]) -> _Prepared:
+        subwords = self._subwords(sentences)
         unk = self.tokenizer.unk_token_id
         tokens: list[list[list[int]]] = []
         windows: list[Window] = []
         notes: list[str] = []
         unk_words: list[str] = []
         for i, words in enumerate(sentences):
-            groups = word_token_lists(enc["input_ids"][i], enc.word_ids(i), len(words))
+            groups = word_token_lists(*subwords[i], len(words))
             for j, group in enumerate(groups):
                 if not group:
                     if unk is None:
@@ -188,6 +206,9 @@ class Encoder:
                     )
             tokens.append(groups)
             lengths = [len(g) for g in groups]
+            if sum(lengths) <= self.window_tokens:  # the usual case: one window, no planning
+                windows.append(Window(i, 0, len(words), tuple(range(len(words)))))
+                continue
             spans = plan_windows(lengths, self.window_tokens, self.stride)
             owners = assign_owners(spans, lengths)
             windows.extend(Window(i, s, e, own) for (s, e), own in zip(spans, owners))
