@@ -291,3 +291,35 @@ def test_default_model_on_semcor_sample(default_encoder, wsd_data, tmp_cache):
         assert abs(result.get("zscore", layer).anisotropy.value) < 0.03
     raw = [result.get("none", layer).anisotropy.value for layer in result.layers]
     assert max(raw) > 0.1  # the raw model is anisotropic somewhere
+
+
+# --------------------------------------------------------------------------- reference corpora
+
+
+def test_sample_corpus_units_and_seed(tmp_path):
+    from workbench.corpora import corpus_from_texts
+    from workbench.reference import load_reference_corpus, sample_corpus
+
+    corpus = corpus_from_texts([" ".join(["w"] * (1 + i % 5)) for i in range(100)], "toy")
+    a = sample_corpus(corpus, 10, random_state=1)
+    assert a.n_sentences == 10 and list(a.indices) == sorted(a.indices)
+    assert a.sha256 == sample_corpus(corpus, 10, random_state=1).sha256
+    assert a.sha256 != sample_corpus(corpus, 10, random_state=2).sha256
+    w = sample_corpus(corpus, 50, unit="words", random_state=1)
+    assert 50 <= w.n_words < 55  # whole sentences until at least 50 words
+    assert sample_corpus(corpus).n_sentences == 100
+    with pytest.raises(InputError, match="at least 1"):
+        sample_corpus(corpus, 0)
+    text = tmp_path / "c.txt"
+    text.write_text("one two\n\nthree four five\n")
+    assert load_reference_corpus(str(text)).n_sentences == 2
+
+
+@pytest.mark.slow
+def test_wordnet_reference_corpus():
+    from workbench.reference import WORDNET_CORPUS_NAME, load_reference_corpus
+
+    corpus = load_reference_corpus("wordnet")
+    assert corpus.name == WORDNET_CORPUS_NAME
+    assert corpus.n_sentences > 160_000  # 117,659 glosses + their example sentences
+    assert corpus.sentences[1].words == ("able", "to", "swim")

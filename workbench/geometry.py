@@ -233,11 +233,21 @@ def self_similarity(x: np.ndarray, types: Sequence | np.ndarray, *, min_count: i
         times.
     """
     x = check_vectors(x)
-    ids, _ = type_ids(_check_meta(types, len(x), "types"))
-    min_count = max(2, int(min_count))
+    return _self_similarity(x, type_ids(_check_meta(types, len(x), "types"))[0], min_count)
+
+
+def _group_sums(x: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(counts (g,), sums (g, dim))`` of the rows of each group id ``0..g-1``."""
+    from scipy.sparse import csr_matrix
+
     counts = np.bincount(ids)
-    sums = np.zeros((counts.size, x.shape[1]))
-    np.add.at(sums, ids, unit_rows(x))
+    member = csr_matrix((np.ones(len(ids)), (ids, np.arange(len(ids)))), (counts.size, len(ids)))
+    return counts, np.asarray(member @ x)
+
+
+def _self_similarity(x: np.ndarray, ids: np.ndarray, min_count: int) -> Measure:
+    min_count = max(2, int(min_count))
+    counts, sums = _group_sums(unit_rows(x), ids)
     keep = counts >= min_count
     m = counts[keep].astype(np.float64)
     values = (np.einsum("td,td->t", sums[keep], sums[keep]) - m) / (m * m - m)
@@ -257,15 +267,18 @@ def intra_sentence_similarity(x: np.ndarray, contexts: Sequence | np.ndarray) ->
         A :class:`Measure` over sentences.
     """
     x = check_vectors(x)
-    ids, _ = type_ids(_check_meta(contexts, len(x), "contexts"))
-    counts = np.bincount(ids)
-    sums = np.zeros((counts.size, x.shape[1]))
-    np.add.at(sums, ids, x)
-    norms = np.linalg.norm(sums, axis=1)
+    return _intra_similarity(x, type_ids(_check_meta(contexts, len(x), "contexts"))[0])
+
+
+def _intra_similarity(x: np.ndarray, ids: np.ndarray) -> Measure:
+    counts, sums = _group_sums(x, ids)
+    norms = np.sqrt(np.einsum("sd,sd->s", sums, sums))
     usable = (counts >= 2) & (norms > 0)
-    row_ok = usable[ids]
-    cos = np.einsum("nd,nd->n", unit_rows(x[row_ok]), sums[ids[row_ok]] / norms[ids[row_ok], None])
-    per_sentence = np.bincount(ids[row_ok], weights=cos, minlength=counts.size)[usable]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / norms[:, None]
+    cos = np.einsum("nd,nd->n", unit_rows(x), means[ids])
+    cos[~usable[ids]] = 0.0
+    per_sentence = np.bincount(ids, weights=cos, minlength=counts.size)[usable]
     return _measure(per_sentence / counts[usable], "undefined: no sentence has two words or more")
 
 
@@ -312,7 +325,10 @@ def max_explainable_variance(
         A :class:`Measure` over word types occurring at least ``min_count`` (>= 2) times.
     """
     x = check_vectors(x)
-    ids, _ = type_ids(_check_meta(types, len(x), "types"))
+    return _mev(x, type_ids(_check_meta(types, len(x), "types"))[0], min_count)
+
+
+def _mev(x: np.ndarray, ids: np.ndarray, min_count: int) -> Measure:
     min_count = max(2, int(min_count))
     values = _mev_of_groups(x, _type_groups(ids, min_count))
     return _measure(values, f"undefined: no word type occurs {min_count} times or more")
@@ -328,7 +344,11 @@ def mev_baseline(
     random (seeded, without replacement) from the whole layer.
     """
     x = check_vectors(x)
-    ids, _ = type_ids(_check_meta(types, len(x), "types"))
+    ids = type_ids(_check_meta(types, len(x), "types"))[0]
+    return _mev_baseline(x, ids, min_count, random_state)
+
+
+def _mev_baseline(x: np.ndarray, ids: np.ndarray, min_count: int, random_state: int) -> Measure:
     min_count = max(2, int(min_count))
     rng = np.random.default_rng(random_state)
     sizes = [g.size for g in _type_groups(ids, min_count)]
@@ -402,7 +422,12 @@ def rogue_dimensions(
     x = check_vectors(x)
     if not 1 <= top_k < x.shape[1]:
         raise InputError(f"top_k must be between 1 and dim - 1 = {x.shape[1] - 1}, got {top_k}")
-    i, j = _pairs_for(x, pairs, n_pairs, contexts, random_state)
+    return _rogue(x, top_k, _pairs_for(x, pairs, n_pairs, contexts, random_state))[0]
+
+
+def _rogue(x: np.ndarray, top_k: int, pairs: Pairs) -> tuple[RogueDimensions, np.ndarray]:
+    """The rogue dimensions and the full cosine of every pair ``(n_pairs,)``."""
+    i, j = pairs
     sq = np.einsum("nd,nd->n", x, x)
     xu = x / np.sqrt(sq)[:, None]
     contrib = np.zeros(x.shape[1])
@@ -420,4 +445,56 @@ def rogue_dimensions(
     rest = sq - np.einsum("nk,nk->n", xt, xt)
     with np.errstate(invalid="ignore", divide="ignore"):
         reduced = dot / np.sqrt(rest[i] * rest[j])
-    return RogueDimensions(contrib, top, share, _r_squared(full, reduced))
+    return RogueDimensions(contrib, top, share, _r_squared(full, reduced)), full
+
+
+# --------------------------------------------------------------------------- all at once
+
+
+@dataclass(frozen=True)
+class LayerMeasures:
+    """Every measure of one layer, raw and adjusted (see :func:`measure_all`)."""
+
+    anisotropy: Measure
+    self_similarity: Measure
+    self_similarity_adjusted: Measure
+    intra_similarity: Measure
+    intra_similarity_adjusted: Measure
+    mev: Measure
+    mev_baseline: Measure
+    mev_adjusted: Measure
+    rogue: RogueDimensions
+
+
+def measure_all(
+    x: np.ndarray,
+    types: Sequence | np.ndarray,
+    contexts: Sequence | np.ndarray,
+    pairs: Pairs,
+    *,
+    min_count: int = 5,
+    top_k: int = 3,
+    random_state: int = 0,
+    name: str = "vectors",
+) -> LayerMeasures:
+    """Every measure of one layer's ``(n, dim)`` vectors, validating the input once.
+
+    Args:
+        x, types, contexts: as in the single measures.
+        pairs: the pair sample (from :func:`sample_pairs`), shared across layers.
+        min_count, top_k: as in :func:`self_similarity` and :func:`rogue_dimensions`
+            (``top_k`` is capped at ``dim - 1``).
+        random_state: seed of the MEV baseline.
+        name: how error messages call ``x``.
+    """
+    x = check_vectors(x, name=name)
+    tid = type_ids(_check_meta(types, len(x), "types"))[0]
+    cid = type_ids(_check_meta(contexts, len(x), "contexts"))[0]
+    rogue, cos = _rogue(x, max(1, min(top_k, x.shape[1] - 1)), pairs)
+    aniso = _measure(cos, "")
+    selfsim, intra = _self_similarity(x, tid, min_count), _intra_similarity(x, cid)
+    mev, base = _mev(x, tid, min_count), _mev_baseline(x, tid, min_count, random_state)
+    return LayerMeasures(
+        aniso, selfsim, selfsim.minus(aniso), intra, intra.minus(aniso),
+        mev, base, mev.minus(base), rogue,
+    )  # fmt: skip

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from workbench import geometry as g
 from workbench.errors import InputError
@@ -58,20 +59,12 @@ class GeometryConfig:
 
 
 @dataclass(frozen=True)
-class LayerGeometry:
-    """Every measure of one layer under one correction (see :mod:`workbench.geometry`)."""
+class LayerGeometry(g.LayerMeasures):
+    """The measures of one layer (:class:`workbench.geometry.LayerMeasures`) under one
+    correction."""
 
-    correction: str
-    layer: int
-    anisotropy: g.Measure
-    self_similarity: g.Measure
-    self_similarity_adjusted: g.Measure
-    intra_similarity: g.Measure
-    intra_similarity_adjusted: g.Measure
-    mev: g.Measure
-    mev_baseline: g.Measure
-    mev_adjusted: g.Measure
-    rogue: g.RogueDimensions
+    correction: str = "none"
+    layer: int = 0
 
 
 @dataclass(frozen=True)
@@ -114,17 +107,11 @@ def measure_layer(
     layer: int = 0,
 ) -> LayerGeometry:
     """All measures of one layer's ``(n, dim)`` vectors on the given pairs."""
-    x = g.check_vectors(x, name=f"layer {layer} ({correction})")
-    aniso = g.anisotropy(x, pairs=pairs)
-    selfsim = g.self_similarity(x, types, min_count=config.min_count)
-    intra = g.intra_sentence_similarity(x, contexts)
-    mev = g.max_explainable_variance(x, types, min_count=config.min_count)
-    base = g.mev_baseline(x, types, min_count=config.min_count, random_state=config.random_state)
-    rogue = g.rogue_dimensions(x, min(config.top_k, x.shape[1] - 1), pairs=pairs)
-    return LayerGeometry(
-        correction, layer, aniso, selfsim, selfsim.minus(aniso), intra, intra.minus(aniso),
-        mev, base, mev.minus(base), rogue,
+    m = g.measure_all(
+        x, types, contexts, pairs, min_count=config.min_count, top_k=config.top_k,
+        random_state=config.random_state, name=f"layer {layer} ({correction})",
     )  # fmt: skip
+    return LayerGeometry(**vars(m), correction=correction, layer=layer)
 
 
 def split_contexts(contexts: np.ndarray, config: GeometryConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -201,15 +188,20 @@ def analyze_layers(
         int(meas.sum()), config.n_pairs, contexts=contexts[meas], random_state=config.random_state
     )
     rows, total = [], n_layers * len(config.corrections)
-    for slot, layer in enumerate(layers):
-        layer_vectors = np.asarray(vectors[:, slot, :], dtype=np.float64)
-        g.check_vectors(layer_vectors, name=f"layer {layer}")
-        for name in config.corrections:
-            pp = _make(name, config).fit(layer_vectors[fit])
-            x = pp.transform(layer_vectors[meas])
-            rows.append(measure_layer(x, types[meas], contexts[meas], pairs, config, name, layer))
-            if progress is not None:
-                progress(len(rows), total)
+    # Thousands of tiny eigendecompositions: BLAS threads only add contention (measured on 2
+    # busy cores: 62 s with the default threads, 11 s with one, for 2 layers of 42k words).
+    with threadpool_limits(limits=1, user_api="blas"):
+        for slot, layer in enumerate(layers):
+            layer_vectors = np.asarray(vectors[:, slot, :], dtype=np.float64)
+            g.check_vectors(layer_vectors, name=f"layer {layer}")
+            for name in config.corrections:
+                pp = _make(name, config).fit(layer_vectors[fit])
+                x = pp.transform(layer_vectors[meas])
+                rows.append(
+                    measure_layer(x, types[meas], contexts[meas], pairs, config, name, layer)
+                )
+                if progress is not None:
+                    progress(len(rows), total)
     return GeometryResult(
         layers, tuple(config.corrections), tuple(rows), int(fit.sum()), int(meas.sum()),
         int(np.unique(contexts[meas]).size), int(np.unique(types[meas]).size), config,
@@ -326,9 +318,15 @@ def rogue_figure(result: GeometryResult, layer: int):
     if layer not in result.layers:
         raise InputError(f"layer {layer} was not analysed; choose from {list(result.layers)}")
     fig = go.Figure()
+    shown = {"none", "zscore"} & set(result.corrections) or {result.corrections[0]}
     for c in result.corrections:
         contrib = result.get(c, layer).rogue.contributions
-        fig.add_trace(go.Bar(x=np.arange(contrib.size), y=contrib, name=CORRECTION_LABELS[c]))
+        fig.add_trace(
+            go.Bar(
+                x=np.arange(contrib.size), y=contrib, name=CORRECTION_LABELS[c],
+                visible=True if c in shown else "legendonly",
+            )
+        )  # fmt: skip
     fig.update_layout(
         title=f"Rogue dimensions: contribution of each dimension to the expected cosine, "
         f"layer {layer}",
@@ -340,6 +338,12 @@ def rogue_figure(result: GeometryResult, layer: int):
 
 
 # --------------------------------------------------------------------------- report
+
+
+def most_anisotropic_layer(result: GeometryResult) -> int:
+    """The layer whose uncorrected vectors have the largest anisotropy."""
+    base = "none" if "none" in result.corrections else result.corrections[0]
+    return max(result.layers, key=lambda layer: result.get(base, layer).anisotropy.value)
 
 
 def result_data(result: GeometryResult) -> dict[str, Any]:
@@ -413,11 +417,11 @@ def geometry_report(
         result: from :func:`analyze_layers`.
         config: the full configuration (model, fingerprint, corpus, hashes, sample, seed, ...);
             the analysis config is added under ``"geometry"``.
-        rogue_layer: layer of the rogue-dimension figure (default: the last analysed).
+        rogue_layer: layer of the rogue-dimension figure (default: the most anisotropic one).
         command: the command line that made it.
         title: the report title.
     """
-    layer = result.layers[-1] if rogue_layer is None else rogue_layer
+    layer = most_anisotropic_layer(result) if rogue_layer is None else rogue_layer
     base = "none" if "none" in result.corrections else result.corrections[0]
     full_config = {**dict(config), "geometry": result.config}
     sections = (

@@ -56,7 +56,12 @@ def register(subparsers) -> None:
     )  # fmt: skip
     p.add_argument("--fit-fraction", type=float, default=0.5, help="held-out share for fitting")
     p.add_argument("--case-sensitive", action="store_true", help="word types keep their case")
-    p.add_argument("--rogue-layer", type=int, default=None, help="layer of the rogue figure")
+    p.add_argument(
+        "--rogue-layer",
+        type=int,
+        default=None,
+        help="rogue figure layer (default: most anisotropic)",
+    )
     p.add_argument("--seed", type=int, default=0, help="random_state of sample, split, pairs")
     p.add_argument("--out", default="out/geometry", help="output dir")
     p.add_argument("--stem", default="geometry", help="file name stem of the reports")
@@ -124,7 +129,14 @@ def run(args: argparse.Namespace) -> int:
     enc = Encoder(model=args.model, device=args.device, pooling=args.pooling)
     emb = encode_cached(enc, sample.words, layers=_int_list(args.layers))
     _log(f"encoded with {enc.name} in {time.perf_counter() - start:.1f}s; measuring ...")
-    result = analyze_layers(emb.vectors, emb.words, emb.sentence_index, emb.layers, config)
+
+    def progress(done: int, total: int) -> None:
+        if done % len(config.corrections) == 0:
+            _log(f"  layer {done // len(config.corrections)}/{total // len(config.corrections)}")
+
+    result = analyze_layers(
+        emb.vectors, emb.words, emb.sentence_index, emb.layers, config, progress=progress
+    )
     run_config = {
         "model": enc.name, "fingerprint": enc.fingerprint, "device": enc.device,
         "dtype": str(enc.dtype).replace("torch.", ""), "pooling": emb.pooling,
