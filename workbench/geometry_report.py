@@ -388,9 +388,9 @@ def result_data(result: GeometryResult) -> dict[str, Any]:
 def _summary(result: GeometryResult) -> str:
     cfg = result.config
     split = (
-        f"Corrections were fitted per layer on {result.n_fit_words} words of a held-out "
-        f"{cfg.fit_fraction:.0%} of the sentences; every measure is taken on the other "
-        f"{result.n_measure_words} words ({result.n_measure_sentences} sentences, "
+        f"Corrections were fitted per layer on {result.n_fit_words} words (a seeded random "
+        f"{cfg.fit_fraction:.0%} of the sentences); every measure is taken on the other, "
+        f"held-out {result.n_measure_words} words ({result.n_measure_sentences} sentences, "
         f"{result.n_types} word types)."
         if cfg.fit_on == "heldout"
         else f"Corrections were fitted and measured on the same {result.n_measure_words} words."
