@@ -27,6 +27,7 @@ from workbench.sense_vectors import SenseGraph
 from workbench.wordnet import UPOS_TO_WN, WordNet
 
 GLOSS_CHUNK = 16_384  # sentences per cached encoding chunk
+GRAPH_VERSION = 1  # bump when _graph changes what it stores
 _GRAPHS: dict[int, tuple[WordNet, SenseGraph]] = {}  # per-process cache of sense_graph
 
 
@@ -50,8 +51,24 @@ def sense_graph(wordnet: WordNet) -> SenseGraph:
     lexicographer files as a :class:`SenseGraph` (cached per process)."""
     cached = _GRAPHS.get(id(wordnet))
     if cached is None or cached[0] is not wordnet:  # WordNet is not hashable: key on identity
-        cached = _GRAPHS[id(wordnet)] = (wordnet, _graph(wordnet))
+        cached = _GRAPHS[id(wordnet)] = (wordnet, _stored_graph(wordnet))
     return cached[1]
+
+
+def _stored_graph(wordnet: WordNet) -> SenseGraph:
+    """The graph from the cache dir (built and stored on first use: 5-10 s -> 0.5 s)."""
+    from workbench.models import default_cache_dir
+
+    name = f"sense-graph-wordnet-{wordnet.version}-v{GRAPH_VERSION}.npz"
+    path = default_cache_dir() / "wsd" / name
+    if path.is_file():
+        try:
+            return SenseGraph.load(path)
+        except (OSError, KeyError, ValueError):
+            path.unlink(missing_ok=True)
+    graph = _graph(wordnet)
+    graph.save(path)
+    return graph
 
 
 def _gloss_words(synset) -> list[str]:

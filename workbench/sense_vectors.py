@@ -22,8 +22,11 @@ Example::
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -108,6 +111,41 @@ class SenseGraph:
     def n_synsets(self) -> int:
         return len(self.synsets)
 
+    @functools.cached_property
+    def key_row(self) -> dict[str, int]:
+        """Sense key -> its position in ``keys`` (built on first use)."""
+        return {k: i for i, k in enumerate(self.keys)}
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the graph to one ``.npz`` (atomically)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
+        np.savez(
+            tmp,
+            keys=np.array(self.keys, dtype=str),
+            key_synset=self.key_synset,
+            synsets=np.array(self.synsets, dtype=str),
+            hypernym_edges=self.hypernym_edges,
+            synset_lexname=self.synset_lexname,
+            lexnames=np.array(self.lexnames, dtype=str),
+        )
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> SenseGraph:
+        """Read a graph written by :meth:`save`."""
+        with np.load(path, allow_pickle=False) as data:
+            return cls(
+                keys=tuple(data["keys"].tolist()),
+                key_synset=data["key_synset"],
+                synsets=tuple(data["synsets"].tolist()),
+                hypernym_edges=data["hypernym_edges"],
+                synset_lexname=data["synset_lexname"],
+                lexnames=tuple(data["lexnames"].tolist()),
+            )
+
 
 @dataclass(frozen=True)
 class Propagated:
@@ -191,7 +229,7 @@ def propagate(
     empty = Propagated((), np.zeros((0, dim), np.float32), np.zeros(0, np.int8))
     if level == "none" or len(known_keys) == 0:
         return empty
-    key_row = {k: i for i, k in enumerate(graph.keys)}
+    key_row = graph.key_row
     pairs = [(key_row[k], i) for i, k in enumerate(known_keys) if k in key_row]
     rows = np.array([p[0] for p in pairs], dtype=np.int64)
     vecs = np.asarray(known_vectors, dtype=np.float32)[[p[1] for p in pairs]]

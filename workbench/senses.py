@@ -254,17 +254,20 @@ class SenseIndex:
         return self
 
     def _set_rows(self, keys, rows: np.ndarray, origin: np.ndarray, counts: np.ndarray) -> None:
-        groups = [key_lemma_pos(k) for k in keys]
-        order = sorted(range(len(keys)), key=lambda i: (groups[i], keys[i]))
-        self.keys_ = tuple(keys[i] for i in order)
+        """Store the rows sorted by (lemma, POS, key); each candidate set is one row range."""
+        names = np.array(keys, dtype=str).reshape(-1)
+        groups = np.array(["\t".join(key_lemma_pos(k)) for k in names.tolist()], dtype=str)
+        order = np.lexsort((names, groups)) if len(names) else np.zeros(0, np.int64)
+        names, groups = names[order], groups[order]
+        self.keys_ = tuple(names.tolist())
         self.vectors_ = np.ascontiguousarray(rows[order], dtype=np.float32)
-        self.origin_ = origin[order]
-        self.counts_ = counts[order]
-        ranges: dict[tuple[str, str], tuple[int, int]] = {}
-        for row, i in enumerate(order):
-            start, _ = ranges.get(groups[i], (row, row))
-            ranges[groups[i]] = (start, row + 1)
-        self.groups_ = ranges
+        self.origin_ = np.asarray(origin)[order]
+        self.counts_ = np.asarray(counts)[order]
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(names) else []
+        stops = np.r_[starts[1:], len(names)].astype(int) if len(names) else []
+        self.groups_ = {
+            tuple(groups[a].split("\t")): (int(a), int(b)) for a, b in zip(starts, stops)
+        }
         self._row_of = {k: i for i, k in enumerate(self.keys_)}
         self._faiss_index = None
 
@@ -286,6 +289,11 @@ class SenseIndex:
         """How the row of ``key`` was made (``ORIGINS``), None without a row."""
         row = self._row_of.get(key)
         return None if row is None else ORIGINS[self.origin_[row]]
+
+    def count_of(self, key: str) -> int:
+        """Training occurrences of ``key`` (0 if none or no row)."""
+        row = self._row_of.get(key)
+        return 0 if row is None else int(self.counts_[row])
 
     def candidate_rows(self, lemma: str, pos: str) -> tuple[int, int]:
         """Row range ``[start, stop)`` of the candidates of ``(lemma, pos)`` (empty: (0, 0))."""

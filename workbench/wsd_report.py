@@ -160,6 +160,29 @@ def sweep_figure(points: Sequence[SweepPoint]):
     return fig
 
 
+def dataset_figure(result: Evaluation):
+    """Plotly grouped bars: F1 per dataset for the system and each baseline."""
+    import plotly.graph_objects as go
+
+    names = [d.name for d in result.datasets]
+    fig = go.Figure(go.Bar(name="system", x=names, y=[100 * d.system.f1 for d in result.datasets]))
+    for b in _baselines(result):
+        fig.add_trace(
+            go.Bar(
+                name=BASELINE_TITLES.get(b, b),
+                x=names,
+                y=[100 * d.baselines[b].f1 if b in d.baselines else None for d in result.datasets],
+            )
+        )
+    fig.update_layout(
+        title="F1 per dataset, system and baselines",
+        barmode="group",
+        yaxis_title="F1 (%)",
+        template="plotly_white",
+    )
+    return fig
+
+
 def evaluation_report(
     result: Evaluation | None,
     config: Mapping[str, Any],
@@ -171,7 +194,9 @@ def evaluation_report(
     sections = []
     if result is not None:
         sections += [
-            Section("F1 per dataset", tables=(dataset_table(result),)),
+            Section(
+                "F1 per dataset", tables=(dataset_table(result),), figures=(dataset_figure(result),)
+            ),
             Section("Per part of speech", tables=(pos_table(result),)),
             Section("Per prediction type", tables=(source_table(result),)),
         ]
