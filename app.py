@@ -50,6 +50,7 @@ def main() -> None:
     nav = st.navigation(pages)
     app_state.sidebar()
     nav.run()
+    app_state.sidebar_facts()
     app_state.warm_up()
 
 

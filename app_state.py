@@ -189,18 +189,31 @@ def layer_options(n_layers: int) -> list[str]:
     return ["last4-sum", "last4-mean", *[str(i) for i in range(n_layers, -1, -1)]]
 
 
-def _facts(enc) -> None:
-    facts = enc.describe()
-    st.sidebar.markdown(
-        f"**{facts['model']}**  \n"
-        f"{facts['architecture']} · {facts['layers']} layers · {facts['dim']} dims  \n"
-        f"{facts['parameters'] / 1e6:.1f} M parameters · max {facts['max_length']} tokens  \n"
-        f"{facts['device']} · {facts['dtype']} · weights `{facts['fingerprint'][:12]}`"
-    )
+@st.cache_resource(max_entries=8)
+def _n_layers(model: str | None) -> int | None:
+    """Layer count read from a local model's config (fast: no weights); None for hub ids."""
+    from workbench.models import resolve_model
+
+    source = resolve_model(model)
+    if not source.is_local:
+        return None
+    from transformers import AutoConfig
+
+    return int(AutoConfig.from_pretrained(source.location).num_hidden_layers)
+
+
+def _model_error(exc: Exception, device: str | None, pooling: str) -> None:
+    st.sidebar.error(f"{exc}\n\nClear the model field to use the packaged model.", icon="⚠️")
+    st.session_state["settings"] = Settings(None, device, pooling)
+    st.stop()
 
 
 def sidebar() -> Settings:
-    """Draw the sidebar (model, device, pooling, layers, model facts); store and return it."""
+    """Draw the sidebar's settings (model, device, pooling, layers); store and return them.
+
+    The model itself is loaded by the first page that needs it, so the page starts drawing at
+    once; :func:`sidebar_facts` shows the model's facts at the end of the run.
+    """
     side = st.sidebar
     side.header("Model")
     model = side.text_input(
@@ -215,12 +228,12 @@ def sidebar() -> Settings:
     )  # fmt: skip
     device = None if device == "auto" else device
     try:
-        enc = _encoder_with_pooling(model, device, pooling)
-    except WorkbenchError as exc:
-        side.error(f"{exc}\n\nClear the model field to use the packaged model.", icon="⚠️")
-        st.session_state["settings"] = Settings(None, device, pooling)
-        st.stop()
-    options = layer_options(enc.n_layers)
+        n_layers = _n_layers(model)
+        if n_layers is None:  # a hub id: the config comes with the model
+            n_layers = _encoder_with_pooling(model, device, pooling).n_layers
+    except (WorkbenchError, OSError, ValueError) as exc:
+        _model_error(exc, device, pooling)
+    options = layer_options(n_layers)
     if st.session_state.get("layers") not in options:
         st.session_state["layers"] = DEFAULT_LAYERS
     layers = side.selectbox(
@@ -228,10 +241,28 @@ def sidebar() -> Settings:
         help="Which hidden states make a word's vector: one layer (0 = embedding output) or "
         "the sum / mean of the last four.",
     )  # fmt: skip
-    _facts(enc)
+    st.session_state["facts_box"] = side.empty()
     settings = Settings(model, device, pooling, layers)
     st.session_state["settings"] = settings
     return settings
+
+
+def sidebar_facts() -> None:
+    """Fill the sidebar's facts box with the current model's facts (loads it if needed)."""
+    s = current()
+    box = st.session_state.get("facts_box") or st.sidebar.empty()
+    try:
+        enc = _encoder_with_pooling(s.model, s.device, s.pooling)
+    except WorkbenchError as exc:
+        box.error(str(exc), icon="⚠️")
+        return
+    facts = enc.describe()
+    box.markdown(
+        f"**{facts['model']}**  \n"
+        f"{facts['architecture']} · {facts['layers']} layers · {facts['dim']} dims  \n"
+        f"{facts['parameters'] / 1e6:.1f} M parameters · max {facts['max_length']} tokens  \n"
+        f"{facts['device']} · {facts['dtype']} · weights `{facts['fingerprint'][:12]}`"
+    )
 
 
 # --------------------------------------------------------------------------- data

@@ -42,7 +42,7 @@ options = [w for w, _ in counts]
 count_of = dict(counts)
 word = st.pills(
     "Word (click one; the ones that occur more than once come first)", options,
-    default=options[0] if options else None, key="explore_word",
+    default=options[0] if options else None, key=f"explore_word_{text_key}", required=True,
     format_func=lambda w: f"{w} ×{count_of[w]}" if count_of[w] > 1 else w,
 )  # fmt: skip
 if not word:
@@ -57,7 +57,7 @@ labels = [f"{n + 1}: {explore.snippet(sentences[s], i, 4)}" for n, (s, i) in enu
 left, right = st.columns([3, 2])
 query = left.selectbox(
     "Compare every occurrence with", range(len(places)), format_func=lambda n: labels[n],
-    key="explore_query",
+    key=f"explore_query_{text_key}_{word}",
 )  # fmt: skip
 reference = right.selectbox(
     "Reference corpus (for the correction and the neighbours)", app_state.reference_options(),

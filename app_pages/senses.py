@@ -35,8 +35,8 @@ st.caption(
 
 # ------------------------------------------------------------------ what to show
 sources = [s for s in SOURCES if s != "semcor" or "semcor" in app_state.available_datasets()]
-c1, c2, c3 = st.columns([2, 2, 1])
-source = c1.radio("Occurrences from", sources, format_func=SOURCES.get, key="senses_source")
+c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+source = c1.selectbox("Occurrences from", sources, format_func=SOURCES.get, key="senses_source")
 pos, limit, upload, upload_name = None, None, None, "upload"
 if source == "demo":
     lemma = c2.selectbox("Word", occ.demo_words(), key="senses_demo_word")
@@ -45,10 +45,10 @@ else:
     if source in ("semcor", "wordnet"):
         pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="senses_pos")
     if source == "semcor":
-        limit = c3.number_input("At most", 20, 5000, 300, step=50, key="senses_limit")
+        limit = c4.number_input("At most", 20, 5000, 300, step=50, key="senses_limit")
     if source == "upload":
-        file = c2.file_uploader(
-            "UTF-8 text, one sentence per line; optionally `label<TAB>sentence` with the "
+        file = st.file_uploader(
+            "A UTF-8 text file, one sentence per line; optionally `label<TAB>sentence` with the "
             "word in [brackets]", type=None, key="senses_upload",
         )  # fmt: skip
         if file is None:
@@ -81,19 +81,22 @@ with st.expander("Projection settings", expanded=False):
 config = ProjectionConfig(method=method, n_components=dims, n_neighbors=n_neighbors,
                           min_dist=min_dist, random_state=int(seed))  # fmt: skip
 
-v1, v2 = st.columns([3, 2])
-view = v2.radio("View", ("one layer", "every layer"), horizontal=True, key="senses_view")
+v1, v2, v3 = st.columns([5, 2, 2])
+view = v2.segmented_control(
+    "View", ("one layer", "every layer"), default="one layer", key="senses_view"
+) or "one layer"  # fmt: skip
+colour = v3.segmented_control(
+    "Colour by sense", ("gold", "predicted"), default="gold", key="senses_colour"
+) or "gold"  # fmt: skip
 layer = v1.select_slider(
-    "Layer (0 = embedding output)", layer_options, value=settings.layers, key="senses_layer",
-    disabled=view != "one layer",
+    f"Layer: 0 = embedding output … {emb.layers[-1]} = last; or the sidebar's {settings.layers}",
+    layer_options, value=settings.layers, key="senses_layer", disabled=view != "one layer",
 )  # fmt: skip
-colour = v2.radio("Colour by", ("gold sense", "predicted sense"), horizontal=True,
-                  key="senses_colour")  # fmt: skip
 
 # ------------------------------------------------------------------ labels and hover text
 gold = [o.label or "(no label)" for o in ov.occurrences]
 labels, predicted_note = gold, ""
-if colour == "predicted sense":
+if colour == "predicted":
     with app_state.user_errors():
         layer_spec = layer if view == "one layer" else settings.layers
         train_src = "semcor" if "semcor" in app_state.available_datasets() else "wordnet"
@@ -145,7 +148,7 @@ if predicted_note:
 # ------------------------------------------------------------------ export
 table = occ.occurrence_table(
     ov.occurrences, gl, coords if view == "one layer" else None,
-    predicted=labels if colour == "predicted sense" else None,
+    predicted=labels if colour == "predicted" else None,
 )  # fmt: skip
 if view != "one layer":
     for layer_id, panel in zip(emb.layers, all_coords):

@@ -30,6 +30,8 @@ def test_find_word_and_counts_agree():
     counts = dict(explore.word_counts(sents))
     assert counts["bank"] == len(places) and counts["banks"] == 1
     assert explore.word_counts(sents)[0] == ("bank", 3)
+    ranked = [w for w, _ in explore.word_counts(explore.split_sentences("the cat and the cat."))]
+    assert ranked == ["cat", "the", "and"]  # repeated content words before function words
     with pytest.raises(InputError, match="does not occur"):
         explore.find_word(sents, "money")
 

@@ -28,6 +28,16 @@ from workbench.occurrences import base_forms, lemma_matcher
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 MAX_SENTENCES = 200
+#: Function words, listed after content words when offering a word to explore.
+STOPWORDS = frozenset(
+    """a about above after again all also am an and any are as at be been before being below
+    between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves
+    out over own same she should so some such than that the their theirs them themselves then
+    there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves""".split()
+)
 
 
 def split_sentences(text: str) -> list[list[str]]:
@@ -50,8 +60,9 @@ def split_sentences(text: str) -> list[list[str]]:
 
 def word_counts(sentences: Sequence[Sequence[str]]) -> list[tuple[str, int]]:
     """Lowercased word types with a letter and how often a form of each occurs (as
-    :func:`find_word` counts: ``bank`` counts ``banks`` too); repeated ones first, most
-    frequent first, then the others in text order."""
+    :func:`find_word` counts: ``bank`` counts ``banks`` too). Order: repeated content words
+    (most frequent first), repeated function words (:data:`STOPWORDS`), then the others in
+    text order."""
     order: dict[str, int] = {}
     counts: Counter = Counter()
     for words in sentences:
@@ -59,7 +70,10 @@ def word_counts(sentences: Sequence[Sequence[str]]) -> list[tuple[str, int]]:
             if any(ch.isalpha() for ch in w):
                 order.setdefault(w.lower(), len(order))
                 counts.update(base_forms(w) | {w.lower()})
-    return sorted(((w, counts[w]) for w in order), key=lambda kv: (kv[1] < 2, -kv[1], order[kv[0]]))
+    return sorted(
+        ((w, counts[w]) for w in order),
+        key=lambda kv: (kv[1] < 2, kv[1] > 1 and kv[0] in STOPWORDS, -kv[1], order[kv[0]]),
+    )
 
 
 def snippet(words: Sequence[str], index: int, width: int = 6) -> str:

@@ -14,7 +14,6 @@ WordNet's morphology) or ``label<TAB>sentence`` with the target in ``[brackets]`
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +23,11 @@ import numpy as np
 
 from workbench.alignment import split_words
 from workbench.errors import InputError
+from workbench.morphology import base_forms
 
 #: The demo texts shipped in the repository (``data/demo/<word>.tsv``).
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 _MARKED = re.compile(r"\[([^\[\]]+)\]")
-_WN_POS = "nvar"
 
 
 @dataclass(frozen=True)
@@ -81,24 +80,6 @@ class OccurrenceVectors:
 
 
 # --------------------------------------------------------------------------- matching words
-
-
-@functools.lru_cache(maxsize=1)
-def _wordnet_reader():
-    from workbench.wordnet import load_wordnet
-
-    return load_wordnet().reader
-
-
-@functools.lru_cache(maxsize=65536)
-def base_forms(word: str) -> frozenset[str]:
-    """Lowercase ``word`` and its WordNet base forms over all POS (``died`` -> ``die``)."""
-    form = word.lower()
-    reader = _wordnet_reader()
-    found = {form}
-    for pos in _WN_POS:
-        found.update(reader._morphy(form, pos))
-    return frozenset(found)
 
 
 def lemma_matcher(lemma: str) -> Callable[[str], bool]:

@@ -1,0 +1,162 @@
+"""The app in a real browser: Debian's headless Chromium driven by Playwright for Python.
+
+The test starts ``streamlit run app.py`` on a free port of 127.0.0.1 in its own process group and
+stops it (and everything it started) at the end. Screenshots go to ``test-artifacts/``.
+Chromium comes from Debian's ``chromium`` package (``.ci/install-browser.sh``); Playwright's own
+browser downloads are never used.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+SLOW_MS = 180_000  # first UMAP of a process compiles numba code (~20-30 s on 2 busy cores)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.read().strip() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"streamlit did not answer on {url} within {timeout:.0f} s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server's whole process group: SIGTERM, then SIGKILL."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """URL of a running app; the server is stopped after the module's tests."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = _free_port()
+    log_path = ARTIFACTS / "streamlit-server.log"
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "streamlit", "run", "app.py",
+                "--server.headless", "true", "--server.port", str(port),
+                "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+            ],  # fmt: skip
+            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc)
+        yield url
+    finally:
+        _stop(proc)
+    assert proc.poll() is not None
+
+
+@pytest.fixture(scope="module")
+def browser_page(server, tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")
+    from playwright.sync_api import sync_playwright
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1500, "height": 1400},
+        )  # fmt: skip
+        page = context.new_page()
+        page.set_default_timeout(SLOW_MS)
+        try:
+            yield page
+        finally:
+            context.close()
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback is shown"
+
+
+def _idle(page) -> None:
+    """Wait until Streamlit has finished running the script."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=SLOW_MS)
+
+
+def test_explore_type_a_sentence_pick_a_word_see_the_heatmap(browser_page, server):
+    page = browser_page
+    page.goto(server)
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart.locator(".main-svg").first.wait_for()
+    area = page.locator('[data-testid="stTextArea"] textarea')
+    area.fill(
+        "The prisoner paced his narrow cell all night.\n"
+        "Every living cell needs energy.\n"
+        "My cell rang during the school play.\n"
+        "The children play cards in the cell block.\n"
+        "They play chess after lunch."
+    )
+    area.press("Control+Enter")
+    _idle(page)
+    page.get_by_role("radio", name="cell ×4", checked=True).wait_for()  # the default word
+    page.get_by_role("radio", name="play ×3").click()
+    _idle(page)
+    page.get_by_role("radio", name="play ×3", checked=True).wait_for()
+    page.get_by_text("similarity to occurrence 1, layer by layer").wait_for()
+    assert "play" in page.locator("h3").first.inner_text()
+    chart.locator(".heatmaplayer").first.wait_for()
+    ticks = chart.locator(".ytick text").all_text_contents()
+    assert sum("[play]" in t for t in ticks) == 3, ticks
+    _idle(page)
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "explore.png"), full_page=True)
+
+
+def test_senses_page_draws_the_umap_plot(browser_page, server):
+    page = browser_page
+    page.goto(server)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Senses").click()
+    page.get_by_text("Sense clusters").first.wait_for()
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    points = chart.locator(".scatterlayer .point")
+    points.first.wait_for()
+    assert points.count() >= 30  # the demo text of the first word, plus the centroids
+    legend = chart.locator(".legendtext").all_text_contents()
+    assert any("%" in t for t in legend), legend  # sense keys in the legend
+    _idle(page)
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "senses.png"), full_page=True)
