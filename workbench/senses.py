@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -47,7 +48,6 @@ from workbench.sense_vectors import (
 FORMAT_VERSION = 1
 #: How a row of the index got its vector (``origin_`` codes).
 ORIGINS: tuple[str, ...] = ("centroid", "synset", "hypernym", "lexname", "gloss")
-Source = Literal["centroid", "propagated", "gloss", "backoff", "none"]
 
 
 @dataclass(frozen=True)
@@ -113,29 +113,6 @@ class TrainingInfo:
 
 
 @dataclass(frozen=True)
-class Prediction:
-    """One disambiguated instance.
-
-    Attributes:
-        key: the chosen sense key (None: the lemma has no WordNet senses for this POS).
-        score: cosine of the query with the chosen row (NaN for a back-off).
-        runner_up, runner_up_score: the second-best candidate (None / NaN if there is none).
-        source: ``centroid``, ``propagated``, ``gloss`` (how the chosen row was made),
-            ``backoff`` (no candidate has a row: WordNet's first sense) or ``none``.
-        detail: the propagation step (synset, hypernym, lexname) or the back-off reason.
-        n_candidates: candidate rows searched.
-    """
-
-    key: str | None
-    score: float
-    runner_up: str | None
-    runner_up_score: float
-    source: Source
-    detail: str = ""
-    n_candidates: int = 0
-
-
-@dataclass(frozen=True)
 class CandidateScores:
     """Scores of every candidate row of one instance (for display)."""
 
@@ -167,11 +144,19 @@ def _faiss():
     return faiss
 
 
+def _n_gpus(faiss) -> int:
+    """GPUs FAISS can use (0 for a CPU-only build)."""
+    get = getattr(faiss, "get_num_gpus", None)
+    return int(get()) if get is not None else 0
+
+
 class SenseIndex:
     """Sense centroids of one encoder and layer spec, in a FAISS inner-product index.
 
     Args:
         config: how the index is built (:class:`SenseIndexConfig`).
+        device: ``auto`` puts the FAISS index on the GPU when FAISS sees one (falling back to
+            the CPU if the GPU index refuses range selectors); ``cpu`` never does.
 
     Learned attributes (after :meth:`fit` or :meth:`load`):
         keys_: sense key of each row, sorted by (lemma, POS, key).
@@ -183,8 +168,11 @@ class SenseIndex:
         encoder_: :class:`EncoderInfo`; training_: :class:`TrainingInfo`.
     """
 
-    def __init__(self, config: SenseIndexConfig | None = None) -> None:
+    def __init__(
+        self, config: SenseIndexConfig | None = None, device: Literal["auto", "cpu"] = "auto"
+    ) -> None:
         self.config = config or SenseIndexConfig()
+        self.device = device  # auto: a GPU index when FAISS sees a GPU
         self._faiss_index = None
 
     # ------------------------------------------------------------------ fitting
@@ -332,25 +320,65 @@ class SenseIndex:
 
     @property
     def faiss_index(self):
-        """The FAISS ``IndexFlatIP`` over ``vectors_`` (built on first use)."""
+        """The FAISS ``IndexFlatIP`` over ``vectors_`` (built on first use): on the GPU when
+        FAISS sees one and ``device`` allows it, else on the CPU."""
         if self._faiss_index is None:
             faiss = _faiss()
             index = faiss.IndexFlatIP(self.dim)
             index.add(self.vectors_)
+            self._cpu_index, self.device_ = index, "cpu"
+            if self.device != "cpu" and _n_gpus(faiss) > 0:
+                try:
+                    res = faiss.StandardGpuResources()
+                    index = faiss.index_cpu_to_gpu(res, 0, index)
+                    self._gpu_resources, self.device_ = res, "gpu"
+                except (RuntimeError, AttributeError) as exc:  # pragma: no cover - GPU only
+                    warnings.warn(f"no FAISS GPU index ({exc}); using the CPU", stacklevel=2)
             self._faiss_index = index
         return self._faiss_index
 
-    def search_range(
-        self, queries: np.ndarray, start: int, stop: int, k: int = 2
+    def _search_c(self, n, q, k, d, i, params) -> None:
+        """One C-level search; a GPU index that refuses ID selectors falls back to the CPU."""
+        faiss = _faiss()
+        args = (n, faiss.swig_ptr(q), k, faiss.swig_ptr(d), faiss.swig_ptr(i), params)
+        try:
+            self.faiss_index.search_c(*args)
+        except RuntimeError as exc:  # pragma: no cover - GPU only
+            if self.device_ != "gpu":
+                raise
+            warnings.warn(f"FAISS GPU search with a range selector failed ({exc}); using the CPU",
+                          stacklevel=3)  # fmt: skip
+            self._faiss_index, self.device_ = self._cpu_index, "cpu"
+            self._cpu_index.search_c(*args)
+
+    def search_groups(
+        self, queries: np.ndarray, groups: Sequence[tuple[int, int, np.ndarray]], k: int = 2
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best rows in ``[start, stop)`` for transformed ``queries`` ``(m, D)``.
+        """Many range searches in one call: for each ``(start, stop, rows_of_queries)``, the
+        ``k`` best index rows in ``[start, stop)`` for those queries.
+
+        One ``IDSelectorRange`` is reused (its bounds set per group) and FAISS's C search is
+        called directly: the per-group cost is a few microseconds, not a wrapper's setup.
 
         Returns:
-            ``(scores (m, k) float32, rows (m, k) int64)``; missing neighbours are ``-1``.
+            ``(scores (n, k) float32, rows (n, k) int64)`` for all ``n`` queries (``-1``/NaN
+            where a query was in no group or its range has fewer than ``k`` rows).
         """
         faiss = _faiss()
-        params = faiss.SearchParameters(sel=faiss.IDSelectorRange(start, stop))
-        return self.faiss_index.search(queries, k, params=params)
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        scores = np.full((len(queries), k), np.nan, dtype=np.float32)
+        rows = np.full((len(queries), k), -1, dtype=np.int64)
+        selector = faiss.IDSelectorRange(0, 1)
+        params = faiss.SearchParameters(sel=selector)
+        for start, stop, members in groups:
+            selector.imin, selector.imax = int(start), int(stop)
+            q = queries[members]
+            d = np.empty((len(members), k), dtype=np.float32)
+            i = np.empty((len(members), k), dtype=np.int64)
+            self._search_c(len(members), q, k, d, i, params)
+            scores[members], rows[members] = d, i
+        rows[rows < 0] = -1
+        return scores, rows
 
     def candidate_scores(self, query: np.ndarray, lemma: str, pos: str) -> CandidateScores:
         """Score every candidate row of ``(lemma, pos)`` for one occurrence vector ``(dim,)``,

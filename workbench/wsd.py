@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -29,13 +30,36 @@ from workbench.sense_vectors import SenseGraph
 from workbench.senses import (
     ORIGINS,
     EncoderInfo,
-    Prediction,
     SenseIndex,
     SenseIndexConfig,
     TrainingInfo,
 )
 
 Backoff = Callable[[str, str], "str | None"]
+Source = Literal["centroid", "propagated", "gloss", "backoff", "none"]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One disambiguated instance.
+
+    Attributes:
+        key: the chosen sense key (None: the lemma has no WordNet senses for this POS).
+        score: cosine of the query with the chosen row (NaN for a back-off).
+        runner_up, runner_up_score: the second-best candidate (None / NaN if there is none).
+        source: ``centroid``, ``propagated``, ``gloss`` (how the chosen row was made),
+            ``backoff`` (no candidate has a row: WordNet's first sense) or ``none``.
+        detail: the propagation step (synset, hypernym, lexname) or the back-off reason.
+        n_candidates: candidate rows searched.
+    """
+
+    key: str | None
+    score: float
+    runner_up: str | None
+    runner_up_score: float
+    source: Source
+    detail: str = ""
+    n_candidates: int = 0
 
 
 @dataclass(frozen=True)
@@ -199,45 +223,42 @@ def predict(
         raise InputError(f"{len(vectors)} vectors, {len(lemmas)} lemmas, {len(pos)} POS tags")
     queries = index.transform_queries(vectors)
     out: list[Prediction | None] = [None] * len(lemmas)
+    searched, n_cand = [], np.zeros(len(lemmas), dtype=np.int64)
+    for (lemma, p), idx in _groups(lemmas, pos).items():
+        start, stop = index.candidate_rows(lemma, p)
+        if stop > start:
+            searched.append((start, stop, np.asarray(idx, dtype=np.int64)))
+            n_cand[idx] = stop - start
+            continue
+        key = backoff(lemma, p) if backoff is not None and p in _WN_POS else None
+        pred = Prediction(
+            key, np.nan, None, np.nan, "backoff" if key else "none",
+            "first sense" if key else "no candidates", 0,
+        )  # fmt: skip
+        for i in idx:
+            out[i] = pred
     previous = _faiss_threads(threads)
     try:
-        for (lemma, p), idx in _groups(lemmas, pos).items():
-            start, stop = index.candidate_rows(lemma, p)
-            if stop <= start:
-                key = backoff(lemma, p) if backoff is not None and p in _WN_POS else None
-                pred = Prediction(
-                    key, np.nan, None, np.nan, "backoff" if key else "none",
-                    "first sense" if key else "no candidates", 0,
-                )  # fmt: skip
-                for i in idx:
-                    out[i] = pred
-                continue
-            k = min(2, stop - start)
-            scores, rows = index.search_range(queries[idx], start, stop, k)
-            for j, i in enumerate(idx):
-                out[i] = _prediction(index, scores[j], rows[j], stop - start)
+        scores, rows = index.search_groups(queries, searched, k=2)
     finally:
         _faiss_threads(previous)
+    keys = index.keys_
+    sources = [(_SOURCE.get(o, "propagated"), "" if o in _SOURCE else o) for o in ORIGINS]
+    origin = index.origin_[np.maximum(rows[:, 0], 0)].tolist()
+    for i, (r0, r1), (s0, s1), o, n in zip(
+        range(len(out)), rows.tolist(), scores.tolist(), origin, n_cand.tolist()
+    ):
+        if r0 < 0:
+            continue
+        out[i] = Prediction(
+            keys[r0], s0, keys[r1] if r1 >= 0 else None, s1 if r1 >= 0 else float("nan"),
+            sources[o][0], sources[o][1], n,
+        )  # fmt: skip
     return out  # type: ignore[return-value]
 
 
 _WN_POS = ("NOUN", "VERB", "ADJ", "ADV")
 _SOURCE = {"centroid": "centroid", "gloss": "gloss"}
-
-
-def _prediction(index: SenseIndex, scores: np.ndarray, rows: np.ndarray, n: int) -> Prediction:
-    best = int(rows[0])
-    origin = ORIGINS[index.origin_[best]]
-    second = int(rows[1]) if len(rows) > 1 and rows[1] >= 0 else -1
-    return Prediction(
-        key=index.keys_[best],
-        score=float(scores[0]),
-        runner_up=index.keys_[second] if second >= 0 else None,
-        runner_up_score=float(scores[1]) if second >= 0 else float("nan"),
-        source=_SOURCE.get(origin, "propagated"),  # type: ignore[arg-type]
-        detail="" if origin in _SOURCE else origin,
-        n_candidates=n,
-    )
 
 
 def answers(ids: Sequence[str], predictions: Sequence[Prediction]) -> dict[str, str]:

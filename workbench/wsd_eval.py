@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.scoring import Score, dataset_groups, score, score_by_group
-from workbench.senses import EncoderInfo, Prediction, SenseIndex, SenseIndexConfig
-from workbench.wsd import InstanceSet, answers, predict, train_index
+from workbench.senses import EncoderInfo, SenseIndex, SenseIndexConfig
+from workbench.wsd import InstanceSet, Prediction, answers, predict, train_index
 
 #: Names of the baselines, as they appear in reports and JSON.
 BASELINES = ("wordnet_first_sense", "semcor_mfs")
