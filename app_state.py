@@ -355,29 +355,39 @@ def layer_projections(key: Hashable, _vectors: np.ndarray, config) -> np.ndarray
 
 # --------------------------------------------------------------------------- reference corpora
 
-#: Reference corpora offered for standardization and neighbours: label -> (name, n sentences).
+#: Sentences sampled (seeded) from a large reference corpus unless a page asks otherwise.
 REFERENCE_SAMPLE = 500
+DEMO_REFERENCE = "demo texts (170 sentences)"
 
 
 def reference_options() -> list[str]:
-    """Labels of the reference corpora available here (demo texts always)."""
-    options = ["demo texts (170 sentences)", f"WordNet examples ({REFERENCE_SAMPLE} sentences)"]
+    """Labels of the reference corpora available here (demo texts and WordNet always)."""
+    options = [DEMO_REFERENCE, "WordNet glosses and examples"]
     if "semcor" in available_datasets():
-        options.append(f"SemCor ({REFERENCE_SAMPLE} sentences)")
+        options.append("SemCor")
     return options
 
 
-@st.cache_resource(show_spinner="Preparing the reference corpus…", max_entries=4)
-def reference_sentences(label: str) -> list[list[str]]:
-    """The sentences (as words) of a reference corpus label from :func:`reference_options`."""
-    if label.startswith("demo"):
+@st.cache_resource(show_spinner="Preparing the reference corpus…", max_entries=8)
+def reference_sentences(label: str, n: int = REFERENCE_SAMPLE) -> list[list[str]]:
+    """Sentences (as words) of a reference corpus from :func:`reference_options`: all demo
+    sentences, or a seeded sample of ``n`` sentences of WordNet or SemCor."""
+    if label == DEMO_REFERENCE:
         from workbench.occurrences import demo_sentences
 
         return demo_sentences()
     from workbench.reference import sample_corpus
 
-    name = "semcor" if label.startswith("SemCor") else "wordnet"
-    return sample_corpus(corpus(name), REFERENCE_SAMPLE, random_state=0).words
+    name = "semcor" if label == "SemCor" else "wordnet"
+    return sample_corpus(corpus(name), n, random_state=0).words
+
+
+@st.cache_resource(show_spinner="Measuring every layer under every correction…", max_entries=8)
+def geometry(key: Hashable, _emb, config):
+    """:func:`workbench.geometry_report.analyze_layers` of ``_emb``, cached by ``key`` + config."""
+    from workbench.geometry_report import analyze_layers
+
+    return analyze_layers(_emb.vectors, _emb.words, _emb.sentence_index, _emb.layers, config)
 
 
 @st.cache_resource(show_spinner="Fitting the correction…", max_entries=16)
@@ -436,3 +446,66 @@ def glosses(labels: tuple[str, ...]) -> dict[str, str]:
     from workbench.occurrences import sense_glosses
 
     return sense_glosses(wordnet(), labels)
+
+
+# --------------------------------------------------------------------------- WSD
+
+WORDNET_INDEX = "WordNet examples + glosses (built for the words at hand)"
+EVAL_DATASETS = ("semeval2007", "senseval2", "senseval3", "semeval2013", "semeval2015", "ALL")
+
+
+def saved_indexes() -> dict[str, str]:
+    """Label -> path of the sense indexes saved by ``workbench wsd train`` in the cache dir."""
+    from workbench.models import default_cache_dir
+
+    root = default_cache_dir() / "wsd-index"
+    found = (
+        sorted(p for p in root.glob("*") if (p / "meta.json").is_file()) if root.is_dir() else []
+    )
+    return {p.name: str(p) for p in found}
+
+
+@st.cache_resource(show_spinner="Loading the sense index…", max_entries=4)
+def sense_index(path: str, settings_key: tuple):
+    """A saved :class:`workbench.senses.SenseIndex`, checked against the current encoder."""
+    from workbench.senses import SenseIndex
+
+    return SenseIndex.load(path, encoder=encoder())
+
+
+def wsd_evaluation(dataset: str, index_label: str, index=None, n_sentences: int = 0):
+    """``(corpus, Evaluation)`` of a sense index on a framework dataset (its first
+    ``n_sentences``, 0 = all), memoised by the settings, index and data; shows its progress.
+    ``index`` None: a WordNet index for the test lemmas is built first."""
+    key = (current().key, index_label, dataset, n_sentences)
+
+    def run():
+        from workbench.disambiguate import target_lemmas, wordnet_index
+        from workbench.wsd import encode_instances
+        from workbench.wsd_eval import baseline_answers, evaluate
+
+        enc, wn, test_corpus = encoder(), wordnet(), corpus(dataset)
+        if n_sentences:
+            test_corpus = test_corpus.head(n_sentences)
+        with st.status(f"Evaluating on {dataset}…", expanded=True) as status:
+            status.write(f"Encoding {test_corpus.n_instances:,} instances…")
+            test = with_progress(
+                "Encoding the instances…", lambda p: encode_instances(enc, test_corpus, progress=p)
+            )
+            used = index
+            if used is None:
+                status.write("Building the WordNet index for the test lemmas…")
+                pairs = sorted(set(zip(test.lemmas, test.pos)))
+                lemmas = sorted({x for lem, p in pairs for x in target_lemmas(lem, wn, p)})
+                used = with_progress(
+                    "Encoding WordNet examples and glosses…",
+                    lambda p: wordnet_index(enc, lemmas, wn, progress=p),
+                )
+            training = corpus("semcor") if "semcor" in available_datasets() else None
+            status.write("Predicting and scoring…")
+            result = evaluate(used, test, baseline_answers(test_corpus, training, wn),
+                              backoff=wn.first_sense)  # fmt: skip
+            status.update(label=f"Evaluated on {dataset}", state="complete", expanded=False)
+        return test_corpus, result
+
+    return memo("wsd-eval", 8).get(key, run)

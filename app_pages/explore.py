@@ -60,7 +60,8 @@ query = left.selectbox(
     key=f"explore_query_{text_key}_{word}",
 )  # fmt: skip
 reference = right.selectbox(
-    "Reference corpus (for the correction and the neighbours)", app_state.reference_options(),
+    "Reference corpus (for the correction and the neighbours; a 500-sentence sample)",
+    app_state.reference_options(),
     key="explore_reference",
 )  # fmt: skip
 correction = right.selectbox(
@@ -71,8 +72,9 @@ correction = right.selectbox(
 
 ref_sentences = app_state.reference_sentences(reference)
 ref_emb = app_state.encode_words(
-    ("reference", reference), ref_sentences, text="Encoding the reference corpus…"
-)
+    ("reference", reference, len(ref_sentences)), ref_sentences,
+    text="Encoding the reference corpus…",
+)  # fmt: skip
 settings = app_state.current()
 post = app_state.fitted_correction((settings.key, reference), correction, ref_emb.vectors)
 own = np.asarray(emb.vectors[rows])

@@ -177,3 +177,53 @@ def test_upload_that_is_not_text_is_refused():
         "upload", "bank", upload=b"The bank.\nNo.\nBanks!", upload_name="t.txt"
     )
     assert [o.source for o in found] == ["t.txt:1", "t.txt:3"]
+
+
+def test_geometry_renders_the_anisotropy_figure_and_switches_correction():
+    at = _app().run()
+    at.switch_page("app_pages/geometry.py").run()
+    _ok(at)
+    assert at.title[0].value.startswith("Geometry")
+    charts = at.get("plotly_chart")
+    assert len(charts) == 3
+    lines = _figure(at, 0)["data"]
+    assert [t["name"] for t in lines] == [
+        "raw", "centered", "standardized", "all-but-the-top", "whitened",
+    ]  # fmt: skip
+    raw = _array(lines[0]["y"])
+    zscore = _array(lines[2]["y"])
+    assert (raw > zscore).all() and raw.max() > 0.05  # the correction removes anisotropy
+    assert at.dataframe[0].value.shape[0] == 7  # one row per hidden state
+    at.segmented_control(key="geometry_correction").set_value("whiten").run()
+    _ok(at)
+    assert "whitened" in _figure(at, 1)["layout"]["title"]["text"]
+    visible = [t["name"] for t in _figure(at, 2)["data"] if t.get("visible") is True]
+    assert visible == ["raw", "whitened"]
+
+
+def test_wsd_one_sentence_bar_chart_and_bad_input():
+    at = _app().run()
+    at.switch_page("app_pages/wsd.py").run()
+    _ok(at)
+    bars = _figure(at)["data"][0]
+    assert bars["type"] == "bar" and len(_array(bars["x"])) >= 10  # the senses of "bank"
+    assert at.success and "bank%" in at.success[0].value
+    at.text_input(key="wsd_word").set_value("money").run()
+    _ok(at)
+    assert any("not a word of the sentence" in e.value for e in at.error)
+    at.text_input(key="wsd_text").set_value("").run()
+    _ok(at)
+    assert at.error
+
+
+def test_wsd_evaluation_on_a_few_sentences(wsd_data):
+    at = _app().run()
+    at.switch_page("app_pages/wsd.py").run()
+    at.number_input(key="wsd_n_sentences").set_value(8).run()
+    assert any("Run the evaluation" in i.value for i in at.info)
+    at.button(key="wsd_run").click().run()
+    _ok(at)
+    scores = at.dataframe[1].value
+    assert scores["dataset"].tolist() == ["semeval2007[:8]"]
+    assert 0 <= scores["F1"].iloc[0] <= 100 and "WordNet 1st sense F1" in scores.columns
+    assert at.selectbox(key="wsd_error_lemma").options  # errors can be browsed by lemma

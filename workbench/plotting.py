@@ -304,6 +304,11 @@ def candidate_bars(
     ))  # fmt: skip
     fig.update_layout(title=title, font=_FONT, xaxis_title=x_title,
                       height=max(260, 90 + 36 * len(names)), margin=dict(l=10, t=60))  # fmt: skip
+    lo, hi = float(np.min(scores)), float(np.max(scores))
+    if lo > 0 and hi > lo:  # close positive scores: zoom in so that differences show
+        start = max(0.0, lo - 0.5 * (hi - lo))
+        fig.update_xaxes(range=[start, hi + 0.08 * (hi - start)])
+        fig.update_layout(xaxis_title=f"{x_title} (axis starts at {start:.2f})")
     return fig
 
 
