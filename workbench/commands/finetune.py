@@ -16,6 +16,7 @@ finetune ...``) runs the same command data-parallel; ``--batch-size`` is per pro
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -195,7 +196,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from workbench.finetune.compare import compare_models
 
     base = None if args.base == "default" else args.base
+    command = "workbench finetune compare " + " ".join(
+        [args.base, args.tuned, "--out", str(args.out)]
+        + (["--max-sentences", str(args.max_sentences)] if args.max_sentences else []))
     path = compare_models(base, args.tuned, args.out, device=args.device,
-                          max_sentences=args.max_sentences)
+                          max_sentences=args.max_sentences, command=command,
+                          progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(f"comparison report: {path}")
     return 0

@@ -7,6 +7,7 @@ into batches, builds its model, and scores gathered predictions. The loop
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -119,6 +120,33 @@ class Task:
     def score(self, outputs: tuple[np.ndarray, ...], feats: Features) -> dict[str, float]:
         """Metrics from the gathered outputs of :meth:`predict` (rows in feature order)."""
         raise NotImplementedError
+
+
+@contextmanager
+def quiet_transformers():
+    """Silence transformers' load reports and progress bars inside the block (the workbench
+    reports what matters itself, e.g. that a masked-LM head is new)."""
+    from transformers.utils import logging as hf_logging
+
+    level, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bar:
+            hf_logging.enable_progress_bar()
+
+
+def special_template(tokenizer) -> tuple[list[int], list[int]]:
+    """The special token ids a tokenizer puts before and after one sequence ([CLS] .. [SEP]),
+    read off a probe encoding (works for any fast tokenizer)."""
+    probe = tokenizer([["a"]], is_split_into_words=True, add_special_tokens=True)
+    ids, wids = probe["input_ids"][0], probe.word_ids(0)
+    first = next(i for i, w in enumerate(wids) if w is not None)
+    last = max(i for i, w in enumerate(wids) if w is not None)
+    return list(ids[:first]), list(ids[last + 1 :])
 
 
 def load_encoder(source: ModelSource) -> nn.Module:

@@ -55,6 +55,7 @@ class FitResult:
     best: float | None
     card: dict
     notes: tuple[str, ...]
+    model: object = None  # the selected task model (encoder + head, LoRA merged), in memory
 
 
 Callback = Callable[[dict], None]
@@ -287,6 +288,7 @@ def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile |
         test_metrics = evaluate(task, model, task.features(test, train=False), acc)
         _log("test: " + "  ".join(f"{k}={v:.4f}" for k, v in test_metrics.items()), acc)
     merge_lora(final)
+    final.eval()
     card = {
         "workbench_version": __version__, "task": task.kind, "metric": task.metric,
         "base_model": source.name, "base_location": source.location,
@@ -306,4 +308,4 @@ def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile |
             shutil.rmtree(directory, ignore_errors=True)
     acc.wait_for_everyone()
     history = tuple(EpochRecord(**h) for h in state.history)
-    return FitResult(output, history, state.best_epoch, state.best, card, tuple(notes))
+    return FitResult(output, history, state.best_epoch, state.best, card, tuple(notes), final)

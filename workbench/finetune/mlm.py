@@ -22,7 +22,13 @@ from torch import nn
 
 from workbench.alignment import split_words
 from workbench.errors import ModelLoadError
-from workbench.finetune.base import Features, Task, pad_batch
+from workbench.finetune.base import (
+    Features,
+    Task,
+    pad_batch,
+    quiet_transformers,
+    special_template,
+)
 from workbench.finetune.bio import IGNORE_INDEX
 from workbench.finetune.data import DataFile
 from workbench.finetune.masking import MaskingSpec, mask_tokens
@@ -64,7 +70,8 @@ class MlmTask(Task):
             ids.extend(enc["input_ids"][i])
             wids.extend(offset + w for w in row)
             offset += len(words[i])
-        size = self.cfg.max_length - self.tokenizer.num_special_tokens_to_add(pair=False)
+        head, tail = special_template(self.tokenizer)
+        size = self.cfg.max_length - len(head) - len(tail)
         blocks = []
         for start in range(0, len(ids), size):
             block_w = wids[start : start + size]
@@ -73,13 +80,11 @@ class MlmTask(Task):
         return blocks
 
     def features(self, data: DataFile, train: bool) -> Features:
-        tok = self.tokenizer
+        head, tail = special_template(self.tokenizer)
         rows = []
         for ids, wids in self._blocks(data.examples):
-            full = tok.build_inputs_with_special_tokens(ids)
-            special = tok.get_special_tokens_mask(full, already_has_special_tokens=True)
-            it = iter(wids)
-            word_ids = [-1 if s else next(it) for s in special]
+            full = head + ids + tail
+            word_ids = [-1] * len(head) + wids + [-1] * len(tail)
             rows.append({"input_ids": full, "attention_mask": [1] * len(full),
                          "word_ids": word_ids})
         if not train:  # fixed dev masks
@@ -108,9 +113,10 @@ class MlmTask(Task):
         from transformers import AutoModelForMaskedLM
 
         try:
-            lm, info = AutoModelForMaskedLM.from_pretrained(
-                source.location, output_loading_info=True
-            )
+            with quiet_transformers():  # the load report is replaced by the note below
+                lm, info = AutoModelForMaskedLM.from_pretrained(
+                    source.location, output_loading_info=True
+                )
         except (OSError, ValueError) as exc:
             raise ModelLoadError(
                 f"Could not build a masked-LM model from '{source.name}': {exc}"

@@ -63,7 +63,19 @@ def file_data(kind: str, train: str | Path, dev: str | Path | None = None,
         return read_table(path, pair=kind == "pair")
 
     splits = [_limit(read(p), n) for p, n in zip((train, dev, test), limits, strict=True)]
-    return TaskData(splits[0], splits[1], splits[2], {})
+    return TaskData(splits[0], splits[1], splits[2], {}, _wic_pairs(kind, train, dev, limits))
+
+
+def _wic_pairs(kind: str, train, dev, limits) -> tuple | None:
+    """WiC pairs (words + target positions) of exported built-in JSONL files, else None."""
+    from workbench.finetune.wic import read_jsonl
+
+    if kind != "pair" or dev is None or not all(str(p).endswith(".jsonl") for p in (train, dev)):
+        return None
+    found = [read_jsonl(p) for p in (train, dev)]
+    if any(f is None for f in found):
+        return None
+    return found[0][: limits[0]], found[1][: limits[1]]
 
 
 def builtin_data(name: str, data_dir: str | Path | None = None, seed: int = 0,

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from workbench.errors import ModelLoadError
+from workbench.finetune.base import quiet_transformers
 from workbench.finetune.modeling import MaskedLMModel, SequenceModel, TokenModel
 
 CARD = "training_card.json"
@@ -46,16 +47,9 @@ def save_model_dir(model: nn.Module, tokenizer, head_config: dict, card: dict,
                    output: Path) -> Path:
     """Write the model directory (see the module docstring); returns ``output``."""
     from safetensors.torch import save_file
-    from transformers.utils import logging as hf_logging
-
     output.mkdir(parents=True, exist_ok=True)
-    bar = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # no "Writing model shards" bar for one small file
-    try:
+    with quiet_transformers():  # no "Writing model shards" bar for one file
         model.encoder.save_pretrained(output)
-    finally:
-        if bar:
-            hf_logging.enable_progress_bar()
     tokenizer.save_pretrained(output)
     save_file(head_state(model), str(output / HEAD_WEIGHTS))
     (output / HEAD_CONFIG).write_text(json.dumps(head_config, indent=2) + "\n")
@@ -99,7 +93,8 @@ def load_finetuned(directory: str | Path) -> tuple[nn.Module, object, dict]:
     tokenizer = AutoTokenizer.from_pretrained(directory)
     task = head["task"]
     if task == "mlm":
-        model = MaskedLMModel(AutoModelForMaskedLM.from_pretrained(directory))
+        with quiet_transformers():  # it reports the head as missing; it is loaded next
+            model = MaskedLMModel(AutoModelForMaskedLM.from_pretrained(directory))
         model.lm.load_state_dict(weights, strict=False)
     else:
         encoder = AutoModel.from_pretrained(directory)

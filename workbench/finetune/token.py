@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench.finetune.base import Features, Task, load_encoder
+from workbench.finetune.base import Features, Task, load_encoder, special_template
 from workbench.finetune.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data import DataFile, TaggedSentence
 from workbench.finetune.modeling import TokenModel
@@ -69,7 +69,8 @@ class TokenTask(Task):
     def features(self, data: DataFile, train: bool) -> Features:
         sents: list[TaggedSentence] = list(data.examples)
         words_counts, notes = self._subword_counts([s.words for s in sents])
-        budget = self.cfg.max_length - self.tokenizer.num_special_tokens_to_add(pair=False)
+        head, tail = special_template(self.tokenizer)
+        budget = self.cfg.max_length - len(head) - len(tail)
         pieces, meta = [], []
         for i, ((words, counts), sent) in enumerate(zip(words_counts, sents, strict=True)):
             for a, b in chunk_words(counts, budget):

@@ -177,3 +177,21 @@ def write_jsonl(pairs: tuple[WicPair, ...], path: str | Path) -> Path:
             row = {"text_a": ex.text_a, "text_b": ex.text_b, "label": p.label, **asdict(p)}
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return path
+
+
+def read_jsonl(path: str | Path) -> tuple[WicPair, ...] | None:
+    """Pairs back from a file :func:`write_jsonl` wrote; None if it lacks the WiC fields."""
+    import json
+
+    names = [f for f in WicPair.__dataclass_fields__]
+    pairs = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if not all(k in row for k in names):
+                return None
+            values = {k: tuple(row[k]) if isinstance(row[k], list) else row[k] for k in names}
+            pairs.append(WicPair(**values))
+    return tuple(pairs)

@@ -1,0 +1,211 @@
+"""What fine-tuning did to the geometry: the same analyses on the base and the tuned encoder.
+
+For each model: the per-layer geometry (:func:`workbench.geometry_report.analyze_layers`: raw
+and z-scored anisotropy, self- and intra-sentence similarity) on one seeded sample of a
+reference corpus, and the WSD layer sweep (:func:`workbench.wsd_eval.layer_sweep`: plain 1-NN
+per layer spec, raw and z-scored, trained on SemCor, scored on the framework's ``ALL``). One
+report puts them side by side (tables, two figures, JSON with everything).
+
+Example::
+
+    measure = compare_measure(None, "runs/wic", CompareConfig(geometry_sample=500))
+    report = compare_report(measure)
+    write_report(report, "reports/wic", stem="compare")
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from workbench.report import Report, Section, Table
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """Options of a before/after comparison (all change the numbers)."""
+
+    geometry_corpus: str = "semcor"  # reference corpus of the geometry measures
+    geometry_sample: int = 1000  # sentences sampled from it (seeded)
+    n_pairs: int = 20_000  # random word pairs per layer for anisotropy
+    wsd_train: str = "semcor"  # training corpus of the WSD sweep
+    wsd_test: str = "ALL"  # evaluation corpus of the WSD sweep
+    wsd_train_sentences: int | None = None  # first N training sentences (None: all)
+    postprocess: tuple[str, ...] = ("none", "zscore")  # WSD vectors raw and z-scored
+    seed: int = 0  # sample, split and pairs
+    device: str | None = None  # encoder device
+
+
+@dataclass(frozen=True)
+class ModelMeasures:
+    """Everything measured on one model."""
+
+    label: str
+    describe: dict
+    geometry: object  # GeometryResult
+    sweep: list  # list[SweepPoint]
+    seconds: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The base and tuned measures and the config."""
+
+    base: ModelMeasures
+    tuned: ModelMeasures
+    config: CompareConfig
+    card: dict | None
+
+
+def measure_model(model: str | None, label: str, cfg: CompareConfig, progress=None
+                  ) -> ModelMeasures:
+    """Geometry + WSD sweep of one model (encodings go through the on-disk cache)."""
+    from workbench import Encoder
+    from workbench.cache import encode_cached
+    from workbench.geometry_report import GeometryConfig, analyze_layers
+    from workbench.reference import load_reference_corpus, sample_corpus
+    from workbench.senses import EncoderInfo
+    from workbench.wordnet import load_wordnet
+    from workbench.wsd import encode_instances
+    from workbench.wsd_eval import default_specs, layer_sweep, load_corpus
+
+    say = progress or (lambda _m: None)
+    seconds = {}
+    t0 = time.perf_counter()
+    enc = Encoder(model=model, device=cfg.device)
+    sample = sample_corpus(load_reference_corpus(cfg.geometry_corpus), cfg.geometry_sample,
+                           "sentences", cfg.seed)
+    emb = encode_cached(enc, sample.words)
+    geo = analyze_layers(emb.vectors, emb.words, emb.sentence_index, emb.layers,
+                         GeometryConfig(n_pairs=cfg.n_pairs, corrections=("none", "zscore"),
+                                        random_state=cfg.seed))
+    seconds["geometry"] = time.perf_counter() - t0
+    say(f"{label}: geometry in {seconds['geometry']:.0f}s")
+    t1 = time.perf_counter()
+    train = load_corpus(cfg.wsd_train)
+    if cfg.wsd_train_sentences:
+        train = train.head(cfg.wsd_train_sentences)
+    test = load_corpus(cfg.wsd_test)
+    training, testing = encode_instances(enc, train), encode_instances(enc, test)
+    specs = [s for s in default_specs(enc.n_hidden) if s != "last4-sum" or enc.n_hidden > 4]
+    sweep = layer_sweep(training, testing, EncoderInfo.of(enc), specs, cfg.postprocess,
+                        load_wordnet().first_sense)
+    seconds["wsd_sweep"] = time.perf_counter() - t1
+    say(f"{label}: WSD sweep in {seconds['wsd_sweep']:.0f}s")
+    return ModelMeasures(label, enc.describe(), geo, sweep, seconds)
+
+
+def compare_measure(base: str | None, tuned: str, cfg: CompareConfig | None = None,
+                    progress=None) -> Comparison:
+    """Measure both models with the same configuration."""
+    from workbench.errors import ModelLoadError
+    from workbench.finetune.store import read_card
+
+    cfg = cfg or CompareConfig()
+    try:
+        card = read_card(tuned)
+    except ModelLoadError:
+        card = None  # any two models can be compared; the card is shown when there is one
+    return Comparison(measure_model(base, "base", cfg, progress),
+                      measure_model(tuned, "tuned", cfg, progress), cfg, card)
+
+
+def _geometry_rows(c: Comparison) -> list[tuple]:
+    rows = []
+    for layer in c.base.geometry.layers:
+        row: list = [layer]
+        for measure in ("anisotropy", "self_similarity", "intra_similarity"):
+            for m in (c.base, c.tuned):
+                row.append(getattr(m.geometry.get("none", layer), measure).value)
+        for m in (c.base, c.tuned):
+            row.append(m.geometry.get("zscore", layer).anisotropy.value)
+        rows.append(tuple(row))
+    return rows
+
+
+def geometry_table(c: Comparison) -> Table:
+    """Per layer: raw anisotropy, self- and intra-sentence similarity, z-scored anisotropy."""
+    cols = ["layer"]
+    for name in ("anisotropy", "self-sim", "intra-sim", "anisotropy (z-scored)"):
+        cols += [f"{name} base", f"{name} tuned"]
+    return Table(tuple(cols), tuple(_geometry_rows(c)),
+                 caption="Geometry per hidden state (0 = embeddings), base vs fine-tuned")
+
+
+def sweep_table(c: Comparison) -> Table:
+    """WSD F1 (ALL) per layer spec and post-processor, base vs tuned, and the difference."""
+    tuned = {(p.layers, p.postprocess): p for p in c.tuned.sweep}
+    rows = []
+    for p in c.base.sweep:
+        q = tuned[(p.layers, p.postprocess)]
+        rows.append((p.label, p.postprocess, 100 * p.all.f1, 100 * q.all.f1,
+                     100 * (q.all.f1 - p.all.f1)))
+    return Table(("layers", "vectors", "F1 base", "F1 tuned", "difference"), tuple(rows),
+                 caption=f"WSD F1 on {c.config.wsd_test} (plain 1-NN, trained on "
+                         f"{c.config.wsd_train}), per layer spec", digits=1)
+
+
+def _figures(c: Comparison) -> tuple:
+    from workbench.plotting import layer_lines
+
+    layers = [str(x) for x in c.base.geometry.layers]
+    aniso = {f"{m.label} {corr}": [m.geometry.get(corr, x).anisotropy.value
+                                   for x in c.base.geometry.layers]
+             for m in (c.base, c.tuned) for corr in ("none", "zscore")}
+    fig1 = layer_lines(aniso, layers, "Anisotropy per layer, base vs fine-tuned",
+                       "mean cosine of random word pairs")
+    specs = [p.label for p in c.base.sweep if p.postprocess == c.config.postprocess[0]]
+    f1 = {f"{m.label} {post}": [100 * p.all.f1 for p in m.sweep if p.postprocess == post]
+          for m in (c.base, c.tuned) for post in c.config.postprocess}
+    fig2 = layer_lines(f1, specs, f"WSD F1 per layer on {c.config.wsd_test}", "F1 (%)")
+    return fig1, fig2
+
+
+def _summary(c: Comparison) -> str:
+    best = {m.label: max(m.sweep, key=lambda p: p.all.f1) for m in (c.base, c.tuned)}
+    last = c.base.geometry.layers[-1]
+    lines = [
+        f"Base: {c.base.describe['model']} ({c.base.describe['fingerprint']}); tuned: "
+        f"{c.tuned.describe['model']} ({c.tuned.describe['fingerprint']}).",
+        f"Last layer anisotropy: base {c.base.geometry.get('none', last).anisotropy.value:.3f},"
+        f" tuned {c.tuned.geometry.get('none', last).anisotropy.value:.3f}.",
+        "Best WSD layer spec: " + "; ".join(
+            f"{k} {p.label} ({p.postprocess}) F1 {100 * p.all.f1:.1f}" for k, p in best.items()),
+    ]
+    if c.card:
+        lines.append(f"The tuned model was fine-tuned on task '{c.card.get('task')}' "
+                     f"(best dev {c.card.get('metric')} {c.card.get('best_metric')}).")
+    return "\n\n".join(lines)
+
+
+def compare_report(c: Comparison, command: str = "") -> Report:
+    """The comparison as a :class:`workbench.report.Report`."""
+    config = {"compare": asdict(c.config), "base": c.base.describe, "tuned": c.tuned.describe,
+              "training_card": c.card,
+              "seconds": {"base": c.base.seconds, "tuned": c.tuned.seconds}}
+    data = {"geometry": geometry_table(c).to_records(), "wsd": sweep_table(c).to_records()}
+    sections = (
+        Section("Summary", _summary(c)),
+        Section("Geometry per layer", tables=(geometry_table(c),)),
+        Section("WSD layer sweep", tables=(sweep_table(c),)),
+        Section("Figures", figures=_figures(c)),
+    )
+    return Report("Before / after fine-tuning", config, sections, data=data, command=command)
+
+
+def compare_models(base: str | None, tuned: str, out: str | Path, device: str | None = None,
+                   max_sentences: int | None = None, command: str = "", progress=None
+                   ) -> Path:
+    """Measure, build the report, write ``out/compare.{md,html,json}``; returns the HTML path.
+
+    ``max_sentences`` caps both the geometry sample and the WSD training sentences (CPU runs).
+    """
+    from workbench.report import write_report
+
+    cfg = CompareConfig(device=device)
+    if max_sentences:
+        cfg = CompareConfig(device=device, geometry_sample=min(max_sentences, 1000),
+                            wsd_train_sentences=max_sentences)
+    comparison = compare_measure(base, tuned, cfg, progress)
+    return write_report(compare_report(comparison, command), out, stem="compare")["html"]
