@@ -146,7 +146,8 @@ def sweep_table(c: Comparison) -> Table:
                          f"{c.config.wsd_train}), per layer spec", digits=1)
 
 
-def _figures(c: Comparison) -> tuple:
+def compare_figures(c: Comparison) -> tuple:
+    """Anisotropy per layer and WSD F1 per layer spec, base vs tuned (two plotly figures)."""
     from workbench.plotting import layer_lines
 
     layers = [str(x) for x in c.base.geometry.layers]
@@ -189,7 +190,7 @@ def compare_report(c: Comparison, command: str = "") -> Report:
         Section("Summary", _summary(c)),
         Section("Geometry per layer", tables=(geometry_table(c),)),
         Section("WSD layer sweep", tables=(sweep_table(c),)),
-        Section("Figures", figures=_figures(c)),
+        Section("Figures", figures=compare_figures(c)),
     )
     return Report("Before / after fine-tuning", config, sections, data=data, command=command)
 
