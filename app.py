@@ -42,6 +42,7 @@ def discover_pages(directory: Path = PAGES_DIR) -> list[Path]:
 
 
 def main() -> None:
+    app_state.preload()  # the packaged model, in the background: the first page needs it
     st.set_page_config(page_title="Embedding workbench", page_icon="🔬", layout="wide")
     pages = [
         st.Page(str(p), title=page_title(p), icon=ICONS.get(p.stem), default=i == 0)

@@ -172,16 +172,7 @@ def encoder(settings: Settings | None = None):
         return _encoder_with_pooling(s.model, s.device, s.pooling)
 
 
-def _devices() -> list[str]:
-    import torch
-
-    found = ["auto", "cpu"]
-    if torch.cuda.is_available():
-        found.append("cuda")
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        found.append("mps")
-    return found
+DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 def layer_options(n_layers: int) -> list[str]:
@@ -191,15 +182,40 @@ def layer_options(n_layers: int) -> list[str]:
 
 @st.cache_resource(max_entries=8)
 def _n_layers(model: str | None) -> int | None:
-    """Layer count read from a local model's config (fast: no weights); None for hub ids."""
+    """Layer count from a local model's ``config.json`` (no torch import, no weights); None
+    for a hub id or a config without ``num_hidden_layers``."""
+    import json
+    from pathlib import Path
+
     from workbench.models import resolve_model
 
     source = resolve_model(model)
     if not source.is_local:
         return None
-    from transformers import AutoConfig
+    try:
+        config = json.loads((Path(source.location) / "config.json").read_text())
+    except (OSError, ValueError) as exc:
+        from workbench.errors import ModelLoadError
 
-    return int(AutoConfig.from_pretrained(source.location).num_hidden_layers)
+        raise ModelLoadError(f"{source.location} has no readable config.json: {exc}") from exc
+    n = config.get("num_hidden_layers")
+    return int(n) if isinstance(n, int) else None
+
+
+@st.cache_resource
+def preload(model: str | None = None, device: str | None = None) -> threading.Thread:
+    """Start loading the model in a background thread, once per process, so that torch and
+    transformers import while the first page draws (the page waits on the same cache entry)."""
+
+    def run() -> None:
+        try:
+            _load_encoder(model, device)
+        except Exception:  # noqa: BLE001 - the page reports the error when it needs the model
+            log.debug("preloading the model failed", exc_info=True)
+
+    thread = threading.Thread(target=run, name="workbench-model-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def _model_error(exc: Exception, device: str | None, pooling: str) -> None:
@@ -221,7 +237,10 @@ def sidebar() -> Settings:
         help="Empty: the packaged all-MiniLM-L6-v2. Or a Hugging Face id "
         "(e.g. bert-base-uncased, if it is in the local cache) or a local model directory.",
     ).strip() or None  # fmt: skip
-    device = side.selectbox("Device", _devices(), key="device")
+    device = side.selectbox(
+        "Device", DEVICES, key="device",
+        help="auto: a GPU (cuda or mps) when there is one, else the CPU.",
+    )  # fmt: skip
     pooling = side.selectbox(
         "Subword pooling", POOLINGS, key="pooling",
         help="How a word split into several subword tokens gets one vector.",

@@ -117,6 +117,7 @@ if colour == "predicted":
     )
 gl = app_state.glosses(tuple(dict.fromkeys(gold + labels)))
 names = occ.sense_names(gl)
+categories = sorted(set(gold) | set(labels))  # one colour per sense, gold or predicted
 hover = [
     plotting.hover_text(o.words, o.index, gl.get(lab, ""), lab)
     for o, lab in zip(ov.occurrences, labels)
@@ -132,14 +133,16 @@ with app_state.user_errors():
     if view == "one layer":
         coords = app_state.projection((key, layer), emb.select(layer), config)
         title = f"“{lemma}”, layers {layer}, {METHODS[method]}"
-        fig = plotting.sense_scatter(coords, labels, hover, title=title, names=names)
+        fig = plotting.sense_scatter(coords, labels, hover, title=title, names=names,
+                                     categories=categories)  # fmt: skip
     else:
         two_d = dataclasses.replace(config, n_components=2)
         all_coords = app_state.layer_projections(key, np.asarray(emb.vectors), two_d)
         title = f"“{lemma}” at every layer, {METHODS[method]}"
         fig = plotting.small_multiples(
-            all_coords, labels, hover, [f"layer {i}" for i in emb.layers], n_cols=4, names=names
-        )
+            all_coords, labels, hover, [f"layer {i}" for i in emb.layers], n_cols=4, names=names,
+            categories=categories,
+        )  # fmt: skip
         fig.update_layout(title=title)
 st.plotly_chart(fig, key="senses_chart")
 if predicted_note:

@@ -160,3 +160,19 @@ def test_senses_page_draws_the_umap_plot(browser_page, server):
     _idle(page)
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "senses.png"), full_page=True)
+
+
+@pytest.mark.parametrize(
+    ("page_name", "heading", "shot"),
+    [("Geometry", "Geometry of the layers", "geometry.png"),
+     ("WSD", "Word sense disambiguation", "wsd.png")],
+)  # fmt: skip
+def test_other_pages_render_a_chart(browser_page, server, page_name, heading, shot):
+    page = browser_page
+    page.goto(server)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(page_name, exact=True).click()
+    page.get_by_text(heading).first.wait_for()
+    page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()
+    _idle(page)
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / shot), full_page=True)

@@ -113,3 +113,11 @@ def test_layer_lines_and_dimension_bars():
 
 def test_color_map_is_stable():
     assert color_map(["b", "a", "b"]) == color_map(["b", "a"])
+
+
+def test_categories_fix_colours_across_figures():
+    coords = np.random.default_rng(0).normal(size=(4, 2))
+    gold = sense_scatter(coords, ["a", "a", "b", "b"], list("1234"), categories=["a", "b"])
+    pred = sense_scatter(coords, ["b", "b", "b", "a"], list("1234"), categories=["a", "b"])
+    colour = {t.name: t.marker.color for t in gold.data[:2]}
+    assert {t.name: t.marker.color for t in pred.data[:2]} == colour

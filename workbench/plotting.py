@@ -204,6 +204,7 @@ def sense_scatter(
     title: str = "",
     names: Mapping[str, str] | None = None,
     centroids: bool = True,
+    categories: Sequence[str] | None = None,
 ) -> go.Figure:
     """Scatter of projected occurrences coloured by (gold or predicted) sense.
 
@@ -214,9 +215,11 @@ def sense_scatter(
         title: figure title.
         names: optional label -> legend text (e.g. ``"bank%1:17:01:: sloping land"``).
         centroids: draw each label's centroid as a large cross.
+        categories: every label in colour order (default: order of appearance); pass the
+            same list to two figures (gold vs predicted) to give a sense the same colour.
     """
     coords = _check_scatter(coords, labels, hover)
-    colors = color_map(labels)
+    colors = color_map([*(categories or []), *labels])
     fig = go.Figure(_scatter_traces(coords, labels, hover, colors, names or {}, centroids, True))
     fig.update_layout(
         title=title, font=_FONT, height=620, legend=dict(title="sense", itemsizing="constant"),
@@ -236,6 +239,7 @@ def small_multiples(
     n_cols: int = 4,
     names: Mapping[str, str] | None = None,
     centroids: bool = True,
+    categories: Sequence[str] | None = None,
 ) -> go.Figure:
     """One 2-D sense scatter per layer in a grid, with one shared legend.
 
@@ -247,6 +251,7 @@ def small_multiples(
         n_cols: panels per row.
         names: optional label -> legend text.
         centroids: draw each label's centroid.
+        categories: every label in colour order (see :func:`sense_scatter`).
     """
     coords = np.asarray(coords, dtype=np.float32)
     if coords.ndim != 3 or coords.shape[2] != 2 or coords.shape[0] != len(titles):
@@ -255,7 +260,7 @@ def small_multiples(
     n_rows = -(-coords.shape[0] // n_cols)
     fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=list(titles),
                         horizontal_spacing=0.02, vertical_spacing=0.08)  # fmt: skip
-    colors = color_map(labels)
+    colors = color_map([*(categories or []), *labels])
     for i, panel in enumerate(coords):
         _check_scatter(panel, labels, hover)
         for trace in _scatter_traces(panel, labels, hover, colors, names or {}, centroids, i == 0):

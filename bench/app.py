@@ -1,0 +1,231 @@
+"""Benchmark: the app's three numbers (issue 5), each against a plain baseline in this process.
+
+Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|render ...]
+
+1. UMAP on 5,000 word vectors at one layer, warm (numba already compiled): the workbench's
+   ``Projector`` (``random_state=0``, hence single-threaded and reproducible) against plain
+   ``umap.UMAP()`` with its defaults (multi-threaded, not reproducible), same vectors. The cold
+   first fit of the process (JIT compilation) is reported too.
+2. Layer switch on the Senses page with cached embeddings: the time of an AppTest rerun after
+   moving the layer slider to a layer not seen yet (a new projection, embeddings from the memo),
+   against the baseline of what that switch costs without cached embeddings (encoding the same
+   occurrences from scratch, then the same projection).
+3. First page render: ``streamlit run app.py`` started as a fresh process and Debian's
+   headless Chromium (Playwright) opening it: seconds from the process start to the server's
+   health check, to the page's title and to the first chart (the Explore heatmap), with an
+   empty embedding cache (cold) and again with the cache filled (warm).
+
+Numbers are medians of ``--repeats``; the machine is shared, so the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def _median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def word_vectors(n_points: int) -> tuple[np.ndarray, str]:
+    """``n_points`` real word vectors at the last layer, from a seeded corpus sample."""
+    from workbench import Encoder
+    from workbench.cache import encode_cached
+    from workbench.reference import load_reference_corpus, sample_corpus
+
+    corpus = load_reference_corpus("auto")
+    sample = sample_corpus(corpus, n_points, unit="words", random_state=0)
+    emb = encode_cached(Encoder(device="cpu"), sample.words, layers=[6], progress=False)
+    return np.asarray(emb.select("6"))[:n_points], corpus.name
+
+
+def bench_umap(n_points: int, repeats: int) -> None:
+    import umap
+
+    from workbench.projection import Projector, trustworthiness
+
+    x, corpus = word_vectors(n_points)
+    print(f"\n1. UMAP, {len(x):,} word vectors of {corpus} at layer 6 ({x.shape[1]} dims)")
+    t = time.perf_counter()
+    Projector(random_state=0).fit(np.random.default_rng(0).normal(size=(4500, 16)))
+    print(f"   cold: first fit of the process (numba compilation) {time.perf_counter() - t:.1f} s")
+    ours = _median_time(lambda: Projector(random_state=0).fit(x), repeats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = _median_time(lambda: umap.UMAP().fit(x), repeats)
+    coords = Projector(random_state=0).fit_transform(x)
+    tw = trustworthiness(x[:2000], coords[:2000], n_neighbors=10)
+    print(f"   workbench Projector(random_state=0): {ours:.2f} s (median of {repeats})")
+    print(f"   plain umap.UMAP() defaults:          {plain:.2f} s")
+    print(f"   ratio plain / ours: {plain / ours:.2f}x; trustworthiness (first 2,000) {tw:.3f}")
+
+
+def bench_layer_switch(repeats: int) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    import app_state
+    from workbench import Encoder
+    from workbench.projection import Projector
+
+    for source, word in (("demo", "bank"), ("semcor", "play")):
+        if source == "semcor" and "semcor" not in app_state.available_datasets.__wrapped__():
+            continue
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
+        at.switch_page("app_pages/senses.py").run()
+        at.selectbox(key="senses_source").set_value(source).run()
+        if source == "demo":
+            at.selectbox(key="senses_demo_word").set_value(word).run()
+        else:
+            at.text_input(key="senses_lemma").set_value(word).run()
+        assert not at.exception, at.exception
+        n = int(at.caption[1].value.split()[0])
+        times = []
+        for layer in ["0", "1", "2", "3", "4", "5", "6"][: max(repeats, 3)]:
+            t = time.perf_counter()
+            at.select_slider(key="senses_layer").set_value(layer).run()
+            times.append(time.perf_counter() - t)
+            assert not at.exception and at.get("plotly_chart"), at.exception
+        slider = at.select_slider(key="senses_layer")
+        again = _median_time(lambda s=slider: s.set_value("3").run(), 3)
+        found = app_state.occurrences.__wrapped__(
+            source, word, None, 300 if source == "semcor" else None,
+            _corpus=app_state.corpus.__wrapped__("semcor") if source == "semcor" else None,
+        )  # fmt: skip
+        enc = Encoder(device="cpu")
+
+        def baseline(enc=enc, found=found):
+            emb = enc.encode([list(o.words) for o in found], keep=[[o.index] for o in found],
+                             progress=False)  # fmt: skip
+            Projector(random_state=0).fit(emb.select("3"))
+
+        base = _median_time(baseline, repeats)
+        med = statistics.median(times)
+        print(f"\n2. layer switch, Senses page, {source} '{word}' ({n} occurrences)")
+        print(f"   new layer (new projection, cached embeddings): median {med:.2f} s, "
+              f"max {max(times):.2f} s over layers {len(times)}")  # fmt: skip
+        print(f"   a layer seen before (everything cached): {again:.2f} s")
+        print(f"   baseline, embeddings recomputed + projection: {base:.2f} s; "
+              f"ratio baseline / switch {base / med:.1f}x")  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def first_render(cache_dir: str) -> dict[str, float]:
+    """Seconds from ``streamlit run`` to health, title and first chart in a real browser."""
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    env = {**os.environ, "WORKBENCH_CACHE": cache_dir, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.fileWatcherType", "none"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    out: dict[str, float] = {}
+    try:
+        url = f"http://127.0.0.1:{port}"
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                time.sleep(0.05)
+        out["health"] = time.perf_counter() - t0
+        with sync_playwright() as pw, tempfile.TemporaryDirectory() as profile:
+            ctx = pw.chromium.launch_persistent_context(
+                profile, executable_path="/usr/bin/chromium", headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                      "--disable-background-networking", "--disable-component-update",
+                      "--disable-sync"],
+            )  # fmt: skip
+            page = ctx.new_page()
+            page.set_default_timeout(120_000)
+            t_nav = time.perf_counter()
+            page.goto(url)
+            page.get_by_text("Explore a word across layers").wait_for()
+            out["title"] = time.perf_counter() - t0
+            page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').first.wait_for()
+            out["chart"] = time.perf_counter() - t0
+            out["chart_after_navigation"] = time.perf_counter() - t_nav
+            ctx.close()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+    return out
+
+
+def bench_first_render(repeats: int) -> None:
+    print("\n3. first page render (fresh `streamlit run` process + headless Chromium)")
+    for label in ("cold cache", "warm cache"):
+        runs = []
+        cache = tempfile.mkdtemp(prefix="wb-bench-cache-")
+        try:
+            if label == "warm cache":
+                first_render(cache)  # fills the cache
+            for _ in range(repeats if label == "warm cache" else 1):
+                if label == "cold cache":
+                    shutil.rmtree(cache)
+                    os.makedirs(cache)
+                runs.append(first_render(cache))
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        print(f"   {label}: server healthy {med['health']:.1f} s, page title {med['title']:.1f} s, "
+              f"first chart {med['chart']:.1f} s after the process start "
+              f"({med['chart_after_navigation']:.1f} s after opening the page; "
+              f"median of {len(runs)})")  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--points", type=int, default=5000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", choices=("umap", "switch", "render"), action="append",
+                    help="run only these parts (repeatable); default all")  # fmt: skip
+    args = ap.parse_args()
+    parts = set(args.only or ("umap", "switch", "render"))
+    os.chdir(REPO)
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if "umap" in parts:
+        bench_umap(args.points, args.repeats)
+    if "switch" in parts:
+        bench_layer_switch(args.repeats)
+    if "render" in parts:
+        bench_first_render(args.repeats)
+    print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
