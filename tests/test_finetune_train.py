@@ -255,3 +255,22 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, tmp_path
     b = load_file(str(tmp_path / "ref" / "model.safetensors"))
     for key in a:
         torch.testing.assert_close(a[key], b[key], atol=1e-4, rtol=1e-4)
+
+
+def test_data_parallel_run_under_torchrun(tiny_model_dir, tmp_path):
+    """Two CPU processes (gloo) via torchrun: the unchanged command trains data-parallel."""
+    train = _write_csv(tmp_path / "train.csv", _sentiment(160, 0))
+    dev = _write_csv(tmp_path / "dev.csv", _sentiment(40, 1))
+    out = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m",
+           "workbench", "finetune", "seqcls", "--train", str(train), "--dev", str(dev),
+           "--out", str(out), "--model", str(tiny_model_dir), "--epochs", "3", "--lr", "3e-3",
+           "--head-pooling", "mean", "--batch-size", "8", "--max-length", "32", "--no-progress"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    card = json.loads((out / "training_card.json").read_text())
+    assert card["num_processes"] == 2
+    assert card["best_metric"] > 0.8
+    assert any("pooler" in n and "no gradient" in n for n in card["notes"])
+    assert done.stdout.count("model directory:") == 1  # only the main process reports

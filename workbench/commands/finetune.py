@@ -16,6 +16,7 @@ finetune ...``) runs the same command data-parallel; ``--batch-size`` is per pro
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -162,6 +163,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                       resume=args.resume, overwrite=args.overwrite,
                       progress=not args.no_progress, keep_checkpoint=args.keep_checkpoint,
                       test=data.test, card_extra=data.extra)
+    if os.environ.get("RANK", "0") != "0":  # other processes of a multi-GPU launch
+        return 0
     card = result.card
     if getattr(args, "baselines", False):
         found = run_baselines(args.kind, data, cfg, args.model, cfg.device)

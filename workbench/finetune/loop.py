@@ -30,7 +30,14 @@ from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.base import Features, Task
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import add_lora, count_parameters, freeze, merge_lora, param_groups
+from workbench.finetune.modeling import (
+    add_lora,
+    count_parameters,
+    freeze,
+    freeze_unused,
+    merge_lora,
+    param_groups,
+)
 from workbench.finetune.store import save_model_dir
 
 
@@ -250,10 +257,14 @@ def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile |
         add_lora(model, cfg)  # the base is frozen, adapters + head train
     else:
         freeze(model, cfg)
-    trainable, n_params = count_parameters(model)
     train_f = task.features(train, train=True)
     dev_f = task.features(dev, train=False) if dev is not None else None
     notes = [*notes, *train_f.notes, *(dev_f.notes if dev_f else [])]
+    unused = freeze_unused(model, task.collate(train_f.rows[:2], torch.Generator().manual_seed(0)))
+    if unused:
+        notes.append(f"{len(unused)} parameter tensor(s) get no gradient from this task and stay "
+                     f"fixed: {', '.join(unused[:4])}{' ...' if len(unused) > 4 else ''}")
+    trainable, n_params = count_parameters(model)
     for note in notes:
         _log(note, acc)
     optimizer = torch.optim.AdamW(param_groups(model, cfg))

@@ -202,6 +202,24 @@ def param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
     return out
 
 
+def freeze_unused(model: nn.Module, batch: dict) -> list[str]:
+    """Fix the trainable parameters that get no gradient from this task (e.g. a pooler whose
+    output no head reads), found with one forward/backward pass on ``batch``.
+
+    Data-parallel training (DDP) refuses parameters without gradients, and they would only
+    waste optimizer state. Returns their names.
+    """
+    model.zero_grad(set_to_none=True)
+    loss, _ = model(**batch)
+    loss.backward()
+    unused = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
+    for name, p in model.named_parameters():
+        if name in unused:
+            p.requires_grad_(False)
+    model.zero_grad(set_to_none=True)
+    return unused
+
+
 def count_parameters(model: nn.Module) -> tuple[int, int]:
     """``(trainable, total)`` parameter counts."""
     total = sum(p.numel() for p in model.parameters())
