@@ -274,3 +274,17 @@ def test_data_parallel_run_under_torchrun(tiny_model_dir, tmp_path):
     assert card["best_metric"] > 0.8
     assert any("pooler" in n and "no gradient" in n for n in card["notes"])
     assert done.stdout.count("model directory:") == 1  # only the main process reports
+
+
+def test_early_stopping_and_gradient_accumulation(tiny_model_dir, tmp_path):
+    train = in_memory(_sentiment(48, 0), "train")
+    dev = in_memory(_sentiment(20, 1), "dev")
+    # a learning rate too small to change any prediction: the dev accuracy never improves
+    cfg = TrainConfig(epochs=6, lr=1e-9, batch_size=8, grad_accum=2, max_length=32,
+                      early_stopping=2, head_dropout=0.0)
+    result = finetune("seqcls", train, dev, cfg, tmp_path / "es", model=str(tiny_model_dir),
+                      progress=False)
+    assert [r.epoch for r in result.history] == [1, 2, 3]  # 2 epochs without improvement
+    assert result.best_epoch == 1
+    # 48 examples / batch 8 = 6 forward passes per epoch = 3 optimizer steps with accum 2
+    assert [r.steps for r in result.history] == [3, 6, 9]
