@@ -60,9 +60,9 @@ query = left.selectbox(
     key=f"explore_query_{text_key}_{word}",
 )  # fmt: skip
 reference = right.selectbox(
-    "Reference corpus (for the correction and the neighbours; a 500-sentence sample)",
-    app_state.reference_options(),
-    key="explore_reference",
+    "Reference corpus", app_state.reference_options(), key="explore_reference",
+    help="Fits the correction and holds the words searched for neighbours (WordNet and SemCor: "
+    "a seeded 500-sentence sample).",
 )  # fmt: skip
 correction = right.selectbox(
     "Correction", list(CORRECTIONS), format_func=CORRECTIONS.get, key="explore_correction",

@@ -95,6 +95,8 @@ layer = v1.select_slider(
 
 # ------------------------------------------------------------------ labels and hover text
 gold = [o.label or "(no label)" for o in ov.occurrences]
+if colour == "gold" and not any(o.label for o in ov.occurrences):
+    st.info("These sentences carry no sense labels: choose “predicted” to colour them by sense.")
 labels, predicted_note = gold, ""
 if colour == "predicted":
     with app_state.user_errors():

@@ -167,6 +167,15 @@ def test_senses_sources_give_messages_not_tracebacks():
     assert at.info and not at.get("plotly_chart")  # asks for a file
 
 
+def test_semcor_without_the_lemma_is_a_message(wsd_data):
+    at = _app().run()
+    at.switch_page("app_pages/senses.py").run()
+    at.selectbox(key="senses_source").set_value("semcor").run()
+    at.text_input(key="senses_lemma").set_value("xyzzyq").run()
+    _ok(at)
+    assert any("no annotated occurrence of 'xyzzyq'" in e.value for e in at.error)
+
+
 def test_upload_that_is_not_text_is_refused():
     import app_state
     from workbench.errors import InputError

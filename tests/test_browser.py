@@ -91,7 +91,7 @@ def server(tmp_path_factory):
 def browser_page(server, tmp_path_factory):
     if not CHROMIUM.exists():
         pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")
-    from playwright.sync_api import sync_playwright
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
 
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as pw:
@@ -176,3 +176,30 @@ def test_other_pages_render_a_chart(browser_page, server, page_name, heading, sh
     _idle(page)
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+
+
+def test_senses_upload_refuses_a_binary_file_and_plots_a_text_file(browser_page, server, tmp_path):
+    page = browser_page
+    page.goto(server)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Senses").click()
+    page.get_by_text("Sense clusters").first.wait_for()
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Occurrences from").click()
+    page.get_by_role("option", name="a text file").click()
+    _idle(page)
+    picture = tmp_path / "photo.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(picture)
+    page.get_by_text("photo.png is not a text file").wait_for()
+    _no_exception(page)
+    text = tmp_path / "banks.txt"
+    text.write_text(
+        "The bank lent us money.\nWe swam to the far bank.\nThe bank closed early.\n"
+        "Reeds grew on the river bank.\nHer bank charges fees.\n",
+        encoding="utf-8",
+    )
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(text)
+    page.get_by_text("5 occurrences of “bank” from a text file").wait_for()
+    page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').first.wait_for()
+    _idle(page)
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "senses-upload.png"), full_page=True)
