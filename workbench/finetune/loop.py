@@ -71,6 +71,11 @@ Callback = Callable[[dict], None]
 def _accelerator(cfg: TrainConfig):
     from accelerate import Accelerator
 
+    if cfg.device not in (None, "cpu", "cuda"):
+        raise InputError(f"device must be cpu or cuda, not {cfg.device!r} (pick one GPU of "
+                         "several with CUDA_VISIBLE_DEVICES).")
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise InputError("device=cuda was asked for, but CUDA is not available here.")
     cuda = torch.cuda.is_available() and cfg.device != "cpu"
     precision = cfg.precision
     if precision == "auto":
@@ -220,6 +225,68 @@ def _describe(record: EpochRecord, task: Task) -> str:
             f"{dev}  ({record.seconds:.1f}s)")
 
 
+def _setup_model(task: Task, source: models.ModelSource, train_f: Features, acc) -> tuple:
+    """The task model with freezing / LoRA applied; notes; (trainable, total) parameters."""
+    cfg = task.cfg
+    model, notes = task.build_model(source)
+    if cfg.lora_r:
+        add_lora(model, cfg)  # the base is frozen, adapters + head train
+    else:
+        freeze(model, cfg)
+    unused = freeze_unused(model, task.collate(train_f.rows[:2], torch.Generator().manual_seed(0)))
+    if unused:
+        notes.append(f"{len(unused)} parameter tensor(s) get no gradient from this task and stay "
+                     f"fixed: {', '.join(unused[:4])}{' ...' if len(unused) > 4 else ''}")
+    return model, notes, count_parameters(model)
+
+
+def _optimizer(model, cfg: TrainConfig, n_rows: int, acc) -> tuple:
+    """AdamW over the parameter groups and the linear warm-up/decay schedule."""
+    from transformers import get_linear_schedule_with_warmup
+
+    optimizer = torch.optim.AdamW(param_groups(model, cfg))
+    batches = math.ceil(n_rows / (cfg.batch_size * acc.num_processes))
+    total = math.ceil(batches / cfg.grad_accum) * cfg.epochs
+    return optimizer, get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total),
+                                                      total)
+
+
+def _run_epochs(task: Task, acc, model, optimizer, scheduler, feats: tuple, state, where: tuple,
+                progress: bool, callback: Callback | None) -> None:
+    """Train epoch after epoch from ``state.epoch + 1``, evaluating and checkpointing each."""
+    train_f, dev_f = feats
+    for epoch in range(state.epoch + 1, task.cfg.epochs + 1):
+        if task.cfg.early_stopping and state.bad_epochs >= task.cfg.early_stopping:
+            _log(f"early stopping: no dev improvement for {state.bad_epochs} epoch(s)", acc)
+            break
+        t0 = time.perf_counter()
+        loss, steps = _train_epoch(task, model, optimizer, scheduler, train_f, epoch, acc,
+                                   progress, callback)
+        metrics = evaluate(task, model, dev_f, acc) if dev_f is not None else {}
+        record = EpochRecord(epoch, loss, metrics, time.perf_counter() - t0, state.step + steps)
+        state.step += steps
+        _after_epoch(task, acc, model, optimizer, scheduler, state, record, *where)
+        _log(_describe(record, task), acc)
+        if callback is not None:
+            callback({"event": "epoch", **asdict(record)})
+
+
+def _card(task: Task, source, data: tuple, state, acc, facts: dict) -> dict:
+    """The training card (see :mod:`workbench.finetune.store`)."""
+    train, dev, test = data
+    return {
+        "workbench_version": __version__, "task": task.kind, "metric": task.metric,
+        "base_model": source.name, "base_location": source.location,
+        "labels": list(task.labels.names) if task.labels else None,
+        "data": {"train": train.card(), "dev": dev.card() if dev else None,
+                 "test": test.card() if test else None},
+        "options": task.cfg.to_dict(), "epochs": state.history, "best_epoch": state.best_epoch,
+        "best_metric": state.best, "device": str(acc.device),
+        "mixed_precision": str(acc.mixed_precision), "num_processes": acc.num_processes,
+        "train_seconds": sum(h["seconds"] for h in state.history), **facts,
+    }
+
+
 def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile | None,
         output: str | Path, *, resume: bool = False, overwrite: bool = False,
         progress: bool = True, callback: Callback | None = None,
@@ -245,51 +312,26 @@ def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile |
         A :class:`FitResult`.
     """
     from accelerate.utils import set_seed
-    from transformers import get_linear_schedule_with_warmup
 
     cfg, output = task.cfg, Path(output)
     _prepare_output(output, resume, overwrite)
     acc = _accelerator(cfg)
     set_seed(cfg.seed)
     task.check(train, dev)
-    model, notes = task.build_model(source)
-    if cfg.lora_r:
-        add_lora(model, cfg)  # the base is frozen, adapters + head train
-    else:
-        freeze(model, cfg)
     train_f = task.features(train, train=True)
     dev_f = task.features(dev, train=False) if dev is not None else None
+    model, notes, (trainable, n_params) = _setup_model(task, source, train_f, acc)
     notes = [*notes, *train_f.notes, *(dev_f.notes if dev_f else [])]
-    unused = freeze_unused(model, task.collate(train_f.rows[:2], torch.Generator().manual_seed(0)))
-    if unused:
-        notes.append(f"{len(unused)} parameter tensor(s) get no gradient from this task and stay "
-                     f"fixed: {', '.join(unused[:4])}{' ...' if len(unused) > 4 else ''}")
-    trainable, n_params = count_parameters(model)
     for note in notes:
         _log(note, acc)
-    optimizer = torch.optim.AdamW(param_groups(model, cfg))
-    batches = math.ceil(len(train_f.rows) / (cfg.batch_size * acc.num_processes))
-    total = math.ceil(batches / cfg.grad_accum) * cfg.epochs
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total), total)
+    optimizer, scheduler = _optimizer(model, cfg, len(train_f.rows), acc)
     model, optimizer = acc.prepare(model, optimizer)
     directory, identity = output / "checkpoint", _identity(task, train, dev, source.name)
     state = ckpt.RunState(history=[])
     if resume:
         state = _restore(directory, identity, acc, model, optimizer, scheduler)
-    for epoch in range(state.epoch + 1, cfg.epochs + 1):
-        if cfg.early_stopping and state.bad_epochs >= cfg.early_stopping:
-            _log(f"early stopping: no dev improvement for {state.bad_epochs} epoch(s)", acc)
-            break
-        t0 = time.perf_counter()
-        loss, steps = _train_epoch(task, model, optimizer, scheduler, train_f, epoch, acc,
-                                   progress, callback)
-        metrics = evaluate(task, model, dev_f, acc) if dev_f is not None else {}
-        record = EpochRecord(epoch, loss, metrics, time.perf_counter() - t0, state.step + steps)
-        state.step += steps
-        _after_epoch(task, acc, model, optimizer, scheduler, state, record, directory, identity)
-        _log(_describe(record, task), acc)
-        if callback is not None:
-            callback({"event": "epoch", **asdict(record)})
+    _run_epochs(task, acc, model, optimizer, scheduler, (train_f, dev_f), state,
+                (directory, identity), progress, callback)
     final = acc.unwrap_model(model)
     if state.best_epoch and (directory / ckpt.BEST).is_file():
         final.load_state_dict(torch.load(directory / ckpt.BEST, map_location="cpu"))
@@ -300,19 +342,9 @@ def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile |
         _log("test: " + "  ".join(f"{k}={v:.4f}" for k, v in test_metrics.items()), acc)
     merge_lora(final)
     final.eval()
-    card = {
-        "workbench_version": __version__, "task": task.kind, "metric": task.metric,
-        "base_model": source.name, "base_location": source.location,
-        "labels": list(task.labels.names) if task.labels else None,
-        "data": {"train": train.card(), "dev": dev.card() if dev else None,
-                 "test": test.card() if test else None},
-        "options": cfg.to_dict(), "epochs": state.history, "best_epoch": state.best_epoch,
-        "best_metric": state.best, "parameters": {"trainable": trainable, "total": n_params},
-        "device": str(acc.device), "mixed_precision": str(acc.mixed_precision),
-        "num_processes": acc.num_processes, "notes": notes,
-        "train_seconds": sum(h["seconds"] for h in state.history), "test": test_metrics,
-        **(card_extra or {}),
-    }
+    card = _card(task, source, (train, dev, test), state, acc, {
+        "parameters": {"trainable": trainable, "total": n_params}, "notes": notes,
+        "test": test_metrics, **(card_extra or {})})
     if acc.is_main_process:
         save_model_dir(final, task.tokenizer, task.head_config(), card, output)
         if not keep_checkpoint:
