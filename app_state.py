@@ -420,11 +420,18 @@ def fitted_correction(key: Hashable, kind: str, _vectors: np.ndarray):
 
 
 @st.cache_resource(show_spinner="Indexing the words…", max_entries=16)
-def neighbour_index(key: Hashable, _vectors: np.ndarray):
-    """A :class:`workbench.explore.NeighbourIndex` over ``_vectors`` ``(n, dim)``."""
+def neighbour_pool(key: Hashable, _reference, _text, _post, layers: str):
+    """``(vectors, index)``: the reference corpus's words then the text's words at ``layers``
+    (after ``_post`` if given), ``(n, dim)``, and a :class:`workbench.explore.NeighbourIndex`
+    over them; cached by ``key``."""
     from workbench.explore import NeighbourIndex
+    from workbench.pooling import combine_layers
 
-    return NeighbourIndex().fit(_vectors)
+    pool = np.concatenate([np.asarray(_reference.vectors), np.asarray(_text.vectors)])
+    if _post is not None:
+        pool = _post.transform(pool)
+    vectors = combine_layers(pool, _text.layers, layers, _text.n_hidden)
+    return vectors, NeighbourIndex().fit(vectors)
 
 
 # --------------------------------------------------------------------------- occurrences

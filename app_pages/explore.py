@@ -13,7 +13,6 @@ import streamlit as st
 
 import app_state
 from workbench import explore, plotting
-from workbench.pooling import combine_layers
 
 DEFAULT_TEXT = """\
 She deposited the cheque at the bank before noon.
@@ -94,12 +93,10 @@ st.plotly_chart(fig, key="explore_heatmap")
 st.subheader(f"Nearest neighbours of occurrence {query + 1} at layers {settings.layers}")
 use_fixed = st.toggle(f"Search among {CORRECTIONS[correction]} vectors", key="explore_nn_fixed")
 with app_state.user_errors():
-    pool_raw = np.concatenate([np.asarray(ref_emb.vectors), np.asarray(emb.vectors)])
-    pool = post.transform(pool_raw) if use_fixed else pool_raw
-    pool_layer = combine_layers(pool, emb.layers, settings.layers, emb.n_hidden)
-index = app_state.neighbour_index(
-    (settings.key, settings.layers, reference, text_key, use_fixed and correction), pool_layer
-)
+    pool_layer, index = app_state.neighbour_pool(
+        (settings.key, settings.layers, reference, text_key, use_fixed and correction),
+        ref_emb, emb, post if use_fixed else None, settings.layers,
+    )  # fmt: skip
 own_row = len(ref_emb) + rows[query]
 scores, found = index.search(pool_layer[own_row], k=10, exclude=[own_row])
 n_ref = len(ref_emb)
