@@ -30,7 +30,7 @@ st.title("Sense clusters")
 st.caption(
     "Each point is one occurrence of the word, its vector projected to 2-D or 3-D. Occurrences "
     "with the same sense tend to gather; hover over a point to read its sentence and the "
-    "sense's definition. The crosses are the sense centroids."
+    "sense's definition. The large crosses (diamonds in 3-D) are the sense centroids."
 )
 
 # ------------------------------------------------------------------ what to show

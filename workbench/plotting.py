@@ -188,9 +188,9 @@ def _scatter_traces(
         xyz = dict(zip("xyz", cents.T, strict=False))
         traces.append(kind(
             **xyz, mode="markers", name="sense centroid", showlegend=legend,
-            marker=dict(symbol="x",
-                        size=8 if three_d else 16, color=[colors[u] for u in unique],
-                        line=dict(width=2, color="black")),
+            marker=dict(symbol="diamond" if three_d else "x", size=9 if three_d else 16,
+                        color=[colors[u] for u in unique],
+                        line=dict(width=0 if three_d else 2, color="black")),
             text=[html.escape(names.get(u, u)) for u in unique],
             hovertemplate="centroid of %{text}<extra></extra>",
         ))  # fmt: skip
@@ -228,6 +228,9 @@ def sense_scatter(
     if coords.shape[1] == 2:
         fig.update_xaxes(showticklabels=False, title="")
         fig.update_yaxes(showticklabels=False, title="", scaleanchor="x", scaleratio=1)
+    else:  # the axes of a projection carry no meaning
+        hidden = dict(showticklabels=False, title="")
+        fig.update_scenes(xaxis=hidden, yaxis=hidden, zaxis=hidden)
     return fig
 
 
