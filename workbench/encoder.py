@@ -224,16 +224,26 @@ class Encoder:
         return _Prepared(tokens, windows, notes)
 
     def _batches(self, lengths: np.ndarray) -> list[np.ndarray]:
-        """Window indices grouped into batches: longest first, padded tokens <= the budget."""
+        """Window indices grouped into batches, longest first.
+
+        A batch closes when one more sequence would take its padded size past the token budget,
+        or, once it holds a quarter of the budget, when the next sequence is more than 10% shorter
+        than its longest (so padding stays under ~10% without making batches tiny).
+        """
         order = np.argsort(-lengths, kind="stable")
-        batches, current, longest = [], [], 0
+        batches, current, width = [], [], 0
+        min_tokens = self.max_batch_tokens // 4
         for idx in order.tolist():
-            width = max(longest, int(lengths[idx]))
-            if current and width * (len(current) + 1) > self.max_batch_tokens:
-                batches.append(np.array(current))
-                current, width = [], int(lengths[idx])
+            length = int(lengths[idx])
+            if current:
+                full = width * (len(current) + 1) > self.max_batch_tokens
+                ragged = length < 0.9 * width and width * len(current) >= min_tokens
+                if full or ragged:
+                    batches.append(np.array(current))
+                    current = []
+            if not current:
+                width = length
             current.append(idx)
-            longest = width
         if current:
             batches.append(np.array(current))
         return batches
