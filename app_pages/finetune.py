@@ -103,8 +103,8 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
     with app_state.user_errors():
         data = _data()
         result = finetune(kind, data.train, data.dev, cfg, output, model=settings.model,
-                          overwrite=True, progress=False, callback=live, test=data.test,
-                          card_extra=data.extra)
+                          labels=data.labels, overwrite=True, progress=False, callback=live,
+                          test=data.test, card_extra=data.extra)
         card = result.card
         if baselines and kind != "mlm" and data.dev is not None:
             found = runs.run_baselines(kind, data, cfg, settings.model, settings.device)

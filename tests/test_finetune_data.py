@@ -134,3 +134,16 @@ def test_long_inputs_truncated_or_chunked(tiny_encoder):
     assert len(tfeats.rows) > 1 and all(len(r["input_ids"]) <= 16 for r in tfeats.rows)
     assert sum(sum(v != -100 for v in r["eval_labels"]) for r in tfeats.rows) == 30
     assert any("cut into chunks" in n for n in tfeats.notes)
+
+
+def test_given_label_set_covers_classes_missing_from_a_subset(tiny_encoder):
+    train = in_memory([TaggedSentence(("a", "b"), ("B-X", "O"))], "train")
+    dev = in_memory([TaggedSentence(("a", "b"), ("B-Y", "O"))], "dev")
+    with pytest.raises(DataError, match="never seen"):
+        make_task("token", TrainConfig(), tiny_encoder.tokenizer, train).check(train, dev)
+    full = ("O", "B-X", "B-Y", "I-X", "I-Y")
+    task = make_task("token", TrainConfig(), tiny_encoder.tokenizer, train, labels=full)
+    task.check(train, dev)
+    assert task.labels.names == full
+    with pytest.raises(DataError, match="never seen"):  # the given set must cover train
+        make_task("token", TrainConfig(), tiny_encoder.tokenizer, train, labels=("O", "B-Y"))

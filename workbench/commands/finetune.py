@@ -160,7 +160,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = _config(args)
     data = _data(args)
     result = finetune(args.kind, data.train, data.dev, cfg, args.out, model=args.model,
-                      resume=args.resume, overwrite=args.overwrite,
+                      labels=data.labels, resume=args.resume, overwrite=args.overwrite,
                       progress=not args.no_progress, keep_checkpoint=args.keep_checkpoint,
                       test=data.test, card_extra=data.extra)
     if os.environ.get("RANK", "0") != "0":  # other processes of a multi-GPU launch

@@ -47,8 +47,10 @@ __all__ = [
 ]
 
 
-def make_task(kind: str, cfg: TrainConfig, tokenizer, train: DataFile):
-    """The task object of ``kind`` (labels fixed from ``train``)."""
+def make_task(kind: str, cfg: TrainConfig, tokenizer, train: DataFile,
+              labels: tuple[str, ...] | None = None):
+    """The task object of ``kind``; its label set is ``labels`` if given (a built-in task's
+    full label set, so a small subset may lack some), else the labels found in ``train``."""
     from workbench.errors import InputError
     from workbench.finetune.mlm import MlmTask
     from workbench.finetune.pair import PairTask
@@ -59,8 +61,11 @@ def make_task(kind: str, cfg: TrainConfig, tokenizer, train: DataFile):
     if kind not in classes:
         raise InputError(f"Unknown task '{kind}': choose one of {', '.join(TASK_KINDS)}.")
     _check_kind(kind, train)
-    labels = None if kind == "mlm" else LabelSet.from_examples(train.examples)
-    return classes[kind](cfg, tokenizer, labels)
+    found = None if kind == "mlm" else LabelSet.from_examples(train.examples)
+    if found is not None and labels is not None:
+        found = LabelSet(tuple(labels))
+        found.check(train.examples, train.source)  # the given set must cover train
+    return classes[kind](cfg, tokenizer, found)
 
 
 def _check_kind(kind: str, data: DataFile) -> None:
@@ -74,7 +79,7 @@ def _check_kind(kind: str, data: DataFile) -> None:
 
 
 def finetune(kind: str, train: DataFile, dev: DataFile | None, cfg: TrainConfig, output,
-             model: str | None = None, **kwargs):
+             model: str | None = None, labels: tuple[str, ...] | None = None, **kwargs):
     """Fine-tune ``model`` (None: the packaged default) on a task; see :func:`.loop.fit`.
 
     Args:
@@ -84,6 +89,7 @@ def finetune(kind: str, train: DataFile, dev: DataFile | None, cfg: TrainConfig,
         cfg: the options.
         output: the model directory to write.
         model: base model name or directory.
+        labels: the label set (default: the labels of ``train``).
         **kwargs: ``resume``, ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``.
 
     Returns:
@@ -94,7 +100,7 @@ def finetune(kind: str, train: DataFile, dev: DataFile | None, cfg: TrainConfig,
 
     source = models.resolve_model(model)
     tokenizer = models.load_tokenizer(source)
-    task = make_task(kind, cfg, tokenizer, train)
+    task = make_task(kind, cfg, tokenizer, train, labels)
     if dev is not None:
         _check_kind(kind, dev)
     return fit(task, source, train, dev, output, **kwargs)

@@ -80,13 +80,14 @@ def _pooled(task, encoder, data: DataFile) -> tuple[np.ndarray, np.ndarray]:
 
 
 def probe_sequence(kind: str, train: DataFile, dev: DataFile, cfg, model: str | None = None,
-                   device: str | None = None) -> BaselineResult:
+                   device: str | None = None, labels: tuple[str, ...] | None = None
+                   ) -> BaselineResult:
     """Logistic regression on the frozen encoder's pooled vector of the task's own input."""
     from workbench import models
     from workbench.finetune import make_task
 
     source = models.resolve_model(model)
-    task = make_task(kind, cfg, models.load_tokenizer(source), train)
+    task = make_task(kind, cfg, models.load_tokenizer(source), train, labels)
     task.check(train, dev)
     encoder = models.load_model(source).to(models.choose_device(device))
     x_tr, y_tr = _pooled(task, encoder, train)

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from workbench.errors import InputError
 from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile, in_memory, read_conll, read_table, read_text
+from workbench.finetune.data import (
+    DataFile,
+    LabelSet,
+    in_memory,
+    read_conll,
+    read_table,
+    read_text,
+)
 from workbench.finetune.store import read_card, write_card
 
 BUILTINS = {"wic": "pair", "supersense": "token"}
@@ -34,6 +41,8 @@ class TaskData:
         extra: how built-in data was made (goes into the training card).
         pairs: for built-in WiC, the :class:`~workbench.finetune.wic.WicPair` of train and dev
             (the target-word probe needs the words and target positions).
+        labels: a built-in task's label set, from its whole training split (so a subset
+            without a rare class still knows it, and a dev example of it is scored as missed).
     """
 
     train: DataFile
@@ -41,6 +50,7 @@ class TaskData:
     test: DataFile | None
     extra: dict
     pairs: tuple | None = None
+    labels: tuple[str, ...] | None = None
 
 
 def _limit(data: DataFile | None, n: int | None) -> DataFile | None:
@@ -106,7 +116,8 @@ def builtin_data(name: str, data_dir: str | Path | None = None, seed: int = 0,
     extra = {"builtin": {"name": name, **splits.params,
                          "sizes": {s: len(d.examples) for s, d in
                                    zip(("train", "dev", "test"), data, strict=True)}}}
-    return TaskData(data[0], data[1], data[2], extra, pairs)
+    labels = LabelSet.from_examples(splits.data("train").examples).names
+    return TaskData(data[0], data[1], data[2], extra, pairs, labels)
 
 
 def run_baselines(kind: str, data: TaskData, cfg: TrainConfig, model: str | None = None,
@@ -121,7 +132,8 @@ def run_baselines(kind: str, data: TaskData, cfg: TrainConfig, model: str | None
     t0 = time.perf_counter()
     if kind in ("seqcls", "pair"):
         out.append(frozen.majority(data.train, data.dev))
-        out.append(frozen.probe_sequence(kind, data.train, data.dev, cfg, model, device))
+        out.append(frozen.probe_sequence(kind, data.train, data.dev, cfg, model, device,
+                                         data.labels))
         if data.pairs is not None:
             enc = Encoder(model=model, device=device)
             out.append(frozen.probe_wic_targets(*data.pairs, enc, seed=cfg.seed))
