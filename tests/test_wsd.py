@@ -115,6 +115,29 @@ def test_propagation_and_glosses_cover_every_instance(default_encoder, encoded, 
                for p, lemma, pos in zip(preds, test.lemmas, test.pos))  # fmt: skip
 
 
+def test_gloss_vectors_both_poolings(default_encoder, wordnet):
+    from workbench.sense_sources import gloss_vectors, synset_sentence
+
+    keys = ["bank%1:17:01::", "bank%1:14:00::", "depository_financial_institution%1:14:00::"]
+    names, defs = gloss_vectors(default_encoder, wordnet, "6", keys=keys, pooling="definition")
+    assert names == tuple(sorted(keys)) and defs.shape == (3, 384)
+    # the keys of one synset share its definition vector; another synset's differs
+    assert names[0] == "bank%1:14:00::" and names[2].startswith("depository")  # bank.n.02
+    np.testing.assert_allclose(defs[0], defs[2])
+    assert not np.allclose(defs[0], defs[1])
+    # it is the mean of the definition words of "<lemmas> - <definition>"
+    words, start = synset_sentence(wordnet.reader.synset("bank.n.01"))
+    assert words[start - 1] == "-" and words[start : start + 2] == ["sloping", "land"]
+    emb = default_encoder.encode([words], keep=[list(range(start, len(words)))])
+    np.testing.assert_allclose(defs[names.index("bank%1:17:01::")], emb.select("6").mean(0),
+                               rtol=1e-4, atol=1e-5)  # fmt: skip
+    names2, lemma = gloss_vectors(default_encoder, wordnet, "6", keys=keys, pooling="lemma")
+    assert names2 == names and lemma.shape == (3, 384)
+    assert not np.allclose(lemma[0], lemma[2])  # per key: each lemma's own vector
+    with pytest.raises(InputError):
+        gloss_vectors(default_encoder, wordnet, "6", keys=keys, pooling="sentence")
+
+
 def test_build_index_fetches_wordnet_inputs(default_encoder, encoded):
     training, _ = encoded
     index = build_index(default_encoder, training, SenseIndexConfig(layers="6", propagate="synset"))

@@ -172,7 +172,9 @@ def wordnet_index(
     keys = None
     if lemmas is not None:
         keys = sorted({k for lemma, pos in lemmas for k in wordnet.candidates(lemma, pos)})
-    gloss = gloss_vectors(encoder, wordnet, config.layers, keys=keys, progress=progress)
+    gloss = gloss_vectors(
+        encoder, wordnet, config.layers, keys, pooling=config.gloss_pooling, progress=progress
+    )
     sentences = wordnet_example_sentences(wordnet, lemmas)
     restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())
     info = EncoderInfo.of(encoder)
@@ -194,7 +196,7 @@ def default_index_path(encoder, config: SenseIndexConfig = WORDNET_CONFIG) -> Pa
     """Where the full WordNet-trained index of ``encoder`` is cached."""
     from workbench.models import default_cache_dir
 
-    label = f"{config.layers}-{config.postprocess}-g{config.gloss_weight:g}"
+    label = f"{config.layers}-{config.postprocess}-{config.gloss_pooling}{config.gloss_weight:g}"
     return default_cache_dir() / "wsd-index" / f"wordnet-{encoder.fingerprint}-{label}"
 
 

@@ -2,11 +2,15 @@
 
 * :func:`sense_graph` turns WordNet 3.0 into the arrays :mod:`workbench.sense_vectors` needs
   (built once per process, about 5 s).
-* :func:`gloss_sentences` writes, per sense key, LMMS's gloss sentence
-  ``"<lemma> - <all lemmas of the synset> - <gloss>"`` (Loureiro & Jorge 2019), and
-  :func:`gloss_vectors` encodes them (through the on-disk cache, in fixed chunks) and takes
-  the vector of the sense's own lemma, the sentence's first word (a multiword lemma is one
-  word, ``"take place"``).
+* :func:`gloss_vectors`: a vector per sense key from its WordNet gloss, LMMS style (Loureiro &
+  Jorge 2019), pooled one of two ways. ``definition`` (default): the synset sentence
+  ``"<all lemmas of the synset> - <definition>"`` is encoded once and its definition words are
+  averaged (:func:`definition_vectors`, stored in the cache dir); the keys of a synset share
+  it. ``lemma``: the per-key sentence ``"<lemma> - <all lemmas> - <definition>"``
+  (:func:`gloss_sentences`) is encoded and the vector of its first word, the sense's own lemma
+  (a multiword lemma is one word, ``"take place"``), is taken. On the default model the
+  ``definition`` vectors help on the SemEval-2007 development set and the ``lemma`` ones do not
+  (docs/results.md).
 * :func:`wordnet_example_sentences` is the WordNet example corpus restricted to some lemmas.
 
 Example::
@@ -17,16 +21,22 @@ Example::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 import numpy as np
+from scipy import sparse
 
 from workbench.alignment import split_words
 from workbench.corpora import Sentence
+from workbench.errors import InputError
 from workbench.sense_vectors import SenseGraph
 from workbench.wordnet import UPOS_TO_WN, WordNet
 
-GLOSS_CHUNK = 16_384  # sentences per cached encoding chunk
+GLOSS_CHUNK = 16_384  # sentences per cached encoding chunk (lemma pooling)
+DEFINITION_CHUNK = 4_096  # synset sentences encoded at a time (definition pooling)
+GlossPooling = Literal["definition", "lemma"]
 GRAPH_VERSION = 1  # bump when _graph changes what it stores
 _GRAPHS: dict[int, tuple[WordNet, SenseGraph]] = {}  # per-process cache of sense_graph
 
@@ -112,14 +122,36 @@ def gloss_vectors(
     wordnet: WordNet,
     layers: str,
     keys: Iterable[str] | None = None,
+    pooling: GlossPooling = "definition",
     progress=None,
 ) -> tuple[tuple[str, ...], np.ndarray]:
     """Gloss vectors of sense keys at a layer spec: ``(keys, (n_keys, dim) float32)``.
 
-    Encodes all hidden states of each gloss sentence's first word through
-    :func:`workbench.cache.encode_cached`, in chunks of :data:`GLOSS_CHUNK` sentences so that
-    an interrupted run keeps the finished chunks; every later layer spec is array work.
+    Args:
+        encoder: the encoder.
+        wordnet: the inventory.
+        layers: the layer spec.
+        keys: the sense keys (default: every key of WordNet 3.0).
+        pooling: ``definition``: mean over the definition's words of the synset sentence
+            ``"<lemmas> - <definition>"`` (one vector per synset, shared by its keys; see
+            :func:`definition_vectors`); ``lemma``: the vector of the sense's own lemma, word 0
+            of its LMMS sentence ``"<lemma> - <lemmas> - <definition>"``.
+        progress: passed to the encoder.
     """
+    if pooling == "definition":
+        graph = sense_graph(wordnet)
+        rows = graph.key_row
+        wanted = sorted(graph.keys) if keys is None else sorted(set(keys))
+        key_syn = np.array([graph.key_synset[rows[k]] for k in wanted], dtype=np.int64)
+        used = np.unique(key_syn)
+        names = [graph.synsets[i] for i in used]
+        stack = definition_vectors(encoder, wordnet, names, progress=progress)
+        from workbench.pooling import combine_layers
+
+        per_synset = combine_layers(stack, tuple(range(stack.shape[1])), layers, stack.shape[1])
+        return tuple(wanted), per_synset[np.searchsorted(used, key_syn)]
+    if pooling != "lemma":
+        raise InputError(f"gloss pooling must be 'definition' or 'lemma', not '{pooling}'")
     from workbench.cache import encode_cached
 
     names, sentences = gloss_sentences(wordnet, keys)
@@ -130,6 +162,53 @@ def gloss_vectors(
         parts.append(emb.select(layers))
     dim = int(encoder.dim)
     return names, np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
+
+
+def synset_sentence(synset) -> tuple[list[str], int]:
+    """``"<lemma>, <lemma> - <definition>"`` as words, and where the definition starts."""
+    words = _gloss_words(synset)[1:]  # drop the leading "-"
+    start = words.index("-") + 1
+    return words, start if start < len(words) else 0
+
+
+def definition_vectors(encoder, wordnet: WordNet, synsets: Sequence[str], progress=None):
+    """Per synset, the mean over its definition's words of every hidden state.
+
+    Encodes ``"<lemmas> - <definition>"`` once per synset and keeps only the definition words;
+    the means ``(n_synsets, n_hidden, dim)`` float32 are stored in the cache dir (any layer
+    spec is then array work: a layer combination commutes with the mean over words).
+    """
+    from workbench.cache import corpus_hash
+    from workbench.models import default_cache_dir
+
+    built = [synset_sentence(wordnet.reader.synset(name)) for name in synsets]
+    sentences = [w for w, _ in built]
+    keep = [list(range(start, len(w))) for w, start in built]
+    tag = corpus_hash(sentences, keep)[:24]
+    path = (
+        default_cache_dir()
+        / "wsd"
+        / (f"definitions-{encoder.fingerprint}-{encoder.pooling}-v{GRAPH_VERSION}-{tag}.npy")
+    )
+    if path.is_file():
+        return np.load(path, mmap_mode="r")
+    out = np.zeros((len(sentences), encoder.n_hidden, encoder.dim), dtype=np.float32)
+    for start in range(0, len(sentences), DEFINITION_CHUNK):
+        stop = min(start + DEFINITION_CHUNK, len(sentences))
+        emb = encoder.encode(sentences[start:stop], keep=keep[start:stop], progress=progress)
+        counts = np.bincount(emb.sentence_index, minlength=stop - start).astype(np.float32)
+        flat = np.asarray(emb.vectors, dtype=np.float32).reshape(len(emb.words), -1)
+        member = sparse.csr_matrix(
+            (np.ones(len(flat), np.float32), (emb.sentence_index, np.arange(len(flat)))),
+            shape=(stop - start, len(flat)),
+        )
+        sums = np.asarray(member @ flat, dtype=np.float32)
+        out[start:stop] = (sums / np.maximum(counts, 1)[:, None]).reshape(-1, *out.shape[1:])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npy")
+    np.save(tmp, out)
+    os.replace(tmp, path)
+    return out
 
 
 def lemma_synsets(wordnet: WordNet, lemmas: Sequence[tuple[str, str]]) -> list:

@@ -59,6 +59,7 @@ class SenseIndexConfig:
     propagate: PropagationLevel = "none"  # LMMS propagation to senses with no corpus vector
     gloss: Literal["none", "concat"] = "none"  # combine gloss vectors with the corpus centroids
     gloss_weight: float = 0.5  # weight of the gloss cosine in the combined score (concat)
+    gloss_pooling: Literal["definition", "lemma"] = "definition"  # gloss vector (sense_sources)
 
     def __post_init__(self) -> None:
         LayerSpec.parse(self.layers)
@@ -68,6 +69,8 @@ class SenseIndexConfig:
             )
         if self.gloss not in ("none", "concat"):
             raise InputError(f"gloss must be 'none' or 'concat', not '{self.gloss}'")
+        if self.gloss_pooling not in ("definition", "lemma"):
+            raise InputError(f"gloss_pooling must be definition or lemma, not {self.gloss_pooling}")
         if not 0.0 <= self.gloss_weight <= 1.0:
             raise InputError(f"gloss_weight must be in [0, 1], not {self.gloss_weight}")
 
@@ -77,7 +80,8 @@ class SenseIndexConfig:
         parts = [LayerSpec.parse(self.layers).label]
         parts += [self.postprocess] if self.postprocess != "none" else ["raw"]
         parts += [f"+{self.propagate}"] if self.propagate != "none" else []
-        parts += [f"+gloss({self.gloss_weight:g})"] if self.gloss != "none" else []
+        gloss = f"+gloss({self.gloss_pooling},{self.gloss_weight:g})"
+        parts += [gloss] if self.gloss != "none" else []
         return " ".join(parts)
 
 

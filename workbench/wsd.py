@@ -289,6 +289,8 @@ def build_index(
     if config.propagate != "none":
         graph = sense_graph(wordnet)
     if config.gloss != "none":
-        gloss = gloss_vectors(encoder, wordnet, config.layers, progress=progress)
+        gloss = gloss_vectors(
+            encoder, wordnet, config.layers, pooling=config.gloss_pooling, progress=progress
+        )
     info = EncoderInfo.of(encoder)
     return train_index(training, config, info, graph=graph, gloss=gloss)

@@ -32,8 +32,19 @@ def _index_args(p: argparse.ArgumentParser) -> None:
         help="post-processor fitted on the training vectors: none|zscore|center|abtt|whiten",
     )
     p.add_argument("--propagate", choices=LEVELS, default="none", help="LMMS propagation level")
-    p.add_argument("--gloss", choices=["none", "concat"], default="none", help="gloss vectors")
+    p.add_argument(
+        "--gloss",
+        choices=["none", "concat"],
+        default=None,
+        help="combine LMMS gloss vectors (default: none; concat for --corpus/--train wordnet)",
+    )
     p.add_argument("--gloss-weight", type=float, default=0.5, help="weight of the gloss cosine")
+    p.add_argument(
+        "--gloss-pooling",
+        choices=["definition", "lemma"],
+        default="definition",
+        help="gloss vector: mean of the definition's words, or the lemma's own vector",
+    )
 
 
 def register(sub) -> None:
@@ -95,15 +106,17 @@ def _encoder(args):
     return Encoder(model=args.model, device=args.device, pooling=args.pooling)
 
 
-def _config(args):
+def _config(args, corpus: str = ""):
     from workbench.senses import SenseIndexConfig
 
+    gloss = args.gloss or ("concat" if corpus == "wordnet" else "none")
     return SenseIndexConfig(
         layers=args.layers,
         postprocess=args.postprocess,
         propagate=args.propagate,
-        gloss=args.gloss,
+        gloss=gloss,
         gloss_weight=args.gloss_weight,
+        gloss_pooling=args.gloss_pooling,
     )
 
 
@@ -157,7 +170,7 @@ def _default_index_path(enc, corpus: str, config) -> Path:
 
     slug = "-".join(
         [Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
-         config.gloss, f"{config.gloss_weight:g}", enc.fingerprint]
+         config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", enc.fingerprint]
     )  # fmt: skip
     return default_cache_dir() / "wsd-index" / slug.replace("/", "_").replace(":", "_")
 
@@ -175,11 +188,18 @@ def _provenance(enc, index, tests) -> dict:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from workbench.disambiguate import default_index_path
+
     enc = _encoder(args)
-    config = _config(args)
+    config = _config(args, args.corpus)
     seconds: dict[str, float] = {}
     index, _ = _train(enc, args.corpus, args.gold, config, seconds)
-    out = args.out or _default_index_path(enc, args.corpus, config)
+    default = (
+        default_index_path(enc, config)  # where `wsd disambiguate` looks for it
+        if args.corpus == "wordnet"
+        else _default_index_path(enc, args.corpus, config)
+    )
+    out = args.out or default
     index.save(out)
     s = index.summary()
     print(f"index: {out}")
@@ -204,7 +224,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.index is not None:
         index = SenseIndex.load(args.index, encoder=enc)
     else:
-        index, training = _train(enc, args.train, None, _config(args), seconds)
+        index, training = _train(enc, args.train, None, _config(args, args.train), seconds)
     names = [args.data] if args.data else (args.datasets or ["ALL"])
     if not args.no_baselines and (training is None or training.name != "semcor"):
         try:
