@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,13 +13,10 @@ import pytest
 def mpnet_encoder():
     from workbench import Encoder
     from workbench.extra_models import fetch_mpnet
-    from workbench.models import default_cache_dir
 
     # A persistent place (not the per-session test cache), so the 420 MB come once per machine.
     dest = os.environ.get("WORKBENCH_MPNET") or (
-        default_cache_dir().parent / "workbench-models" / "all-mpnet-base-v2"
-        if "WORKBENCH_CACHE" in os.environ
-        else None
+        Path.home() / ".cache" / "workbench" / "models" / "all-mpnet-base-v2"
     )
     try:
         path = fetch_mpnet(dest)
