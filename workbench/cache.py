@@ -105,21 +105,7 @@ class EmbeddingCache:
                 arrays = {k: index[k] for k in index.files}
         except (OSError, ValueError, KeyError) as exc:
             raise CacheError(f"cache entry {entry} cannot be read ({exc})") from exc
-        emb = meta["embeddings"]
-        return LayerwiseEmbeddings(
-            vectors=vectors,
-            layers=tuple(emb["layers"]),
-            words=arrays["words"].tolist(),
-            sentence_index=arrays["sentence_index"],
-            word_index=arrays["word_index"],
-            spans=arrays["spans"],
-            n_sentences=emb["n_sentences"],
-            n_hidden=emb["n_hidden"],
-            model_name=emb["model_name"],
-            fingerprint=emb["fingerprint"],
-            pooling=emb["pooling"],
-            notes=list(emb.get("notes", [])),
-        )
+        return LayerwiseEmbeddings.from_parts(vectors, arrays, meta["embeddings"])
 
     def new_entry(self, key: str) -> Path:
         """A fresh temporary directory to build an entry in (renamed by :meth:`commit`)."""

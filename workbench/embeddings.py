@@ -128,8 +128,14 @@ class LayerwiseEmbeddings:
                 f"{path} was made by model '{meta['model_name']}' (fingerprint "
                 f"{meta['fingerprint']}), not by the model in use ({expect_fingerprint})."
             )
+        return cls.from_parts(arrays["vectors"], arrays, meta)
+
+    @classmethod
+    def from_parts(cls, vectors: np.ndarray, arrays, meta: dict) -> LayerwiseEmbeddings:
+        """Rebuild from ``vectors``, the alignment arrays (``words``, ``sentence_index``,
+        ``word_index``, ``spans``) and :meth:`meta` (as saved by this module or the cache)."""
         return cls(
-            vectors=arrays["vectors"],
+            vectors=vectors,
             layers=tuple(meta["layers"]),
             words=arrays["words"].tolist(),
             sentence_index=arrays["sentence_index"],

@@ -41,7 +41,7 @@ from workbench.alignment import (
 )
 from workbench.embeddings import LayerwiseEmbeddings
 from workbench.errors import InputError
-from workbench.pooling import Pooling, check_pooling, pooling_matrix
+from workbench.pooling import LayerSpec, Pooling, check_pooling, pooling_matrix
 
 Progress = bool | Callable[[float], None] | None
 AUTO_PROGRESS_MIN_WORDS = 5_000  # a progress bar appears by itself from this many words on
@@ -315,20 +315,12 @@ class Encoder:
         )
 
     def _check_layers(self, layers: Sequence[int] | None) -> tuple[int, ...]:
+        """Absolute, sorted, distinct hidden-state indices to keep (all by default)."""
         if layers is None:
             return tuple(range(self.n_hidden))
-        out = []
-        for layer in layers:
-            idx = int(layer) + self.n_hidden if int(layer) < 0 else int(layer)
-            if not 0 <= idx < self.n_hidden:
-                raise InputError(
-                    f"Layer {layer} does not exist: this model has hidden states "
-                    f"0..{self.n_hidden - 1}."
-                )
-            out.append(idx)
-        if not out:
+        if len(layers) == 0:
             raise InputError("layers is empty: keep at least one hidden state.")
-        return tuple(sorted(set(out)))
+        return tuple(sorted(set(LayerSpec(tuple(int(x) for x in layers)).resolve(self.n_hidden))))
 
     @staticmethod
     def _keep_masks(words: list[list[str]], keep) -> list[np.ndarray]:
