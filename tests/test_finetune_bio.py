@@ -31,31 +31,37 @@ HAND_MADE = [
 ]
 
 
-def test_entities_follow_seqeval_rules():
-    from seqeval.metrics.sequence_labeling import get_entities
-
-    for gold, pred in HAND_MADE:
-        for seq in (gold, pred):
-            assert entities(seq) == get_entities(seq), seq
+def test_entities_on_hand_made_cases():
     # I- without B- starts an entity; a type switch inside I- starts a new one
     assert entities(["O", "I-PER", "I-PER"]) == [("PER", 1, 2)]
     assert entities(["B-A", "I-B", "I-B"]) == [("A", 0, 0), ("B", 1, 2)]
+    assert entities(["B-X", "B-X", "I-X", "O"]) == [("X", 0, 0), ("X", 1, 2)]
+    assert entities(["I-A", "I-A", "B-A"]) == [("A", 0, 1), ("A", 2, 2)]
+    assert entities(["B-A", "I-B", "I-B", "O", "O"]) == [("A", 0, 0), ("B", 1, 2)]
+    assert entities(["O", "O"]) == []
+    # hand count, first two sentences: 4 gold, 4 predicted; sentence 2 has a cut PER span
+    # and a wrong type, so only sentence 1's two entities are right
+    two = entity_scores([g for g, _ in HAND_MADE[:2]], [p for _, p in HAND_MADE[:2]])
+    assert (two.n_gold, two.n_pred, two.n_correct) == (4, 4, 2)
+    assert two.f1 == pytest.approx(0.5)
+    # an I- without B- in the prediction still matches a gold B- I- span of the same extent
+    three = entity_scores([["B-PER", "I-PER", "O"]], [["I-PER", "I-PER", "O"]])
+    assert three.f1 == pytest.approx(1.0)
 
 
-def test_entity_scores_match_seqeval_on_hand_made_corpus():
+def test_entities_and_scores_match_seqeval():
+    sequence_labeling = pytest.importorskip("seqeval.metrics.sequence_labeling")
     from seqeval.metrics import f1_score, precision_score, recall_score
 
+    for gold, pred in HAND_MADE:
+        for seq in (gold, pred):
+            assert entities(seq) == sequence_labeling.get_entities(seq), seq
     gold = [g for g, _ in HAND_MADE]
     pred = [p for _, p in HAND_MADE]
     ours = entity_scores(gold, pred)
     assert ours.f1 == pytest.approx(f1_score(gold, pred))
     assert ours.precision == pytest.approx(precision_score(gold, pred))
     assert ours.recall == pytest.approx(recall_score(gold, pred))
-    # hand count, first two sentences: 4 gold, 4 predicted; sentence 2 has a cut PER span
-    # and a wrong type, so only sentence 1's two entities are right
-    two = entity_scores(gold[:2], pred[:2])
-    assert (two.n_gold, two.n_pred, two.n_correct) == (4, 4, 2)
-    assert two.f1 == pytest.approx(0.5)
 
 
 def test_entity_scores_edge_cases():
