@@ -121,3 +121,31 @@ def test_real_model_short_run_loads_in_encoder(tmp_path, default_encoder, wic):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(ours[3], base[3])  # embeddings + 3 frozen layers did not move
     assert not torch.allclose(ours[-1], base[-1], atol=1e-4)
+
+
+def test_compare_report_base_vs_tuned(tiny_model_dir, tmp_path, wsd_data, monkeypatch):
+    """The before/after report on small corpora with the tiny model and a tuned copy of it."""
+    import json
+
+    from workbench.finetune import TrainConfig, finetune, in_memory
+    from workbench.finetune.compare import CompareConfig, compare_measure, compare_report
+    from workbench.finetune.data import TextExample
+    from workbench.report import write_report
+
+    monkeypatch.setenv("WORKBENCH_DATA", str(wsd_data))
+    train = in_memory([TextExample(f"the {w} film", w) for w in ("good", "bad") * 16], "t")
+    finetune("seqcls", train, None, TrainConfig(epochs=1, lr=1e-2, max_length=32),
+             tmp_path / "tuned", model=str(tiny_model_dir), progress=False)
+    cfg = CompareConfig(geometry_sample=60, n_pairs=500, wsd_train_sentences=150,
+                        wsd_test="semeval2007", device="cpu")
+    c = compare_measure(str(tiny_model_dir), str(tmp_path / "tuned"), cfg)
+    assert c.card["task"] == "seqcls"
+    assert c.base.geometry.layers == c.tuned.geometry.layers == (0, 1, 2)
+    # training changed the top layer, and the sweep covers every layer raw and z-scored
+    assert (c.base.geometry.get("none", 2).anisotropy.value
+            != c.tuned.geometry.get("none", 2).anisotropy.value)
+    assert [p.layers for p in c.base.sweep] == ["0", "0", "1", "1", "2", "2"]
+    paths = write_report(compare_report(c, "test"), tmp_path / "report", stem="compare")
+    data = json.loads(paths["json"].read_text())
+    assert len(data["data"]["wsd"]) == 6 and len(data["data"]["geometry"]) == 3
+    assert "Before / after" in paths["md"].read_text()
