@@ -34,8 +34,11 @@ from workbench.senses import (
 from workbench.wordnet import UPOS_TO_WN, WordNet, load_wordnet
 
 WORDNET_CORPUS = "wordnet-3.0 examples + glosses"
-#: How the WordNet-trained index is built (no post-processor: it is also built per lemma).
-WORDNET_CONFIG = SenseIndexConfig(layers="last4-sum", gloss="concat", gloss_weight=0.5)
+#: How the WordNet-trained index is built: sum of the last four layers, definition gloss
+#: vectors weighted 0.2, chosen on SemEval-2007 (the dev set) with candidates of every POS, as
+#: `disambiguate` sees them when no POS is given (docs/results.md); no post-processor, since the
+#: index is also built for single lemmas.
+WORDNET_CONFIG = SenseIndexConfig(layers="last4-sum", gloss="concat", gloss_weight=0.2)
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ def wordnet_index(
         progress: passed to the encoder.
     """
     from workbench.corpora import Corpus
-    from workbench.sense_sources import gloss_vectors, wordnet_example_sentences
+    from workbench.sense_sources import gloss_vectors, sense_graph, wordnet_example_sentences
     from workbench.wsd import encode_instances, train_index
 
     wordnet = wordnet or load_wordnet()
@@ -175,7 +178,10 @@ def wordnet_index(
     gloss = gloss_vectors(
         encoder, wordnet, config.layers, keys, pooling=config.gloss_pooling, progress=progress
     )
-    sentences = wordnet_example_sentences(wordnet, lemmas)
+    # propagation needs the centroids of every synset with examples, not only the lemmas'
+    propagating = config.propagate != "none"
+    sentences = wordnet_example_sentences(wordnet, None if propagating else lemmas)
+    graph = sense_graph(wordnet) if propagating else None
     restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())
     info = EncoderInfo.of(encoder)
     if not sentences:
@@ -185,7 +191,7 @@ def wordnet_index(
     else:
         corpus = Corpus("wordnet-examples", sentences, (), "")
         training = encode_instances(encoder, corpus, progress=progress)
-        index = train_index(training, config, info, gloss=gloss)
+        index = train_index(training, config, info, graph=graph, gloss=gloss, targets=keys)
     index.training_ = TrainingInfo(
         WORDNET_CORPUS, f"wordnet-{wordnet.version}", len(sentences), len(sentences), restricted
     )

@@ -58,7 +58,7 @@ class SenseIndexConfig:
     postprocess: str = "none"  # post-processor fitted on the training vectors: none | zscore | ...
     propagate: PropagationLevel = "none"  # LMMS propagation to senses with no corpus vector
     gloss: Literal["none", "concat"] = "none"  # combine gloss vectors with the corpus centroids
-    gloss_weight: float = 0.5  # weight of the gloss cosine in the combined score (concat)
+    gloss_weight: float = 0.2  # weight of the gloss cosine (chosen on SemEval-2007, the dev set)
     gloss_pooling: Literal["definition", "lemma"] = "definition"  # gloss vector (sense_sources)
 
     def __post_init__(self) -> None:

@@ -38,7 +38,9 @@ def _index_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="combine LMMS gloss vectors (default: none; concat for --corpus/--train wordnet)",
     )
-    p.add_argument("--gloss-weight", type=float, default=0.5, help="weight of the gloss cosine")
+    p.add_argument(
+        "--gloss-weight", type=float, default=None, help="weight of the gloss cosine (default 0.2)"
+    )
     p.add_argument(
         "--gloss-pooling",
         choices=["definition", "lemma"],
@@ -107,15 +109,19 @@ def _encoder(args):
 
 
 def _config(args, corpus: str = ""):
+    from workbench.disambiguate import WORDNET_CONFIG
     from workbench.senses import SenseIndexConfig
 
     gloss = args.gloss or ("concat" if corpus == "wordnet" else "none")
+    weight = args.gloss_weight
+    if weight is None:  # each setting's default, both chosen on the SemEval-2007 dev set
+        weight = WORDNET_CONFIG.gloss_weight if corpus == "wordnet" else 0.2
     return SenseIndexConfig(
         layers=args.layers,
         postprocess=args.postprocess,
         propagate=args.propagate,
         gloss=gloss,
-        gloss_weight=args.gloss_weight,
+        gloss_weight=weight,
         gloss_pooling=args.gloss_pooling,
     )
 
