@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -178,20 +179,19 @@ def definition_vectors(encoder, wordnet: WordNet, synsets: Sequence[str], progre
     the means ``(n_synsets, n_hidden, dim)`` float32 are stored in the cache dir (any layer
     spec is then array work: a layer combination commutes with the mean over words).
     """
-    from workbench.cache import corpus_hash
     from workbench.models import default_cache_dir
 
+    # the sentences follow from WordNet's version, the synsets and this code's version: the
+    # cache name hashes those, so a warm call never rebuilds 117k sentences
+    ident = f"wordnet-{wordnet.version}|v{GRAPH_VERSION}|{encoder.max_length}|" + "\n".join(synsets)
+    tag = hashlib.sha256(ident.encode()).hexdigest()[:24]
+    name = f"definitions-{encoder.fingerprint}-{encoder.pooling}-{tag}.npy"
+    path = default_cache_dir() / "wsd" / name
+    if path.is_file():
+        return np.load(path, mmap_mode="r")
     built = [synset_sentence(wordnet.reader.synset(name)) for name in synsets]
     sentences = [w for w, _ in built]
     keep = [list(range(start, len(w))) for w, start in built]
-    tag = corpus_hash(sentences, keep)[:24]
-    path = (
-        default_cache_dir()
-        / "wsd"
-        / (f"definitions-{encoder.fingerprint}-{encoder.pooling}-v{GRAPH_VERSION}-{tag}.npy")
-    )
-    if path.is_file():
-        return np.load(path, mmap_mode="r")
     out = np.zeros((len(sentences), encoder.n_hidden, encoder.dim), dtype=np.float32)
     for start in range(0, len(sentences), DEFINITION_CHUNK):
         stop = min(start + DEFINITION_CHUNK, len(sentences))

@@ -320,13 +320,18 @@ def combine_rows(
     c_of = {k: i for i, k in enumerate(corpus_keys)}
     g_of = {k: i for i, k in enumerate(gloss_keys or ())}
     keys = sorted(set(c_of) | set(g_of))
-    c = normalize_rows(corpus_vecs)
-    g = normalize_rows(gloss_vecs) if gloss_vecs is not None else np.zeros((0, c.shape[1]))
     ci = np.array([c_of.get(k, -1) for k in keys], dtype=np.int64)
     gi = np.array([g_of.get(k, -1) for k in keys], dtype=np.int64)
-    left = np.where((ci >= 0)[:, None], c[np.maximum(ci, 0)] if len(c) else 0, 0)
-    right = np.where((gi >= 0)[:, None], g[np.maximum(gi, 0)] if len(g) else 0, 0)
-    left = np.where((ci >= 0)[:, None], left, right)
-    right = np.where((gi >= 0)[:, None], right, left)
-    rows = np.concatenate([np.sqrt(1 - weight) * left, np.sqrt(weight) * right], axis=1)
-    return keys, rows.astype(np.float32), ci < 0
+    has_c, has_g = ci >= 0, gi >= 0
+    dim = corpus_vecs.shape[1] if len(corpus_vecs) else np.asarray(gloss_vecs).shape[1]
+    rows = np.empty((len(keys), 2 * dim), dtype=np.float32)
+    left, right = rows[:, :dim], rows[:, dim:]
+    if has_c.any():
+        left[has_c] = normalize_rows(np.asarray(corpus_vecs)[ci[has_c]])
+    if has_g.any():
+        right[has_g] = normalize_rows(np.asarray(gloss_vecs)[gi[has_g]])
+    left[~has_c] = right[~has_c]
+    right[~has_g] = left[~has_g]
+    left *= np.float32(np.sqrt(1 - weight))
+    right *= np.float32(np.sqrt(weight))
+    return keys, rows, ~has_c
