@@ -52,11 +52,15 @@ def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
     assert main(["wsd", "score", str(gold / "semeval2007.gold.key.txt"), str(keys)]) == 0
     f1_line = capsys.readouterr().out.splitlines()[2]
     assert f1_line == f"F1=\t{entry['system']['F1']:.1f}%"
-    # training on the fly with the same settings gives the same answers
+    # training on the fly with the same settings gives the same answers; --sweep adds the curve
     assert main(["wsd", "eval", "semeval2007", "--train", "semeval2015", "--layers", "5",
-                 "--no-baselines", "--out", str(tmp_path / "again")]) == 0  # fmt: skip
+                 "--no-baselines", "--sweep", "--out", str(tmp_path / "again")]) == 0  # fmt: skip
     again = (tmp_path / "again" / "semeval2007.key.txt").read_text()
     assert again == keys.read_text()
+    swept = json.loads((tmp_path / "again" / "wsd-semeval2007.json").read_text())
+    assert len(swept["sweep"]) == 16  # 7 hidden states + last-4 sum, raw and z-scored
+    cell = [p for p in swept["sweep"] if p["layers"] == "5" and p["postprocess"] == "none"]
+    assert cell[0]["F1"] == pytest.approx(swept["datasets"]["semeval2007"]["system"]["F1"])
 
 
 @pytest.mark.slow

@@ -71,6 +71,9 @@ def register(sub) -> None:
     e.add_argument("--json", type=Path, default=None, help="write the JSON report here")
     e.add_argument("--no-baselines", action="store_true", help="skip the baselines")
     e.add_argument("--threads", type=int, default=1, help="FAISS threads (default 1)")
+    e.add_argument(
+        "--sweep", action="store_true", help="add the per-layer sweep (raw vs z-scored) to reports"
+    )
     _model_args(e)
     _index_args(e)
     e.set_defaults(func=cmd_eval)
@@ -157,18 +160,19 @@ def _timed(label: str, seconds: dict[str, float], fn, *a, **k):
 
 
 def _train(enc, corpus_name: str, gold, config, seconds: dict[str, float]):
-    """(index, training Corpus or None) for ``corpus_name``."""
+    """(index, training Corpus or None, its encoded InstanceSet or None) for ``corpus_name``."""
     from workbench.wsd import build_index, encode_instances
     from workbench.wsd_eval import load_corpus
 
     if corpus_name == "wordnet":
         from workbench.disambiguate import wordnet_index
 
-        return _timed("train wordnet index", seconds, wordnet_index, enc, None, None, config), None
+        index = _timed("train wordnet index", seconds, wordnet_index, enc, None, None, config)
+        return index, None, None
     corpus = _timed(f"load {corpus_name}", seconds, load_corpus, corpus_name, gold)
     training = _timed(f"encode {corpus.name}", seconds, encode_instances, enc, corpus)
     index = _timed("train index", seconds, build_index, enc, training, config)
-    return index, corpus
+    return index, corpus, training
 
 
 def _default_index_path(enc, corpus: str, config) -> Path:
@@ -199,7 +203,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     enc = _encoder(args)
     config = _config(args, args.corpus)
     seconds: dict[str, float] = {}
-    index, _ = _train(enc, args.corpus, args.gold, config, seconds)
+    index, _, _ = _train(enc, args.corpus, args.gold, config, seconds)
     default = (
         default_index_path(enc, config)  # where `wsd disambiguate` looks for it
         if args.corpus == "wordnet"
@@ -226,11 +230,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     seconds: dict[str, float] = {}
     enc = _encoder(args)
     wordnet = load_wordnet()
-    training = None
+    training = train_set = None
     if args.index is not None:
         index = SenseIndex.load(args.index, encoder=enc)
     else:
-        index, training = _train(enc, args.train, None, _config(args, args.train), seconds)
+        config = _config(args, args.train)
+        index, training, train_set = _train(enc, args.train, None, config, seconds)
     names = [args.data] if args.data else (args.datasets or ["ALL"])
     if not args.no_baselines and (training is None or training.name != "semcor"):
         try:
@@ -238,7 +243,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except DataError as exc:
             training = None
             _say(f"  no SemCor for the MFS baseline: {exc}")
-    tests, results = [], []
+    tests, results, sweeps = [], [], []
     for name in names:
         corpus = load_corpus(name, args.gold if args.data else None)
         tests.append(corpus)
@@ -255,12 +260,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 print(f"   baseline {b}: F1 {100 * s.f1:.1f}")
         if args.out:
             write_answers(result, args.out, corpus.name)
+        if args.sweep:
+            if train_set is None:
+                train_set = _sweep_training(enc, args.train, seconds)
+            sweeps.append(_timed(f"sweep {corpus.name}", seconds, _sweep, enc, train_set, test))
     seconds["total"] = time.perf_counter() - t_start
     print("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
     config = {**_provenance(enc, index, tests), "seconds": seconds}
     command = _command_line(args)
-    for corpus, result in zip(tests, results):
-        report = evaluation_report(result, config, command=command,
+    for i, (corpus, result) in enumerate(zip(tests, results)):
+        report = evaluation_report(result, config, sweep=sweeps[i] if sweeps else (),
+                                   command=command,
                                    title=f"WSD on {corpus.name}: {index.config.label}")  # fmt: skip
         if args.out:
             paths = write_wsd_report(report, args.out, stem=f"wsd-{corpus.name}")
@@ -271,6 +281,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
             write_json(report, path)
             print(f"json: {path}")
     return 0
+
+
+def _sweep_training(enc, corpus_name: str, seconds: dict[str, float]):
+    """The encoded training instances for a sweep (SemCor when the index came from WordNet)."""
+    from workbench.wsd import encode_instances
+    from workbench.wsd_eval import load_corpus
+
+    name = "semcor" if corpus_name == "wordnet" else corpus_name
+    corpus = _timed(f"load {name}", seconds, load_corpus, name)
+    return _timed(f"encode {corpus.name}", seconds, encode_instances, enc, corpus)
+
+
+def _sweep(enc, training, test, postprocess=("none", "zscore")):
+    from workbench.senses import EncoderInfo
+    from workbench.wordnet import load_wordnet
+    from workbench.wsd_eval import default_specs, layer_sweep
+
+    specs = default_specs(enc.n_hidden)
+    backoff = load_wordnet().first_sense
+    return layer_sweep(training, test, EncoderInfo.of(enc), specs, postprocess, backoff, _say)
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
