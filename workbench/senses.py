@@ -217,7 +217,21 @@ class SenseIndex:
             raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
         post = make_postprocessor(cfg.postprocess)
         if post is not None:
-            vectors = np.asarray(post.fit(vectors).transform(vectors), dtype=np.float32)
+            from workbench.standardize import Provenance
+
+            source = training or TrainingInfo()
+            prov = Provenance(
+                model_name=encoder.name,
+                fingerprint=encoder.fingerprint,
+                layer_spec=cfg.layers,
+                pooling=encoder.pooling,
+                corpus=source.corpus,
+                corpus_hash=source.sha256,
+                n_sentences=source.n_sentences,
+            )
+            vectors = np.asarray(
+                post.fit(vectors, provenance=prov).transform(vectors), dtype=np.float32
+            )
         ckeys, cvecs, counts = sense_centroids(vectors, keys)
         origin = np.zeros(len(ckeys), dtype=np.int8)
         if cfg.propagate != "none":
