@@ -19,7 +19,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
 import torch
 
 
@@ -96,15 +95,20 @@ def main() -> None:
     ap.add_argument("--device", default=None)
     ap.add_argument("--dtype", default="auto")
     ap.add_argument("--batch-tokens", type=int, default=8192)
-    ap.add_argument("--baseline-sentences", type=int, default=None,
-                    help="run the slow plain loop on this many sentences only (default all)")
+    ap.add_argument(
+        "--baseline-sentences",
+        type=int,
+        default=None,
+        help="run the slow plain loop on this many sentences only (default all)",
+    )
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
 
     from workbench import Encoder
 
-    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype,
-                  max_batch_tokens=args.batch_tokens)
+    enc = Encoder(
+        model=args.model, device=args.device, dtype=args.dtype, max_batch_tokens=args.batch_tokens
+    )
     sentences, source = load_sentences(args.sentences)
     enc_tok = enc.tokenizer(sentences, is_split_into_words=True)
     n_tokens = sum(len(x) for x in enc_tok["input_ids"])  # with specials, as the model sees
@@ -114,9 +118,13 @@ def main() -> None:
     mean_len = n_tokens / len(sentences)
     fpt = flops_per_token(enc.model, mean_len)
     dtype = enc.dtype
-    print(f"model {enc.name} on {enc.device} ({str(dtype)}), torch threads {torch.get_num_threads()}")
-    print(f"corpus {source}: {len(sentences)} sentences, {n_words} words, {n_tokens} tokens "
-          f"(mean {mean_len:.1f}/sentence); {fpt / 1e6:.1f} MFLOP/token")
+    print(
+        f"model {enc.name} on {enc.device} ({str(dtype)}), torch threads {torch.get_num_threads()}"
+    )
+    print(
+        f"corpus {source}: {len(sentences)} sentences, {n_words} words, {n_tokens} tokens "
+        f"(mean {mean_len:.1f}/sentence); {fpt / 1e6:.1f} MFLOP/token"
+    )
 
     enc.encode(sentences[:50])  # warm-up
     plain_loop(enc, base_sents[:20])
@@ -142,19 +150,34 @@ def main() -> None:
             "fraction_of_bound": (n_tokens / t_enc) / bound_tps,
         }
         rows.append(row)
-        print(f"[{r}] matmul {peak:7.1f} GFLOP/s | plain {row['plain_tokens_s']:8.0f} tok/s | "
-              f"encode {row['encode_tokens_s']:8.0f} tok/s ({row['encode_words_s']:7.0f} words/s) | "
-              f"x{row['speedup']:.2f} | {100 * row['fraction_of_bound']:.1f}% of bound")
+        print(
+            f"[{r}] matmul {peak:7.1f} GFLOP/s | plain {row['plain_tokens_s']:8.0f} tok/s | "
+            f"encode {row['encode_tokens_s']:8.0f} tok/s ({row['encode_words_s']:7.0f} words/s) | "
+            f"x{row['speedup']:.2f} | {100 * row['fraction_of_bound']:.1f}% of bound"
+        )
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0] if k != "repeat"}
-    print(f"median: encode {med['encode_tokens_s']:.0f} tok/s, {med['encode_words_s']:.0f} words/s; "
-          f"plain {med['plain_tokens_s']:.0f} tok/s; speed-up x{med['speedup']:.2f}; "
-          f"{100 * med['fraction_of_bound']:.1f}% of the FLOP bound "
-          f"({med['matmul_gflops']:.0f} GFLOP/s matmul)")
+    print(
+        f"median: encode {med['encode_tokens_s']:.0f} tok/s, {med['encode_words_s']:.0f} words/s; "
+        f"plain {med['plain_tokens_s']:.0f} tok/s; speed-up x{med['speedup']:.2f}; "
+        f"{100 * med['fraction_of_bound']:.1f}% of the FLOP bound "
+        f"({med['matmul_gflops']:.0f} GFLOP/s matmul)"
+    )
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"args": vars(args), "device": enc.device, "dtype": str(dtype),
-                       "n_tokens": n_tokens, "n_words": n_words, "mflop_per_token": fpt / 1e6,
-                       "rows": rows, "median": med}, fh, indent=1)
+            json.dump(
+                {
+                    "args": vars(args),
+                    "device": enc.device,
+                    "dtype": str(dtype),
+                    "n_tokens": n_tokens,
+                    "n_words": n_words,
+                    "mflop_per_token": fpt / 1e6,
+                    "rows": rows,
+                    "median": med,
+                },
+                fh,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

@@ -68,21 +68,12 @@ def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
 
         corpus = read_xml(path)
         return [list(s.words) for s in corpus.sentences], [s.id for s in corpus.sentences]
-    from workbench.alignment import split_words
+    from workbench.corpora import read_text
 
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path} is not UTF-8 text ({exc}).") from exc
-    words, ids = [], []
-    for number, line in enumerate(lines, start=1):
-        split = split_words(line)
-        if split:  # blank and whitespace-only lines are skipped; ids keep the line numbers
-            words.append(split)
-            ids.append(f"line{number}")
-    if not words:
+    corpus = read_text(path)  # blank lines skipped; ids keep the line numbers; UTF-8 checked
+    if not corpus.sentences:
         raise DataError(f"{path} holds no words.")
-    return words, ids
+    return [list(s.words) for s in corpus.sentences], [s.id for s in corpus.sentences]
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
