@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.alignment import split_words
 from workbench.corpus_io import (  # noqa: F401  (re-exported: part of this module's API)
     open_maybe_xz,
     parse_xml,
@@ -216,10 +217,16 @@ def read_xml(
 # --------------------------------------------------------------------------- plain text
 
 
-def _split_words(text: str) -> list[str]:
-    from workbench.alignment import split_words
-
-    return split_words(text)
+def _line_sentences(lines: Iterable[str], name: str) -> tuple[list[Sentence], int]:
+    """Sentences of the non-blank lines (id ``<name>.l<line number>``) and the blank count."""
+    sentences, skipped = [], 0
+    for number, line in enumerate(lines, start=1):
+        words = split_words(line)
+        if not words:
+            skipped += 1
+            continue
+        sentences.append(sentence_from_words(f"{name}.l{number}", words))
+    return sentences, skipped
 
 
 def sentence_from_words(sentence_id: str, words: Iterable[str]) -> Sentence:
@@ -236,15 +243,9 @@ def read_text(path: str | os.PathLike, name: str | None = None) -> Corpus:
     """
     path = Path(path)
     name = name or path.name.removesuffix(".xz").rsplit(".", 1)[0]
-    sentences, skipped = [], 0
     try:
         with open_maybe_xz(path, "rt") as fh:
-            for number, line in enumerate(fh, start=1):
-                words = _split_words(line)
-                if not words:
-                    skipped += 1
-                    continue
-                sentences.append(sentence_from_words(f"{name}.l{number}", words))
+            sentences, skipped = _line_sentences(fh, name)
     except (OSError, EOFError, lzma.LZMAError) as exc:
         raise DataError(f"{path}: cannot read: {exc}") from exc
     except UnicodeDecodeError as exc:
@@ -255,13 +256,7 @@ def read_text(path: str | os.PathLike, name: str | None = None) -> Corpus:
 def corpus_from_texts(texts: Iterable[str], name: str = "texts") -> Corpus:
     """An in-memory corpus from raw strings (one sentence each; blank ones skipped)."""
     texts = list(texts)
-    sentences, skipped = [], 0
-    for number, text in enumerate(texts, start=1):
-        words = _split_words(text)
-        if not words:
-            skipped += 1
-            continue
-        sentences.append(sentence_from_words(f"{name}.l{number}", words))
+    sentences, skipped = _line_sentences(texts, name)
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()
     return Corpus(name, tuple(sentences), (), digest, n_skipped=skipped)
 
