@@ -136,9 +136,14 @@ def test_explore_type_a_sentence_pick_a_word_see_the_heatmap(browser_page, serve
     page.get_by_role("radio", name="play ×3").click()
     _idle(page)
     page.get_by_role("radio", name="play ×3", checked=True).wait_for()
-    page.get_by_text("similarity to occurrence 1, layer by layer").wait_for()
+    # while the rerun draws, Streamlit shows the stale "cell" heading beside the new one:
+    # wait for the new heading, then for the stale one to go
+    page.get_by_text("“play”: similarity to occurrence 1, layer by layer").wait_for(timeout=SLOW_MS)
+    stale = page.get_by_text("“cell”: similarity to occurrence 1")
+    stale.wait_for(state="detached", timeout=SLOW_MS)
     assert "play" in page.locator("h3").first.inner_text()
     chart.locator(".heatmaplayer").first.wait_for()
+    chart.locator(".ytick text", has_text="[play]").first.wait_for(timeout=SLOW_MS)
     ticks = chart.locator(".ytick text").all_text_contents()
     assert sum("[play]" in t for t in ticks) == 3, ticks
     _idle(page)
