@@ -2,25 +2,48 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from workbench.errors import InputError
-from workbench.pooling import LayerSpec, combine_layers, pooling_matrix
+from workbench.pooling import LayerSpec, apply_pooling, combine_layers, pooling_plan
 
 
-def test_pooling_matrix_first_mean_last():
-    spans = [[(1, 3), (3, 4)], [(1, 2)]]
-    hidden = np.arange(2 * 5 * 2, dtype=np.float32).reshape(2, 5, 2)
-    for pooling, expect in [
-        ("first", hidden[0, 1]),
-        ("last", hidden[0, 2]),
-        ("mean", hidden[0, 1:3].mean(0)),
-    ]:
-        weights = pooling_matrix(spans, 5, pooling)
-        assert weights.shape == (2, 2, 5)
-        out = weights @ hidden
-        np.testing.assert_allclose(out[0, 0], expect)
-        np.testing.assert_allclose(out[0, 1], hidden[0, 3])
-        np.testing.assert_allclose(out[1, 1], 0)  # padding row
+@pytest.mark.parametrize("pooling", ["first", "mean", "last"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_pooling_plan_matches_direct_pooling(pooling, dtype):
+    rng = np.random.default_rng(0)
+    spans = [[(1, 3), (3, 4), (4, 7)], [], [(1, 2), (2, 5)]]
+    hidden = [torch.from_numpy(rng.standard_normal((3, 8, 4)).astype(np.float32)) for _ in range(2)]
+    plan = pooling_plan(spans, 8, pooling)
+    rows = np.array([6, 0, 3, 1, 4])  # scattered output rows; rows 2 and 5 stay untouched
+    dest = torch.full((7, 2, 4), 99.0, dtype=dtype)
+    apply_pooling(plan, hidden, dest, rows)
+    expected = []
+    for b, seq in enumerate(spans):
+        for start, end in seq:
+            pick = {"first": slice(start, start + 1), "last": slice(end - 1, end)}.get(
+                pooling, slice(start, end)
+            )
+            expected.append([h[b, pick].numpy().mean(0) for h in hidden])
+    tol = 1e-6 if dtype == torch.float32 else 2e-3
+    np.testing.assert_allclose(dest[rows].float().numpy(), np.array(expected), rtol=tol, atol=tol)
+    assert (dest[[2, 5]] == 99).all()
+
+
+def test_pooling_plan_mean_layout_and_bad_spans():
+    plan = pooling_plan([[(1, 3), (3, 4)]], 5, "mean")
+    assert plan.n_words == 2
+    assert plan.single_words.tolist() == [1] and plan.single_positions.tolist() == [3]
+    assert plan.multi_words.tolist() == [0]
+    assert plan.multi_positions.tolist() == [1, 2] and plan.multi_segments.tolist() == [0, 0]
+    assert plan.multi_weights.tolist() == [0.5, 0.5]
+    last = pooling_plan([[(1, 3), (3, 4)]], 5, "last")
+    assert last.single_positions.tolist() == [2, 3] and len(last.multi_words) == 0
+    assert pooling_plan([[]], 5, "first").n_words == 0
+    with pytest.raises(InputError, match="non-empty"):
+        pooling_plan([[(3, 3)]], 5, "mean")
+    with pytest.raises(InputError, match="inside the batch"):
+        pooling_plan([[(1, 7)]], 5, "mean")
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,12 @@ def normalize_input(sentences: object) -> list[list[str]]:
             )
         if len(sent) == 0:
             raise InputError(f"Sentence {i} is an empty word list.")
+        try:  # fast path in C: every word a string with a non-blank character
+            if min(map(len, map(str.strip, sent))) > 0:
+                out.append(list(sent))
+                continue
+        except TypeError:
+            pass  # a non-string word: the loop below names it
         for j, word in enumerate(sent):
             if not isinstance(word, str):
                 raise InputError(

@@ -21,9 +21,11 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,9 +41,10 @@ from workbench.alignment import (
     visible,
     word_token_lists,
 )
+from workbench.compiled import ModelRunner
 from workbench.embeddings import LayerwiseEmbeddings
 from workbench.errors import InputError
-from workbench.pooling import LayerSpec, Pooling, check_pooling, pooling_matrix
+from workbench.pooling import LayerSpec, Pooling, apply_pooling, check_pooling, pooling_plan
 
 Progress = bool | Callable[[float], None] | None
 AUTO_PROGRESS_MIN_WORDS = 5_000  # a progress bar appears by itself from this many words on
@@ -70,6 +73,9 @@ class Encoder:
         max_length: model input length (default: what the tokenizer and position embeddings
             allow); longer sentences are encoded in windows.
         stride: subwords between consecutive window starts (default: half a window).
+        compile: run the forward pass through ``torch.compile`` (see
+            :mod:`workbench.compiled`): ~15% faster on CPU after a one-off 15-25 s compilation,
+            so worth it for long runs only.
 
     Attributes:
         model, tokenizer: the loaded HuggingFace objects.
@@ -86,6 +92,7 @@ class Encoder:
         max_batch_tokens: int = 8192,
         max_length: int | None = None,
         stride: int | None = None,
+        compile: bool = False,
     ) -> None:
         self.source = models.resolve_model(model)
         self.device = models.choose_device(device)
@@ -109,6 +116,7 @@ class Encoder:
             raise InputError(f"max_length {self.max_length} leaves no room for words.")
         self.window_tokens = budget
         self.stride = stride
+        self.runner = ModelRunner(self.model, self.device, compile)
 
     # ------------------------------------------------------------------ set-up helpers
     def _input_limit(self, requested: int | None) -> int:
@@ -227,17 +235,18 @@ class Encoder:
         """Window indices grouped into batches, longest first.
 
         A batch closes when one more sequence would take its padded size past the token budget,
-        or, once it holds a quarter of the budget, when the next sequence is more than 10% shorter
-        than its longest (so padding stays under ~10% without making batches tiny).
+        or, once it holds a tenth of the budget, when the next sequence is more than 3% shorter
+        than its longest. On 2,000 SemCor sentences this pads 1.8% (a 10%-shorter rule padded
+        6.9%) and runs 15-20% faster on CPU: many batches then hold sequences of one length.
         """
         order = np.argsort(-lengths, kind="stable")
         batches, current, width = [], [], 0
-        min_tokens = self.max_batch_tokens // 4
+        min_tokens = self.max_batch_tokens // 10
         for idx in order.tolist():
             length = int(lengths[idx])
             if current:
                 full = width * (len(current) + 1) > self.max_batch_tokens
-                ragged = length < 0.9 * width and width * len(current) >= min_tokens
+                ragged = length < 0.97 * width and width * len(current) >= min_tokens
                 if full or ragged:
                     batches.append(np.array(current))
                     current = []
@@ -277,6 +286,10 @@ class Encoder:
             :class:`LayerwiseEmbeddings` with ``vectors`` ``(n_kept_words, n_kept_layers, dim)``,
             rows in input order (sentence by sentence, word by word).
         """
+        with _gc_paused():
+            return self._encode(sentences, layers, keep, progress, out, store_dtype, pooling)
+
+    def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling):
         words = normalize_input(sentences)
         pooling = check_pooling(pooling or self.pooling)
         kept_layers = self._check_layers(layers)
@@ -382,11 +395,12 @@ class Encoder:
         bar, callback = _progress(progress, total, sum(len(r) for r in row_of))
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         layer_idx = list(kept_layers)
+        target = torch.from_numpy(vectors)  # shares memory (also with a memory map)
         done = 0
         try:
             with torch.inference_mode():
                 for batch in self._batches(lengths):
-                    self._run_batch(prep, batch, layer_idx, pooling, row_of, vectors, pad_id)
+                    self._run_batch(prep, batch, layer_idx, pooling, row_of, target, pad_id)
                     step = int(lengths[batch].sum())
                     done += step
                     if bar is not None:
@@ -422,27 +436,32 @@ class Encoder:
         for b, seq in enumerate(inputs):
             ids[b, : len(seq)] = torch.tensor(seq, dtype=torch.long)
             mask[b, : len(seq)] = 1
-        out = self.model(
-            input_ids=ids.to(self.device),
-            attention_mask=mask.to(self.device),
-            output_hidden_states=True,
-        )
-        hidden = torch.stack([out.hidden_states[i] for i in layer_idx], dim=1)  # (B, K, T, D)
-        weights = torch.from_numpy(pooling_matrix(spans, width, pooling)).to(
-            self.device, hidden.dtype
-        )
-        pooled = torch.einsum("bwt,bktd->bwkd", weights, hidden).float()  # (B, W, K, D)
-        counts = [len(s) for s in spans]
-        select = torch.cat(
-            [torch.arange(c) + b * weights.shape[1] for b, c in enumerate(counts)]
-        ).to(self.device)
-        flat = pooled.reshape(-1, pooled.shape[2], pooled.shape[3]).index_select(0, select)
-        vectors[np.asarray(targets)] = flat.cpu().numpy().astype(vectors.dtype, copy=False)
+        out = self.runner(ids.to(self.device), mask.to(self.device))
+        plan = pooling_plan(spans, width, pooling)
+        hidden = [out.hidden_states[i] for i in layer_idx]
+        apply_pooling(plan, hidden, vectors, np.asarray(targets, dtype=np.int64))
+
+
+@contextmanager
+def _gc_paused():
+    """Pause Python's cyclic garbage collector while encoding.
+
+    Encoding allocates many small lists; with a large corpus loaded (SemCor is millions of
+    objects) each full collection they trigger walks all of it, which cost up to 0.3 s per
+    2,000 sentences. Nothing here makes reference cycles, so pausing loses nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _allocate(shape: tuple[int, int, int], dtype: np.dtype, out) -> np.ndarray:
     if out is None:
-        return np.zeros(shape, dtype=dtype)
+        return np.empty(shape, dtype=dtype)  # every row is written; empty gets huge pages
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)

@@ -27,10 +27,39 @@ def check_pooling(pooling: str) -> Pooling:
     return pooling  # type: ignore[return-value]
 
 
-def pooling_matrix(
+@dataclass(frozen=True)
+class PoolingPlan:
+    """How to pool a batch's subword vectors into word vectors by gathering (and averaging).
+
+    Words are numbered in batch order (sequence by sequence, span by span). Positions index
+    the batch's hidden states flattened to ``(batch * seq_len, dim)``.
+
+    Attributes:
+        n_words: number of pooled words.
+        single_words, single_positions: words that take one subword's vector (every word for
+            ``first``/``last``; one-subword words for ``mean``), and that subword's position.
+        multi_words: words averaged over several subwords (``mean`` only).
+        multi_positions, multi_segments, multi_weights: each of their subwords, the index in
+            ``multi_words`` of the word it belongs to, and its weight ``1 / len(span)``.
+    """
+
+    n_words: int
+    single_words: np.ndarray
+    single_positions: np.ndarray
+    multi_words: np.ndarray
+    multi_positions: np.ndarray
+    multi_segments: np.ndarray
+    multi_weights: np.ndarray
+
+
+def pooling_plan(
     spans: Sequence[Sequence[tuple[int, int]]], seq_len: int, pooling: Pooling
-) -> np.ndarray:
-    """Weights that pool subword vectors into word vectors, for a batch.
+) -> PoolingPlan:
+    """Gather plan that pools subword vectors into word vectors, for a batch.
+
+    Costs memory and time proportional to the number of subwords (a dense pooling matrix
+    costs batch x words x sequence length), and most words, being one subword, are a
+    plain gather.
 
     Args:
         spans: per sequence of the batch, the ``(start, end)`` token span of each word to pool
@@ -38,21 +67,77 @@ def pooling_matrix(
         seq_len: padded length of the batch.
         pooling: ``first``, ``mean`` or ``last``.
 
-    Returns:
-        ``(batch, max_words, seq_len)`` float32; ``weights @ hidden`` gives
-        ``(batch, max_words, dim)``. Rows past a sequence's word count are zero.
+    Example:
+        >>> plan = pooling_plan([[(1, 3), (3, 4)]], 5, "mean")
+        >>> plan.single_words.tolist(), plan.single_positions.tolist()
+        ([1], [3])
+        >>> plan.multi_positions.tolist(), plan.multi_weights.tolist()
+        ([1, 2], [0.5, 0.5])
     """
-    max_words = max((len(s) for s in spans), default=0)
-    weights = np.zeros((len(spans), max_words, seq_len), dtype=np.float32)
-    for b, seq in enumerate(spans):
-        for w, (start, end) in enumerate(seq):
-            if pooling == "first":
-                weights[b, w, start] = 1.0
-            elif pooling == "last":
-                weights[b, w, end - 1] = 1.0
-            else:
-                weights[b, w, start:end] = 1.0 / (end - start)
-    return weights
+    flat = [(b * seq_len + s, b * seq_len + e) for b, seq in enumerate(spans) for s, e in seq]
+    bounds = np.asarray(flat, dtype=np.int64).reshape(-1, 2)
+    starts, ends = bounds[:, 0], bounds[:, 1]
+    if len(flat) and (
+        np.any(ends <= starts) or starts.min() < 0 or ends.max() > len(spans) * seq_len
+    ):
+        raise InputError("pooling_plan: every span must be non-empty and inside the batch.")
+    words = np.arange(len(flat), dtype=np.int64)
+    sizes = ends - starts
+    if pooling != "mean":
+        positions = starts if pooling == "first" else ends - 1
+        sizes = np.ones_like(sizes)
+    else:
+        positions = starts
+    one = sizes == 1
+    multi = words[~one]
+    m_sizes = sizes[multi]
+    segments = np.repeat(np.arange(len(multi), dtype=np.int64), m_sizes)
+    offsets = np.arange(len(segments), dtype=np.int64) - np.repeat(
+        np.cumsum(m_sizes) - m_sizes, m_sizes
+    )
+    return PoolingPlan(
+        n_words=len(flat),
+        single_words=words[one],
+        single_positions=positions[one],
+        multi_words=multi,
+        multi_positions=np.repeat(starts[multi], m_sizes) + offsets,
+        multi_segments=segments,
+        multi_weights=np.repeat(1.0 / m_sizes, m_sizes).astype(np.float32),
+    )
+
+
+def apply_pooling(plan: PoolingPlan, hidden: Sequence, dest, rows: np.ndarray) -> None:
+    """Pool hidden states into word vectors and write them straight into ``dest``.
+
+    Args:
+        plan: from :func:`pooling_plan`.
+        hidden: torch tensors ``(batch, seq_len, dim)``, one per hidden state to keep.
+        dest: CPU tensor ``(n_rows, len(hidden), dim)`` (float32 or float16).
+        rows: ``(plan.n_words,)`` row of ``dest`` for each pooled word.
+    """
+    import torch
+
+    device = hidden[0].device
+    dim = hidden[0].shape[-1]
+
+    def index(array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64))
+
+    def gather(positions: np.ndarray) -> torch.Tensor:  # (n, K, D) on the device
+        where = index(positions).to(device)
+        return torch.stack([h.reshape(-1, dim).index_select(0, where) for h in hidden], dim=1)
+
+    if len(plan.single_words):  # one transfer and one row copy per batch, not per layer
+        picked = gather(plan.single_positions).to("cpu", dest.dtype)
+        dest.index_copy_(0, index(rows[plan.single_words]), picked)
+    if len(plan.multi_words):
+        parts = gather(plan.multi_positions)
+        parts.mul_(torch.from_numpy(plan.multi_weights).to(device, parts.dtype)[:, None, None])
+        summed = torch.zeros(
+            (len(plan.multi_words), len(hidden), dim), dtype=parts.dtype, device=device
+        )
+        summed.index_add_(0, index(plan.multi_segments).to(device), parts)
+        dest.index_copy_(0, index(rows[plan.multi_words]), summed.to("cpu", dest.dtype))
 
 
 @dataclass(frozen=True)

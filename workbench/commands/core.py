@@ -34,6 +34,12 @@ def register(sub) -> None:
     p.add_argument("--float16", action="store_true", help="store float16 vectors")
     p.add_argument("--batch-tokens", type=int, default=8192, help="padded tokens per batch")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="torch.compile the model: ~15%% faster forward after a one-off 15-25 s compile "
+        "(worth it for long corpora)",
+    )
     p.set_defaults(func=cmd_embed)
 
     p = sub.add_parser("model", help="extra models")
@@ -86,6 +92,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         device=args.device,
         pooling=args.pooling,
         max_batch_tokens=args.batch_tokens,
+        compile=args.compile,
     )
     layers = [int(x) for x in args.layers.split(",")] if args.layers else None
     dtype = "float16" if args.float16 else "float32"
