@@ -24,10 +24,9 @@ from __future__ import annotations
 import gc
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -45,9 +44,7 @@ from workbench.compiled import ModelRunner
 from workbench.embeddings import LayerwiseEmbeddings
 from workbench.errors import InputError
 from workbench.pooling import LayerSpec, Pooling, apply_pooling, check_pooling, pooling_plan
-
-Progress = bool | Callable[[float], None] | None
-AUTO_PROGRESS_MIN_WORDS = 5_000  # a progress bar appears by itself from this many words on
+from workbench.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
 
 
 @dataclass(frozen=True)
@@ -293,14 +290,14 @@ class Encoder:
         words = normalize_input(sentences)
         pooling = check_pooling(pooling or self.pooling)
         kept_layers = self._check_layers(layers)
-        keep_mask = self._keep_masks(words, keep)
+        masks = keep_masks(words, keep)
         if store_dtype not in ("float32", "float16"):
             raise InputError(f"store_dtype must be float32 or float16, not '{store_dtype}'.")
         prep = self._prepare(words)
 
-        row_of, rows = self._row_table(words, keep_mask)
-        shape = (rows["n"], len(kept_layers), self.dim)
-        vectors = _allocate(shape, np.dtype(store_dtype), out)
+        layout = RowLayout.build(words, masks)
+        shape = (layout.n, len(kept_layers), self.dim)
+        vectors = allocate(shape, np.dtype(store_dtype), out)
         lengths = np.array(
             [
                 sum(len(t) for t in prep.tokens[w.sentence][w.word_start : w.word_end])
@@ -308,17 +305,17 @@ class Encoder:
             ],
             dtype=np.int64,
         )
-        self._run(prep, lengths, kept_layers, pooling, row_of, vectors, progress)
+        self._run(prep, lengths, kept_layers, pooling, layout.row_of, vectors, progress)
         if isinstance(vectors, np.memmap):
             vectors.flush()
             vectors = np.load(out, mmap_mode="r")
         return LayerwiseEmbeddings(
             vectors=vectors,
             layers=kept_layers,
-            words=rows["words"],
-            sentence_index=rows["sentence"],
-            word_index=rows["position"],
-            spans=rows["spans"](prep.tokens),
+            words=layout.words,
+            sentence_index=layout.sentence,
+            word_index=layout.position,
+            spans=layout.spans(prep.tokens),
             n_sentences=len(words),
             n_hidden=self.n_hidden,
             model_name=self.name,
@@ -335,64 +332,10 @@ class Encoder:
             raise InputError("layers is empty: keep at least one hidden state.")
         return tuple(sorted(set(LayerSpec(tuple(int(x) for x in layers)).resolve(self.n_hidden))))
 
-    @staticmethod
-    def _keep_masks(words: list[list[str]], keep) -> list[np.ndarray]:
-        if keep is None:
-            return [np.ones(len(w), dtype=bool) for w in words]
-        if len(keep) != len(words):
-            raise InputError(f"keep has {len(keep)} entries for {len(words)} sentences.")
-        masks = []
-        for i, (sent, positions) in enumerate(zip(words, keep)):
-            mask = np.zeros(len(sent), dtype=bool)
-            for p in positions:
-                if not 0 <= int(p) < len(sent):
-                    raise InputError(
-                        f"keep: position {p} is outside sentence {i} ({len(sent)} words)."
-                    )
-                mask[int(p)] = True
-            masks.append(mask)
-        return masks
-
-    @staticmethod
-    def _row_table(words: list[list[str]], masks: list[np.ndarray]):
-        """Output row of each kept (sentence, position); -1 where not kept."""
-        row_of, sent_idx, pos_idx, kept_words = [], [], [], []
-        n = 0
-        for i, (sent, mask) in enumerate(zip(words, masks)):
-            rows = np.full(len(sent), -1, dtype=np.int64)
-            positions = np.flatnonzero(mask)
-            rows[positions] = np.arange(n, n + len(positions))
-            n += len(positions)
-            row_of.append(rows)
-            sent_idx.append(np.full(len(positions), i, dtype=np.int64))
-            pos_idx.append(positions.astype(np.int64))
-            kept_words.extend(sent[p] for p in positions.tolist())
-
-        def spans(tokens: list[list[list[int]]]) -> np.ndarray:
-            out = np.zeros((n, 2), dtype=np.int64)
-            for i, rows in enumerate(row_of):
-                cum = np.concatenate([[0], np.cumsum([len(t) for t in tokens[i]])])
-                sel = rows >= 0
-                out[rows[sel], 0] = cum[:-1][sel]
-                out[rows[sel], 1] = cum[1:][sel]
-            return out
-
-        def cat(parts: list[np.ndarray]) -> np.ndarray:
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-        table = {
-            "n": n,
-            "sentence": cat(sent_idx),
-            "position": cat(pos_idx),
-            "words": kept_words,
-            "spans": spans,
-        }
-        return row_of, table
-
     def _run(self, prep, lengths, kept_layers, pooling, row_of, vectors, progress) -> None:
         """Run every batch and write the pooled rows of owned, kept words into ``vectors``."""
         total = int(lengths.sum())
-        bar, callback = _progress(progress, total, sum(len(r) for r in row_of))
+        bar, callback = progress_reporter(progress, total, sum(len(r) for r in row_of))
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         layer_idx = list(kept_layers)
         target = torch.from_numpy(vectors)  # shares memory (also with a memory map)
@@ -457,23 +400,3 @@ def _gc_paused():
     finally:
         if enabled:
             gc.enable()
-
-
-def _allocate(shape: tuple[int, int, int], dtype: np.dtype, out) -> np.ndarray:
-    if out is None:
-        return np.empty(shape, dtype=dtype)  # every row is written; empty gets huge pages
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
-
-
-def _progress(progress: Progress, total_tokens: int, n_words: int):
-    """A tqdm bar and/or a callback, as asked (auto: a bar for long runs only)."""
-    if callable(progress):
-        return None, progress
-    show = progress if progress is not None else n_words >= AUTO_PROGRESS_MIN_WORDS
-    if not show:
-        return None, None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total_tokens, unit="tok", unit_scale=True, desc="encoding"), None
