@@ -5,10 +5,16 @@ Run:  python bench/extract.py [--sentences 2000] [--repeats 3] [--model M] [--de
 Corpus: the first N sentences of SemCor (WSD data, $WORKBENCH_DATA or ../shared/data/wsd),
 else WordNet example sentences. Prints, per repeat and as medians, words/s and tokens/s of
 (a) the plain loop a tutorial would write (one sentence at a time through tokenizer and model,
-    mean of each word's subwords in Python), and (b) ``Encoder.encode`` (all hidden states),
-with the ratio b/a, and b as a fraction of the FLOP bound: measured torch matmul GFLOP/s
-divided by the model's FLOPs per token (its linear layers plus attention at the corpus's mean
-length). Both from the same process, interleaved, so machine noise hits both alike.
+    mean of each word's subwords in Python),
+(b) a careful batched loop (sentences sorted by length, 64 a batch padded to the batch's
+    longest, all hidden states stacked, subwords averaged with one scatter-add per sentence),
+(c) ``Encoder.encode`` (all hidden states, vectors for every word in input order),
+(d) with ``--compile``: ``Encoder(compile=True).encode`` after its compilation (timed apart),
+and the model's bare forward pass on the encoder's own batches (no tokenizing, pooling or
+output: the ceiling for any pipeline around this model), each as a speed-up over (a) and as a
+fraction of the FLOP bound: measured torch matmul GFLOP/s (2048^3, the device's dtype) divided
+by the model's FLOPs per token (its linear layers plus attention at the corpus's mean length).
+All from the same process, interleaved, so machine noise hits them alike.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import statistics
 import sys
 import time
 
+import numpy as np
 import torch
 
 
@@ -82,9 +89,88 @@ def plain_loop(enc, sentences) -> float:
     return time.perf_counter() - t
 
 
+def careful_loop(enc, sentences, batch_size: int = 64) -> float:
+    """Sorted by length, fixed-size padded batches, pooling by scatter-add: what a careful
+    user writes without the encoder's token budget, batch closing rule or output layout."""
+    tok, model = enc.tokenizer, enc.model
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    out: list = [None] * len(sentences)
+    t = time.perf_counter()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            inputs = tok(
+                [sentences[i] for i in idx],
+                is_split_into_words=True,
+                padding=True,
+                truncation=True,
+                return_tensors="pt",
+            )
+            states = model(**inputs.to(enc.device), output_hidden_states=True).hidden_states
+            hs = torch.stack(states, dim=1).float()  # (B, L, T, D)
+            for b, i in enumerate(idx):
+                wids = inputs.word_ids(b)
+                pos = [p for p, w in enumerate(wids) if w is not None]
+                seg = torch.tensor([wids[p] for p in pos], device=hs.device)
+                n = len(sentences[i])
+                summed = torch.zeros(hs.shape[1], n, hs.shape[3], device=hs.device)
+                summed.index_add_(1, seg, hs[b][:, pos])
+                counts = torch.bincount(seg, minlength=n).clamp(min=1)
+                out[i] = (summed / counts[None, :, None]).transpose(0, 1).cpu().numpy()
+    return time.perf_counter() - t
+
+
+def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The padded (ids, mask) batches ``Encoder.encode`` would run, built once."""
+    prep = enc._prepare(sentences)
+    lengths = np.array(
+        [
+            sum(len(t) for t in prep.tokens[w.sentence][w.word_start : w.word_end])
+            for w in prep.windows
+        ]
+    )
+    pad = enc.tokenizer.pad_token_id or 0
+    with torch.inference_mode():  # as in encode (a compiled graph guards on it)
+        return _padded(enc, prep, lengths, pad)
+
+
+def _padded(enc, prep, lengths, pad) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    batches = []
+    for batch in enc._batches(lengths):
+        seqs = [
+            enc._head + [t for g in prep.tokens[prep.windows[i].sentence] for t in g] + enc._tail
+            for i in batch.tolist()
+        ]
+        width = max(map(len, seqs))
+        ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for k, seq in enumerate(seqs):
+            ids[k, : len(seq)] = torch.tensor(seq)
+            mask[k, : len(seq)] = 1
+        batches.append((ids.to(enc.device), mask.to(enc.device)))
+    return batches
+
+
+def forward_only(enc, batches) -> float:
+    t = time.perf_counter()
+    with torch.inference_mode():
+        for ids, mask in batches:
+            enc.runner(ids, mask)
+    sync(enc)
+    return time.perf_counter() - t
+
+
 def sync(enc) -> None:
     if enc.device.startswith("cuda"):
         torch.cuda.synchronize()
+
+
+def timed(enc, fn, *args) -> float:
+    sync(enc)
+    t = time.perf_counter()
+    fn(*args)
+    sync(enc)
+    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -101,14 +187,22 @@ def main() -> None:
         default=None,
         help="run the slow plain loop on this many sentences only (default all)",
     )
+    ap.add_argument("--compile", action="store_true", help="also time Encoder(compile=True)")
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
 
     from workbench import Encoder
 
-    enc = Encoder(
-        model=args.model, device=args.device, dtype=args.dtype, max_batch_tokens=args.batch_tokens
-    )
+    def make(compile: bool):
+        return Encoder(
+            model=args.model,
+            device=args.device,
+            dtype=args.dtype,
+            max_batch_tokens=args.batch_tokens,
+            compile=compile,
+        )
+
+    enc = make(False)
     sentences, source = load_sentences(args.sentences)
     enc_tok = enc.tokenizer(sentences, is_split_into_words=True)
     n_tokens = sum(len(x) for x in enc_tok["input_ids"])  # with specials, as the model sees
@@ -126,42 +220,51 @@ def main() -> None:
         f"(mean {mean_len:.1f}/sentence); {fpt / 1e6:.1f} MFLOP/token"
     )
 
+    batches = forward_batches(enc, sentences)
     enc.encode(sentences[:50])  # warm-up
     plain_loop(enc, base_sents[:20])
+    careful_loop(enc, sentences[:100])
+    runs = {  # name -> (seconds for the whole corpus)
+        "plain": lambda: plain_loop(enc, base_sents) / base_ratio,
+        "careful": lambda: careful_loop(enc, sentences),
+        "encode": lambda: timed(enc, enc.encode, sentences, None, None, False),
+        "forward": lambda: forward_only(enc, batches),
+    }
+    compile_s = None
+    if args.compile:
+        fast = make(True)
+        compile_s = timed(fast, fast.encode, sentences[:400], None, None, False)
+        if not fast.runner.compiled:
+            print(f"compilation failed: {fast.runner.error}")
+        print(f"compiled encoder: first call (400 sentences, with compilation) {compile_s:.1f} s")
+        runs["encode_compiled"] = lambda: timed(fast, fast.encode, sentences, None, None, False)
+        runs["forward_compiled"] = lambda: forward_only(fast, batches)
     rows = []
     for r in range(args.repeats):
         peak = matmul_gflops(enc.device, dtype)
-        t_plain = plain_loop(enc, base_sents) / base_ratio
-        sync(enc)
-        t = time.perf_counter()
-        enc.encode(sentences, progress=False)
-        sync(enc)
-        t_enc = time.perf_counter() - t
         bound_tps = peak * 1e9 / fpt
-        row = {
-            "repeat": r,
-            "matmul_gflops": peak,
-            "plain_words_s": n_words / t_plain,
-            "plain_tokens_s": n_tokens / t_plain,
-            "encode_words_s": n_words / t_enc,
-            "encode_tokens_s": n_tokens / t_enc,
-            "speedup": t_plain / t_enc,
-            "flop_bound_tokens_s": bound_tps,
-            "fraction_of_bound": (n_tokens / t_enc) / bound_tps,
-        }
+        secs = {name: fn() for name, fn in runs.items()}
+        row = {"repeat": r, "matmul_gflops": peak, "flop_bound_tokens_s": bound_tps}
+        for name, sec in secs.items():
+            row[f"{name}_tokens_s"] = n_tokens / sec
+            row[f"{name}_words_s"] = n_words / sec
+            row[f"{name}_speedup"] = secs["plain"] / sec
+            row[f"{name}_fraction_of_bound"] = (n_tokens / sec) / bound_tps
         rows.append(row)
-        print(
-            f"[{r}] matmul {peak:7.1f} GFLOP/s | plain {row['plain_tokens_s']:8.0f} tok/s | "
-            f"encode {row['encode_tokens_s']:8.0f} tok/s ({row['encode_words_s']:7.0f} words/s) | "
-            f"x{row['speedup']:.2f} | {100 * row['fraction_of_bound']:.1f}% of bound"
+        shown = " | ".join(
+            f"{name} {row[f'{name}_tokens_s']:6.0f} tok/s x{row[f'{name}_speedup']:.2f} "
+            f"{100 * row[f'{name}_fraction_of_bound']:.0f}%"
+            for name in runs
         )
+        print(f"[{r}] matmul {peak:6.1f} GFLOP/s | {shown}")
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0] if k != "repeat"}
-    print(
-        f"median: encode {med['encode_tokens_s']:.0f} tok/s, {med['encode_words_s']:.0f} words/s; "
-        f"plain {med['plain_tokens_s']:.0f} tok/s; speed-up x{med['speedup']:.2f}; "
-        f"{100 * med['fraction_of_bound']:.1f}% of the FLOP bound "
-        f"({med['matmul_gflops']:.0f} GFLOP/s matmul)"
-    )
+    print(f"median over {len(rows)} repeats (matmul {med['matmul_gflops']:.0f} GFLOP/s):")
+    for name in runs:
+        print(
+            f"  {name:17s} {med[f'{name}_tokens_s']:7.0f} tok/s {med[f'{name}_words_s']:7.0f} "
+            f"words/s  x{med[f'{name}_speedup']:.2f} the plain loop  "
+            f"{100 * med[f'{name}_fraction_of_bound']:.1f}% of the FLOP bound"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(
@@ -172,6 +275,7 @@ def main() -> None:
                     "n_tokens": n_tokens,
                     "n_words": n_words,
                     "mflop_per_token": fpt / 1e6,
+                    "compile_first_call_s": compile_s,
                     "rows": rows,
                     "median": med,
                 },
