@@ -24,10 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -130,12 +127,6 @@ def bench_layer_switch(repeats: int) -> None:
               f"ratio baseline / switch {base / med:.1f}x")  # fmt: skip
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process and its reaped children (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -144,38 +135,22 @@ def _cpu_seconds(pid: int) -> float:
 
 def first_render(cache_dir: str) -> dict[str, float]:
     """Seconds from ``streamlit run`` to health, title and first chart in a real browser."""
-    import urllib.request
-
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    env = {**os.environ, "WORKBENCH_CACHE": cache_dir, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
+    from workbench.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+
+    app = AppServer(REPO, env={"WORKBENCH_CACHE": cache_dir}, timeout=600)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.fileWatcherType", "none"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
+    proc = app.start()
     out: dict[str, float] = {}
     try:
-        url = f"http://127.0.0.1:{port}"
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
-                    if r.read().strip() == b"ok":
-                        break
-            except OSError:
-                time.sleep(0.05)
+        url = app.url
+        app.wait_healthy()
         out["health"] = time.perf_counter() - t0
         with sync_playwright() as pw, tempfile.TemporaryDirectory() as profile:
             ctx = pw.chromium.launch_persistent_context(
-                profile, executable_path="/usr/bin/chromium", headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                      "--disable-background-networking", "--disable-component-update",
-                      "--disable-sync"],
-            )  # fmt: skip
+                profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
             page = ctx.new_page()
             page.set_default_timeout(120_000)
             t_nav = time.perf_counter()
@@ -188,8 +163,7 @@ def first_render(cache_dir: str) -> dict[str, float]:
             out["chart_after_navigation"] = time.perf_counter() - t_nav
             ctx.close()
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        app.stop()
     return out
 
 

@@ -8,83 +8,28 @@ browser downloads are never used.
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from workbench.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 SLOW_MS = 180_000  # first UMAP of a process compiles numba code (~20-30 s on 2 busy cores)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                if resp.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"streamlit did not answer on {url} within {timeout:.0f} s")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Stop the server's whole process group: SIGTERM, then SIGKILL."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """URL of a running app; the server is stopped after the module's tests."""
     ARTIFACTS.mkdir(exist_ok=True)
-    port = _free_port()
-    log_path = ARTIFACTS / "streamlit-server.log"
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "streamlit", "run", "app.py",
-                "--server.headless", "true", "--server.port", str(port),
-                "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-            ],  # fmt: skip
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
-        yield url
-    finally:
-        _stop(proc)
-    assert proc.poll() is not None
+    with open(ARTIFACTS / "streamlit-server.log", "w") as log:
+        app = AppServer(REPO, log=log)
+        with app as url:
+            yield url
+    assert app.proc.poll() is not None
 
 
 @pytest.fixture(scope="module")

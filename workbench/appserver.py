@@ -1,0 +1,119 @@
+"""Run the Streamlit app (``app.py``) as a child process: for the browser tests and benchmarks.
+
+Starts ``python -m streamlit run app.py`` headless on a free port of 127.0.0.1 in its own process
+group, waits until its health endpoint answers, and stops the whole group (SIGTERM, then SIGKILL).
+Never imports streamlit itself. Also holds the flags used to drive Debian's headless Chromium.
+
+Example:
+    >>> with AppServer(repo_dir) as url:      # doctest: +SKIP
+    ...     urllib.request.urlopen(url)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AppServer:
+    """``streamlit run app.py`` in ``repo`` as a context manager yielding the app's URL.
+
+    Args:
+        repo: directory holding ``app.py``.
+        env: extra environment variables for the server.
+        log: file the server's output goes to (default: discarded).
+        timeout: seconds to wait for the health endpoint.
+    """
+
+    def __init__(
+        self, repo: Path, env: dict[str, str] | None = None, log=None, timeout: float = 90
+    ):
+        self.repo = Path(repo)
+        self.env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **(env or {})}
+        self.log = log
+        self.timeout = timeout
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> subprocess.Popen:
+        """Start the server process (returns at once; see :meth:`wait_healthy`)."""
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(self.port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=self.repo,
+            env=self.env,
+            stdout=self.log if self.log is not None else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if self.log is not None else subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        return self.proc
+
+    def wait_healthy(self) -> None:
+        """Block until ``/_stcore/health`` answers ``ok``; raise if the server dies or is late."""
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited early with code {self.proc.returncode}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().strip() == b"ok":
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise TimeoutError(f"streamlit did not answer on {self.url} within {self.timeout:.0f} s")
+
+    def stop(self) -> None:
+        """Stop the server's whole process group: SIGTERM, then SIGKILL."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def __enter__(self) -> str:
+        self.start()
+        try:
+            self.wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self.url
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
