@@ -233,5 +233,5 @@ def wordnet_example_sentences(
     stats = wx.ExampleStats()
     out: list[Sentence] = []
     for synset in lemma_synsets(wordnet, lemmas):
-        out += list(wx._example_sentences(synset, wordnet, stats))  # adapter: no public API
+        out += list(wx.synset_example_sentences(synset, wordnet, stats))
     return tuple(out)

@@ -108,7 +108,12 @@ def _sentence(sid: str, tokens: list[str], at: int, size: int, lemma, upos: str)
     return Sentence(sid, tuple(words), tuple(lemmas), tuple(pos), (instance,))
 
 
-def _example_sentences(synset, wordnet: WordNet, stats: ExampleStats) -> Iterator[Sentence]:
+def synset_example_sentences(
+    synset, wordnet: WordNet, stats: ExampleStats | None = None
+) -> Iterator[Sentence]:
+    """One sense-tagged sentence per usage example of ``synset`` in which one of its lemmas is
+    found (the first that is); examples where none is found are counted in ``stats``."""
+    stats = stats if stats is not None else ExampleStats()
     upos = _UPOS_OF[synset.pos()]
     for number, text in enumerate(synset.examples()):
         stats.examples += 1
@@ -148,7 +153,7 @@ def iter_examples(
         for synset in wordnet.reader.all_synsets(UPOS_TO_WN[upos]):
             produced = []
             if config.examples:
-                produced += list(_example_sentences(synset, wordnet, stats))
+                produced += list(synset_example_sentences(synset, wordnet, stats))
             if config.glosses != "none":
                 produced += list(_gloss_sentences(synset, config.glosses))
                 stats.glosses += len(produced) - sum(".ex" in s.id for s in produced)
