@@ -21,9 +21,9 @@ Measures (Ethayarajh 2019, *How Contextual are Contextualized Word Representatio
 Each "adjusted" value is the raw value minus the layer's baseline (anisotropy for the two
 similarities, :func:`mev_baseline` for MEV), as in that paper.
 
-Rogue dimensions (Timkey & van Schijndel 2021, *All Bark and No Bite*):
-:func:`rogue_dimensions` gives each dimension's contribution to the expected cosine, the top-k
-dimensions, their share, and the informativity r^2 of cosine without them.
+Rogue dimensions (Timkey & van Schijndel 2021) live in :mod:`workbench.rogue`, the checks and
+pair sampling in :mod:`workbench.vector_pairs`; both are re-exported here, and
+:func:`measure_all` computes everything for one layer.
 
 A measure that cannot be computed (no word type seen twice, no sentence of two words) is NaN with
 a ``note`` saying why; bad input (fewer than two vectors, NaN/inf, zero vectors) raises
@@ -45,9 +45,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.errors import InputError
-
-Pairs = tuple[np.ndarray, np.ndarray]
+from workbench.rogue import (  # noqa: F401 - re-exported: geometry is the measures' entry point
+    RogueDimensions,
+    cosine_contributions,
+    rogue_and_cosines,
+    rogue_dimensions,
+)
+from workbench.vector_pairs import (  # noqa: F401 - re-exported
+    Pairs,
+    check_meta,
+    check_vectors,
+    pair_cosines,
+    pair_dots,
+    pairs_for,
+    sample_pairs,
+    type_ids,
+    unit_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -88,111 +102,6 @@ def _measure(values: np.ndarray, empty_note: str) -> Measure:
     return Measure(float(values.mean()), sem, n)
 
 
-def check_vectors(x: np.ndarray, name: str = "vectors") -> np.ndarray:
-    """Validate one layer's vectors and return them as float64 ``(n, dim)``.
-
-    Raises:
-        InputError: not 2-D, fewer than two rows, NaN/inf values or an all-zero row
-            (cosine undefined); the message names the first offending row.
-    """
-    x = np.asarray(x)
-    if x.ndim != 2:
-        raise InputError(f"{name} must have shape (n, dim), got shape {x.shape}")
-    if x.shape[0] < 2:
-        raise InputError(f"{name}: need at least two vectors, got {x.shape[0]}")
-    x = x.astype(np.float64, copy=False)
-    finite = np.isfinite(x).all(axis=1)
-    if not finite.all():
-        raise InputError(f"{name}: row {int(np.argmin(finite))} contains NaN or inf")
-    zero = ~np.any(x != 0, axis=1)
-    if zero.any():
-        raise InputError(f"{name}: row {int(np.argmax(zero))} is all zeros (cosine undefined)")
-    return x
-
-
-def _check_meta(values: Sequence | np.ndarray, n: int, name: str) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.shape != (n,):
-        raise InputError(f"{name} must have one entry per vector ({n}), got shape {arr.shape}")
-    return arr
-
-
-def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows of ``x`` scaled to unit L2 norm (float64)."""
-    x = np.asarray(x, dtype=np.float64)
-    return x / np.sqrt(np.einsum("...d,...d->...", x, x))[..., None]
-
-
-def type_ids(types: Sequence | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Integer ids ``(n,)`` of word types and the sorted vocabulary they index."""
-    vocab, ids = np.unique(np.asarray(types), return_inverse=True)
-    return ids.reshape(-1), vocab
-
-
-def sample_pairs(
-    n: int,
-    n_pairs: int = 20_000,
-    *,
-    contexts: Sequence | np.ndarray | None = None,
-    random_state: int = 0,
-) -> Pairs:
-    """A seeded sample (with replacement) of index pairs ``i != j``, from different contexts.
-
-    Args:
-        n: number of vectors.
-        n_pairs: pairs to draw.
-        contexts: optional ``(n,)`` context ids; pairs within one context are rejected.
-        random_state: seed.
-
-    Returns:
-        ``(i, j)``, two int64 arrays of shape ``(n_pairs,)``.
-
-    Raises:
-        InputError: fewer than two vectors, ``n_pairs < 1``, or every vector in one context.
-    """
-    if n < 2:
-        raise InputError(f"need at least two vectors to sample pairs, got {n}")
-    if n_pairs < 1:
-        raise InputError(f"n_pairs must be at least 1, got {n_pairs}")
-    ctx = None if contexts is None else _check_meta(contexts, n, "contexts")
-    if ctx is not None and np.unique(ctx).size < 2:
-        raise InputError("all vectors come from one context: no pair from different contexts")
-    rng = np.random.default_rng(random_state)
-    got_i: list[np.ndarray] = []
-    got_j: list[np.ndarray] = []
-    have = 0
-    while have < n_pairs:
-        i = rng.integers(0, n, size=2 * (n_pairs - have) + 16)
-        j = rng.integers(0, n, size=i.size)
-        ok = i != j if ctx is None else ctx[i] != ctx[j]
-        got_i.append(i[ok])
-        got_j.append(j[ok])
-        have += int(ok.sum())
-    return np.concatenate(got_i)[:n_pairs], np.concatenate(got_j)[:n_pairs]
-
-
-def pair_cosines(x: np.ndarray, pairs: Pairs) -> np.ndarray:
-    """Cosine of each pair ``(x[i], x[j])``, shape ``(n_pairs,)`` float64."""
-    i, j = pairs
-    x = np.asarray(x, dtype=np.float64)
-    norms = np.sqrt(np.einsum("nd,nd->n", x, x))
-    return _pair_dots(x, i, j) / (norms[i] * norms[j])
-
-
-def _pair_dots(x: np.ndarray, i: np.ndarray, j: np.ndarray, chunk: int = 4096) -> np.ndarray:
-    """``x[i] . x[j]`` per pair, in chunks (the gathered rows stay in cache)."""
-    out = np.empty(len(i))
-    for s in range(0, len(i), chunk):
-        out[s : s + chunk] = np.einsum("pd,pd->p", x[i[s : s + chunk]], x[j[s : s + chunk]])
-    return out
-
-
-def _pairs_for(x: np.ndarray, pairs: Pairs | None, n_pairs: int, contexts, random_state) -> Pairs:
-    if pairs is not None:
-        return pairs
-    return sample_pairs(len(x), n_pairs, contexts=contexts, random_state=random_state)
-
-
 def anisotropy(
     x: np.ndarray,
     n_pairs: int = 20_000,
@@ -214,7 +123,7 @@ def anisotropy(
         A :class:`Measure` over pairs (value, standard error, number of pairs).
     """
     x = check_vectors(x)
-    return _measure(pair_cosines(x, _pairs_for(x, pairs, n_pairs, contexts, random_state)), "")
+    return _measure(pair_cosines(x, pairs_for(x, pairs, n_pairs, contexts, random_state)), "")
 
 
 def self_similarity(x: np.ndarray, types: Sequence | np.ndarray, *, min_count: int = 5) -> Measure:
@@ -233,7 +142,7 @@ def self_similarity(x: np.ndarray, types: Sequence | np.ndarray, *, min_count: i
         times.
     """
     x = check_vectors(x)
-    return _self_similarity(x, type_ids(_check_meta(types, len(x), "types"))[0], min_count)
+    return _self_similarity(x, type_ids(check_meta(types, len(x), "types"))[0], min_count)
 
 
 def _group_sums(x: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -267,7 +176,7 @@ def intra_sentence_similarity(x: np.ndarray, contexts: Sequence | np.ndarray) ->
         A :class:`Measure` over sentences.
     """
     x = check_vectors(x)
-    return _intra_similarity(x, type_ids(_check_meta(contexts, len(x), "contexts"))[0])
+    return _intra_similarity(x, type_ids(check_meta(contexts, len(x), "contexts"))[0])
 
 
 def _intra_similarity(x: np.ndarray, ids: np.ndarray) -> Measure:
@@ -325,7 +234,7 @@ def max_explainable_variance(
         A :class:`Measure` over word types occurring at least ``min_count`` (>= 2) times.
     """
     x = check_vectors(x)
-    return _mev(x, type_ids(_check_meta(types, len(x), "types"))[0], min_count)
+    return _mev(x, type_ids(check_meta(types, len(x), "types"))[0], min_count)
 
 
 def _mev(x: np.ndarray, ids: np.ndarray, min_count: int) -> Measure:
@@ -344,7 +253,7 @@ def mev_baseline(
     random (seeded, without replacement) from the whole layer.
     """
     x = check_vectors(x)
-    ids = type_ids(_check_meta(types, len(x), "types"))[0]
+    ids = type_ids(check_meta(types, len(x), "types"))[0]
     return _mev_baseline(x, ids, min_count, random_state)
 
 
@@ -354,98 +263,6 @@ def _mev_baseline(x: np.ndarray, ids: np.ndarray, min_count: int, random_state: 
     sizes = [g.size for g in _type_groups(ids, min_count)]
     groups = [rng.choice(len(x), size=s, replace=False) for s in sizes]
     return _measure(_mev_of_groups(x, groups), f"undefined: no word type occurs {min_count}+ times")
-
-
-@dataclass(frozen=True)
-class RogueDimensions:
-    """Per-dimension contributions to the expected cosine (Timkey & van Schijndel 2021).
-
-    Attributes:
-        contributions: ``(dim,)`` mean over pairs of ``u_k v_k / (|u| |v|)``; they sum to the
-            expected cosine.
-        top: ``(top_k,)`` dimension indices, largest ``|contribution|`` first.
-        share: ``(top_k,)`` ``|contribution| / sum_k |contribution_k|`` of each top dimension
-            (bounded in [0, 1] even when the expected cosine is near 0).
-        informativity: r^2 (squared Pearson correlation over the pairs) between the full cosine
-            and the cosine with the ``top`` dimensions removed; NaN if either is constant.
-    """
-
-    contributions: np.ndarray
-    top: np.ndarray
-    share: np.ndarray
-    informativity: float
-
-    @property
-    def expected_cosine(self) -> float:
-        """Sum of the contributions: the expected cosine over the pairs."""
-        return float(self.contributions.sum())
-
-    @property
-    def top_share(self) -> float:
-        """Combined share of the top dimensions."""
-        return float(self.share.sum())
-
-
-def cosine_contributions(x: np.ndarray, pairs: Pairs) -> np.ndarray:
-    """``(dim,)``: mean over pairs of ``u_k v_k / (|u| |v|)``, dimension by dimension."""
-    x = check_vectors(x)
-    i, j = pairs
-    return (unit_rows(x[i]) * unit_rows(x[j])).mean(axis=0)
-
-
-def _r_squared(a: np.ndarray, b: np.ndarray) -> float:
-    ok = np.isfinite(a) & np.isfinite(b)
-    if ok.sum() < 2 or a[ok].std() == 0 or b[ok].std() == 0:
-        return math.nan
-    return float(np.corrcoef(a[ok], b[ok])[0, 1] ** 2)
-
-
-def rogue_dimensions(
-    x: np.ndarray,
-    top_k: int = 3,
-    *,
-    pairs: Pairs | None = None,
-    n_pairs: int = 20_000,
-    contexts: Sequence | np.ndarray | None = None,
-    random_state: int = 0,
-) -> RogueDimensions:
-    """The dimensions that dominate cosine similarity, their share and informativity.
-
-    Args:
-        x: ``(n, dim)`` vectors.
-        top_k: how many top dimensions to report and remove (1 <= top_k < dim).
-        pairs, n_pairs, contexts, random_state: the pair sample, as in :func:`anisotropy`.
-
-    Returns:
-        A :class:`RogueDimensions`.
-    """
-    x = check_vectors(x)
-    if not 1 <= top_k < x.shape[1]:
-        raise InputError(f"top_k must be between 1 and dim - 1 = {x.shape[1] - 1}, got {top_k}")
-    return _rogue(x, top_k, _pairs_for(x, pairs, n_pairs, contexts, random_state))[0]
-
-
-def _rogue(x: np.ndarray, top_k: int, pairs: Pairs) -> tuple[RogueDimensions, np.ndarray]:
-    """The rogue dimensions and the full cosine of every pair ``(n_pairs,)``."""
-    i, j = pairs
-    sq = np.einsum("nd,nd->n", x, x)
-    xu = x / np.sqrt(sq)[:, None]
-    contrib = np.zeros(x.shape[1])
-    for s in range(0, len(i), 4096):
-        contrib += np.einsum("pd,pd->d", xu[i[s : s + 4096]], xu[j[s : s + 4096]])
-    contrib /= len(i)
-    mags = np.abs(contrib)
-    top = np.argsort(-mags, kind="stable")[:top_k]
-    total = mags.sum()
-    share = mags[top] / total if total > 0 else np.full(top_k, math.nan)
-    # cosine without the top dimensions, from the full dot product and squared norms
-    full = _pair_dots(xu, i, j)
-    xt = x[:, top]
-    dot = full * np.sqrt(sq[i] * sq[j]) - np.einsum("pk,pk->p", xt[i], xt[j])
-    rest = sq - np.einsum("nk,nk->n", xt, xt)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        reduced = dot / np.sqrt(rest[i] * rest[j])
-    return RogueDimensions(contrib, top, share, _r_squared(full, reduced)), full
 
 
 # --------------------------------------------------------------------------- all at once
@@ -488,9 +305,9 @@ def measure_all(
         name: how error messages call ``x``.
     """
     x = check_vectors(x, name=name)
-    tid = type_ids(_check_meta(types, len(x), "types"))[0]
-    cid = type_ids(_check_meta(contexts, len(x), "contexts"))[0]
-    rogue, cos = _rogue(x, max(1, min(top_k, x.shape[1] - 1)), pairs)
+    tid = type_ids(check_meta(types, len(x), "types"))[0]
+    cid = type_ids(check_meta(contexts, len(x), "contexts"))[0]
+    rogue, cos = rogue_and_cosines(x, max(1, min(top_k, x.shape[1] - 1)), pairs)
     aniso = _measure(cos, "")
     selfsim, intra = _self_similarity(x, tid, min_count), _intra_similarity(x, cid)
     mev, base = _mev(x, tid, min_count), _mev_baseline(x, tid, min_count, random_state)
