@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -17,6 +19,10 @@ SENTENCES = [
 ]
 
 
+@pytest.mark.skipif(
+    not any(shutil.which(c) for c in ("g++", "c++", "clang++")),
+    reason="torch.compile on CPU needs a C++ compiler (g++, c++ or clang++)",
+)
 def test_compiled_encoder_matches_eager(tiny_model_dir, tiny_encoder):
     """torch.compile (inductor, frozen weights, dynamic shapes) gives the eager vectors."""
     compiled = Encoder(model=str(tiny_model_dir), device="cpu", compile=True)
