@@ -123,12 +123,7 @@ def careful_loop(enc, sentences, batch_size: int = 64) -> float:
 def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """The padded (ids, mask) batches ``Encoder.encode`` would run, built once."""
     prep = enc._prepare(sentences)
-    lengths = np.array(
-        [
-            sum(len(t) for t in prep.tokens[w.sentence][w.word_start : w.word_end])
-            for w in prep.windows
-        ]
-    )
+    lengths = np.array([prep.window_length(w) for w in prep.windows])
     pad = enc.tokenizer.pad_token_id or 0
     with torch.inference_mode():  # as in encode (a compiled graph guards on it)
         return _padded(enc, prep, lengths, pad)
@@ -137,10 +132,12 @@ def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor]]:
 def _padded(enc, prep, lengths, pad) -> list[tuple[torch.Tensor, torch.Tensor]]:
     batches = []
     for batch in enc._batches(lengths):
-        seqs = [
-            enc._head + [t for g in prep.tokens[prep.windows[i].sentence] for t in g] + enc._tail
-            for i in batch.tolist()
-        ]
+        seqs = []
+        for i in batch.tolist():
+            w = prep.windows[i]
+            off = prep.offsets[w.sentence]
+            window = prep.ids[w.sentence][off[w.word_start] : off[w.word_end]].tolist()
+            seqs.append(enc._head + window + enc._tail)
         width = max(map(len, seqs))
         ids = torch.full((len(seqs), width), pad, dtype=torch.long)
         mask = torch.zeros_like(ids)

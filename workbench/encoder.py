@@ -27,6 +27,7 @@ import warnings
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import torch
@@ -43,7 +44,13 @@ from workbench.alignment import (
 from workbench.compiled import ModelRunner
 from workbench.embeddings import LayerwiseEmbeddings
 from workbench.errors import InputError
-from workbench.pooling import LayerSpec, Pooling, apply_pooling, check_pooling, pooling_plan
+from workbench.pooling import (
+    LayerSpec,
+    Pooling,
+    apply_pooling,
+    check_pooling,
+    pooling_plan_flat,
+)
 from workbench.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
 
 
@@ -51,9 +58,15 @@ from workbench.rows import Progress, RowLayout, allocate, keep_masks, progress_r
 class _Prepared:
     """Tokenized input: subword ids per word per sentence, and the windows to run."""
 
-    tokens: list[list[list[int]]]  # sentence -> word -> subword ids
+    ids: list[np.ndarray]  # per sentence, its subword ids (int64, no special tokens)
+    offsets: list[np.ndarray]  # per sentence, (n_words + 1,) where each word's subwords start
     windows: list[Window]
     notes: list[str]
+
+    def window_length(self, w: Window) -> int:
+        """Subwords of a window (special tokens excluded)."""
+        off = self.offsets[w.sentence]
+        return int(off[w.word_end] - off[w.word_start])
 
 
 class Encoder:
@@ -188,7 +201,8 @@ class Encoder:
     def _prepare(self, sentences: list[list[str]]) -> _Prepared:
         subwords = self._subwords(sentences)
         unk = self.tokenizer.unk_token_id
-        tokens: list[list[list[int]]] = []
+        ids: list[np.ndarray] = []
+        offsets: list[np.ndarray] = []
         windows: list[Window] = []
         notes: list[str] = []
         unk_words: list[str] = []
@@ -209,9 +223,12 @@ class Encoder:
                         f"word {j} of sentence {i} ('{visible(words[j])[:30]}') has more subwords "
                         f"than fit in one input; its first {self.window_tokens} were used"
                     )
-            tokens.append(groups)
             lengths = [len(g) for g in groups]
-            if sum(lengths) <= self.window_tokens:  # the usual case: one window, no planning
+            off = np.zeros(len(groups) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=off[1:])
+            offsets.append(off)
+            ids.append(np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(off[-1])))
+            if off[-1] <= self.window_tokens:  # the usual case: one window, no planning
                 windows.append(Window(i, 0, len(words), tuple(range(len(words)))))
                 continue
             spans = plan_windows(lengths, self.window_tokens, self.stride)
@@ -226,7 +243,7 @@ class Encoder:
             )
         for note in notes:
             warnings.warn(note, stacklevel=3)
-        return _Prepared(tokens, windows, notes)
+        return _Prepared(ids, offsets, windows, notes)
 
     def _batches(self, lengths: np.ndarray) -> list[np.ndarray]:
         """Window indices grouped into batches, longest first.
@@ -298,13 +315,7 @@ class Encoder:
         layout = RowLayout.build(words, masks)
         shape = (layout.n, len(kept_layers), self.dim)
         vectors = allocate(shape, np.dtype(store_dtype), out)
-        lengths = np.array(
-            [
-                sum(len(t) for t in prep.tokens[w.sentence][w.word_start : w.word_end])
-                for w in prep.windows
-            ],
-            dtype=np.int64,
-        )
+        lengths = np.array([prep.window_length(w) for w in prep.windows], dtype=np.int64)
         self._run(prep, lengths, kept_layers, pooling, layout.row_of, vectors, progress)
         if isinstance(vectors, np.memmap):
             vectors.flush()
@@ -315,7 +326,7 @@ class Encoder:
             words=layout.words,
             sentence_index=layout.sentence,
             word_index=layout.position,
-            spans=layout.spans(prep.tokens),
+            spans=layout.spans(prep.offsets),
             n_sentences=len(words),
             n_hidden=self.n_hidden,
             model_name=self.name,
@@ -355,34 +366,45 @@ class Encoder:
                 bar.close()
 
     def _run_batch(self, prep, batch, layer_idx, pooling, row_of, vectors, pad_id) -> None:
-        inputs, spans, targets = [], [], []
-        for widx in batch.tolist():
-            w = prep.windows[widx]
-            groups = prep.tokens[w.sentence][w.word_start : w.word_end]
-            content = [t for g in groups for t in g]
-            inputs.append(self._head + content + self._tail)
-            starts = np.concatenate([[0], np.cumsum([len(g) for g in groups])]) + self._prefix
-            rows = row_of[w.sentence]
-            seq_spans, seq_rows = [], []
-            for pos in w.owned:
-                if rows[pos] >= 0:
-                    k = pos - w.word_start
-                    seq_spans.append((int(starts[k]), int(starts[k + 1])))
-                    seq_rows.append(int(rows[pos]))
-            spans.append(seq_spans)
-            targets.extend(seq_rows)
-        if not targets:
+        """Pad the batch's windows into one input, run the model, pool and write kept words."""
+        head, tail, prefix = self._head, self._tail, self._prefix
+        windows = [prep.windows[i] for i in batch.tolist()]
+        bounds = [
+            (int(prep.offsets[w.sentence][w.word_start]), int(prep.offsets[w.sentence][w.word_end]))
+            for w in windows
+        ]
+        width = max(b - a for a, b in bounds) + prefix + len(tail)
+        ids = np.full((len(windows), width), pad_id, dtype=np.int64)
+        mask = np.zeros((len(windows), width), dtype=np.int64)
+        starts, ends, targets = [], [], []
+        for r, (w, (a, b)) in enumerate(zip(windows, bounds)):
+            end = prefix + b - a
+            ids[r, :prefix] = head
+            ids[r, prefix:end] = prep.ids[w.sentence][a:b]
+            ids[r, end : end + len(tail)] = tail
+            mask[r, : end + len(tail)] = 1
+            if len(w.owned) == w.word_end - w.word_start:
+                own = np.arange(w.word_start, w.word_end)
+            else:
+                own = np.asarray(w.owned, dtype=np.int64)
+            rows = row_of[w.sentence][own]
+            kept = rows >= 0
+            if not kept.all():
+                own, rows = own[kept], rows[kept]
+            off = prep.offsets[w.sentence]
+            shift = r * width + prefix - a  # sentence subword offset -> flattened batch position
+            starts.append(off[own] + shift)
+            ends.append(off[own + 1] + shift)
+            targets.append(rows)
+        targets = np.concatenate(targets)
+        if not len(targets):
             return
-        width = max(len(x) for x in inputs)
-        ids = torch.full((len(inputs), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(inputs), width), dtype=torch.long)
-        for b, seq in enumerate(inputs):
-            ids[b, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[b, : len(seq)] = 1
-        out = self.runner(ids.to(self.device), mask.to(self.device))
-        plan = pooling_plan(spans, width, pooling)
+        out = self.runner(
+            torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device)
+        )
+        plan = pooling_plan_flat(np.concatenate(starts), np.concatenate(ends), pooling)
         hidden = [out.hidden_states[i] for i in layer_idx]
-        apply_pooling(plan, hidden, vectors, np.asarray(targets, dtype=np.int64))
+        apply_pooling(plan, hidden, vectors, targets)
 
 
 @contextmanager

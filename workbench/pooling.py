@@ -76,12 +76,23 @@ def pooling_plan(
     """
     flat = [(b * seq_len + s, b * seq_len + e) for b, seq in enumerate(spans) for s, e in seq]
     bounds = np.asarray(flat, dtype=np.int64).reshape(-1, 2)
-    starts, ends = bounds[:, 0], bounds[:, 1]
-    if len(flat) and (
-        np.any(ends <= starts) or starts.min() < 0 or ends.max() > len(spans) * seq_len
-    ):
+    if len(flat) and (bounds.min() < 0 or bounds[:, 1].max() > len(spans) * seq_len):
         raise InputError("pooling_plan: every span must be non-empty and inside the batch.")
-    words = np.arange(len(flat), dtype=np.int64)
+    return pooling_plan_flat(bounds[:, 0], bounds[:, 1], pooling)
+
+
+def pooling_plan_flat(starts: np.ndarray, ends: np.ndarray, pooling: Pooling) -> PoolingPlan:
+    """:func:`pooling_plan` from spans already given as positions in the flattened batch.
+
+    Args:
+        starts, ends: ``(n_words,)`` int64; word ``k`` pools positions ``starts[k]..ends[k]-1``.
+        pooling: ``first``, ``mean`` or ``last``.
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    if np.any(ends <= starts):
+        raise InputError("pooling_plan: every span must be non-empty and inside the batch.")
+    words = np.arange(len(starts), dtype=np.int64)
     sizes = ends - starts
     if pooling != "mean":
         positions = starts if pooling == "first" else ends - 1
@@ -96,7 +107,7 @@ def pooling_plan(
         np.cumsum(m_sizes) - m_sizes, m_sizes
     )
     return PoolingPlan(
-        n_words=len(flat),
+        n_words=len(starts),
         single_words=words[one],
         single_positions=positions[one],
         multi_words=multi,

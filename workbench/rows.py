@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -67,32 +68,30 @@ class RowLayout:
 
     @classmethod
     def build(cls, words: list[list[str]], masks: list[np.ndarray]) -> RowLayout:
-        row_of, sent_idx, pos_idx, kept_words = [], [], [], []
-        n = 0
-        for i, (sent, mask) in enumerate(zip(words, masks)):
-            rows = np.full(len(sent), -1, dtype=np.int64)
-            positions = np.flatnonzero(mask)
-            rows[positions] = np.arange(n, n + len(positions))
-            n += len(positions)
-            row_of.append(rows)
-            sent_idx.append(np.full(len(positions), i, dtype=np.int64))
-            pos_idx.append(positions.astype(np.int64))
-            kept_words.extend(sent[p] for p in positions.tolist())
-        return cls(n, row_of, _cat(sent_idx), _cat(pos_idx), kept_words)
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        first = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=first[1:])
+        kept = np.flatnonzero(np.concatenate(masks)) if len(words) else np.zeros(0, np.int64)
+        flat_rows = np.full(int(first[-1]), -1, dtype=np.int64)
+        flat_rows[kept] = np.arange(len(kept))
+        sentence = np.repeat(np.arange(len(words), dtype=np.int64), lengths)[kept]
+        position = kept - first[sentence]
+        flat_words = list(chain.from_iterable(words))
+        kept_words = flat_words if len(kept) == len(flat_words) else [flat_words[k] for k in kept]
+        row_of = np.split(flat_rows, first[1:-1])
+        return cls(len(kept), row_of, sentence, position, kept_words)
 
-    def spans(self, tokens: list[list[list[int]]]) -> np.ndarray:
-        """``(n, 2)`` subword span of each row within its sentence (specials excluded)."""
+    def spans(self, offsets: list[np.ndarray]) -> np.ndarray:
+        """``(n, 2)`` subword span of each row within its sentence (specials excluded), from
+        each sentence's word offsets ``(n_words + 1,)``."""
         out = np.zeros((self.n, 2), dtype=np.int64)
-        for i, rows in enumerate(self.row_of):
-            cum = np.concatenate([[0], np.cumsum([len(t) for t in tokens[i]])])
-            sel = rows >= 0
-            out[rows[sel], 0] = cum[:-1][sel]
-            out[rows[sel], 1] = cum[1:][sel]
+        if not self.row_of:
+            return out
+        rows = np.concatenate(self.row_of)
+        sel = rows >= 0
+        out[rows[sel], 0] = np.concatenate([o[:-1] for o in offsets])[sel]
+        out[rows[sel], 1] = np.concatenate([o[1:] for o in offsets])[sel]
         return out
-
-
-def _cat(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def allocate(shape: tuple[int, int, int], dtype: np.dtype, out) -> np.ndarray:
