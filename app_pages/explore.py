@@ -11,6 +11,7 @@ import hashlib
 import numpy as np
 import streamlit as st
 
+import app_data
 import app_state
 from workbench import explore, plotting
 
@@ -34,7 +35,7 @@ text = st.text_area("Sentences", value=DEFAULT_TEXT, height=150, key="explore_te
 with app_state.user_errors():
     sentences = explore.split_sentences(text)
 text_key = hashlib.sha256(text.encode()).hexdigest()[:16]
-emb = app_state.encode_words(("text", text_key), sentences, text="Encoding your sentences…")
+emb = app_data.encode_words(("text", text_key), sentences, text="Encoding your sentences…")
 
 counts = explore.word_counts(sentences)
 options = [w for w, _ in counts]
@@ -59,7 +60,7 @@ query = left.selectbox(
     key=f"explore_query_{text_key}_{word}",
 )  # fmt: skip
 reference = right.selectbox(
-    "Reference corpus", app_state.reference_options(), key="explore_reference",
+    "Reference corpus", app_data.reference_options(), key="explore_reference",
     help="Fits the correction and holds the words searched for neighbours (WordNet and SemCor: "
     "a seeded 500-sentence sample).",
 )  # fmt: skip
@@ -69,13 +70,13 @@ correction = right.selectbox(
     "standard deviation of every dimension.",
 )  # fmt: skip
 
-ref_sentences = app_state.reference_sentences(reference)
-ref_emb = app_state.encode_words(
+ref_sentences = app_data.reference_sentences(reference)
+ref_emb = app_data.encode_words(
     ("reference", reference, len(ref_sentences)), ref_sentences,
     text="Encoding the reference corpus…",
 )  # fmt: skip
 settings = app_state.current()
-post = app_state.fitted_correction((settings.key, reference), correction, ref_emb.vectors)
+post = app_data.fitted_correction((settings.key, reference), correction, ref_emb.vectors)
 own = np.asarray(emb.vectors[rows])
 with app_state.user_errors():
     raw_sim = explore.layerwise_similarity(own, query)
@@ -93,7 +94,7 @@ st.plotly_chart(fig, key="explore_heatmap")
 st.subheader(f"Nearest neighbours of occurrence {query + 1} at layers {settings.layers}")
 use_fixed = st.toggle(f"Search among {CORRECTIONS[correction]} vectors", key="explore_nn_fixed")
 with app_state.user_errors():
-    pool_layer, index = app_state.neighbour_pool(
+    pool_layer, index = app_data.neighbour_pool(
         (settings.key, settings.layers, reference, text_key, use_fixed and correction),
         ref_emb, emb, post if use_fixed else None, settings.layers,
     )  # fmt: skip

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+import app_data
 import app_state
 from workbench.finetune import TrainConfig, finetune, runs
 from workbench.finetune import compare as cmp
@@ -33,7 +34,7 @@ st.caption(
     "page (and `workbench`'s commands) can load. Large runs: `workbench finetune ...` on a GPU."
 )
 settings = app_state.current()
-has_semcor = "semcor" in app_state.available_datasets()
+has_semcor = "semcor" in app_data.available_datasets()
 choices = [k for k in BUILTIN if k == "upload" or has_semcor]
 source = st.segmented_control("Data", choices, format_func=BUILTIN.get, default=choices[0],
                               key="ft_source") or choices[0]
@@ -161,8 +162,8 @@ layer = s2.text_input("Layers", "-1", key="ft_layer").strip()
 limit = s3.number_input("At most", 20, 1000, 200, step=20, key="ft_limit")
 if st.button("Draw", key="ft_draw"):
     with app_state.user_errors():
-        occs = app_state.occurrences("semcor", lemma, None, int(limit),
-                                     _corpus=app_state.corpus("semcor"))
+        occs = app_data.occurrences("semcor", lemma, None, int(limit),
+                                     _corpus=app_data.corpus("semcor"))
         encoders = {"base": app_state.encoder(),
                     "tuned": app_state.encoder(dataclasses.replace(settings, model=out_dir))}
         figs = sense_clusters(encoders, occs, layer, ProjectionConfig(method="pca"))

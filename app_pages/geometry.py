@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import app_data
 import app_state
 from workbench import geometry_report as gr
 
@@ -20,21 +21,21 @@ st.caption(
 )
 
 c1, c2, c3 = st.columns([2, 1, 1])
-reference = c1.selectbox("Corpus", app_state.reference_options(), key="geometry_corpus")
+reference = c1.selectbox("Corpus", app_data.reference_options(), key="geometry_corpus")
 n_sentences = c2.number_input(
     "Sentences (sample)", 100, 5000, 500, step=100, key="geometry_sample",
-    disabled=reference == app_state.DEMO_REFERENCE,
+    disabled=reference == app_data.DEMO_REFERENCE,
 )  # fmt: skip
 n_pairs = c3.number_input("Word pairs per layer", 1000, 100_000, 20_000, step=1000,
                           key="geometry_pairs")  # fmt: skip
 
-sentences = app_state.reference_sentences(reference, int(n_sentences))
-emb = app_state.encode_words(("reference", reference, len(sentences)), sentences,
+sentences = app_data.reference_sentences(reference, int(n_sentences))
+emb = app_data.encode_words(("reference", reference, len(sentences)), sentences,
                              text="Encoding the corpus…")  # fmt: skip
 config = gr.GeometryConfig(n_pairs=int(n_pairs))
 settings = app_state.current()
 with app_state.user_errors():
-    result = app_state.geometry((settings.key, reference, len(sentences)), emb, config)
+    result = app_data.geometry((settings.key, reference, len(sentences)), emb, config)
 
 st.caption(
     f"{len(sentences):,} sentences, {len(emb):,} words: corrections fitted on "

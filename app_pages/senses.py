@@ -12,6 +12,7 @@ import hashlib
 import numpy as np
 import streamlit as st
 
+import app_data
 import app_state
 from workbench import occurrences as occ
 from workbench import plotting
@@ -34,7 +35,7 @@ st.caption(
 )
 
 # ------------------------------------------------------------------ what to show
-sources = [s for s in SOURCES if s != "semcor" or "semcor" in app_state.available_datasets()]
+sources = [s for s in SOURCES if s != "semcor" or "semcor" in app_data.available_datasets()]
 c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
 source = c1.selectbox("Occurrences from", sources, format_func=SOURCES.get, key="senses_source")
 pos, limit, upload, upload_name = None, None, None, "upload"
@@ -56,12 +57,12 @@ else:
             st.stop()
         upload, upload_name = file.getvalue(), file.name
 
-corpus = app_state.corpus("semcor") if source == "semcor" else None
+corpus = app_data.corpus("semcor") if source == "semcor" else None
 with app_state.user_errors():
-    found = app_state.occurrences(source, lemma, pos, limit, upload, upload_name, _corpus=corpus)
+    found = app_data.occurrences(source, lemma, pos, limit, upload, upload_name, _corpus=corpus)
 upload_hash = hashlib.sha256(upload).hexdigest()[:16] if upload else ""
 occ_key = (source, lemma, pos, limit, upload_hash)
-ov = app_state.encode_occurrences(occ_key, found)
+ov = app_data.encode_occurrences(occ_key, found)
 
 # ------------------------------------------------------------------ how to project
 settings = app_state.current()
@@ -101,12 +102,12 @@ labels, predicted_note = gold, ""
 if colour == "predicted":
     with app_state.user_errors():
         layer_spec = layer if view == "one layer" else settings.layers
-        train_src = "semcor" if "semcor" in app_state.available_datasets() else "wordnet"
-        train_corpus = app_state.corpus("semcor") if train_src == "semcor" else None
-        train = app_state.occurrences(train_src, lemma, pos, 1000, _corpus=train_corpus)
+        train_src = "semcor" if "semcor" in app_data.available_datasets() else "wordnet"
+        train_corpus = app_data.corpus("semcor") if train_src == "semcor" else None
+        train = app_data.occurrences(train_src, lemma, pos, 1000, _corpus=train_corpus)
         shown = {o.source for o in ov.occurrences}
         train = [o for o in train if o.source not in shown]  # never predict from itself
-        tv = app_state.encode_occurrences((train_src, lemma, pos, 1000), train)
+        tv = app_data.encode_occurrences((train_src, lemma, pos, 1000), train)
         predicted, _ = occ.nearest_centroid(
             tv.emb.select(layer_spec), tv.labels, emb.select(layer_spec)
         )
@@ -117,7 +118,7 @@ if colour == "predicted":
         f"“{lemma}” at layers {layer_spec}; agrees with the gold label for {hits} of "
         f"{len(gold)} occurrences."
     )
-gl = app_state.glosses(tuple(dict.fromkeys(gold + labels)))
+gl = app_data.glosses(tuple(dict.fromkeys(gold + labels)))
 names = occ.sense_names(gl)
 categories = sorted(set(gold) | set(labels))  # one colour per sense, gold or predicted
 hover = [
@@ -133,13 +134,13 @@ if len(found) < 3:
     st.stop()
 with app_state.user_errors():
     if view == "one layer":
-        coords = app_state.projection((key, layer), emb.select(layer), config)
+        coords = app_data.projection((key, layer), emb.select(layer), config)
         title = f"“{lemma}”, layers {layer}, {METHODS[method]}"
         fig = plotting.sense_scatter(coords, labels, hover, title=title, names=names,
                                      categories=categories)  # fmt: skip
     else:
         two_d = dataclasses.replace(config, n_components=2)
-        all_coords = app_state.layer_projections(key, np.asarray(emb.vectors), two_d)
+        all_coords = app_data.layer_projections(key, np.asarray(emb.vectors), two_d)
         title = f"“{lemma}” at every layer, {METHODS[method]}"
         fig = plotting.small_multiples(
             all_coords, labels, hover, [f"layer {i}" for i in emb.layers], n_cols=4, names=names,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import app_data
 import app_state
 from workbench import plotting, wsd_report
 
@@ -20,13 +21,13 @@ st.caption(
     "(and, for the WordNet index, of its gloss). The word's vector in your sentence is compared "
     "with the centroids of its candidate senses; the most similar one is chosen."
 )
-indexes = {app_state.WORDNET_INDEX: None, **app_state.saved_indexes()}
+indexes = {app_data.WORDNET_INDEX: None, **app_data.saved_indexes()}
 index_label = st.selectbox(
     "Sense index", list(indexes), key="wsd_index",
     help="Indexes trained with `workbench wsd train` (e.g. on SemCor) are listed here.",
 )  # fmt: skip
 settings = app_state.current()
-index = app_state.sense_index(indexes[index_label], settings.key) if indexes[index_label] else None
+index = app_data.sense_index(indexes[index_label], settings.key) if indexes[index_label] else None
 
 one, evaluation = st.tabs(["One sentence", "Evaluation"])
 
@@ -42,7 +43,7 @@ with one:
     def run_one():
         from workbench.disambiguate import disambiguate
 
-        return disambiguate(enc, index, text, word.strip(), pos=pos, wordnet=app_state.wordnet())
+        return disambiguate(enc, index, text, word.strip(), pos=pos, wordnet=app_data.wordnet())
 
     with app_state.user_errors():
         result = app_state.memo("wsd-one", 64).get(
@@ -76,8 +77,8 @@ with one:
 
 # ------------------------------------------------------------------ evaluation
 with evaluation:
-    found = app_state.available_datasets()
-    datasets = [d for d in app_state.EVAL_DATASETS if d in found]
+    found = app_data.available_datasets()
+    datasets = [d for d in app_data.EVAL_DATASETS if d in found]
     if not datasets:
         st.info("No evaluation data here: `workbench data download` fetches it.")
         st.stop()
@@ -89,7 +90,7 @@ with evaluation:
     memo = app_state.memo("wsd-eval", 8)
     if st.button("Run the evaluation", key="wsd_run", type="primary"):
         with app_state.user_errors():
-            app_state.wsd_evaluation(dataset, index_label, index, n_sentences)
+            app_data.wsd_evaluation(dataset, index_label, index, n_sentences)
     if eval_key not in memo:
         st.info("Choose a dataset and press “Run the evaluation” (a few minutes on a CPU).")
         st.stop()
@@ -113,7 +114,7 @@ with evaluation:
             f"{e.lemma}: {e.n_wrong} wrong of {e.n_instances}" for e in ev.errors if e.lemma == name
         ),
     )  # fmt: skip
-    wn = app_state.wordnet()
+    wn = app_data.wordnet()
     rows = []
     for sentence, inst in corpus.instances():
         if f"{inst.lemma}.{inst.pos}" != lemma:
@@ -123,7 +124,7 @@ with evaluation:
             continue
         words = [f"[{w}]" if i == inst.index else w for i, w in enumerate(sentence.words)]
         gold = inst.keys[0] if inst.keys else ""
-        gloss = app_state.glosses(tuple(k for k in (gold, pred) if k))
+        gloss = app_data.glosses(tuple(k for k in (gold, pred) if k))
         rows.append((" ".join(words), gold, gloss.get(gold, ""), pred or "-",
                      gloss.get(pred, "") if pred else ""))  # fmt: skip
     st.dataframe(

@@ -82,12 +82,12 @@ def bench_umap(n_points: int, repeats: int) -> None:
 def bench_layer_switch(repeats: int) -> None:
     from streamlit.testing.v1 import AppTest
 
-    import app_state
+    import app_data
     from workbench import Encoder
     from workbench.projection import Projector
 
     for source, word in (("demo", "bank"), ("semcor", "play")):
-        if source == "semcor" and "semcor" not in app_state.available_datasets.__wrapped__():
+        if source == "semcor" and "semcor" not in app_data.available_datasets.__wrapped__():
             continue
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
         at.switch_page("app_pages/senses.py").run()
@@ -106,9 +106,9 @@ def bench_layer_switch(repeats: int) -> None:
             assert not at.exception and at.get("plotly_chart"), at.exception
         slider = at.select_slider(key="senses_layer")
         again = _median_time(lambda s=slider: s.set_value("3").run(), 3)
-        found = app_state.occurrences.__wrapped__(
+        found = app_data.occurrences.__wrapped__(
             source, word, None, 300 if source == "semcor" else None,
-            _corpus=app_state.corpus.__wrapped__("semcor") if source == "semcor" else None,
+            _corpus=app_data.corpus.__wrapped__("semcor") if source == "semcor" else None,
         )  # fmt: skip
         enc = Encoder(device="cpu")
 

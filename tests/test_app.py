@@ -177,12 +177,12 @@ def test_semcor_without_the_lemma_is_a_message(wsd_data):
 
 
 def test_upload_that_is_not_text_is_refused():
-    import app_state
+    import app_data
     from workbench.errors import InputError
 
     with pytest.raises(InputError, match="not a text file"):
-        app_state.occurrences.__wrapped__("upload", "bank", upload=b"\x00\x01\x02", upload_name="x")
-    found = app_state.occurrences.__wrapped__(
+        app_data.occurrences.__wrapped__("upload", "bank", upload=b"\x00\x01\x02", upload_name="x")
+    found = app_data.occurrences.__wrapped__(
         "upload", "bank", upload=b"The bank.\nNo.\nBanks!", upload_name="t.txt"
     )
     assert [o.source for o in found] == ["t.txt:1", "t.txt:3"]
