@@ -5,7 +5,13 @@ import pytest
 import torch
 
 from workbench.errors import InputError
-from workbench.pooling import LayerSpec, apply_pooling, combine_layers, pooling_plan
+from workbench.pooling import (
+    LayerSpec,
+    apply_pooling,
+    combine_layers,
+    pooling_plan,
+    pooling_plan_flat,
+)
 
 
 @pytest.mark.parametrize("pooling", ["first", "mean", "last"])
@@ -44,6 +50,16 @@ def test_pooling_plan_mean_layout_and_bad_spans():
         pooling_plan([[(3, 3)]], 5, "mean")
     with pytest.raises(InputError, match="inside the batch"):
         pooling_plan([[(1, 7)]], 5, "mean")
+
+
+def test_pooling_plan_flat_equals_the_span_list_form():
+    spans = [[(1, 3), (3, 4)], [(1, 2), (2, 5)]]
+    listed = pooling_plan(spans, 6, "mean")
+    flat = pooling_plan_flat(np.array([1, 3, 7, 8]), np.array([3, 4, 8, 11]), "mean")
+    for field in ("single_words", "single_positions", "multi_positions", "multi_segments"):
+        assert getattr(flat, field).tolist() == getattr(listed, field).tolist()
+    with pytest.raises(InputError, match="non-empty"):
+        pooling_plan_flat(np.array([4]), np.array([4]), "first")
 
 
 @pytest.mark.parametrize(
