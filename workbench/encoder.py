@@ -4,13 +4,16 @@ Pipeline of :meth:`Encoder.encode`:
 
 1. validate and split the input (:func:`workbench.alignment.normalize_input`);
 2. tokenize every sentence at once with the fast tokenizer, group subwords by word
-   (``word_ids()``); a word the tokenizer maps to nothing is given the unknown token (noted);
+   (``word_ids()``) into one id array and word offsets per sentence; a word the tokenizer maps
+   to nothing is given the unknown token (noted);
 3. cut sentences longer than the model's maximum into overlapping windows of whole words;
    each word takes its vector from the window where it has the most context;
 4. sort windows by length and form batches under a token budget (padding only to each
-   batch's own longest sequence);
-5. run the model under ``torch.inference_mode`` with all hidden states, pool subwords into
-   words on the device (one batched matrix product), and write the rows in input order.
+   batch's own longest sequence; a batch closes early where lengths drop by more than 3%);
+5. run the model (eagerly, or compiled: :mod:`workbench.compiled`) under
+   ``torch.inference_mode`` with all hidden states, pool subwords into words on the device
+   (a gather, plus a segment sum for multi-subword words: :mod:`workbench.pooling`), and write
+   the rows straight into the output (:mod:`workbench.rows`) in input order.
 
 Example:
     >>> enc = Encoder()                                  # packaged all-MiniLM-L6-v2
