@@ -26,23 +26,15 @@ from __future__ import annotations
 
 import gc
 import os
-import warnings
 from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 import torch
 
 from workbench import models
 from workbench.alignment import (
-    Window,
-    assign_owners,
     normalize_input,
-    plan_windows,
-    visible,
-    word_token_lists,
 )
 from workbench.compiled import ModelRunner
 from workbench.embeddings import LayerwiseEmbeddings
@@ -54,22 +46,8 @@ from workbench.pooling import (
     check_pooling,
     pooling_plan_flat,
 )
+from workbench.prepare import Prepared, prepare
 from workbench.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """Tokenized input: subword ids per word per sentence, and the windows to run."""
-
-    ids: list[np.ndarray]  # per sentence, its subword ids (int64, no special tokens)
-    offsets: list[np.ndarray]  # per sentence, (n_words + 1,) where each word's subwords start
-    windows: list[Window]
-    notes: list[str]
-
-    def window_length(self, w: Window) -> int:
-        """Subwords of a window (special tokens excluded)."""
-        off = self.offsets[w.sentence]
-        return int(off[w.word_end] - off[w.word_start])
 
 
 class Encoder:
@@ -183,70 +161,8 @@ class Encoder:
         }
 
     # ------------------------------------------------------------------ tokenization
-    def _subwords(self, sentences: list[list[str]]) -> list[tuple[list[int], list[int | None]]]:
-        """(ids, word ids) per sentence, without special tokens, from one batched call.
-
-        Uses the Rust tokenizer directly where there is one (what ``tokenizer(...)`` calls
-        underneath, minus a per-sentence conversion that costs as much as the tokenizing).
-        """
-        backend = getattr(self.tokenizer, "backend_tokenizer", None)
-        if backend is not None:
-            try:
-                encs = backend.encode_batch(
-                    sentences, is_pretokenized=True, add_special_tokens=False
-                )
-                return [(e.ids, e.word_ids) for e in encs]
-            except Exception:  # noqa: BLE001 - any oddity: the public API below is the reference
-                pass
-        enc = self.tokenizer(sentences, is_split_into_words=True, add_special_tokens=False)
-        return [(enc["input_ids"][i], enc.word_ids(i)) for i in range(len(sentences))]
-
-    def _prepare(self, sentences: list[list[str]]) -> _Prepared:
-        subwords = self._subwords(sentences)
-        unk = self.tokenizer.unk_token_id
-        ids: list[np.ndarray] = []
-        offsets: list[np.ndarray] = []
-        windows: list[Window] = []
-        notes: list[str] = []
-        unk_words: list[str] = []
-        for i, words in enumerate(sentences):
-            groups = word_token_lists(*subwords[i], len(words))
-            for j, group in enumerate(groups):
-                if not group:
-                    if unk is None:
-                        raise InputError(
-                            f"Word {j} of sentence {i} ('{visible(words[j])}') maps to no token "
-                            "and this tokenizer has no unknown token."
-                        )
-                    group.append(unk)
-                    unk_words.append(visible(words[j]))
-                elif len(group) > self.window_tokens:
-                    del group[self.window_tokens :]
-                    notes.append(
-                        f"word {j} of sentence {i} ('{visible(words[j])[:30]}') has more subwords "
-                        f"than fit in one input; its first {self.window_tokens} were used"
-                    )
-            lengths = [len(g) for g in groups]
-            off = np.zeros(len(groups) + 1, dtype=np.int64)
-            np.cumsum(lengths, out=off[1:])
-            offsets.append(off)
-            ids.append(np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(off[-1])))
-            if off[-1] <= self.window_tokens:  # the usual case: one window, no planning
-                windows.append(Window(i, 0, len(words), tuple(range(len(words)))))
-                continue
-            spans = plan_windows(lengths, self.window_tokens, self.stride)
-            owners = assign_owners(spans, lengths)
-            windows.extend(Window(i, s, e, own) for (s, e), own in zip(spans, owners))
-        if unk_words:
-            shown = ", ".join(f"'{w}'" for w in unk_words[:10])
-            more = f" and {len(unk_words) - 10} more" if len(unk_words) > 10 else ""
-            notes.append(
-                f"{len(unk_words)} word(s) map to no subword and were encoded as the unknown "
-                f"token: {shown}{more}"
-            )
-        for note in notes:
-            warnings.warn(note, stacklevel=3)
-        return _Prepared(ids, offsets, windows, notes)
+    def _prepare(self, sentences: list[list[str]]) -> Prepared:
+        return prepare(self.tokenizer, sentences, self.window_tokens, self.stride)
 
     def _batches(self, lengths: np.ndarray) -> list[np.ndarray]:
         """Window indices grouped into batches, longest first.
