@@ -226,6 +226,14 @@ _REGISTRY: dict[str, type[PostProcessor]] = {
     cls.name: cls for cls in (Standardizer, MeanCenterer, AllButTheTop, Whitener, Identity)
 }
 POSTPROCESSORS: tuple[str, ...] = tuple(_REGISTRY)
+#: How tables and figures name each correction.
+CORRECTION_LABELS: dict[str, str] = {
+    "none": "raw",
+    "center": "centered",
+    "zscore": "standardized",
+    "abtt": "all-but-the-top",
+    "whiten": "whitened",
+}
 
 
 def make_postprocessor(name: PostProcessorName | str, **params: Any) -> PostProcessor:
