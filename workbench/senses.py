@@ -20,10 +20,7 @@ Example::
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import tempfile
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -32,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from workbench.errors import DataError, InputError, MismatchError
+from workbench.errors import InputError, MismatchError
 from workbench.pooling import LayerSpec
 from workbench.sense_config import (  # noqa: F401 - re-exported with the index
     CandidateScores,
@@ -40,6 +37,7 @@ from workbench.sense_config import (  # noqa: F401 - re-exported with the index
     SenseIndexConfig,
     TrainingInfo,
 )
+from workbench.sense_store import load_index, save_index
 from workbench.sense_vectors import (
     SenseGraph,
     combine_rows,
@@ -49,7 +47,6 @@ from workbench.sense_vectors import (
     sense_centroids,
 )
 
-FORMAT_VERSION = 1
 #: How a row of the index got its vector (``origin_`` codes).
 ORIGINS: tuple[str, ...] = ("centroid", "synset", "hypernym", "lexname", "gloss")
 
@@ -369,55 +366,11 @@ class SenseIndex:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
-        post-processor's own files), atomically."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
-        try:
-            np.savez(
-                tmp / "senses.npz",
-                keys=np.array(self.keys_, dtype=str),
-                vectors=self.vectors_,
-                origin=self.origin_,
-                counts=self.counts_,
-            )
-            if self.postprocessor_ is not None:
-                self.postprocessor_.save(tmp / "postprocessor")
-            meta = {"format": FORMAT_VERSION, **self.summary()}
-            (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-            if path.exists():
-                shutil.rmtree(path)
-            os.replace(tmp, path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return path
+        post-processor's own files), atomically (:func:`workbench.sense_store.save_index`)."""
+        return save_index(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike, encoder=None, layers: str | None = None) -> SenseIndex:
         """Read an index written by :meth:`save`; refuse it (MismatchError) if ``encoder`` or
         ``layers`` differ from the ones it was built with."""
-        path = Path(path)
-        try:
-            meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-            with np.load(path / "senses.npz", allow_pickle=False) as data:
-                arrays = {k: data[k] for k in ("keys", "vectors", "origin", "counts")}
-        except (OSError, KeyError, ValueError) as exc:
-            raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
-        if meta.get("format") != FORMAT_VERSION:
-            raise DataError(f"{path} has index format {meta.get('format')}, not {FORMAT_VERSION}")
-        training = meta["training"]
-        training["restricted_to"] = tuple(training.get("restricted_to", ()))
-        index = cls(SenseIndexConfig(**meta["config"]))
-        index.encoder_ = EncoderInfo(**meta["encoder"])
-        index.training_ = TrainingInfo(**training)
-        index.postprocessor_ = None
-        if index.config.postprocess != "none":
-            from workbench.standardize import load_postprocessor
-
-            index.postprocessor_ = load_postprocessor(path / "postprocessor")
-        keys = tuple(arrays["keys"].tolist())
-        index._set_rows(keys, arrays["vectors"], arrays["origin"], arrays["counts"])
-        if encoder is not None:
-            index.check_encoder(encoder, layers)
-        return index
+        return load_index(cls, path, encoder, layers)
