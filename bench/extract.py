@@ -121,30 +121,15 @@ def careful_loop(enc, sentences, batch_size: int = 64) -> float:
 
 
 def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The padded (ids, mask) batches ``Encoder.encode`` would run, built once."""
+    """The padded (ids, mask) batches ``Encoder.encode`` would run, built once by its own code."""
     prep = enc._prepare(sentences)
     lengths = np.array([prep.window_length(w) for w in prep.windows])
     pad = enc.tokenizer.pad_token_id or 0
-    with torch.inference_mode():  # as in encode (a compiled graph guards on it)
-        return _padded(enc, prep, lengths, pad)
-
-
-def _padded(enc, prep, lengths, pad) -> list[tuple[torch.Tensor, torch.Tensor]]:
     batches = []
-    for batch in enc._batches(lengths):
-        seqs = []
-        for i in batch.tolist():
-            w = prep.windows[i]
-            off = prep.offsets[w.sentence]
-            window = prep.ids[w.sentence][off[w.word_start] : off[w.word_end]].tolist()
-            seqs.append(enc._head + window + enc._tail)
-        width = max(map(len, seqs))
-        ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for k, seq in enumerate(seqs):
-            ids[k, : len(seq)] = torch.tensor(seq)
-            mask[k, : len(seq)] = 1
-        batches.append((ids.to(enc.device), mask.to(enc.device)))
+    with torch.inference_mode():  # as in encode (a compiled graph guards on it)
+        for batch in enc._batches(lengths):
+            ids, mask, _, _ = enc._batch_inputs(prep, batch, pad)
+            batches.append(tuple(torch.from_numpy(x).to(enc.device) for x in (ids, mask)))
     return batches
 
 

@@ -2,8 +2,8 @@
 
 ``torch.compile`` (inductor, dynamic shapes, weights frozen as constants) fuses the model's
 element-wise work (bias adds, GELU, layer norm, the attention reshapes) into the matrix
-products around it. On the 2-core CPU of docs/benchmarks.md the forward pass of the default
-model runs about 15% faster once compiled; compiling costs 15-25 s once per process (less
+products around it. On the 2-core CPU of docs/benchmarks.md ``encode`` with the default model
+runs about 10% faster once compiled; compiling costs 10-25 s once per process (the low end
 when inductor's on-disk cache is warm), so it pays for long runs only and is off by default.
 
 Batches of one sequence always run eagerly: torch specialises sizes of 1, and compiling a
