@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from workbench import __version__
+from workbench.atomic import atomic_path
 from workbench.errors import InputError, MismatchError
 
 
@@ -198,10 +199,8 @@ class PostProcessor(BaseEstimator):
         provenance, shapes, the npz's SHA-256). Returns both paths."""
         self._check_fitted()
         npz, meta = saved_paths(path)
-        npz.parent.mkdir(parents=True, exist_ok=True)
-        tmp = npz.with_name(f".{npz.name}.tmp.npz")
-        np.savez(tmp, **{k: getattr(self, f"{k}_") for k in self._state})
-        os.replace(tmp, npz)
+        with atomic_path(npz, suffix=".npz") as tmp:
+            np.savez(tmp, **{k: getattr(self, f"{k}_") for k in self._state})
         info = {
             "kind": self.name,
             "params": self.get_params(),
@@ -212,9 +211,8 @@ class PostProcessor(BaseEstimator):
             "npz_sha256": file_sha256(npz),
             "workbench_version": __version__,
         }
-        tmp_meta = meta.with_name(f".{meta.name}.tmp")
-        tmp_meta.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp_meta, meta)
+        with atomic_path(meta) as tmp:
+            tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         return npz, meta
 
 

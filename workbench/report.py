@@ -27,13 +27,13 @@ import datetime as _dt
 import html
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workbench import __version__
+from workbench.atomic import atomic_path
 from workbench.errors import InputError
 from workbench.tables import (  # noqa: F401 - re-exported: the report API in one import
     UNDEFINED,
@@ -226,18 +226,8 @@ def to_json(report: Report) -> str:
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` to ``path`` via a temporary file and a rename (never a half-written file)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")  # an ordinary file: the umask's permissions
     return path
 
 

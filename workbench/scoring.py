@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from workbench.atomic import atomic_path
 from workbench.errors import DataError
 
 KeyMap = Mapping[str, Iterable[str]]
@@ -153,14 +154,11 @@ def read_keys(path: str | os.PathLike) -> dict[str, frozenset[str]]:
 def write_keys(path: str | os.PathLike, answers: KeyMap) -> Path:
     """Write ``id key [key ...]`` lines (ids in the given order; empty answers left out)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for instance_id, keys in answers.items():
             keys = [keys] if isinstance(keys, str) else list(keys)
             if keys:
                 fh.write(f"{instance_id} {' '.join(keys)}\n")
-    os.replace(tmp, path)
     return path
 
 

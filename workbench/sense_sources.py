@@ -22,7 +22,6 @@ Example::
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -30,6 +29,7 @@ import numpy as np
 from scipy import sparse
 
 from workbench.alignment import split_words
+from workbench.atomic import atomic_path
 from workbench.corpora import Sentence
 from workbench.errors import InputError
 from workbench.sense_vectors import SenseGraph
@@ -204,10 +204,8 @@ def definition_vectors(encoder, wordnet: WordNet, synsets: Sequence[str], progre
         )
         sums = np.asarray(member @ flat, dtype=np.float32)
         out[start:stop] = (sums / np.maximum(counts, 1)[:, None]).reshape(-1, *out.shape[1:])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npy")
-    np.save(tmp, out)
-    os.replace(tmp, path)
+    with atomic_path(path, suffix=".npy") as tmp:
+        np.save(tmp, out)
     return out
 
 

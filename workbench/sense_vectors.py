@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 from scipy import sparse
 
+from workbench.atomic import atomic_path
 from workbench.errors import InputError
 
 PropagationLevel = Literal["none", "synset", "hypernym", "lexname"]
@@ -119,18 +120,16 @@ class SenseGraph:
     def save(self, path: str | os.PathLike) -> Path:
         """Write the graph to one ``.npz`` (atomically)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
-        np.savez(
-            tmp,
-            keys=np.array(self.keys, dtype=str),
-            key_synset=self.key_synset,
-            synsets=np.array(self.synsets, dtype=str),
-            hypernym_edges=self.hypernym_edges,
-            synset_lexname=self.synset_lexname,
-            lexnames=np.array(self.lexnames, dtype=str),
-        )
-        os.replace(tmp, path)
+        with atomic_path(path, suffix=".npz") as tmp:
+            np.savez(
+                tmp,
+                keys=np.array(self.keys, dtype=str),
+                key_synset=self.key_synset,
+                synsets=np.array(self.synsets, dtype=str),
+                hypernym_edges=self.hypernym_edges,
+                synset_lexname=self.synset_lexname,
+                lexnames=np.array(self.lexnames, dtype=str),
+            )
         return path
 
     @classmethod

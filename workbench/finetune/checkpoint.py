@@ -10,7 +10,6 @@ it was made with (a resume with other options or data is refused). It is written
 
 from __future__ import annotations
 
-import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from workbench.atomic import atomic_path
 from workbench.errors import InputError
 
 LAST = "last.pt"
@@ -65,10 +65,8 @@ def set_rng_state(state: dict) -> None:
 
 def atomic_save(obj, path: Path) -> None:
     """``torch.save`` to a temporary file, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        torch.save(obj, tmp)
 
 
 def cpu_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
