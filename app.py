@@ -1,7 +1,7 @@
 """The workbench's browser front end: ``streamlit run app.py``.
 
 Sets the page, draws the sidebar (model, device, pooling, layers, model facts) and runs
-``st.navigation`` over every ``app_pages/*.py``. A page file's first docstring line is its title;
+``st.navigation`` over every ``webapp/pages/*.py``. A page file's first docstring line is its title;
 known pages come first in a fixed order, any other page (e.g. a newly added one) after them.
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import streamlit as st
 
-import app_state
+import webapp.state
 
-PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
+PAGES_DIR = Path(__file__).resolve().parent / "webapp" / "pages"
 ORDER = ("explore", "geometry", "senses", "wsd", "finetune")
 ICONS = {
     "explore": ":material/search:",
@@ -42,17 +42,17 @@ def discover_pages(directory: Path = PAGES_DIR) -> list[Path]:
 
 
 def main() -> None:
-    app_state.preload()  # the packaged model, in the background: the first page needs it
+    webapp.state.preload()  # the packaged model, in the background: the first page needs it
     st.set_page_config(page_title="Embedding workbench", page_icon="🔬", layout="wide")
     pages = [
         st.Page(str(p), title=page_title(p), icon=ICONS.get(p.stem), default=i == 0)
         for i, p in enumerate(discover_pages())
     ]
     nav = st.navigation(pages)
-    app_state.sidebar()
+    webapp.state.sidebar()
     nav.run()
-    app_state.sidebar_facts()
-    app_state.warm_up()
+    webapp.state.sidebar_facts()
+    webapp.state.warm_up()
 
 
 main()

@@ -33,6 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench import Encoder
+from workbench.corpora.reference import load_reference_corpus, sample_corpus
+from workbench.encoding.cache import encode_cached
+from workbench.viz.projection import Projector, trustworthiness
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -48,9 +53,6 @@ def _median_time(fn, repeats: int) -> float:
 
 def word_vectors(n_points: int) -> tuple[np.ndarray, str]:
     """``n_points`` real word vectors at the last layer, from a seeded corpus sample."""
-    from workbench import Encoder
-    from workbench.cache import encode_cached
-    from workbench.reference import load_reference_corpus, sample_corpus
 
     corpus = load_reference_corpus("auto")
     sample = sample_corpus(corpus, n_points, unit="words", random_state=0)
@@ -60,8 +62,6 @@ def word_vectors(n_points: int) -> tuple[np.ndarray, str]:
 
 def bench_umap(n_points: int, repeats: int) -> None:
     import umap
-
-    from workbench.projection import Projector, trustworthiness
 
     x, corpus = word_vectors(n_points)
     print(f"\n1. UMAP, {len(x):,} word vectors of {corpus} at layer 6 ({x.shape[1]} dims)")
@@ -82,15 +82,13 @@ def bench_umap(n_points: int, repeats: int) -> None:
 def bench_layer_switch(repeats: int) -> None:
     from streamlit.testing.v1 import AppTest
 
-    import app_data
-    from workbench import Encoder
-    from workbench.projection import Projector
+    import webapp.caches
 
     for source, word in (("demo", "bank"), ("semcor", "play")):
-        if source == "semcor" and "semcor" not in app_data.available_datasets.__wrapped__():
+        if source == "semcor" and "semcor" not in webapp.caches.available_datasets.__wrapped__():
             continue
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
-        at.switch_page("app_pages/senses.py").run()
+        at.switch_page("webapp/pages/senses.py").run()
         at.selectbox(key="senses_source").set_value(source).run()
         if source == "demo":
             at.selectbox(key="senses_demo_word").set_value(word).run()
@@ -106,9 +104,9 @@ def bench_layer_switch(repeats: int) -> None:
             assert not at.exception and at.get("plotly_chart"), at.exception
         slider = at.select_slider(key="senses_layer")
         again = _median_time(lambda s=slider: s.set_value("3").run(), 3)
-        found = app_data.occurrences.__wrapped__(
+        found = webapp.caches.occurrences.__wrapped__(
             source, word, None, 300 if source == "semcor" else None,
-            _corpus=app_data.corpus.__wrapped__("semcor") if source == "semcor" else None,
+            _corpus=webapp.caches.corpus.__wrapped__("semcor") if source == "semcor" else None,
         )  # fmt: skip
         enc = Encoder(device="cpu")
 
@@ -137,7 +135,7 @@ def first_render(cache_dir: str) -> dict[str, float]:
     """Seconds from ``streamlit run`` to health, title and first chart in a real browser."""
     from playwright.sync_api import sync_playwright
 
-    from workbench.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+    from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
 
     app = AppServer(REPO, env={"WORKBENCH_CACHE": cache_dir}, timeout=600)
     t0 = time.perf_counter()

@@ -25,19 +25,19 @@ import statistics
 import sys
 import time
 
-import numpy as np
 import torch
+
+from workbench import Encoder
+from workbench.corpora.datasets import load_dataset
+from workbench.lexicon.examples import example_corpus
 
 
 def load_sentences(n: int) -> tuple[list[list[str]], str]:
     try:
-        from workbench.corpora import load_dataset
-
         corpus = load_dataset("semcor")
         return [list(s.words) for s in corpus.sentences[:n]], "SemCor"
     except Exception as exc:  # noqa: BLE001 - fall back to data that always exists
         print(f"(SemCor unavailable: {exc}; using WordNet examples)", file=sys.stderr)
-        from workbench.wordnet import example_corpus
 
         corpus = example_corpus()
         return [list(s.words) for s in corpus.sentences[:n]], "WordNet examples"
@@ -122,13 +122,9 @@ def careful_loop(enc, sentences, batch_size: int = 64) -> float:
 
 def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """The padded (ids, mask) batches ``Encoder.encode`` would run, built once by its own code."""
-    prep = enc._prepare(sentences)
-    lengths = np.array([prep.window_length(w) for w in prep.windows])
-    pad = enc.tokenizer.pad_token_id or 0
     batches = []
     with torch.inference_mode():  # as in encode (a compiled graph guards on it)
-        for batch in enc._batches(lengths):
-            ids, mask, _, _ = enc._batch_inputs(prep, batch, pad)
+        for ids, mask in enc.model_inputs(sentences):
             batches.append(tuple(torch.from_numpy(x).to(enc.device) for x in (ids, mask)))
     return batches
 
@@ -172,8 +168,6 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="also time Encoder(compile=True)")
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
-
-    from workbench import Encoder
 
     def make(compile: bool):
         return Encoder(

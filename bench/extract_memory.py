@@ -27,6 +27,9 @@ import threading
 import time
 from pathlib import Path
 
+from workbench import Encoder
+from workbench.corpora.datasets import load_dataset
+
 MODES = ("idle", "ram", "mmap", "mmap16-2")
 
 
@@ -38,8 +41,6 @@ def _status_kb(field: str) -> int:
 
 
 def child(mode: str, n: int, model: str | None) -> dict:
-    from workbench import Encoder
-    from workbench.corpora import load_dataset
 
     sentences = [list(s.words) for s in load_dataset("semcor").sentences[:n]]
     enc = Encoder(model=model)

@@ -16,6 +16,10 @@ import statistics
 import tempfile
 import time
 
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.runs import builtin_data
+from workbench.finetune.tasks import finetune
+
 CONFIGS = {
     "full fine-tuning (baseline)": {},
     "embeddings + 3 lowest layers frozen": {"freeze_embeddings": True, "freeze_layers": 3},
@@ -30,16 +34,14 @@ def main() -> None:
     parser.add_argument("--device", default=None)
     args = parser.parse_args()
 
-    from workbench.finetune import TrainConfig, finetune
-    from workbench.finetune.runs import builtin_data
-
     data = builtin_data("wic", limits=(args.pairs, None, None))
     rates: dict[str, list[float]] = {name: [] for name in CONFIGS}
     trainable: dict[str, int] = {}
     for repeat in range(args.repeats):
         for name, options in CONFIGS.items():
-            cfg = TrainConfig(epochs=1, batch_size=16, max_length=128, device=args.device,
-                              **options)
+            cfg = TrainConfig(
+                epochs=1, batch_size=16, max_length=128, device=args.device, **options
+            )
             with tempfile.TemporaryDirectory() as out:
                 t0 = time.process_time()
                 result = finetune("pair", data.train, None, cfg, out, progress=False)
@@ -47,9 +49,11 @@ def main() -> None:
             seconds = result.card["epochs"][0]["seconds"]
             rates[name].append(args.pairs / seconds)
             trainable[name] = result.card["parameters"]["trainable"]
-            print(f"repeat {repeat + 1}: {name}: {seconds:.1f} s for {args.pairs} pairs "
-                  f"({args.pairs / seconds:.1f} pairs/s; process CPU incl. loading {cpu:.1f} s)",
-                  flush=True)
+            print(
+                f"repeat {repeat + 1}: {name}: {seconds:.1f} s for {args.pairs} pairs "
+                f"({args.pairs / seconds:.1f} pairs/s; process CPU incl. loading {cpu:.1f} s)",
+                flush=True,
+            )
     base = statistics.median(rates["full fine-tuning (baseline)"])
     print(f"\nmedians over {args.repeats} repeats, device {result.card['device']}:")
     print("| configuration | trainable parameters | pairs/s | ratio to full |")

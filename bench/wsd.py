@@ -4,11 +4,11 @@ Run:  python bench/wsd.py [--train semcor] [--test ALL] [--layers last4-sum] [--
                           [--propagate lexname --gloss concat] [--warm-eval]
 
 Both sides answer every instance of the test corpus (7,253 for ALL) from the same fitted
-:class:`~workbench.senses.SenseIndex`, with FAISS limited to 1 thread:
+:class:`~workbench.wsd.index.SenseIndex`, with FAISS limited to 1 thread:
 
 (a) the plain loop a tutorial would write: per instance, look up the lemma's candidate keys in
     WordNet, gather their unit vectors from a ``{key: vector}`` dict, cosine with numpy, argmax;
-(b) :func:`workbench.wsd.predict`: one FAISS range search per (lemma, POS) group (the
+(b) :func:`workbench.wsd.predict.predict`: one FAISS range search per (lemma, POS) group (the
     candidates are one contiguous row range of the index), with runner-up and prediction type.
 
 Both are checked to give the same answers, then timed interleaved (medians of ``--repeats``).
@@ -27,6 +27,12 @@ import sys
 import time
 
 import numpy as np
+
+from workbench import Encoder
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.config import SenseIndexConfig
+from workbench.wsd.evaluate import load_corpus
+from workbench.wsd.predict import build_index, encode_instances, predict
 
 
 def plain_loop(index, vectors, lemmas, pos, wordnet, table) -> list[str | None]:
@@ -59,12 +65,6 @@ def main() -> int:
     args = ap.parse_args()
 
     import faiss
-
-    from workbench import Encoder
-    from workbench.senses import SenseIndexConfig
-    from workbench.wordnet import load_wordnet
-    from workbench.wsd import build_index, encode_instances, predict
-    from workbench.wsd_eval import load_corpus
 
     faiss.omp_set_num_threads(1)
     enc = Encoder()

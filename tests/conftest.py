@@ -35,7 +35,7 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from workbench.models import default_model_path
+    from workbench.encoding.models import default_model_path
 
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("tiny-bert")

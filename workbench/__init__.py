@@ -14,10 +14,10 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Encoder": "workbench.encoder",
-    "LayerwiseEmbeddings": "workbench.embeddings",
-    "LayerSpec": "workbench.pooling",
-    "EmbeddingCache": "workbench.cache",
+    "Encoder": "workbench.encoding.encoder",
+    "LayerwiseEmbeddings": "workbench.encoding.embeddings",
+    "LayerSpec": "workbench.encoding.pooling",
+    "EmbeddingCache": "workbench.encoding.cache",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -15,11 +15,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench import models
+from workbench.encoding import models
+from workbench.encoding.models import ModelSource
 from workbench.finetune.bio import IGNORE_INDEX
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile, LabelSet
-from workbench.models import ModelSource
 
 # padding value of each feature key; keys not listed are not tensors (metadata)
 PAD_VALUES = {

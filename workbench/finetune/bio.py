@@ -101,9 +101,7 @@ def _prf(correct: int, n_pred: int, n_gold: int) -> tuple[float, float, float]:
     return p, r, f
 
 
-def entity_scores(
-    gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]
-) -> EntityScores:
+def entity_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> EntityScores:
     """Entity-level P/R/F1: an entity counts when type, start and end all match.
 
     Args:
@@ -176,8 +174,6 @@ def first_subword_positions(word_ids: Sequence[int | None]) -> list[int]:
     return [pos[w] for w in sorted(pos)]
 
 
-def decode_words(
-    token_predictions: Sequence[int], word_ids: Sequence[int | None]
-) -> list[int]:
+def decode_words(token_predictions: Sequence[int], word_ids: Sequence[int | None]) -> list[int]:
     """Per-token predicted label ids -> one label id per word, read at its first subword."""
     return [int(token_predictions[i]) for i in first_subword_positions(word_ids)]

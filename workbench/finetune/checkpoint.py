@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from workbench.atomic import atomic_path
 from workbench.errors import InputError
+from workbench.fileio import atomic_path
 
 LAST = "last.pt"
 BEST = "best.pt"
@@ -47,8 +47,11 @@ class RunState:
 
 def rng_state() -> dict:
     """States of Python's, NumPy's and torch's (CPU and CUDA) random generators."""
-    state = {"python": random.getstate(), "numpy": np.random.get_state(),
-             "torch": torch.get_rng_state()}
+    state = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+    }
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -74,13 +77,19 @@ def cpu_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
 
 
-def save_checkpoint(directory: Path, model, optimizer, scheduler, state: RunState,
-                    identity: dict) -> None:
+def save_checkpoint(
+    directory: Path, model, optimizer, scheduler, state: RunState, identity: dict
+) -> None:
     """Write ``last.pt`` (see the module docstring). ``identity``: options and data checksums."""
     atomic_save(
-        {"model": cpu_state_dict(model), "optimizer": optimizer.state_dict(),
-         "scheduler": scheduler.state_dict(), "rng": rng_state(), "state": state.__dict__,
-         "identity": identity},
+        {
+            "model": cpu_state_dict(model),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "rng": rng_state(),
+            "state": state.__dict__,
+            "identity": identity,
+        },
         directory / LAST,
     )
 

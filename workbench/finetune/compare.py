@@ -1,8 +1,8 @@
 """What fine-tuning did to the geometry: the same analyses on the base and the tuned encoder.
 
-For each model: the per-layer geometry (:func:`workbench.geometry_report.analyze_layers`: raw
+For each model: the per-layer geometry (:func:`workbench.geometry.analysis.analyze_layers`: raw
 and z-scored anisotropy, self- and intra-sentence similarity) on one seeded sample of a
-reference corpus, and the WSD layer sweep (:func:`workbench.wsd_eval.layer_sweep`: plain 1-NN
+reference corpus, and the WSD layer sweep (:func:`workbench.wsd.evaluate.layer_sweep`: plain 1-NN
 per layer spec, raw and z-scored, trained on SemCor, scored on the framework's ``ALL``). One
 report puts them side by side (tables, two figures, JSON with everything).
 
@@ -19,7 +19,19 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from workbench.report import Report, Section, Table
+from workbench.corpora.reference import load_reference_corpus, sample_corpus
+from workbench.encoding.cache import encode_cached
+from workbench.encoding.encoder import Encoder
+from workbench.errors import ModelLoadError
+from workbench.finetune.store import read_card
+from workbench.geometry.analysis import GeometryConfig, analyze_layers
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.reports.tables import Table
+from workbench.reports.writers import Report, Section, write_report
+from workbench.viz.plotting import layer_lines
+from workbench.wsd.config import EncoderInfo
+from workbench.wsd.evaluate import default_specs, layer_sweep, load_corpus
+from workbench.wsd.predict import encode_instances
 
 
 @dataclass(frozen=True)
@@ -58,28 +70,26 @@ class Comparison:
     card: dict | None
 
 
-def measure_model(model: str | None, label: str, cfg: CompareConfig, progress=None
-                  ) -> ModelMeasures:
+def measure_model(
+    model: str | None, label: str, cfg: CompareConfig, progress=None
+) -> ModelMeasures:
     """Geometry + WSD sweep of one model (encodings go through the on-disk cache)."""
-    from workbench import Encoder
-    from workbench.cache import encode_cached
-    from workbench.geometry_report import GeometryConfig, analyze_layers
-    from workbench.reference import load_reference_corpus, sample_corpus
-    from workbench.senses import EncoderInfo
-    from workbench.wordnet import load_wordnet
-    from workbench.wsd import encode_instances
-    from workbench.wsd_eval import default_specs, layer_sweep, load_corpus
 
     say = progress or (lambda _m: None)
     seconds = {}
     t0 = time.perf_counter()
     enc = Encoder(model=model, device=cfg.device)
-    sample = sample_corpus(load_reference_corpus(cfg.geometry_corpus), cfg.geometry_sample,
-                           "sentences", cfg.seed)
+    sample = sample_corpus(
+        load_reference_corpus(cfg.geometry_corpus), cfg.geometry_sample, "sentences", cfg.seed
+    )
     emb = encode_cached(enc, sample.words)
-    geo = analyze_layers(emb.vectors, emb.words, emb.sentence_index, emb.layers,
-                         GeometryConfig(n_pairs=cfg.n_pairs, corrections=("none", "zscore"),
-                                        random_state=cfg.seed))
+    geo = analyze_layers(
+        emb.vectors,
+        emb.words,
+        emb.sentence_index,
+        emb.layers,
+        GeometryConfig(n_pairs=cfg.n_pairs, corrections=("none", "zscore"), random_state=cfg.seed),
+    )
     seconds["geometry"] = time.perf_counter() - t0
     say(f"{label}: geometry in {seconds['geometry']:.0f}s")
     t1 = time.perf_counter()
@@ -89,26 +99,30 @@ def measure_model(model: str | None, label: str, cfg: CompareConfig, progress=No
     test = load_corpus(cfg.wsd_test)
     training, testing = encode_instances(enc, train), encode_instances(enc, test)
     specs = [s for s in default_specs(enc.n_hidden) if s != "last4-sum" or enc.n_hidden > 4]
-    sweep = layer_sweep(training, testing, EncoderInfo.of(enc), specs, cfg.postprocess,
-                        load_wordnet().first_sense)
+    sweep = layer_sweep(
+        training, testing, EncoderInfo.of(enc), specs, cfg.postprocess, load_wordnet().first_sense
+    )
     seconds["wsd_sweep"] = time.perf_counter() - t1
     say(f"{label}: WSD sweep in {seconds['wsd_sweep']:.0f}s")
     return ModelMeasures(label, enc.describe(), geo, sweep, seconds)
 
 
-def compare_measure(base: str | None, tuned: str, cfg: CompareConfig | None = None,
-                    progress=None) -> Comparison:
+def compare_measure(
+    base: str | None, tuned: str, cfg: CompareConfig | None = None, progress=None
+) -> Comparison:
     """Measure both models with the same configuration."""
-    from workbench.errors import ModelLoadError
-    from workbench.finetune.store import read_card
 
     cfg = cfg or CompareConfig()
     try:
         card = read_card(tuned)
     except ModelLoadError:
         card = None  # any two models can be compared; the card is shown when there is one
-    return Comparison(measure_model(base, "base", cfg, progress),
-                      measure_model(tuned, "tuned", cfg, progress), cfg, card)
+    return Comparison(
+        measure_model(base, "base", cfg, progress),
+        measure_model(tuned, "tuned", cfg, progress),
+        cfg,
+        card,
+    )
 
 
 def _geometry_rows(c: Comparison) -> list[tuple]:
@@ -129,8 +143,11 @@ def geometry_table(c: Comparison) -> Table:
     cols = ["layer"]
     for name in ("anisotropy", "self-sim", "intra-sim", "anisotropy (z-scored)"):
         cols += [f"{name} base", f"{name} tuned"]
-    return Table(tuple(cols), tuple(_geometry_rows(c)),
-                 caption="Geometry per hidden state (0 = embeddings), base vs fine-tuned")
+    return Table(
+        tuple(cols),
+        tuple(_geometry_rows(c)),
+        caption="Geometry per hidden state (0 = embeddings), base vs fine-tuned",
+    )
 
 
 def sweep_table(c: Comparison) -> Table:
@@ -139,26 +156,41 @@ def sweep_table(c: Comparison) -> Table:
     rows = []
     for p in c.base.sweep:
         q = tuned[(p.layers, p.postprocess)]
-        rows.append((p.label, p.postprocess, 100 * p.all.f1, 100 * q.all.f1,
-                     100 * (q.all.f1 - p.all.f1)))
-    return Table(("layers", "vectors", "F1 base", "F1 tuned", "difference"), tuple(rows),
-                 caption=f"WSD F1 on {c.config.wsd_test} (plain 1-NN, trained on "
-                         f"{c.config.wsd_train}), per layer spec", digits=1)
+        rows.append(
+            (p.label, p.postprocess, 100 * p.all.f1, 100 * q.all.f1, 100 * (q.all.f1 - p.all.f1))
+        )
+    return Table(
+        ("layers", "vectors", "F1 base", "F1 tuned", "difference"),
+        tuple(rows),
+        caption=f"WSD F1 on {c.config.wsd_test} (plain 1-NN, trained on "
+        f"{c.config.wsd_train}), per layer spec",
+        digits=1,
+    )
 
 
 def compare_figures(c: Comparison) -> tuple:
     """Anisotropy per layer and WSD F1 per layer spec, base vs tuned (two plotly figures)."""
-    from workbench.plotting import layer_lines
 
     layers = [str(x) for x in c.base.geometry.layers]
-    aniso = {f"{m.label} {corr}": [m.geometry.get(corr, x).anisotropy.value
-                                   for x in c.base.geometry.layers]
-             for m in (c.base, c.tuned) for corr in ("none", "zscore")}
-    fig1 = layer_lines(aniso, layers, "Anisotropy per layer, base vs fine-tuned",
-                       "mean cosine of random word pairs")
+    aniso = {
+        f"{m.label} {corr}": [
+            m.geometry.get(corr, x).anisotropy.value for x in c.base.geometry.layers
+        ]
+        for m in (c.base, c.tuned)
+        for corr in ("none", "zscore")
+    }
+    fig1 = layer_lines(
+        aniso,
+        layers,
+        "Anisotropy per layer, base vs fine-tuned",
+        "mean cosine of random word pairs",
+    )
     specs = [p.label for p in c.base.sweep if p.postprocess == c.config.postprocess[0]]
-    f1 = {f"{m.label} {post}": [100 * p.all.f1 for p in m.sweep if p.postprocess == post]
-          for m in (c.base, c.tuned) for post in c.config.postprocess}
+    f1 = {
+        f"{m.label} {post}": [100 * p.all.f1 for p in m.sweep if p.postprocess == post]
+        for m in (c.base, c.tuned)
+        for post in c.config.postprocess
+    }
     fig2 = layer_lines(f1, specs, f"WSD F1 per layer on {c.config.wsd_test}", "F1 (%)")
     return fig1, fig2
 
@@ -171,20 +203,28 @@ def _summary(c: Comparison) -> str:
         f"{c.tuned.describe['model']} ({c.tuned.describe['fingerprint']}).",
         f"Last layer anisotropy: base {c.base.geometry.get('none', last).anisotropy.value:.3f},"
         f" tuned {c.tuned.geometry.get('none', last).anisotropy.value:.3f}.",
-        "Best WSD layer spec: " + "; ".join(
-            f"{k} {p.label} ({p.postprocess}) F1 {100 * p.all.f1:.1f}" for k, p in best.items()),
+        "Best WSD layer spec: "
+        + "; ".join(
+            f"{k} {p.label} ({p.postprocess}) F1 {100 * p.all.f1:.1f}" for k, p in best.items()
+        ),
     ]
     if c.card:
-        lines.append(f"The tuned model was fine-tuned on task '{c.card.get('task')}' "
-                     f"(best dev {c.card.get('metric')} {c.card.get('best_metric')}).")
+        lines.append(
+            f"The tuned model was fine-tuned on task '{c.card.get('task')}' "
+            f"(best dev {c.card.get('metric')} {c.card.get('best_metric')})."
+        )
     return "\n\n".join(lines)
 
 
 def compare_report(c: Comparison, command: str = "") -> Report:
-    """The comparison as a :class:`workbench.report.Report`."""
-    config = {"compare": asdict(c.config), "base": c.base.describe, "tuned": c.tuned.describe,
-              "training_card": c.card,
-              "seconds": {"base": c.base.seconds, "tuned": c.tuned.seconds}}
+    """The comparison as a :class:`workbench.reports.writers.Report`."""
+    config = {
+        "compare": asdict(c.config),
+        "base": c.base.describe,
+        "tuned": c.tuned.describe,
+        "training_card": c.card,
+        "seconds": {"base": c.base.seconds, "tuned": c.tuned.seconds},
+    }
     data = {"geometry": geometry_table(c).to_records(), "wsd": sweep_table(c).to_records()}
     sections = (
         Section("Summary", _summary(c)),
@@ -195,18 +235,26 @@ def compare_report(c: Comparison, command: str = "") -> Report:
     return Report("Before / after fine-tuning", config, sections, data=data, command=command)
 
 
-def compare_models(base: str | None, tuned: str, out: str | Path, device: str | None = None,
-                   max_sentences: int | None = None, command: str = "", progress=None
-                   ) -> Path:
+def compare_models(
+    base: str | None,
+    tuned: str,
+    out: str | Path,
+    device: str | None = None,
+    max_sentences: int | None = None,
+    command: str = "",
+    progress=None,
+) -> Path:
     """Measure, build the report, write ``out/compare.{md,html,json}``; returns the HTML path.
 
     ``max_sentences`` caps both the geometry sample and the WSD training sentences (CPU runs).
     """
-    from workbench.report import write_report
 
     cfg = CompareConfig(device=device)
     if max_sentences:
-        cfg = CompareConfig(device=device, geometry_sample=min(max_sentences, 1000),
-                            wsd_train_sentences=max_sentences)
+        cfg = CompareConfig(
+            device=device,
+            geometry_sample=min(max_sentences, 1000),
+            wsd_train_sentences=max_sentences,
+        )
     comparison = compare_measure(base, tuned, cfg, progress)
     return write_report(compare_report(comparison, command), out, stem="compare")["html"]

@@ -20,8 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.encoding import models
 from workbench.finetune.bio import entity_scores
 from workbench.finetune.data import DataFile
+from workbench.finetune.modeling import encoder_inputs, pool_sequence
+from workbench.finetune.tasks import make_task
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,9 @@ def _probe(x_train: np.ndarray, y_train: np.ndarray, x_dev: np.ndarray, seed: in
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    clf = make_pipeline(StandardScaler(),
-                        LogisticRegression(C=1.0, max_iter=2000, random_state=seed))
+    clf = make_pipeline(
+        StandardScaler(), LogisticRegression(C=1.0, max_iter=2000, random_state=seed)
+    )
     clf.fit(x_train, y_train)
     return clf.predict(x_dev)
 
@@ -56,15 +60,14 @@ def majority(train: DataFile, dev: DataFile) -> BaselineResult:
     """Accuracy of always predicting the most frequent training label."""
     top, count = Counter(e.label for e in train.examples).most_common(1)[0]
     acc = float(np.mean([e.label == top for e in dev.examples]))
-    return BaselineResult("majority", "accuracy", acc,
-                          {"label": top, "train_share": count / len(train.examples)})
+    return BaselineResult(
+        "majority", "accuracy", acc, {"label": top, "train_share": count / len(train.examples)}
+    )
 
 
 def _pooled(task, encoder, data: DataFile) -> tuple[np.ndarray, np.ndarray]:
     """Frozen last-layer pooled vectors (n, dim) and label ids (n,) of a sequence/pair task."""
     import torch
-
-    from workbench.finetune.modeling import encoder_inputs, pool_sequence
 
     feats = task.features(data, train=False)
     out, labels = [], []
@@ -79,12 +82,16 @@ def _pooled(task, encoder, data: DataFile) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(out), np.concatenate(labels)
 
 
-def probe_sequence(kind: str, train: DataFile, dev: DataFile, cfg, model: str | None = None,
-                   device: str | None = None, labels: tuple[str, ...] | None = None
-                   ) -> BaselineResult:
+def probe_sequence(
+    kind: str,
+    train: DataFile,
+    dev: DataFile,
+    cfg,
+    model: str | None = None,
+    device: str | None = None,
+    labels: tuple[str, ...] | None = None,
+) -> BaselineResult:
     """Logistic regression on the frozen encoder's pooled vector of the task's own input."""
-    from workbench import models
-    from workbench.finetune import make_task
 
     source = models.resolve_model(model)
     task = make_task(kind, cfg, models.load_tokenizer(source), train, labels)
@@ -93,9 +100,12 @@ def probe_sequence(kind: str, train: DataFile, dev: DataFile, cfg, model: str | 
     x_tr, y_tr = _pooled(task, encoder, train)
     x_dev, y_dev = _pooled(task, encoder, dev)
     pred = _probe(x_tr, y_tr, x_dev, cfg.seed)
-    return BaselineResult(f"frozen-{cfg.head_pooling}-probe", "accuracy",
-                          float(np.mean(pred == y_dev)),
-                          {"n_train": len(y_tr), "n_dev": len(y_dev), "layer": "last"})
+    return BaselineResult(
+        f"frozen-{cfg.head_pooling}-probe",
+        "accuracy",
+        float(np.mean(pred == y_dev)),
+        {"n_train": len(y_tr), "n_dev": len(y_dev), "layer": "last"},
+    )
 
 
 def _target_features(encoder, pairs, layer: str) -> np.ndarray:
@@ -106,8 +116,9 @@ def _target_features(encoder, pairs, layer: str) -> np.ndarray:
     return np.concatenate([u, v, np.abs(u - v), u * v], axis=1)
 
 
-def probe_wic_targets(train_pairs, dev_pairs, encoder, layer: str = "-1",
-                      seed: int = 0) -> BaselineResult:
+def probe_wic_targets(
+    train_pairs, dev_pairs, encoder, layer: str = "-1", seed: int = 0
+) -> BaselineResult:
     """Logistic regression on ``[u, v, |u-v|, u*v]`` of the two frozen target-word vectors.
 
     Args:
@@ -120,17 +131,26 @@ def probe_wic_targets(train_pairs, dev_pairs, encoder, layer: str = "-1",
     y_tr = np.array([p.label for p in train_pairs])
     y_dev = np.array([p.label for p in dev_pairs])
     pred = _probe(x_tr, y_tr, x_dev, seed)
-    return BaselineResult("frozen-target-probe", "accuracy", float(np.mean(pred == y_dev)),
-                          {"n_train": len(y_tr), "n_dev": len(y_dev), "layer": layer,
-                           "features": "[u, v, |u-v|, u*v]"})
+    return BaselineResult(
+        "frozen-target-probe",
+        "accuracy",
+        float(np.mean(pred == y_dev)),
+        {
+            "n_train": len(y_tr),
+            "n_dev": len(y_dev),
+            "layer": layer,
+            "features": "[u, v, |u-v|, u*v]",
+        },
+    )
 
 
-def probe_tokens(train: DataFile, dev: DataFile, encoder, layer: str = "-1",
-                 seed: int = 0) -> BaselineResult:
+def probe_tokens(
+    train: DataFile, dev: DataFile, encoder, layer: str = "-1", seed: int = 0
+) -> BaselineResult:
     """Per-word logistic regression over BIO tags on frozen word vectors; entity-level F1."""
+
     def vectors(data: DataFile) -> np.ndarray:
-        return encoder.encode([list(s.words) for s in data.examples],
-                              progress=False).select(layer)
+        return encoder.encode([list(s.words) for s in data.examples], progress=False).select(layer)
 
     y_tr = np.array([t for s in train.examples for t in s.tags])
     pred = _probe(vectors(train), y_tr, vectors(dev), seed)
@@ -140,6 +160,15 @@ def probe_tokens(train: DataFile, dev: DataFile, encoder, layer: str = "-1",
         out.append([str(t) for t in pred[i : i + len(s.tags)]])
         i += len(s.tags)
     scores = entity_scores(gold, out)
-    return BaselineResult("frozen-word-probe", "f1", scores.f1,
-                          {"precision": scores.precision, "recall": scores.recall,
-                           "n_train_words": len(y_tr), "n_dev_words": i, "layer": layer})
+    return BaselineResult(
+        "frozen-word-probe",
+        "f1",
+        scores.f1,
+        {
+            "precision": scores.precision,
+            "recall": scores.recall,
+            "n_train_words": len(y_tr),
+            "n_dev_words": i,
+            "layer": layer,
+        },
+    )

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from workbench import __version__, models
+from workbench import __version__
+from workbench.encoding import models
 from workbench.errors import InputError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.base import Features, Task
@@ -72,8 +73,10 @@ def _accelerator(cfg: TrainConfig):
     from accelerate import Accelerator
 
     if cfg.device not in (None, "cpu", "cuda"):
-        raise InputError(f"device must be cpu or cuda, not {cfg.device!r} (pick one GPU of "
-                         "several with CUDA_VISIBLE_DEVICES).")
+        raise InputError(
+            f"device must be cpu or cuda, not {cfg.device!r} (pick one GPU of "
+            "several with CUDA_VISIBLE_DEVICES)."
+        )
     if cfg.device == "cuda" and not torch.cuda.is_available():
         raise InputError("device=cuda was asked for, but CUDA is not available here.")
     cuda = torch.cuda.is_available() and cfg.device != "cpu"
@@ -92,8 +95,9 @@ def _accelerator(cfg: TrainConfig):
 def _loader(acc, rows: list[dict], batch_size: int, collate) -> object:
     from torch.utils.data import DataLoader
 
-    return acc.prepare_data_loader(DataLoader(rows, batch_size=batch_size, shuffle=False,
-                                              collate_fn=collate))
+    return acc.prepare_data_loader(
+        DataLoader(rows, batch_size=batch_size, shuffle=False, collate_fn=collate)
+    )
 
 
 def _stack(chunks: list[np.ndarray]) -> np.ndarray:
@@ -102,8 +106,9 @@ def _stack(chunks: list[np.ndarray]) -> np.ndarray:
         return np.concatenate(chunks)
     width = max(c.shape[1] for c in chunks)
     fill = 0.0 if chunks[0].dtype.kind == "f" else -100
-    return np.concatenate([np.pad(c, ((0, 0), (0, width - c.shape[1])), constant_values=fill)
-                           for c in chunks])
+    return np.concatenate(
+        [np.pad(c, ((0, 0), (0, width - c.shape[1])), constant_values=fill) for c in chunks]
+    )
 
 
 def evaluate(task: Task, model, feats: Features, acc) -> dict[str, float]:
@@ -114,8 +119,10 @@ def evaluate(task: Task, model, feats: Features, acc) -> dict[str, float]:
     with torch.no_grad():
         for batch in loader:
             outs = task.predict(model, batch)
-            outs = [acc.pad_across_processes(o, dim=1, pad_index=-100) if o.ndim == 2 else o
-                    for o in outs]
+            outs = [
+                acc.pad_across_processes(o, dim=1, pad_index=-100) if o.ndim == 2 else o
+                for o in outs
+            ]
             outs = acc.gather_for_metrics(tuple(outs))
             if parts is None:
                 parts = [[] for _ in outs]
@@ -138,15 +145,22 @@ def _improved(task: Task, value: float, best: float | None) -> bool:
 
 
 def _identity(task: Task, train: DataFile, dev: DataFile | None, base: str) -> dict:
-    return {"task": task.kind, "base": base, "options": task.cfg.to_dict(),
-            "train": train.sha256, "dev": dev.sha256 if dev else None}
+    return {
+        "task": task.kind,
+        "base": base,
+        "options": task.cfg.to_dict(),
+        "train": train.sha256,
+        "dev": dev.sha256 if dev else None,
+    }
 
 
 def _prepare_output(output: Path, resume: bool, overwrite: bool) -> None:
     finished = (output / "training_card.json").is_file() and not (output / "checkpoint").is_dir()
     if finished and not (resume or overwrite):
-        raise InputError(f"{output} already holds a fine-tuned model: choose another output "
-                         "directory or pass overwrite=True (--overwrite).")
+        raise InputError(
+            f"{output} already holds a fine-tuned model: choose another output "
+            "directory or pass overwrite=True (--overwrite)."
+        )
     if overwrite and not resume and output.exists():
         shutil.rmtree(output)
 
@@ -156,16 +170,26 @@ def _log(message: str, acc) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
-def _train_epoch(task: Task, model, optimizer, scheduler, feats: Features, epoch: int, acc,
-                 progress: bool, callback: Callback | None) -> tuple[float, int]:
+def _train_epoch(
+    task: Task,
+    model,
+    optimizer,
+    scheduler,
+    feats: Features,
+    epoch: int,
+    acc,
+    progress: bool,
+    callback: Callback | None,
+) -> tuple[float, int]:
     """One pass over the shuffled training features; returns (mean loss, optimizer steps)."""
     from tqdm.auto import tqdm
 
     cfg = task.cfg
     order = _epoch_order(len(feats.rows), cfg.seed, epoch)
     gen = torch.Generator().manual_seed(cfg.seed * 7919 + epoch)  # MLM masks of this epoch
-    loader = _loader(acc, [feats.rows[i] for i in order], cfg.batch_size,
-                     lambda rows: task.collate(rows, gen))
+    loader = _loader(
+        acc, [feats.rows[i] for i in order], cfg.batch_size, lambda rows: task.collate(rows, gen)
+    )
     show = progress and acc.is_local_main_process
     bar = tqdm(loader, desc=f"epoch {epoch}/{cfg.epochs}", disable=not show, leave=False)
     total, count, steps = 0.0, 0, 0
@@ -184,8 +208,15 @@ def _train_epoch(task: Task, model, optimizer, scheduler, feats: Features, epoch
         total, count = total + value, count + 1
         bar.set_postfix(loss=f"{total / count:.4f}")
         if callback is not None:
-            callback({"event": "step", "epoch": epoch, "batch": i + 1, "n_batches": len(loader),
-                      "loss": value})
+            callback(
+                {
+                    "event": "step",
+                    "epoch": epoch,
+                    "batch": i + 1,
+                    "n_batches": len(loader),
+                    "loss": value,
+                }
+            )
     mean = acc.reduce(torch.tensor(total / max(count, 1), device=acc.device), "mean")
     return float(mean.item()), steps
 
@@ -201,8 +232,17 @@ def _restore(directory: Path, identity: dict, acc, model, optimizer, scheduler) 
     return state
 
 
-def _after_epoch(task: Task, acc, model, optimizer, scheduler, state: ckpt.RunState,
-                 record: EpochRecord, directory: Path, identity: dict) -> None:
+def _after_epoch(
+    task: Task,
+    acc,
+    model,
+    optimizer,
+    scheduler,
+    state: ckpt.RunState,
+    record: EpochRecord,
+    directory: Path,
+    identity: dict,
+) -> None:
     """Book-keeping after an epoch: best weights, early-stopping counter, checkpoint."""
     state.history.append(asdict(record))
     state.epoch = record.epoch
@@ -214,15 +254,18 @@ def _after_epoch(task: Task, acc, model, optimizer, scheduler, state: ckpt.RunSt
     elif value is not None:
         state.bad_epochs += 1
     if acc.is_main_process:
-        ckpt.save_checkpoint(directory, acc.unwrap_model(model), optimizer, scheduler, state,
-                             identity)
+        ckpt.save_checkpoint(
+            directory, acc.unwrap_model(model), optimizer, scheduler, state, identity
+        )
     acc.wait_for_everyone()
 
 
 def _describe(record: EpochRecord, task: Task) -> str:
     dev = "  ".join(f"{k}={v:.4f}" for k, v in record.dev.items())
-    return (f"epoch {record.epoch}/{task.cfg.epochs}: train_loss={record.train_loss:.4f}  "
-            f"{dev}  ({record.seconds:.1f}s)")
+    return (
+        f"epoch {record.epoch}/{task.cfg.epochs}: train_loss={record.train_loss:.4f}  "
+        f"{dev}  ({record.seconds:.1f}s)"
+    )
 
 
 def _setup_model(task: Task, source: models.ModelSource, train_f: Features, acc) -> tuple:
@@ -235,8 +278,10 @@ def _setup_model(task: Task, source: models.ModelSource, train_f: Features, acc)
         freeze(model, cfg)
     unused = freeze_unused(model, task.collate(train_f.rows[:2], torch.Generator().manual_seed(0)))
     if unused:
-        notes.append(f"{len(unused)} parameter tensor(s) get no gradient from this task and stay "
-                     f"fixed: {', '.join(unused[:4])}{' ...' if len(unused) > 4 else ''}")
+        notes.append(
+            f"{len(unused)} parameter tensor(s) get no gradient from this task and stay "
+            f"fixed: {', '.join(unused[:4])}{' ...' if len(unused) > 4 else ''}"
+        )
     return model, notes, count_parameters(model)
 
 
@@ -247,12 +292,23 @@ def _optimizer(model, cfg: TrainConfig, n_rows: int, acc) -> tuple:
     optimizer = torch.optim.AdamW(param_groups(model, cfg))
     batches = math.ceil(n_rows / (cfg.batch_size * acc.num_processes))
     total = math.ceil(batches / cfg.grad_accum) * cfg.epochs
-    return optimizer, get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total),
-                                                      total)
+    return optimizer, get_linear_schedule_with_warmup(
+        optimizer, int(cfg.warmup_ratio * total), total
+    )
 
 
-def _run_epochs(task: Task, acc, model, optimizer, scheduler, feats: tuple, state, where: tuple,
-                progress: bool, callback: Callback | None) -> None:
+def _run_epochs(
+    task: Task,
+    acc,
+    model,
+    optimizer,
+    scheduler,
+    feats: tuple,
+    state,
+    where: tuple,
+    progress: bool,
+    callback: Callback | None,
+) -> None:
     """Train epoch after epoch from ``state.epoch + 1``, evaluating and checkpointing each."""
     train_f, dev_f = feats
     for epoch in range(state.epoch + 1, task.cfg.epochs + 1):
@@ -260,8 +316,9 @@ def _run_epochs(task: Task, acc, model, optimizer, scheduler, feats: tuple, stat
             _log(f"early stopping: no dev improvement for {state.bad_epochs} epoch(s)", acc)
             break
         t0 = time.perf_counter()
-        loss, steps = _train_epoch(task, model, optimizer, scheduler, train_f, epoch, acc,
-                                   progress, callback)
+        loss, steps = _train_epoch(
+            task, model, optimizer, scheduler, train_f, epoch, acc, progress, callback
+        )
         metrics = evaluate(task, model, dev_f, acc) if dev_f is not None else {}
         record = EpochRecord(epoch, loss, metrics, time.perf_counter() - t0, state.step + steps)
         state.step += steps
@@ -275,28 +332,49 @@ def _card(task: Task, source, data: tuple, state, acc, facts: dict) -> dict:
     """The training card (see :mod:`workbench.finetune.store`)."""
     train, dev, test = data
     return {
-        "workbench_version": __version__, "task": task.kind, "metric": task.metric,
-        "base_model": source.name, "base_location": source.location,
+        "workbench_version": __version__,
+        "task": task.kind,
+        "metric": task.metric,
+        "base_model": source.name,
+        "base_location": source.location,
         "labels": list(task.labels.names) if task.labels else None,
-        "data": {"train": train.card(), "dev": dev.card() if dev else None,
-                 "test": test.card() if test else None},
-        "options": task.cfg.to_dict(), "epochs": state.history, "best_epoch": state.best_epoch,
-        "best_metric": state.best, "device": str(acc.device),
-        "mixed_precision": str(acc.mixed_precision), "num_processes": acc.num_processes,
-        "train_seconds": sum(h["seconds"] for h in state.history), **facts,
+        "data": {
+            "train": train.card(),
+            "dev": dev.card() if dev else None,
+            "test": test.card() if test else None,
+        },
+        "options": task.cfg.to_dict(),
+        "epochs": state.history,
+        "best_epoch": state.best_epoch,
+        "best_metric": state.best,
+        "device": str(acc.device),
+        "mixed_precision": str(acc.mixed_precision),
+        "num_processes": acc.num_processes,
+        "train_seconds": sum(h["seconds"] for h in state.history),
+        **facts,
     }
 
 
-def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile | None,
-        output: str | Path, *, resume: bool = False, overwrite: bool = False,
-        progress: bool = True, callback: Callback | None = None,
-        keep_checkpoint: bool = False, test: DataFile | None = None,
-        card_extra: dict | None = None) -> FitResult:
+def fit(
+    task: Task,
+    source: models.ModelSource,
+    train: DataFile,
+    dev: DataFile | None,
+    output: str | Path,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool = True,
+    callback: Callback | None = None,
+    keep_checkpoint: bool = False,
+    test: DataFile | None = None,
+    card_extra: dict | None = None,
+) -> FitResult:
     """Train ``task`` on ``train``, select on ``dev``, save the model directory ``output``.
 
     Args:
         task: a task object (its ``cfg`` holds every option).
-        source: the base model (:func:`workbench.models.resolve_model`).
+        source: the base model (:func:`workbench.encoding.models.resolve_model`).
         train, dev: the data (``dev`` None: no evaluation, the last epoch is kept).
         output: the model directory to write; checkpoints go to ``output/checkpoint``.
         resume: continue from ``output/checkpoint/last.pt`` (same options and data).
@@ -330,8 +408,18 @@ def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile |
     state = ckpt.RunState(history=[])
     if resume:
         state = _restore(directory, identity, acc, model, optimizer, scheduler)
-    _run_epochs(task, acc, model, optimizer, scheduler, (train_f, dev_f), state,
-                (directory, identity), progress, callback)
+    _run_epochs(
+        task,
+        acc,
+        model,
+        optimizer,
+        scheduler,
+        (train_f, dev_f),
+        state,
+        (directory, identity),
+        progress,
+        callback,
+    )
     final = acc.unwrap_model(model)
     if state.best_epoch and (directory / ckpt.BEST).is_file():
         final.load_state_dict(torch.load(directory / ckpt.BEST, map_location="cpu"))
@@ -342,9 +430,19 @@ def fit(task: Task, source: models.ModelSource, train: DataFile, dev: DataFile |
         _log("test: " + "  ".join(f"{k}={v:.4f}" for k, v in test_metrics.items()), acc)
     merge_lora(final)
     final.eval()
-    card = _card(task, source, (train, dev, test), state, acc, {
-        "parameters": {"trainable": trainable, "total": n_params}, "notes": notes,
-        "test": test_metrics, **(card_extra or {})})
+    card = _card(
+        task,
+        source,
+        (train, dev, test),
+        state,
+        acc,
+        {
+            "parameters": {"trainable": trainable, "total": n_params},
+            "notes": notes,
+            "test": test_metrics,
+            **(card_extra or {}),
+        },
+    )
     if acc.is_main_process:
         save_model_dir(final, task.tokenizer, task.head_config(), card, output)
         if not keep_checkpoint:

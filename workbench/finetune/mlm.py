@@ -1,6 +1,7 @@
 """Masked-LM domain adaptation on a user's plain text.
 
-Texts are split into words (:func:`workbench.alignment.split_words`), tokenized, concatenated,
+Texts are split into words (:func:`workbench.encoding.alignment.split_words`), tokenized,
+concatenated,
 and cut into blocks of ``max_length`` tokens (special tokens included), as HuggingFace's
 ``run_mlm`` does; word ids are kept so whole-word masking knows which subwords belong together.
 Training batches are masked afresh in every epoch (seeded by ``seed`` and the epoch, so a
@@ -20,20 +21,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench.alignment import split_words
+from workbench.encoding.alignment import split_words
+from workbench.encoding.models import ModelSource
 from workbench.errors import ModelLoadError
-from workbench.finetune.base import (
-    Features,
-    Task,
-    pad_batch,
-    quiet_transformers,
-    special_template,
-)
+from workbench.finetune.base import Features, Task, pad_batch, quiet_transformers, special_template
 from workbench.finetune.bio import IGNORE_INDEX
 from workbench.finetune.data import DataFile
 from workbench.finetune.masking import MaskingSpec, mask_tokens
 from workbench.finetune.modeling import MaskedLMModel
-from workbench.models import ModelSource
 
 DEV_MASK_SEED = 1_000_003  # added to the run's seed for the fixed dev masks
 
@@ -85,17 +80,24 @@ class MlmTask(Task):
         for ids, wids in self._blocks(data.examples):
             full = head + ids + tail
             word_ids = [-1] * len(head) + wids + [-1] * len(tail)
-            rows.append({"input_ids": full, "attention_mask": [1] * len(full),
-                         "word_ids": word_ids})
+            rows.append(
+                {"input_ids": full, "attention_mask": [1] * len(full), "word_ids": word_ids}
+            )
         if not train:  # fixed dev masks
             gen = torch.Generator().manual_seed(self.cfg.seed + DEV_MASK_SEED)
             for row in rows:
-                ids, labels = mask_tokens(torch.tensor([row["input_ids"]]),
-                                          torch.tensor([row["word_ids"]]), self.spec(), gen)
+                ids, labels = mask_tokens(
+                    torch.tensor([row["input_ids"]]),
+                    torch.tensor([row["word_ids"]]),
+                    self.spec(),
+                    gen,
+                )
                 row["input_ids"], row["labels"] = ids[0].tolist(), labels[0].tolist()
         n_tokens = sum(len(r["input_ids"]) for r in rows)
-        notes = [f"{data.source}: {len(data.examples)} text line(s) -> {len(rows)} block(s) "
-                 f"of at most {self.cfg.max_length} tokens ({n_tokens} tokens)"]
+        notes = [
+            f"{data.source}: {len(data.examples)} text line(s) -> {len(rows)} block(s) "
+            f"of at most {self.cfg.max_length} tokens ({n_tokens} tokens)"
+        ]
         return Features(rows, notes)
 
     def collate(self, rows: list[dict], gen: torch.Generator | None = None) -> dict:
@@ -135,8 +137,12 @@ class MlmTask(Task):
         return MaskedLMModel(lm), notes
 
     def head_config(self) -> dict:
-        return {"task": self.kind, "labels": None, "whole_word_mask": self.cfg.whole_word_mask,
-                "mlm_probability": self.cfg.mlm_probability}
+        return {
+            "task": self.kind,
+            "labels": None,
+            "whole_word_mask": self.cfg.whole_word_mask,
+            "mlm_probability": self.cfg.mlm_probability,
+        }
 
     def predict(self, model: nn.Module, batch: dict) -> tuple[torch.Tensor, ...]:
         labels = batch.pop("labels")
@@ -152,5 +158,9 @@ class MlmTask(Task):
         n = int(chosen.sum())
         loss = float(nll[chosen].sum() / max(n, 1))
         acc = float((pred[chosen] == labels[chosen]).mean()) if n else 0.0
-        return {"loss": loss, "perplexity": math.exp(min(loss, 50.0)), "accuracy": acc,
-                "n_masked": float(n)}
+        return {
+            "loss": loss,
+            "perplexity": math.exp(min(loss, 50.0)),
+            "accuracy": acc,
+            "n_masked": float(n),
+        }

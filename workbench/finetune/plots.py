@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from workbench.corpora.occurrences import encode_occurrences
+from workbench.viz import plotting
+from workbench.viz.projection import Projector
+
 
 @dataclass
 class TrainingLog:
@@ -52,18 +56,39 @@ def training_figure(log: TrainingLog, metric: str, title: str = "Training"):
     fig = go.Figure()
     if log.steps:
         x, y = np.array(log.steps).T
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="loss (batch)", opacity=0.3,
-                                 line=dict(color="#888")))
-        fig.add_trace(go.Scatter(x=x, y=_smooth(y, 20), mode="lines", name="loss (smoothed)",
-                                 line=dict(color="#1f77b4", width=3)))
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=y, mode="lines", name="loss (batch)", opacity=0.3, line=dict(color="#888")
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=_smooth(y, 20),
+                mode="lines",
+                name="loss (smoothed)",
+                line=dict(color="#1f77b4", width=3),
+            )
+        )
     if log.epochs:
         ex = [e["epoch"] for e in log.epochs]
         ey = [e["dev"].get(metric) for e in log.epochs]
-        fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines+markers", name=f"dev {metric}",
-                                 yaxis="y2", line=dict(color="#d62728", width=3),
-                                 marker=dict(size=10)))
+        fig.add_trace(
+            go.Scatter(
+                x=ex,
+                y=ey,
+                mode="lines+markers",
+                name=f"dev {metric}",
+                yaxis="y2",
+                line=dict(color="#d62728", width=3),
+                marker=dict(size=10),
+            )
+        )
     fig.update_layout(
-        title=title, height=380, margin=dict(t=50), xaxis_title="epoch",
+        title=title,
+        height=380,
+        margin=dict(t=50),
+        xaxis_title="epoch",
         yaxis=dict(title="training loss"),
         yaxis2=dict(title=f"dev {metric}", overlaying="y", side="right", showgrid=False),
         legend=dict(orientation="h", y=-0.25),
@@ -76,25 +101,25 @@ def sense_clusters(encoders: dict, occurrences, layer: str, config) -> dict:
 
     Args:
         encoders: label -> :class:`workbench.Encoder` (e.g. ``{"base": ..., "tuned": ...}``).
-        occurrences: :class:`workbench.occurrences.Occurrence` list (with sense labels).
+        occurrences: :class:`workbench.corpora.occurrences.Occurrence` list (with sense labels).
         layer: a layer spec (``"-1"``, ``"last4-sum"``, ...).
-        config: a :class:`workbench.projection.ProjectionConfig`.
+        config: a :class:`workbench.viz.projection.ProjectionConfig`.
 
     Returns:
         label -> plotly figure; colours of a sense agree across the figures.
     """
-    from workbench import plotting
-    from workbench.occurrences import encode_occurrences
-    from workbench.projection import Projector
 
     labels = [o.label or "(no label)" for o in occurrences]
-    hover = [plotting.hover_text(o.words, o.index, "", lab)
-             for o, lab in zip(occurrences, labels, strict=True)]
+    hover = [
+        plotting.hover_text(o.words, o.index, "", lab)
+        for o, lab in zip(occurrences, labels, strict=True)
+    ]
     categories = sorted(set(labels))
     figures = {}
     for name, enc in encoders.items():
         vectors = encode_occurrences(enc, occurrences).emb.select(layer)
         coords = Projector(config).fit_transform(vectors)
-        figures[name] = plotting.sense_scatter(coords, labels, hover, categories=categories,
-                                               title=f"{name}: layers {layer}")
+        figures[name] = plotting.sense_scatter(
+            coords, labels, hover, categories=categories, title=f"{name}: layers {layer}"
+        )
     return figures

@@ -17,17 +17,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.corpora.datasets import load_dataset
+from workbench.encoding.encoder import Encoder
 from workbench.errors import InputError
+from workbench.finetune import frozen
 from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import (
-    DataFile,
-    LabelSet,
-    in_memory,
-    read_conll,
-    read_table,
-    read_text,
-)
+from workbench.finetune.data import DataFile, LabelSet, in_memory, read_conll, read_table, read_text
 from workbench.finetune.store import read_card, write_card
+from workbench.finetune.supersense import build_supersense
+from workbench.finetune.wic import build_wic, read_jsonl
+from workbench.lexicon.wordnet import load_wordnet
 
 BUILTINS = {"wic": "pair", "supersense": "token"}
 
@@ -59,10 +58,16 @@ def _limit(data: DataFile | None, n: int | None) -> DataFile | None:
     return in_memory(list(data.examples[:n]), f"{data.source}[:{n}]")
 
 
-def file_data(kind: str, train: str | Path, dev: str | Path | None = None,
-              test: str | Path | None = None, repair_bio: bool = False,
-              limits: tuple[int | None, int | None, int | None] = (None, None, None)) -> TaskData:
+def file_data(
+    kind: str,
+    train: str | Path,
+    dev: str | Path | None = None,
+    test: str | Path | None = None,
+    repair_bio: bool = False,
+    limits: tuple[int | None, int | None, int | None] = (None, None, None),
+) -> TaskData:
     """Read the splits of ``kind`` from files (format by task; see :mod:`.data`)."""
+
     def read(path):
         if path is None:
             return None
@@ -78,7 +83,6 @@ def file_data(kind: str, train: str | Path, dev: str | Path | None = None,
 
 def _wic_pairs(kind: str, train, dev, limits) -> tuple | None:
     """WiC pairs (words + target positions) of exported built-in JSONL files, else None."""
-    from workbench.finetune.wic import read_jsonl
 
     if kind != "pair" or dev is None or not all(str(p).endswith(".jsonl") for p in (train, dev)):
         return None
@@ -88,43 +92,45 @@ def _wic_pairs(kind: str, train, dev, limits) -> tuple | None:
     return found[0][: limits[0]], found[1][: limits[1]]
 
 
-def builtin_data(name: str, data_dir: str | Path | None = None, seed: int = 0,
-                 limits: tuple[int | None, int | None, int | None] = (None, None, None)
-                 ) -> TaskData:
+def builtin_data(
+    name: str,
+    data_dir: str | Path | None = None,
+    seed: int = 0,
+    limits: tuple[int | None, int | None, int | None] = (None, None, None),
+) -> TaskData:
     """A built-in task's splits (``wic`` or ``supersense``), made from SemCor (+ WordNet).
 
     ``limits``: at most this many train / dev / test examples (the first ones of each
     shuffled split), to size CPU runs.
     """
-    from workbench.corpora import load_dataset
 
     if name not in BUILTINS:
         raise InputError(f"Unknown built-in task '{name}': choose one of {', '.join(BUILTINS)}.")
     corpus = load_dataset("semcor", data_dir)
     if name == "wic":
-        from workbench.finetune.wic import build_wic
-
         splits = build_wic(corpus, seed=seed)
         pairs = (splits.train[: limits[0]], splits.dev[: limits[1]])
     else:
-        from workbench.finetune.supersense import build_supersense
-        from workbench.wordnet import load_wordnet
-
         splits = build_supersense(corpus, load_wordnet(), seed=seed)
         pairs = None
     data = [splits.data(s, n) for s, n in zip(("train", "dev", "test"), limits, strict=True)]
-    extra = {"builtin": {"name": name, **splits.params,
-                         "sizes": {s: len(d.examples) for s, d in
-                                   zip(("train", "dev", "test"), data, strict=True)}}}
+    extra = {
+        "builtin": {
+            "name": name,
+            **splits.params,
+            "sizes": {
+                s: len(d.examples) for s, d in zip(("train", "dev", "test"), data, strict=True)
+            },
+        }
+    }
     labels = LabelSet.from_examples(splits.data("train").examples).names
     return TaskData(data[0], data[1], data[2], extra, pairs, labels)
 
 
-def run_baselines(kind: str, data: TaskData, cfg: TrainConfig, model: str | None = None,
-                  device: str | None = None) -> list:
+def run_baselines(
+    kind: str, data: TaskData, cfg: TrainConfig, model: str | None = None, device: str | None = None
+) -> list:
     """The baselines for ``kind`` on ``data.train`` -> ``data.dev`` (see :mod:`.frozen`)."""
-    from workbench import Encoder
-    from workbench.finetune import frozen
 
     if data.dev is None:
         raise InputError("Baselines need dev data (--dev).")
@@ -132,8 +138,9 @@ def run_baselines(kind: str, data: TaskData, cfg: TrainConfig, model: str | None
     t0 = time.perf_counter()
     if kind in ("seqcls", "pair"):
         out.append(frozen.majority(data.train, data.dev))
-        out.append(frozen.probe_sequence(kind, data.train, data.dev, cfg, model, device,
-                                         data.labels))
+        out.append(
+            frozen.probe_sequence(kind, data.train, data.dev, cfg, model, device, data.labels)
+        )
         if data.pairs is not None:
             enc = Encoder(model=model, device=device)
             out.append(frozen.probe_wic_targets(*data.pairs, enc, seed=cfg.seed))
@@ -158,13 +165,17 @@ def add_to_card(directory: str | Path, entries: dict) -> dict:
 def summary(card: dict) -> str:
     """A few lines for the terminal: per-epoch dev metric, best, test, baselines."""
     metric = card["metric"]
-    lines = [f"model directory: {card.get('output', '')}".rstrip(),
-             f"task {card['task']} on {card['base_model']}; {card['parameters']['trainable']:,}"
-             f" of {card['parameters']['total']:,} parameters trained; "
-             f"{card['train_seconds']:.0f}s on {card['device']}"]
+    lines = [
+        f"model directory: {card.get('output', '')}".rstrip(),
+        f"task {card['task']} on {card['base_model']}; {card['parameters']['trainable']:,}"
+        f" of {card['parameters']['total']:,} parameters trained; "
+        f"{card['train_seconds']:.0f}s on {card['device']}",
+    ]
     for e in card["epochs"]:
-        lines.append(f"  epoch {e['epoch']}: train_loss {e['train_loss']:.4f}  "
-                     f"dev {metric} {e['dev'].get(metric, float('nan')):.4f}")
+        lines.append(
+            f"  epoch {e['epoch']}: train_loss {e['train_loss']:.4f}  "
+            f"dev {metric} {e['dev'].get(metric, float('nan')):.4f}"
+        )
     if card.get("best_epoch"):
         lines.append(f"best epoch {card['best_epoch']}: dev {metric} {card['best_metric']:.4f}")
     if card.get("test"):
@@ -177,4 +188,3 @@ def summary(card: dict) -> str:
 def card_json(directory: str | Path) -> str:
     """The training card as indented JSON text."""
     return json.dumps(read_card(directory), indent=2)
-

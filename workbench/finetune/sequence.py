@@ -10,10 +10,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from workbench.encoding.models import ModelSource
 from workbench.finetune.base import Features, Task, load_encoder
 from workbench.finetune.data import DataFile
 from workbench.finetune.modeling import SequenceModel
-from workbench.models import ModelSource
 
 
 class SequenceTask(Task):
@@ -36,8 +36,9 @@ class SequenceTask(Task):
             enc = tok(first, second, truncation=mode, max_length=self.cfg.max_length)
         rows = []
         for i, ex in enumerate(data.examples):
-            row = {k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids")
-                   if k in enc}
+            row = {
+                k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc
+            }
             row["labels"] = self.labels.id(ex.label)
             rows.append(row)
         notes = []

@@ -38,15 +38,20 @@ def head_state(model: nn.Module) -> dict[str, torch.Tensor]:
         prefix = model.lm.base_model_prefix + "."
         shared = {p.data_ptr() for p in model.encoder.parameters()}
         items = model.lm.state_dict().items()
-        return {k: v.detach().cpu().contiguous().clone() for k, v in items
-                if not k.startswith(prefix) and v.data_ptr() not in shared}
+        return {
+            k: v.detach().cpu().contiguous().clone()
+            for k, v in items
+            if not k.startswith(prefix) and v.data_ptr() not in shared
+        }
     return {k: v.detach().cpu().contiguous().clone() for k, v in model.head.state_dict().items()}
 
 
-def save_model_dir(model: nn.Module, tokenizer, head_config: dict, card: dict,
-                   output: Path) -> Path:
+def save_model_dir(
+    model: nn.Module, tokenizer, head_config: dict, card: dict, output: Path
+) -> Path:
     """Write the model directory (see the module docstring); returns ``output``."""
     from safetensors.torch import save_file
+
     output.mkdir(parents=True, exist_ok=True)
     with quiet_transformers():  # no "Writing model shards" bar for one file
         model.encoder.save_pretrained(output)

@@ -37,7 +37,7 @@ def tag_sentence(sentence, lexname_of) -> TaggedSentence:
     """Words and BIO supersense tags of one corpus sentence (multiword tokens split).
 
     Args:
-        sentence: a :class:`workbench.corpora.Sentence`.
+        sentence: a :class:`workbench.corpora.readers.Sentence`.
         lexname_of: sense key -> lexicographer class name.
     """
     tagged = {inst.index: lexname_of(inst.keys[0]) for inst in sentence.instances if inst.keys}
@@ -72,13 +72,14 @@ class SupersenseSplits:
         return in_memory(list(sents), name)
 
 
-def build_supersense(corpus, wordnet, seed: int = 0,
-                     fractions: tuple[float, float] = (0.8, 0.1)) -> SupersenseSplits:
+def build_supersense(
+    corpus, wordnet, seed: int = 0, fractions: tuple[float, float] = (0.8, 0.1)
+) -> SupersenseSplits:
     """Build the supersense splits (see the module docstring).
 
     Args:
-        corpus: SemCor as a :class:`workbench.corpora.Corpus`.
-        wordnet: a :class:`workbench.wordnet.WordNet` (for the lexicographer classes).
+        corpus: SemCor as a :class:`workbench.corpora.readers.Corpus`.
+        wordnet: a :class:`workbench.lexicon.wordnet.WordNet` (for the lexicographer classes).
         seed: seeds the document split.
         fractions: shares of documents in train and dev (test gets the rest).
     """
@@ -92,17 +93,27 @@ def build_supersense(corpus, wordnet, seed: int = 0,
     by_doc: dict[str, list] = defaultdict(list)
     for sentence in corpus:
         by_doc[_document(sentence.id)].append(sentence)
-    docs = sorted(d for d, sents in by_doc.items()
-                  if any(inst.pos == "NOUN" for s in sents for inst in s.instances))
+    docs = sorted(
+        d
+        for d, sents in by_doc.items()
+        if any(inst.pos == "NOUN" for s in sents for inst in s.instances)
+    )
     if not docs:
         raise DataError(f"Corpus '{corpus.name}' has no document with annotated nouns.")
     random.Random(seed).shuffle(docs)
     cut1, cut2 = int(len(docs) * fractions[0]), int(len(docs) * sum(fractions))
     parts = {"train": docs[:cut1], "dev": docs[cut1:cut2], "test": docs[cut2:]}
-    out = {split: tuple(tag_sentence(s, lexname_of) for d in sorted(parts[split])
-                        for s in by_doc[d]) for split in SPLITS}
-    params = {"corpus": corpus.name, "corpus_sha256": corpus.sha256, "seed": seed,
-              "fractions": list(fractions), "documents": {k: len(v) for k, v in parts.items()}}
+    out = {
+        split: tuple(tag_sentence(s, lexname_of) for d in sorted(parts[split]) for s in by_doc[d])
+        for split in SPLITS
+    }
+    params = {
+        "corpus": corpus.name,
+        "corpus_sha256": corpus.sha256,
+        "seed": seed,
+        "fractions": list(fractions),
+        "documents": {k: len(v) for k, v in parts.items()},
+    }
     return SupersenseSplits(out["train"], out["dev"], out["test"], params)
 
 

@@ -18,11 +18,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from workbench.encoding.models import ModelSource
 from workbench.finetune.base import Features, Task, load_encoder, special_template
 from workbench.finetune.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data import DataFile, TaggedSentence
 from workbench.finetune.modeling import TokenModel
-from workbench.models import ModelSource
 
 
 def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:
@@ -50,8 +50,9 @@ class TokenTask(Task):
 
     def _subword_counts(self, sentences: list[tuple[str, ...]]) -> tuple[list, list[str]]:
         """Words (unknown-token substituted where needed) and their subword counts."""
-        enc = self.tokenizer([list(s) for s in sentences], is_split_into_words=True,
-                             add_special_tokens=False)
+        enc = self.tokenizer(
+            [list(s) for s in sentences], is_split_into_words=True, add_special_tokens=False
+        )
         unk = self.tokenizer.unk_token or "[UNK]"
         out, notes = [], []
         for i, words in enumerate(sentences):
@@ -61,8 +62,10 @@ class TokenTask(Task):
                     counts[wid] += 1
             fixed = [w if c else unk for w, c in zip(words, counts, strict=True)]
             if 0 in counts:
-                notes.append(f"sentence {i}: {counts.count(0)} word(s) map to no subword; "
-                             "encoded as the unknown token")
+                notes.append(
+                    f"sentence {i}: {counts.count(0)} word(s) map to no subword; "
+                    "encoded as the unknown token"
+                )
             out.append((fixed, [max(c, 1) for c in counts]))
         return out, notes
 
@@ -76,21 +79,25 @@ class TokenTask(Task):
             for a, b in chunk_words(counts, budget):
                 pieces.append(words[a:b])
                 meta.append((i, [self.labels.id(t) for t in sent.tags[a:b]]))
-        enc = self.tokenizer(pieces, is_split_into_words=True, truncation=True,
-                             max_length=self.cfg.max_length)
+        enc = self.tokenizer(
+            pieces, is_split_into_words=True, truncation=True, max_length=self.cfg.max_length
+        )
         rows = []
         for j, (sent_id, label_ids) in enumerate(meta):
             wids = enc.word_ids(j)
-            row = {k: enc[k][j] for k in ("input_ids", "attention_mask", "token_type_ids")
-                   if k in enc}
+            row = {
+                k: enc[k][j] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc
+            }
             mode = self.cfg.label_mode if train else "first"
             row["labels"] = align_labels(wids, label_ids, mode)
             row["eval_labels"] = align_labels(wids, label_ids, "first")
             row["sent"] = sent_id
             rows.append(row)
         if len(rows) > len(sents):
-            notes.append(f"{data.source}: {len(rows) - len(sents)} sentence(s) longer than "
-                         f"max_length={self.cfg.max_length} were cut into chunks of whole words")
+            notes.append(
+                f"{data.source}: {len(rows) - len(sents)} sentence(s) longer than "
+                f"max_length={self.cfg.max_length} were cut into chunks of whole words"
+            )
         return Features(rows, notes)
 
     def build_model(self, source: ModelSource) -> tuple[nn.Module, list[str]]:

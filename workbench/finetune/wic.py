@@ -59,8 +59,9 @@ class WicPair:
 
     def to_example(self) -> PairExample:
         """The pair as marked text: ``text_a [SEP] text_b`` with the targets in quotes."""
-        return PairExample(_marked(self.words_a, self.index_a),
-                           _marked(self.words_b, self.index_b), self.label)
+        return PairExample(
+            _marked(self.words_a, self.index_a), _marked(self.words_b, self.index_b), self.label
+        )
 
 
 def _marked(words: tuple[str, ...], index: int) -> str:
@@ -122,12 +123,17 @@ def _pair(a: tuple, b: tuple, label: str, context: int) -> WicPair:
     return WicPair(ia.lemma, ia.pos, words_a, index_a, words_b, index_b, ia.keys, ib.keys, label)
 
 
-def build_wic(corpus, seed: int = 0, max_per_lemma: int = 5, context: int = 20,
-              fractions: tuple[float, float] = (0.8, 0.1)) -> WicSplits:
+def build_wic(
+    corpus,
+    seed: int = 0,
+    max_per_lemma: int = 5,
+    context: int = 20,
+    fractions: tuple[float, float] = (0.8, 0.1),
+) -> WicSplits:
     """Build the WiC splits from a sense-annotated corpus (SemCor; see the module docstring).
 
     Args:
-        corpus: a :class:`workbench.corpora.Corpus` with gold keys.
+        corpus: a :class:`workbench.corpora.readers.Corpus` with gold keys.
         seed: seeds the lemma split and the pair sampling.
         max_per_lemma: at most this many same and this many different pairs per (lemma, POS).
         context: words kept on each side of the target.
@@ -142,8 +148,9 @@ def build_wic(corpus, seed: int = 0, max_per_lemma: int = 5, context: int = 20,
     random.Random(seed).shuffle(lemmas)
     cut1 = int(len(lemmas) * fractions[0])
     cut2 = int(len(lemmas) * (fractions[0] + fractions[1]))
-    split_of = {lem: SPLITS[0 if i < cut1 else 1 if i < cut2 else 2]
-                for i, lem in enumerate(lemmas)}
+    split_of = {
+        lem: SPLITS[0 if i < cut1 else 1 if i < cut2 else 2] for i, lem in enumerate(lemmas)
+    }
     out: dict[str, list[WicPair]] = {s: [] for s in SPLITS}
     for key in sorted(groups):
         uses = groups[key]
@@ -160,8 +167,14 @@ def build_wic(corpus, seed: int = 0, max_per_lemma: int = 5, context: int = 20,
         rng.shuffle(out[split])
     if not out["train"]:
         raise DataError(f"Corpus '{corpus.name}' yields no word-in-context pairs.")
-    params = {"corpus": corpus.name, "corpus_sha256": corpus.sha256, "seed": seed,
-              "max_per_lemma": max_per_lemma, "context": context, "fractions": list(fractions)}
+    params = {
+        "corpus": corpus.name,
+        "corpus_sha256": corpus.sha256,
+        "seed": seed,
+        "max_per_lemma": max_per_lemma,
+        "context": context,
+        "fractions": list(fractions),
+    }
     return WicSplits(tuple(out["train"]), tuple(out["dev"]), tuple(out["test"]), params)
 
 

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from workbench.cli.main import main
+
+
+def test_info_json(capsys):
+    assert main(["info", "--json", "--device", "cpu"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["layers"] == 6 and facts["dim"] == 384 and facts["device"] == "cpu"
+
+
+def test_embed_text_file(tmp_path, capsys, tmp_cache):
+    src = tmp_path / "s.txt"
+    src.write_text("The bank is closed.\n\n   \nHe sat by the river bank.\n", encoding="utf-8")
+    assert main(["embed", str(src), "--out", str(tmp_path / "v.npz"), "--device", "cpu"]) == 0
+    data = np.load(tmp_path / "v.npz")
+    assert data["vectors"].shape == (12, 7, 384)
+    table = (tmp_path / "v.tsv").read_text().splitlines()
+    assert table[0].startswith("row\tsentence") and len(table) == 13
+    rows = (tmp_path / "v.sentences.tsv").read_text().splitlines()[1:]
+    assert [r.split("\t")[1] for r in rows] == ["s.l1", "s.l4"]  # blank lines skipped, numbers kept
+
+
+def test_embed_framework_xml(tmp_path, wsd_data, tmp_cache):
+    xml = next(wsd_data.rglob("semeval2007.data.xml"))
+    out = tmp_path / "s7.npz"
+    assert main(["embed", str(xml), "--out", str(out), "--layers", "0,6", "--float16"]) == 0
+    data = np.load(out)
+    assert data["vectors"].shape == (3201, 2, 384) and data["vectors"].dtype == np.float16
+
+
+def test_errors_are_one_line(tmp_path, capsys):
+    assert main(["embed", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "x.npz")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe\x00bad")
+    assert main(["embed", str(bad), "--out", str(tmp_path / "x.npz")]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
+    assert main(["info", "--model", "./no/such/dir"]) == 2
+    assert "looks like a local path" in capsys.readouterr().err

@@ -1,0 +1,90 @@
+"""``workbench wsd`` commands, run through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.cli.main import main
+
+
+def test_score_prints_like_the_official_scorer(tmp_path, capsys):
+    gold = tmp_path / "gold.key.txt"
+    system = tmp_path / "system.key.txt"
+    gold.write_text("a k1\nb k2 k3\nc k4\nd k5\n")
+    # a right; b half right (two answers, one correct); c wrong; d unanswered; z not in gold
+    system.write_text("a k1\nb k2 x\nc k9\nz k1\n")
+    assert main(["wsd", "score", str(gold), str(system)]) == 0
+    # correct = 1.5, answered 3 -> P = 50.0, R = 1.5 / 4 = 37.5, F1 = 42.857...
+    assert capsys.readouterr().out.splitlines() == ["P=\t50.0%", "R=\t37.5%", "F1=\t42.9%"]
+    assert main(["wsd", "score", str(gold), str(tmp_path / "missing.txt")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
+    out = tmp_path / "eval"
+    index_dir = tmp_path / "s15.index"
+    assert main(["wsd", "train", "--corpus", "semeval2015", "--layers", "5",
+                 "--out", str(index_dir)]) == 0  # fmt: skip
+    assert "trained on: semeval2015" in capsys.readouterr().out
+    code = main(["wsd", "eval", "semeval2007", "--index", str(index_dir), "--out", str(out),
+                 "--json", str(tmp_path / "r.json")])  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "semeval2007" in printed and "baseline wordnet_first_sense" in printed
+    report = json.loads((tmp_path / "r.json").read_text())
+    entry = report["datasets"]["semeval2007"]
+    assert entry["n"] == 455
+    assert set(entry) == {"n", "system", "wordnet_first_sense", "semcor_mfs"}
+    assert entry["wordnet_first_sense"]["F1"] == pytest.approx(55.2, abs=0.1)
+    assert report["config"]["index"]["config"]["layers"] == "5"
+    assert report["config"]["test_data"]["semeval2007"]["sha256"]
+    for suffix in ("md", "html", "json"):
+        assert (out / f"wsd-semeval2007.{suffix}").is_file()
+    html = (out / "wsd-semeval2007.html").read_text()
+    assert "plotly" in html.lower() and "Per part of speech" in html
+    # the written key file, scored by the official rules, gives the reported numbers
+    keys = out / "semeval2007.key.txt"
+    assert len(keys.read_text().splitlines()) == 455
+    gold = wsd_data / "WSD_Evaluation_Framework/Evaluation_Datasets/semeval2007"
+    assert main(["wsd", "score", str(gold / "semeval2007.gold.key.txt"), str(keys)]) == 0
+    f1_line = capsys.readouterr().out.splitlines()[2]
+    assert f1_line == f"F1=\t{entry['system']['F1']:.1f}%"
+    # training on the fly with the same settings gives the same answers; --sweep adds the curve
+    assert main(["wsd", "eval", "semeval2007", "--train", "semeval2015", "--layers", "5",
+                 "--no-baselines", "--sweep", "--out", str(tmp_path / "again")]) == 0  # fmt: skip
+    again = (tmp_path / "again" / "semeval2007.key.txt").read_text()
+    assert again == keys.read_text()
+    swept = json.loads((tmp_path / "again" / "wsd-semeval2007.json").read_text())
+    assert len(swept["sweep"]) == 16  # 7 hidden states + last-4 sum, raw and z-scored
+    cell = [p for p in swept["sweep"] if p["layers"] == "5" and p["postprocess"] == "none"]
+    assert cell[0]["F1"] == pytest.approx(swept["datasets"]["semeval2007"]["system"]["F1"])
+
+
+@pytest.mark.slow
+def test_layers_sweep_table_and_figure(wsd_data, tmp_path, capsys):
+    code = main(["wsd", "layers", "--train", "semeval2015", "--test", "semeval2007",
+                 "--specs", "0;last4-sum", "--out", str(tmp_path)])  # fmt: skip
+    assert code == 0
+    table = capsys.readouterr().out
+    assert "last4-sum" in table and "F1 zscore" in table
+    report = json.loads((tmp_path / "wsd-layers-semeval2007.json").read_text())
+    assert [(p["layers"], p["postprocess"]) for p in report["sweep"]] == [
+        ("0", "none"), ("0", "zscore"), ("last4-sum", "none"), ("last4-sum", "zscore")
+    ]  # fmt: skip
+    assert all(0 < p["F1"] < 100 for p in report["sweep"])
+    assert "plotly" in (tmp_path / "wsd-layers-semeval2007.html").read_text().lower()
+
+
+@pytest.mark.slow
+def test_disambiguate_command(capsys):
+    assert main(["wsd", "disambiguate", "He sat on the bank of the river", "--word", "bank"]) == 0
+    out = capsys.readouterr().out
+    best = [line for line in out.splitlines() if line.startswith("*")]
+    assert len(best) == 1 and "bank%1:17:01::" in best[0] and "sloping land" in best[0]
+    assert "trained on: wordnet" in out
+    assert main(["wsd", "disambiguate", "He sat on the bank", "--word", "river"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("workbench: error:") and len(err.strip().splitlines()) == 1

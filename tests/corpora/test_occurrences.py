@@ -1,0 +1,121 @@
+"""Occurrences: the demo texts parse, forms are found, encoding keeps one row per occurrence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.corpora import occurrences as occ
+from workbench.errors import InputError
+
+
+def test_every_demo_text_parses_with_wordnet_sense_keys():
+    from workbench.lexicon.wordnet import load_wordnet
+
+    wn = load_wordnet()
+    words = occ.demo_words()
+    assert {"bank", "bass", "cell", "die", "play"} <= set(words)
+    for word in words:
+        found = occ.from_lines(occ.read_demo(word), word, source=word)
+        assert len(found) >= 30
+        labels = {o.label for o in found}
+        assert len(labels) >= 3 and all(wn.has_key(k) for k in labels)
+        assert all(occ.lemma_matcher(word)(o.word) for o in found), word
+
+
+def test_marked_labelled_and_plain_lines():
+    lines = [
+        "# a comment",
+        "s1\tWe sat on the [bank] of the river.",
+        "",
+        "The banks closed; the bank reopened.",
+        "Nothing to see here.",
+    ]
+    found = occ.from_lines(lines, "bank", source="f")
+    assert [(o.word, o.label, o.source) for o in found] == [
+        ("bank", "s1", "f:2"),
+        ("banks", "", "f:4"),
+        ("bank", "", "f:4"),
+    ]
+    assert found[0].marked() == "We sat on the [bank] of the river ."
+    with pytest.raises(InputError, match="exactly one word"):
+        occ.from_lines(["x\tthe [river bank] flooded"], "bank")
+
+
+def test_irregular_forms_match():
+    match = occ.lemma_matcher("die")
+    assert match("died") and match("Dying") and match("dies") and not match("diet")
+    with pytest.raises(InputError):
+        occ.lemma_matcher("  ")
+
+
+def test_decode_text_refuses_binary_and_bad_utf8():
+    assert occ.decode_text(b"a\nb\n") == ["a", "b"]
+    with pytest.raises(InputError, match="not a text file"):
+        occ.decode_text(b"\x89PNG\r\n\x1a\n\x00\x00", "img.png")
+    with pytest.raises(InputError, match="not UTF-8"):
+        occ.decode_text("café".encode("latin-1"), "old.txt")
+
+
+def test_from_corpus_filters_by_lemma_and_pos_and_samples():
+    from workbench.corpora.readers import Instance, Sentence
+
+    def sent(i, lemma, pos, key):
+        inst = Instance(f"s{i}.t0", 1, lemma, pos, (key,))
+        return Sentence(
+            f"s{i}", ("the", lemma, "."), ("the", lemma, "."), ("DET", pos, "."), (inst,)
+        )
+
+    corpus = [sent(i, "bank", "NOUN" if i % 2 else "VERB", f"k{i % 3}") for i in range(20)]
+    assert len(occ.from_corpus(corpus, "bank", limit=None)) == 20
+    nouns = occ.from_corpus(corpus, "Bank", pos="NOUN", limit=None)
+    assert len(nouns) == 10 and all(o.source.startswith("s") for o in nouns)
+    sample = occ.from_corpus(corpus, "bank", limit=5, random_state=1)
+    assert len(sample) == 5 and sample == sorted(sample, key=lambda o: int(o.source[1:-3]))
+    with pytest.raises(InputError, match="no annotated occurrence"):
+        occ.from_corpus(corpus, "river")
+
+
+def test_from_wordnet_examples_contain_the_word():
+    from workbench.lexicon.wordnet import load_wordnet
+
+    found = occ.from_wordnet(load_wordnet(), "bank", "NOUN")
+    assert found and all(occ.lemma_matcher("bank")(o.word) for o in found)
+    assert all(o.label.startswith("bank%1") for o in found)
+    with pytest.raises(InputError):
+        occ.from_wordnet(load_wordnet(), "xyzzyq")
+
+
+def test_encode_occurrences_one_row_each(tiny_encoder, tmp_cache):
+    found = occ.from_lines(occ.read_demo("bass"), "bass")[:6]
+    ov = occ.encode_occurrences(tiny_encoder, found)
+    assert ov.vectors.shape == (6, tiny_encoder.n_layers + 1, tiny_encoder.dim)
+    direct = tiny_encoder.encode([list(o.words) for o in found])
+    for i, o in enumerate(found):
+        row = np.flatnonzero((direct.sentence_index == i) & (direct.word_index == o.index))[0]
+        np.testing.assert_allclose(ov.vectors[i], direct.vectors[row], atol=1e-5)
+    with pytest.raises(InputError):
+        occ.encode_occurrences(tiny_encoder, [])
+
+
+def test_nearest_centroid_recovers_planted_labels():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 16)) * 5
+    train = np.concatenate([c + rng.normal(size=(10, 16)) for c in centres])
+    labels = [f"s{i}" for i in range(3) for _ in range(10)]
+    query = centres + rng.normal(size=(3, 16)) * 0.5
+    predicted, scores = occ.nearest_centroid(train, labels, query)
+    assert predicted == ["s0", "s1", "s2"] and (scores > 0.9).all()
+    with pytest.raises(InputError):
+        occ.nearest_centroid(train, [""] * 30, query)
+
+
+def test_occurrence_table_columns():
+    found = occ.from_lines(["k\tthe [bank] rose", "k2\tthe [bank] eroded"], "bank")
+    table = occ.occurrence_table(found, {"k": "gloss k"}, np.zeros((2, 3)), predicted=["k", "k"])
+    assert list(table.columns) == [
+        "sentence", "word", "label", "gloss", "source", "predicted", "x", "y", "z",
+    ]  # fmt: skip
+    assert table["gloss"].tolist() == ["gloss k", ""]
+    with pytest.raises(InputError):
+        occ.occurrence_table(found, coords=np.zeros((3, 2)))

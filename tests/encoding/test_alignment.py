@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import pytest
+
+from workbench.encoding.alignment import (
+    assign_owners,
+    normalize_input,
+    plan_windows,
+    split_words,
+    word_token_lists,
+)
+from workbench.errors import InputError
+
+
+def test_split_words_rule():
+    assert split_words("Don't panic: it's state-of-the-art!") == [
+        "Don't",
+        "panic",
+        ":",
+        "it's",
+        "state-of-the-art",
+        "!",
+    ]
+    assert split_words("Ça va? 🙂 Привет мир") == ["Ça", "va", "?", "🙂", "Привет", "мир"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        ([], "empty"),
+        ("a string", "single string"),
+        (["ok", "   "], "Sentence 1"),
+        ([["a", ""]], "Word 1 of sentence 0"),
+        ([["a", 3]], "Word 1 of sentence 0 is a int"),
+        ([["a"], []], "Sentence 1 is an empty word list"),
+        ([None], "Sentence 0 is a NoneType"),
+        (["..."], None),  # punctuation only is fine: three words
+    ],
+)
+def test_normalize_input_errors_name_the_item(bad, needle):
+    if needle is None:
+        assert normalize_input(bad) == [[".", ".", "."]]
+        return
+    with pytest.raises(InputError, match=needle):
+        normalize_input(bad)
+
+
+def test_word_token_lists_groups_and_marks_empty_words():
+    groups = word_token_lists([5, 6, 7, 8], [0, 0, 2, 2], 3)
+    assert groups == [[5, 6], [], [7, 8]]
+
+
+def test_plan_windows_cover_and_overlap():
+    lengths = [1, 2, 1, 3, 1, 1, 2, 1, 1, 1, 2, 1] * 10
+    windows = plan_windows(lengths, max_tokens=10, stride=5)
+    assert windows[0][0] == 0 and windows[-1][1] == len(lengths)
+    for (s1, e1), (s2, _) in zip(windows, windows[1:]):
+        assert s1 < s2 < e1  # each window starts inside the previous one: overlap, progress
+    for s, e in windows:
+        assert sum(lengths[s:e]) <= 10
+    assert plan_windows([3, 4], 10) == [(0, 2)]
+
+
+def test_plan_windows_word_longer_than_window_gets_its_own():
+    windows = plan_windows([2, 50, 2], max_tokens=10)
+    assert (1, 2) in windows and windows[-1][1] == 3
+
+
+def test_owners_pick_the_window_with_most_context():
+    lengths = [1] * 30
+    windows = plan_windows(lengths, max_tokens=10, stride=5)
+    owners = assign_owners(windows, lengths)
+    flat = sorted(w for own in owners for w in own)
+    assert flat == list(range(30))  # each word exactly once
+    for (s, e), own in zip(windows, owners):
+        for w in own:
+            ctx = min(w - s, e - w - 1)
+            for s2, e2 in windows:
+                if s2 <= w < e2:
+                    assert ctx >= min(w - s2, e2 - w - 1)

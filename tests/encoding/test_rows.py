@@ -1,0 +1,45 @@
+"""Output row layout of the encoder (workbench.encoding.rows)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.encoding.rows import RowLayout, allocate, keep_masks
+from workbench.errors import InputError
+
+WORDS = [["a", "b", "c"], ["d"], ["e", "f"]]
+
+
+def test_all_words_kept_in_input_order():
+    layout = RowLayout.build(WORDS, keep_masks(WORDS, None))
+    assert layout.n == 6
+    assert layout.words == ["a", "b", "c", "d", "e", "f"]
+    assert layout.sentence.tolist() == [0, 0, 0, 1, 2, 2]
+    assert layout.position.tolist() == [0, 1, 2, 0, 0, 1]
+    assert [r.tolist() for r in layout.row_of] == [[0, 1, 2], [3], [4, 5]]
+
+
+def test_kept_subset_and_spans_from_offsets():
+    layout = RowLayout.build(WORDS, keep_masks(WORDS, [[2, 0], [], [1]]))
+    assert layout.n == 3
+    assert layout.words == ["a", "c", "f"]
+    assert layout.sentence.tolist() == [0, 0, 2] and layout.position.tolist() == [0, 2, 1]
+    assert [r.tolist() for r in layout.row_of] == [[0, -1, 1], [-1], [-1, 2]]
+    offsets = [np.array([0, 2, 3, 6]), np.array([0, 1]), np.array([0, 1, 4])]
+    assert layout.spans(offsets).tolist() == [[0, 2], [3, 6], [1, 4]]
+
+
+def test_keep_errors_name_the_problem():
+    with pytest.raises(InputError, match="keep has 1 entries for 3 sentences"):
+        keep_masks(WORDS, [[0]])
+    with pytest.raises(InputError, match="position 3 is outside sentence 0"):
+        keep_masks(WORDS, [[3], [], []])
+
+
+def test_allocate_in_memory_or_memory_mapped(tmp_path):
+    assert allocate((2, 3, 4), np.dtype("float16"), None).dtype == np.float16
+    mm = allocate((2, 3, 4), np.dtype("float32"), tmp_path / "sub" / "v.npy")
+    mm[:] = 1.5
+    mm.flush()
+    assert np.load(tmp_path / "sub" / "v.npy").sum() == 2 * 3 * 4 * 1.5

@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.errors import DataError, InputError
+from workbench.lexicon import wordnet as wnmod
+from workbench.lexicon.examples import ExampleConfig, ExampleStats, iter_examples, locate
+from workbench.lexicon.wordnet import (
+    N_SYNSETS_30,
+    key_lemma,
+    key_pos,
+    load_wordnet,
+    normalised_copy,
+    verify_copy,
+)
+
+
+@pytest.fixture(scope="module")
+def wn():
+    return load_wordnet()
+
+
+def test_is_wordnet_30(wn):
+    assert wn.version == "3.0"
+    assert len(wn.senses) == wnmod.N_SENSE_KEYS_30
+
+
+def test_bank_sense_key_lookups(wn):
+    key = "bank%1:17:01::"
+    assert key in wn.candidates("bank", "NOUN")
+    assert key_pos(key) == "NOUN" and key_lemma(key) == "bank"
+    assert wn.synset(key) == "bank.n.01"
+    assert wn.lexname("bank.n.01") == "noun.object"
+    assert "sloping land" in wn.gloss("bank.n.01")
+    assert wn.hypernyms("bank.n.01") == ("slope.n.01",)
+    assert key in wn.keys_of_synset("bank.n.01")
+    assert wn.first_sense("bank", "NOUN") == key  # sense 1, most frequent
+    assert wn.sense_number(key) == 1
+    assert wn.sense_count(key) >= wn.sense_count(wn.candidates("bank", "NOUN")[-1])
+    assert all(key_pos(k) == "VERB" for k in wn.candidates("bank", "VERB"))
+
+
+def test_adjective_candidates_include_satellites(wn):
+    keys = wn.candidates("good", "ADJ")
+    types = {k.split("%")[1][0] for k in keys}
+    assert types == {"3", "5"}  # head adjectives and satellites
+    assert [wn.sense_number(k) for k in keys] == list(range(1, len(keys) + 1))
+    assert wn.synset(keys[1]).split(".")[1] == "s"
+
+
+def test_lemma_lookup_is_exact(wn):
+    assert wn.candidates("goose", "NOUN")
+    assert wn.candidates("geese", "NOUN") == ()  # no morphology: exact lemmas only
+    assert wn.candidates("Goose", "NOUN") == ()
+    assert wn.first_sense("take_place", "VERB") == "take_place%2:30:00::"
+    assert wn.lemmas(wn.synset("take_place%2:30:00::"))[0] == "happen"
+    with pytest.raises(InputError, match="DET"):
+        wn.candidates("the", "DET")
+    with pytest.raises(InputError, match="not in WordNet"):
+        wn.synset("bank%1:99:99::")
+
+
+def test_every_gold_key_of_all_resolves(wn, wsd_data):
+    from workbench.corpora.datasets import load_dataset
+
+    corpus = load_dataset("ALL", wsd_data)
+    keys = {k for _, inst in corpus.instances() for k in inst.keys}
+    assert len(keys) == 3669
+    assert all(wn.has_key(k) for k in keys)
+    # every gold key is a candidate of its instance's lemma and POS
+    assert all(
+        set(inst.keys) <= set(wn.candidates(inst.lemma, inst.pos)) for _, inst in corpus.instances()
+    )
+
+
+def test_normalised_copy_is_made_once(tmp_path, monkeypatch):
+    first = normalised_copy(cache_dir=tmp_path)
+    assert first == tmp_path / "wordnet-3.0"
+    assert b"\r" not in (first / "data.noun").read_bytes()[:100_000]
+    marker = json.loads((first / "workbench-normalised.json").read_text())
+    assert marker["n_synsets"] == N_SYNSETS_30
+    assert verify_copy(first)
+    stamp = (first / "data.noun").stat().st_mtime_ns
+
+    def fail(*args, **kwargs):
+        raise AssertionError("copy made twice")
+
+    monkeypatch.setattr(wnmod, "_normalise_into", fail)
+    assert normalised_copy(cache_dir=tmp_path) == first
+    assert (first / "data.noun").stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.iterdir()] == ["wordnet-3.0"]  # no temp dir left
+
+
+def test_broken_copy_is_replaced_and_tampering_detected(tmp_path):
+    copy = normalised_copy(cache_dir=tmp_path)
+    (copy / "index.sense").write_text("tampered\n")
+    assert not verify_copy(copy)
+    (copy / "workbench-normalised.json").unlink()  # an interrupted copy has no marker
+    again = normalised_copy(cache_dir=tmp_path)
+    assert verify_copy(again)
+
+
+def test_wrong_source_is_refused(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in wnmod.WORDNET_FILES:
+        (source / name).write_text("  1 header\r\n")
+    with pytest.raises(DataError, match="expected 117659"):
+        normalised_copy(source=source, cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache" / "wordnet-3.0").exists()
+
+
+def test_reader_over_the_copy_gives_the_same_answers(tmp_path, wn):
+    other = load_wordnet(cache_dir=tmp_path)
+    key = "bank%1:17:01::"
+    assert other.synset(key) == wn.synset(key)
+    assert other.gloss("dog.n.01") == wn.gloss("dog.n.01")
+
+
+def test_locate_lemma_in_example(wn):
+    assert locate(["He", "took", "place", "early"], "take_place", "v", wn) == 1
+    assert locate(["she", "ran", "home"], "run", "v", wn) == 1
+    assert locate(["two", "geese"], "goose", "n", wn) == 1
+    assert locate(["nothing", "here"], "bank", "n", wn) is None
+
+
+def test_examples_corpus_locates_its_targets(wn):
+    stats = ExampleStats()
+    config = ExampleConfig(pos=("VERB", "ADJ"), limit=400)
+    sentences = list(iter_examples(config, wn, stats))
+    assert len(sentences) == 400
+    assert stats.matched >= 400  # counted per synset: the last one may go past the limit
+    for sentence in sentences:
+        (inst,) = sentence.instances
+        (key,) = inst.keys
+        assert inst.pos == key_pos(key) and inst.lemma == key_lemma(key)
+        word = sentence.words[inst.index].lower()
+        parts = inst.lemma.split("_")
+        assert len(word.split(" ")) == len(parts)
+        assert wn.synset(key) in sentence.id  # the sentence is an example of the key's synset
+    assert stats.examples == stats.matched + stats.skipped
+
+
+def test_glosses_give_one_sentence_per_lemma(wn):
+    config = ExampleConfig(pos=("NOUN",), examples=False, glosses="all", limit=50)
+    sentences = list(iter_examples(config, wn))
+    first = sentences[0]
+    assert first.instances[0].index == 0 and first.words[1] == ":"
+    keys = [s.instances[0].keys[0] for s in sentences]
+    assert len(set(keys)) == len(keys)

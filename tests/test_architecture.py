@@ -1,0 +1,300 @@
+"""The layout's rules, checked on the source: no import cycles inside ``workbench/``, no use of
+another module's private names, no re-export shims, project imports at the top of the file,
+and a library that never imports streamlit.
+
+The checks read the code with :mod:`ast`; nothing is imported, so they take well under a second.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "workbench"
+FRONT_ENDS = [REPO / "app.py", *sorted((REPO / "webapp").rglob("*.py"))]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+MODULES = modules()
+
+
+def parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def resolve(name: str) -> str | None:
+    """The project module ``name`` refers to (a module or a package), else None."""
+    return name if name in MODULES else None
+
+
+def imports(tree: ast.Module) -> list[tuple[ast.stmt, str, list[str]]]:
+    """Every import of a project module: (statement, module, imported names)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("workbench"):
+                    found.append((node, alias.name, []))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "workbench" or node.module.startswith("workbench."):
+                found.append((node, node.module, [a.name for a in node.names]))
+    return found
+
+
+def targets(module: str, names: list[str]) -> list[str]:
+    """The project modules an import statement depends on (``from pkg import mod`` -> pkg.mod)."""
+    out = []
+    for name in names:
+        if f"{module}.{name}" in MODULES:
+            out.append(f"{module}.{name}")
+        elif module in MODULES:
+            out.append(module)
+    return out or ([module] if module in MODULES else [])
+
+
+def top_level_names(tree: ast.Module) -> set[str]:
+    """Names a module defines itself (functions, classes, assignments), not ones it imports."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name):
+                        names.add(leaf.id)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.If, ast.Try)):
+            sub = ast.Module(body=list(ast.iter_child_nodes(node)), type_ignores=[])
+            names |= {
+                n
+                for n in top_level_names(sub)  # type: ignore[arg-type]
+            }
+    return names
+
+
+def graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {m: set() for m in MODULES}
+    for mod, path in MODULES.items():
+        for _, target, names in imports(parse(path)):
+            for dep in targets(target, names):
+                if dep != mod and not mod.startswith(dep + ".") and dep != "workbench":
+                    edges[mod].add(dep)
+    return edges
+
+
+def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_cycle_finder_finds_a_planted_cycle():
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles():
+    assert find_cycles(graph()) == []
+
+
+def private_names(tree: ast.Module) -> set[str]:
+    """Private names a module defines: top-level ``_x``, methods ``_x``, attributes ``self._x``."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id in ("self", "cls") and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return {n for n in names if n.startswith("_") and not n.endswith("__")}
+
+
+PRIVATE = {mod: private_names(parse(path)) for mod, path in MODULES.items()}
+
+
+def private_uses(path: Path) -> list[str]:
+    """``from workbench.x import _name``, ``alias._name`` on an imported project module, and
+    ``obj._name`` where ``_name`` is private to another project module (not to this one)."""
+    tree = parse(path)
+    mine = private_names(tree)
+    elsewhere = set().union(*PRIVATE.values()) - mine
+    own = module_name(path) if path.is_relative_to(PACKAGE) else None
+    bad = []
+    aliases: dict[str, str] = {}
+    for node, module, _ in imports(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                full = f"{module}.{alias.name}"
+                if full in MODULES:
+                    aliases[alias.asname or alias.name] = full
+                elif alias.name.startswith("_") and not alias.name.endswith("__") and module != own:
+                    bad.append(f"{path.name}:{node.lineno} from {module} import {alias.name}")
+        else:
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            if node.attr.startswith("__") and node.attr.endswith("__"):
+                continue
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in aliases:
+                bad.append(f"{path.name}:{node.lineno} {base.id}.{node.attr}")
+            elif node.attr in elsewhere and not (
+                isinstance(base, ast.Name) and base.id in ("self", "cls")
+            ):
+                bad.append(f"{path.name}:{node.lineno} .{node.attr}")
+    return bad
+
+
+SOURCES = sorted(MODULES.values()) + FRONT_ENDS + sorted((REPO / "bench").glob("*.py"))
+
+
+def test_no_private_names_across_modules():
+    bad = [use for path in SOURCES for use in private_uses(path)]
+    assert bad == []
+
+
+def test_private_check_catches_a_planted_use(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from workbench.encoding import encoder\n"
+        "from workbench.corpora.datasets import _progress\n"
+        "encoder._helper()\n"
+        "def f(enc):\n"
+        "    return enc._batch_inputs()\n"
+    )
+    assert len(private_uses(planted)) == 3
+
+
+def reexports(path: Path) -> list[str]:
+    """Names imported from a project module that the module does not define (a shim)."""
+    bad = []
+    for node, module, names in imports(parse(path)):
+        if not isinstance(node, ast.ImportFrom) or module == "workbench":
+            continue
+        if module not in MODULES:
+            bad.append(f"{path.name}:{node.lineno} no module {module}")
+            continue
+        defined = top_level_names(parse(MODULES[module]))
+        for name in names:
+            if f"{module}.{name}" not in MODULES and name not in defined:
+                bad.append(f"{path.name}:{node.lineno} {name} is not defined in {module}")
+    return bad
+
+
+def module_attributes(path: Path) -> list[str]:
+    """``alias.name`` on an imported project module where the module does not define ``name``."""
+    tree = parse(path)
+    aliases: dict[str, str] = {}
+    for node, module, _ in imports(tree):
+        for alias in node.names:
+            full = f"{module}.{alias.name}" if isinstance(node, ast.ImportFrom) else alias.name
+            if full in MODULES and (alias.asname or isinstance(node, ast.ImportFrom)):
+                aliases[alias.asname or alias.name] = full
+    bad = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+        ):
+            module = aliases[node.value.id]
+            defined = top_level_names(parse(MODULES[module]))
+            if node.attr not in defined and f"{module}.{node.attr}" not in MODULES:
+                bad.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr} ({module})")
+    return bad
+
+
+def test_every_name_comes_from_the_module_that_defines_it():
+    tests = sorted((REPO / "tests").rglob("*.py"))
+    bad = [use for path in SOURCES + tests for use in reexports(path) + module_attributes(path)]
+    assert bad == []
+
+
+def nested_project_imports(path: Path) -> list[str]:
+    """Imports of the project's own modules that are not at the top of the file."""
+    tree = parse(path)
+    top = {id(node) for node in tree.body}
+    for node in tree.body:  # `if TYPE_CHECKING:` blocks count as the top
+        if isinstance(node, ast.If):
+            top |= {id(n) for n in node.body}
+    return [
+        f"{path.name}:{node.lineno} {module}"
+        for node, module, _ in imports(tree)
+        if id(node) not in top
+    ]
+
+
+def test_project_imports_are_at_the_top():
+    bad = [use for path in SOURCES for use in nested_project_imports(path)]
+    assert bad == []
+
+
+@pytest.mark.parametrize("path", sorted(MODULES.values()), ids=lambda p: module_name(p))
+def test_library_never_imports_streamlit(path):
+    for node in ast.walk(parse(path)):
+        if isinstance(node, ast.Import):
+            assert not any(a.name.split(".")[0] == "streamlit" for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            assert node.module.split(".")[0] != "streamlit"
+
+
+def test_lazy_public_api_names_exist():
+    tree = parse(PACKAGE / "__init__.py")
+    lazy = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.AnnAssign | ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in getattr(node, "targets", []))
+    )
+    assert isinstance(lazy, ast.Dict)
+    for key, value in zip(lazy.keys, lazy.values):
+        assert isinstance(key, ast.Constant) and isinstance(value, ast.Constant)
+        assert value.value in MODULES, value.value
+        assert key.value in top_level_names(parse(MODULES[value.value])), key.value

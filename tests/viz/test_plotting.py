@@ -1,0 +1,123 @@
+"""Plotting: figures carry the data they were given, with the right shapes and labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from workbench.errors import InputError
+from workbench.viz.plotting import (
+    candidate_bars,
+    color_map,
+    dimension_bars,
+    hover_text,
+    label_centroids,
+    layer_lines,
+    mark_word,
+    sense_scatter,
+    similarity_heatmap,
+    similarity_heatmaps,
+    small_multiples,
+)
+
+
+def test_mark_word_escapes_and_marks():
+    assert mark_word(["a", "<b>", "bank"], 2) == "a &lt;b&gt; <b>[bank]</b>"
+    with pytest.raises(InputError):
+        mark_word(["a"], 3)
+
+
+def test_hover_text_has_sentence_label_and_gloss():
+    text = hover_text(["We", "sat", "on", "the", "bank"], 4, gloss="sloping land", label="k1")
+    assert "<b>[bank]</b>" in text and "sloping land" in text and "k1" in text
+
+
+def test_heatmaps_side_by_side_share_scale():
+    raw = np.linspace(-1, 1, 12).reshape(3, 4)
+    fig = similarity_heatmaps([("raw", raw), ("standardized", -raw)], ["a", "b", "c"], list("0123"))
+    assert isinstance(fig, go.Figure)
+    heat = [t for t in fig.data if isinstance(t, go.Heatmap)]
+    assert len(heat) == 2
+    np.testing.assert_allclose(np.asarray(heat[0].z), raw)
+    np.testing.assert_allclose(np.asarray(heat[1].z), -raw)
+    assert {h.zmin for h in heat} == {-1.0} and sum(bool(h.showscale) for h in heat) == 1
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["raw", "standardized"]
+    with pytest.raises(InputError, match="shape"):
+        similarity_heatmap(raw, ["a", "b"], list("0123"))
+
+
+def test_sense_scatter_one_trace_per_sense_plus_centroids():
+    rng = np.random.default_rng(0)
+    coords = np.concatenate([rng.normal(size=(5, 2)), rng.normal(size=(3, 2)) + 10])
+    labels = ["s1"] * 5 + ["s2"] * 3
+    hover = [f"h{i}" for i in range(8)]
+    fig = sense_scatter(coords, labels, hover, names={"s1": "s1 river", "s2": "s2 money"})
+    assert [t.name for t in fig.data] == ["s1 river", "s2 money", "sense centroid"]
+    assert len(fig.data[0].x) == 5 and list(fig.data[1].text) == hover[5:]
+    cent = fig.data[2]
+    np.testing.assert_allclose([cent.x[1], cent.y[1]], coords[5:].mean(axis=0), rtol=1e-5)
+    assert fig.data[0].marker.color != fig.data[1].marker.color
+
+
+def test_sense_scatter_3d_and_errors():
+    coords = np.random.default_rng(0).normal(size=(6, 3))
+    fig = sense_scatter(coords, list("aabbcc"), list("123456"), centroids=False)
+    assert all(isinstance(t, go.Scatter3d) for t in fig.data) and len(fig.data) == 3
+    with pytest.raises(InputError, match="points"):
+        sense_scatter(coords, list("aab"), list("123456"))
+    with pytest.raises(InputError, match="2 or 3"):
+        sense_scatter(np.zeros((6, 4)), list("aabbcc"), list("123456"))
+
+
+def test_label_centroids():
+    labels, cents = label_centroids(np.array([[0, 0], [2, 2], [10, 10]]), ["x", "x", "y"])
+    assert labels == ["x", "y"]
+    np.testing.assert_allclose(cents, [[1, 1], [10, 10]])
+
+
+def test_small_multiples_grid_and_single_legend():
+    coords = np.random.default_rng(0).normal(size=(7, 6, 2))
+    fig = small_multiples(coords, list("aabbcc"), list("123456"), [f"layer {i}" for i in range(7)])
+    assert len(fig.data) == 7 * 4  # 3 senses + centroids per panel
+    assert sum(bool(t.showlegend) for t in fig.data) == 4
+    assert [a.text for a in fig.layout.annotations] == [f"layer {i}" for i in range(7)]
+    # same sense, same colour in every panel
+    colours = {t.marker.color for t in fig.data if t.name == "a"}
+    assert len(colours) == 1
+    with pytest.raises(InputError):
+        small_multiples(coords, list("aabbcc"), list("123456"), ["one title"])
+
+
+def test_candidate_bars_sorted_and_chosen_highlighted():
+    fig = candidate_bars(["k1", "k2", "k3"], [0.2, 0.9, 0.5], ["g1", "g2", "g3"], chosen="k2")
+    bar = fig.data[0]
+    assert list(bar.x) == [0.2, 0.5, 0.9]  # best on top (last in a horizontal bar chart)
+    assert bar.y[-1].startswith("k2")
+    assert len(set(bar.marker.color)) == 2 and bar.marker.color[-1] != bar.marker.color[0]
+    with pytest.raises(InputError):
+        candidate_bars([], [])
+
+
+def test_layer_lines_and_dimension_bars():
+    fig = layer_lines({"raw": [0.9, 0.8], "z-score": [0.1, 0.0]}, ["0", "1"], y_title="cos")
+    assert [t.name for t in fig.data] == ["raw", "z-score"]
+    with pytest.raises(InputError):
+        layer_lines({"raw": [1.0]}, ["0", "1"])
+    contrib = np.zeros(20)
+    contrib[[3, 17]] = [0.5, 0.9]
+    bars = dimension_bars(contrib, top_k=2)
+    assert list(bars.data[0].x) == ["dim 17", "dim 3"]
+
+
+def test_color_map_is_stable():
+    assert color_map(["b", "a", "b"]) == color_map(["b", "a"])
+
+
+def test_categories_fix_colours_across_figures():
+    coords = np.random.default_rng(0).normal(size=(4, 2))
+    gold = sense_scatter(coords, ["a", "a", "b", "b"], list("1234"), categories=["a", "b"])
+    pred = sense_scatter(coords, ["b", "b", "b", "a"], list("1234"), categories=["a", "b"])
+    colour = {t.name: t.marker.color for t in gold.data[:2]}
+    assert {t.name: t.marker.color for t in pred.data[:2]} == colour

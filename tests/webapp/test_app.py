@@ -1,0 +1,243 @@
+"""Every page of the app under Streamlit's AppTest: renders without exception, its main widgets
+exist, a typical interaction produces its chart, bad input gives a message (no traceback)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 240  # the first UMAP of a process compiles numba code
+
+pytestmark = pytest.mark.slow
+
+
+def _app():
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+
+
+def _ok(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _figure(at, i: int = 0) -> dict:
+    return json.loads(at.get("plotly_chart")[i].proto.spec)
+
+
+def _array(value) -> np.ndarray:
+    """A plotly JSON array: a list, or a typed array ``{"dtype", "bdata", "shape"}``."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        return data.reshape([int(n) for n in str(shape).split(",")]) if shape else data
+    return np.asarray(value)
+
+
+def test_pages_are_discovered_in_order():
+    import app
+
+    names = [p.stem for p in app.discover_pages()]
+    assert names[:2] == ["explore", "geometry"] or names[:1] == ["explore"]
+    assert {"explore", "senses"} <= set(names)
+    if (REPO / "webapp" / "pages" / "finetune.py").exists():
+        assert "finetune" in names
+    assert app.page_title(REPO / "webapp" / "pages" / "senses.py") == "Senses"
+
+
+def test_explore_renders_and_a_word_gives_its_heatmap():
+    at = _app().run()
+    _ok(at)
+    assert at.title[0].value.startswith("Explore")
+    assert at.sidebar.text_input(key="model") and at.sidebar.selectbox(key="layers")
+    assert at.get("plotly_chart"), "no heatmap on first render"
+    at.text_area(key="explore_text").set_value(
+        "The cell divided twice.\nHe was locked in a cell.\nMy cell phone died.\nA red apple."
+    ).run()
+    _ok(at)
+    at.pills[0].set_value("cell").run()
+    _ok(at)
+    fig = _figure(at)
+    heat = [t for t in fig["data"] if t["type"] == "heatmap"]
+    assert len(heat) == 2  # raw and corrected, side by side
+    z = _array(heat[0]["z"])
+    assert z.shape == (3, 7)  # 3 occurrences x 7 hidden states
+    np.testing.assert_allclose(z[0], 1.0, atol=1e-5)  # the query itself
+    assert at.dataframe, "no neighbour table"
+    words = at.dataframe[0].value["word"].tolist()
+    assert len(words) == 10
+    assert any("cell" in h.value for h in at.subheader)
+
+
+def test_explore_empty_text_shows_a_message():
+    at = _app().run()
+    at.text_area(key="explore_text").set_value("   ").run()
+    _ok(at)
+    assert any("empty" in e.value for e in at.error)
+    assert not at.get("plotly_chart")
+
+
+def test_unknown_model_is_a_message_in_the_sidebar():
+    at = _app().run()
+    at.sidebar.text_input(key="model").set_value("./no/such/model-dir").run()
+    _ok(at)
+    assert any("no model directory" in e.value for e in at.sidebar.error)
+    at.sidebar.text_input(key="model").set_value("").run()
+    _ok(at)
+    assert not at.sidebar.error
+
+
+def test_senses_renders_umap_and_switches_views():
+    at = _app().run()
+    at.switch_page("webapp/pages/senses.py").run()
+    _ok(at)
+    assert at.title[0].value == "Sense clusters"
+    assert at.selectbox(key="senses_source").value == "demo"
+    fig = _figure(at)
+    names = [t["name"] for t in fig["data"]]
+    assert names[-1] == "sense centroid" and len(names) == 5  # bank: 4 senses + centroids
+    assert sum(len(_array(t["x"])) for t in fig["data"][:-1]) == 34
+    assert "<b>[bank]</b>" in fig["data"][0]["text"][0]  # hover: the sentence, word marked
+
+    at.selectbox(key="senses_demo_word").set_value("die").run()
+    at.selectbox(key="senses_method").set_value("pca").run()
+    at.radio(key="senses_dims").set_value(3).run()
+    _ok(at)
+    assert {t["type"] for t in _figure(at)["data"]} == {"scatter3d"}
+
+    at.segmented_control(key="senses_view").set_value("every layer").run()
+    _ok(at)
+    titles = [a["text"] for a in _figure(at)["layout"]["annotations"]]
+    assert titles == [f"layer {i}" for i in range(7)]
+    assert len(at.get("download_button")) == 2
+
+
+def test_senses_predicted_colours_and_export():
+    at = _app().run()
+    at.switch_page("webapp/pages/senses.py").run()
+    at.segmented_control(key="senses_colour").set_value("predicted").run()
+    _ok(at)
+    assert any(c.value.startswith("Predicted:") for c in at.caption)
+    assert _figure(at)["data"]
+
+
+def test_senses_rerun_after_unrelated_change_recomputes_nothing(monkeypatch):
+    import workbench.encoding.cache
+    import workbench.viz.projection
+
+    at = _app().run()
+    at.switch_page("webapp/pages/senses.py").run()
+    at.select_slider(key="senses_layer").set_value("3").run()
+    calls = {"encode": 0, "fit": 0}
+    real_encode, real_fit = (
+        workbench.encoding.cache.encode_cached,
+        workbench.viz.projection.Projector.fit,
+    )
+
+    def encode(*args, **kwargs):
+        calls["encode"] += 1
+        return real_encode(*args, **kwargs)
+
+    def fit(self, x):
+        calls["fit"] += 1
+        return real_fit(self, x)
+
+    monkeypatch.setattr(workbench.encoding.cache, "encode_cached", encode)
+    monkeypatch.setattr(workbench.viz.projection.Projector, "fit", fit)
+    at.select_slider(key="senses_layer").set_value("last4-sum").run()  # seen before
+    at.select_slider(key="senses_layer").set_value("3").run()
+    at.selectbox(key="senses_demo_word").set_value("bank").run()  # same word again
+    _ok(at)
+    assert calls == {"encode": 0, "fit": 0}
+    at.select_slider(key="senses_layer").set_value("2").run()  # new input: one projection
+    assert calls == {"encode": 0, "fit": 1}
+
+
+def test_senses_sources_give_messages_not_tracebacks():
+    at = _app().run()
+    at.switch_page("webapp/pages/senses.py").run()
+    at.selectbox(key="senses_source").set_value("wordnet").run()
+    at.text_input(key="senses_lemma").set_value("xyzzyq").run()
+    _ok(at)
+    assert any("no usage example" in e.value for e in at.error)
+    at.selectbox(key="senses_source").set_value("upload").run()
+    _ok(at)
+    assert at.info and not at.get("plotly_chart")  # asks for a file
+
+
+def test_semcor_without_the_lemma_is_a_message(wsd_data):
+    at = _app().run()
+    at.switch_page("webapp/pages/senses.py").run()
+    at.selectbox(key="senses_source").set_value("semcor").run()
+    at.text_input(key="senses_lemma").set_value("xyzzyq").run()
+    _ok(at)
+    assert any("no annotated occurrence of 'xyzzyq'" in e.value for e in at.error)
+
+
+def test_upload_that_is_not_text_is_refused():
+    import webapp.caches
+    from workbench.errors import InputError
+
+    with pytest.raises(InputError, match="not a text file"):
+        webapp.caches.occurrences.__wrapped__(
+            "upload", "bank", upload=b"\x00\x01\x02", upload_name="x"
+        )
+    found = webapp.caches.occurrences.__wrapped__(
+        "upload", "bank", upload=b"The bank.\nNo.\nBanks!", upload_name="t.txt"
+    )
+    assert [o.source for o in found] == ["t.txt:1", "t.txt:3"]
+
+
+def test_geometry_renders_the_anisotropy_figure_and_switches_correction():
+    at = _app().run()
+    at.switch_page("webapp/pages/geometry.py").run()
+    _ok(at)
+    assert at.title[0].value.startswith("Geometry")
+    charts = at.get("plotly_chart")
+    assert len(charts) == 3
+    lines = _figure(at, 0)["data"]
+    assert [t["name"] for t in lines] == [
+        "raw", "centered", "standardized", "all-but-the-top", "whitened",
+    ]  # fmt: skip
+    raw = _array(lines[0]["y"])
+    zscore = _array(lines[2]["y"])
+    assert (raw > zscore).all() and raw.max() > 0.05  # the correction removes anisotropy
+    assert at.dataframe[0].value.shape[0] == 7  # one row per hidden state
+    at.segmented_control(key="geometry_correction").set_value("whiten").run()
+    _ok(at)
+    assert "whitened" in _figure(at, 1)["layout"]["title"]["text"]
+    visible = [t["name"] for t in _figure(at, 2)["data"] if t.get("visible") is True]
+    assert visible == ["raw", "whitened"]
+
+
+def test_wsd_one_sentence_bar_chart_and_bad_input():
+    at = _app().run()
+    at.switch_page("webapp/pages/wsd.py").run()
+    _ok(at)
+    bars = _figure(at)["data"][0]
+    assert bars["type"] == "bar" and len(_array(bars["x"])) >= 10  # the senses of "bank"
+    assert at.success and "bank%" in at.success[0].value
+    at.text_input(key="wsd_word").set_value("money").run()
+    _ok(at)
+    assert any("not a word of the sentence" in e.value for e in at.error)
+    at.text_input(key="wsd_text").set_value("").run()
+    _ok(at)
+    assert at.error
+
+
+def test_wsd_evaluation_on_a_few_sentences(wsd_data):
+    at = _app().run()
+    at.switch_page("webapp/pages/wsd.py").run()
+    at.number_input(key="wsd_n_sentences").set_value(8).run()
+    assert any("Run the evaluation" in i.value for i in at.info)
+    at.button(key="wsd_run").click().run()
+    _ok(at)
+    scores = at.dataframe[1].value
+    assert scores["dataset"].tolist() == ["semeval2007[:8]"]
+    assert 0 <= scores["F1"].iloc[0] <= 100 and "WordNet 1st sense F1" in scores.columns
+    assert at.selectbox(key="wsd_error_lemma").options  # errors can be browsed by lemma

@@ -1,0 +1,224 @@
+"""Sense index: centroids, candidate restriction, propagation, gloss combination, save/load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.errors import DataError, InputError, MismatchError
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.index import SenseIndex
+from workbench.wsd.predict import answers, predict
+from workbench.wsd.vectors import (
+    SenseGraph,
+    combine_rows,
+    key_lemma_pos,
+    propagate,
+    sense_centroids,
+)
+
+DIM = 8
+INFO = EncoderInfo("toy", "fp-toy", DIM, 3, "mean")
+
+
+def unit(i: int, dim: int = DIM) -> np.ndarray:
+    v = np.zeros(dim, np.float32)
+    v[i] = 1.0
+    return v
+
+
+def test_key_lemma_pos():
+    assert key_lemma_pos("bank%1:17:01::") == ("bank", "NOUN")
+    assert key_lemma_pos("run%2:38:00::") == ("run", "VERB")
+    assert key_lemma_pos("galore%5:00:00:abundant:00") == ("galore", "ADJ")
+    assert key_lemma_pos("Take_Place%2:30:00::") == ("take_place", "VERB")
+    with pytest.raises(InputError):
+        key_lemma_pos("bank.n.01")
+
+
+def test_centroids_count_each_gold_key():
+    vecs = np.array([[1, 0], [3, 0], [0, 2]], np.float32)
+    keys, cents, counts = sense_centroids(
+        vecs, [("a%1:00:00::",), ("a%1:00:00::", "b%1:00:00::"), ("b%1:00:00::",)]
+    )
+    assert keys == ("a%1:00:00::", "b%1:00:00::")
+    np.testing.assert_allclose(cents, [[2, 0], [1.5, 1]])
+    assert counts.tolist() == [2, 2]
+
+
+def _toy_index(config: SenseIndexConfig | None = None) -> SenseIndex:
+    # bank has two senses along axes 0 and 1; river's only sense is along axis 2
+    vecs = np.stack([unit(0), unit(0) + 0.1 * unit(3), unit(1), unit(2), unit(2)])
+    keys = [("bank%1:17:01::",), ("bank%1:17:01::",), ("bank%1:14:00::",), ("river%1:17:00::",)] * 1
+    keys.append(("river%1:17:00::",))
+    return SenseIndex(config or SenseIndexConfig(layers="-1")).fit(vecs, keys, encoder=INFO)
+
+
+def test_candidate_restriction_never_returns_another_lemma():
+    index = _toy_index()
+    assert index.candidate_rows("bank", "NOUN") == (0, 2)
+    query = unit(2) + 0.2 * unit(1)  # nearest centroid overall: river's
+    preds = predict(index, np.stack([query, query]), ["bank", "river"], ["NOUN", "NOUN"])
+    assert preds[0].key == "bank%1:14:00::"  # the nearest of bank's own senses
+    assert preds[0].runner_up == "bank%1:17:01::"
+    assert preds[0].score > preds[0].runner_up_score
+    assert preds[0].source == "centroid" and preds[0].n_candidates == 2
+    assert preds[1].key == "river%1:17:00::" and preds[1].runner_up is None
+    assert np.isnan(preds[1].runner_up_score)
+    # the same query with a global search would have answered river for bank
+    global_best = index.keys_[int(np.argmax(index.vectors_ @ (query / np.linalg.norm(query))))]
+    assert global_best.startswith("river%")
+
+
+def test_backoff_and_unknown_lemmas():
+    index = _toy_index()
+    first = {("boat", "NOUN"): "boat%1:06:00::"}
+    preds = predict(
+        index,
+        np.stack([unit(0)] * 3),
+        ["boat", "bank", "the"],
+        ["NOUN", "VERB", "DET"],
+        backoff=lambda lemma, pos: first.get((lemma, pos)),
+    )
+    assert (preds[0].key, preds[0].source) == ("boat%1:06:00::", "backoff")
+    assert np.isnan(preds[0].score)
+    assert (preds[1].key, preds[1].source) == (None, "none")  # no verb senses, no back-off
+    assert preds[2].key is None
+    assert answers(["i0", "i1", "i2"], preds) == {"i0": "boat%1:06:00::"}
+
+
+def toy_graph() -> SenseGraph:
+    """animal > dog (dog, domestic_dog), cat; plant (no vectors), in two lexnames."""
+    key_synsets = {
+        "dog%1:05:00::": "dog.n.01",
+        "domestic_dog%1:05:00::": "dog.n.01",
+        "cat%1:05:00::": "cat.n.01",
+        "animal%1:03:00::": "animal.n.01",
+        "puppy%1:05:00::": "puppy.n.01",
+        "tree%1:20:00::": "tree.n.01",
+        "oak%1:20:00::": "oak.n.01",
+    }
+    hypernyms = {"dog.n.01": ["animal.n.01"], "cat.n.01": ["animal.n.01"],
+                 "puppy.n.01": ["dog.n.01"], "oak.n.01": ["tree.n.01"]}  # fmt: skip
+    lexnames = {"dog.n.01": "noun.animal", "cat.n.01": "noun.animal",
+                "animal.n.01": "noun.Tops", "puppy.n.01": "noun.animal",
+                "tree.n.01": "noun.plant", "oak.n.01": "noun.plant"}  # fmt: skip
+    return SenseGraph.build(key_synsets, hypernyms, lexnames)
+
+
+def test_propagation_on_a_toy_neighbourhood():
+    graph = toy_graph()
+    known = ["dog%1:05:00::", "cat%1:05:00::", "tree%1:20:00::"]
+    vecs = np.stack([2 * unit(0), 4 * unit(1), unit(2)])
+    prop = propagate(graph, known, vecs, level="lexname")
+    got = {k: (int(level), v) for k, level, v in zip(prop.keys, prop.levels, prop.vectors)}
+    # synset: domestic_dog shares dog's synset
+    assert got["domestic_dog%1:05:00::"][0] == 1
+    np.testing.assert_allclose(got["domestic_dog%1:05:00::"][1], 2 * unit(0))
+    # hypernym: puppy's hypernym is dog.n.01, whose synset vector is dog's
+    assert got["puppy%1:05:00::"][0] == 2
+    np.testing.assert_allclose(got["puppy%1:05:00::"][1], 2 * unit(0))
+    # hypernym: oak -> tree
+    assert got["oak%1:20:00::"][0] == 2
+    # lexname: animal.n.01 has no vector, no hypernym with one; noun.Tops has no vector at all
+    assert "animal%1:03:00::" not in got
+    # known keys are never overwritten
+    assert not set(known) & set(got)
+
+    # a lexname step: a key whose synset and hypernyms are empty, in a lexname with vectors
+    graph2 = SenseGraph.build(
+        {"dog%1:05:00::": "dog.n.01", "cat%1:05:00::": "cat.n.01", "fox%1:05:00::": "fox.n.01"},
+        {},
+        {"dog.n.01": "noun.animal", "cat.n.01": "noun.animal", "fox.n.01": "noun.animal"},
+    )
+    prop2 = propagate(graph2, known[:2], vecs[:2], level="lexname")
+    assert prop2.keys == ("fox%1:05:00::",) and prop2.levels.tolist() == [3]
+    np.testing.assert_allclose(prop2.vectors[0], unit(0) + 2 * unit(1))  # mean of synset means
+    # lower levels stop earlier
+    assert propagate(graph2, known[:2], vecs[:2], level="hypernym").keys == ()
+    assert propagate(graph, known, vecs, level="synset").keys == ("domestic_dog%1:05:00::",)
+    assert propagate(graph, known, vecs, level="none").keys == ()
+    only = propagate(graph, known, vecs, level="lexname", targets=["oak%1:20:00::"])
+    assert only.keys == ("oak%1:20:00::",)
+
+
+def test_index_with_propagation_marks_its_predictions():
+    graph = toy_graph()
+    vecs = np.stack([unit(0), unit(1)])
+    index = SenseIndex(SenseIndexConfig(layers="-1", propagate="hypernym")).fit(
+        vecs, [("dog%1:05:00::",), ("cat%1:05:00::",)], encoder=INFO, graph=graph
+    )
+    assert index.origin_of("puppy%1:05:00::") == "hypernym"
+    preds = predict(index, np.stack([unit(0)]), ["puppy"], ["NOUN"])
+    assert (preds[0].key, preds[0].source, preds[0].detail) == (
+        "puppy%1:05:00::", "propagated", "hypernym"
+    )  # fmt: skip
+    with pytest.raises(InputError, match="graph"):
+        SenseIndex(SenseIndexConfig(propagate="synset")).fit(
+            vecs, [("dog%1:05:00::",)] * 2, encoder=INFO
+        )
+
+
+def test_gloss_concat_scores_are_weighted_cosines():
+    rng = np.random.default_rng(0)
+    c, g, q = rng.normal(size=(3, DIM)).astype(np.float32)
+    keys, rows, gloss_only = combine_rows(
+        ["a%1:00:00::"], c[None], ["a%1:00:00::", "b%1:00:00::"], np.stack([g, g]), 0.3
+    )
+    assert keys == ["a%1:00:00::", "b%1:00:00::"] and gloss_only.tolist() == [False, True]
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1, rtol=1e-5)
+    index = SenseIndex(SenseIndexConfig(layers="-1", gloss="concat", gloss_weight=0.3)).fit(
+        c[None].repeat(2, 0), [("a%1:00:00::",)] * 2, encoder=INFO,
+        gloss=(["a%1:00:00::", "b%1:00:00::"], np.stack([g, -g])),
+    )  # fmt: skip
+    cos = lambda x, y: float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))  # noqa: E731
+    scores = index.candidate_scores(q, "a", "NOUN")
+    assert scores.keys == ("a%1:00:00::",)
+    assert scores.scores[0] == pytest.approx(0.7 * cos(q, c) + 0.3 * cos(q, g), abs=1e-5)
+    assert index.origin_of("b%1:00:00::") == "gloss"
+    pred = predict(index, q[None], ["b"], ["NOUN"])[0]
+    assert pred.source == "gloss" and pred.score == pytest.approx(-cos(q, g), abs=1e-5)
+
+
+def test_save_load_round_trip_and_mismatch(tmp_path):
+    rng = np.random.default_rng(1)
+    vecs = rng.normal(size=(40, DIM)).astype(np.float32) + 3.0
+    keys = [(f"w{i % 5}%1:00:0{i % 2}::",) for i in range(40)]
+    training = TrainingInfo("toy-corpus", "abc", 4, 40)
+    index = SenseIndex(SenseIndexConfig(layers="-1", postprocess="zscore")).fit(
+        vecs, keys, encoder=INFO, training=training
+    )
+    path = index.save(tmp_path / "toy.index")
+    back = SenseIndex.load(path, encoder=INFO, layers="2")  # -1 == hidden state 2 of 3
+    assert back.keys_ == index.keys_ and back.config == index.config
+    assert back.training_ == training and back.encoder_ == INFO
+    np.testing.assert_array_equal(back.vectors_, index.vectors_)
+    queries = rng.normal(size=(6, DIM)).astype(np.float32)
+    lemmas = [f"w{i % 5}" for i in range(6)]
+    a = predict(index, queries, lemmas, ["NOUN"] * 6)
+    b = predict(back, queries, lemmas, ["NOUN"] * 6)
+    assert a == b
+    np.testing.assert_allclose(back.transform_queries(queries), index.transform_queries(queries))
+
+    other = EncoderInfo("other", "fp-other", DIM, 3, "mean")
+    with pytest.raises(MismatchError, match="fingerprint"):
+        SenseIndex.load(path, encoder=other)
+    with pytest.raises(MismatchError, match="pooling"):
+        SenseIndex.load(path, encoder=EncoderInfo("toy", "fp-toy", DIM, 3, "first"))
+    with pytest.raises(MismatchError, match="layer spec"):
+        SenseIndex.load(path, encoder=INFO, layers="last2-sum")
+    with pytest.raises(MismatchError):
+        back.transform_queries(np.zeros((2, DIM + 1), np.float32))
+    (path / "senses.npz").write_bytes(b"broken")
+    with pytest.raises(DataError):
+        SenseIndex.load(path)
+
+
+def test_config_validation():
+    with pytest.raises(InputError):
+        SenseIndexConfig(propagate="everything")
+    with pytest.raises(InputError):
+        SenseIndexConfig(gloss_weight=2.0)
+    with pytest.raises(InputError):
+        SenseIndexConfig(layers="last-three")
+    assert "zscore" in SenseIndexConfig(postprocess="zscore").label

@@ -1,0 +1,1 @@
+"""The Streamlit app's own code: state, caches, pages."""

@@ -1,0 +1,260 @@
+"""The app's data caches: WordNet, corpora, encodings, projections, reference corpora, sense
+indexes and WSD evaluations (the settings, model and memo they use live in :mod:`webapp.state`).
+
+Every function is cached (``st.cache_resource`` / ``st.cache_data`` or the in-process memo), so a
+rerun after an unrelated widget recomputes nothing; user errors become in-page messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+import streamlit as st
+
+from webapp.state import current, encoder, memo, user_errors, with_progress
+from workbench.corpora import occurrences as occ
+from workbench.corpora.datasets import available_datasets as found
+from workbench.corpora.occurrences import OccurrenceVectors, demo_sentences, sense_glosses
+from workbench.corpora.reference import load_reference_corpus, sample_corpus
+from workbench.encoding.cache import encode_cached
+from workbench.encoding.models import default_cache_dir
+from workbench.encoding.pooling import combine_layers
+from workbench.errors import InputError, WorkbenchError
+from workbench.geometry.analysis import analyze_layers
+from workbench.geometry.corrections import make_postprocessor
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.viz.neighbours import NeighbourIndex
+from workbench.viz.projection import Projector, project_layers
+from workbench.wsd.disambiguate import target_lemmas, wordnet_index
+from workbench.wsd.evaluate import baseline_answers, evaluate
+from workbench.wsd.index import SenseIndex
+from workbench.wsd.predict import encode_instances
+
+# --------------------------------------------------------------------------- data
+
+
+@st.cache_resource(show_spinner="Loading WordNet…")
+def wordnet():
+
+    return load_wordnet()
+
+
+@st.cache_resource(show_spinner="Reading the corpus…", max_entries=4)
+def corpus(name: str):
+    """A framework dataset or reference corpus by name (``semcor``, ``senseval2``, ...)."""
+
+    return load_reference_corpus(name)
+
+
+@st.cache_data(show_spinner=False)
+def available_datasets() -> list[str]:
+    """Names of the WSD datasets found on this machine (empty without the data)."""
+
+    try:
+        return sorted(found())
+    except WorkbenchError:
+        return []
+
+
+# --------------------------------------------------------------------------- encodings
+
+
+def encode_words(key: Hashable, sentences: list[list[str]], keep=None, text: str = "Encoding…"):
+    """All layers of ``sentences`` (only the ``keep`` positions if given), memoised.
+
+    ``key`` names the input (its hash); the model settings are added to it here.
+    """
+
+    enc = encoder()
+    full_key = (current().key, key)
+
+    def compute():
+        return with_progress(
+            text, lambda progress: encode_cached(enc, sentences, keep=keep, progress=progress)
+        )
+
+    with user_errors():
+        return memo("embeddings", 24).get(full_key, compute)
+
+
+def encode_occurrences(key: Hashable, occurrences, text: str = "Encoding the occurrences…"):
+    """:func:`workbench.corpora.occurrences.encode_occurrences`, memoised by ``key`` + settings."""
+
+    if not occurrences:
+        with user_errors():
+            raise InputError("no occurrence of the word was found; try another word or source")
+    emb = encode_words(
+        ("occurrences", key),
+        [list(o.words) for o in occurrences],
+        keep=[[o.index] for o in occurrences],
+        text=text,
+    )
+    return OccurrenceVectors(tuple(occurrences), emb)
+
+
+# --------------------------------------------------------------------------- projections
+
+
+@st.cache_data(show_spinner="Projecting…", max_entries=128)
+def projection(key: Hashable, _vectors: np.ndarray, config) -> np.ndarray:
+    """Coordinates of ``_vectors`` ``(n, dim)`` under ``config``; ``key`` names the vectors."""
+
+    return Projector(config).fit_transform(np.asarray(_vectors))
+
+
+@st.cache_data(show_spinner="Projecting every layer…", max_entries=32)
+def layer_projections(key: Hashable, _vectors: np.ndarray, config) -> np.ndarray:
+    """``(n_layers, n, k)`` coordinates, each layer of ``_vectors`` ``(n, L, dim)`` on its own."""
+
+    return project_layers(np.asarray(_vectors), config)
+
+
+# --------------------------------------------------------------------------- reference corpora
+
+#: Sentences sampled (seeded) from a large reference corpus unless a page asks otherwise.
+REFERENCE_SAMPLE = 500
+DEMO_REFERENCE = "demo texts (170 sentences)"
+
+
+def reference_options() -> list[str]:
+    """Labels of the reference corpora available here (demo texts and WordNet always)."""
+    options = [DEMO_REFERENCE, "WordNet glosses and examples"]
+    if "semcor" in available_datasets():
+        options.append("SemCor")
+    return options
+
+
+@st.cache_resource(show_spinner="Preparing the reference corpus…", max_entries=8)
+def reference_sentences(label: str, n: int = REFERENCE_SAMPLE) -> list[list[str]]:
+    """Sentences (as words) of a reference corpus from :func:`reference_options`: all demo
+    sentences, or a seeded sample of ``n`` sentences of WordNet or SemCor."""
+    if label == DEMO_REFERENCE:
+        return demo_sentences()
+
+    name = "semcor" if label == "SemCor" else "wordnet"
+    return sample_corpus(corpus(name), n, random_state=0).words
+
+
+@st.cache_resource(show_spinner="Measuring every layer under every correction…", max_entries=8)
+def geometry(key: Hashable, _emb, config):
+    """:func:`workbench.geometry.analysis.analyze_layers` of ``_emb``, cached by ``key`` +
+    config."""
+
+    return analyze_layers(_emb.vectors, _emb.words, _emb.sentence_index, _emb.layers, config)
+
+
+@st.cache_resource(show_spinner="Fitting the correction…", max_entries=16)
+def fitted_correction(key: Hashable, kind: str, _vectors: np.ndarray):
+    """A post-processor of ``kind`` fitted per layer on ``_vectors`` ``(n, L, dim)``."""
+
+    return make_postprocessor(kind).fit(np.asarray(_vectors))
+
+
+@st.cache_resource(show_spinner="Indexing the words…", max_entries=16)
+def neighbour_pool(key: Hashable, _reference, _text, _post, layers: str):
+    """``(vectors, index)``: the reference corpus's words then the text's words at ``layers``
+    (after ``_post`` if given), ``(n, dim)``, and a :class:`workbench.viz.neighbours.NeighbourIndex`
+    over them; cached by ``key``."""
+
+    pool = np.concatenate([np.asarray(_reference.vectors), np.asarray(_text.vectors)])
+    if _post is not None:
+        pool = _post.transform(pool)
+    vectors = combine_layers(pool, _text.layers, layers, _text.n_hidden)
+    return vectors, NeighbourIndex().fit(vectors)
+
+
+# --------------------------------------------------------------------------- occurrences
+
+
+@st.cache_data(show_spinner="Finding the occurrences…", max_entries=64)
+def occurrences(
+    source: str,
+    lemma: str,
+    pos: str | None = None,
+    limit: int | None = None,
+    upload: bytes | None = None,
+    upload_name: str = "upload",
+    _corpus=None,
+):
+    """A lemma's occurrences from ``source``: ``demo``, ``wordnet``, ``upload`` or a corpus
+    name (then ``_corpus`` is that corpus, loaded by :func:`corpus`)."""
+
+    if source == "demo":
+        return occ.from_lines(occ.read_demo(lemma), lemma, source=f"{lemma}.tsv")
+    if source == "wordnet":
+        return occ.from_wordnet(wordnet(), lemma, pos)
+    if source == "upload":
+        found = occ.from_lines(occ.decode_text(upload or b"", upload_name), lemma, upload_name)
+        if not found:
+            raise InputError(
+                f"{upload_name} has no occurrence of {lemma!r}: check the word, or mark the "
+                "target in [brackets]"
+            )
+        return found
+    return occ.from_corpus(_corpus, lemma, pos, limit)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def glosses(labels: tuple[str, ...]) -> dict[str, str]:
+    """Label -> WordNet gloss (``""`` for labels that are not sense keys)."""
+
+    return sense_glosses(wordnet(), labels)
+
+
+# --------------------------------------------------------------------------- WSD
+
+WORDNET_INDEX = "WordNet examples + glosses (built for the words at hand)"
+EVAL_DATASETS = ("semeval2007", "senseval2", "senseval3", "semeval2013", "semeval2015", "ALL")
+
+
+def saved_indexes() -> dict[str, str]:
+    """Label -> path of the sense indexes saved by ``workbench wsd train`` in the cache dir."""
+
+    root = default_cache_dir() / "wsd-index"
+    found = (
+        sorted(p for p in root.glob("*") if (p / "meta.json").is_file()) if root.is_dir() else []
+    )
+    return {p.name: str(p) for p in found}
+
+
+@st.cache_resource(show_spinner="Loading the sense index…", max_entries=4)
+def sense_index(path: str, settings_key: tuple):
+    """A saved :class:`workbench.wsd.index.SenseIndex`, checked against the current encoder."""
+
+    return SenseIndex.load(path, encoder=encoder())
+
+
+def wsd_evaluation(dataset: str, index_label: str, index=None, n_sentences: int = 0):
+    """``(corpus, Evaluation)`` of a sense index on a framework dataset (its first
+    ``n_sentences``, 0 = all), memoised by the settings, index and data; shows its progress.
+    ``index`` None: a WordNet index for the test lemmas is built first."""
+    key = (current().key, index_label, dataset, n_sentences)
+
+    def run():
+
+        enc, wn, test_corpus = encoder(), wordnet(), corpus(dataset)
+        if n_sentences:
+            test_corpus = test_corpus.head(n_sentences)
+        with st.status(f"Evaluating on {dataset}…", expanded=True) as status:
+            status.write(f"Encoding {test_corpus.n_instances:,} instances…")
+            test = with_progress(
+                "Encoding the instances…", lambda p: encode_instances(enc, test_corpus, progress=p)
+            )
+            used = index
+            if used is None:
+                status.write("Building the WordNet index for the test lemmas…")
+                pairs = sorted(set(zip(test.lemmas, test.pos)))
+                lemmas = sorted({x for lem, p in pairs for x in target_lemmas(lem, wn, p)})
+                used = with_progress(
+                    "Encoding WordNet examples and glosses…",
+                    lambda p: wordnet_index(enc, lemmas, wn, progress=p),
+                )
+            training = corpus("semcor") if "semcor" in available_datasets() else None
+            status.write("Predicting and scoring…")
+            result = evaluate(used, test, baseline_answers(test_corpus, training, wn),
+                              backoff=wn.first_sense)  # fmt: skip
+            status.update(label=f"Evaluated on {dataset}", state="complete", expanded=False)
+        return test_corpus, result
+
+    return memo("wsd-eval", 8).get(key, run)

@@ -1,0 +1,221 @@
+"""Fine-tune.
+
+Fine-tune the sidebar's model on a small job (a built-in task made from SemCor, or your own
+files) with a live loss/metric chart, then compare the tuned encoder with the base one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+import webapp.caches
+import webapp.state
+from workbench.encoding.models import default_cache_dir
+from workbench.finetune import compare as cmp
+from workbench.finetune import runs
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.plots import TrainingLog, sense_clusters, training_figure
+from workbench.finetune.tasks import finetune
+from workbench.viz.projection import ProjectionConfig
+
+BUILTIN = {
+    "wic": "word in context: same sense or not (pairs, built-in)",
+    "supersense": "supersense tagging: BIO over WordNet classes (built-in)",
+    "upload": "my own files",
+}
+KINDS = {
+    "seqcls": "text,label (CSV/JSONL)",
+    "pair": "text_a,text_b,label (CSV/JSONL)",
+    "token": "word<TAB>tag (CoNLL)",
+    "mlm": "plain text",
+}
+
+st.title("Fine-tune an encoder")
+st.caption(
+    "A small job on this machine: the tuned encoder is saved as a model directory that every "
+    "page (and `workbench`'s commands) can load. Large runs: `workbench finetune ...` on a GPU."
+)
+settings = webapp.state.current()
+has_semcor = "semcor" in webapp.caches.available_datasets()
+choices = [k for k in BUILTIN if k == "upload" or has_semcor]
+source = (
+    st.segmented_control(
+        "Data", choices, format_func=BUILTIN.get, default=choices[0], key="ft_source"
+    )
+    or choices[0]
+)
+
+# ------------------------------------------------------------------ data
+c1, c2, c3 = st.columns(3)
+if source == "upload":
+    kind = c1.selectbox(
+        "Task", list(KINDS), format_func=lambda k: f"{k}: {KINDS[k]}", key="ft_kind"
+    )
+    train_file = c2.file_uploader("Training file", key="ft_train")
+    dev_file = c3.file_uploader("Dev file", key="ft_dev")
+else:
+    kind = runs.BUILTINS[source]
+    n_train = c1.number_input("Training examples", 32, 50_000, 512, step=64, key="ft_ntrain")
+    n_dev = c2.number_input("Dev examples", 16, 5_000, 256, step=32, key="ft_ndev")
+
+with st.expander("Training options", expanded=False):
+    o1, o2, o3, o4 = st.columns(4)
+    epochs = o1.number_input("Epochs", 1, 20, 2, key="ft_epochs")
+    lr = o2.number_input("Learning rate", 1e-6, 1e-2, 5e-5, format="%.0e", key="ft_lr")
+    batch = o3.number_input("Batch size", 1, 256, 16, key="ft_batch")
+    max_length = o4.number_input("Max length (tokens)", 16, 512, 128, key="ft_maxlen")
+    p1, p2, p3, p4 = st.columns(4)
+    freeze_layers = p1.number_input("Freeze lowest N layers", 0, 48, 0, key="ft_freeze")
+    lora_r = p2.number_input("LoRA rank (0: off)", 0, 64, 0, key="ft_lora")
+    decay = p3.number_input("Layer-wise LR decay", 0.1, 1.0, 1.0, step=0.05, key="ft_llrd")
+    seed = p4.number_input("Seed", 0, 2**31 - 1, 0, key="ft_seed")
+    baselines = st.checkbox(
+        "Also score the majority class and frozen-feature probes",
+        value=False,
+        key="ft_baselines",
+        disabled=kind == "mlm",
+    )
+default_out = default_cache_dir() / "finetuned" / f"{source}-{kind}"
+output = Path(st.text_input("Save the model to", str(default_out), key="ft_out"))
+
+
+def _data():
+    if source != "upload":
+        return runs.builtin_data(source, limits=(int(n_train), int(n_dev), None), seed=int(seed))
+    if train_file is None:
+        st.info("Upload a training file (and a dev file) to fine-tune on your data.")
+        st.stop()
+    folder = Path(tempfile.mkdtemp(prefix="workbench-ft-"))
+    paths = []
+    for f in (train_file, dev_file):
+        if f is not None:
+            paths.append(folder / f.name)
+            paths[-1].write_bytes(f.getvalue())
+    return runs.file_data(kind, paths[0], paths[1] if len(paths) > 1 else None)
+
+
+# ------------------------------------------------------------------ train
+if st.button("Fine-tune", type="primary", key="ft_go"):
+    cfg = TrainConfig(
+        epochs=int(epochs),
+        lr=float(lr),
+        batch_size=int(batch),
+        max_length=int(max_length),
+        freeze_layers=int(freeze_layers),
+        lora_r=int(lora_r),
+        layer_lr_decay=float(decay),
+        seed=int(seed),
+        device=settings.device,
+    )
+    chart, status = st.empty(), st.empty()
+    log, last, draws = TrainingLog(), [0.0], [0]
+    metric = {"seqcls": "accuracy", "pair": "accuracy", "token": "f1", "mlm": "loss"}[kind]
+
+    def live(event: dict) -> None:
+        log.update(event)
+        if event["event"] == "epoch" or time.monotonic() - last[0] > 1.0:
+            last[0], draws[0] = time.monotonic(), draws[0] + 1
+            chart.plotly_chart(training_figure(log, metric), key=f"ft_live_{draws[0]}")
+            status.caption(
+                f"epoch {event['epoch']}/{cfg.epochs}, batch "
+                f"{event.get('batch', event.get('steps', ''))}"
+            )
+
+    with webapp.state.user_errors():
+        data = _data()
+        result = finetune(
+            kind,
+            data.train,
+            data.dev,
+            cfg,
+            output,
+            model=settings.model,
+            labels=data.labels,
+            overwrite=True,
+            progress=False,
+            callback=live,
+            test=data.test,
+            card_extra=data.extra,
+        )
+        card = result.card
+        if baselines and kind != "mlm" and data.dev is not None:
+            found = runs.run_baselines(kind, data, cfg, settings.model, settings.device)
+            card = runs.add_to_card(output, {"baselines": [dataclasses.asdict(b) for b in found]})
+    st.session_state["ft_result"] = {"output": str(output), "card": card, "log": log}
+    st.session_state.pop("ft_compare", None)
+
+done = st.session_state.get("ft_result")
+if not done:
+    st.stop()
+card, out_dir = done["card"], done["output"]
+st.subheader("Result")
+st.plotly_chart(training_figure(done["log"], card["metric"]), key="ft_final_chart")
+st.code(runs.summary({**card, "output": out_dir}), language=None)
+
+
+def _use_model(path: str) -> None:
+    st.session_state["model"] = path  # a callback runs before the sidebar widget is drawn
+
+
+st.button(
+    "Analyse the tuned model on every page (sets the sidebar's model)",
+    key="ft_use",
+    on_click=_use_model,
+    args=(out_dir,),
+)
+
+# ------------------------------------------------------------------ before / after
+st.subheader("Before / after")
+if not has_semcor:
+    st.info("The comparison needs the WSD data (SemCor and the evaluation sets).")
+    st.stop()
+k1, k2, k3 = st.columns(3)
+n_geo = k1.number_input("Geometry: sentences", 100, 5000, 300, step=100, key="ft_cmp_geo")
+n_wsd = k2.number_input(
+    "WSD: SemCor training sentences", 500, 37_176, 2000, step=500, key="ft_cmp_wsd"
+)
+test_set = k3.selectbox(
+    "WSD test set", ("semeval2007", "senseval2", "senseval3", "ALL"), key="ft_cmp_test"
+)
+if st.button("Compare base and tuned", key="ft_cmp_go"):
+    cfg = cmp.CompareConfig(
+        geometry_sample=int(n_geo),
+        wsd_train_sentences=int(n_wsd),
+        wsd_test=test_set,
+        device=settings.device,
+    )
+    with webapp.state.user_errors(), st.spinner("Measuring both models…"):
+        st.session_state["ft_compare"] = cmp.compare_measure(settings.model, out_dir, cfg)
+comparison = st.session_state.get("ft_compare")
+if comparison is not None:
+    aniso_fig, wsd_fig = cmp.compare_figures(comparison)
+    f1, f2 = st.columns(2)
+    f1.plotly_chart(aniso_fig, key="ft_cmp_aniso")
+    f2.plotly_chart(wsd_fig, key="ft_cmp_wsd_fig")
+    table = cmp.sweep_table(comparison)
+    st.dataframe(pd.DataFrame(list(table.rows), columns=list(table.columns)), hide_index=True)
+
+st.subheader("Sense clusters of a lemma, base vs tuned")
+s1, s2, s3 = st.columns(3)
+lemma = s1.text_input("Lemma", "bank", key="ft_lemma").strip().lower()
+layer = s2.text_input("Layers", "-1", key="ft_layer").strip()
+limit = s3.number_input("At most", 20, 1000, 200, step=20, key="ft_limit")
+if st.button("Draw", key="ft_draw"):
+    with webapp.state.user_errors():
+        occs = webapp.caches.occurrences(
+            "semcor", lemma, None, int(limit), _corpus=webapp.caches.corpus("semcor")
+        )
+        encoders = {
+            "base": webapp.state.encoder(),
+            "tuned": webapp.state.encoder(dataclasses.replace(settings, model=out_dir)),
+        }
+        figs = sense_clusters(encoders, occs, layer, ProjectionConfig(method="pca"))
+    g1, g2 = st.columns(2)
+    g1.plotly_chart(figs["base"], key="ft_sc_base")
+    g2.plotly_chart(figs["tuned"], key="ft_sc_tuned")

@@ -1,0 +1,171 @@
+"""Senses.
+
+A word's occurrences, projected to 2-D or 3-D at one layer or at every layer, coloured by
+sense (Coenen et al. 2019, "Visualizing and Measuring the Geometry of BERT").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import numpy as np
+import streamlit as st
+
+import webapp.caches
+import webapp.state
+from workbench.corpora import occurrences as occ
+from workbench.viz import plotting
+from workbench.viz.projection import ProjectionConfig
+
+SOURCES = {
+    "demo": "demo texts (data/demo)",
+    "semcor": "SemCor (gold senses)",
+    "wordnet": "WordNet usage examples",
+    "upload": "a text file",
+}
+METHODS = {"umap": "UMAP", "pca": "PCA", "tsne": "t-SNE"}
+POS_CHOICES = (None, "NOUN", "VERB", "ADJ", "ADV")
+
+st.title("Sense clusters")
+st.caption(
+    "Each point is one occurrence of the word, its vector projected to 2-D or 3-D. Occurrences "
+    "with the same sense tend to gather; hover over a point to read its sentence and the "
+    "sense's definition. The large crosses (diamonds in 3-D) are the sense centroids."
+)
+
+# ------------------------------------------------------------------ what to show
+sources = [s for s in SOURCES if s != "semcor" or "semcor" in webapp.caches.available_datasets()]
+c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+source = c1.selectbox("Occurrences from", sources, format_func=SOURCES.get, key="senses_source")
+pos, limit, upload, upload_name = None, None, None, "upload"
+if source == "demo":
+    lemma = c2.selectbox("Word", occ.demo_words(), key="senses_demo_word")
+else:
+    lemma = c2.text_input("Word (lemma)", value="bank", key="senses_lemma").strip().lower()
+    if source in ("semcor", "wordnet"):
+        pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="senses_pos")
+    if source == "semcor":
+        limit = c4.number_input("At most", 20, 5000, 300, step=50, key="senses_limit")
+    if source == "upload":
+        file = st.file_uploader(
+            "A UTF-8 text file, one sentence per line; optionally `label<TAB>sentence` with the "
+            "word in [brackets]", type=None, key="senses_upload",
+        )  # fmt: skip
+        if file is None:
+            st.info("Upload a text file to see the occurrences of the word in it.")
+            st.stop()
+        upload, upload_name = file.getvalue(), file.name
+
+corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
+with webapp.state.user_errors():
+    found = webapp.caches.occurrences(
+        source, lemma, pos, limit, upload, upload_name, _corpus=corpus
+    )
+upload_hash = hashlib.sha256(upload).hexdigest()[:16] if upload else ""
+occ_key = (source, lemma, pos, limit, upload_hash)
+ov = webapp.caches.encode_occurrences(occ_key, found)
+
+# ------------------------------------------------------------------ how to project
+settings = webapp.state.current()
+emb = ov.emb
+layer_options = [str(i) for i in emb.layers]
+if settings.layers not in layer_options:
+    layer_options.append(settings.layers)
+with st.expander("Projection settings", expanded=False):
+    p1, p2, p3, p4, p5 = st.columns(5)
+    method = p1.selectbox("Method", list(METHODS), format_func=METHODS.get, key="senses_method")
+    dims = p2.radio("Dimensions", (2, 3), horizontal=True, key="senses_dims")
+    n_neighbors = p3.slider("UMAP n_neighbors", 2, 100, 15, key="senses_nn",
+                            disabled=method != "umap")  # fmt: skip
+    min_dist = p4.slider("UMAP min_dist", 0.0, 0.99, 0.1, step=0.01, key="senses_min_dist",
+                         disabled=method != "umap")  # fmt: skip
+    seed = p5.number_input("random_state", 0, 2**31 - 1, 0, key="senses_seed")
+config = ProjectionConfig(method=method, n_components=dims, n_neighbors=n_neighbors,
+                          min_dist=min_dist, random_state=int(seed))  # fmt: skip
+
+v1, v2, v3 = st.columns([5, 2, 2])
+view = v2.segmented_control(
+    "View", ("one layer", "every layer"), default="one layer", key="senses_view"
+) or "one layer"  # fmt: skip
+colour = v3.segmented_control(
+    "Colour by sense", ("gold", "predicted"), default="gold", key="senses_colour"
+) or "gold"  # fmt: skip
+layer = v1.select_slider(
+    f"Layer: 0 = embedding output … {emb.layers[-1]} = last; or the sidebar's {settings.layers}",
+    layer_options, value=settings.layers, key="senses_layer", disabled=view != "one layer",
+)  # fmt: skip
+
+# ------------------------------------------------------------------ labels and hover text
+gold = [o.label or "(no label)" for o in ov.occurrences]
+if colour == "gold" and not any(o.label for o in ov.occurrences):
+    st.info("These sentences carry no sense labels: choose “predicted” to colour them by sense.")
+labels, predicted_note = gold, ""
+if colour == "predicted":
+    with webapp.state.user_errors():
+        layer_spec = layer if view == "one layer" else settings.layers
+        train_src = "semcor" if "semcor" in webapp.caches.available_datasets() else "wordnet"
+        train_corpus = webapp.caches.corpus("semcor") if train_src == "semcor" else None
+        train = webapp.caches.occurrences(train_src, lemma, pos, 1000, _corpus=train_corpus)
+        shown = {o.source for o in ov.occurrences}
+        train = [o for o in train if o.source not in shown]  # never predict from itself
+        tv = webapp.caches.encode_occurrences((train_src, lemma, pos, 1000), train)
+        predicted, _ = occ.nearest_centroid(
+            tv.emb.select(layer_spec), tv.labels, emb.select(layer_spec)
+        )
+    labels = predicted
+    hits = sum(p == g for p, g in zip(predicted, gold))
+    predicted_note = (
+        f"Predicted: nearest sense centroid of {len(train)} {SOURCES[train_src]} occurrences of "
+        f"“{lemma}” at layers {layer_spec}; agrees with the gold label for {hits} of "
+        f"{len(gold)} occurrences."
+    )
+gl = webapp.caches.glosses(tuple(dict.fromkeys(gold + labels)))
+names = occ.sense_names(gl)
+categories = sorted(set(gold) | set(labels))  # one colour per sense, gold or predicted
+hover = [
+    plotting.hover_text(o.words, o.index, gl.get(lab, ""), lab)
+    for o, lab in zip(ov.occurrences, labels)
+]
+
+# ------------------------------------------------------------------ project and draw
+key = (settings.key, occ_key)
+st.caption(f"{len(found)} occurrences of “{lemma}” from {SOURCES[source]}.")
+if len(found) < 3:
+    st.warning("At least 3 occurrences are needed for a projection; choose another word or source.")
+    st.stop()
+with webapp.state.user_errors():
+    if view == "one layer":
+        coords = webapp.caches.projection((key, layer), emb.select(layer), config)
+        title = f"“{lemma}”, layers {layer}, {METHODS[method]}"
+        fig = plotting.sense_scatter(coords, labels, hover, title=title, names=names,
+                                     categories=categories)  # fmt: skip
+    else:
+        two_d = dataclasses.replace(config, n_components=2)
+        all_coords = webapp.caches.layer_projections(key, np.asarray(emb.vectors), two_d)
+        title = f"“{lemma}” at every layer, {METHODS[method]}"
+        fig = plotting.small_multiples(
+            all_coords, labels, hover, [f"layer {i}" for i in emb.layers], n_cols=4, names=names,
+            categories=categories,
+        )  # fmt: skip
+        fig.update_layout(title=title)
+st.plotly_chart(fig, key="senses_chart")
+if predicted_note:
+    st.caption(predicted_note)
+
+# ------------------------------------------------------------------ export
+table = occ.occurrence_table(
+    ov.occurrences, gl, coords if view == "one layer" else None,
+    predicted=labels if colour == "predicted" else None,
+)  # fmt: skip
+if view != "one layer":
+    for layer_id, panel in zip(emb.layers, all_coords):
+        table[f"x_layer{layer_id}"], table[f"y_layer{layer_id}"] = panel[:, 0], panel[:, 1]
+e1, e2 = st.columns(2)
+stem = f"senses-{lemma}-{source}-{layer if view == 'one layer' else 'all-layers'}"
+e1.download_button("Download the figure (HTML)", fig.to_html(include_plotlyjs=True),
+                   f"{stem}.html", "text/html", key="senses_html")  # fmt: skip
+e2.download_button("Download coordinates and metadata (CSV)", table.to_csv(index=False),
+                   f"{stem}.csv", "text/csv", key="senses_csv")  # fmt: skip
+with st.expander("Occurrences"):
+    st.dataframe(table, hide_index=True, width="stretch")

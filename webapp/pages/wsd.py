@@ -1,0 +1,139 @@
+"""WSD.
+
+Word sense disambiguation by the nearest sense centroid: the candidate senses of one word in a
+sentence with their scores, and an evaluation on the framework's datasets with error browsing.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import webapp.caches
+import webapp.state
+from workbench.viz import plotting
+from workbench.wsd import report as wsd_report
+from workbench.wsd.disambiguate import disambiguate
+
+POS_CHOICES = (None, "NOUN", "VERB", "ADJ", "ADV")
+
+st.title("Word sense disambiguation")
+st.caption(
+    "Each WordNet sense of the word has a centroid: the mean vector of its training occurrences "
+    "(and, for the WordNet index, of its gloss). The word's vector in your sentence is compared "
+    "with the centroids of its candidate senses; the most similar one is chosen."
+)
+indexes = {webapp.caches.WORDNET_INDEX: None, **webapp.caches.saved_indexes()}
+index_label = st.selectbox(
+    "Sense index", list(indexes), key="wsd_index",
+    help="Indexes trained with `workbench wsd train` (e.g. on SemCor) are listed here.",
+)  # fmt: skip
+settings = webapp.state.current()
+index = (
+    webapp.caches.sense_index(indexes[index_label], settings.key) if indexes[index_label] else None
+)
+
+one, evaluation = st.tabs(["One sentence", "Evaluation"])
+
+# ------------------------------------------------------------------ one sentence
+with one:
+    c1, c2, c3 = st.columns([4, 1, 1])
+    text = c1.text_input("Sentence", "He sat on the bank of the river and watched the boats.",
+                         key="wsd_text")  # fmt: skip
+    word = c2.text_input("Word", "bank", key="wsd_word")
+    pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="wsd_pos")
+    enc = webapp.state.encoder()
+
+    def run_one():
+
+        return disambiguate(
+            enc, index, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet()
+        )
+
+    with webapp.state.user_errors():
+        result = webapp.state.memo("wsd-one", 64).get(
+            (settings.key, index_label, text, word.strip(), pos), run_one
+        )
+    best = result.best
+    scored = [c for c in result.candidates if c.score == c.score]  # not NaN
+    if not result.candidates:
+        st.warning(f"“{word}” has no WordNet sense (for this POS); try another word.")
+    if scored:
+        fig = plotting.candidate_bars(
+            [c.key for c in scored], [c.score for c in scored], [c.gloss for c in scored],
+            chosen=best.key if best else None,
+            title=f"Candidate senses of “{result.words[result.target]}”",
+        )  # fmt: skip
+        st.plotly_chart(fig, key="wsd_bars")
+    if best is not None:
+        how = "highest score" if scored else "no candidate has a vector: WordNet's first sense"
+        st.success(f"**{best.key}** ({best.synset}): {best.gloss}  \n_{how}_")
+    if result.candidates:
+        st.dataframe(
+            pd.DataFrame(
+                [(c.key, c.pos, c.score, c.origin or "-", c.count, c.gloss)
+                 for c in result.candidates],
+                columns=["sense key", "POS", "score", "vector made from",
+                         "training occurrences", "gloss"],
+            ),  # fmt: skip
+            hide_index=True, width="stretch",
+        )  # fmt: skip
+    st.caption(f"Index trained on {result.training.corpus} ({result.config}).")
+
+# ------------------------------------------------------------------ evaluation
+with evaluation:
+    found = webapp.caches.available_datasets()
+    datasets = [d for d in webapp.caches.EVAL_DATASETS if d in found]
+    if not datasets:
+        st.info("No evaluation data here: `workbench data download` fetches it.")
+        st.stop()
+    d1, d2 = st.columns([2, 1])
+    dataset = d1.selectbox("Dataset", datasets, key="wsd_dataset")
+    n_sentences = int(d2.number_input("First sentences only (0 = all)", 0, 100_000, 0, step=50,
+                                      key="wsd_n_sentences"))  # fmt: skip
+    eval_key = (settings.key, index_label, dataset, n_sentences)
+    memo = webapp.state.memo("wsd-eval", 8)
+    if st.button("Run the evaluation", key="wsd_run", type="primary"):
+        with webapp.state.user_errors():
+            webapp.caches.wsd_evaluation(dataset, index_label, index, n_sentences)
+    if eval_key not in memo:
+        st.info("Choose a dataset and press “Run the evaluation” (a few minutes on a CPU).")
+        st.stop()
+    corpus, ev = memo.get(eval_key, lambda: None)
+    table = wsd_report.dataset_table(ev)
+    st.dataframe(pd.DataFrame(list(table.rows), columns=list(table.columns)).round(1),
+                 hide_index=True, width="stretch")  # fmt: skip
+    st.caption(table.caption)
+    st.plotly_chart(wsd_report.dataset_figure(ev), key="wsd_eval_fig")
+    pos_t = wsd_report.pos_table(ev)
+    st.dataframe(pd.DataFrame(list(pos_t.rows), columns=list(pos_t.columns)).round(1),
+                 hide_index=True)  # fmt: skip
+
+    st.subheader("Errors by lemma")
+    if not ev.errors:
+        st.success("No errors.")
+        st.stop()
+    lemma = st.selectbox(
+        "Lemma (most errors first)", [e.lemma for e in ev.errors], key="wsd_error_lemma",
+        format_func=lambda name: next(
+            f"{e.lemma}: {e.n_wrong} wrong of {e.n_instances}" for e in ev.errors if e.lemma == name
+        ),
+    )  # fmt: skip
+    wn = webapp.caches.wordnet()
+    rows = []
+    for sentence, inst in corpus.instances():
+        if f"{inst.lemma}.{inst.pos}" != lemma:
+            continue
+        pred = ev.predictions[inst.id].key
+        if pred in inst.keys:
+            continue
+        words = [f"[{w}]" if i == inst.index else w for i, w in enumerate(sentence.words)]
+        gold = inst.keys[0] if inst.keys else ""
+        gloss = webapp.caches.glosses(tuple(k for k in (gold, pred) if k))
+        rows.append((" ".join(words), gold, gloss.get(gold, ""), pred or "-",
+                     gloss.get(pred, "") if pred else ""))  # fmt: skip
+    st.dataframe(
+        pd.DataFrame(rows, columns=["sentence", "gold", "gold gloss", "predicted",
+                                    "predicted gloss"]),  # fmt: skip
+        hide_index=True, width="stretch",
+    )  # fmt: skip

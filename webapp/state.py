@@ -1,0 +1,284 @@
+"""What the app keeps between reruns: the sidebar settings, the model, the memo, error display.
+
+Pages import this module and :mod:`webapp.caches` (WordNet, corpora, encodings, projections,
+indexes)
+and never cache anything themselves:
+
+* ``st.cache_resource``: the model (once per process and model/device), WordNet, corpora.
+* ``st.cache_data``: projections and reports, keyed by what made their input plus their config.
+* Encodings go through the library's on-disk cache (``encode_cached``) and, once loaded, stay in
+  a small in-process memo (:func:`memo`), so a rerun after moving an unrelated widget recomputes
+  nothing. Long encodings draw a progress bar; changing an input reruns the script, which stops
+  the running work at its next progress update.
+
+User errors (:class:`~workbench.errors.WorkbenchError`) become ``st.error`` messages through
+:func:`user_errors`; a page never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from workbench.encoding.encoder import Encoder
+from workbench.encoding.models import resolve_model
+from workbench.errors import ModelLoadError, WorkbenchError
+from workbench.viz.projection import Projector
+
+POOLINGS = ("mean", "first", "last")
+PACKAGED_LABEL = "all-MiniLM-L6-v2 (packaged)"
+DEFAULT_LAYERS = "last4-sum"
+log = logging.getLogger("workbench.app")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sidebar's choices; every cache key that depends on the model starts with ``key``."""
+
+    model: str | None = None  # None: the packaged model; else a HF id or a local directory
+    device: str | None = None  # None: the best available
+    pooling: str = "mean"  # subword -> word pooling
+    layers: str = DEFAULT_LAYERS  # LayerSpec string: "6", "-1", "last4-sum", ...
+
+    @property
+    def key(self) -> tuple:
+        return (self.model, self.device, self.pooling)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@contextlib.contextmanager
+def user_errors(where: object = None) -> Iterator[None]:
+    """Show a raised error as a message instead of a traceback, then stop the page.
+
+    ``WorkbenchError`` (the user's input) is shown as is; anything else is logged with its
+    traceback on the server and shown as a one-line message.
+    """
+    area = where or st
+    try:
+        yield
+    except WorkbenchError as exc:
+        area.error(str(exc), icon="⚠️")
+        st.stop()
+    except Exception as exc:  # noqa: BLE001 - the page must not show a traceback
+        log.exception("unexpected error in the app")
+        area.error(
+            f"Something went wrong: {type(exc).__name__}: {exc}. "
+            "Try other settings; the server log has the details.",
+            icon="🛑",
+        )
+        st.stop()
+
+
+# --------------------------------------------------------------------------- memo
+
+
+class Memo:
+    """A small thread-safe LRU of computed values (encodings), shared by all sessions."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], object]):
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        value = compute()
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+        return value
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._data
+
+
+@st.cache_resource
+def memo(name: str, size: int = 16) -> Memo:
+    """The process-wide memo called ``name``."""
+    return Memo(size)
+
+
+def with_progress(text: str, work: Callable[[Callable[[float], None]], object]):
+    """Run ``work(progress)`` under a progress bar that is removed afterwards."""
+    bar = st.progress(0.0, text=text)
+    try:
+        return work(lambda fraction: bar.progress(min(max(float(fraction), 0.0), 1.0), text=text))
+    finally:
+        bar.empty()
+
+
+@st.cache_resource
+def warm_up() -> threading.Thread:
+    """Compile UMAP's numba code in a background thread, once per process.
+
+    The first UMAP fit of a process spends ~20 s compiling on a 2-core CPU; app.py calls this
+    after the first page is drawn, so the Senses page is quick when the user gets there.
+    """
+
+    def run() -> None:
+        try:
+            points = np.random.default_rng(0).normal(size=(30, 8))
+            Projector(n_neighbors=5, random_state=0).fit(points)
+        except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
+            log.exception("UMAP warm-up failed")
+
+    thread = threading.Thread(target=run, name="workbench-umap-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+# --------------------------------------------------------------------------- model
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=3)
+def _load_encoder(model: str | None, device: str | None):
+
+    return Encoder(model=model, device=device)
+
+
+@st.cache_resource(max_entries=6)
+def _encoder_with_pooling(model: str | None, device: str | None, pooling: str):
+    import copy
+
+    base = _load_encoder(model, device)
+    if base.pooling == pooling:
+        return base
+    enc = copy.copy(base)  # shares the loaded weights; only the default pooling differs
+    enc.pooling = pooling
+    return enc
+
+
+def current() -> Settings:
+    """The settings chosen in the sidebar (defaults before the sidebar ran)."""
+    return st.session_state.get("settings", Settings())
+
+
+def encoder(settings: Settings | None = None):
+    """The loaded encoder of ``settings`` (default: the sidebar's); errors stop the page."""
+    s = settings or current()
+    with user_errors():
+        return _encoder_with_pooling(s.model, s.device, s.pooling)
+
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def layer_options(n_layers: int) -> list[str]:
+    """Layer specs offered in the sidebar for a model with ``n_layers`` layers."""
+    return ["last4-sum", "last4-mean", *[str(i) for i in range(n_layers, -1, -1)]]
+
+
+@st.cache_resource(max_entries=8)
+def _n_layers(model: str | None) -> int | None:
+    """Layer count from a local model's ``config.json`` (no torch import, no weights); None
+    for a hub id or a config without ``num_hidden_layers``."""
+    import json
+    from pathlib import Path
+
+    source = resolve_model(model)
+    if not source.is_local:
+        return None
+    try:
+        config = json.loads((Path(source.location) / "config.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"{source.location} has no readable config.json: {exc}") from exc
+    n = config.get("num_hidden_layers")
+    return int(n) if isinstance(n, int) else None
+
+
+@st.cache_resource
+def preload(model: str | None = None, device: str | None = None) -> threading.Thread:
+    """Start loading the model in a background thread, once per process, so that torch and
+    transformers import while the first page draws (the page waits on the same cache entry)."""
+
+    def run() -> None:
+        try:
+            _load_encoder(model, device)
+            import faiss  # noqa: F401 - the first page needs them right after the model
+            import sklearn.base  # noqa: F401
+        except Exception:  # noqa: BLE001 - the page reports the error when it needs the model
+            log.debug("preloading the model failed", exc_info=True)
+
+    thread = threading.Thread(target=run, name="workbench-model-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+def _model_error(exc: Exception, device: str | None, pooling: str) -> None:
+    st.sidebar.error(f"{exc}\n\nClear the model field to use the packaged model.", icon="⚠️")
+    st.session_state["settings"] = Settings(None, device, pooling)
+    st.stop()
+
+
+def sidebar() -> Settings:
+    """Draw the sidebar's settings (model, device, pooling, layers); store and return them.
+
+    The model itself is loaded by the first page that needs it, so the page starts drawing at
+    once; :func:`sidebar_facts` shows the model's facts at the end of the run.
+    """
+    side = st.sidebar
+    side.header("Model")
+    model = side.text_input(
+        "Model", key="model", placeholder=PACKAGED_LABEL,
+        help="Empty: the packaged all-MiniLM-L6-v2. Or a Hugging Face id "
+        "(e.g. bert-base-uncased, if it is in the local cache) or a local model directory.",
+    ).strip() or None  # fmt: skip
+    device = side.selectbox(
+        "Device", DEVICES, key="device",
+        help="auto: a GPU (cuda or mps) when there is one, else the CPU.",
+    )  # fmt: skip
+    pooling = side.selectbox(
+        "Subword pooling", POOLINGS, key="pooling",
+        help="How a word split into several subword tokens gets one vector.",
+    )  # fmt: skip
+    device = None if device == "auto" else device
+    try:
+        n_layers = _n_layers(model)
+        if n_layers is None:  # a hub id: the config comes with the model
+            n_layers = _encoder_with_pooling(model, device, pooling).n_layers
+    except (WorkbenchError, OSError, ValueError) as exc:
+        _model_error(exc, device, pooling)
+    options = layer_options(n_layers)
+    if st.session_state.get("layers") not in options:
+        st.session_state["layers"] = DEFAULT_LAYERS
+    layers = side.selectbox(
+        "Layers", options, key="layers",
+        help="Which hidden states make a word's vector: one layer (0 = embedding output) or "
+        "the sum / mean of the last four.",
+    )  # fmt: skip
+    st.session_state["facts_box"] = side.empty()
+    settings = Settings(model, device, pooling, layers)
+    st.session_state["settings"] = settings
+    return settings
+
+
+def sidebar_facts() -> None:
+    """Fill the sidebar's facts box with the current model's facts (loads it if needed)."""
+    s = current()
+    box = st.session_state.get("facts_box") or st.sidebar.empty()
+    try:
+        enc = _encoder_with_pooling(s.model, s.device, s.pooling)
+    except WorkbenchError as exc:
+        box.error(str(exc), icon="⚠️")
+        return
+    facts = enc.describe()
+    box.markdown(
+        f"**{facts['model']}**  \n"
+        f"{facts['architecture']} · {facts['layers']} layers · {facts['dim']} dims  \n"
+        f"{facts['parameters'] / 1e6:.1f} M parameters · max {facts['max_length']} tokens  \n"
+        f"{facts['device']} · {facts['dtype']} · weights `{facts['fingerprint'][:12]}`"
+    )

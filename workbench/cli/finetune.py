@@ -1,0 +1,253 @@
+"""``workbench finetune {seqcls,pair,token,mlm,builtin,compare}``.
+
+Examples::
+
+    workbench finetune pair --train train.csv --dev dev.csv --out runs/pair
+    workbench finetune pair --builtin wic --max-train 4000 --max-dev 1000 --baselines --out runs/wic
+    workbench finetune token --builtin supersense --epochs 3 --baselines --out runs/sst
+    workbench finetune mlm --train domain.txt --dev held_out.txt --whole-word-mask --out runs/mlm
+    workbench finetune builtin wic --out data/wic          # export the built-in data as files
+    workbench finetune compare BASE runs/wic --out reports/wic-compare
+
+Multi-GPU: ``accelerate launch -m workbench finetune pair ...`` (or ``torchrun -m workbench
+finetune ...``) runs the same command data-parallel; ``--batch-size`` is per process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from workbench.corpora.datasets import load_dataset
+from workbench.errors import InputError
+from workbench.finetune.compare import compare_models
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.runs import add_to_card, builtin_data, file_data, run_baselines, summary
+from workbench.finetune.supersense import write_conll
+from workbench.finetune.tasks import finetune
+from workbench.finetune.wic import build_wic, write_jsonl
+
+TASKS = {
+    "seqcls": "sequence classification (CSV/JSONL with text,label)",
+    "pair": "sentence-pair classification (CSV/JSONL with text_a,text_b,label)",
+    "token": "BIO token classification (CoNLL: word<TAB>tag, blank line between sentences)",
+    "mlm": "masked-LM domain adaptation (plain text, one text a line)",
+}
+
+# TrainConfig field -> (flag help); types and defaults come from the dataclass
+OPTION_HELP = {
+    "epochs": "passes over the training data (upper bound with --early-stopping)",
+    "batch_size": "examples per forward pass (per process under accelerate/torchrun)",
+    "grad_accum": "forward passes per optimizer step",
+    "lr": "peak learning rate (top layer and head)",
+    "head_lr": "learning rate of the new head (default: --lr)",
+    "weight_decay": "AdamW weight decay",
+    "warmup_ratio": "fraction of steps with linear warm-up (then linear decay to 0)",
+    "max_grad_norm": "gradient clipping norm (0: off)",
+    "freeze_embeddings": "keep the embedding layer fixed",
+    "freeze_layers": "keep the lowest N transformer layers fixed",
+    "layer_lr_decay": "layer k from the top trains with lr * decay**k",
+    "lora_r": "LoRA rank (0: full fine-tuning); adapters are merged into the saved model",
+    "lora_alpha": "LoRA alpha",
+    "lora_dropout": "LoRA dropout",
+    "max_length": "subword tokens per input; longer inputs: see the task's docs",
+    "head_pooling": "the head reads [CLS] or the mean of the last layer",
+    "head_dropout": "dropout before the head",
+    "label_mode": "token task: label the first subword only, or all subwords",
+    "mlm_probability": "mlm: fraction of tokens chosen (80%% [MASK], 10%% random, 10%% kept)",
+    "whole_word_mask": "mlm: choose whole words",
+    "precision": "auto: bf16 on a GPU that has it, else fp32",
+    "early_stopping": "stop after N epochs without dev improvement (0: off)",
+    "seed": "random seed (shuffling, dropout, masks, head init)",
+    "eval_batch_size": "examples per forward pass at evaluation",
+    "device": "cpu or cuda (default: cuda if available)",
+}
+CHOICES = {
+    "precision": ["auto", "fp32", "bf16"],
+    "label_mode": ["first", "all"],
+    "head_pooling": ["cls", "mean"],
+    "device": ["cpu", "cuda"],
+}
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    from dataclasses import fields
+
+    group = p.add_argument_group("training options")
+    for f in fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(f.default, bool):
+            group.add_argument(flag, action="store_true", help=OPTION_HELP[f.name])
+            continue
+        kind = {"head_lr": float, "device": str}.get(f.name, type(f.default))
+        group.add_argument(
+            flag,
+            type=kind,
+            default=f.default,
+            choices=CHOICES.get(f.name),
+            help=f"{OPTION_HELP[f.name]} (default: {f.default})",
+        )
+
+
+def _add_task(sub, kind: str) -> None:
+    p = sub.add_parser(kind, help=TASKS[kind], description=TASKS[kind])
+    src = p.add_argument_group("data")
+    src.add_argument("--train", type=Path, help="training file")
+    src.add_argument("--dev", type=Path, help="dev file (model selection, early stopping)")
+    src.add_argument("--test", type=Path, help="test file, scored once with the selected model")
+    if kind in ("pair", "token"):
+        name = "wic" if kind == "pair" else "supersense"
+        src.add_argument(
+            "--builtin",
+            choices=[name],
+            help=f"use the built-in '{name}' task made from SemCor instead of files",
+        )
+        src.add_argument("--data-dir", type=Path, default=None, help="WSD data dir (SemCor)")
+    if kind == "token":
+        src.add_argument(
+            "--repair-bio",
+            action="store_true",
+            help="read an I-X that continues no X entity as B-X (default: error)",
+        )
+    for split in ("train", "dev", "test"):
+        src.add_argument(
+            f"--max-{split}",
+            type=int,
+            default=None,
+            help=f"use at most N {split} examples (size CPU runs)",
+        )
+    p.add_argument("--model", default=None, help="base model: HF id or dir (default: MiniLM)")
+    p.add_argument("--out", type=Path, required=True, help="model directory to write")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
+    p.add_argument("--overwrite", action="store_true", help="replace a finished model in OUT")
+    p.add_argument("--keep-checkpoint", action="store_true", help="keep OUT/checkpoint at the end")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    if kind != "mlm":
+        p.add_argument(
+            "--baselines",
+            action="store_true",
+            help="also score the majority class and logistic-regression probes on "
+            "the frozen base model (written into the training card)",
+        )
+    _add_options(p)
+    p.set_defaults(func=cmd_train, kind=kind)
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "finetune",
+        help="fine-tune an encoder; compare before/after",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tsub = p.add_subparsers(dest="finetune_command", metavar="TASK", required=True)
+    for kind in TASKS:
+        _add_task(tsub, kind)
+    b = tsub.add_parser("builtin", help="write a built-in task's splits as files")
+    b.add_argument("name", choices=["wic", "supersense"])
+    b.add_argument("--out", type=Path, required=True, help="directory for train/dev/test files")
+    b.add_argument("--data-dir", type=Path, default=None, help="WSD data dir (SemCor)")
+    b.add_argument("--seed", type=int, default=0)
+    b.set_defaults(func=cmd_builtin)
+    c = tsub.add_parser("compare", help="geometry report + WSD layer sweep, base vs fine-tuned")
+    c.add_argument("base", help="base model (HF id or dir; 'default' for the packaged MiniLM)")
+    c.add_argument("tuned", help="fine-tuned model directory")
+    c.add_argument("--out", type=Path, required=True, help="report directory")
+    c.add_argument("--device", default=None)
+    c.add_argument(
+        "--max-sentences",
+        type=int,
+        default=None,
+        help="sentences of each corpus to use (size CPU runs)",
+    )
+    c.set_defaults(func=cmd_compare)
+
+
+def _config(args: argparse.Namespace):
+    from dataclasses import fields
+
+    return TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+
+
+def _data(args: argparse.Namespace):
+
+    limits = (args.max_train, args.max_dev, args.max_test)
+    builtin = getattr(args, "builtin", None)
+    if builtin:
+        if args.train or args.dev or args.test:
+            raise InputError("Give either --builtin or --train/--dev/--test files, not both.")
+        return builtin_data(builtin, args.data_dir, seed=args.seed, limits=limits)
+    if args.train is None:
+        raise InputError(f"finetune {args.kind}: --train FILE is required (or --builtin).")
+    return file_data(
+        args.kind, args.train, args.dev, args.test, getattr(args, "repair_bio", False), limits
+    )
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+
+    cfg = _config(args)
+    data = _data(args)
+    result = finetune(
+        args.kind,
+        data.train,
+        data.dev,
+        cfg,
+        args.out,
+        model=args.model,
+        labels=data.labels,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        progress=not args.no_progress,
+        keep_checkpoint=args.keep_checkpoint,
+        test=data.test,
+        card_extra=data.extra,
+    )
+    if os.environ.get("RANK", "0") != "0":  # other processes of a multi-GPU launch
+        return 0
+    card = result.card
+    if getattr(args, "baselines", False):
+        found = run_baselines(args.kind, data, cfg, args.model, cfg.device)
+        card = add_to_card(args.out, {"baselines": [asdict(b) for b in found]})
+    print(summary({**card, "output": str(args.out)}))
+    return 0
+
+
+def cmd_builtin(args: argparse.Namespace) -> int:
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.name == "wic":
+        splits = build_wic(load_dataset("semcor", args.data_dir), seed=args.seed)
+        for split in ("train", "dev", "test"):
+            path = write_jsonl(splits.pairs(split), args.out / f"{split}.jsonl")
+            print(f"{path}: {len(splits.pairs(split))} pairs")
+        return 0
+
+    data = builtin_data("supersense", args.data_dir, seed=args.seed)
+    for split, part in (("train", data.train), ("dev", data.dev), ("test", data.test)):
+        path = write_conll(part.examples, args.out / f"{split}.conll")
+        print(f"{path}: {len(part.examples)} sentences")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+
+    base = None if args.base == "default" else args.base
+    command = "workbench finetune compare " + " ".join(
+        [args.base, args.tuned, "--out", str(args.out)]
+        + (["--max-sentences", str(args.max_sentences)] if args.max_sentences else [])
+    )
+    path = compare_models(
+        base,
+        args.tuned,
+        args.out,
+        device=args.device,
+        max_sentences=args.max_sentences,
+        command=command,
+        progress=lambda m: print(m, file=sys.stderr, flush=True),
+    )
+    print(f"comparison report: {path}")
+    return 0

@@ -1,0 +1,158 @@
+"""``workbench geometry``: anisotropy and the effect of standardization, layer by layer.
+
+Example::
+
+    workbench geometry --corpus semcor --sample 2000 --out out/geometry
+    workbench geometry --corpus wordnet --sample 20000 --sample-unit words
+    workbench geometry --corpus my_sentences.txt --save-standardizer refs/zscore
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+
+from workbench.corpora.reference import load_reference_corpus, sample_corpus
+from workbench.encoding.cache import encode_cached
+from workbench.encoding.encoder import Encoder
+from workbench.errors import InputError
+from workbench.geometry.analysis import GeometryConfig, analyze_layers
+from workbench.geometry.corrections import make_postprocessor
+from workbench.geometry.report import geometry_report, geometry_table
+from workbench.reports.writers import write_report
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "geometry",
+        help="anisotropy, self-similarity and rogue dimensions per layer, raw and corrected",
+        description="Measure per-layer anisotropy (Ethayarajh 2019), self- and intra-sentence "
+        "similarity, MEV and rogue dimensions (Timkey & van Schijndel 2021) on a seeded sample "
+        "of a reference corpus, raw and after centering, z-score standardization, "
+        "all-but-the-top and whitening. Writes Markdown, HTML (plotly) and JSON.",
+    )
+    p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
+    p.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available)")
+    p.add_argument("--pooling", choices=("first", "mean", "last"), default="mean")
+    p.add_argument(
+        "--corpus", default="auto",
+        help="auto (SemCor if the WSD data is present, else WordNet), semcor, wordnet, a "
+        "framework dataset name, or a text file with one sentence per line",
+    )  # fmt: skip
+    p.add_argument("--data-dir", default=None, help="WSD data dir (default: WORKBENCH_DATA, ...)")
+    p.add_argument("--sample", type=int, default=2000, help="sample size, 0 = whole corpus")
+    p.add_argument(
+        "--sample-unit", choices=("sentences", "words"), default="sentences",
+        help="--sample counts sentences, or words (whole sentences until that many words)",
+    )  # fmt: skip
+    p.add_argument("--layers", default=None, help="hidden-state indices, e.g. 0,3,6 (default all)")
+    p.add_argument("--n-pairs", type=int, default=20_000, help="random word pairs per layer")
+    p.add_argument("--min-count", type=int, default=5, help="occurrences for self-sim and MEV")
+    p.add_argument("--top-k", type=int, default=3, help="rogue dimensions to report")
+    p.add_argument(
+        "--corrections", default="none,center,zscore,abtt,whiten",
+        help="comma list of none, center, zscore, abtt, whiten",
+    )  # fmt: skip
+    p.add_argument("--abtt-components", type=int, default=None, help="D (default dim/100)")
+    p.add_argument("--whiten-components", type=int, default=None, help="k (default all)")
+    p.add_argument(
+        "--fit-on", choices=("heldout", "same"), default="heldout",
+        help="fit corrections on a held-out half of the sentences (default) or the same ones",
+    )  # fmt: skip
+    p.add_argument("--fit-fraction", type=float, default=0.5, help="held-out share for fitting")
+    p.add_argument("--case-sensitive", action="store_true", help="word types keep their case")
+    p.add_argument(
+        "--rogue-layer",
+        type=int,
+        default=None,
+        help="rogue figure layer (default: most anisotropic)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random_state of sample, split, pairs")
+    p.add_argument("--out", default="out/geometry", help="output dir")
+    p.add_argument("--stem", default="geometry", help="file name stem of the reports")
+    p.add_argument(
+        "--save-standardizer", default=None, metavar="PATH",
+        help="also fit a per-layer z-score Standardizer on the whole sample, save PATH.npz/.json",
+    )  # fmt: skip
+    p.set_defaults(func=run)
+
+
+def _int_list(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"--layers must be comma-separated integers, got {text!r}") from None
+
+
+def _config(args: argparse.Namespace):
+
+    return GeometryConfig(
+        n_pairs=args.n_pairs,
+        min_count=args.min_count,
+        top_k=args.top_k,
+        corrections=tuple(c.strip() for c in args.corrections.split(",") if c.strip()),
+        abtt_components=args.abtt_components,
+        whiten_components=args.whiten_components,
+        fit_on=args.fit_on,
+        fit_fraction=args.fit_fraction,
+        lowercase=not args.case_sensitive,
+        random_state=args.seed,
+    )
+
+
+def _command_line(args: argparse.Namespace) -> str:
+    """The command with every option spelled out (defaults included), to rerun it exactly."""
+    parts = ["workbench", "geometry"]
+    for key, value in sorted(vars(args).items()):
+        if key in ("func", "command") or value is None or value is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        parts += [flag] if value is True else [flag, str(value)]
+    return shlex.join(parts)
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+
+    config = _config(args)
+    start = time.perf_counter()
+    corpus = load_reference_corpus(args.corpus, args.data_dir)
+    sample = sample_corpus(corpus, args.sample or None, args.sample_unit, args.seed)
+    _log(f"corpus {corpus.name}: {sample.n_sentences} sentences, {sample.n_words} words sampled")
+    enc = Encoder(model=args.model, device=args.device, pooling=args.pooling)
+    emb = encode_cached(enc, sample.words, layers=_int_list(args.layers))
+    _log(f"encoded with {enc.name} in {time.perf_counter() - start:.1f}s; measuring ...")
+
+    def progress(done: int, total: int) -> None:
+        if done % len(config.corrections) == 0:
+            _log(f"  layer {done // len(config.corrections)}/{total // len(config.corrections)}")
+
+    result = analyze_layers(
+        emb.vectors, emb.words, emb.sentence_index, emb.layers, config, progress=progress
+    )
+    run_config = {
+        "model": enc.name, "fingerprint": enc.fingerprint, "device": enc.device,
+        "dtype": str(enc.dtype).replace("torch.", ""), "pooling": emb.pooling,
+        "layers": list(emb.layers), "dim": int(emb.vectors.shape[-1]),
+        "max_length": enc.max_length, "sample": sample.describe(),
+    }  # fmt: skip
+    command = _command_line(args)
+    report = geometry_report(result, run_config, args.rogue_layer, command=command)
+    paths = write_report(report, args.out, stem=args.stem)
+    print(geometry_table(result).to_markdown())
+    if args.save_standardizer:
+        z = make_postprocessor("zscore")
+        name = f"{sample.corpus} sample ({sample.unit}={sample.requested}, seed={args.seed})"
+        saved = z.fit_embeddings(emb, name, sample.sha256).save(args.save_standardizer)
+        _log(f"standardizer: {saved[0]} + {saved[1].name}")
+    for fmt, path in paths.items():
+        _log(f"{fmt}: {path}")
+    _log(f"done in {time.perf_counter() - start:.1f}s")
+    return 0

@@ -1,0 +1,30 @@
+"""``workbench info``: the device, the model's facts and the cache directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from workbench.encoding.encoder import Encoder
+from workbench.encoding.models import default_cache_dir
+
+
+def register(sub) -> None:
+    p = sub.add_parser("info", help="device, model facts, cache dir")
+    p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
+    p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_info)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+
+    facts = Encoder(model=args.model, device=args.device).describe()
+    facts["cache_dir"] = str(default_cache_dir())
+    if args.json:
+        print(json.dumps(facts, indent=2))
+    else:
+        width = max(len(k) for k in facts)
+        for key, value in facts.items():
+            print(f"{key:<{width}}  {value}")
+    return 0

@@ -1,0 +1,53 @@
+"""The ``workbench`` command line (also ``python -m workbench``).
+
+Thin: every sub-command lives in a module of :mod:`workbench.cli` that defines
+``register(subparsers)``; this module lists them in :data:`COMMANDS`, parses, and turns a
+:class:`~workbench.errors.WorkbenchError` into a clear one-line message and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workbench import __version__
+from workbench.cli import data, embed, finetune, geometry, info, model, wsd
+from workbench.errors import WorkbenchError
+
+# The sub-commands in the order `workbench --help` lists them.
+COMMANDS = (info, embed, model, data, geometry, wsd, finetune)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser, with every sub-command of :mod:`workbench.cli`."""
+
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Contextual-embedding analysis workbench.",
+    )
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 1
+    try:
+        return int(args.func(args) or 0)
+    except WorkbenchError as exc:
+        print(f"workbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("workbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

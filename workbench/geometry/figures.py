@@ -1,0 +1,95 @@
+"""Plotly figures of a layer-geometry analysis
+(:class:`workbench.geometry.analysis.GeometryResult`): anisotropy by layer per correction, the
+similarity measures by layer, rogue dimensions.
+
+Example::
+
+    result = analyze_layers(emb.vectors, emb.words, emb.sentence_index, emb.layers, config)
+    anisotropy_figure(result).show()
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from workbench.errors import InputError
+from workbench.geometry.corrections import CORRECTION_LABELS
+
+if TYPE_CHECKING:
+    from workbench.geometry.analysis import GeometryResult
+
+
+def anisotropy_figure(result: GeometryResult):
+    """Anisotropy by layer, one line per correction, error bars = 1.96 standard errors."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for c in result.corrections:
+        ms = [result.get(c, layer).anisotropy for layer in result.layers]
+        fig.add_trace(
+            go.Scatter(
+                x=list(result.layers), y=[m.value for m in ms], mode="lines+markers",
+                name=CORRECTION_LABELS[c],
+                error_y={"type": "data", "array": [1.96 * m.sem for m in ms], "visible": True},
+            )
+        )  # fmt: skip
+    fig.add_hline(y=0, line={"color": "#888", "width": 1, "dash": "dot"})
+    fig.update_layout(
+        title="Anisotropy by layer (expected cosine of random word pairs)",
+        xaxis_title="layer (0 = embedding output)", yaxis_title="expected cosine",
+        template="plotly_white", height=420,
+    )  # fmt: skip
+    return fig
+
+
+def similarity_figure(result: GeometryResult, correction: str = "none"):
+    """Self-similarity, intra-sentence similarity and anisotropy by layer, raw and adjusted."""
+    import plotly.graph_objects as go
+
+    rows = [result.get(correction, layer) for layer in result.layers]
+    series = {
+        "anisotropy": [r.anisotropy.value for r in rows],
+        "self-similarity": [r.self_similarity.value for r in rows],
+        "self-similarity adj.": [r.self_similarity_adjusted.value for r in rows],
+        "intra-sentence": [r.intra_similarity.value for r in rows],
+        "intra-sentence adj.": [r.intra_similarity_adjusted.value for r in rows],
+    }
+    fig = go.Figure()
+    for name, values in series.items():
+        dash = "dash" if name.endswith("adj.") else "solid"
+        y = [None if not math.isfinite(v) else v for v in values]
+        fig.add_trace(go.Scatter(x=list(result.layers), y=y, name=name, line={"dash": dash}))
+    fig.update_layout(
+        title=f"Similarity measures by layer ({CORRECTION_LABELS[correction]} vectors)",
+        xaxis_title="layer", yaxis_title="cosine", template="plotly_white", height=420,
+    )  # fmt: skip
+    return fig
+
+
+def rogue_figure(result: GeometryResult, layer: int):
+    """Each dimension's contribution to the expected cosine at ``layer``, per correction."""
+    import plotly.graph_objects as go
+
+    if layer not in result.layers:
+        raise InputError(f"layer {layer} was not analysed; choose from {list(result.layers)}")
+    fig = go.Figure()
+    shown = {"none", "zscore"} & set(result.corrections) or {result.corrections[0]}
+    for c in result.corrections:
+        contrib = result.get(c, layer).rogue.contributions
+        fig.add_trace(
+            go.Bar(
+                x=np.arange(contrib.size), y=contrib, name=CORRECTION_LABELS[c],
+                visible=True if c in shown else "legendonly",
+            )
+        )  # fmt: skip
+    fig.update_layout(
+        title=f"Rogue dimensions: contribution of each dimension to the expected cosine, "
+        f"layer {layer}",
+        xaxis_title="dimension", yaxis_title="mean of u_i v_i / (|u| |v|)", barmode="overlay",
+        template="plotly_white", height=420,
+    )  # fmt: skip
+    fig.update_traces(opacity=0.7)
+    return fig

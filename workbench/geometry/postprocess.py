@@ -1,0 +1,228 @@
+"""The post-processor base class: per-layer fitting, layout checks, provenance, save.
+
+Concrete corrections (z-scores, centering, all-but-the-top, whitening) and
+:func:`~workbench.geometry.corrections.load_postprocessor` live in
+:mod:`workbench.geometry.corrections`, which
+re-exports what is defined here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from workbench import __version__
+from workbench.errors import InputError, MismatchError
+from workbench.fileio import atomic_path
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a post-processor was fitted on.
+
+    Attributes:
+        model_name: the encoder's name.
+        fingerprint: the encoder's fingerprint (identity incl. weights hash); "" if unknown.
+        layers: hidden-state index of each slot of the layer axis (per-layer fits), else ().
+        layer_spec: the layer selection of a 2-D fit (e.g. "last4-sum"), else "".
+        pooling: subword -> word pooling ("first" | "mean" | "last").
+        corpus: name of the reference corpus.
+        corpus_hash: hash of the reference corpus content.
+        n_sentences: sentences in the reference corpus.
+    """
+
+    model_name: str = ""
+    fingerprint: str = ""
+    layers: tuple[int, ...] = ()
+    layer_spec: str = ""
+    pooling: str = ""
+    corpus: str = ""
+    corpus_hash: str = ""
+    n_sentences: int = 0
+
+    @classmethod
+    def from_embeddings(cls, emb: Any, corpus: str = "", corpus_hash: str = "") -> Provenance:
+        """The provenance of a :class:`~workbench.LayerwiseEmbeddings` (all its layers)."""
+        return cls(
+            model_name=str(emb.model_name),
+            fingerprint=str(emb.fingerprint),
+            layers=tuple(int(v) for v in emb.layers),
+            pooling=str(emb.pooling),
+            corpus=corpus,
+            corpus_hash=corpus_hash,
+            n_sentences=int(emb.n_sentences),
+        )
+
+
+def check_array(x: Any, name: str = "X") -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim not in (2, 3):
+        raise InputError(f"{name} must be (n, dim) or (n, n_layers, dim), got shape {x.shape}")
+    if x.dtype.kind not in "fiu":
+        raise InputError(f"{name} must be numeric, got dtype {x.dtype}")
+    if x.shape[0] < 2:
+        raise InputError(f"{name}: need at least two vectors, got {x.shape[0]}")
+    finite = np.isfinite(x).reshape(x.shape[0], -1).all(axis=1)
+    if not finite.all():
+        raise InputError(f"{name}: row {int(np.argmin(finite))} contains NaN or inf")
+    return x
+
+
+class PostProcessor(BaseEstimator):
+    """Base class: per-layer fitting, layout checks, provenance, save/load.
+
+    Subclasses define ``name``, ``_state`` (names of learned arrays), ``_fit_layer(x) -> dict``
+    and ``_transform_layer(x, state) -> array`` on one layer's ``(n, dim)`` float64 array.
+    """
+
+    name: ClassVar[str] = ""
+    _state: ClassVar[tuple[str, ...]] = ()
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ contract
+    def fit(self, X: Any, y: Any = None, *, provenance: Provenance | None = None):
+        """Learn the correction from reference vectors ``X`` and return ``self``.
+
+        Args:
+            X: ``(n, dim)`` or ``(n, n_layers, dim)``, n >= 2, finite.
+            y: ignored (scikit-learn compatibility).
+            provenance: what ``X`` was computed from (checked again at transform time).
+        """
+        x = check_array(X)
+        layers = [x] if x.ndim == 2 else [x[:, k, :] for k in range(x.shape[1])]
+        states = [self._fit_layer(np.asarray(layer, dtype=np.float64)) for layer in layers]
+        for key in self._state:
+            arrays = [s[key] for s in states]
+            setattr(self, f"{key}_", arrays[0] if x.ndim == 2 else np.stack(arrays))
+        self.n_features_in_ = int(x.shape[-1])
+        self.n_layers_ = None if x.ndim == 2 else int(x.shape[1])
+        self.n_samples_seen_ = int(x.shape[0])
+        self.provenance_ = provenance if provenance is not None else Provenance()
+        return self
+
+    def fit_embeddings(self, emb: Any, corpus: str = "", corpus_hash: str = ""):
+        """Fit per layer on ``emb.vectors`` of a LayerwiseEmbeddings, recording its provenance."""
+        return self.fit(
+            emb.vectors, provenance=Provenance.from_embeddings(emb, corpus, corpus_hash)
+        )
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_features_in_"):
+            raise InputError(f"this {type(self).__name__} is not fitted yet: call fit(X) first")
+
+    def _check_layout(self, x: np.ndarray) -> None:
+        fitted = "(n, dim)" if self.n_layers_ is None else f"(n, {self.n_layers_}, dim)"
+        if x.shape[-1] != self.n_features_in_:
+            raise MismatchError(
+                f"{type(self).__name__} was fitted on {self.n_features_in_}-dimensional vectors "
+                f"({self.provenance_.model_name or 'unknown model'}); got {x.shape[-1]} dimensions"
+            )
+        if (x.ndim == 2) != (self.n_layers_ is None) or (
+            x.ndim == 3 and x.shape[1] != self.n_layers_
+        ):
+            raise MismatchError(
+                f"{type(self).__name__} was fitted on arrays {fitted}; got shape {x.shape}"
+            )
+
+    def check_compatible(self, provenance: Provenance) -> None:
+        """Raise MismatchError if ``provenance`` names another model, pooling or layers."""
+        self._check_fitted()
+        mine = self.provenance_
+        for field in ("fingerprint", "pooling", "layers", "layer_spec"):
+            a, b = getattr(mine, field), getattr(provenance, field)
+            if a and b and a != b:
+                raise MismatchError(
+                    f"{type(self).__name__} was fitted with {field} {a!r} "
+                    f"({mine.model_name or 'unknown model'}); the vectors have {field} {b!r}"
+                )
+
+    def transform(self, X: Any, *, provenance: Provenance | None = None) -> np.ndarray:
+        """Apply the fitted correction; same layout as ``X``, float32.
+
+        Raises:
+            MismatchError: another width or layer count than at fit time, or a ``provenance``
+                that names another model / pooling / layers.
+        """
+        self._check_fitted()
+        x = check_array(X)
+        self._check_layout(x)
+        if provenance is not None:
+            self.check_compatible(provenance)
+        if x.ndim == 2:
+            state = {k: getattr(self, f"{k}_") for k in self._state}
+            return self._transform_layer(np.asarray(x, np.float64), state).astype(np.float32)
+        out = [
+            self._transform_layer(
+                np.asarray(x[:, k, :], np.float64),
+                {s: getattr(self, f"{s}_")[k] for s in self._state},
+            ).astype(np.float32)
+            for k in range(x.shape[1])
+        ]
+        return np.stack(out, axis=1)
+
+    def fit_transform(self, X: Any, y: Any = None, *, provenance: Provenance | None = None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X, provenance=provenance).transform(X)
+
+    def transform_embeddings(self, emb: Any) -> np.ndarray:
+        """Transform a LayerwiseEmbeddings fitted per layer: checks model and pooling, picks the
+        fitted layers out of ``emb.layers``; returns ``(n, n_layers, dim)`` float32."""
+        self._check_fitted()
+        mine = self.provenance_
+        if not mine.layers:
+            raise MismatchError("this post-processor was not fitted per layer on embeddings")
+        self.check_compatible(dataclasses.replace(Provenance.from_embeddings(emb), layers=()))
+        have = [int(v) for v in emb.layers]
+        missing = [layer for layer in mine.layers if layer not in have]
+        if missing:
+            raise MismatchError(f"fitted on layers {list(mine.layers)}; embeddings lack {missing}")
+        slots = [have.index(layer) for layer in mine.layers]
+        return self.transform(emb.vectors[:, slots, :])
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike[str]) -> tuple[Path, Path]:
+        """Write ``<stem>.npz`` (learned arrays) and ``<stem>.json`` (kind, parameters,
+        provenance, shapes, the npz's SHA-256). Returns both paths."""
+        self._check_fitted()
+        npz, meta = saved_paths(path)
+        with atomic_path(npz, suffix=".npz") as tmp:
+            np.savez(tmp, **{k: getattr(self, f"{k}_") for k in self._state})
+        info = {
+            "kind": self.name,
+            "params": self.get_params(),
+            "n_features_in": self.n_features_in_,
+            "n_layers": self.n_layers_,
+            "n_samples_seen": self.n_samples_seen_,
+            "provenance": dataclasses.asdict(self.provenance_),
+            "npz_sha256": file_sha256(npz),
+            "workbench_version": __version__,
+        }
+        with atomic_path(meta) as tmp:
+            tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        return npz, meta
+
+
+def saved_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    p = Path(path)
+    if p.suffix in (".npz", ".json"):
+        p = p.with_suffix("")
+    return p.with_name(p.name + ".npz"), p.with_name(p.name + ".json")
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,174 @@
+"""WordNet's own example sentences (and, optionally, glosses) as a sense-tagged corpus.
+
+Each usage example of a synset becomes a :class:`~workbench.corpora.readers.Sentence` whose one
+instance is the synset lemma found in it (the lemma itself or an inflected form: NLTK's morphy,
+which knows irregular forms such as *took* -> *take*, plus simple suffix rules). A multiword
+lemma found as consecutive words becomes one word (``"took place"``), as in the framework's
+XML. Examples where no lemma of the synset can be found are skipped and counted. This is the
+default training corpus when no SemCor exists, and the fallback reference corpus for geometry.
+
+Glosses can be added as ``"<lemma> : <gloss>"`` sentences whose instance is the lemma (first
+lemma of each synset, or every lemma: one sentence per sense key, full WordNet coverage).
+
+Example::
+
+    >>> corpus = example_corpus(ExampleConfig(pos=("NOUN",)))
+    >>> sentence, instance = next(corpus.instances())
+    >>> sentence.words[instance.index], instance.keys
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from workbench.corpora.readers import Corpus, Instance, Sentence
+from workbench.encoding.alignment import split_words
+from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet, load_wordnet
+
+_UPOS_OF = {"n": "NOUN", "v": "VERB", "a": "ADJ", "s": "ADJ", "r": "ADV"}
+_SUFFIXES = (
+    ("'s", ""), ("’s", ""), ("ies", "y"), ("ied", "y"), ("es", ""), ("es", "e"), ("s", ""),
+    ("ed", ""), ("ed", "e"), ("d", ""), ("ing", ""), ("ing", "e"), ("er", ""), ("er", "e"),
+    ("est", ""), ("est", "e"), ("ier", "y"), ("iest", "y"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ExampleConfig:
+    """What goes into the WordNet example corpus.
+
+    Attributes:
+        pos: universal POS tags of the synsets to use.
+        examples: include the usage examples (target located by lemma matching).
+        glosses: ``"none"``; ``"first"``: one gloss sentence per synset, for its first lemma;
+            ``"all"``: one per lemma (every sense key gets a sentence).
+        limit: stop after this many sentences (None: all); for quick looks and tests.
+    """
+
+    pos: tuple[str, ...] = ("NOUN", "VERB", "ADJ", "ADV")  # synset POS to include
+    examples: bool = True  # usage examples of each synset
+    glosses: Literal["none", "first", "all"] = "none"  # gloss sentences
+    limit: int | None = None  # at most this many sentences
+
+
+@dataclass
+class ExampleStats:
+    """Counters filled while iterating (``skipped``: examples without a findable lemma)."""
+
+    examples: int = 0
+    matched: int = 0
+    skipped: int = 0
+    glosses: int = 0
+    skipped_ids: list[str] = field(default_factory=list)
+
+
+def _split(text: str) -> list[str]:
+
+    return split_words(text)
+
+
+def word_forms(token: str, wn_pos: str, wordnet: WordNet) -> set[str]:
+    """Lemma candidates of a lowercase token: itself, morphy's answer, suffix stripping."""
+    forms = {token}
+    for suffix, repl in _SUFFIXES:
+        if token.endswith(suffix) and len(token) > len(suffix) + 1:
+            stem = token[: -len(suffix)]
+            forms.add(stem + repl)
+            if len(stem) > 2 and stem[-1] == stem[-2]:  # running -> run, stopped -> stop
+                forms.add(stem[:-1])
+    found = wordnet.reader.morphy(token, "a" if wn_pos == "s" else wn_pos)
+    if found:
+        forms.add(found.lower())
+    return forms
+
+
+def locate(tokens: list[str], lemma: str, wn_pos: str, wordnet: WordNet) -> int | None:
+    """Position of the first occurrence of a (multiword, ``_``-joined) lemma, or None."""
+    parts = lemma.lower().split("_")
+    lower = [t.lower() for t in tokens]
+    for i in range(len(lower) - len(parts) + 1):
+        if all(
+            lower[i + j] == part or part in word_forms(lower[i + j], wn_pos, wordnet)
+            for j, part in enumerate(parts)
+        ):
+            return i
+    return None
+
+
+def _sentence(sid: str, tokens: list[str], at: int, size: int, lemma, upos: str) -> Sentence:
+    words = [*tokens[:at], " ".join(tokens[at : at + size]), *tokens[at + size :]]
+    lemmas = [w.lower() for w in words]
+    lemmas[at] = lemma.name().lower()
+    pos = ["X"] * len(words)
+    pos[at] = upos
+    instance = Instance(f"{sid}.t0", at, lemmas[at], upos, (lemma.key(),))
+    return Sentence(sid, tuple(words), tuple(lemmas), tuple(pos), (instance,))
+
+
+def synset_example_sentences(
+    synset, wordnet: WordNet, stats: ExampleStats | None = None
+) -> Iterator[Sentence]:
+    """One sense-tagged sentence per usage example of ``synset`` in which one of its lemmas is
+    found (the first that is); examples where none is found are counted in ``stats``."""
+    stats = stats if stats is not None else ExampleStats()
+    upos = _UPOS_OF[synset.pos()]
+    for number, text in enumerate(synset.examples()):
+        stats.examples += 1
+        sid = f"wn.{synset.name()}.ex{number}"
+        tokens = _split(text)
+        for lemma in synset.lemmas():
+            at = locate(tokens, lemma.name(), synset.pos(), wordnet)
+            if at is not None:
+                stats.matched += 1
+                yield _sentence(sid, tokens, at, len(lemma.name().split("_")), lemma, upos)
+                break
+        else:
+            stats.skipped += 1
+            stats.skipped_ids.append(sid)
+
+
+def _gloss_sentences(synset, mode: str) -> Iterator[Sentence]:
+    upos = _UPOS_OF[synset.pos()]
+    lemmas = synset.lemmas() if mode == "all" else synset.lemmas()[:1]
+    gloss = _split(synset.definition())
+    for lemma in lemmas:
+        surface = lemma.name().replace("_", " ")
+        sid = f"wn.{synset.name()}.gloss.{lemma.name()}"
+        yield _sentence(sid, [surface, ":", *gloss], 0, 1, lemma, upos)
+
+
+def iter_examples(
+    config: ExampleConfig = ExampleConfig(),
+    wordnet: WordNet | None = None,
+    stats: ExampleStats | None = None,
+) -> Iterator[Sentence]:
+    """Yield the sense-tagged sentences, synset by synset (WordNet order per POS)."""
+    wordnet = wordnet or load_wordnet()
+    stats = stats if stats is not None else ExampleStats()
+    emitted = 0
+    for upos in config.pos:
+        for synset in wordnet.reader.all_synsets(UPOS_TO_WN[upos]):
+            produced = []
+            if config.examples:
+                produced += list(synset_example_sentences(synset, wordnet, stats))
+            if config.glosses != "none":
+                produced += list(_gloss_sentences(synset, config.glosses))
+                stats.glosses += len(produced) - sum(".ex" in s.id for s in produced)
+            for sentence in produced:
+                if config.limit is not None and emitted >= config.limit:
+                    return
+                emitted += 1
+                yield sentence
+
+
+def example_corpus(
+    config: ExampleConfig = ExampleConfig(), wordnet: WordNet | None = None
+) -> Corpus:
+    """The WordNet example corpus as a :class:`Corpus` (``n_skipped``: unmatched examples)."""
+    stats = ExampleStats()
+    sentences = tuple(iter_examples(config, wordnet, stats))
+    digest = hashlib.sha256(f"wordnet-3.0-examples:{config!r}".encode()).hexdigest()
+    return Corpus("wordnet-examples", sentences, (), digest, n_skipped=stats.skipped)

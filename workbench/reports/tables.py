@@ -1,0 +1,195 @@
+"""Values and tables of a report (:mod:`workbench.reports.writers`): formatting, JSON conversion,
+and
+:class:`Table` rendered as a Markdown pipe table or an HTML table.
+
+Missing values (``None``, NaN) print as ``undefined`` (``null`` in JSON).
+
+Example:
+    >>> print(markdown_table(Table(columns=("layer", "anisotropy"), rows=((0, 0.41),))).strip())
+    | layer | anisotropy |
+    | ---: | ---: |
+    | 0 | 0.410 |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.errors import InputError
+
+UNDEFINED = "undefined"
+
+
+# --------------------------------------------------------------------------- values
+
+
+def is_missing(value: Any) -> bool:
+    """True for ``None`` and for float NaN (numpy floats included)."""
+    if value is None:
+        return True
+    if isinstance(value, str | bool):
+        return False
+    try:
+        return math.isnan(value)
+    except TypeError:
+        return False
+
+
+def format_value(value: Any, digits: int = 3) -> str:
+    """One table cell as text: floats with ``digits`` decimals, ``None``/NaN as ``undefined``.
+
+    Args:
+        value: a number, string, bool or ``None``.
+        digits: decimals for floats.
+
+    Returns:
+        The cell text, e.g. ``format_value(0.12345) == "0.123"``, ``format_value(None) ==
+        "undefined"``.
+    """
+    if is_missing(value):
+        return UNDEFINED
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) or (hasattr(value, "dtype") and value.dtype.kind in "iu"):
+        return str(int(value))
+    if isinstance(value, float) or (hasattr(value, "dtype") and value.dtype.kind == "f"):
+        v = float(value)
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        text = f"{v:.{digits}f}"
+        return "0." + "0" * digits if text == "-0." + "0" * digits else text
+    return str(value)
+
+
+def jsonable(obj: Any) -> Any:
+    """A JSON-safe copy of ``obj``: dataclasses, numpy, paths, tuples; NaN and inf -> ``None``.
+
+    float32/float16 values are written with the digits they actually carry (0.41, not
+    0.4099999964237213).
+    """
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, str | bool) or obj is None:
+        return obj
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "tolist") and hasattr(obj, "dtype"):  # numpy array or scalar
+        if obj.dtype.kind == "f" and obj.dtype.itemsize < 8:
+            digits = 8 if obj.dtype.itemsize == 4 else 4
+            short = np.vectorize(lambda v: float(f"{v:.{digits}g}"), otypes=[object])
+            return jsonable(short(obj).tolist())
+        return jsonable(obj.tolist())
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Sequence | set | frozenset):
+        return [jsonable(v) for v in obj]
+    return str(obj)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True)
+class Table:
+    """A rectangular table of values.
+
+    Attributes:
+        columns: column headers.
+        rows: one tuple per row, as long as ``columns``; cells are numbers, strings or ``None``.
+        caption: one line shown above the table.
+        digits: decimals used for float cells.
+        notes: footnotes shown under the table (e.g. what ``undefined`` means here).
+    """
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    caption: str = ""
+    digits: int = 3
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "rows", tuple(tuple(r) for r in self.rows))
+        object.__setattr__(self, "notes", tuple(self.notes))
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.columns):
+                raise InputError(
+                    f"table row {i} has {len(row)} cells but there are {len(self.columns)} columns"
+                )
+
+    def cells(self) -> list[list[str]]:
+        """Every row formatted as text (see :func:`format_value`)."""
+        return [[format_value(v, self.digits) for v in row] for row in self.rows]
+
+    def to_markdown(self) -> str:
+        """The table as a GitHub pipe table (numbers right-aligned), caption and notes around it."""
+        return markdown_table(self)
+
+    def to_html(self) -> str:
+        """The table as an HTML ``<table>`` (escaped)."""
+        return html_table(self)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """Rows as JSON-safe dicts keyed by column (NaN -> ``None``)."""
+        return [dict(zip(self.columns, jsonable(list(row)), strict=True)) for row in self.rows]
+
+
+def _is_numeric_column(table: Table, j: int) -> bool:
+    values = [row[j] for row in table.rows if not is_missing(row[j])]
+    return bool(values) and all(
+        isinstance(v, int | float) or hasattr(v, "dtype") for v in values if not isinstance(v, bool)
+    )
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(table: Table) -> str:
+    """``table`` as Markdown; see :class:`Table`."""
+    lines = []
+    if table.caption:
+        lines += [f"**{_md_escape(table.caption)}**", ""]
+    lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
+    align = ["---:" if _is_numeric_column(table, j) else "---" for j in range(len(table.columns))]
+    lines.append("| " + " | ".join(align) + " |")
+    for row in table.cells():
+        lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
+    for note in table.notes:
+        lines += ["", f"*{_md_escape(note)}*"]
+    return "\n".join(lines) + "\n"
+
+
+def html_table(table: Table) -> str:
+    """``table`` as an HTML fragment; see :class:`Table`."""
+    esc = html.escape
+    numeric = [_is_numeric_column(table, j) for j in range(len(table.columns))]
+    out = ["<table>"]
+    if table.caption:
+        out.append(f"<caption>{esc(table.caption)}</caption>")
+    head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
+    out.append(f"<thead><tr>{head}</tr></thead>")
+    out.append("<tbody>")
+    for row in table.cells():
+        tds = "".join(
+            f'<td class="{"num" if numeric[j] else "txt"}'
+            f'{" undef" if c == UNDEFINED else ""}">{esc(c)}</td>'
+            for j, c in enumerate(row)
+        )
+        out.append(f"<tr>{tds}</tr>")
+    out.append("</tbody></table>")
+    for note in table.notes:
+        out.append(f'<p class="note">{esc(note)}</p>')
+    return "\n".join(out)

@@ -1,0 +1,248 @@
+"""Generic report writers: Markdown tables, a self-contained HTML page, JSON with the full config.
+
+Every analysis (geometry, WSD evaluation, ...) builds one :class:`Report` out of
+:class:`Section` objects, each holding prose, :class:`Table` objects and plotly figures, plus the
+full configuration that produced the numbers. The writers turn that into
+
+* Markdown (``to_markdown``): tables as GitHub pipe tables, figures listed by title;
+* HTML (``to_html``): one offline page, plotly.js inlined exactly once, every figure interactive;
+* JSON (``to_json``): config, tables as lists of records and any extra machine-readable ``data``.
+
+Missing values (``None``, NaN) are printed as ``undefined`` in every format (``null`` in JSON),
+so a measure that cannot be computed never crashes a report. Values and tables are formatted by
+:mod:`workbench.reports.tables` (re-exported here).
+
+Example::
+
+    from workbench.reports.writers import Report, Section, Table, write_report
+    table = Table(columns=("layer", "anisotropy"), rows=((0, 0.41), (6, float("nan"))))
+    report = Report(title="Geometry", config={"model": "all-MiniLM-L6-v2", "seed": 0},
+                    sections=(Section("Per layer", tables=(table,), figures=(fig,)),))
+    paths = write_report(report, "out/", stem="geometry")   # {"md": ..., "html": ..., "json": ...}
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench import __version__
+from workbench.errors import InputError
+from workbench.fileio import atomic_path
+from workbench.reports.tables import (
+    Table,
+    jsonable,
+)
+
+FORMATS = ("md", "html", "json")
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class Section:
+    """One titled part of a report.
+
+    Attributes:
+        title: the section heading.
+        text: prose; paragraphs separated by blank lines (plain text, Markdown-safe).
+        tables: tables shown in order after the text.
+        figures: plotly ``Figure`` objects shown after the tables (HTML only; Markdown lists
+            their titles).
+    """
+
+    title: str
+    text: str = ""
+    tables: tuple[Table, ...] = ()
+    figures: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tables", tuple(self.tables))
+        object.__setattr__(self, "figures", tuple(self.figures))
+
+
+@dataclass(frozen=True)
+class Report:
+    """A complete report: title, the full configuration, sections, extra machine-readable data.
+
+    Attributes:
+        title: the report title.
+        config: everything that changes the numbers (model, fingerprint, layers, pooling,
+            corrections, seed, data hashes, ...): a Mapping or a dataclass, JSON-serialisable via
+            :func:`jsonable`.
+        sections: the report body.
+        data: extra results written only to JSON (e.g. full per-dimension arrays).
+        command: the command line that produced the report, if any (shown verbatim).
+        created: ISO timestamp; filled in at construction when empty.
+    """
+
+    title: str
+    config: Any
+    sections: tuple[Section, ...] = ()
+    data: Any = field(default_factory=dict)
+    command: str = ""
+    created: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sections", tuple(self.sections))
+        if not self.created:
+            now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+            object.__setattr__(self, "created", now)
+
+
+def _figure_title(fig: Any, i: int) -> str:
+    try:
+        title = fig.layout.title.text
+    except AttributeError:
+        title = None
+    return title or f"Figure {i + 1}"
+
+
+def to_markdown(report: Report, heading_level: int = 1) -> str:
+    """The report as Markdown; sections become headings one level below the title."""
+    h = "#" * heading_level
+    parts = [f"{h} {report.title}", ""]
+    if report.command:
+        parts += ["```", report.command, "```", ""]
+    for section in report.sections:
+        parts += [f"{h}# {section.title}", ""]
+        if section.text:
+            parts += [section.text.strip(), ""]
+        for table in section.tables:
+            parts += [table.to_markdown()]
+        for i, fig in enumerate(section.figures):
+            parts += [f"*Figure: {_figure_title(fig, i)} (interactive in the HTML report).*", ""]
+    parts += [
+        f"{h}# Configuration",
+        "",
+        "```json",
+        json.dumps(jsonable(report.config), indent=2, sort_keys=True),
+        "```",
+        "",
+    ]
+    parts += [f"*workbench {__version__}, {report.created}*", ""]
+    return "\n".join(parts)
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;
+margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+table{border-collapse:collapse;margin:1em 0;font-size:0.92em}
+caption{font-weight:600;text-align:left;padding:0.3em 0}
+th,td{border:1px solid #ccc;padding:0.25em 0.6em}th{background:#f3f3f3}
+td.num{text-align:right;font-variant-numeric:tabular-nums}td.undef{color:#999;font-style:italic}
+p.note{font-size:0.85em;color:#555;margin:0.2em 0}
+pre{background:#f6f6f6;padding:0.8em;overflow-x:auto;font-size:0.85em}
+.figure{margin:1em 0}
+"""
+
+
+def _text_html(text: str) -> str:
+    paras = [p.strip() for p in text.strip().split("\n\n") if p.strip()]
+    return "\n".join(f"<p>{html.escape(p)}</p>" for p in paras)
+
+
+def to_html(report: Report) -> str:
+    """The report as one self-contained HTML page (plotly.js inlined once; works offline)."""
+    esc = html.escape
+    body: list[str] = [f"<h1>{esc(report.title)}</h1>"]
+    if report.command:
+        body.append(f"<pre>{esc(report.command)}</pre>")
+    n_fig = 0
+    for section in report.sections:
+        body.append(f"<h2>{esc(section.title)}</h2>")
+        if section.text:
+            body.append(_text_html(section.text))
+        body += [t.to_html() for t in section.tables]
+        for fig in section.figures:
+            div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"figure-{n_fig}")
+            body.append(f'<div class="figure">{div}</div>')
+            n_fig += 1
+    cfg = json.dumps(jsonable(report.config), indent=2, sort_keys=True)
+    body += [
+        "<h2>Configuration</h2>",
+        f"<pre>{esc(cfg)}</pre>",
+        f'<p class="note">workbench {esc(__version__)}, {esc(report.created)}</p>',
+    ]
+    script = ""
+    if n_fig:
+        from plotly.offline import get_plotlyjs
+
+        script = f'<script type="text/javascript">{get_plotlyjs()}</script>'
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(report.title)}</title><style>{_CSS}</style>{script}</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def to_dict(report: Report) -> dict[str, Any]:
+    """The report's machine-readable content (what :func:`to_json` writes)."""
+    return {
+        "title": report.title,
+        "workbench_version": __version__,
+        "created": report.created,
+        "command": report.command,
+        "config": jsonable(report.config),
+        "sections": [
+            {
+                "title": s.title,
+                "text": s.text,
+                "tables": [
+                    {
+                        "caption": t.caption,
+                        "columns": list(t.columns),
+                        "rows": t.to_records(),
+                        "notes": list(t.notes),
+                    }
+                    for t in s.tables
+                ],
+                "figures": [_figure_title(f, i) for i, f in enumerate(s.figures)],
+            }
+            for s in report.sections
+        ],
+        "data": jsonable(report.data),
+    }
+
+
+def to_json(report: Report) -> str:
+    """The report as JSON text (strict: NaN and inf written as ``null``)."""
+    return json.dumps(to_dict(report), indent=2, allow_nan=False) + "\n"
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` to ``path`` via a temporary file and a rename (never a half-written file)."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")  # an ordinary file: the umask's permissions
+    return path
+
+
+def write_report(
+    report: Report,
+    out_dir: str | os.PathLike[str],
+    stem: str = "report",
+    formats: Sequence[str] = FORMATS,
+) -> dict[str, Path]:
+    """Write ``report`` as ``<out_dir>/<stem>.md``, ``.html`` and ``.json`` (or a subset).
+
+    Returns:
+        The written paths keyed by format.
+
+    Raises:
+        InputError: an unknown format name.
+    """
+    writers = {"md": to_markdown, "html": to_html, "json": to_json}
+    unknown = [f for f in formats if f not in writers]
+    if unknown:
+        raise InputError(f"unknown report format(s) {unknown}; choose from {list(FORMATS)}")
+    out = Path(out_dir)
+    return {f: write_text_atomic(out / f"{stem}.{f}", writers[f](report)) for f in formats}

@@ -1,0 +1,366 @@
+"""Plotly figure builders for the workbench. They return figures and never call ``show()``.
+
+Every builder takes plain arrays with documented shapes plus parallel label lists, so the app,
+the CLI's HTML reports and notebooks share them::
+
+    from workbench.viz.plotting import sense_scatter, hover_text
+    hover = [hover_text(words, i, gloss) for words, i, gloss in rows]
+    fig = sense_scatter(coords, labels, hover, title="bank, layer 6")   # coords (n, 2|3)
+    fig.write_html("bank.html")
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from workbench.errors import InputError
+
+#: Colours for categories (senses): colour-blind-friendly first, then more.
+PALETTE: tuple[str, ...] = tuple(qualitative.Safe) + tuple(qualitative.Dark24)
+#: Diverging colour scale for cosine similarity.
+SIMILARITY_SCALE = "RdBu_r"
+_FONT = dict(size=14)
+
+
+# --------------------------------------------------------------------------- text helpers
+
+
+def mark_word(words: Sequence[str], index: int, left: str = "<b>[", right: str = "]</b>") -> str:
+    """The sentence with word ``index`` marked, HTML-escaped (for plotly hover text).
+
+    >>> mark_word(["a", "bank", "<x>"], 1)
+    'a <b>[bank]</b> &lt;x&gt;'
+    """
+    if not 0 <= index < len(words):
+        raise InputError(f"word index {index} outside a sentence of {len(words)} words")
+    parts = [html.escape(w) for w in words]
+    parts[index] = f"{left}{parts[index]}{right}"
+    return " ".join(parts)
+
+
+def wrap_html(text: str, width: int = 70) -> str:
+    """Break a long line into ``<br>``-separated lines of at most ``width`` characters."""
+    return "<br>".join(textwrap.wrap(text, width=width, break_long_words=False)) or text
+
+
+def hover_text(words: Sequence[str], index: int, gloss: str = "", label: str = "") -> str:
+    """Hover text of one occurrence: the sentence with the word marked, then label and gloss."""
+    lines = [wrap_html(mark_word(words, index))]
+    if label:
+        lines.append(f"<i>{html.escape(label)}</i>")
+    if gloss:
+        lines.append(wrap_html(html.escape(gloss)))
+    return "<br>".join(lines)
+
+
+def color_map(labels: Sequence[str]) -> dict[str, str]:
+    """A stable colour per distinct label, in order of first appearance."""
+    unique = list(dict.fromkeys(labels))
+    return {lab: PALETTE[i % len(PALETTE)] for i, lab in enumerate(unique)}
+
+
+def _short(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --------------------------------------------------------------------------- heatmaps
+
+
+def similarity_heatmap(
+    sim: np.ndarray,
+    row_labels: Sequence[str],
+    layer_labels: Sequence[str],
+    title: str = "",
+    zrange: tuple[float, float] = (-1.0, 1.0),
+) -> go.Figure:
+    """Heatmap of similarities, one row per occurrence, one column per layer.
+
+    Args:
+        sim: ``(n_occurrences, n_layers)`` cosine similarities.
+        row_labels: ``n_occurrences`` labels (short sentence snippets).
+        layer_labels: ``n_layers`` labels (``"0"`` ... ``"6"``).
+        title: figure title.
+        zrange: colour-scale limits.
+    """
+    return similarity_heatmaps([(title, sim)], row_labels, layer_labels, zrange=zrange)
+
+
+def similarity_heatmaps(
+    panels: Sequence[tuple[str, np.ndarray]],
+    row_labels: Sequence[str],
+    layer_labels: Sequence[str],
+    zrange: tuple[float, float] = (-1.0, 1.0),
+) -> go.Figure:
+    """Several ``(title, sim)`` heatmaps side by side on one shared colour scale.
+
+    Each ``sim`` is ``(n_occurrences, n_layers)``; e.g. raw vs standardized.
+    """
+    if not panels:
+        raise InputError("no heatmap to draw")
+    n_rows, n_cols = len(row_labels), len(layer_labels)
+    for title, sim in panels:
+        if np.shape(sim) != (n_rows, n_cols):
+            raise InputError(f"panel {title!r}: shape {np.shape(sim)} != ({n_rows}, {n_cols})")
+    fig = make_subplots(
+        rows=1, cols=len(panels), subplot_titles=[t for t, _ in panels], shared_yaxes=True,
+        horizontal_spacing=0.04,
+    )  # fmt: skip
+    rows = [_short(r, 40) for r in row_labels]
+    for i, (_, sim) in enumerate(panels, start=1):
+        fig.add_trace(
+            go.Heatmap(
+                z=np.asarray(sim, dtype=float), x=list(layer_labels), y=rows,
+                zmin=zrange[0], zmax=zrange[1], colorscale=SIMILARITY_SCALE,
+                showscale=i == len(panels), colorbar=dict(title="cosine"),
+                text=np.round(np.asarray(sim, dtype=float), 2), texttemplate="%{text}",
+                hovertemplate="layer %{x}<br>%{y}<br>cosine %{z:.3f}<extra></extra>",
+            ),  # fmt: skip
+            row=1, col=i,
+        )  # fmt: skip
+        fig.update_xaxes(title_text="layer", type="category", row=1, col=i)
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_layout(height=max(300, 120 + 28 * n_rows), font=_FONT, margin=dict(t=60))
+    return fig
+
+
+# --------------------------------------------------------------------------- scatter
+
+
+def label_centroids(coords: np.ndarray, labels: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Mean position of each label's points.
+
+    Args:
+        coords: ``(n_points, k)``.
+        labels: ``n_points`` labels.
+
+    Returns:
+        ``(unique_labels, centroids)`` with centroids ``(n_labels, k)`` float32.
+    """
+    coords = np.asarray(coords, dtype=np.float32)
+    labels = np.asarray(labels, dtype=object)
+    unique = list(dict.fromkeys(labels.tolist()))
+    return unique, np.stack([coords[labels == lab].mean(axis=0) for lab in unique])
+
+
+def _check_scatter(coords: np.ndarray, labels: Sequence[str], hover: Sequence[str]) -> np.ndarray:
+    coords = np.asarray(coords, dtype=np.float32)
+    if coords.ndim != 2 or coords.shape[1] not in (2, 3):
+        raise InputError(f"coordinates must be (n_points, 2 or 3), got {coords.shape}")
+    if not len(labels) == len(hover) == coords.shape[0]:
+        raise InputError(
+            f"{coords.shape[0]} points but {len(labels)} labels and {len(hover)} hover texts"
+        )
+    return coords
+
+
+def _scatter_traces(
+    coords: np.ndarray,
+    labels: Sequence[str],
+    hover: Sequence[str],
+    colors: Mapping[str, str],
+    names: Mapping[str, str],
+    centroids: bool,
+    legend: bool,
+) -> list:
+    three_d = coords.shape[1] == 3
+    kind = go.Scatter3d if three_d else go.Scatter
+    labels_arr = np.asarray(labels, dtype=object)
+    hover_arr = np.asarray(hover, dtype=object)
+    traces = []
+    for lab in dict.fromkeys(labels):
+        m = labels_arr == lab
+        xyz = dict(zip("xyz", coords[m].T, strict=False))
+        traces.append(kind(
+            **xyz, mode="markers", name=_short(names.get(lab, lab), 60), legendgroup=lab,
+            showlegend=legend, marker=dict(size=5 if three_d else 9, color=colors[lab],
+                                            line=dict(width=0.5, color="white")),
+            text=hover_arr[m].tolist(), hovertemplate="%{text}<extra></extra>",
+        ))  # fmt: skip
+    if centroids:
+        unique, cents = label_centroids(coords, labels)
+        xyz = dict(zip("xyz", cents.T, strict=False))
+        traces.append(kind(
+            **xyz, mode="markers", name="sense centroid", showlegend=legend,
+            marker=dict(symbol="diamond" if three_d else "x", size=9 if three_d else 16,
+                        color=[colors[u] for u in unique],
+                        line=dict(width=0 if three_d else 2, color="black")),
+            text=[html.escape(names.get(u, u)) for u in unique],
+            hovertemplate="centroid of %{text}<extra></extra>",
+        ))  # fmt: skip
+    return traces
+
+
+def sense_scatter(
+    coords: np.ndarray,
+    labels: Sequence[str],
+    hover: Sequence[str],
+    title: str = "",
+    names: Mapping[str, str] | None = None,
+    centroids: bool = True,
+    categories: Sequence[str] | None = None,
+) -> go.Figure:
+    """Scatter of projected occurrences coloured by (gold or predicted) sense.
+
+    Args:
+        coords: ``(n_points, 2)`` or ``(n_points, 3)`` projected coordinates.
+        labels: ``n_points`` sense labels (sense keys or any strings).
+        hover: ``n_points`` hover texts (see :func:`hover_text`).
+        title: figure title.
+        names: optional label -> legend text (e.g. ``"bank%1:17:01:: sloping land"``).
+        centroids: draw each label's centroid as a large cross.
+        categories: every label in colour order (default: order of appearance); pass the
+            same list to two figures (gold vs predicted) to give a sense the same colour.
+    """
+    coords = _check_scatter(coords, labels, hover)
+    colors = color_map([*(categories or []), *labels])
+    fig = go.Figure(_scatter_traces(coords, labels, hover, colors, names or {}, centroids, True))
+    fig.update_layout(
+        title=title, font=_FONT, height=620, legend=dict(title="sense", itemsizing="constant"),
+        hoverlabel=dict(align="left"), margin=dict(t=60),
+    )  # fmt: skip
+    if coords.shape[1] == 2:
+        fig.update_xaxes(showticklabels=False, title="")
+        fig.update_yaxes(showticklabels=False, title="", scaleanchor="x", scaleratio=1)
+    else:  # the axes of a projection carry no meaning
+        hidden = dict(showticklabels=False, title="")
+        fig.update_scenes(xaxis=hidden, yaxis=hidden, zaxis=hidden)
+    return fig
+
+
+def small_multiples(
+    coords: np.ndarray,
+    labels: Sequence[str],
+    hover: Sequence[str],
+    titles: Sequence[str],
+    n_cols: int = 4,
+    names: Mapping[str, str] | None = None,
+    centroids: bool = True,
+    categories: Sequence[str] | None = None,
+) -> go.Figure:
+    """One 2-D sense scatter per layer in a grid, with one shared legend.
+
+    Args:
+        coords: ``(n_panels, n_points, 2)`` (e.g. from ``projection.project_layers``).
+        labels: ``n_points`` sense labels.
+        hover: ``n_points`` hover texts.
+        titles: ``n_panels`` panel titles (``"layer 0"`` ...).
+        n_cols: panels per row.
+        names: optional label -> legend text.
+        centroids: draw each label's centroid.
+        categories: every label in colour order (see :func:`sense_scatter`).
+    """
+    coords = np.asarray(coords, dtype=np.float32)
+    if coords.ndim != 3 or coords.shape[2] != 2 or coords.shape[0] != len(titles):
+        raise InputError(f"expected ({len(titles)}, n_points, 2) coordinates, got {coords.shape}")
+    n_cols = max(1, min(n_cols, coords.shape[0]))
+    n_rows = -(-coords.shape[0] // n_cols)
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=list(titles),
+                        horizontal_spacing=0.02, vertical_spacing=0.08)  # fmt: skip
+    colors = color_map([*(categories or []), *labels])
+    for i, panel in enumerate(coords):
+        _check_scatter(panel, labels, hover)
+        for trace in _scatter_traces(panel, labels, hover, colors, names or {}, centroids, i == 0):
+            fig.add_trace(trace, row=i // n_cols + 1, col=i % n_cols + 1)
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_layout(height=260 * n_rows + 80, font=_FONT, legend=dict(title="sense"),
+                      hoverlabel=dict(align="left"), margin=dict(t=60))  # fmt: skip
+    return fig
+
+
+# --------------------------------------------------------------------------- bars and lines
+
+
+def candidate_bars(
+    names: Sequence[str],
+    scores: Sequence[float],
+    glosses: Sequence[str] | None = None,
+    chosen: str | None = None,
+    title: str = "",
+    x_title: str = "cosine similarity to the sense centroid",
+) -> go.Figure:
+    """Horizontal bars of candidate senses' scores, best on top, the chosen one highlighted.
+
+    Args:
+        names: ``n_candidates`` sense labels (sense keys).
+        scores: ``n_candidates`` scores.
+        glosses: optional ``n_candidates`` glosses (shown on hover and next to the key).
+        chosen: the selected label, drawn in a strong colour.
+        title: figure title.
+        x_title: x-axis title.
+    """
+    if len(names) != len(scores) or (glosses is not None and len(glosses) != len(names)):
+        raise InputError("candidate names, scores and glosses must have the same length")
+    if not names:
+        raise InputError("no candidate senses to draw")
+    glosses = list(glosses) if glosses is not None else [""] * len(names)
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")[::-1]
+    ys = [f"{names[i]}  {_short(glosses[i], 40)}".strip() for i in order]
+    fig = go.Figure(go.Bar(
+        x=[float(scores[i]) for i in order], y=ys, orientation="h",
+        marker_color=["#D55E00" if names[i] == chosen else "#88A9C3" for i in order],
+        text=[f"{float(scores[i]):.3f}" for i in order], textposition="auto",
+        customdata=[wrap_html(html.escape(glosses[i])) for i in order],
+        hovertemplate="%{y}<br>score %{x:.3f}<br>%{customdata}<extra></extra>",
+    ))  # fmt: skip
+    fig.update_layout(title=title, font=_FONT, xaxis_title=x_title,
+                      height=max(260, 90 + 36 * len(names)), margin=dict(l=10, t=60))  # fmt: skip
+    lo, hi = float(np.min(scores)), float(np.max(scores))
+    if lo > 0 and hi > lo:  # close positive scores: zoom in so that differences show
+        start = max(0.0, lo - 0.5 * (hi - lo))
+        fig.update_xaxes(range=[start, hi + 0.08 * (hi - start)])
+        fig.update_layout(xaxis_title=f"{x_title} (axis starts at {start:.2f})")
+    return fig
+
+
+def layer_lines(
+    series: Mapping[str, Sequence[float]],
+    layer_labels: Sequence[str],
+    title: str = "",
+    y_title: str = "",
+) -> go.Figure:
+    """One line per named series over layers (e.g. anisotropy raw vs standardized).
+
+    Args:
+        series: name -> ``n_layers`` values.
+        layer_labels: ``n_layers`` x labels.
+        title: figure title.
+        y_title: y-axis title.
+    """
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series.items()):
+        if len(values) != len(layer_labels):
+            raise InputError(f"series {name!r} has {len(values)} values, not {len(layer_labels)}")
+        fig.add_trace(go.Scatter(x=list(layer_labels), y=[float(v) for v in values],
+                                 mode="lines+markers", name=name,
+                                 line=dict(color=PALETTE[i % len(PALETTE)], width=3)))  # fmt: skip
+    fig.update_layout(title=title, font=_FONT, xaxis_title="layer", yaxis_title=y_title,
+                      xaxis_type="category", height=420, margin=dict(t=60))  # fmt: skip
+    return fig
+
+
+def dimension_bars(contributions: np.ndarray, top_k: int = 10, title: str = "") -> go.Figure:
+    """The ``top_k`` largest per-dimension contributions (rogue dimensions) as bars.
+
+    Args:
+        contributions: ``(dim,)`` share of each dimension (e.g. in the mean cosine similarity).
+        top_k: how many dimensions to show.
+        title: figure title.
+    """
+    contributions = np.asarray(contributions, dtype=float)
+    if contributions.ndim != 1 or contributions.size == 0:
+        raise InputError(f"contributions must be (dim,), got {contributions.shape}")
+    top = np.argsort(-contributions, kind="stable")[: max(1, top_k)]
+    fig = go.Figure(go.Bar(x=[f"dim {i}" for i in top], y=contributions[top],
+                           marker_color="#88A9C3", text=[f"{v:.3f}" for v in contributions[top]],
+                           textposition="auto"))  # fmt: skip
+    fig.update_layout(title=title, font=_FONT, xaxis_type="category", yaxis_title="contribution",
+                      height=380, margin=dict(t=60))  # fmt: skip
+    return fig

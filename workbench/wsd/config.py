@@ -1,0 +1,95 @@
+"""What describes a sense index: how it is built, whose vectors it holds, where its centroids
+come from, and the candidate scores it reports (:mod:`workbench.wsd.index` holds the index itself).
+
+Example:
+    >>> SenseIndexConfig(layers="last4-sum", postprocess="zscore", propagate="lexname").label
+    'sum(-4,-3,-2,-1) zscore +lexname'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from workbench.encoding.pooling import LayerSpec
+from workbench.errors import InputError
+from workbench.wsd.vectors import LEVELS, PropagationLevel
+
+
+@dataclass(frozen=True)
+class SenseIndexConfig:
+    """How a sense index is built (everything that changes its vectors)."""
+
+    layers: str = (
+        "last4-sum"  # layer spec of the occurrence vectors (workbench.encoding.pooling.LayerSpec)
+    )
+    postprocess: str = "none"  # post-processor fitted on the training vectors: none | zscore | ...
+    propagate: PropagationLevel = "none"  # LMMS propagation to senses with no corpus vector
+    gloss: Literal["none", "concat"] = "none"  # combine gloss vectors with the corpus centroids
+    gloss_weight: float = 0.2  # weight of the gloss cosine (chosen on SemEval-2007, the dev set)
+    gloss_pooling: Literal["definition", "lemma"] = "definition"  # gloss vector (sense_sources)
+
+    def __post_init__(self) -> None:
+        LayerSpec.parse(self.layers)
+        if self.propagate not in LEVELS:
+            raise InputError(
+                f"propagate must be one of {', '.join(LEVELS)}, not '{self.propagate}'"
+            )
+        if self.gloss not in ("none", "concat"):
+            raise InputError(f"gloss must be 'none' or 'concat', not '{self.gloss}'")
+        if self.gloss_pooling not in ("definition", "lemma"):
+            raise InputError(f"gloss_pooling must be definition or lemma, not {self.gloss_pooling}")
+        if not 0.0 <= self.gloss_weight <= 1.0:
+            raise InputError(f"gloss_weight must be in [0, 1], not {self.gloss_weight}")
+
+    @property
+    def label(self) -> str:
+        """Short description for tables, e.g. ``sum(-4,-3,-2,-1) zscore +lexname +gloss``."""
+        parts = [LayerSpec.parse(self.layers).label]
+        parts += [self.postprocess] if self.postprocess != "none" else ["raw"]
+        parts += [f"+{self.propagate}"] if self.propagate != "none" else []
+        gloss = f"+gloss({self.gloss_pooling},{self.gloss_weight:g})"
+        parts += [gloss] if self.gloss != "none" else []
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class EncoderInfo:
+    """Identity of the encoder whose vectors an index holds."""
+
+    name: str
+    fingerprint: str
+    dim: int
+    n_hidden: int
+    pooling: str
+
+    @classmethod
+    def of(cls, encoder) -> EncoderInfo:
+        """From an :class:`~workbench.encoding.encoder.Encoder` or a ``LayerwiseEmbeddings``."""
+        n_hidden = getattr(encoder, "n_hidden", None) or encoder.n_layers + 1
+        dim = getattr(encoder, "dim", None)
+        dim = dim if isinstance(dim, int) else encoder.vectors.shape[2]
+        name = getattr(encoder, "name", None) or encoder.model_name
+        return cls(name, encoder.fingerprint, int(dim), int(n_hidden), encoder.pooling)
+
+
+@dataclass(frozen=True)
+class TrainingInfo:
+    """Where the centroids come from (stated with every result)."""
+
+    corpus: str = "unknown"  # e.g. "semcor", "wordnet-examples+glosses"
+    sha256: str = ""  # checksum of the corpus source files
+    n_sentences: int = 0
+    n_occurrences: int = 0
+    restricted_to: tuple[str, ...] = ()  # lemmas, when the index covers only some
+
+
+@dataclass(frozen=True)
+class CandidateScores:
+    """Scores of every candidate row of one instance (for display)."""
+
+    keys: tuple[str, ...]
+    scores: np.ndarray  # (n_candidates,) float32, cosine in the index's space
+    origins: tuple[str, ...]

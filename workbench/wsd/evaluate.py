@@ -1,0 +1,252 @@
+"""Evaluation of a sense index on the framework's datasets: scores, baselines, layer sweep.
+
+:func:`evaluate` scores one set of predictions the way the official scorer does, overall, per
+dataset (the ``ALL`` ids carry their set's name), per POS and per prediction type, next to the
+two baselines computed on the same instances (WordNet first sense, SemCor most frequent sense),
+and collects the lemmas with most errors. :func:`layer_sweep` fits one plain 1-NN index per
+layer spec and post-processor on cached training vectors and scores each (array work only).
+
+Example::
+
+    result = evaluate(index, test, baselines={"wordnet_first_sense": wn1}, backoff=wn.first_sense)
+    result.datasets[-1].system.f1
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from workbench.corpora.datasets import load_dataset
+from workbench.corpora.readers import read_xml
+from workbench.encoding.pooling import LayerSpec
+from workbench.wsd.baselines import first_sense_predictions, mfs_predictions
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig
+from workbench.wsd.index import SenseIndex
+from workbench.wsd.predict import InstanceSet, Prediction, answers, predict, train_index
+from workbench.wsd.scoring import Score, dataset_groups, score, score_by_group
+
+#: Names of the baselines, as they appear in reports and JSON.
+BASELINES = ("wordnet_first_sense", "semcor_mfs")
+#: The five evaluation sets, in the framework's order (``ALL`` is their concatenation).
+EVAL_SETS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015")
+
+
+@dataclass(frozen=True)
+class DatasetResult:
+    """Scores on one dataset.
+
+    Attributes:
+        name: the dataset (``senseval2`` ... ``ALL``, or a file stem).
+        n_instances: gold instances.
+        system: the index's score.
+        baselines: baseline name -> score on the same instances.
+        by_pos: universal POS -> system score; baselines_by_pos: baseline -> POS -> score.
+        by_source: prediction type (centroid, propagated, gloss, backoff, none) -> system
+            score on the instances answered that way; source_counts: their numbers.
+    """
+
+    name: str
+    n_instances: int
+    system: Score
+    baselines: dict[str, Score]
+    by_pos: dict[str, Score]
+    baselines_by_pos: dict[str, dict[str, Score]]
+    by_source: dict[str, Score]
+    source_counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class LemmaErrors:
+    """A lemma the system gets wrong often, and how."""
+
+    lemma: str  # "lemma.POS"
+    n_instances: int
+    n_wrong: int
+    confusions: tuple[tuple[str, str, int], ...]  # (gold key, predicted key, count), top first
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything :func:`evaluate` measured (``datasets`` ends with the whole test corpus)."""
+
+    datasets: tuple[DatasetResult, ...]
+    predictions: dict[str, Prediction]
+    errors: tuple[LemmaErrors, ...]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def dataset(self, name: str) -> DatasetResult:
+        for result in self.datasets:
+            if result.name == name:
+                return result
+        raise KeyError(name)
+
+
+def _subset(keys: Mapping[str, object], ids: set[str]) -> dict:
+    return {i: v for i, v in keys.items() if i in ids}
+
+
+def dataset_result(
+    name: str,
+    ids: set[str],
+    gold: Mapping[str, Sequence[str]],
+    system: Mapping[str, str],
+    source_of: Mapping[str, str],
+    pos_of: Mapping[str, str],
+    baselines: Mapping[str, Mapping[str, str]],
+) -> DatasetResult:
+    """Scores of one dataset (the instances ``ids``) for the system and each baseline."""
+    gold = _subset(gold, ids)
+    system = _subset(system, ids)
+    pos = _subset(pos_of, ids)
+    sources = _subset(source_of, ids)
+    base = {b: _subset(answers_, ids) for b, answers_ in baselines.items()}
+    return DatasetResult(
+        name=name,
+        n_instances=len(gold),
+        system=score(gold, system),
+        baselines={b: score(gold, a) for b, a in base.items()},
+        by_pos=score_by_group(gold, system, pos),
+        baselines_by_pos={b: score_by_group(gold, a, pos) for b, a in base.items()},
+        by_source=score_by_group(gold, system, sources),
+        source_counts=dict(Counter(sources[i] for i in gold if i in sources)),
+    )
+
+
+def lemma_errors(
+    test: InstanceSet, predictions: Sequence[Prediction], top: int = 20, n_confusions: int = 3
+) -> tuple[LemmaErrors, ...]:
+    """The ``top`` lemmas with most wrong answers, each with its commonest confusions."""
+    total: Counter = Counter()
+    wrong: Counter = Counter()
+    confusions: dict[str, Counter] = {}
+    for lemma, pos, keys, pred in zip(test.lemmas, test.pos, test.keys, predictions):
+        if not keys:
+            continue
+        name = f"{lemma}.{pos}"
+        total[name] += 1
+        if pred.key not in keys:
+            wrong[name] += 1
+            confusions.setdefault(name, Counter())[(keys[0], pred.key or "(none)")] += 1
+    ranked = sorted(wrong, key=lambda n: (-wrong[n], -total[n], n))[:top]
+    return tuple(
+        LemmaErrors(
+            n,
+            total[n],
+            wrong[n],
+            tuple((g, p, c) for (g, p), c in confusions[n].most_common(n_confusions)),
+        )  # fmt: skip
+        for n in ranked
+    )
+
+
+def evaluate(
+    index: SenseIndex,
+    test: InstanceSet,
+    baselines: Mapping[str, Mapping[str, str]] | None = None,
+    backoff: Callable[[str, str], str | None] | None = None,
+    split_datasets: bool = True,
+    threads: int | None = 1,
+) -> Evaluation:
+    """Predict every instance of ``test`` and score it.
+
+    Args:
+        index: the sense index (its layer spec selects the test vectors).
+        test: the encoded test instances with gold keys.
+        baselines: baseline name -> ``{instance id: key}`` on the same instances.
+        backoff: ``(lemma, pos) -> key`` when no candidate has a row (WordNet first sense).
+        split_datasets: also score each dataset named in the ids (``ALL``: ``semeval2007.``...).
+        threads: FAISS threads for the search.
+    """
+    index.check_encoder(test.embeddings, index.config.layers)
+    t0 = time.perf_counter()
+    vectors = test.vectors(index.config.layers)
+    t1 = time.perf_counter()
+    preds = predict(index, vectors, test.lemmas, test.pos, backoff=backoff, threads=threads)
+    t2 = time.perf_counter()
+    system = answers(test.ids, preds)
+    sources = {i: p.source for i, p in zip(test.ids, preds)}
+    gold, pos_of, baselines = test.gold(), test.pos_of(), dict(baselines or {})
+    parts: list[tuple[str, set[str]]] = []
+    if split_datasets:
+        groups = dataset_groups(test.ids)
+        names = list(dict.fromkeys(groups.values()))
+        if set(names) <= set(EVAL_SETS):  # ALL: ids start with their dataset's name
+            parts = [(n, {i for i, g in groups.items() if g == n}) for n in names]
+    parts.append((test.corpus, set(test.ids)))
+    results = tuple(
+        dataset_result(name, ids, gold, system, sources, pos_of, baselines) for name, ids in parts
+    )
+    return Evaluation(
+        datasets=results,
+        predictions=dict(zip(test.ids, preds)),
+        errors=lemma_errors(test, preds),
+        seconds={"select_vectors": t1 - t0, "predict": t2 - t1, "score": time.perf_counter() - t2},
+    )
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One cell of the layer sweep."""
+
+    layers: str
+    label: str
+    postprocess: str
+    all: Score
+    datasets: dict[str, Score]
+
+
+def default_specs(n_hidden: int) -> tuple[str, ...]:
+    """Every hidden state and the sum of the last four: ``("0", ..., "6", "last4-sum")``."""
+    return (*(str(i) for i in range(n_hidden)), "last4-sum")
+
+
+def layer_sweep(
+    training: InstanceSet,
+    test: InstanceSet,
+    encoder: EncoderInfo,
+    specs: Sequence[str],
+    postprocess: Sequence[str] = ("none", "zscore"),
+    backoff: Callable[[str, str], str | None] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[SweepPoint]:
+    """Plain 1-NN (no propagation, no glosses) for every layer spec x post-processor."""
+
+    points = []
+    for spec in specs:
+        for post in postprocess:
+            index = train_index(training, SenseIndexConfig(layers=spec, postprocess=post), encoder)
+            result = evaluate(index, test, backoff=backoff)
+            points.append(
+                SweepPoint(
+                    spec,
+                    LayerSpec.parse(spec).label,
+                    post,
+                    result.datasets[-1].system,
+                    {d.name: d.system for d in result.datasets[:-1]},
+                )  # fmt: skip
+            )
+            if progress is not None:
+                progress(f"{spec:>10} {post:<7} F1 {100 * points[-1].all.f1:.1f}")
+    return points
+
+
+def load_corpus(name: str, gold: str | None = None):
+    """A framework dataset by name (``semcor``, ``ALL``, ...) or a ``*.data.xml`` path (with
+    its gold key file, found beside it when not given)."""
+    from pathlib import Path
+
+    if name.endswith((".xml", ".xml.xz")) or Path(name).is_file():
+        return read_xml(name, gold)
+    return load_dataset(name)
+
+
+def baseline_answers(test, training=None, wordnet=None) -> dict[str, dict[str, str]]:
+    """WordNet first sense (and, given a training corpus, its most frequent sense) on ``test``."""
+
+    out = {"wordnet_first_sense": first_sense_predictions(test, wordnet)}
+    if training is not None:
+        out["semcor_mfs"] = mfs_predictions(test, training, wordnet)
+    return out

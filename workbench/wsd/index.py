@@ -1,0 +1,371 @@
+"""The sense index: one centroid per WordNet sense key, searched only among a lemma's candidates.
+
+A :class:`SenseIndex` is fitted on occurrence vectors ``(n_occurrences, dim)`` (one layer spec
+of one encoder) and their gold sense keys: each key's centroid is the mean of its occurrences
+(an occurrence with several gold keys counts for each), optionally after a post-processor
+(z-score standardization, ...) fitted on those same vectors. Senses without a corpus centroid
+can get one by LMMS propagation (:mod:`workbench.wsd.vectors`), and gloss vectors can be
+combined with the corpus centroids. The L2-normalised rows live in a FAISS inner-product
+index, sorted by (lemma, POS), so the candidates of an instance are one contiguous range of
+rows: prediction searches that range only (``IDSelectorRange``), never all senses.
+
+Example::
+
+    index = SenseIndex(SenseIndexConfig(layers="last4-sum")).fit(
+        vectors, keys_per_occurrence, encoder=EncoderInfo.of(enc))
+    preds = index.predict(query_vectors, lemmas, poses, backoff=wordnet.first_sense)
+    preds[0].key, preds[0].score, preds[0].runner_up, preds[0].source
+    index.save("semcor.index"); SenseIndex.load("semcor.index", encoder=enc)
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from workbench.encoding.pooling import LayerSpec
+from workbench.errors import InputError, MismatchError
+from workbench.geometry.corrections import make_postprocessor as make
+from workbench.geometry.postprocess import Provenance
+from workbench.wsd.config import CandidateScores, EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.store import load_index, save_index
+from workbench.wsd.vectors import (
+    SenseGraph,
+    combine_rows,
+    key_lemma_pos,
+    normalize_rows,
+    propagate,
+    sense_centroids,
+)
+
+#: How a row of the index got its vector (``origin_`` codes).
+ORIGINS: tuple[str, ...] = ("centroid", "synset", "hypernym", "lexname", "gloss")
+
+
+def make_postprocessor(name: str):
+    """The post-processor named ``name`` (``none`` -> None), from
+    :mod:`workbench.geometry.corrections`."""
+    if name == "none":
+        return None
+
+    return make(name)
+
+
+def _spec_id(spec, n_hidden: int) -> tuple:
+    """What a layer spec computes: resolved layers, operation and weights."""
+    parsed = LayerSpec.parse(spec)
+    layers = parsed.resolve(n_hidden)
+    op = parsed.op if len(layers) > 1 or parsed.weights is not None else "one"
+    return layers, op, parsed.weights
+
+
+def _faiss():
+    import faiss
+
+    return faiss
+
+
+def _n_gpus(faiss) -> int:
+    """GPUs FAISS can use (0 for a CPU-only build)."""
+    get = getattr(faiss, "get_num_gpus", None)
+    return int(get()) if get is not None else 0
+
+
+class SenseIndex:
+    """Sense centroids of one encoder and layer spec, in a FAISS inner-product index.
+
+    Args:
+        config: how the index is built (:class:`SenseIndexConfig`).
+        device: ``auto`` puts the FAISS index on the GPU when FAISS sees one (falling back to
+            the CPU if the GPU index refuses range selectors); ``cpu`` never does.
+
+    Learned attributes (after :meth:`fit` or :meth:`load`):
+        keys_: sense key of each row, sorted by (lemma, POS, key).
+        vectors_: ``(n_rows, D)`` float32 unit rows (``D`` = dim, or 2*dim with glosses).
+        origin_: ``(n_rows,)`` int8, index into :data:`ORIGINS`.
+        counts_: ``(n_rows,)`` int64 training occurrences of each key (0 if none).
+        groups_: ``(lemma, POS)`` -> ``(start, stop)`` row range of its candidates.
+        postprocessor_: the fitted post-processor or None.
+        encoder_: :class:`EncoderInfo`; training_: :class:`TrainingInfo`.
+    """
+
+    def __init__(
+        self, config: SenseIndexConfig | None = None, device: Literal["auto", "cpu"] = "auto"
+    ) -> None:
+        self.config = config or SenseIndexConfig()
+        self.device = device  # auto: a GPU index when FAISS sees a GPU
+        self._faiss_index = None
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(
+        self,
+        vectors: np.ndarray,
+        keys: Sequence[Sequence[str]],
+        *,
+        encoder: EncoderInfo,
+        training: TrainingInfo | None = None,
+        graph: SenseGraph | None = None,
+        gloss: tuple[Sequence[str], np.ndarray] | None = None,
+        targets: Sequence[str] | None = None,
+    ) -> SenseIndex:
+        """Compute the centroids (and propagated / gloss rows) and build the index.
+
+        Args:
+            vectors: ``(n_occurrences, dim)`` occurrence vectors at ``config.layers``.
+            keys: gold sense keys of each occurrence.
+            encoder: identity of the encoder that made the vectors.
+            training: where the occurrences come from.
+            graph: WordNet structure, required when ``config.propagate`` is not ``none``.
+            gloss: ``(keys, (n, dim) vectors)`` gloss vectors at the same layer spec, required
+                when ``config.gloss`` is ``concat``.
+            targets: restrict propagation to these sense keys (default: every key of graph).
+
+        Returns:
+            self.
+        """
+        cfg = self.config
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != encoder.dim:
+            raise InputError(f"vectors must be (n, {encoder.dim}), got {vectors.shape}")
+        if cfg.propagate != "none" and graph is None:
+            raise InputError("propagation needs the WordNet sense graph (graph=...)")
+        if cfg.gloss != "none" and gloss is None:
+            raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
+        post = make_postprocessor(cfg.postprocess)
+        if post is not None:
+            source = training or TrainingInfo()
+            prov = Provenance(
+                model_name=encoder.name,
+                fingerprint=encoder.fingerprint,
+                layer_spec=cfg.layers,
+                pooling=encoder.pooling,
+                corpus=source.corpus,
+                corpus_hash=source.sha256,
+                n_sentences=source.n_sentences,
+            )
+            vectors = np.asarray(
+                post.fit(vectors, provenance=prov).transform(vectors), dtype=np.float32
+            )
+        ckeys, cvecs, counts = sense_centroids(vectors, keys)
+        origin = np.zeros(len(ckeys), dtype=np.int8)
+        if cfg.propagate != "none":
+            prop = propagate(graph, ckeys, cvecs, cfg.propagate, targets)
+            ckeys = ckeys + prop.keys
+            cvecs = np.concatenate([cvecs, prop.vectors])
+            origin = np.concatenate([origin, prop.levels])
+            counts = np.concatenate([counts, np.zeros(len(prop.keys), dtype=counts.dtype)])
+        if cfg.gloss == "concat":
+            gkeys, gvecs = gloss
+            gvecs = np.asarray(gvecs, dtype=np.float32)
+            if post is not None:
+                gvecs = np.asarray(post.transform(gvecs), dtype=np.float32)
+            all_keys, rows, gloss_only = combine_rows(ckeys, cvecs, gkeys, gvecs, cfg.gloss_weight)
+            at = {k: i for i, k in enumerate(ckeys)}
+            pos = np.array([at.get(k, -1) for k in all_keys], dtype=np.int64)
+            origin = np.where(gloss_only, np.int8(ORIGINS.index("gloss")), origin[pos])
+            counts = np.where(gloss_only, 0, counts[pos])
+            ckeys = tuple(all_keys)
+        else:
+            rows = normalize_rows(cvecs)
+        self.set_rows(ckeys, rows, origin.astype(np.int8), counts.astype(np.int64))
+        self.postprocessor_ = post
+        self.encoder_ = encoder
+        self.training_ = training or TrainingInfo(n_occurrences=len(vectors))
+        return self
+
+    def set_rows(self, keys, rows: np.ndarray, origin: np.ndarray, counts: np.ndarray) -> None:
+        """Store the rows sorted by (lemma, POS, key); each candidate set is one row range."""
+        names = np.array(keys, dtype=str).reshape(-1)
+        groups = np.array(["\t".join(key_lemma_pos(k)) for k in names.tolist()], dtype=str)
+        order = np.lexsort((names, groups)) if len(names) else np.zeros(0, np.int64)
+        names, groups = names[order], groups[order]
+        self.keys_ = tuple(names.tolist())
+        self.vectors_ = np.ascontiguousarray(rows[order], dtype=np.float32)
+        self.origin_ = np.asarray(origin)[order]
+        self.counts_ = np.asarray(counts)[order]
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(names) else []
+        stops = np.r_[starts[1:], len(names)].astype(int) if len(names) else []
+        self.groups_ = {
+            tuple(groups[a].split("\t")): (int(a), int(b)) for a, b in zip(starts, stops)
+        }
+        self._row_of = {k: i for i, k in enumerate(self.keys_)}
+        self._faiss_index = None
+
+    # ------------------------------------------------------------------ facts
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+    @property
+    def dim(self) -> int:
+        """Width of the index rows (``2 * encoder dim`` with gloss concatenation)."""
+        return int(self.vectors_.shape[1])
+
+    def has(self, key: str) -> bool:
+        """True if ``key`` has a row (corpus centroid, propagated or gloss)."""
+        return key in self._row_of
+
+    def origin_of(self, key: str) -> str | None:
+        """How the row of ``key`` was made (``ORIGINS``), None without a row."""
+        row = self._row_of.get(key)
+        return None if row is None else ORIGINS[self.origin_[row]]
+
+    def count_of(self, key: str) -> int:
+        """Training occurrences of ``key`` (0 if none or no row)."""
+        row = self._row_of.get(key)
+        return 0 if row is None else int(self.counts_[row])
+
+    def candidate_rows(self, lemma: str, pos: str) -> tuple[int, int]:
+        """Row range ``[start, stop)`` of the candidates of ``(lemma, pos)`` (empty: (0, 0))."""
+        return self.groups_.get((lemma.lower(), pos), (0, 0))
+
+    def summary(self) -> dict:
+        """Counts of rows by origin and the full configuration (JSON-able)."""
+        counts = np.bincount(self.origin_, minlength=len(ORIGINS))
+        return {
+            "config": asdict(self.config),
+            "encoder": asdict(self.encoder_),
+            "training": asdict(self.training_),
+            "rows": len(self),
+            "rows_by_origin": {o: int(c) for o, c in zip(ORIGINS, counts)},
+            "dim": self.dim,
+        }
+
+    # ------------------------------------------------------------------ search
+
+    def transform_queries(self, vectors: np.ndarray) -> np.ndarray:
+        """Occurrence vectors ``(n, dim)`` -> unit query rows ``(n, D)`` in the index's space
+        (post-processor, L2 normalisation, duplication for gloss concatenation)."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.encoder_.dim:
+            raise MismatchError(
+                f"query vectors have shape {vectors.shape}; this index holds "
+                f"{self.encoder_.dim}-dim vectors of {self.encoder_.name}"
+            )
+        if self.postprocessor_ is not None:
+            vectors = np.asarray(self.postprocessor_.transform(vectors), dtype=np.float32)
+        q = normalize_rows(vectors)
+        if self.config.gloss == "concat":
+            w = self.config.gloss_weight
+            q = np.concatenate([np.sqrt(1 - w) * q, np.sqrt(w) * q], axis=1).astype(np.float32)
+        return np.ascontiguousarray(q)
+
+    @property
+    def faiss_index(self):
+        """The FAISS ``IndexFlatIP`` over ``vectors_`` (built on first use): on the GPU when
+        FAISS sees one and ``device`` allows it, else on the CPU."""
+        if self._faiss_index is None:
+            faiss = _faiss()
+            index = faiss.IndexFlatIP(self.dim)
+            index.add(self.vectors_)
+            self._cpu_index, self.device_ = index, "cpu"
+            if self.device != "cpu" and _n_gpus(faiss) > 0:
+                try:
+                    res = faiss.StandardGpuResources()
+                    index = faiss.index_cpu_to_gpu(res, 0, index)
+                    self._gpu_resources, self.device_ = res, "gpu"
+                except (RuntimeError, AttributeError) as exc:  # pragma: no cover - GPU only
+                    warnings.warn(f"no FAISS GPU index ({exc}); using the CPU", stacklevel=2)
+            self._faiss_index = index
+        return self._faiss_index
+
+    def _search_c(self, n, q, k, d, i, params) -> None:
+        """One C-level search; a GPU index that refuses ID selectors falls back to the CPU."""
+        faiss = _faiss()
+        args = (n, faiss.swig_ptr(q), k, faiss.swig_ptr(d), faiss.swig_ptr(i), params)
+        try:
+            self.faiss_index.search_c(*args)
+        except RuntimeError as exc:  # pragma: no cover - GPU only
+            if self.device_ != "gpu":
+                raise
+            warnings.warn(f"FAISS GPU search with a range selector failed ({exc}); using the CPU",
+                          stacklevel=3)  # fmt: skip
+            self._faiss_index, self.device_ = self._cpu_index, "cpu"
+            self._cpu_index.search_c(*args)
+
+    def search_groups(
+        self, queries: np.ndarray, groups: Sequence[tuple[int, int, np.ndarray]], k: int = 2
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Many range searches in one call: for each ``(start, stop, rows_of_queries)``, the
+        ``k`` best index rows in ``[start, stop)`` for those queries.
+
+        One ``IDSelectorRange`` is reused (its bounds set per group) and FAISS's C search is
+        called directly: the per-group cost is a few microseconds, not a wrapper's setup.
+
+        Returns:
+            ``(scores (n, k) float32, rows (n, k) int64)`` for all ``n`` queries (``-1``/NaN
+            where a query was in no group or its range has fewer than ``k`` rows).
+        """
+        faiss = _faiss()
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        scores = np.full((len(queries), k), np.nan, dtype=np.float32)
+        rows = np.full((len(queries), k), -1, dtype=np.int64)
+        selector = faiss.IDSelectorRange(0, 1)
+        params = faiss.SearchParameters(sel=selector)
+        for start, stop, members in groups:
+            selector.imin, selector.imax = int(start), int(stop)
+            q = queries[members]
+            d = np.empty((len(members), k), dtype=np.float32)
+            i = np.empty((len(members), k), dtype=np.int64)
+            self._search_c(len(members), q, k, d, i, params)
+            scores[members], rows[members] = d, i
+        rows[rows < 0] = -1
+        return scores, rows
+
+    def candidate_scores(self, query: np.ndarray, lemma: str, pos: str) -> CandidateScores:
+        """Score every candidate row of ``(lemma, pos)`` for one occurrence vector ``(dim,)``,
+        best first."""
+        start, stop = self.candidate_rows(lemma, pos)
+        q = self.transform_queries(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        scores = self.vectors_[start:stop] @ q
+        order = np.argsort(-scores, kind="stable")
+        return CandidateScores(
+            keys=tuple(self.keys_[start + i] for i in order),
+            scores=scores[order].astype(np.float32),
+            origins=tuple(ORIGINS[self.origin_[start + i]] for i in order),
+        )
+
+    # ------------------------------------------------------------------ compatibility
+
+    def check_encoder(self, encoder, layers: str | LayerSpec | None = None) -> None:
+        """Raise :class:`MismatchError` unless ``encoder`` (an Encoder, LayerwiseEmbeddings or
+        EncoderInfo) and ``layers`` are the ones this index was built with."""
+        info = encoder if isinstance(encoder, EncoderInfo) else EncoderInfo.of(encoder)
+        mine = self.encoder_
+        for what, a, b in (
+            ("fingerprint", info.fingerprint, mine.fingerprint),
+            ("dimension", info.dim, mine.dim),
+            ("pooling", info.pooling, mine.pooling),
+            ("hidden-state count", info.n_hidden, mine.n_hidden),
+        ):
+            if a != b:
+                raise MismatchError(
+                    f"this sense index was built with {mine.name} ({what} {b}); the encoder in "
+                    f"use, {info.name}, has {what} {a}. Train an index for it: workbench wsd train"
+                )
+        if layers is not None and _spec_id(layers, mine.n_hidden) != _spec_id(
+            self.config.layers, mine.n_hidden
+        ):
+            raise MismatchError(
+                f"this sense index holds layer spec '{self.config.layers}', not '{layers}'"
+            )
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
+        post-processor's own files), atomically (:func:`workbench.wsd.store.save_index`)."""
+        return save_index(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, encoder=None, layers: str | None = None) -> SenseIndex:
+        """Read an index written by :meth:`save`; refuse it (MismatchError) if ``encoder`` or
+        ``layers`` differ from the ones it was built with."""
+        return load_index(cls, path, encoder, layers)

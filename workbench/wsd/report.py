@@ -1,0 +1,248 @@
+"""WSD evaluation reports (Markdown, self-contained HTML with plotly, JSON) and key files.
+
+Built on :mod:`workbench.reports.writers`. A report holds F1 per dataset and ALL with the baselines
+on
+the same run, per POS, per prediction type, the per-layer curve raw vs standardized (when a
+sweep is given), the lemmas with most errors and their confusions, and the full configuration
+with the data checksums. Its JSON has, besides the generic report content, a top-level
+``datasets`` entry: ``{name: {"n": ..., "system": {"P", "R", "F1"}, "<baseline>": {...}}}``
+(percentages).
+
+Example::
+
+    report = evaluation_report(result, config={...}, sweep=points)
+    write_wsd_report(report, "out/", stem="wsd-ALL")
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from workbench.reports.tables import Table
+from workbench.reports.writers import Report, Section, to_dict, write_report, write_text_atomic
+from workbench.wsd.evaluate import BASELINES, Evaluation, SweepPoint
+from workbench.wsd.scoring import Score, write_keys
+
+BASELINE_TITLES = {"wordnet_first_sense": "WordNet 1st sense", "semcor_mfs": "SemCor MFS"}
+
+
+def prf(s: Score) -> dict[str, float]:
+    """P, R, F1 in percent (unrounded), as the official scorer prints them (one decimal)."""
+    return {"P": 100 * s.precision, "R": 100 * s.recall, "F1": 100 * s.f1}
+
+
+def datasets_json(result: Evaluation) -> dict[str, Any]:
+    """``{dataset: {"n", "system": {P, R, F1}, <baseline>: {P, R, F1}}}`` in percent."""
+    out: dict[str, Any] = {}
+    for d in result.datasets:
+        entry: dict[str, Any] = {"n": d.n_instances, "system": prf(d.system)}
+        entry.update({b: prf(s) for b, s in d.baselines.items()})
+        out[d.name] = entry
+    return out
+
+
+def _baselines(result: Evaluation) -> list[str]:
+    present = {b for d in result.datasets for b in d.baselines}
+    return [b for b in BASELINES if b in present] + sorted(present - set(BASELINES))
+
+
+def dataset_table(result: Evaluation) -> Table:
+    bases = _baselines(result)
+    rows = []
+    for d in result.datasets:
+        s = prf(d.system)
+        rows.append(
+            (d.name, d.n_instances, s["P"], s["R"], s["F1"])
+            + tuple(100 * d.baselines[b].f1 if b in d.baselines else None for b in bases)
+        )
+    return Table(
+        (
+            "dataset",
+            "instances",
+            "P",
+            "R",
+            "F1",
+            *(f"{BASELINE_TITLES.get(b, b)} F1" for b in bases),
+        ),
+        tuple(rows),
+        caption="Scores in percent (official scorer rules); baselines on the same instances.",
+        digits=1,
+    )
+
+
+def pos_table(result: Evaluation) -> Table:
+    whole = result.datasets[-1]
+    bases = _baselines(result)
+    rows = []
+    for pos, s in whole.by_pos.items():
+        rows.append(
+            (pos, s.total, 100 * s.f1)
+            + tuple(100 * whole.baselines_by_pos[b][pos].f1 for b in bases if b in whole.baselines)
+        )
+    cols = ("POS", "instances", "F1", *(f"{BASELINE_TITLES.get(b, b)} F1" for b in bases))
+    return Table(cols, tuple(rows), caption=f"Per POS on {whole.name}.", digits=1)
+
+
+def source_table(result: Evaluation) -> Table:
+    whole = result.datasets[-1]
+    n = max(whole.n_instances, 1)
+    rows = [
+        (src, whole.source_counts.get(src, 0), 100 * whole.source_counts.get(src, 0) / n,
+         100 * s.precision)
+        for src, s in whole.by_source.items()
+    ]  # fmt: skip
+    return Table(
+        ("prediction type", "instances", "share %", "accuracy %"),
+        tuple(rows),
+        caption=f"How each answer on {whole.name} was made (accuracy = P on those instances).",
+        digits=1,
+        notes=(
+            "centroid: nearest corpus centroid; propagated: a vector given by LMMS propagation "
+            "(synset, hypernym or lexname); gloss: a gloss vector only; backoff: no candidate "
+            "had a vector, WordNet's first sense; none: no WordNet sense for the lemma.",
+        ),
+    )
+
+
+def error_table(result: Evaluation, top: int = 20) -> Table:
+    rows = []
+    for e in result.errors[:top]:
+        conf = "; ".join(f"{g} -> {p} ({c})" for g, p, c in e.confusions)
+        rows.append((e.lemma, e.n_instances, e.n_wrong, conf))
+    return Table(
+        ("lemma", "instances", "wrong", "commonest confusions (gold -> predicted)"),
+        tuple(rows),
+        caption=f"Lemmas with most errors on {result.datasets[-1].name}.",
+    )
+
+
+def sweep_table(points: Sequence[SweepPoint]) -> Table:
+    posts = list(dict.fromkeys(p.postprocess for p in points))
+    by = {(p.layers, p.postprocess): p for p in points}
+    specs = list(dict.fromkeys(p.layers for p in points))
+    rows = []
+    for spec in specs:
+        f1 = [100 * by[(spec, q)].all.f1 if (spec, q) in by else None for q in posts]
+        delta = (f1[1] - f1[0]) if len(f1) > 1 and None not in f1[:2] else None
+        label = next(p.label for p in points if p.layers == spec)
+        rows.append((spec, label, *f1, delta))
+    cols = ("layers", "label", *(f"F1 {q}" for q in posts), f"{posts[-1]} - {posts[0]}")
+    return Table(
+        cols[: len(cols) - (len(posts) < 2)],
+        tuple(r[: len(cols) - (len(posts) < 2)] for r in rows),
+        caption="Plain 1-NN (no propagation, no glosses): F1 in percent on the test corpus.",
+        digits=1,
+    )
+
+
+def sweep_figure(points: Sequence[SweepPoint]):
+    """Plotly line chart: F1 per layer spec, one line per post-processor."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for post in dict.fromkeys(p.postprocess for p in points):
+        sel = [p for p in points if p.postprocess == post]
+        fig.add_trace(
+            go.Scatter(
+                x=[p.layers for p in sel],
+                y=[100 * p.all.f1 for p in sel],
+                mode="lines+markers",
+                name="raw" if post == "none" else post,
+            )
+        )
+    fig.update_layout(
+        title="WSD F1 per layer, raw vs standardized",
+        xaxis_title="hidden state (0 = embeddings) / combination",
+        yaxis_title="F1 (%)",
+        template="plotly_white",
+    )
+    return fig
+
+
+def dataset_figure(result: Evaluation):
+    """Plotly grouped bars: F1 per dataset for the system and each baseline."""
+    import plotly.graph_objects as go
+
+    names = [d.name for d in result.datasets]
+    fig = go.Figure(go.Bar(name="system", x=names, y=[100 * d.system.f1 for d in result.datasets]))
+    for b in _baselines(result):
+        fig.add_trace(
+            go.Bar(
+                name=BASELINE_TITLES.get(b, b),
+                x=names,
+                y=[100 * d.baselines[b].f1 if b in d.baselines else None for d in result.datasets],
+            )
+        )
+    fig.update_layout(
+        title="F1 per dataset, system and baselines",
+        barmode="group",
+        yaxis_title="F1 (%)",
+        template="plotly_white",
+    )
+    return fig
+
+
+def evaluation_report(
+    result: Evaluation | None,
+    config: Mapping[str, Any],
+    sweep: Sequence[SweepPoint] = (),
+    command: str = "",
+    title: str = "Word sense disambiguation",
+) -> Report:
+    """The full report of an evaluation (and/or a layer sweep)."""
+    sections = []
+    if result is not None:
+        sections += [
+            Section(
+                "F1 per dataset", tables=(dataset_table(result),), figures=(dataset_figure(result),)
+            ),
+            Section("Per part of speech", tables=(pos_table(result),)),
+            Section("Per prediction type", tables=(source_table(result),)),
+        ]
+    if sweep:
+        sections.append(
+            Section(
+                "Per-layer sweep, raw vs standardized",
+                tables=(sweep_table(sweep),),
+                figures=(sweep_figure(sweep),),
+            )
+        )
+    if result is not None and result.errors:
+        sections.append(Section("Lemmas with most errors", tables=(error_table(result),)))
+    data: dict[str, Any] = {}
+    if result is not None:
+        data["datasets"] = datasets_json(result)
+        data["seconds"] = result.seconds
+    if sweep:
+        data["sweep"] = [
+            {"layers": p.layers, "postprocess": p.postprocess, **prf(p.all),
+             "datasets": {k: prf(v) for k, v in p.datasets.items()}}
+            for p in sweep
+        ]  # fmt: skip
+    return Report(title=title, config=dict(config), sections=tuple(sections), data=data,
+                  command=command)  # fmt: skip
+
+
+def write_wsd_report(report: Report, out_dir: str | Path, stem: str = "wsd") -> dict[str, Path]:
+    """Write ``<stem>.md``, ``.html`` and ``.json`` (JSON with ``datasets`` at the top level)."""
+    paths = write_report(report, out_dir, stem=stem, formats=("md", "html"))
+    paths["json"] = write_json(report, Path(out_dir) / f"{stem}.json")
+    return paths
+
+
+def write_json(report: Report, path: str | Path) -> Path:
+    """The report's JSON, with ``datasets`` (and ``sweep``) also at the top level."""
+    content = to_dict(report)
+    for key in ("datasets", "sweep"):
+        if key in content["data"]:
+            content[key] = content["data"][key]
+    return write_text_atomic(path, json.dumps(content, indent=2, allow_nan=False) + "\n")
+
+
+def write_answers(result: Evaluation, out_dir: str | Path, name: str) -> Path:
+    """System answers in the official key format (``id key``), for the official scorer."""
+    answers = {i: p.key for i, p in result.predictions.items() if p.key is not None}
+    return write_keys(Path(out_dir) / f"{name}.key.txt", answers)

@@ -1,0 +1,204 @@
+"""The official scoring of the WSD evaluation framework (Raganato et al. 2017, ``Scorer.java``).
+
+Rules, exactly as the Java scorer counts:
+
+* gold and system files map an id to a *set* of keys (repeated lines for one id are merged);
+  a line with fewer than two fields is skipped;
+* system ids not in the gold are ignored;
+* for an answered gold instance with ``k`` system keys, each key in the gold set earns
+  ``1/k`` of a correct answer and each other key ``1/k`` of a wrong one;
+* ``P = correct / (correct + wrong)`` (i.e. per answered instance), ``R = correct / |gold|``,
+  ``F1 = 2PR / (P + R)`` (0 when ``P + R`` is 0).
+
+Differences, all in degenerate cases: fields are split on any whitespace (Java splits on single
+spaces, so a double space there yields an empty, wrong key); with nothing answered ``P`` is 0
+here (NaN in Java). Percentages print with one decimal, rounded half up like Java's ``%.1f``.
+
+Example::
+
+    >>> s = score({"a": {"k1"}, "b": {"k2", "k3"}}, {"a": {"k1", "x"}})
+    >>> (s.precision, s.recall, s.f1)
+    (0.5, 0.25, 0.3333333333333333)
+    >>> print(format_score(s))
+    P=	50.0%
+    R=	25.0%
+    F1=	33.3%
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+from workbench.corpora.parsing import open_maybe_xz
+from workbench.errors import DataError
+from workbench.fileio import atomic_path
+
+KeyMap = Mapping[str, Iterable[str]]
+
+
+@dataclass(frozen=True)
+class Score:
+    """Scores of one system against one gold (fractions in [0, 1]).
+
+    Attributes:
+        correct: sum of the fractional credit (``ok`` in ``Scorer.java``).
+        wrong: sum of the fractional debit (``notok``).
+        answered: gold instances that received at least one answer.
+        total: gold instances.
+    """
+
+    correct: float
+    wrong: float
+    answered: int
+    total: int
+
+    @property
+    def precision(self) -> float:
+        attempted = self.correct + self.wrong
+        return self.correct / attempted if attempted else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    @property
+    def coverage(self) -> float:
+        return self.answered / self.total if self.total else 0.0
+
+
+def _as_sets(keys: KeyMap) -> dict[str, frozenset[str]]:
+    return {k: frozenset([v] if isinstance(v, str) else v) for k, v in keys.items()}
+
+
+def score(gold: KeyMap, system: KeyMap) -> Score:
+    """Score ``system`` answers against ``gold`` keys by the official rules.
+
+    Args:
+        gold: instance id -> gold keys (a str is taken as one key).
+        system: instance id -> answered keys; ids not in ``gold`` are ignored, an empty
+            answer set counts as no answer.
+    """
+    gold_sets, system_sets = _as_sets(gold), _as_sets(system)
+    correct = wrong = 0.0
+    answered = 0
+    for instance_id, answers in system_sets.items():
+        expected = gold_sets.get(instance_id)
+        if expected is None or not answers:
+            continue
+        hits = len(answers & expected)
+        correct += hits / len(answers)
+        wrong += (len(answers) - hits) / len(answers)
+        answered += 1
+    return Score(correct, wrong, answered, len(gold_sets))
+
+
+def score_by_group(gold: KeyMap, system: KeyMap, groups: Mapping[str, str]) -> dict[str, Score]:
+    """Scores per group (e.g. per POS or per dataset); gold ids without a group are left out.
+
+    Args:
+        groups: instance id -> group label.
+
+    Returns:
+        group -> :class:`Score`, groups in sorted order.
+    """
+    members: dict[str, dict[str, Iterable[str]]] = {}
+    for instance_id, keys in gold.items():
+        group = groups.get(instance_id)
+        if group is not None:
+            members.setdefault(group, {})[instance_id] = keys
+    return {g: score(members[g], system) for g in sorted(members)}
+
+
+def score_by_pos(gold: KeyMap, system: KeyMap, pos: Mapping[str, str]) -> dict[str, Score]:
+    """Scores per universal POS tag (``pos``: instance id -> tag, e.g. ``corpus.pos_of()``)."""
+    return score_by_group(gold, system, pos)
+
+
+def dataset_groups(ids: Iterable[str]) -> dict[str, str]:
+    """Instance id -> dataset, from the ``ALL`` id prefix (``senseval2.d000...`` -> senseval2)."""
+    return {i: i.split(".", 1)[0] for i in ids}
+
+
+# --------------------------------------------------------------------------- key files
+
+
+def read_keys(path: str | os.PathLike) -> dict[str, frozenset[str]]:
+    """Read a key file as the official scorer does (``id key [key ...]``; ``.xz`` accepted).
+
+    Raises:
+        DataError: a missing or unreadable file.
+    """
+
+    keys: dict[str, set[str]] = {}
+    try:
+        with open_maybe_xz(path, "rt") as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) < 2:
+                    continue
+                keys.setdefault(fields[0], set()).update(fields[1:])
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read key file: {exc}") from exc
+    return {k: frozenset(v) for k, v in keys.items()}
+
+
+def write_keys(path: str | os.PathLike, answers: KeyMap) -> Path:
+    """Write ``id key [key ...]`` lines (ids in the given order; empty answers left out)."""
+    path = Path(path)
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        for instance_id, keys in answers.items():
+            keys = [keys] if isinstance(keys, str) else list(keys)
+            if keys:
+                fh.write(f"{instance_id} {' '.join(keys)}\n")
+    return path
+
+
+def score_files(gold_path: str | os.PathLike, system_path: str | os.PathLike) -> Score:
+    """Score a system key file against a gold key file (``Scorer.java GOLD SYSTEM``)."""
+    return score(read_keys(gold_path), read_keys(system_path))
+
+
+# --------------------------------------------------------------------------- printing
+
+
+def percent(value: float) -> str:
+    """``0.71249`` -> ``"71.2"``: one decimal, half up (Java ``String.format("%.1f")``).
+
+    Like Java, the shortest decimal form of the double is rounded, so ``0.7125 * 100``
+    (``71.25``) gives ``71.3``.
+    """
+    return str(Decimal(repr(value * 100)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def format_score(result: Score) -> str:
+    """The official scorer's output: ``P=\\t71.2%``, ``R=\\t...``, ``F1=\\t...`` lines."""
+    return "\n".join(
+        f"{label}=\t{percent(value)}%"
+        for label, value in (("P", result.precision), ("R", result.recall), ("F1", result.f1))
+    )
+
+
+def scorer_output(gold_path: str | os.PathLike, system_path: str | os.PathLike) -> str:
+    """What ``java Scorer GOLD SYSTEM`` prints, for ``workbench wsd score GOLD SYSTEM``."""
+    return format_score(score_files(gold_path, system_path))
+
+
+def format_table(scores: Mapping[str, Score], title: str = "group") -> str:
+    """A plain-text table of P / R / F1 (percent) and counts, one row per entry."""
+    width = max([len(title), *(len(k) for k in scores)])
+    lines = [f"{title:<{width}}  {'P':>5}  {'R':>5}  {'F1':>5}  {'answered':>8}  {'total':>6}"]
+    for name, s in scores.items():
+        lines.append(
+            f"{name:<{width}}  {percent(s.precision):>5}  {percent(s.recall):>5}  "
+            f"{percent(s.f1):>5}  {s.answered:>8}  {s.total:>6}"
+        )
+    return "\n".join(lines)

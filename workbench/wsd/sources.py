@@ -1,0 +1,234 @@
+"""WordNet-derived inputs of a sense index: the propagation graph and LMMS gloss vectors.
+
+* :func:`sense_graph` turns WordNet 3.0 into the arrays :mod:`workbench.wsd.vectors` needs
+  (built once per process, about 5 s).
+* :func:`gloss_vectors`: a vector per sense key from its WordNet gloss, LMMS style (Loureiro &
+  Jorge 2019), pooled one of two ways. ``definition`` (default): the synset sentence
+  ``"<all lemmas of the synset> - <definition>"`` is encoded once and its definition words are
+  averaged (:func:`definition_vectors`, stored in the cache dir); the keys of a synset share
+  it. ``lemma``: the per-key sentence ``"<lemma> - <all lemmas> - <definition>"``
+  (:func:`gloss_sentences`) is encoded and the vector of its first word, the sense's own lemma
+  (a multiword lemma is one word, ``"take place"``), is taken. On the default model the
+  ``definition`` vectors help on the SemEval-2007 development set and the ``lemma`` ones do not
+  (docs/results.md).
+* :func:`wordnet_example_sentences` is the WordNet example corpus restricted to some lemmas.
+
+Example::
+
+    graph = sense_graph(load_wordnet())
+    keys, vecs = gloss_vectors(enc, load_wordnet(), "last4-sum", keys=["bank%1:17:01::"])
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import numpy as np
+from scipy import sparse
+
+from workbench.corpora.readers import Sentence
+from workbench.encoding.alignment import split_words
+from workbench.encoding.cache import encode_cached
+from workbench.encoding.models import default_cache_dir
+from workbench.encoding.pooling import combine_layers
+from workbench.errors import InputError
+from workbench.fileio import atomic_path
+from workbench.lexicon import examples as wx
+from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet
+from workbench.wsd.vectors import SenseGraph
+
+GLOSS_CHUNK = 16_384  # sentences per cached encoding chunk (lemma pooling)
+DEFINITION_CHUNK = 4_096  # synset sentences encoded at a time (definition pooling)
+GlossPooling = Literal["definition", "lemma"]
+GRAPH_VERSION = 1  # bump when _graph changes what it stores
+_GRAPHS: dict[int, tuple[WordNet, SenseGraph]] = {}  # per-process cache of sense_graph
+
+
+def _graph(wordnet: WordNet) -> SenseGraph:
+    key_synsets: dict[str, str] = {}
+    hypernyms: dict[str, list[str]] = {}
+    lexnames: dict[str, str] = {}
+    for synset in wordnet.reader.all_synsets():
+        name = synset.name()
+        lexnames[name] = synset.lexname()
+        parents = synset.hypernyms() + synset.instance_hypernyms()
+        if parents:
+            hypernyms[name] = [p.name() for p in parents]
+        for lemma in synset.lemmas():
+            key_synsets[lemma.key()] = name
+    return SenseGraph.build(key_synsets, hypernyms, lexnames)
+
+
+def sense_graph(wordnet: WordNet) -> SenseGraph:
+    """WordNet's sense keys, synsets, hypernym edges (instance hypernyms included) and
+    lexicographer files as a :class:`SenseGraph` (cached per process)."""
+    cached = _GRAPHS.get(id(wordnet))
+    if cached is None or cached[0] is not wordnet:  # WordNet is not hashable: key on identity
+        cached = _GRAPHS[id(wordnet)] = (wordnet, _stored_graph(wordnet))
+    return cached[1]
+
+
+def _stored_graph(wordnet: WordNet) -> SenseGraph:
+    """The graph from the cache dir (built and stored on first use: 5-10 s -> 0.5 s)."""
+
+    name = f"sense-graph-wordnet-{wordnet.version}-v{GRAPH_VERSION}.npz"
+    path = default_cache_dir() / "wsd" / name
+    if path.is_file():
+        try:
+            return SenseGraph.load(path)
+        except (OSError, KeyError, ValueError):
+            path.unlink(missing_ok=True)
+    graph = _graph(wordnet)
+    graph.save(path)
+    return graph
+
+
+def _gloss_words(synset) -> list[str]:
+    names = [lemma.name().replace("_", " ") for lemma in synset.lemmas()]
+    listed: list[str] = []
+    for i, name in enumerate(names):
+        listed += ([","] if i else []) + [name]
+    return ["-", *listed, "-", *split_words(synset.definition())]
+
+
+def gloss_sentences(
+    wordnet: WordNet, keys: Iterable[str] | None = None
+) -> tuple[tuple[str, ...], list[list[str]]]:
+    """LMMS gloss sentences, one per sense key, sorted by key.
+
+    Args:
+        wordnet: the inventory.
+        keys: the sense keys wanted (default: all 206,941 of WordNet 3.0).
+
+    Returns:
+        ``(keys, sentences)``; each sentence is a word list whose word 0 is the sense's lemma
+        (``["bank", "-", "bank", ",", "cant", ",", "camber", "-", "a", "slope", ...]``).
+    """
+    out: dict[str, list[str]] = {}
+    if keys is None:
+        for synset in wordnet.reader.all_synsets():
+            tail = _gloss_words(synset)
+            for lemma in synset.lemmas():
+                out[lemma.key()] = [lemma.name().replace("_", " "), *tail]
+    else:
+        for key in keys:
+            synset = wordnet.synset_obj(key)
+            lemma = next(x for x in synset.lemmas() if x.key() == key)
+            out[key] = [lemma.name().replace("_", " "), *_gloss_words(synset)]
+    order = tuple(sorted(out))
+    return order, [out[k] for k in order]
+
+
+def gloss_vectors(
+    encoder,
+    wordnet: WordNet,
+    layers: str,
+    keys: Iterable[str] | None = None,
+    pooling: GlossPooling = "definition",
+    progress=None,
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """Gloss vectors of sense keys at a layer spec: ``(keys, (n_keys, dim) float32)``.
+
+    Args:
+        encoder: the encoder.
+        wordnet: the inventory.
+        layers: the layer spec.
+        keys: the sense keys (default: every key of WordNet 3.0).
+        pooling: ``definition``: mean over the definition's words of the synset sentence
+            ``"<lemmas> - <definition>"`` (one vector per synset, shared by its keys; see
+            :func:`definition_vectors`); ``lemma``: the vector of the sense's own lemma, word 0
+            of its LMMS sentence ``"<lemma> - <lemmas> - <definition>"``.
+        progress: passed to the encoder.
+    """
+    if pooling == "definition":
+        graph = sense_graph(wordnet)
+        rows = graph.key_row
+        wanted = sorted(graph.keys) if keys is None else sorted(set(keys))
+        key_syn = np.array([graph.key_synset[rows[k]] for k in wanted], dtype=np.int64)
+        used = np.unique(key_syn)
+        names = [graph.synsets[i] for i in used]
+        stack = definition_vectors(encoder, wordnet, names, progress=progress)
+
+        per_synset = combine_layers(stack, tuple(range(stack.shape[1])), layers, stack.shape[1])
+        return tuple(wanted), per_synset[np.searchsorted(used, key_syn)]
+    if pooling != "lemma":
+        raise InputError(f"gloss pooling must be 'definition' or 'lemma', not '{pooling}'")
+
+    names, sentences = gloss_sentences(wordnet, keys)
+    parts = []
+    for start in range(0, len(sentences), GLOSS_CHUNK):
+        chunk = sentences[start : start + GLOSS_CHUNK]
+        emb = encode_cached(encoder, chunk, keep=[[0]] * len(chunk), progress=progress)
+        parts.append(emb.select(layers))
+    dim = int(encoder.dim)
+    return names, np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
+
+
+def synset_sentence(synset) -> tuple[list[str], int]:
+    """``"<lemma>, <lemma> - <definition>"`` as words, and where the definition starts."""
+    words = _gloss_words(synset)[1:]  # drop the leading "-"
+    start = words.index("-") + 1
+    return words, start if start < len(words) else 0
+
+
+def definition_vectors(encoder, wordnet: WordNet, synsets: Sequence[str], progress=None):
+    """Per synset, the mean over its definition's words of every hidden state.
+
+    Encodes ``"<lemmas> - <definition>"`` once per synset and keeps only the definition words;
+    the means ``(n_synsets, n_hidden, dim)`` float32 are stored in the cache dir (any layer
+    spec is then array work: a layer combination commutes with the mean over words).
+    """
+
+    # the sentences follow from WordNet's version, the synsets and this code's version: the
+    # cache name hashes those, so a warm call never rebuilds 117k sentences
+    ident = f"wordnet-{wordnet.version}|v{GRAPH_VERSION}|{encoder.max_length}|" + "\n".join(synsets)
+    tag = hashlib.sha256(ident.encode()).hexdigest()[:24]
+    name = f"definitions-{encoder.fingerprint}-{encoder.pooling}-{tag}.npy"
+    path = default_cache_dir() / "wsd" / name
+    if path.is_file():
+        return np.load(path, mmap_mode="r")
+    built = [synset_sentence(wordnet.reader.synset(name)) for name in synsets]
+    sentences = [w for w, _ in built]
+    keep = [list(range(start, len(w))) for w, start in built]
+    out = np.zeros((len(sentences), encoder.n_hidden, encoder.dim), dtype=np.float32)
+    for start in range(0, len(sentences), DEFINITION_CHUNK):
+        stop = min(start + DEFINITION_CHUNK, len(sentences))
+        emb = encoder.encode(sentences[start:stop], keep=keep[start:stop], progress=progress)
+        counts = np.bincount(emb.sentence_index, minlength=stop - start).astype(np.float32)
+        flat = np.asarray(emb.vectors, dtype=np.float32).reshape(len(emb.words), -1)
+        member = sparse.csr_matrix(
+            (np.ones(len(flat), np.float32), (emb.sentence_index, np.arange(len(flat)))),
+            shape=(stop - start, len(flat)),
+        )
+        sums = np.asarray(member @ flat, dtype=np.float32)
+        out[start:stop] = (sums / np.maximum(counts, 1)[:, None]).reshape(-1, *out.shape[1:])
+    with atomic_path(path, suffix=".npy") as tmp:
+        np.save(tmp, out)
+    return out
+
+
+def lemma_synsets(wordnet: WordNet, lemmas: Sequence[tuple[str, str]]) -> list:
+    """The NLTK synsets of the candidate senses of ``(lemma, POS)`` pairs, without repeats."""
+    seen: dict[str, object] = {}
+    for lemma, pos in lemmas:
+        for key in wordnet.candidates(lemma, pos) if pos in UPOS_TO_WN else ():
+            synset = wordnet.synset_obj(key)
+            seen.setdefault(synset.name(), synset)
+    return list(seen.values())
+
+
+def wordnet_example_sentences(
+    wordnet: WordNet, lemmas: Sequence[tuple[str, str]] | None = None
+) -> tuple[Sentence, ...]:
+    """WordNet's usage examples as sense-tagged sentences (:mod:`workbench.lexicon.examples`),
+    all of them or only those of the synsets of some ``(lemma, POS)`` pairs."""
+
+    if lemmas is None:
+        return wx.example_corpus(wordnet=wordnet).sentences
+    stats = wx.ExampleStats()
+    out: list[Sentence] = []
+    for synset in lemma_synsets(wordnet, lemmas):
+        out += list(wx.synset_example_sentences(synset, wordnet, stats))
+    return tuple(out)

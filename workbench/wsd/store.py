@@ -1,0 +1,77 @@
+"""Saving and loading a :class:`~workbench.wsd.index.SenseIndex` as a directory.
+
+Layout: ``meta.json`` (format version, config, encoder identity, training provenance, counts),
+``senses.npz`` (sense keys, L2-normalised rows, how each row got its vector, occurrence counts)
+and, for an index with a post-processor, that post-processor's own ``.npz`` + ``.json``. Writes
+go to a temporary directory renamed into place, so a reader never sees half an index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from workbench.errors import DataError
+from workbench.geometry.corrections import load_postprocessor
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+
+FORMAT_VERSION = 1
+
+
+def save_index(index, path: str | os.PathLike) -> Path:
+    """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
+    post-processor's own files), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    try:
+        np.savez(
+            tmp / "senses.npz",
+            keys=np.array(index.keys_, dtype=str),
+            vectors=index.vectors_,
+            origin=index.origin_,
+            counts=index.counts_,
+        )
+        if index.postprocessor_ is not None:
+            index.postprocessor_.save(tmp / "postprocessor")
+        meta = {"format": FORMAT_VERSION, **index.summary()}
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def load_index(cls, path: str | os.PathLike, encoder=None, layers: str | None = None):
+    """Read an index written by :func:`save_index` as an instance of ``cls``; refuse it
+    (MismatchError) if ``encoder`` or ``layers`` differ from the ones it was built with."""
+    path = Path(path)
+    try:
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        with np.load(path / "senses.npz", allow_pickle=False) as data:
+            arrays = {k: data[k] for k in ("keys", "vectors", "origin", "counts")}
+    except (OSError, KeyError, ValueError) as exc:
+        raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
+    if meta.get("format") != FORMAT_VERSION:
+        raise DataError(f"{path} has index format {meta.get('format')}, not {FORMAT_VERSION}")
+    training = meta["training"]
+    training["restricted_to"] = tuple(training.get("restricted_to", ()))
+    index = cls(SenseIndexConfig(**meta["config"]))
+    index.encoder_ = EncoderInfo(**meta["encoder"])
+    index.training_ = TrainingInfo(**training)
+    index.postprocessor_ = None
+    if index.config.postprocess != "none":
+        index.postprocessor_ = load_postprocessor(path / "postprocessor")
+    keys = tuple(arrays["keys"].tolist())
+    index.set_rows(keys, arrays["vectors"], arrays["origin"], arrays["counts"])
+    if encoder is not None:
+        index.check_encoder(encoder, layers)
+    return index
