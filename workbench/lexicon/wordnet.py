@@ -38,6 +38,8 @@ from workbench.errors import DataError, InputError
 WORDNET_VERSION = "3.0"
 N_SYNSETS_30 = 117_659
 N_SENSE_KEYS_30 = 206_941
+#: The universal POS tags of WordNet's content words, in WordNet's order (n, v, a, r).
+POS_TAGS: tuple[str, ...] = ("NOUN", "VERB", "ADJ", "ADV")
 #: Universal POS -> WordNet POS letter (ADJ also matches satellites ``s``).
 UPOS_TO_WN = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 #: ss_type digit of a sense key -> universal POS.
