@@ -168,8 +168,8 @@ class Encoder:
 
         A batch closes when one more sequence would take its padded size past the token budget,
         or, once it holds a tenth of the budget, when the next sequence is more than 3% shorter
-        than its longest. On 2,000 SemCor sentences this pads 1.8% (a 10%-shorter rule padded
-        6.9%) and runs 15-20% faster on CPU: many batches then hold sequences of one length.
+        than its longest, so many batches hold sequences of one length. On 2,000 SemCor
+        sentences padding is 1.8% of the tokens (docs/benchmarks.md, "Extraction").
         """
         order = np.argsort(-lengths, kind="stable")
         batches, current, width = [], [], 0
@@ -358,8 +358,9 @@ def _gc_paused():
     """Pause Python's cyclic garbage collector while encoding.
 
     Encoding allocates many small lists; with a large corpus loaded (SemCor is millions of
-    objects) each full collection they trigger walks all of it, which cost up to 0.3 s per
-    2,000 sentences. Nothing here makes reference cycles, so pausing loses nothing.
+    objects) each full collection they trigger walks all of it: up to 0.3 s per 2,000
+    sentences (docs/benchmarks.md). Nothing here makes reference cycles, so pausing loses
+    nothing.
     """
     enabled = gc.isenabled()
     gc.disable()

@@ -97,8 +97,8 @@ class RowLayout:
 def allocate(shape: tuple[int, int, int], dtype: np.dtype, out) -> np.ndarray:
     """The output array: in memory, or a ``.npy`` memory map at ``out`` for larger-than-RAM runs.
 
-    ``np.empty``, not ``np.zeros``: every row is written, and on this project's machine zeroed
-    memory cost ~1 s of page faults per 458 MB where ``empty`` (transparent huge pages) cost 0.1 s.
+    ``np.empty``, not ``np.zeros``: every row is written anyway, and zeroed memory costs page
+    faults (about 1 s per 458 MB on this project's machine; docs/benchmarks.md, "Extraction").
     """
     if out is None:
         return np.empty(shape, dtype=dtype)

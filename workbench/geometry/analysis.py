@@ -180,8 +180,8 @@ def analyze_layers(
         int(meas.sum()), config.n_pairs, contexts=contexts[meas], random_state=config.random_state
     )
     rows, total = [], n_layers * len(config.corrections)
-    # Thousands of tiny eigendecompositions: BLAS threads only add contention (measured on 2
-    # busy cores: 62 s with the default threads, 11 s with one, for 2 layers of 42k words).
+    # Thousands of tiny eigendecompositions: BLAS runs on one thread, as more threads only add
+    # contention (docs/benchmarks.md, "Geometry").
     with threadpool_limits(limits=1, user_api="blas"):
         for slot, layer in enumerate(layers):
             layer_vectors = np.asarray(vectors[:, slot, :], dtype=np.float64)
@@ -200,7 +200,7 @@ def analyze_layers(
     )  # fmt: skip
 
 
-# --------------------------------------------------------------------------- table
+# --------------------------------------------------------------------------- result helpers
 
 
 def most_anisotropic_layer(result: GeometryResult) -> int:
