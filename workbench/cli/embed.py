@@ -33,8 +33,8 @@ def register(sub) -> None:
     p.add_argument(
         "--compile",
         action="store_true",
-        help="torch.compile the model: ~15%% faster forward after a one-off 15-25 s compile "
-        "(worth it for long corpora)",
+        help="torch.compile the model: 5-10%% faster on CPU after a one-off 10-25 s "
+        "compilation (worth it for long corpora; see docs/benchmarks.md)",
     )
     p.set_defaults(func=cmd_embed)
 
