@@ -12,9 +12,8 @@ Pipeline of :meth:`Encoder.encode`:
    batch's own longest sequence; a batch closes early where lengths drop by more than 3%);
 5. run the model (eagerly, or compiled: :mod:`workbench.encoding.runner`) under
    ``torch.inference_mode`` with all hidden states, pool subwords into words on the device
-   (a gather, plus a segment sum for multi-subword words: :mod:`workbench.encoding.pooling`), and
-   write
-   the rows straight into the output (:mod:`workbench.encoding.rows`) in input order.
+   (a gather, plus a segment sum for multi-subword words: :mod:`workbench.encoding.pooling`),
+   and write the rows straight into the output (:mod:`workbench.encoding.rows`) in input order.
 
 Example:
     >>> enc = Encoder()                                  # packaged all-MiniLM-L6-v2
