@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from workbench import Encoder
-from workbench.lexicon.wordnet import load_wordnet
+from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.config import SenseIndexConfig
 from workbench.wsd.evaluate import load_corpus
 from workbench.wsd.predict import build_index, encode_instances, predict
@@ -40,16 +40,13 @@ def plain_loop(index, vectors, lemmas, pos, wordnet, table) -> list[str | None]:
     out = []
     for v, lemma, p in zip(vectors, lemmas, pos):
         q = v / np.linalg.norm(v)
-        cands = [k for k in wordnet.candidates(lemma, p) if k in table] if p in _POS else []
+        cands = [k for k in wordnet.candidates(lemma, p) if k in table] if p in POS_TAGS else []
         if not cands:
-            out.append(wordnet.first_sense(lemma, p) if p in _POS else None)
+            out.append(wordnet.first_sense(lemma, p) if p in POS_TAGS else None)
             continue
         mat = np.stack([table[k] for k in cands])
         out.append(cands[int(np.argmax(mat @ q))])
     return out
-
-
-_POS = ("NOUN", "VERB", "ADJ", "ADV")
 
 
 def main() -> int:

@@ -9,8 +9,7 @@ from workbench.lexicon import wordnet as wnmod
 from workbench.lexicon.examples import ExampleConfig, ExampleStats, iter_examples, locate
 from workbench.lexicon.wordnet import (
     N_SYNSETS_30,
-    key_lemma,
-    key_pos,
+    key_lemma_pos,
     load_wordnet,
     normalised_copy,
     verify_copy,
@@ -27,10 +26,23 @@ def test_is_wordnet_30(wn):
     assert len(wn.senses) == wnmod.N_SENSE_KEYS_30
 
 
+def test_key_lemma_pos_parses_and_lowercases():
+    assert key_lemma_pos("bank%1:17:01::") == ("bank", "NOUN")
+    assert key_lemma_pos("run%2:38:00::") == ("run", "VERB")
+    assert key_lemma_pos("galore%5:00:00:abundant:00") == ("galore", "ADJ")
+    assert key_lemma_pos("Take_Place%2:30:00::") == ("take_place", "VERB")
+    with pytest.raises(InputError):
+        key_lemma_pos("bank.n.01")
+
+
+def test_sense_keys_are_lowercase_so_lowercasing_changes_no_real_key(wn):
+    assert all(key == key.lower() for key in wn.senses)
+
+
 def test_bank_sense_key_lookups(wn):
     key = "bank%1:17:01::"
     assert key in wn.candidates("bank", "NOUN")
-    assert key_pos(key) == "NOUN" and key_lemma(key) == "bank"
+    assert key_lemma_pos(key) == ("bank", "NOUN")
     assert wn.synset(key) == "bank.n.01"
     assert wn.lexname("bank.n.01") == "noun.object"
     assert "sloping land" in wn.gloss("bank.n.01")
@@ -39,7 +51,7 @@ def test_bank_sense_key_lookups(wn):
     assert wn.first_sense("bank", "NOUN") == key  # sense 1, most frequent
     assert wn.sense_number(key) == 1
     assert wn.sense_count(key) >= wn.sense_count(wn.candidates("bank", "NOUN")[-1])
-    assert all(key_pos(k) == "VERB" for k in wn.candidates("bank", "VERB"))
+    assert all(key_lemma_pos(k) == ("bank", "VERB") for k in wn.candidates("bank", "VERB"))
 
 
 def test_adjective_candidates_include_satellites(wn):
@@ -135,7 +147,7 @@ def test_examples_corpus_locates_its_targets(wn):
     for sentence in sentences:
         (inst,) = sentence.instances
         (key,) = inst.keys
-        assert inst.pos == key_pos(key) and inst.lemma == key_lemma(key)
+        assert (inst.lemma, inst.pos) == key_lemma_pos(key)
         word = sentence.words[inst.index].lower()
         parts = inst.lemma.split("_")
         assert len(word.split(" ")) == len(parts)

@@ -12,7 +12,6 @@ from workbench.wsd.predict import answers, predict
 from workbench.wsd.vectors import (
     SenseGraph,
     combine_rows,
-    key_lemma_pos,
     propagate,
     sense_centroids,
 )
@@ -25,15 +24,6 @@ def unit(i: int, dim: int = DIM) -> np.ndarray:
     v = np.zeros(dim, np.float32)
     v[i] = 1.0
     return v
-
-
-def test_key_lemma_pos():
-    assert key_lemma_pos("bank%1:17:01::") == ("bank", "NOUN")
-    assert key_lemma_pos("run%2:38:00::") == ("run", "VERB")
-    assert key_lemma_pos("galore%5:00:00:abundant:00") == ("galore", "ADJ")
-    assert key_lemma_pos("Take_Place%2:30:00::") == ("take_place", "VERB")
-    with pytest.raises(InputError):
-        key_lemma_pos("bank.n.01")
 
 
 def test_centroids_count_each_gold_key():

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from workbench.errors import InputError, MismatchError
+from workbench.lexicon.wordnet import key_lemma_pos
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import answers, build_index, encode_instances, predict, train_index
-from workbench.wsd.vectors import key_lemma_pos
 
 N_TRAIN_SENTENCES = 2000
 

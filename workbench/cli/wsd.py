@@ -17,7 +17,7 @@ from pathlib import Path
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import DataError
-from workbench.lexicon.wordnet import load_wordnet
+from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.disambiguate import (
     WORDNET_CONFIG,
@@ -119,7 +119,7 @@ def register(sub) -> None:
     d = wsub.add_parser("disambiguate", help="rank the senses of one word in a sentence")
     d.add_argument("text", help="the sentence")
     d.add_argument("--word", required=True, help="the target word (or phrase) or its position")
-    d.add_argument("--pos", choices=["NOUN", "VERB", "ADJ", "ADV"], default=None)
+    d.add_argument("--pos", choices=POS_TAGS, default=None)
     d.add_argument("--index", type=Path, default=None, help="a saved index (default: WordNet)")
     _model_args(d)
     d.set_defaults(func=cmd_disambiguate)

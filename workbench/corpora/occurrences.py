@@ -25,6 +25,7 @@ from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
 from workbench.errors import InputError
 from workbench.lexicon.morphology import base_forms
+from workbench.lexicon.wordnet import POS_TAGS
 
 #: The demo texts shipped in the repository (``data/demo/<word>.tsv``).
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
@@ -220,7 +221,7 @@ def from_wordnet(wordnet, lemma: str, pos: str | None = None) -> list[Occurrence
     lemma = _check_lemma(lemma).lower().replace(" ", "_")
     matches = lemma_matcher(lemma)
     found: list[Occurrence] = []
-    for p in [pos] if pos else ["NOUN", "VERB", "ADJ", "ADV"]:
+    for p in [pos] if pos else POS_TAGS:
         for key in wordnet.candidates(lemma, p):
             synset = wordnet.synset(key)
             for example in wordnet.examples(synset):

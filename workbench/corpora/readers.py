@@ -40,9 +40,6 @@ from workbench.corpora.parsing import (
 from workbench.encoding.alignment import split_words
 from workbench.errors import DataError
 
-#: Universal POS tags that WordNet covers (instances always carry one of these).
-CONTENT_POS = ("NOUN", "VERB", "ADJ", "ADV")
-
 
 @dataclass(frozen=True, slots=True)
 class Instance:

@@ -26,9 +26,8 @@ from typing import Literal
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
 from workbench.encoding.alignment import split_words
-from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet, load_wordnet
+from workbench.lexicon.wordnet import POS_TAGS, UPOS_TO_WN, WN_TO_UPOS, WordNet, load_wordnet
 
-_UPOS_OF = {"n": "NOUN", "v": "VERB", "a": "ADJ", "s": "ADJ", "r": "ADV"}
 _SUFFIXES = (
     ("'s", ""), ("’s", ""), ("ies", "y"), ("ied", "y"), ("es", ""), ("es", "e"), ("s", ""),
     ("ed", ""), ("ed", "e"), ("d", ""), ("ing", ""), ("ing", "e"), ("er", ""), ("er", "e"),
@@ -48,7 +47,7 @@ class ExampleConfig:
         limit: stop after this many sentences (None: all); for quick looks and tests.
     """
 
-    pos: tuple[str, ...] = ("NOUN", "VERB", "ADJ", "ADV")  # synset POS to include
+    pos: tuple[str, ...] = POS_TAGS  # synset POS to include (default: all four)
     examples: bool = True  # usage examples of each synset
     glosses: Literal["none", "first", "all"] = "none"  # gloss sentences
     limit: int | None = None  # at most this many sentences
@@ -114,7 +113,7 @@ def synset_example_sentences(
     """One sense-tagged sentence per usage example of ``synset`` in which one of its lemmas is
     found (the first that is); examples where none is found are counted in ``stats``."""
     stats = stats if stats is not None else ExampleStats()
-    upos = _UPOS_OF[synset.pos()]
+    upos = WN_TO_UPOS[synset.pos()]
     for number, text in enumerate(synset.examples()):
         stats.examples += 1
         sid = f"wn.{synset.name()}.ex{number}"
@@ -131,7 +130,7 @@ def synset_example_sentences(
 
 
 def _gloss_sentences(synset, mode: str) -> Iterator[Sentence]:
-    upos = _UPOS_OF[synset.pos()]
+    upos = WN_TO_UPOS[synset.pos()]
     lemmas = synset.lemmas() if mode == "all" else synset.lemmas()[:1]
     gloss = _split(synset.definition())
     for lemma in lemmas:

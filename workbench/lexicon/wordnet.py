@@ -41,10 +41,11 @@ N_SENSE_KEYS_30 = 206_941
 #: The universal POS tags of WordNet's content words, in WordNet's order (n, v, a, r).
 POS_TAGS: tuple[str, ...] = ("NOUN", "VERB", "ADJ", "ADV")
 #: Universal POS -> WordNet POS letter (ADJ also matches satellites ``s``).
-UPOS_TO_WN = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
-#: ss_type digit of a sense key -> universal POS.
-SS_TYPE_TO_UPOS = {"1": "NOUN", "2": "VERB", "3": "ADJ", "4": "ADV", "5": "ADJ"}
-_SS_TYPE_TO_WN = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "s"}
+UPOS_TO_WN: dict[str, str] = dict(zip(POS_TAGS, ("n", "v", "a", "r")))
+#: WordNet POS letter (NLTK's ``Synset.pos()``) -> universal POS; satellites ``s`` are ADJ.
+WN_TO_UPOS: dict[str, str] = {**{wn: upos for upos, wn in UPOS_TO_WN.items()}, "s": "ADJ"}
+#: ss_type digit of a sense key -> WordNet POS letter (``5``: adjective satellite).
+SS_TYPE_TO_WN: dict[str, str] = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "s"}
 WORDNET_FILES = (
     "cntlist.rev", "lexnames", "index.sense",
     "index.adj", "index.adv", "index.noun", "index.verb",
@@ -211,9 +212,7 @@ def _read_index_sense(reader) -> tuple[dict[str, SenseEntry], dict[tuple[str, st
                 continue
             entry = SenseEntry(fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
             by_key[entry.key] = entry
-            lemma, rest = entry.key.split("%", 1)
-            pos = SS_TYPE_TO_UPOS[rest[0]]
-            by_lemma.setdefault((lemma, pos), []).append(entry)
+            by_lemma.setdefault(key_lemma_pos(entry.key), []).append(entry)
     ordered = {
         k: tuple(e.key for e in sorted(v, key=lambda e: e.sense_number))
         for k, v in by_lemma.items()
@@ -221,24 +220,34 @@ def _read_index_sense(reader) -> tuple[dict[str, SenseEntry], dict[tuple[str, st
     return by_key, ordered
 
 
-def key_pos(key: str) -> str:
-    """Universal POS of a sense key (``bank%1:17:01::`` -> ``NOUN``; satellites -> ``ADJ``)."""
-    try:
-        return SS_TYPE_TO_UPOS[key.split("%", 1)[1][0]]
-    except (IndexError, KeyError) as exc:
-        raise InputError(f"not a WordNet sense key: {key!r}") from exc
+def key_lemma_pos(key: str) -> tuple[str, str]:
+    """The (lemma, universal POS) a sense key is a candidate for: the one sense-key parser.
 
+    A sense key is ``lemma%ss_type:lex_filenum:lex_id:head_word:head_id``; the ss_type digit
+    gives the POS (``5``, an adjective satellite, is ``ADJ``). The lemma is lowercased: WordNet
+    writes sense keys in lower case (every key of WordNet 3.0's ``index.sense``, of SemCor and of
+    the evaluation framework's gold files is), so only a hand-typed key such as
+    ``Take_Place%2:30:00::`` changes, and it then matches the index's ``take_place``.
 
-def key_lemma(key: str) -> str:
-    """The lemma part of a sense key (``take_place%2:30:00::`` -> ``take_place``)."""
-    if "%" not in key:
-        raise InputError(f"not a WordNet sense key: {key!r}")
-    return key.split("%", 1)[0]
+    Raises:
+        InputError: ``key`` has no lemma before ``%`` or no ss_type digit 1-5 after it.
+
+    Example:
+        >>> key_lemma_pos("bank%1:17:01::")
+        ('bank', 'NOUN')
+        >>> key_lemma_pos("galore%5:00:00:abundant:00")
+        ('galore', 'ADJ')
+    """
+    lemma, _, rest = key.partition("%")
+    wn_pos = SS_TYPE_TO_WN.get(rest[:1])
+    if not lemma or wn_pos is None:
+        raise InputError(f"'{key}' is not a WordNet sense key (expected e.g. 'bank%1:17:01::').")
+    return lemma.lower(), WN_TO_UPOS[wn_pos]
 
 
 def _check_pos(pos: str) -> str:
-    if pos not in UPOS_TO_WN:
-        raise InputError(f"POS {pos!r} has no WordNet senses; use one of {sorted(UPOS_TO_WN)}")
+    if pos not in POS_TAGS:
+        raise InputError(f"POS {pos!r} has no WordNet senses; use one of {', '.join(POS_TAGS)}")
     return pos
 
 
@@ -291,7 +300,7 @@ class WordNet:
         """The NLTK ``Synset`` of a sense key."""
         entry = self._entry(key)
         ss_type = key.split("%", 1)[1][0]
-        return self.reader.synset_from_pos_and_offset(_SS_TYPE_TO_WN[ss_type], entry.offset)
+        return self.reader.synset_from_pos_and_offset(SS_TYPE_TO_WN[ss_type], entry.offset)
 
     def synset(self, key: str) -> str:
         """Synset name of a sense key (``bank%1:17:01::`` -> ``bank.n.01``)."""

@@ -33,12 +33,12 @@ from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError, MismatchError
 from workbench.geometry.corrections import make_postprocessor as make
 from workbench.geometry.postprocess import Provenance
+from workbench.lexicon.wordnet import key_lemma_pos
 from workbench.wsd.config import CandidateScores, EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.store import load_index, save_index
 from workbench.wsd.vectors import (
     SenseGraph,
     combine_rows,
-    key_lemma_pos,
     normalize_rows,
     propagate,
     sense_centroids,

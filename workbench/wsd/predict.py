@@ -27,11 +27,11 @@ from workbench.corpora.readers import Corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import InputError
-from workbench.lexicon.wordnet import load_wordnet
+from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import ORIGINS, SenseIndex
 from workbench.wsd.sources import gloss_vectors, sense_graph
-from workbench.wsd.vectors import SenseGraph
+from workbench.wsd.vectors import LEVELS, SenseGraph
 
 Backoff = Callable[[str, str], "str | None"]
 Source = Literal["centroid", "propagated", "gloss", "backoff", "none"]
@@ -227,7 +227,7 @@ def predict(
             searched.append((start, stop, np.asarray(idx, dtype=np.int64)))
             n_cand[idx] = stop - start
             continue
-        key = backoff(lemma, p) if backoff is not None and p in _WN_POS else None
+        key = backoff(lemma, p) if backoff is not None and p in POS_TAGS else None
         pred = Prediction(
             key, np.nan, None, np.nan, "backoff" if key else "none",
             "first sense" if key else "no candidates", 0,
@@ -240,7 +240,8 @@ def predict(
     finally:
         _faiss_threads(previous)
     keys = index.keys_
-    sources = [(_SOURCE.get(o, "propagated"), "" if o in _SOURCE else o) for o in ORIGINS]
+    # (source, detail) of each origin: a propagation level is "propagated" with the level as detail
+    sources = [("propagated", o) if o in LEVELS else (o, "") for o in ORIGINS]
     origin = index.origin_[np.maximum(rows[:, 0], 0)].tolist()
     for i, (r0, r1), (s0, s1), o, n in zip(
         range(len(out)), rows.tolist(), scores.tolist(), origin, n_cand.tolist()
@@ -252,10 +253,6 @@ def predict(
             sources[o][0], sources[o][1], n,
         )  # fmt: skip
     return out  # type: ignore[return-value]
-
-
-_WN_POS = ("NOUN", "VERB", "ADJ", "ADV")
-_SOURCE = {"centroid": "centroid", "gloss": "gloss"}
 
 
 def answers(ids: Sequence[str], predictions: Sequence[Prediction]) -> dict[str, str]:

@@ -1,7 +1,6 @@
 """Pure array arithmetic of sense vectors: centroids, LMMS propagation, gloss combination.
 
-Sense keys are mapped to the (lemma, POS) they are candidates for (:func:`key_lemma_pos`);
-centroids are means over occurrences (:func:`sense_centroids`); propagation runs over a
+Centroids are means over occurrences (:func:`sense_centroids`); propagation runs over a
 :class:`SenseGraph`, the part of WordNet it needs stored as arrays (sense key -> synset,
 synset -> hypernyms, synset -> lexicographer file), so a toy neighbourhood in a test and the
 full WordNet 3.0 go through the same code; :func:`combine_rows` joins corpus and gloss vectors.
@@ -37,25 +36,6 @@ from workbench.fileio import atomic_path
 
 PropagationLevel = Literal["none", "synset", "hypernym", "lexname"]
 LEVELS: tuple[str, ...] = ("none", "synset", "hypernym", "lexname")
-
-#: WordNet ss_type digit of a sense key -> universal POS (5 = adjective satellite).
-UPOS_OF_SS_TYPE = {"1": "NOUN", "2": "VERB", "3": "ADJ", "4": "ADV", "5": "ADJ"}
-
-
-def key_lemma_pos(key: str) -> tuple[str, str]:
-    """The (lemma, universal POS) a sense key is a candidate for.
-
-    Example:
-        >>> key_lemma_pos("bank%1:17:01::")
-        ('bank', 'NOUN')
-        >>> key_lemma_pos("galore%5:00:00:abundant:00")
-        ('galore', 'ADJ')
-    """
-    lemma, _, rest = key.partition("%")
-    pos = UPOS_OF_SS_TYPE.get(rest[:1])
-    if not lemma or pos is None:
-        raise InputError(f"'{key}' is not a WordNet sense key (expected e.g. 'bank%1:17:01::').")
-    return lemma.lower(), pos
 
 
 @dataclass(frozen=True)
