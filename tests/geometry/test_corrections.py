@@ -11,6 +11,7 @@ from sklearn.base import clone
 
 from workbench.errors import DataError, InputError, MismatchError
 from workbench.geometry.corrections import (
+    CORRECTION_LABELS,
     POSTPROCESSORS,
     AllButTheTop,
     MeanCenterer,
@@ -106,6 +107,7 @@ def test_whiten_degenerate_directions_become_zero():
 
 def test_make_postprocessor_by_name():
     assert POSTPROCESSORS == ("zscore", "center", "abtt", "whiten", "none")
+    assert set(CORRECTION_LABELS) == set(POSTPROCESSORS)  # one label per correction
     x = _data()
     for name in POSTPROCESSORS:
         pp = make_postprocessor(name)

@@ -19,7 +19,7 @@ from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.errors import InputError
 from workbench.geometry.analysis import GeometryConfig, analyze_layers
-from workbench.geometry.corrections import make_postprocessor
+from workbench.geometry.corrections import CORRECTION_LABELS, make_postprocessor
 from workbench.geometry.report import geometry_report, geometry_table
 from workbench.reports.writers import write_report
 
@@ -52,8 +52,8 @@ def register(subparsers) -> None:
     p.add_argument("--min-count", type=int, default=5, help="occurrences for self-sim and MEV")
     p.add_argument("--top-k", type=int, default=3, help="rogue dimensions to report")
     p.add_argument(
-        "--corrections", default="none,center,zscore,abtt,whiten",
-        help="comma list of none, center, zscore, abtt, whiten",
+        "--corrections", default=",".join(GeometryConfig.corrections),
+        help=f"comma list of {', '.join(CORRECTION_LABELS)}",
     )  # fmt: skip
     p.add_argument("--abtt-components", type=int, default=None, help="D (default dim/100)")
     p.add_argument("--whiten-components", type=int, default=None, help="k (default all)")

@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from workbench.errors import InputError
 from workbench.geometry import measures as g
-from workbench.geometry.corrections import POSTPROCESSORS, make_postprocessor
+from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS, make_postprocessor
 from workbench.geometry.pairs import Pairs, check_vectors, sample_pairs
 
 
@@ -41,7 +41,7 @@ class GeometryConfig:
     n_pairs: int = 20_000  # random word pairs (from different sentences) per layer
     min_count: int = 5  # occurrences a word type needs for self-similarity and MEV (>= 2)
     top_k: int = 3  # rogue dimensions reported, and removed for informativity
-    corrections: tuple[str, ...] = ("none", "center", "zscore", "abtt", "whiten")
+    corrections: tuple[str, ...] = tuple(CORRECTION_LABELS)  # all of them, raw ("none") first
     abtt_components: int | None = None  # D of all-but-the-top; None = round(dim / 100)
     whiten_components: int | None = None  # k of whitening; None = all dimensions
     fit_on: Literal["heldout", "same"] = "heldout"  # fit corrections on other sentences or same
