@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import lzma
 import os
 import shutil
 import sys
@@ -30,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.corpora.parsing import sha256_file
 from workbench.corpora.readers import Corpus, read_xml
 from workbench.errors import DataError
+from workbench.fileio import sha256_file, sha256_stream
 
 FRAMEWORK_DIR = "WSD_Evaluation_Framework"
 #: The official distribution of the framework (Raganato et al. 2017).
@@ -279,9 +280,6 @@ def check_sums(root: Path, sums_file: Path | None = None) -> ChecksumResult | No
     A listed ``X`` that is absent while ``X.xz`` exists is checked by decompressing ``X.xz``.
     Other absent files are reported as missing.
     """
-    import hashlib
-    import lzma
-
     sums_file = sums_file or root / "SHA256SUMS"
     if not sums_file.is_file():
         return None
@@ -295,11 +293,8 @@ def check_sums(root: Path, sums_file: Path | None = None) -> ChecksumResult | No
         if path.is_file():
             actual = sha256_file(path)
         elif packed.is_file():
-            digest = hashlib.sha256()
             with lzma.open(packed, "rb") as fh:
-                while block := fh.read(1 << 20):
-                    digest.update(block)
-            actual = digest.hexdigest()
+                actual = sha256_stream(fh)
         else:
             missing.append(rel)
             continue

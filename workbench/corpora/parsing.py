@@ -1,4 +1,4 @@
-"""File-level helpers of the corpus readers: hashing, ``.xz``, key files, the XML parser.
+"""File-level helpers of the corpus readers: ``.xz``, key files, the XML parser.
 
 The framework's XML is parsed by expat (the parser under ``ElementTree.iterparse``) with
 callbacks that build the sentences directly, so SemCor's 38 MB stream through in seconds and
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 import lzma
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from sys import intern
 from typing import IO
@@ -20,24 +19,7 @@ from xml.parsers import expat
 
 from workbench.errors import DataError
 
-# --------------------------------------------------------------------------- hashing / io
-
-
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes (as stored, i.e. compressed for ``.xz``)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def sha256_files(paths: Iterable[str | os.PathLike]) -> str:
-    """One digest over several files: SHA-256 of their names and SHA-256s."""
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(f"{Path(path).name}\0{sha256_file(path)}\n".encode())
-    return digest.hexdigest()
+# --------------------------------------------------------------------------- io
 
 
 def open_maybe_xz(path: str | os.PathLike, mode: str = "rb") -> IO:

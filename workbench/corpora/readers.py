@@ -31,14 +31,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.corpora.parsing import (
-    open_maybe_xz,
-    parse_xml,
-    read_gold_keys,
-    sha256_files,
-)
+from workbench.corpora.parsing import open_maybe_xz, parse_xml, read_gold_keys
 from workbench.encoding.alignment import split_words
 from workbench.errors import DataError
+from workbench.fileio import sha256_files
 
 
 @dataclass(frozen=True, slots=True)

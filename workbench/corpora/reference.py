@@ -22,7 +22,6 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from workbench.corpora.datasets import DATASETS, available_datasets, load_datase
 from workbench.corpora.readers import Corpus, corpus_from_texts, read_text
 from workbench.encoding.cache import encode_cached
 from workbench.errors import DataError, InputError
+from workbench.fileio import sha256_words
 from workbench.geometry.corrections import make_postprocessor
 from workbench.lexicon.wordnet import load_wordnet
 
@@ -118,14 +118,6 @@ class CorpusSample:
         }  # fmt: skip
 
 
-def _words_hash(words: list[list[str]]) -> str:
-    h = hashlib.sha256()
-    for sent in words:
-        h.update("\x1f".join(sent).encode("utf-8", "surrogatepass"))
-        h.update(b"\x1e")
-    return h.hexdigest()
-
-
 def sample_corpus(
     corpus: Corpus, n: int | None = None, unit: SampleUnit = "sentences", random_state: int = 0
 ) -> CorpusSample:
@@ -158,7 +150,7 @@ def sample_corpus(
     indices = np.sort(chosen)
     words = [list(corpus.sentences[i].words) for i in indices]
     return CorpusSample(
-        corpus.name, corpus.sha256, unit, n, random_state, indices, words, _words_hash(words)
+        corpus.name, corpus.sha256, unit, n, random_state, indices, words, sha256_words(words)
     )
 
 

@@ -35,26 +35,18 @@ from workbench.encoding.alignment import normalize_input
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import CacheError
+from workbench.fileio import sha256_words
 
 _CHUNK = 16 << 20
 
 
-def corpus_hash(words: Sequence[Sequence[str]], keep: Sequence[Sequence[int]] | None = None) -> str:
-    """SHA-256 of a corpus's words (and kept positions): what the encoder sees."""
-    h = hashlib.sha256()
-    for sent in words:
-        h.update("\x1f".join(sent).encode("utf-8", "surrogatepass"))
-        h.update(b"\x1e")
-    if keep is not None:
-        h.update(b"keep")
-        for positions in keep:
-            h.update(",".join(str(int(p)) for p in positions).encode())
-            h.update(b"\x1e")
-    return h.hexdigest()
-
-
 def file_crc(path: Path) -> str:
-    """CRC-32 of a file, read in chunks (fast enough for GBs)."""
+    """CRC-32 of a file, read in chunks: the corruption check of an entry's ``vectors.npy``.
+
+    Not an identity (entries are named by the SHA-256 of what made them): it only tells a
+    truncated or damaged file from the one written, which a CRC does at twice SHA-256's speed on
+    files of several GB, and existing entries store it in ``meta.json`` as ``crc32``.
+    """
     crc = 0
     with path.open("rb") as fh:
         while chunk := fh.read(_CHUNK):
@@ -182,7 +174,7 @@ def encode_cached(
         "store_dtype": store_dtype,
         "max_length": encoder.max_length,
         "stride": encoder.stride,
-        "corpus": corpus_hash(words, keep),
+        "corpus": sha256_words(words, keep),
         "version": __version__,
     }
     key = cache.key(identity)

@@ -24,13 +24,13 @@ Example::
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import DataError
+from workbench.fileio import sha256_file, sha256_json
 from workbench.finetune.bio import is_valid_tag, orphan_inside, repair_bio
 
 
@@ -76,21 +76,6 @@ class DataFile:
     def card(self) -> dict:
         """``{"source", "sha256", "n"}`` for the training card."""
         return {"source": self.source, "sha256": self.sha256, "n": len(self.examples)}
-
-
-def sha256_file(path: str | Path) -> str:
-    """SHA-256 hex digest of a file."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def sha256_json(obj) -> str:
-    """SHA-256 of an object's canonical JSON (for in-memory / built-in data)."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=list)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _open_checked(path: str | Path) -> Path:

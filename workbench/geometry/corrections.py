@@ -38,12 +38,8 @@ from typing import Any, Literal
 import numpy as np
 
 from workbench.errors import DataError, InputError
-from workbench.geometry.postprocess import (
-    PostProcessor,
-    Provenance,
-    file_sha256,
-    saved_paths,
-)
+from workbench.fileio import sha256_file
+from workbench.geometry.postprocess import PostProcessor, Provenance, saved_paths
 
 PostProcessorName = Literal["zscore", "center", "abtt", "whiten", "none"]
 
@@ -60,7 +56,7 @@ def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
     info = json.loads(meta.read_text(encoding="utf-8"))
     if info.get("kind") not in _REGISTRY:
         raise DataError(f"{meta}: unknown post-processor kind {info.get('kind')!r}")
-    if file_sha256(npz) != info.get("npz_sha256"):
+    if sha256_file(npz) != info.get("npz_sha256"):
         raise DataError(f"{npz} does not match {meta} (modified or truncated); refit and save")
     obj = _REGISTRY[info["kind"]](**info["params"])
     with np.load(npz) as arrays:

@@ -9,7 +9,6 @@ re-exports what is defined here.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -22,7 +21,7 @@ from sklearn.base import BaseEstimator
 
 from workbench import __version__
 from workbench.errors import InputError, MismatchError
-from workbench.fileio import atomic_path
+from workbench.fileio import atomic_path, sha256_file
 
 
 @dataclass(frozen=True)
@@ -209,7 +208,7 @@ class PostProcessor(BaseEstimator):
             "n_layers": self.n_layers_,
             "n_samples_seen": self.n_samples_seen_,
             "provenance": dataclasses.asdict(self.provenance_),
-            "npz_sha256": file_sha256(npz),
+            "npz_sha256": sha256_file(npz),
             "workbench_version": __version__,
         }
         with atomic_path(meta) as tmp:
@@ -222,7 +221,3 @@ def saved_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     if p.suffix in (".npz", ".json"):
         p = p.with_suffix("")
     return p.with_name(p.name + ".npz"), p.with_name(p.name + ".json")
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

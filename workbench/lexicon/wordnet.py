@@ -34,6 +34,7 @@ from pathlib import Path
 
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import DataError, InputError
+from workbench.fileio import sha256_file
 
 WORDNET_VERSION = "3.0"
 N_SYNSETS_30 = 117_659
@@ -111,10 +112,7 @@ def verify_copy(path: Path) -> bool:
     if not _marker_ok(path):
         return False
     marker = json.loads((path / _MARKER).read_text())
-    return all(
-        hashlib.sha256((path / name).read_bytes()).hexdigest() == digest
-        for name, digest in marker["sha256"].items()
-    )
+    return all(sha256_file(path / name) == digest for name, digest in marker["sha256"].items())
 
 
 def normalised_copy(source: Path | None = None, cache_dir: Path | None = None) -> Path:
