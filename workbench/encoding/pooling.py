@@ -52,9 +52,7 @@ class PoolingPlan:
     multi_weights: np.ndarray
 
 
-def pooling_plan(
-    spans: Sequence[Sequence[tuple[int, int]]], seq_len: int, pooling: Pooling
-) -> PoolingPlan:
+def pooling_plan_flat(starts: np.ndarray, ends: np.ndarray, pooling: Pooling) -> PoolingPlan:
     """Gather plan that pools subword vectors into word vectors, for a batch.
 
     Costs memory and time proportional to the number of subwords (a dense pooling matrix
@@ -62,36 +60,25 @@ def pooling_plan(
     plain gather.
 
     Args:
-        spans: per sequence of the batch, the ``(start, end)`` token span of each word to pool
-            (positions in the model input, special tokens included).
-        seq_len: padded length of the batch.
+        starts, ends: ``(n_words,)`` int64 positions in the batch's hidden states flattened to
+            ``(batch * seq_len, dim)`` (sequence ``b``'s token ``t`` is ``b * seq_len + t``);
+            word ``k`` pools positions ``starts[k]..ends[k]-1``.
         pooling: ``first``, ``mean`` or ``last``.
 
+    Raises:
+        InputError: an empty span (``ends[k] <= starts[k]``).
+
     Example:
-        >>> plan = pooling_plan([[(1, 3), (3, 4)]], 5, "mean")
+        >>> plan = pooling_plan_flat(np.array([1, 3]), np.array([3, 4]), "mean")
         >>> plan.single_words.tolist(), plan.single_positions.tolist()
         ([1], [3])
         >>> plan.multi_positions.tolist(), plan.multi_weights.tolist()
         ([1, 2], [0.5, 0.5])
     """
-    flat = [(b * seq_len + s, b * seq_len + e) for b, seq in enumerate(spans) for s, e in seq]
-    bounds = np.asarray(flat, dtype=np.int64).reshape(-1, 2)
-    if len(flat) and (bounds.min() < 0 or bounds[:, 1].max() > len(spans) * seq_len):
-        raise InputError("pooling_plan: every span must be non-empty and inside the batch.")
-    return pooling_plan_flat(bounds[:, 0], bounds[:, 1], pooling)
-
-
-def pooling_plan_flat(starts: np.ndarray, ends: np.ndarray, pooling: Pooling) -> PoolingPlan:
-    """:func:`pooling_plan` from spans already given as positions in the flattened batch.
-
-    Args:
-        starts, ends: ``(n_words,)`` int64; word ``k`` pools positions ``starts[k]..ends[k]-1``.
-        pooling: ``first``, ``mean`` or ``last``.
-    """
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     if np.any(ends <= starts):
-        raise InputError("pooling_plan: every span must be non-empty and inside the batch.")
+        raise InputError("pooling_plan_flat: every span must be non-empty.")
     words = np.arange(len(starts), dtype=np.int64)
     sizes = ends - starts
     if pooling != "mean":
@@ -121,7 +108,7 @@ def apply_pooling(plan: PoolingPlan, hidden: Sequence, dest, rows: np.ndarray) -
     """Pool hidden states into word vectors and write them straight into ``dest``.
 
     Args:
-        plan: from :func:`pooling_plan`.
+        plan: from :func:`pooling_plan_flat`.
         hidden: torch tensors ``(batch, seq_len, dim)``, one per hidden state to keep.
         dest: CPU tensor ``(n_rows, len(hidden), dim)`` (float32 or float16).
         rows: ``(plan.n_words,)`` row of ``dest`` for each pooled word.
