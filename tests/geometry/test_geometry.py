@@ -14,7 +14,6 @@ from workbench.geometry.analysis import GeometryConfig, analyze_layers, split_co
 from workbench.geometry.corrections import Standardizer
 from workbench.geometry.pairs import sample_pairs
 from workbench.geometry.report import geometry_report, geometry_table
-from workbench.geometry.rogue import rogue_dimensions
 from workbench.reports.tables import UNDEFINED
 from workbench.reports.writers import write_report
 
@@ -50,9 +49,11 @@ def test_measures_agree_with_direct_computation():
     contexts = np.repeat(np.arange(8), 5)
     pairs = sample_pairs(40, 500, contexts=contexts, random_state=3)
 
+    measures = g.measure_all(x, types, contexts, pairs, min_count=5, top_k=2)
+
     # anisotropy: plain mean of the pair cosines, with its standard error
     cos = np.array([_cos(x[i], x[j]) for i, j in zip(*pairs, strict=True)])
-    m = g.anisotropy(x, pairs=pairs)
+    m = measures.anisotropy
     assert m.value == pytest.approx(cos.mean(), abs=1e-12)
     assert m.sem == pytest.approx(cos.std(ddof=1) / math.sqrt(500), abs=1e-12)
     assert all(contexts[i] != contexts[j] for i, j in zip(*pairs, strict=True))
@@ -66,7 +67,7 @@ def test_measures_agree_with_direct_computation():
                 _cos(a, b) for ai, a in enumerate(rows) for bi, b in enumerate(rows) if ai != bi
             ]
             per_type.append(np.mean(sims))
-    s = g.self_similarity(x, types, min_count=5)
+    s = measures.self_similarity
     assert s.n == len(per_type) and s.value == pytest.approx(np.mean(per_type), abs=1e-12)
 
     # intra-sentence similarity: each word against its sentence's mean vector
@@ -74,7 +75,7 @@ def test_measures_agree_with_direct_computation():
         np.mean([_cos(v, x[contexts == c].mean(axis=0)) for v in x[contexts == c]])
         for c in range(8)
     ]
-    assert g.intra_sentence_similarity(x, contexts).value == pytest.approx(np.mean(per_sent))
+    assert measures.intra_similarity.value == pytest.approx(np.mean(per_sent))
 
     # MEV: first singular value's share of the uncentered occurrence matrix
     mev = []
@@ -83,12 +84,12 @@ def test_measures_agree_with_direct_computation():
         if len(rows) >= 5:
             sv = np.linalg.svd(rows, compute_uv=False)
             mev.append(sv[0] ** 2 / (sv**2).sum())
-    assert g.max_explainable_variance(x, types, min_count=5).value == pytest.approx(np.mean(mev))
+    assert measures.mev.value == pytest.approx(np.mean(mev))
 
     # rogue contributions: mean over pairs of u_k v_k / (|u||v|), summing to the anisotropy
     u = x[pairs[0]] / np.linalg.norm(x[pairs[0]], axis=1, keepdims=True)
     v = x[pairs[1]] / np.linalg.norm(x[pairs[1]], axis=1, keepdims=True)
-    r = rogue_dimensions(x, 2, pairs=pairs)
+    r = measures.rogue
     np.testing.assert_allclose(r.contributions, (u * v).mean(axis=0), atol=1e-12)
     assert r.expected_cosine == pytest.approx(m.value, abs=1e-12)
     top = np.argsort(-np.abs(r.contributions))[:2]
@@ -106,7 +107,10 @@ def test_mev_batched_equals_per_group():
     for t in range(4):
         sv = np.linalg.svd(x[types == t], compute_uv=False)
         expected.append(sv[0] ** 2 / (sv**2).sum())
-    assert g.max_explainable_variance(x, types).value == pytest.approx(np.mean(expected))
+    contexts = np.arange(300)
+    pairs = sample_pairs(300, 100, contexts=contexts, random_state=0)
+    mev = g.measure_all(x, types, contexts, pairs).mev
+    assert mev.value == pytest.approx(np.mean(expected))
 
 
 # --------------------------------------------------------------------------- planted structure
@@ -116,15 +120,17 @@ def test_planted_rogue_dimension_found_and_removed_by_standardization():
     x = _planted()
     contexts = np.repeat(np.arange(300), 10)
     pairs = sample_pairs(len(x), 20_000, contexts=contexts, random_state=0)
-    raw = rogue_dimensions(x, 3, pairs=pairs)
+    types = np.arange(len(x))
+    before = g.measure_all(x, types, contexts, pairs, top_k=3)
+    raw = before.rogue
     assert raw.top[0] == ROGUE
     assert raw.share[0] > 0.9
-    assert g.anisotropy(x, pairs=pairs).value > 0.7
-    z = Standardizer().fit_transform(x)
-    fixed = rogue_dimensions(z, 3, pairs=pairs)
+    assert before.anisotropy.value > 0.7
+    after = g.measure_all(Standardizer().fit_transform(x), types, contexts, pairs, top_k=3)
+    fixed = after.rogue
     share = np.abs(fixed.contributions[ROGUE]) / np.abs(fixed.contributions).sum()
     assert share < 0.05
-    assert abs(g.anisotropy(z, pairs=pairs).value) < 0.02
+    assert abs(after.anisotropy.value) < 0.02
     # without the rogue dimension the raw cosine says little about the full one
     assert raw.informativity < 0.2 < 0.8 < fixed.informativity
 
@@ -135,9 +141,12 @@ def test_self_similarity_tracks_planted_word_identity():
     types = rng.integers(0, 30, 1500)
     tight = centers[types] + 0.1 * rng.normal(size=(1500, 32))
     loose = centers[types] + 3.0 * rng.normal(size=(1500, 32))
-    assert g.self_similarity(tight, types).value > 0.95
-    assert g.self_similarity(loose, types).value < 0.3
-    assert g.max_explainable_variance(tight, types).value > 0.95
+    contexts = np.arange(1500) // 10
+    pairs = sample_pairs(1500, 1000, contexts=contexts, random_state=0)
+    tight_measures = g.measure_all(tight, types, contexts, pairs)
+    assert tight_measures.self_similarity.value > 0.95
+    assert g.measure_all(loose, types, contexts, pairs).self_similarity.value < 0.3
+    assert tight_measures.mev.value > 0.95
 
 
 # --------------------------------------------------------------------------- bad input
@@ -154,25 +163,28 @@ def test_self_similarity_tracks_planted_word_identity():
     ],
 )
 def test_bad_vectors_raise_clear_errors(bad, message):
+    rows = np.arange(len(bad))
     with pytest.raises(InputError, match=message):
-        g.anisotropy(bad, n_pairs=10)
+        g.measure_all(bad, rows, rows, (rows, rows[::-1]))
 
 
 def test_words_seen_once_make_self_similarity_undefined():
     x = np.random.default_rng(0).normal(size=(20, 4))
     once = [f"w{i}" for i in range(20)]
-    s = g.self_similarity(x, once)
+    contexts = np.arange(20)  # one-word sentences
+    m = g.measure_all(x, once, contexts, sample_pairs(20, 50, contexts=contexts))
+    s = m.self_similarity
     assert math.isnan(s.value) and s.n == 0 and "undefined" in s.note
-    assert math.isnan(g.max_explainable_variance(x, once).value)
-    assert math.isnan(g.self_similarity(x, once).minus(g.anisotropy(x, n_pairs=50)).value)
-    assert math.isnan(g.intra_sentence_similarity(x, np.arange(20)).value)  # one-word sentences
+    assert math.isnan(m.mev.value)
+    assert math.isnan(m.self_similarity_adjusted.value) and not math.isnan(m.anisotropy.value)
+    assert math.isnan(m.intra_similarity.value)
 
 
 def test_pairs_need_two_contexts():
     with pytest.raises(InputError, match="one context"):
         sample_pairs(10, 5, contexts=np.zeros(10))
     with pytest.raises(InputError, match="types must have one entry per vector"):
-        g.self_similarity(np.ones((3, 2)) + np.eye(3, 2), ["a", "b"])
+        g.measure_all(np.ones((3, 2)) + np.eye(3, 2), ["a", "b"], [0, 1, 2], sample_pairs(3, 5))
 
 
 def test_sample_pairs_is_seeded():

@@ -14,12 +14,12 @@ import shlex
 import sys
 import time
 
-from workbench.corpora.reference import load_reference_corpus, sample_corpus
+from workbench.corpora.reference import fit_reference, load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.errors import InputError
 from workbench.geometry.analysis import GeometryConfig, analyze_layers
-from workbench.geometry.corrections import CORRECTION_LABELS, make_postprocessor
+from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.report import geometry_report, geometry_table
 from workbench.reports.writers import write_report
 
@@ -148,9 +148,9 @@ def run(args: argparse.Namespace) -> int:
     paths = write_report(report, args.out, stem=args.stem)
     print(geometry_table(result).to_markdown())
     if args.save_standardizer:
-        z = make_postprocessor("zscore")
-        name = f"{sample.corpus} sample ({sample.unit}={sample.requested}, seed={args.seed})"
-        saved = z.fit_embeddings(emb, name, sample.sha256).save(args.save_standardizer)
+        # the same encoding as above (a cache hit), fitted per layer with the sample's provenance
+        z = fit_reference(enc, "zscore", sample, layers=_int_list(args.layers))
+        saved = z.save(args.save_standardizer)
         _log(f"standardizer: {saved[0]} + {saved[1].name}")
     for fmt, path in paths.items():
         _log(f"{fmt}: {path}")

@@ -35,6 +35,7 @@ from workbench.encoding.cache import encode_cached
 from workbench.errors import DataError, InputError
 from workbench.fileio import sha256_words
 from workbench.geometry.corrections import make_postprocessor
+from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import load_wordnet
 
 SampleUnit = Literal["sentences", "words"]
@@ -161,12 +162,12 @@ def fit_reference(
     layers: list[int] | None = None,
     pooling: str | None = None,
     **params: Any,
-):
+) -> PostProcessor:
     """Encode ``sample`` (through the cache) and fit a post-processor per layer on it.
 
     Args:
         encoder: a :class:`workbench.Encoder`.
-        kind: ``"zscore" | "center" | "abtt" | "whiten" | "none"``.
+        kind: one of :data:`workbench.geometry.corrections.POSTPROCESSORS`.
         sample: from :func:`sample_corpus`.
         layers: hidden-state indices (None = all).
         pooling: subword pooling (None = the encoder's).

@@ -167,7 +167,8 @@ class Whitener(PostProcessor):
     over the first ``k`` eigenvectors of the (population) covariance.
 
     Directions with eigenvalue <= ``rtol * max eigenvalue`` carry no variance in the reference
-    corpus; their column is set to 0 instead of dividing by ~0 (count in ``n_degenerate_``).
+    corpus; their column is set to 0 instead of dividing by ~0 (``eigenvalues_``, descending,
+    shows which).
 
     Args:
         n_components: ``k``; None keeps all ``dim`` dimensions.
@@ -193,12 +194,6 @@ class Whitener(PostProcessor):
         ok = s > self.rtol * s[0]
         inv = np.where(ok, 1.0 / np.sqrt(np.where(ok, s, 1.0)), 0.0)
         return {"mean": mean, "whitening": (u * inv)[:, :k], "eigenvalues": s}
-
-    @property
-    def n_degenerate_(self) -> np.ndarray | int:
-        """Degenerate directions kept as 0 (per layer for a per-layer fit)."""
-        ev = self.eigenvalues_
-        return (ev <= self.rtol * ev[..., :1]).sum(axis=-1)
 
     def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
         return (x - state["mean"]) @ state["whitening"]

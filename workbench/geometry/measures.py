@@ -1,30 +1,31 @@
 """Anisotropy and similarity measures of contextual word vectors, one layer at a time.
 
-All functions take the vectors of ONE layer, ``x`` of shape ``(n, dim)`` (any float dtype;
+:func:`measure_all` takes the vectors of ONE layer, ``x`` of shape ``(n, dim)`` (any float dtype;
 computed in float64), plus per-row metadata:
 
 * ``types`` ``(n,)``: the word type of each row (strings or integer ids);
-* ``contexts`` ``(n,)``: the context (sentence index) of each row.
+* ``contexts`` ``(n,)``: the context (sentence index) of each row;
+* ``pairs``: a seeded sample of row pairs from different contexts
+  (:func:`workbench.geometry.pairs.sample_pairs`), shared across layers and corrections.
 
-Measures (Ethayarajh 2019, *How Contextual are Contextualized Word Representations?*):
+It returns a :class:`LayerMeasures`, each a :class:`Measure` (Ethayarajh 2019, *How Contextual
+are Contextualized Word Representations?*):
 
-* :func:`anisotropy`: expected cosine between the vectors of two random words from different
-  contexts, over a seeded sample of pairs, with its standard error;
-* :func:`self_similarity`: mean cosine between the occurrences of one word type, averaged over
+* ``anisotropy``: expected cosine between the vectors of two random words from different
+  contexts, over the pairs, with its standard error;
+* ``self_similarity``: mean cosine between the occurrences of one word type, averaged over
   word types occurring at least ``min_count`` times;
-* :func:`intra_sentence_similarity`: mean cosine of each word with its sentence's mean vector,
-  averaged over sentences of two words or more;
-* :func:`max_explainable_variance`: share of the variance of a word type's (uncentered)
-  occurrence matrix explained by its first singular vector, averaged over word types;
-  :func:`mev_baseline` is the same for random rows (sets of the same sizes).
+* ``intra_similarity``: mean cosine of each word with its sentence's mean vector, averaged over
+  sentences of two words or more;
+* ``mev``: share of the variance of a word type's (uncentered) occurrence matrix explained by its
+  first singular vector, averaged over word types; ``mev_baseline`` is the same for random rows
+  (sets of the same sizes);
+* ``rogue``: the rogue dimensions (Timkey & van Schijndel 2021) of
+  :mod:`workbench.geometry.rogue`, from the same pairs.
 
 Each "adjusted" value is the raw value minus the layer's baseline (anisotropy for the two
-similarities, :func:`mev_baseline` for MEV), as in that paper.
-
-Rogue dimensions (Timkey & van Schijndel 2021) live in :mod:`workbench.geometry.rogue`, the checks
-and
-pair sampling in :mod:`workbench.geometry.pairs`; both are re-exported here, and
-:func:`measure_all` computes everything for one layer.
+similarities, ``mev_baseline`` for MEV), as in that paper. The checks and the pair sampling live
+in :mod:`workbench.geometry.pairs`.
 
 A measure that cannot be computed (no word type seen twice, no sentence of two words) is NaN with
 a ``note`` saying why; bad input (fewer than two vectors, NaN/inf, zero vectors) raises
@@ -33,9 +34,9 @@ a ``note`` saying why; bad input (fewer than two vectors, NaN/inf, zero vectors)
 Example::
 
     x = emb.select("6")                                    # (n_words, dim)
-    i, j = sample_pairs(len(x), 20_000, contexts=emb.sentence_index, random_state=0)
-    anisotropy(x, pairs=(i, j)).value                      # e.g. 0.38
-    self_similarity(x, emb.words, min_count=5).value
+    pairs = sample_pairs(len(x), 20_000, contexts=emb.sentence_index, random_state=0)
+    m = measure_all(x, emb.words, emb.sentence_index, pairs, min_count=5)
+    m.anisotropy.value, m.self_similarity_adjusted.value   # e.g. 0.38, 0.21
 """
 
 from __future__ import annotations
@@ -50,8 +51,6 @@ from workbench.geometry.pairs import (
     Pairs,
     check_meta,
     check_vectors,
-    pair_cosines,
-    pairs_for,
     type_ids,
     unit_rows,
 )
@@ -77,11 +76,6 @@ class Measure:
     n: int
     note: str = ""
 
-    @property
-    def defined(self) -> bool:
-        """Whether the value could be computed."""
-        return not math.isnan(self.value)
-
     def minus(self, baseline: Measure) -> Measure:
         """This measure minus a baseline (standard errors added in quadrature)."""
         note = self.note or baseline.note
@@ -97,49 +91,6 @@ def _measure(values: np.ndarray, empty_note: str) -> Measure:
         return Measure(math.nan, math.nan, 0, empty_note)
     sem = float(values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
     return Measure(float(values.mean()), sem, n)
-
-
-def anisotropy(
-    x: np.ndarray,
-    n_pairs: int = 20_000,
-    *,
-    contexts: Sequence | np.ndarray | None = None,
-    random_state: int = 0,
-    pairs: Pairs | None = None,
-) -> Measure:
-    """Expected cosine of two random words from different contexts (Ethayarajh 2019).
-
-    Args:
-        x: ``(n, dim)`` vectors of one layer.
-        n_pairs: pairs to sample (ignored when ``pairs`` is given).
-        contexts: ``(n,)`` context ids; pairs within a context are excluded.
-        random_state: seed of the pair sample.
-        pairs: precomputed pairs (use the same pairs across layers and corrections).
-
-    Returns:
-        A :class:`Measure` over pairs (value, standard error, number of pairs).
-    """
-    x = check_vectors(x)
-    return _measure(pair_cosines(x, pairs_for(x, pairs, n_pairs, contexts, random_state)), "")
-
-
-def self_similarity(x: np.ndarray, types: Sequence | np.ndarray, *, min_count: int = 5) -> Measure:
-    """Average over word types of the mean pairwise cosine between a type's occurrences.
-
-    For a type with occurrences ``u_1..u_m`` (unit vectors) this is
-    ``(|sum u|^2 - m) / (m^2 - m)``, the mean of ``cos(u_a, u_b)`` over ``a != b``.
-
-    Args:
-        x: ``(n, dim)`` vectors.
-        types: ``(n,)`` word type of each row.
-        min_count: types with fewer occurrences are skipped (at least 2).
-
-    Returns:
-        A :class:`Measure` over word types; NaN with a note when no type occurs ``min_count``
-        times.
-    """
-    x = check_vectors(x)
-    return _self_similarity(x, type_ids(check_meta(types, len(x), "types"))[0], min_count)
 
 
 def _group_sums(x: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,22 +109,6 @@ def _self_similarity(x: np.ndarray, ids: np.ndarray, min_count: int) -> Measure:
     m = counts[keep].astype(np.float64)
     values = (np.einsum("td,td->t", sums[keep], sums[keep]) - m) / (m * m - m)
     return _measure(values, f"undefined: no word type occurs {min_count} times or more")
-
-
-def intra_sentence_similarity(x: np.ndarray, contexts: Sequence | np.ndarray) -> Measure:
-    """Average over sentences of the mean cosine between each word and the sentence mean vector.
-
-    Sentences of one word are skipped (their similarity is 1 by construction).
-
-    Args:
-        x: ``(n, dim)`` vectors.
-        contexts: ``(n,)`` sentence of each row.
-
-    Returns:
-        A :class:`Measure` over sentences.
-    """
-    x = check_vectors(x)
-    return _intra_similarity(x, type_ids(check_meta(contexts, len(x), "contexts"))[0])
 
 
 def _intra_similarity(x: np.ndarray, ids: np.ndarray) -> Measure:
@@ -219,39 +154,10 @@ def _type_groups(ids: np.ndarray, min_count: int) -> list[np.ndarray]:
     return [g for g in np.split(order, bounds) if g.size >= min_count]
 
 
-def max_explainable_variance(
-    x: np.ndarray, types: Sequence | np.ndarray, *, min_count: int = 5
-) -> Measure:
-    """Average over word types of ``sigma_1^2 / sum_i sigma_i^2`` of the occurrence matrix.
-
-    The occurrence matrix ``(m, dim)`` of a type holds its (raw, uncentered) vectors, as in
-    Ethayarajh (2019); ``sigma_i`` are its singular values.
-
-    Returns:
-        A :class:`Measure` over word types occurring at least ``min_count`` (>= 2) times.
-    """
-    x = check_vectors(x)
-    return _mev(x, type_ids(check_meta(types, len(x), "types"))[0], min_count)
-
-
 def _mev(x: np.ndarray, ids: np.ndarray, min_count: int) -> Measure:
     min_count = max(2, int(min_count))
     values = _mev_of_groups(x, _type_groups(ids, min_count))
     return _measure(values, f"undefined: no word type occurs {min_count} times or more")
-
-
-def mev_baseline(
-    x: np.ndarray, types: Sequence | np.ndarray, *, min_count: int = 5, random_state: int = 0
-) -> Measure:
-    """MEV of random rows, in sets of the same sizes as the qualifying word types.
-
-    MEV of a small set is large by construction (two rows: at least 0.5), so the baseline is
-    matched in size: for each word type with ``m >= min_count`` occurrences, ``m`` rows drawn at
-    random (seeded, without replacement) from the whole layer.
-    """
-    x = check_vectors(x)
-    ids = type_ids(check_meta(types, len(x), "types"))[0]
-    return _mev_baseline(x, ids, min_count, random_state)
 
 
 def _mev_baseline(x: np.ndarray, ids: np.ndarray, min_count: int, random_state: int) -> Measure:
@@ -294,10 +200,13 @@ def measure_all(
     """Every measure of one layer's ``(n, dim)`` vectors, validating the input once.
 
     Args:
-        x, types, contexts: as in the single measures.
-        pairs: the pair sample (from :func:`sample_pairs`), shared across layers.
-        min_count, top_k: as in :func:`self_similarity` and :func:`rogue_dimensions`
-            (``top_k`` is capped at ``dim - 1``).
+        x: ``(n, dim)`` vectors of one layer (n >= 2, finite, no zero rows).
+        types: ``(n,)`` word type of each row.
+        contexts: ``(n,)`` sentence of each row (sentences of one word are skipped).
+        pairs: the pair sample (from :func:`workbench.geometry.pairs.sample_pairs`), shared
+            across layers.
+        min_count: occurrences a word type needs for self-similarity and MEV (at least 2).
+        top_k: rogue dimensions reported and removed (capped at ``dim - 1``).
         random_state: seed of the MEV baseline.
         name: how error messages call ``x``.
     """

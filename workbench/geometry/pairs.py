@@ -1,6 +1,5 @@
 """Checks and pair sampling shared by the geometry measures (:mod:`workbench.geometry.measures`)
-and the
-rogue-dimension analysis (:mod:`workbench.geometry.rogue`).
+and the rogue-dimension analysis (:mod:`workbench.geometry.rogue`).
 
 A pair sample ``(i, j)`` is two index arrays; :func:`sample_pairs` draws it seeded, from
 different contexts when context ids are given, so every measure of a layer (and every layer)
@@ -106,24 +105,9 @@ def sample_pairs(
     return np.concatenate(got_i)[:n_pairs], np.concatenate(got_j)[:n_pairs]
 
 
-def pair_cosines(x: np.ndarray, pairs: Pairs) -> np.ndarray:
-    """Cosine of each pair ``(x[i], x[j])``, shape ``(n_pairs,)`` float64."""
-    i, j = pairs
-    x = np.asarray(x, dtype=np.float64)
-    norms = np.sqrt(np.einsum("nd,nd->n", x, x))
-    return pair_dots(x, i, j) / (norms[i] * norms[j])
-
-
 def pair_dots(x: np.ndarray, i: np.ndarray, j: np.ndarray, chunk: int = 4096) -> np.ndarray:
     """``x[i] . x[j]`` per pair, in chunks (the gathered rows stay in cache)."""
     out = np.empty(len(i))
     for s in range(0, len(i), chunk):
         out[s : s + chunk] = np.einsum("pd,pd->p", x[i[s : s + chunk]], x[j[s : s + chunk]])
     return out
-
-
-def pairs_for(x: np.ndarray, pairs: Pairs | None, n_pairs: int, contexts, random_state) -> Pairs:
-    """``pairs`` if given, else a fresh :func:`sample_pairs` sample for ``x``."""
-    if pairs is not None:
-        return pairs
-    return sample_pairs(len(x), n_pairs, contexts=contexts, random_state=random_state)

@@ -1,26 +1,27 @@
 """Rogue dimensions (Timkey & van Schijndel 2021, *All Bark and No Bite*).
 
 A handful of dimensions can dominate the cosine similarity of contextual vectors.
-:func:`rogue_dimensions` gives each dimension's contribution to the expected cosine over a pair
+:func:`rogue_and_cosines` gives each dimension's contribution to the expected cosine over a pair
 sample, the ``top_k`` dimensions with the largest contributions, their share of the total, and
-the informativity r^2 between the full cosine and the cosine with those dimensions removed.
+the informativity r^2 between the full cosine and the cosine with those dimensions removed;
+:func:`workbench.geometry.measures.measure_all` calls it for every layer.
 
 Example::
 
-    r = rogue_dimensions(emb.select("5"), top_k=3, contexts=emb.sentence_index)
+    x = check_vectors(emb.select("5"))
+    pairs = sample_pairs(len(x), 20_000, contexts=emb.sentence_index, random_state=0)
+    r, cosines = rogue_and_cosines(x, 3, pairs)
     r.top, r.top_share, r.informativity              # e.g. [223 ...], 0.64, 0.41
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.errors import InputError
-from workbench.geometry.pairs import Pairs, check_vectors, pair_dots, pairs_for, unit_rows
+from workbench.geometry.pairs import Pairs, pair_dots
 
 
 @dataclass(frozen=True)
@@ -53,13 +54,6 @@ class RogueDimensions:
         return float(self.share.sum())
 
 
-def cosine_contributions(x: np.ndarray, pairs: Pairs) -> np.ndarray:
-    """``(dim,)``: mean over pairs of ``u_k v_k / (|u| |v|)``, dimension by dimension."""
-    x = check_vectors(x)
-    i, j = pairs
-    return (unit_rows(x[i]) * unit_rows(x[j])).mean(axis=0)
-
-
 def _r_squared(a: np.ndarray, b: np.ndarray) -> float:
     ok = np.isfinite(a) & np.isfinite(b)
     if ok.sum() < 2 or a[ok].std() == 0 or b[ok].std() == 0:
@@ -67,36 +61,21 @@ def _r_squared(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(a[ok], b[ok])[0, 1] ** 2)
 
 
-def rogue_dimensions(
-    x: np.ndarray,
-    top_k: int = 3,
-    *,
-    pairs: Pairs | None = None,
-    n_pairs: int = 20_000,
-    contexts: Sequence | np.ndarray | None = None,
-    random_state: int = 0,
-) -> RogueDimensions:
-    """The dimensions that dominate cosine similarity, their share and informativity.
-
-    Args:
-        x: ``(n, dim)`` vectors.
-        top_k: how many top dimensions to report and remove (1 <= top_k < dim).
-        pairs, n_pairs, contexts, random_state: the pair sample, as in :func:`anisotropy`.
-
-    Returns:
-        A :class:`RogueDimensions`.
-    """
-    x = check_vectors(x)
-    if not 1 <= top_k < x.shape[1]:
-        raise InputError(f"top_k must be between 1 and dim - 1 = {x.shape[1] - 1}, got {top_k}")
-    return rogue_and_cosines(x, top_k, pairs_for(x, pairs, n_pairs, contexts, random_state))[0]
-
-
 def rogue_and_cosines(
     x: np.ndarray, top_k: int, pairs: Pairs
 ) -> tuple[RogueDimensions, np.ndarray]:
-    """The rogue dimensions of checked vectors ``x`` and the full cosine of every pair
-    ``(n_pairs,)`` (which :func:`workbench.geometry.measures.measure_all` reuses as anisotropy)."""
+    """The rogue dimensions of ``x`` and the full cosine of every pair.
+
+    Args:
+        x: ``(n, dim)`` vectors already checked by
+            :func:`workbench.geometry.pairs.check_vectors` (finite, no zero rows).
+        top_k: dimensions to report and remove, ``1 <= top_k < dim``.
+        pairs: the pair sample ``(i, j)``.
+
+    Returns:
+        ``(RogueDimensions, cosines)``; ``cosines`` ``(n_pairs,)`` float64 is what
+        :func:`workbench.geometry.measures.measure_all` reuses as the anisotropy sample.
+    """
     i, j = pairs
     sq = np.einsum("nd,nd->n", x, x)
     xu = x / np.sqrt(sq)[:, None]
