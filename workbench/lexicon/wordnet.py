@@ -34,7 +34,6 @@ from pathlib import Path
 
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import DataError, InputError
-from workbench.fileio import sha256_file
 
 WORDNET_VERSION = "3.0"
 N_SYNSETS_30 = 117_659
@@ -105,14 +104,6 @@ def _marker_ok(path: Path) -> bool:
     return marker.get("version") == WORDNET_VERSION and all(
         (path / name).is_file() for name in marker.get("sha256", {})
     ) and set(marker.get("sha256", {})) == set(WORDNET_FILES)  # fmt: skip
-
-
-def verify_copy(path: Path) -> bool:
-    """Full check of a normalised copy: every file's SHA-256 against its marker."""
-    if not _marker_ok(path):
-        return False
-    marker = json.loads((path / _MARKER).read_text())
-    return all(sha256_file(path / name) == digest for name, digest in marker["sha256"].items())
 
 
 def normalised_copy(source: Path | None = None, cache_dir: Path | None = None) -> Path:
@@ -280,10 +271,6 @@ class WordNet:
         keys = self.candidates(lemma, pos)
         return keys[0] if keys else None
 
-    def sense_count(self, key: str) -> int:
-        """SemCor-derived tag count of a sense key (``index.sense``'s tag_cnt)."""
-        return self._entry(key).tag_count
-
     def sense_number(self, key: str) -> int:
         """Rank of the sense for its lemma and POS (1 = first)."""
         return self._entry(key).sense_number
@@ -309,10 +296,6 @@ class WordNet:
             return self.reader.synset(name)
         except Exception as exc:  # nltk raises WordNetError / ValueError
             raise InputError(f"unknown synset {name!r}: {exc}") from None
-
-    def keys_of_synset(self, name: str) -> tuple[str, ...]:
-        """Sense keys of all lemmas of a synset, in synset order."""
-        return tuple(lemma.key() for lemma in self._synset(name).lemmas())
 
     def lemmas(self, name: str) -> tuple[str, ...]:
         """Lemma names of a synset (``_`` for spaces, original case)."""
