@@ -7,9 +7,10 @@ into batches, builds its model, and scores gathered predictions. The loop
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
@@ -17,9 +18,14 @@ from torch import nn
 
 from workbench.encoding import models
 from workbench.encoding.models import ModelSource
+from workbench.errors import InputError
 from workbench.finetune.bio import IGNORE_INDEX
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile, LabelSet
+from workbench.finetune.modeling import Batch, TaskModel
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 # padding value of each feature key; keys not listed are not tensors (metadata)
 PAD_VALUES = {
@@ -42,17 +48,17 @@ class Features:
         notes: what was changed on the way (truncations, chunking), for the user and the card.
     """
 
-    rows: list[dict]
+    rows: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
 
 
-def pad_batch(rows: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
+def pad_batch(rows: list[dict[str, Any]], pad_id: int) -> Batch:
     """Pad the list-valued keys of ``rows`` to the longest row; stack scalar keys.
 
     Returns:
         ``{key: tensor (batch, seq)}`` for sequence keys, ``{key: tensor (batch,)}`` for ints.
     """
-    out: dict[str, torch.Tensor] = {}
+    out: Batch = {}
     for key, pad in PAD_VALUES.items():
         if key not in rows[0]:
             continue
@@ -80,10 +86,19 @@ class Task:
     metric: ClassVar[str] = ""  # the dev metric used for model selection and early stopping
     greater_is_better: ClassVar[bool] = True
 
-    def __init__(self, cfg: TrainConfig, tokenizer, labels: LabelSet | None) -> None:
+    def __init__(
+        self, cfg: TrainConfig, tokenizer: PreTrainedTokenizerBase, labels: LabelSet | None
+    ) -> None:
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.labels = labels
+
+    @property
+    def label_set(self) -> LabelSet:
+        """The task's labels (the classification and tagging tasks are built with them)."""
+        if self.labels is None:
+            raise InputError(f"The '{self.kind}' task needs a label set; it was built without.")
+        return self.labels
 
     # -- data ----------------------------------------------------------------------------
     def check(self, train: DataFile, dev: DataFile | None) -> None:
@@ -94,16 +109,16 @@ class Task:
     def features(self, data: DataFile, train: bool) -> Features:
         raise NotImplementedError
 
-    def collate(self, rows: list[dict], gen: torch.Generator | None = None) -> dict:
+    def collate(self, rows: list[dict[str, Any]], gen: torch.Generator | None = None) -> Batch:
         """Pad a list of feature rows into a batch (``gen``: the epoch's random generator)."""
         return pad_batch(rows, self.tokenizer.pad_token_id or 0)
 
     # -- model ---------------------------------------------------------------------------
-    def build_model(self, source: ModelSource) -> tuple[nn.Module, list[str]]:
+    def build_model(self, source: ModelSource) -> tuple[TaskModel, list[str]]:
         """The task model on the pretrained encoder of ``source``, and notes for the user."""
         raise NotImplementedError
 
-    def head_config(self) -> dict:
+    def head_config(self) -> dict[str, Any]:
         """What is needed to rebuild the head (saved in ``head.json``)."""
         return {
             "task": self.kind,
@@ -113,8 +128,9 @@ class Task:
         }
 
     # -- evaluation ----------------------------------------------------------------------
-    def predict(self, model: nn.Module, batch: dict) -> tuple[torch.Tensor, ...]:
-        """Tensors to gather over the dev set (each with the batch as first axis)."""
+    def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
+        """Tensors to gather over the dev set (each with the batch as first axis); ``model`` is
+        the task model, possibly wrapped for data-parallel training."""
         raise NotImplementedError
 
     def score(self, outputs: tuple[np.ndarray, ...], feats: Features) -> dict[str, float]:
@@ -123,7 +139,7 @@ class Task:
 
 
 @contextmanager
-def quiet_transformers():
+def quiet_transformers() -> Iterator[None]:
     """Silence transformers' load reports and progress bars inside the block (the workbench
     reports what matters itself, e.g. that a masked-LM head is new)."""
     from transformers.utils import logging as hf_logging
@@ -139,7 +155,7 @@ def quiet_transformers():
             hf_logging.enable_progress_bar()
 
 
-def special_template(tokenizer) -> tuple[list[int], list[int]]:
+def special_template(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], list[int]]:
     """The special token ids a tokenizer puts before and after one sequence ([CLS] .. [SEP]),
     read off a probe encoding (works for any fast tokenizer)."""
     probe = tokenizer([["a"]], is_split_into_words=True, add_special_tokens=True)

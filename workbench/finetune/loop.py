@@ -20,9 +20,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+from torch import nn
+from torch.optim.lr_scheduler import LRScheduler
+from torch.utils.data import DataLoader
 
 from workbench import __version__
 from workbench.encoding import models
@@ -32,6 +36,8 @@ from workbench.finetune.base import Features, Task
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
 from workbench.finetune.modeling import (
+    Batch,
+    TaskModel,
     add_lora,
     count_parameters,
     freeze,
@@ -41,6 +47,9 @@ from workbench.finetune.modeling import (
 )
 from workbench.finetune.store import save_model_dir
 
+if TYPE_CHECKING:
+    from accelerate import Accelerator
+
 
 @dataclass(frozen=True)
 class EpochRecord:
@@ -48,7 +57,7 @@ class EpochRecord:
 
     epoch: int
     train_loss: float
-    dev: dict
+    dev: dict[str, float]
     seconds: float
     steps: int
 
@@ -61,15 +70,15 @@ class FitResult:
     history: tuple[EpochRecord, ...]
     best_epoch: int
     best: float | None
-    card: dict
+    card: dict[str, Any]
     notes: tuple[str, ...]
-    model: object = None  # the selected task model (encoder + head, LoRA merged), in memory
+    model: TaskModel | None = None  # the selected task model (encoder + head, LoRA merged)
 
 
-Callback = Callable[[dict], None]
+Callback = Callable[[dict[str, Any]], None]
 
 
-def _accelerator(cfg: TrainConfig):
+def _accelerator(cfg: TrainConfig) -> Accelerator:
     from accelerate import Accelerator
 
     if cfg.device not in (None, "cpu", "cuda"):
@@ -92,12 +101,19 @@ def _accelerator(cfg: TrainConfig):
     )
 
 
-def _loader(acc, rows: list[dict], batch_size: int, collate) -> object:
-    from torch.utils.data import DataLoader
-
-    return acc.prepare_data_loader(
-        DataLoader(rows, batch_size=batch_size, shuffle=False, collate_fn=collate)
+def _loader(
+    acc: Accelerator,
+    rows: list[dict[str, Any]],
+    batch_size: int,
+    collate: Callable[[list[dict[str, Any]]], Batch],
+) -> DataLoader[Batch]:
+    loader: DataLoader[Batch] = DataLoader(
+        rows,  # type: ignore[arg-type]  # a list is a map-style dataset: all DataLoader needs
+        batch_size=batch_size,
+        shuffle=False,
+        collate_fn=collate,
     )
+    return acc.prepare_data_loader(loader)
 
 
 def _stack(chunks: list[np.ndarray]) -> np.ndarray:
@@ -111,7 +127,7 @@ def _stack(chunks: list[np.ndarray]) -> np.ndarray:
     )
 
 
-def evaluate(task: Task, model, feats: Features, acc) -> dict[str, float]:
+def evaluate(task: Task, model: nn.Module, feats: Features, acc: Accelerator) -> dict[str, float]:
     """Dev metrics of ``model`` (predictions gathered from every process, in order)."""
     model.eval()
     parts: list[list[np.ndarray]] | None = None
@@ -119,16 +135,18 @@ def evaluate(task: Task, model, feats: Features, acc) -> dict[str, float]:
     with torch.no_grad():
         for batch in loader:
             outs = task.predict(model, batch)
-            outs = [
+            padded = [
                 acc.pad_across_processes(o, dim=1, pad_index=-100) if o.ndim == 2 else o
                 for o in outs
             ]
-            outs = acc.gather_for_metrics(tuple(outs))
+            gathered = acc.gather_for_metrics(tuple(padded))
             if parts is None:
-                parts = [[] for _ in outs]
-            for store, o in zip(parts, outs, strict=True):
+                parts = [[] for _ in gathered]
+            for store, o in zip(parts, gathered, strict=True):
                 store.append(o.float().cpu().numpy() if o.is_floating_point() else o.cpu().numpy())
     model.train()
+    if parts is None:
+        raise InputError("Nothing to evaluate: the evaluation data gave no batch.")
     return task.score(tuple(_stack(p) for p in parts), feats)
 
 
@@ -144,7 +162,7 @@ def _improved(task: Task, value: float, best: float | None) -> bool:
     return value > best if task.greater_is_better else value < best
 
 
-def _identity(task: Task, train: DataFile, dev: DataFile | None, base: str) -> dict:
+def _identity(task: Task, train: DataFile, dev: DataFile | None, base: str) -> dict[str, Any]:
     return {
         "task": task.kind,
         "base": base,
@@ -165,19 +183,19 @@ def _prepare_output(output: Path, resume: bool, overwrite: bool) -> None:
         shutil.rmtree(output)
 
 
-def _log(message: str, acc) -> None:
+def _log(message: str, acc: Accelerator) -> None:
     if acc.is_main_process:
         print(message, file=sys.stderr, flush=True)
 
 
 def _train_epoch(
     task: Task,
-    model,
-    optimizer,
-    scheduler,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler,
     feats: Features,
     epoch: int,
-    acc,
+    acc: Accelerator,
     progress: bool,
     callback: Callback | None,
 ) -> tuple[float, int]:
@@ -221,7 +239,14 @@ def _train_epoch(
     return float(mean.item()), steps
 
 
-def _restore(directory: Path, identity: dict, acc, model, optimizer, scheduler) -> ckpt.RunState:
+def _restore(
+    directory: Path,
+    identity: dict[str, Any],
+    acc: Accelerator,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler,
+) -> ckpt.RunState:
     saved = ckpt.load_checkpoint(directory, identity)
     acc.unwrap_model(model).load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
@@ -234,16 +259,18 @@ def _restore(directory: Path, identity: dict, acc, model, optimizer, scheduler) 
 
 def _after_epoch(
     task: Task,
-    acc,
-    model,
-    optimizer,
-    scheduler,
+    acc: Accelerator,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler,
     state: ckpt.RunState,
     record: EpochRecord,
     directory: Path,
-    identity: dict,
+    identity: dict[str, Any],
 ) -> None:
     """Book-keeping after an epoch: best weights, early-stopping counter, checkpoint."""
+    if state.history is None:  # fit() starts every run with a list; a bare RunState has none
+        state.history = []
     state.history.append(asdict(record))
     state.epoch = record.epoch
     value = record.dev.get(task.metric)
@@ -268,7 +295,9 @@ def _describe(record: EpochRecord, task: Task) -> str:
     )
 
 
-def _setup_model(task: Task, source: models.ModelSource, train_f: Features, acc) -> tuple:
+def _setup_model(
+    task: Task, source: models.ModelSource, train_f: Features
+) -> tuple[TaskModel, list[str], tuple[int, int]]:
     """The task model with freezing / LoRA applied; notes; (trainable, total) parameters."""
     cfg = task.cfg
     model, notes = task.build_model(source)
@@ -285,7 +314,9 @@ def _setup_model(task: Task, source: models.ModelSource, train_f: Features, acc)
     return model, notes, count_parameters(model)
 
 
-def _optimizer(model, cfg: TrainConfig, n_rows: int, acc) -> tuple:
+def _optimizer(
+    model: TaskModel, cfg: TrainConfig, n_rows: int, acc: Accelerator
+) -> tuple[torch.optim.Optimizer, LRScheduler]:
     """AdamW over the parameter groups and the linear warm-up/decay schedule."""
     from transformers import get_linear_schedule_with_warmup
 
@@ -299,13 +330,13 @@ def _optimizer(model, cfg: TrainConfig, n_rows: int, acc) -> tuple:
 
 def _run_epochs(
     task: Task,
-    acc,
-    model,
-    optimizer,
-    scheduler,
-    feats: tuple,
-    state,
-    where: tuple,
+    acc: Accelerator,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: LRScheduler,
+    feats: tuple[Features, Features | None],
+    state: ckpt.RunState,
+    where: tuple[Path, dict[str, Any]],
     progress: bool,
     callback: Callback | None,
 ) -> None:
@@ -328,9 +359,17 @@ def _run_epochs(
             callback({"event": "epoch", **asdict(record)})
 
 
-def _card(task: Task, source, data: tuple, state, acc, facts: dict) -> dict:
+def _card(
+    task: Task,
+    source: models.ModelSource,
+    data: tuple[DataFile, DataFile | None, DataFile | None],
+    state: ckpt.RunState,
+    acc: Accelerator,
+    facts: dict[str, Any],
+) -> dict[str, Any]:
     """The training card (see :mod:`workbench.finetune.store`)."""
     train, dev, test = data
+    history = state.history or []
     return {
         "workbench_version": __version__,
         "task": task.kind,
@@ -344,13 +383,13 @@ def _card(task: Task, source, data: tuple, state, acc, facts: dict) -> dict:
             "test": test.card() if test else None,
         },
         "options": task.cfg.to_dict(),
-        "epochs": state.history,
+        "epochs": history,
         "best_epoch": state.best_epoch,
         "best_metric": state.best,
         "device": str(acc.device),
         "mixed_precision": str(acc.mixed_precision),
         "num_processes": acc.num_processes,
-        "train_seconds": sum(h["seconds"] for h in state.history),
+        "train_seconds": sum(h["seconds"] for h in history),
         **facts,
     }
 
@@ -368,7 +407,7 @@ def fit(
     callback: Callback | None = None,
     keep_checkpoint: bool = False,
     test: DataFile | None = None,
-    card_extra: dict | None = None,
+    card_extra: dict[str, Any] | None = None,
 ) -> FitResult:
     """Train ``task`` on ``train``, select on ``dev``, save the model directory ``output``.
 
@@ -398,7 +437,7 @@ def fit(
     task.check(train, dev)
     train_f = task.features(train, train=True)
     dev_f = task.features(dev, train=False) if dev is not None else None
-    model, notes, (trainable, n_params) = _setup_model(task, source, train_f, acc)
+    model, notes, (trainable, n_params) = _setup_model(task, source, train_f)
     notes = [*notes, *train_f.notes, *(dev_f.notes if dev_f else [])]
     for note in notes:
         _log(note, acc)
@@ -448,5 +487,5 @@ def fit(
         if not keep_checkpoint:
             shutil.rmtree(directory, ignore_errors=True)
     acc.wait_for_everyone()
-    history = tuple(EpochRecord(**h) for h in state.history)
+    history = tuple(EpochRecord(**h) for h in state.history or [])
     return FitResult(output, history, state.best_epoch, state.best, card, tuple(notes), final)

@@ -16,6 +16,7 @@ randomly initialised one from ``AutoModelForMaskedLM``; the notes say so, and wh
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,7 +29,7 @@ from workbench.finetune.base import Features, Task, pad_batch, quiet_transformer
 from workbench.finetune.bio import IGNORE_INDEX
 from workbench.finetune.data import DataFile
 from workbench.finetune.masking import MaskingSpec, mask_tokens
-from workbench.finetune.modeling import MaskedLMModel
+from workbench.finetune.modeling import Batch, MaskedLMModel
 
 DEV_MASK_SEED = 1_000_003  # added to the run's seed for the fixed dev masks
 
@@ -67,7 +68,7 @@ class MlmTask(Task):
             offset += len(words[i])
         head, tail = special_template(self.tokenizer)
         size = self.cfg.max_length - len(head) - len(tail)
-        blocks = []
+        blocks: list[tuple[list[int], list[int]]] = []
         for start in range(0, len(ids), size):
             block_w = wids[start : start + size]
             base = block_w[0]
@@ -76,7 +77,7 @@ class MlmTask(Task):
 
     def features(self, data: DataFile, train: bool) -> Features:
         head, tail = special_template(self.tokenizer)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for ids, wids in self._blocks(data.examples):
             full = head + ids + tail
             word_ids = [-1] * len(head) + wids + [-1] * len(tail)
@@ -86,13 +87,13 @@ class MlmTask(Task):
         if not train:  # fixed dev masks
             gen = torch.Generator().manual_seed(self.cfg.seed + DEV_MASK_SEED)
             for row in rows:
-                ids, labels = mask_tokens(
+                masked, labels = mask_tokens(
                     torch.tensor([row["input_ids"]]),
                     torch.tensor([row["word_ids"]]),
                     self.spec(),
                     gen,
                 )
-                row["input_ids"], row["labels"] = ids[0].tolist(), labels[0].tolist()
+                row["input_ids"], row["labels"] = masked[0].tolist(), labels[0].tolist()
         n_tokens = sum(len(r["input_ids"]) for r in rows)
         notes = [
             f"{data.source}: {len(data.examples)} text line(s) -> {len(rows)} block(s) "
@@ -100,7 +101,7 @@ class MlmTask(Task):
         ]
         return Features(rows, notes)
 
-    def collate(self, rows: list[dict], gen: torch.Generator | None = None) -> dict:
+    def collate(self, rows: list[dict[str, Any]], gen: torch.Generator | None = None) -> Batch:
         batch = pad_batch(rows, self.tokenizer.pad_token_id or 0)
         word_ids = batch.pop("word_ids")
         if "labels" not in batch:
@@ -111,7 +112,7 @@ class MlmTask(Task):
             )
         return batch
 
-    def build_model(self, source: ModelSource) -> tuple[nn.Module, list[str]]:
+    def build_model(self, source: ModelSource) -> tuple[MaskedLMModel, list[str]]:
         from transformers import AutoModelForMaskedLM
 
         try:
@@ -136,7 +137,7 @@ class MlmTask(Task):
         lm.train()
         return MaskedLMModel(lm), notes
 
-    def head_config(self) -> dict:
+    def head_config(self) -> dict[str, Any]:
         return {
             "task": self.kind,
             "labels": None,
@@ -144,7 +145,7 @@ class MlmTask(Task):
             "mlm_probability": self.cfg.mlm_probability,
         }
 
-    def predict(self, model: nn.Module, batch: dict) -> tuple[torch.Tensor, ...]:
+    def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
         labels = batch.pop("labels")
         _, logits = model(**batch)
         nll = nn.functional.cross_entropy(

@@ -9,6 +9,8 @@ Nothing here branches on a model's name: the transformer layers are found as the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypeAlias
+
 import torch
 from torch import nn
 
@@ -16,12 +18,31 @@ from workbench.errors import InputError, ModelLoadError
 from workbench.finetune.bio import IGNORE_INDEX
 from workbench.finetune.config import TrainConfig
 
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig, PreTrainedModel
+
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
+#: A padded batch: ``{key: tensor (batch, seq) or (batch,)}``.
+Batch: TypeAlias = dict[str, torch.Tensor]
+#: What a task model's ``forward(**batch)`` returns: ``(loss or None without labels, logits)``.
+ModelOutput: TypeAlias = tuple[torch.Tensor | None, torch.Tensor]
 
-def encoder_inputs(batch: dict) -> dict:
+
+def encoder_inputs(batch: Batch) -> Batch:
     """The subset of a batch the transformer takes."""
     return {k: v for k, v in batch.items() if k in MODEL_INPUTS}
+
+
+def encoder_config(encoder: nn.Module) -> PretrainedConfig:
+    """The ``transformers`` config of an encoder (an ``AutoModel``, possibly LoRA-wrapped)."""
+    config = getattr(encoder, "config", None)
+    if config is None:
+        raise ModelLoadError(
+            f"{type(encoder).__name__} has no transformers config: a task model needs an "
+            "AutoModel-style encoder."
+        )
+    return config
 
 
 class ClassificationHead(nn.Module):
@@ -54,10 +75,10 @@ class SequenceModel(nn.Module):
     def __init__(self, encoder: nn.Module, n_labels: int, pooling: str, dropout: float) -> None:
         super().__init__()
         self.encoder = encoder
-        self.head = ClassificationHead(encoder.config.hidden_size, n_labels, dropout)
+        self.head = ClassificationHead(encoder_config(encoder).hidden_size, n_labels, dropout)
         self.pooling = pooling
 
-    def forward(self, labels: torch.Tensor | None = None, **batch) -> tuple:
+    def forward(self, labels: torch.Tensor | None = None, **batch: torch.Tensor) -> ModelOutput:
         hidden = self.encoder(**encoder_inputs(batch)).last_hidden_state
         logits = self.head(pool_sequence(hidden, batch["attention_mask"], self.pooling))
         loss = nn.functional.cross_entropy(logits.float(), labels) if labels is not None else None
@@ -70,9 +91,9 @@ class TokenModel(nn.Module):
     def __init__(self, encoder: nn.Module, n_labels: int, dropout: float) -> None:
         super().__init__()
         self.encoder = encoder
-        self.head = ClassificationHead(encoder.config.hidden_size, n_labels, dropout)
+        self.head = ClassificationHead(encoder_config(encoder).hidden_size, n_labels, dropout)
 
-    def forward(self, labels: torch.Tensor | None = None, **batch) -> tuple:
+    def forward(self, labels: torch.Tensor | None = None, **batch: torch.Tensor) -> ModelOutput:
         hidden = self.encoder(**encoder_inputs(batch)).last_hidden_state
         logits = self.head(hidden)
         loss = None
@@ -86,7 +107,7 @@ class TokenModel(nn.Module):
 class MaskedLMModel(nn.Module):
     """Wraps an ``AutoModelForMaskedLM``; ``encoder`` is its base transformer."""
 
-    def __init__(self, lm: nn.Module) -> None:
+    def __init__(self, lm: PreTrainedModel) -> None:
         super().__init__()
         self.lm = lm
 
@@ -97,7 +118,7 @@ class MaskedLMModel(nn.Module):
     def set_encoder(self, encoder: nn.Module) -> None:
         setattr(self.lm, self.lm.base_model_prefix, encoder)
 
-    def forward(self, labels: torch.Tensor | None = None, **batch) -> tuple:
+    def forward(self, labels: torch.Tensor | None = None, **batch: torch.Tensor) -> ModelOutput:
         out = self.lm(**encoder_inputs(batch))
         loss = None
         if labels is not None:
@@ -107,7 +128,11 @@ class MaskedLMModel(nn.Module):
         return loss, out.logits
 
 
-def set_encoder(model: nn.Module, encoder: nn.Module) -> None:
+#: A task model: an ``encoder`` (the transformer) under a new head.
+TaskModel: TypeAlias = SequenceModel | TokenModel | MaskedLMModel
+
+
+def set_encoder(model: TaskModel, encoder: nn.Module) -> None:
     """Replace a task model's encoder (used to wrap it with LoRA and to unwrap it again)."""
     if isinstance(model, MaskedLMModel):
         model.set_encoder(encoder)
@@ -117,7 +142,7 @@ def set_encoder(model: nn.Module, encoder: nn.Module) -> None:
 
 def transformer_layers(encoder: nn.Module) -> nn.ModuleList:
     """The encoder's stack of transformer layers (the ModuleList of num_hidden_layers blocks)."""
-    n = int(encoder.config.num_hidden_layers)
+    n = int(encoder_config(encoder).num_hidden_layers)
     for _, module in encoder.named_modules():
         if isinstance(module, nn.ModuleList) and len(module) == n:
             return module
@@ -127,7 +152,7 @@ def transformer_layers(encoder: nn.Module) -> nn.ModuleList:
     )
 
 
-def layer_depths(model: nn.Module) -> dict[int, int]:
+def layer_depths(model: TaskModel) -> dict[int, int]:
     """``id(parameter) -> depth``: 0 embeddings, k for transformer layer k (1-based),
     n_layers + 1 for everything above (final norms, pooler, the task head)."""
     encoder = model.encoder
@@ -145,7 +170,7 @@ def layer_depths(model: nn.Module) -> dict[int, int]:
     return depth
 
 
-def freeze(model: nn.Module, cfg: TrainConfig) -> None:
+def freeze(model: TaskModel, cfg: TrainConfig) -> None:
     """Fix the embeddings (``freeze_embeddings``) and the lowest ``freeze_layers`` layers."""
     depth = layer_depths(model)
     n = len(transformer_layers(model.encoder))
@@ -157,7 +182,7 @@ def freeze(model: nn.Module, cfg: TrainConfig) -> None:
             p.requires_grad_(False)
 
 
-def add_lora(model: nn.Module, cfg: TrainConfig) -> None:
+def add_lora(model: TaskModel, cfg: TrainConfig) -> None:
     """Wrap the encoder with LoRA adapters (peft picks the target modules for the model type);
     the base weights are frozen, the adapters and the task head train."""
     try:
@@ -172,13 +197,14 @@ def add_lora(model: nn.Module, cfg: TrainConfig) -> None:
     set_encoder(model, wrapped)
 
 
-def merge_lora(model: nn.Module) -> None:
+def merge_lora(model: TaskModel) -> None:
     """Fold LoRA adapters into the base weights (no-op without LoRA)."""
-    if hasattr(model.encoder, "merge_and_unload"):
-        set_encoder(model, model.encoder.merge_and_unload())
+    merge_and_unload = getattr(model.encoder, "merge_and_unload", None)  # peft's models only
+    if merge_and_unload is not None:
+        set_encoder(model, merge_and_unload())
 
 
-def param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
+def param_groups(model: TaskModel, cfg: TrainConfig) -> list[dict[str, Any]]:
     """AdamW parameter groups: per depth, with and without weight decay.
 
     The learning rate of depth ``d`` is ``lr * layer_lr_decay ** (top - d)`` (the head and the
@@ -188,12 +214,12 @@ def param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
     depth = layer_depths(model)
     top = max(depth.values())
     head_ids = {id(p) for p in getattr(model, "head", nn.Module()).parameters()}
-    groups: dict[tuple[int, bool, bool], list] = {}
+    groups: dict[tuple[int, bool, bool], list[nn.Parameter]] = {}
     for p in model.parameters():
         if p.requires_grad:
             key = (depth[id(p)], p.ndim >= 2, id(p) in head_ids)
             groups.setdefault(key, []).append(p)
-    out = []
+    out: list[dict[str, Any]] = []
     for (d, decay, is_head), params in sorted(groups.items()):
         lr = cfg.lr * cfg.layer_lr_decay ** max(top - 1 - d, 0) if d < top else cfg.lr
         if is_head and cfg.head_lr is not None:
@@ -202,7 +228,7 @@ def param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
     return out
 
 
-def freeze_unused(model: nn.Module, batch: dict) -> list[str]:
+def freeze_unused(model: TaskModel, batch: Batch) -> list[str]:
     """Fix the trainable parameters that get no gradient from this task (e.g. a pooler whose
     output no head reads), found with one forward/backward pass on ``batch``.
 

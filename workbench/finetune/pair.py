@@ -14,5 +14,5 @@ class PairTask(SequenceTask):
 
     kind = "pair"
 
-    def _texts(self, data: DataFile) -> tuple[list, list | None]:
+    def _texts(self, data: DataFile) -> tuple[list[str], list[str] | None]:
         return [ex.text_a for ex in data.examples], [ex.text_b for ex in data.examples]

@@ -6,6 +6,8 @@ number truncated is reported in the features' notes and in the training card.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import nn
@@ -13,7 +15,7 @@ from torch import nn
 from workbench.encoding.models import ModelSource
 from workbench.finetune.base import Features, Task, load_encoder
 from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import SequenceModel
+from workbench.finetune.modeling import Batch, SequenceModel
 
 
 class SequenceTask(Task):
@@ -22,7 +24,7 @@ class SequenceTask(Task):
     kind = "seqcls"
     metric = "accuracy"
 
-    def _texts(self, data: DataFile) -> tuple[list, list | None]:
+    def _texts(self, data: DataFile) -> tuple[list[str], list[str] | None]:
         return [ex.text for ex in data.examples], None
 
     def features(self, data: DataFile, train: bool) -> Features:
@@ -34,12 +36,12 @@ class SequenceTask(Task):
         if too_long:
             mode = "longest_first" if second is not None else True
             enc = tok(first, second, truncation=mode, max_length=self.cfg.max_length)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for i, ex in enumerate(data.examples):
             row = {
                 k: enc[k][i] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc
             }
-            row["labels"] = self.labels.id(ex.label)
+            row["labels"] = self.label_set.id(ex.label)
             rows.append(row)
         notes = []
         if too_long:
@@ -50,21 +52,21 @@ class SequenceTask(Task):
             )
         return Features(rows, notes)
 
-    def build_model(self, source: ModelSource) -> tuple[nn.Module, list[str]]:
+    def build_model(self, source: ModelSource) -> tuple[SequenceModel, list[str]]:
         encoder = load_encoder(source)
         model = SequenceModel(
-            encoder, len(self.labels.names), self.cfg.head_pooling, self.cfg.head_dropout
+            encoder, len(self.label_set.names), self.cfg.head_pooling, self.cfg.head_dropout
         )
         return model, []
 
-    def predict(self, model: nn.Module, batch: dict) -> tuple[torch.Tensor, ...]:
+    def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
         labels = batch.pop("labels")
         _, logits = model(**batch)
         return logits.argmax(-1), labels
 
     def score(self, outputs: tuple[np.ndarray, ...], feats: Features) -> dict[str, float]:
         pred, gold = outputs
-        return classification_scores(pred, gold, len(self.labels.names))
+        return classification_scores(pred, gold, len(self.label_set.names))
 
 
 def classification_scores(pred: np.ndarray, gold: np.ndarray, n_labels: int) -> dict[str, float]:

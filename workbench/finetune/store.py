@@ -19,20 +19,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
-from torch import nn
 
-from workbench.errors import ModelLoadError
+from workbench.errors import InputError, ModelLoadError
 from workbench.finetune.base import quiet_transformers
-from workbench.finetune.modeling import MaskedLMModel, SequenceModel, TokenModel
+from workbench.finetune.modeling import MaskedLMModel, SequenceModel, TaskModel, TokenModel
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 CARD = "training_card.json"
 HEAD_WEIGHTS = "head.safetensors"
 HEAD_CONFIG = "head.json"
 
 
-def head_state(model: nn.Module) -> dict[str, torch.Tensor]:
+def head_state(model: TaskModel) -> dict[str, torch.Tensor]:
     """The weights that are not the encoder's (tied copies of encoder weights left out)."""
     if isinstance(model, MaskedLMModel):
         prefix = model.lm.base_model_prefix + "."
@@ -47,14 +50,25 @@ def head_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def save_model_dir(
-    model: nn.Module, tokenizer, head_config: dict, card: dict, output: Path
+    model: TaskModel,
+    tokenizer: PreTrainedTokenizerBase,
+    head_config: dict[str, Any],
+    card: dict[str, Any],
+    output: Path,
 ) -> Path:
     """Write the model directory (see the module docstring); returns ``output``."""
     from safetensors.torch import save_file
+    from transformers import PreTrainedModel
 
+    encoder = model.encoder
+    if not isinstance(encoder, PreTrainedModel):
+        raise InputError(
+            f"The encoder to save is a {type(encoder).__name__}, not a transformers model "
+            "(merge LoRA adapters first: merge_lora)."
+        )
     output.mkdir(parents=True, exist_ok=True)
     with quiet_transformers():  # no "Writing model shards" bar for one file
-        model.encoder.save_pretrained(output)
+        encoder.save_pretrained(output)
     tokenizer.save_pretrained(output)
     save_file(head_state(model), str(output / HEAD_WEIGHTS))
     (output / HEAD_CONFIG).write_text(json.dumps(head_config, indent=2) + "\n")
@@ -62,14 +76,14 @@ def save_model_dir(
     return output
 
 
-def write_card(card: dict, output: Path) -> None:
+def write_card(card: dict[str, Any], output: Path) -> None:
     """Write ``training_card.json`` (atomically)."""
     tmp = output / (CARD + ".tmp")
     tmp.write_text(json.dumps(card, indent=2, default=str) + "\n")
     tmp.replace(output / CARD)
 
 
-def read_card(directory: str | Path) -> dict:
+def read_card(directory: str | Path) -> dict[str, Any]:
     """The training card of a fine-tuned model directory.
 
     Raises:
@@ -81,7 +95,9 @@ def read_card(directory: str | Path) -> dict:
     return json.loads(path.read_text())
 
 
-def load_finetuned(directory: str | Path) -> tuple[nn.Module, object, dict]:
+def load_finetuned(
+    directory: str | Path,
+) -> tuple[TaskModel, PreTrainedTokenizerBase, dict[str, Any]]:
     """Rebuild encoder + head from a model directory, for predictions (eval mode, CPU).
 
     Returns:
@@ -97,6 +113,7 @@ def load_finetuned(directory: str | Path) -> tuple[nn.Module, object, dict]:
     weights = load_file(str(directory / HEAD_WEIGHTS))
     tokenizer = AutoTokenizer.from_pretrained(directory)
     task = head["task"]
+    model: TaskModel
     if task == "mlm":
         with quiet_transformers():  # it reports the head as missing; it is loaded next
             model = MaskedLMModel(AutoModelForMaskedLM.from_pretrained(directory))

@@ -14,6 +14,8 @@ the tokenizer maps to no subword is replaced by the unknown token. Both are coun
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import nn
@@ -22,7 +24,7 @@ from workbench.encoding.models import ModelSource
 from workbench.finetune.base import Features, Task, load_encoder, special_template
 from workbench.finetune.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data import DataFile, TaggedSentence
-from workbench.finetune.modeling import TokenModel
+from workbench.finetune.modeling import Batch, TokenModel
 
 
 def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:
@@ -32,7 +34,8 @@ def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:
 
     Example: ``chunk_words([2, 2, 3, 1], 4) == [(0, 2), (2, 4)]``.
     """
-    chunks, start, used = [], 0, 0
+    chunks: list[tuple[int, int]] = []
+    start, used = 0, 0
     for i, n in enumerate(lengths):
         if i > start and used + n > budget:
             chunks.append((start, i))
@@ -48,13 +51,16 @@ class TokenTask(Task):
     kind = "token"
     metric = "f1"
 
-    def _subword_counts(self, sentences: list[tuple[str, ...]]) -> tuple[list, list[str]]:
+    def _subword_counts(
+        self, sentences: list[tuple[str, ...]]
+    ) -> tuple[list[tuple[list[str], list[int]]], list[str]]:
         """Words (unknown-token substituted where needed) and their subword counts."""
         enc = self.tokenizer(
             [list(s) for s in sentences], is_split_into_words=True, add_special_tokens=False
         )
         unk = self.tokenizer.unk_token or "[UNK]"
-        out, notes = [], []
+        out: list[tuple[list[str], list[int]]] = []
+        notes: list[str] = []
         for i, words in enumerate(sentences):
             counts = [0] * len(words)
             for wid in enc.word_ids(i):
@@ -74,15 +80,17 @@ class TokenTask(Task):
         words_counts, notes = self._subword_counts([s.words for s in sents])
         head, tail = special_template(self.tokenizer)
         budget = self.cfg.max_length - len(head) - len(tail)
-        pieces, meta = [], []
+        labels = self.label_set
+        pieces: list[list[str]] = []
+        meta: list[tuple[int, list[int]]] = []
         for i, ((words, counts), sent) in enumerate(zip(words_counts, sents, strict=True)):
             for a, b in chunk_words(counts, budget):
                 pieces.append(words[a:b])
-                meta.append((i, [self.labels.id(t) for t in sent.tags[a:b]]))
+                meta.append((i, [labels.id(t) for t in sent.tags[a:b]]))
         enc = self.tokenizer(
             pieces, is_split_into_words=True, truncation=True, max_length=self.cfg.max_length
         )
-        rows = []
+        rows: list[dict[str, Any]] = []
         for j, (sent_id, label_ids) in enumerate(meta):
             wids = enc.word_ids(j)
             row = {
@@ -100,20 +108,22 @@ class TokenTask(Task):
             )
         return Features(rows, notes)
 
-    def build_model(self, source: ModelSource) -> tuple[nn.Module, list[str]]:
-        model = TokenModel(load_encoder(source), len(self.labels.names), self.cfg.head_dropout)
+    def build_model(self, source: ModelSource) -> tuple[TokenModel, list[str]]:
+        model = TokenModel(load_encoder(source), len(self.label_set.names), self.cfg.head_dropout)
         return model, []
 
-    def predict(self, model: nn.Module, batch: dict) -> tuple[torch.Tensor, ...]:
+    def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
         gold = batch.pop("eval_labels")
         batch.pop("labels", None)
         _, logits = model(**batch)
         return logits.argmax(-1), gold
 
-    def word_tags(self, outputs: tuple[np.ndarray, ...], feats: Features) -> tuple[list, list]:
+    def word_tags(
+        self, outputs: tuple[np.ndarray, ...], feats: Features
+    ) -> tuple[list[list[str]], list[list[str]]]:
         """Gathered (pred, gold) token arrays -> per-sentence gold and predicted tag lists."""
         pred, gold = outputs
-        names = self.labels.names
+        names = self.label_set.names
         gold_tags: dict[int, list[str]] = {}
         pred_tags: dict[int, list[str]] = {}
         for row, p, g in zip(feats.rows, pred, gold, strict=True):
