@@ -115,11 +115,13 @@ def entity_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) 
         raise ValueError(f"{len(gold)} gold sentences but {len(pred)} predicted ones")
     gold_set: set[tuple[int, str, int, int]] = set()
     pred_set: set[tuple[int, str, int, int]] = set()
-    for s, (g, p) in enumerate(zip(gold, pred, strict=True)):
-        if len(g) != len(p):
-            raise ValueError(f"sentence {s}: {len(g)} gold tags but {len(p)} predicted")
-        gold_set.update((s, *e) for e in entities(g))
-        pred_set.update((s, *e) for e in entities(p))
+    for s, (gold_tags, pred_tags) in enumerate(zip(gold, pred, strict=True)):
+        if len(gold_tags) != len(pred_tags):
+            raise ValueError(
+                f"sentence {s}: {len(gold_tags)} gold tags but {len(pred_tags)} predicted"
+            )
+        gold_set.update((s, *e) for e in entities(gold_tags))
+        pred_set.update((s, *e) for e in entities(pred_tags))
     correct = gold_set & pred_set
     rows = []
     for kind in sorted({e[1] for e in gold_set | pred_set}):
@@ -150,7 +152,8 @@ def align_labels(
     """
     if mode not in ("first", "all"):
         raise ValueError(f"mode must be 'first' or 'all', not {mode!r}")
-    out, prev = [], None
+    out: list[int] = []
+    prev = None
     for wid in word_ids:
         if wid is None:
             out.append(IGNORE_INDEX)

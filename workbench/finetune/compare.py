@@ -16,21 +16,25 @@ Example::
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
 
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.errors import ModelLoadError
 from workbench.finetune.store import read_card
-from workbench.geometry.analysis import GeometryConfig, analyze_layers
+from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.reports.tables import Table
 from workbench.reports.writers import Report, Section, write_report
 from workbench.viz.plotting import layer_lines
 from workbench.wsd.config import EncoderInfo
-from workbench.wsd.evaluate import default_specs, layer_sweep, load_corpus
+from workbench.wsd.evaluate import SweepPoint, default_specs, layer_sweep, load_corpus
 from workbench.wsd.predict import encode_instances
 
 
@@ -54,10 +58,10 @@ class ModelMeasures:
     """Everything measured on one model."""
 
     label: str
-    describe: dict
-    geometry: object  # GeometryResult
-    sweep: list  # list[SweepPoint]
-    seconds: dict = field(default_factory=dict)
+    describe: dict[str, Any]
+    geometry: GeometryResult
+    sweep: list[SweepPoint]
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -67,16 +71,20 @@ class Comparison:
     base: ModelMeasures
     tuned: ModelMeasures
     config: CompareConfig
-    card: dict | None
+    card: dict[str, Any] | None
+
+
+#: Called with one line of progress (e.g. ``"base: geometry in 12s"``).
+Progress = Callable[[str], None]
 
 
 def measure_model(
-    model: str | None, label: str, cfg: CompareConfig, progress=None
+    model: str | None, label: str, cfg: CompareConfig, progress: Progress | None = None
 ) -> ModelMeasures:
     """Geometry + WSD sweep of one model (encodings go through the on-disk cache)."""
 
     say = progress or (lambda _m: None)
-    seconds = {}
+    seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     enc = Encoder(model=model, device=cfg.device)
     sample = sample_corpus(
@@ -108,13 +116,16 @@ def measure_model(
 
 
 def compare_measure(
-    base: str | None, tuned: str, cfg: CompareConfig | None = None, progress=None
+    base: str | None,
+    tuned: str,
+    cfg: CompareConfig | None = None,
+    progress: Progress | None = None,
 ) -> Comparison:
     """Measure both models with the same configuration."""
 
     cfg = cfg or CompareConfig()
     try:
-        card = read_card(tuned)
+        card: dict[str, Any] | None = read_card(tuned)
     except ModelLoadError:
         card = None  # any two models can be compared; the card is shown when there is one
     return Comparison(
@@ -125,10 +136,10 @@ def compare_measure(
     )
 
 
-def _geometry_rows(c: Comparison) -> list[tuple]:
+def _geometry_rows(c: Comparison) -> list[tuple[Any, ...]]:
     rows = []
     for layer in c.base.geometry.layers:
-        row: list = [layer]
+        row: list[Any] = [layer]
         for measure in ("anisotropy", "self_similarity", "intra_similarity"):
             for m in (c.base, c.tuned):
                 row.append(getattr(m.geometry.get("none", layer), measure).value)
@@ -168,7 +179,7 @@ def sweep_table(c: Comparison) -> Table:
     )
 
 
-def compare_figures(c: Comparison) -> tuple:
+def compare_figures(c: Comparison) -> tuple[go.Figure, go.Figure]:
     """Anisotropy per layer and WSD F1 per layer spec, base vs tuned (two plotly figures)."""
 
     layers = [str(x) for x in c.base.geometry.layers]
@@ -242,7 +253,7 @@ def compare_models(
     device: str | None = None,
     max_sentences: int | None = None,
     command: str = "",
-    progress=None,
+    progress: Progress | None = None,
 ) -> Path:
     """Measure, build the report, write ``out/compare.{md,html,json}``; returns the HTML path.
 

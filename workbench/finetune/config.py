@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Literal
+from typing import Any, Literal
 
 from workbench.errors import InputError
 
@@ -73,16 +73,16 @@ class TrainConfig:
             if not ok:
                 raise InputError(f"Bad training option: {message}.")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain dict (for the training card)."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> TrainConfig:
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
         """Inverse of :meth:`to_dict`; unknown keys are ignored."""
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
 
-    def replace(self, **changes) -> TrainConfig:
+    def replace(self, **changes: Any) -> TrainConfig:
         """A copy with some options changed."""
         return replace(self, **changes)

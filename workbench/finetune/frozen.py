@@ -16,15 +16,24 @@ Every probe standardises the features (z-score fitted on train) and uses
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.encoding import models
+from workbench.encoding.encoder import Encoder
+from workbench.finetune.base import Task
 from workbench.finetune.bio import entity_scores
+from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
 from workbench.finetune.modeling import encoder_inputs, pool_sequence
 from workbench.finetune.tasks import make_task
+from workbench.finetune.wic import WicPair
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 @dataclass(frozen=True)
@@ -41,10 +50,10 @@ class BaselineResult:
     name: str
     metric: str
     value: float
-    details: dict
+    details: dict[str, Any]
 
 
-def _probe(x_train: np.ndarray, y_train: np.ndarray, x_dev: np.ndarray, seed: int):
+def _probe(x_train: np.ndarray, y_train: np.ndarray, x_dev: np.ndarray, seed: int) -> np.ndarray:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -65,7 +74,7 @@ def majority(train: DataFile, dev: DataFile) -> BaselineResult:
     )
 
 
-def _pooled(task, encoder, data: DataFile) -> tuple[np.ndarray, np.ndarray]:
+def _pooled(task: Task, encoder: PreTrainedModel, data: DataFile) -> tuple[np.ndarray, np.ndarray]:
     """Frozen last-layer pooled vectors (n, dim) and label ids (n,) of a sequence/pair task."""
     import torch
 
@@ -86,7 +95,7 @@ def probe_sequence(
     kind: str,
     train: DataFile,
     dev: DataFile,
-    cfg,
+    cfg: TrainConfig,
     model: str | None = None,
     device: str | None = None,
     labels: tuple[str, ...] | None = None,
@@ -108,7 +117,7 @@ def probe_sequence(
     )
 
 
-def _target_features(encoder, pairs, layer: str) -> np.ndarray:
+def _target_features(encoder: Encoder, pairs: Sequence[WicPair], layer: str) -> np.ndarray:
     sents = [list(p.words_a) for p in pairs] + [list(p.words_b) for p in pairs]
     keep = [[p.index_a] for p in pairs] + [[p.index_b] for p in pairs]
     vecs = encoder.encode(sents, keep=keep, progress=False).select(layer)
@@ -117,7 +126,11 @@ def _target_features(encoder, pairs, layer: str) -> np.ndarray:
 
 
 def probe_wic_targets(
-    train_pairs, dev_pairs, encoder, layer: str = "-1", seed: int = 0
+    train_pairs: Sequence[WicPair],
+    dev_pairs: Sequence[WicPair],
+    encoder: Encoder,
+    layer: str = "-1",
+    seed: int = 0,
 ) -> BaselineResult:
     """Logistic regression on ``[u, v, |u-v|, u*v]`` of the two frozen target-word vectors.
 
@@ -145,7 +158,7 @@ def probe_wic_targets(
 
 
 def probe_tokens(
-    train: DataFile, dev: DataFile, encoder, layer: str = "-1", seed: int = 0
+    train: DataFile, dev: DataFile, encoder: Encoder, layer: str = "-1", seed: int = 0
 ) -> BaselineResult:
     """Per-word logistic regression over BIO tags on frozen word vectors; entity-level F1."""
 

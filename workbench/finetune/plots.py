@@ -11,13 +11,17 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 
-from workbench.corpora.occurrences import encode_occurrences
+from workbench.corpora.occurrences import Occurrence, encode_occurrences
+from workbench.encoding.encoder import Encoder
 from workbench.viz import plotting
-from workbench.viz.projection import Projector
+from workbench.viz.projection import ProjectionConfig, Projector
 
 
 @dataclass
@@ -30,9 +34,9 @@ class TrainingLog:
     """
 
     steps: list[tuple[float, float]] = field(default_factory=list)
-    epochs: list[dict] = field(default_factory=list)
+    epochs: list[dict[str, Any]] = field(default_factory=list)
 
-    def update(self, event: dict) -> None:
+    def update(self, event: dict[str, Any]) -> None:
         """The callback: record a ``step`` or an ``epoch`` event."""
         if event["event"] == "step":
             where = event["epoch"] - 1 + event["batch"] / max(event["n_batches"], 1)
@@ -49,10 +53,8 @@ def _smooth(values: np.ndarray, window: int) -> np.ndarray:
     return np.concatenate([head, np.convolve(values, kernel, mode="valid")])
 
 
-def training_figure(log: TrainingLog, metric: str, title: str = "Training"):
+def training_figure(log: TrainingLog, metric: str, title: str = "Training") -> go.Figure:
     """Training loss per batch (smoothed) and the dev metric per epoch, on two y axes."""
-    import plotly.graph_objects as go
-
     fig = go.Figure()
     if log.steps:
         x, y = np.array(log.steps).T
@@ -96,7 +98,12 @@ def training_figure(log: TrainingLog, metric: str, title: str = "Training"):
     return fig
 
 
-def sense_clusters(encoders: dict, occurrences, layer: str, config) -> dict:
+def sense_clusters(
+    encoders: Mapping[str, Encoder],
+    occurrences: Sequence[Occurrence],
+    layer: str,
+    config: ProjectionConfig,
+) -> dict[str, go.Figure]:
     """One sense scatter per model of the same occurrences at the same layer.
 
     Args:

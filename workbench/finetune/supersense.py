@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from workbench.corpora.readers import Corpus, Sentence
 from workbench.errors import DataError
 from workbench.finetune.data import DataFile, TaggedSentence, in_memory
+from workbench.lexicon.wordnet import WordNet
 
 SPLITS = ("train", "dev", "test")
 
@@ -33,7 +37,7 @@ def _document(sentence_id: str) -> str:
     return sentence_id.rsplit(".s", 1)[0]
 
 
-def tag_sentence(sentence, lexname_of) -> TaggedSentence:
+def tag_sentence(sentence: Sentence, lexname_of: Callable[[str], str]) -> TaggedSentence:
     """Words and BIO supersense tags of one corpus sentence (multiword tokens split).
 
     Args:
@@ -61,7 +65,7 @@ class SupersenseSplits:
     train: tuple[TaggedSentence, ...]
     dev: tuple[TaggedSentence, ...]
     test: tuple[TaggedSentence, ...]
-    params: dict
+    params: dict[str, Any]
 
     def data(self, split: str, limit: int | None = None) -> DataFile:
         """A split as a :class:`DataFile` (its first ``limit`` sentences)."""
@@ -73,7 +77,7 @@ class SupersenseSplits:
 
 
 def build_supersense(
-    corpus, wordnet, seed: int = 0, fractions: tuple[float, float] = (0.8, 0.1)
+    corpus: Corpus, wordnet: WordNet, seed: int = 0, fractions: tuple[float, float] = (0.8, 0.1)
 ) -> SupersenseSplits:
     """Build the supersense splits (see the module docstring).
 
@@ -90,7 +94,7 @@ def build_supersense(
             cache[key] = wordnet.lexname(wordnet.synset(key))
         return cache[key]
 
-    by_doc: dict[str, list] = defaultdict(list)
+    by_doc: dict[str, list[Sentence]] = defaultdict(list)
     for sentence in corpus:
         by_doc[_document(sentence.id)].append(sentence)
     docs = sorted(

@@ -26,13 +26,18 @@ import random
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, TypeAlias
 
+from workbench.corpora.readers import Corpus, Instance, Sentence
 from workbench.errors import DataError
 from workbench.finetune.data import DataFile, PairExample, in_memory
 
 SPLITS = ("train", "dev", "test")
 SAME, DIFFERENT = "same", "different"
 MARK = '"'
+
+#: One sense-annotated use of a lemma: the sentence and the instance in it.
+Use: TypeAlias = tuple[Sentence, Instance]
 
 
 @dataclass(frozen=True)
@@ -80,9 +85,10 @@ class WicSplits:
     train: tuple[WicPair, ...]
     dev: tuple[WicPair, ...]
     test: tuple[WicPair, ...]
-    params: dict
+    params: dict[str, Any]
 
     def pairs(self, split: str) -> tuple[WicPair, ...]:
+        """The pairs of one split (``train``, ``dev`` or ``test``)."""
         if split not in SPLITS:
             raise DataError(f"Unknown split '{split}': choose one of {', '.join(SPLITS)}.")
         return getattr(self, split)
@@ -94,17 +100,17 @@ class WicSplits:
         return in_memory([p.to_example() for p in pairs], name)
 
 
-def _group(corpus) -> dict[tuple[str, str], list[tuple]]:
-    groups: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+def _group(corpus: Corpus) -> dict[tuple[str, str], list[Use]]:
+    groups: dict[tuple[str, str], list[Use]] = defaultdict(list)
     for sentence, inst in corpus.instances():
         if inst.keys:
             groups[(inst.lemma, inst.pos)].append((sentence, inst))
     return groups
 
 
-def _draw(uses: list[tuple], want_same: bool, n: int, rng: random.Random) -> list[tuple]:
+def _draw(uses: list[Use], want_same: bool, n: int, rng: random.Random) -> list[tuple[Use, Use]]:
     """Up to ``n`` distinct pairs of uses from different sentences, same or different sense."""
-    found: dict[tuple[str, str], tuple] = {}
+    found: dict[tuple[str, ...], tuple[Use, Use]] = {}
     for _ in range(40 * n):
         if len(found) >= n:
             break
@@ -116,7 +122,7 @@ def _draw(uses: list[tuple], want_same: bool, n: int, rng: random.Random) -> lis
     return [found[k] for k in sorted(found)]
 
 
-def _pair(a: tuple, b: tuple, label: str, context: int) -> WicPair:
+def _pair(a: Use, b: Use, label: str, context: int) -> WicPair:
     (sa, ia), (sb, ib) = a, b
     words_a, index_a = _crop(sa.words, ia.index, context)
     words_b, index_b = _crop(sb.words, ib.index, context)
@@ -124,7 +130,7 @@ def _pair(a: tuple, b: tuple, label: str, context: int) -> WicPair:
 
 
 def build_wic(
-    corpus,
+    corpus: Corpus,
     seed: int = 0,
     max_per_lemma: int = 5,
     context: int = 20,
@@ -205,6 +211,8 @@ def read_jsonl(path: str | Path) -> tuple[WicPair, ...] | None:
             row = json.loads(line)
             if not all(k in row for k in names):
                 return None
-            values = {k: tuple(row[k]) if isinstance(row[k], list) else row[k] for k in names}
+            values: dict[str, Any] = {
+                k: tuple(row[k]) if isinstance(row[k], list) else row[k] for k in names
+            }
             pairs.append(WicPair(**values))
     return tuple(pairs)
