@@ -8,8 +8,10 @@ to one ``.npz`` (plus a ``.tsv`` table for people) and loads back.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +70,7 @@ class LayerwiseEmbeddings:
         """Row indices of one sentence's kept words, in word order."""
         return np.flatnonzero(self.sentence_index == sentence)
 
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, Any]:
         """Everything but the arrays, as plain JSON-able values."""
         return {
             "layers": list(self.layers),
@@ -131,7 +133,9 @@ class LayerwiseEmbeddings:
         return cls.from_parts(arrays["vectors"], arrays, meta)
 
     @classmethod
-    def from_parts(cls, vectors: np.ndarray, arrays, meta: dict) -> LayerwiseEmbeddings:
+    def from_parts(
+        cls, vectors: np.ndarray, arrays: Mapping[str, np.ndarray], meta: dict[str, Any]
+    ) -> LayerwiseEmbeddings:
         """Rebuild from ``vectors``, the alignment arrays (``words``, ``sentence_index``,
         ``word_index``, ``spans``) and :meth:`meta` (as saved by this module or the cache)."""
         return cls(

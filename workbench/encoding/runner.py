@@ -14,8 +14,19 @@ an operation inductor cannot handle), a warning says why and every batch runs ea
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import torch
+
+
+class ForwardOutput(Protocol):
+    """What callers read off the model's output (a ``transformers`` ``ModelOutput``)."""
+
+    @property
+    def hidden_states(self) -> tuple[torch.Tensor, ...]:
+        """Every hidden state, ``(batch, seq, dim)`` each: the embedding output first."""
+        ...
 
 
 class ModelRunner:
@@ -34,7 +45,7 @@ class ModelRunner:
     def __init__(self, model: torch.nn.Module, device: str, compile: bool = False) -> None:
         self.model = model
         self.error: str | None = None
-        self._compiled = None
+        self._compiled: Callable[..., Any] | None = None  # torch.compile's wrapper
         if compile and device.startswith("mps"):
             self.error = "torch.compile is not used on mps"
             warnings.warn(f"compile=True ignored: {self.error}.", stacklevel=3)
@@ -45,7 +56,7 @@ class ModelRunner:
     def compiled(self) -> bool:
         return self._compiled is not None
 
-    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor):
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> ForwardOutput:
         kwargs = {
             "input_ids": input_ids,
             "attention_mask": attention_mask,

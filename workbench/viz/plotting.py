@@ -144,9 +144,9 @@ def label_centroids(coords: np.ndarray, labels: Sequence[str]) -> tuple[list[str
         ``(unique_labels, centroids)`` with centroids ``(n_labels, k)`` float32.
     """
     coords = np.asarray(coords, dtype=np.float32)
-    labels = np.asarray(labels, dtype=object)
-    unique = list(dict.fromkeys(labels.tolist()))
-    return unique, np.stack([coords[labels == lab].mean(axis=0) for lab in unique])
+    labels_arr = np.asarray(labels, dtype=object)
+    unique = list(dict.fromkeys(labels_arr.tolist()))
+    return unique, np.stack([coords[labels_arr == lab].mean(axis=0) for lab in unique])
 
 
 def _check_scatter(coords: np.ndarray, labels: Sequence[str], hover: Sequence[str]) -> np.ndarray:
@@ -168,7 +168,7 @@ def _scatter_traces(
     names: Mapping[str, str],
     centroids: bool,
     legend: bool,
-) -> list:
+) -> list[go.Scatter | go.Scatter3d]:
     three_d = coords.shape[1] == 3
     kind = go.Scatter3d if three_d else go.Scatter
     labels_arr = np.asarray(labels, dtype=object)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -66,8 +66,9 @@ def _check_vectors(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _make_estimator(cfg: ProjectionConfig, n_points: int):
-    """The underlying estimator for ``cfg``, with parameters clipped to ``n_points``."""
+def _make_estimator(cfg: ProjectionConfig, n_points: int) -> Any:
+    """The underlying estimator for ``cfg``, with parameters clipped to ``n_points`` (a umap or
+    scikit-learn estimator; neither package has type information)."""
     if cfg.method == "pca":
         from sklearn.decomposition import PCA
 
@@ -114,7 +115,7 @@ class Projector:
         (10, 2)
     """
 
-    def __init__(self, config: ProjectionConfig | None = None, **overrides) -> None:
+    def __init__(self, config: ProjectionConfig | None = None, **overrides: Any) -> None:
         self.config = replace(config or ProjectionConfig(), **overrides)
 
     def fit(self, x: np.ndarray) -> Projector:
