@@ -5,13 +5,18 @@
   by layer: the ``(n_occurrences, n_layers)`` matrix the heatmap draws.
 * :class:`NeighbourIndex` - exact cosine nearest neighbours among all words of a corpus at one
   layer (FAISS inner product over unit rows).
+* :class:`NeighbourPool` - the words of several corpora (a reference corpus, the user's text)
+  stacked into one search space at a layer spec; maps a pool row back to its corpus, sentence
+  and word, so a neighbour comes with its context.
 
 Example::
 
-    rows = find_word(emb_words, "bank")               # [(sentence, position), ...]
-    sim = layerwise_similarity(emb.vectors[idx], 0)   # (len(idx), n_layers)
-    nn = NeighbourIndex().fit(emb.select("6"))
-    scores, ids = nn.search(emb.select("6")[idx[0]], k=10, exclude=[idx[0]])
+    places = find_word(sentences, "bank")             # [(sentence, position), ...]
+    rows = locate_rows(emb.sentence_index, emb.word_index, places)
+    sim = layerwise_similarity(emb.vectors[rows], 0)  # (len(rows), n_layers)
+    pool = NeighbourPool("6").fit([PoolPart("reference", ref_sentences, ref_emb),
+                                   PoolPart("your text", sentences, emb)])
+    pool.nearest(1, rows[0], k=10)                    # [Neighbour(word, cosine, context, part)]
 """
 
 from __future__ import annotations
@@ -19,11 +24,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from workbench.corpora.occurrences import lemma_matcher
 from workbench.encoding.alignment import split_words
+from workbench.encoding.embeddings import LayerwiseEmbeddings
+from workbench.encoding.pooling import combine_layers
 from workbench.errors import InputError
 from workbench.lexicon.morphology import base_forms
 
@@ -177,7 +186,121 @@ def locate_rows(
         InputError: a place has no row (that word was not kept).
     """
     lookup = {(int(s), int(w)): r for r, (s, w) in enumerate(zip(sentence_index, word_index))}
-    missing = [p for p in places if tuple(p) not in lookup]
+    wanted = [(int(s), int(w)) for s, w in places]
+    missing = [p for p in wanted if p not in lookup]
     if missing:
         raise InputError(f"word(s) at {missing[:3]} were not encoded")
-    return [lookup[tuple(p)] for p in places]
+    return [lookup[p] for p in wanted]
+
+
+class Transform(Protocol):
+    """Anything with ``transform(x) -> x'`` on ``(n, n_layers, dim)`` vectors (a fitted
+    post-processor of :mod:`workbench.geometry.corrections`)."""
+
+    def transform(self, x: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class PoolPart:
+    """One corpus of a :class:`NeighbourPool`.
+
+    Attributes:
+        name: what the pool calls it (``"reference"``, ``"your text"``).
+        sentences: the corpus's sentences as words; row ``r`` of ``emb`` is word
+            ``emb.word_index[r]`` of sentence ``emb.sentence_index[r]``.
+        emb: its word vectors, ``(n_words, n_kept_layers, dim)``.
+    """
+
+    name: str
+    sentences: Sequence[Sequence[str]]
+    emb: LayerwiseEmbeddings
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """One nearest neighbour: the word, its cosine with the query, its context, its corpus."""
+
+    word: str
+    cosine: float
+    context: str  # the words around it, the word in [brackets] (see :func:`snippet`)
+    part: str  # the name of the PoolPart it comes from
+
+
+class NeighbourPool:
+    """Exact cosine neighbours among the words of several corpora at one layer spec.
+
+    The pool's rows are the rows of ``parts[0].emb``, then those of ``parts[1].emb``, and so
+    on; :meth:`row` and :meth:`locate` convert between a part's row and a pool row.
+
+    Args:
+        layers: the layer spec of the search vectors (``"6"``, ``"last4-sum"``, ...).
+        post: applied to every part's ``(n, n_layers, dim)`` vectors before the layers are
+            combined (a fitted correction); None: the raw vectors.
+
+    Attributes (after :meth:`fit`):
+        parts_: the parts.
+        offsets_: ``(n_parts + 1,)`` int64, pool row of each part's first row, then the total.
+        vectors_: ``(n_rows, dim)`` float32 search vectors.
+        index_: the :class:`NeighbourIndex` over ``vectors_``.
+    """
+
+    def __init__(self, layers: str, post: Transform | None = None) -> None:
+        self.layers = layers
+        self.post = post
+
+    def fit(self, parts: Sequence[PoolPart]) -> NeighbourPool:
+        """Stack the parts' vectors, combine the layers, index them; returns ``self``.
+
+        Raises:
+            InputError: no part, or parts whose vectors come from different hidden states.
+        """
+        parts = tuple(parts)
+        if not parts:
+            raise InputError("a neighbour pool needs at least one corpus")
+        first = parts[0].emb
+        for part in parts[1:]:
+            if tuple(part.emb.layers) != tuple(first.layers) or part.emb.dim != first.dim:
+                raise InputError(
+                    f"{part.name!r} has other vectors than {parts[0].name!r} "
+                    "(hidden states or dimension differ); encode both with the same model"
+                )
+        stacked = np.concatenate([np.asarray(p.emb.vectors) for p in parts])
+        if self.post is not None:
+            stacked = self.post.transform(stacked)
+        self.parts_ = parts
+        self.offsets_ = np.cumsum([0, *(len(p.emb) for p in parts)]).astype(np.int64)
+        self.vectors_ = combine_layers(stacked, first.layers, self.layers, first.n_hidden)
+        self.index_ = NeighbourIndex().fit(self.vectors_)
+        return self
+
+    def __len__(self) -> int:
+        """Rows in the pool (every word of every part)."""
+        return int(self.offsets_[-1])
+
+    def row(self, part: int, row: int) -> int:
+        """The pool row of row ``row`` of part ``part``."""
+        if not 0 <= row < len(self.parts_[part].emb):
+            raise InputError(f"{self.parts_[part].name!r} has no row {row}")
+        return int(self.offsets_[part] + row)
+
+    def locate(self, row: int) -> tuple[int, int]:
+        """``(part, row in that part)`` of a pool row."""
+        if not 0 <= row < len(self):
+            raise InputError(f"the pool has no row {row} (it has {len(self)})")
+        part = int(np.searchsorted(self.offsets_, row, side="right")) - 1
+        return part, int(row - self.offsets_[part])
+
+    def neighbour(self, row: int, cosine: float, width: int = 6) -> Neighbour:
+        """The word at pool row ``row`` as a :class:`Neighbour` (context ``width`` words)."""
+        part, local = self.locate(row)
+        p = self.parts_[part]
+        words = p.sentences[int(p.emb.sentence_index[local])]
+        context = snippet(words, int(p.emb.word_index[local]), width)
+        return Neighbour(str(p.emb.words[local]), float(cosine), context, p.name)
+
+    def nearest(self, part: int, row: int, k: int = 10, width: int = 6) -> list[Neighbour]:
+        """The ``k`` words of the pool nearest to row ``row`` of part ``part`` (itself left
+        out), best first, each with ``width`` words of context on either side."""
+        query = self.row(part, row)
+        scores, rows = self.index_.search(self.vectors_[query], k=k, exclude=[query])
+        return [self.neighbour(int(r), float(s), width) for s, r in zip(scores, rows)]

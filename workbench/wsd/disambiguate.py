@@ -31,7 +31,7 @@ from workbench.lexicon.morphology import morphy
 from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet, load_wordnet
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
-from workbench.wsd.predict import encode_instances, train_index
+from workbench.wsd.predict import InstanceSet, encode_instances, train_index
 from workbench.wsd.sources import gloss_vectors, sense_graph, wordnet_example_sentences
 
 WORDNET_CORPUS = "wordnet-3.0 examples + glosses"
@@ -187,9 +187,29 @@ def wordnet_index(
     return index
 
 
+def instance_lemmas(instances: InstanceSet, wordnet: WordNet) -> tuple[tuple[str, str], ...]:
+    """The WordNet ``(lemma, POS)`` pairs the instances' lemmas can be (:func:`target_lemmas`
+    of each distinct lemma and POS), sorted: what an index for these instances must cover."""
+    pairs = set(zip(instances.lemmas, instances.pos))
+    return tuple(sorted({x for lemma, pos in pairs for x in target_lemmas(lemma, wordnet, pos)}))
+
+
+def instance_index(
+    encoder,
+    instances: InstanceSet,
+    wordnet: WordNet | None = None,
+    config: SenseIndexConfig = WORDNET_CONFIG,
+    progress=None,
+) -> SenseIndex:
+    """A WordNet-trained index (:func:`wordnet_index`) restricted to the lemmas of
+    ``instances`` (:func:`instance_lemmas`): how a test set is scored without SemCor, in a
+    fraction of the time a full WordNet index takes to build."""
+    wordnet = wordnet or load_wordnet()
+    return wordnet_index(encoder, instance_lemmas(instances, wordnet), wordnet, config, progress)
+
+
 def default_index_path(encoder, config: SenseIndexConfig = WORDNET_CONFIG) -> Path:
     """Where the full WordNet-trained index of ``encoder`` is cached."""
-
     label = f"{config.layers}-{config.postprocess}-{config.gloss_pooling}{config.gloss_weight:g}"
     return default_cache_dir() / "wsd-index" / f"wordnet-{encoder.fingerprint}-{label}"
 

@@ -213,7 +213,6 @@ def layer_sweep(
     progress: Callable[[str], None] | None = None,
 ) -> list[SweepPoint]:
     """Plain 1-NN (no propagation, no glosses) for every layer spec x post-processor."""
-
     points = []
     for spec in specs:
         for post in postprocess:
@@ -245,7 +244,6 @@ def load_corpus(name: str, gold: str | None = None):
 
 def baseline_answers(test, training=None, wordnet=None) -> dict[str, dict[str, str]]:
     """WordNet first sense (and, given a training corpus, its most frequent sense) on ``test``."""
-
     out = {"wordnet_first_sense": first_sense_predictions(test, wordnet)}
     if training is not None:
         out["semcor_mfs"] = mfs_predictions(test, training, wordnet)

@@ -21,6 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from workbench.corpora.occurrences import sense_glosses
+from workbench.corpora.readers import Corpus
+from workbench.lexicon.wordnet import WordNet
 from workbench.reports.tables import Table
 from workbench.reports.writers import Report, Section, to_dict, write_report, write_text_atomic
 from workbench.wsd.evaluate import BASELINES, Evaluation, SweepPoint
@@ -119,6 +122,38 @@ def error_table(result: Evaluation, top: int = 20) -> Table:
     )
 
 
+def lemma_error_table(
+    corpus: Corpus, result: Evaluation, lemma: str, wordnet: WordNet | None = None
+) -> Table:
+    """Every instance of ``lemma`` (``"lemma.POS"``, as in :attr:`Evaluation.errors`) in
+    ``corpus`` that ``result`` got wrong: the sentence with the word in [brackets], the first
+    gold key and the predicted key (``-``: none), each with its WordNet gloss (``""`` without
+    ``wordnet`` or for a key it lacks). Instances without a prediction in ``result`` are
+    skipped.
+
+    Example::
+
+        lemma_error_table(corpus, result, result.errors[0].lemma, load_wordnet())
+    """
+    rows = []
+    for sentence, inst in corpus.instances():
+        if f"{inst.lemma}.{inst.pos}" != lemma or inst.id not in result.predictions:
+            continue
+        predicted = result.predictions[inst.id].key
+        if predicted in inst.keys:
+            continue
+        words = [f"[{w}]" if i == inst.index else w for i, w in enumerate(sentence.words)]
+        gold = inst.keys[0] if inst.keys else ""
+        gloss = sense_glosses(wordnet, [k for k in (gold, predicted) if k]) if wordnet else {}
+        rows.append((" ".join(words), gold, gloss.get(gold, ""), predicted or "-",
+                     gloss.get(predicted, "") if predicted else ""))  # fmt: skip
+    return Table(
+        ("sentence", "gold", "gold gloss", "predicted", "predicted gloss"),
+        tuple(rows),
+        caption=f"Instances of {lemma} answered wrong on {result.datasets[-1].name}.",
+    )
+
+
 def sweep_table(points: Sequence[SweepPoint]) -> Table:
     posts = list(dict.fromkeys(p.postprocess for p in points))
     by = {(p.layers, p.postprocess): p for p in points}
@@ -126,7 +161,8 @@ def sweep_table(points: Sequence[SweepPoint]) -> Table:
     rows = []
     for spec in specs:
         f1 = [100 * by[(spec, q)].all.f1 if (spec, q) in by else None for q in posts]
-        delta = (f1[1] - f1[0]) if len(f1) > 1 and None not in f1[:2] else None
+        first, second = f1[0], f1[1] if len(f1) > 1 else None
+        delta = second - first if first is not None and second is not None else None
         label = next(p.label for p in points if p.layers == spec)
         rows.append((spec, label, *f1, delta))
     cols = ("layers", "label", *(f"F1 {q}" for q in posts), f"{posts[-1]} - {posts[0]}")

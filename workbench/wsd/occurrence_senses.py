@@ -1,0 +1,137 @@
+"""Sense labels for a lemma's occurrences, predicted from other occurrences of the same lemma.
+
+The training occurrences are SemCor's sense-annotated ones when SemCor is at hand, else the
+lemma's WordNet usage examples (:func:`training_occurrences`). Any training occurrence that is
+also one of the occurrences to label (same ``source``) is left out, so nothing is predicted from
+itself (:func:`held_out`). Each occurrence then gets the sense whose centroid, the mean vector of
+its training occurrences at a layer spec, is the most cosine-similar
+(:func:`workbench.corpora.occurrences.nearest_centroid`); :class:`SensePrediction` also counts
+how often that agrees with the occurrence's own label.
+
+Example::
+
+    training = training_occurrences(load_wordnet(), "bank", semcor=load_dataset("semcor"))
+    shown = encode_occurrences(enc, from_lines(read_demo("bank"), "bank"))
+    result = predict_senses(shown, training, "last4-sum",
+                            encode=functools.partial(encode_occurrences, enc))
+    result.labels                    # one sense key per shown occurrence
+    result.n_agree, result.n         # agreement with the gold labels
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.corpora.occurrences import (
+    Occurrence,
+    OccurrenceVectors,
+    from_corpus,
+    from_wordnet,
+    nearest_centroid,
+)
+from workbench.corpora.readers import Corpus
+from workbench.errors import InputError
+from workbench.lexicon.wordnet import WordNet
+
+#: At most this many SemCor occurrences train the centroids (a seeded sample, in corpus order).
+TRAINING_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class TrainingOccurrences:
+    """Sense-annotated occurrences of a lemma and where they come from.
+
+    Attributes:
+        source: ``"semcor"`` or ``"wordnet"`` (usage examples).
+        occurrences: the occurrences, each labelled with its sense key.
+    """
+
+    source: str
+    occurrences: tuple[Occurrence, ...]
+
+
+@dataclass(frozen=True)
+class SensePrediction:
+    """The predicted sense of each occurrence.
+
+    Attributes:
+        labels: one predicted sense key per occurrence, in order.
+        scores: ``(n,)`` float32 cosine of each occurrence with its chosen centroid.
+        source: where the training occurrences come from (``semcor`` / ``wordnet``).
+        n_training: training occurrences used (after leaving out the labelled ones).
+        layers: the layer spec of the vectors compared.
+        n_agree: occurrences whose prediction equals their own label (unlabelled ones never
+            agree).
+    """
+
+    labels: tuple[str, ...]
+    scores: np.ndarray
+    source: str
+    n_training: int
+    layers: str
+    n_agree: int
+
+    @property
+    def n(self) -> int:
+        """Occurrences labelled."""
+        return len(self.labels)
+
+
+def training_occurrences(
+    wordnet: WordNet,
+    lemma: str,
+    pos: str | None = None,
+    semcor: Corpus | None = None,
+    limit: int = TRAINING_LIMIT,
+) -> TrainingOccurrences:
+    """The sense-annotated occurrences of ``lemma`` to learn its senses from: at most ``limit``
+    of SemCor's when ``semcor`` is given, else every WordNet usage example of it.
+
+    Raises:
+        InputError: the source has no annotated occurrence of the lemma (as that POS).
+    """
+    if semcor is not None:
+        return TrainingOccurrences("semcor", tuple(from_corpus(semcor, lemma, pos, limit)))
+    return TrainingOccurrences("wordnet", tuple(from_wordnet(wordnet, lemma, pos)))
+
+
+def held_out(training: Sequence[Occurrence], shown: Sequence[Occurrence]) -> tuple[Occurrence, ...]:
+    """The training occurrences whose ``source`` is not the source of any shown occurrence
+    (never predict an occurrence from itself), in order."""
+    sources = {o.source for o in shown}
+    return tuple(o for o in training if o.source not in sources)
+
+
+def predict_senses(
+    shown: OccurrenceVectors,
+    training: TrainingOccurrences,
+    layers: str,
+    encode: Callable[[Sequence[Occurrence]], OccurrenceVectors],
+) -> SensePrediction:
+    """Label every shown occurrence with its nearest sense centroid at ``layers``.
+
+    Args:
+        shown: the occurrences to label and their vectors.
+        training: from :func:`training_occurrences`; those that are also shown are left out.
+        layers: the layer spec both sets of vectors are compared at (``"6"``, ``"last4-sum"``).
+        encode: occurrences -> their vectors (e.g. ``partial(encode_occurrences, encoder)``,
+            or a cached wrapper); called once, on the held-out training occurrences.
+
+    Raises:
+        InputError: no training occurrence is left, or none of them carries a label.
+    """
+    kept = held_out(training.occurrences, shown.occurrences)
+    if not kept:
+        raise InputError(
+            f"every {training.source} occurrence of the word is one of those shown: "
+            "nothing is left to learn its senses from"
+        )
+    vectors = encode(kept)
+    labels, scores = nearest_centroid(
+        vectors.emb.select(layers), vectors.labels, shown.emb.select(layers)
+    )
+    agree = sum(p == o.label for p, o in zip(labels, shown.occurrences) if o.label)
+    return SensePrediction(tuple(labels), scores, training.source, len(kept), layers, agree)
