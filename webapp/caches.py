@@ -7,7 +7,8 @@ rerun after an unrelated widget recomputes nothing; user errors become in-page m
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import hashlib
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import streamlit as st
@@ -15,42 +16,48 @@ import streamlit as st
 from webapp.state import current, encoder, memo, user_errors, with_progress
 from workbench.corpora import occurrences as occ
 from workbench.corpora.datasets import available_datasets as found
-from workbench.corpora.occurrences import OccurrenceVectors, demo_sentences, sense_glosses
+from workbench.corpora.occurrences import (
+    Occurrence,
+    OccurrenceVectors,
+    demo_sentences,
+    sense_glosses,
+)
+from workbench.corpora.readers import Corpus
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
+from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.models import default_cache_dir
-from workbench.encoding.pooling import combine_layers
 from workbench.errors import InputError, WorkbenchError
-from workbench.geometry.analysis import analyze_layers
+from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
 from workbench.geometry.corrections import make_postprocessor
-from workbench.lexicon.wordnet import load_wordnet
-from workbench.viz.neighbours import NeighbourIndex
-from workbench.viz.projection import Projector, project_layers
-from workbench.wsd.disambiguate import target_lemmas, wordnet_index
-from workbench.wsd.evaluate import baseline_answers, evaluate
+from workbench.geometry.postprocess import PostProcessor
+from workbench.lexicon.wordnet import WordNet, load_wordnet
+from workbench.viz.neighbours import NeighbourPool, PoolPart
+from workbench.viz.projection import ProjectionConfig, Projector, project_layers
+from workbench.wsd import occurrence_senses
+from workbench.wsd.disambiguate import instance_index
+from workbench.wsd.evaluate import EVAL_SETS, Evaluation, baseline_answers, evaluate
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.occurrence_senses import TrainingOccurrences
 from workbench.wsd.predict import encode_instances
 
 # --------------------------------------------------------------------------- data
 
 
 @st.cache_resource(show_spinner="Loading WordNet…")
-def wordnet():
-
+def wordnet() -> WordNet:
     return load_wordnet()
 
 
 @st.cache_resource(show_spinner="Reading the corpus…", max_entries=4)
-def corpus(name: str):
+def corpus(name: str) -> Corpus:
     """A framework dataset or reference corpus by name (``semcor``, ``senseval2``, ...)."""
-
     return load_reference_corpus(name)
 
 
 @st.cache_data(show_spinner=False)
 def available_datasets() -> list[str]:
     """Names of the WSD datasets found on this machine (empty without the data)."""
-
     try:
         return sorted(found())
     except WorkbenchError:
@@ -60,7 +67,12 @@ def available_datasets() -> list[str]:
 # --------------------------------------------------------------------------- encodings
 
 
-def encode_words(key: Hashable, sentences: list[list[str]], keep=None, text: str = "Encoding…"):
+def encode_words(
+    key: Hashable,
+    sentences: list[list[str]],
+    keep: list[list[int]] | None = None,
+    text: str = "Encoding…",
+) -> LayerwiseEmbeddings:
     """All layers of ``sentences`` (only the ``keep`` positions if given), memoised.
 
     ``key`` names the input (its hash); the model settings are added to it here.
@@ -78,9 +90,10 @@ def encode_words(key: Hashable, sentences: list[list[str]], keep=None, text: str
         return memo("embeddings", 24).get(full_key, compute)
 
 
-def encode_occurrences(key: Hashable, occurrences, text: str = "Encoding the occurrences…"):
+def encode_occurrences(
+    key: Hashable, occurrences: Sequence[Occurrence], text: str = "Encoding the occurrences…"
+) -> OccurrenceVectors:
     """:func:`workbench.corpora.occurrences.encode_occurrences`, memoised by ``key`` + settings."""
-
     if not occurrences:
         with user_errors():
             raise InputError("no occurrence of the word was found; try another word or source")
@@ -93,20 +106,27 @@ def encode_occurrences(key: Hashable, occurrences, text: str = "Encoding the occ
     return OccurrenceVectors(tuple(occurrences), emb)
 
 
+def encode_occurrence_list(occurrences: Sequence[Occurrence]) -> OccurrenceVectors:
+    """:func:`encode_occurrences`, memoised by the occurrences themselves (their words and
+    target positions) + settings."""
+
+    content = repr([(o.words, o.index) for o in occurrences]).encode()
+    key = ("content", hashlib.sha256(content).hexdigest()[:16])
+    return encode_occurrences(key, occurrences, text="Encoding the training occurrences…")
+
+
 # --------------------------------------------------------------------------- projections
 
 
 @st.cache_data(show_spinner="Projecting…", max_entries=128)
-def projection(key: Hashable, _vectors: np.ndarray, config) -> np.ndarray:
+def projection(key: Hashable, _vectors: np.ndarray, config: ProjectionConfig) -> np.ndarray:
     """Coordinates of ``_vectors`` ``(n, dim)`` under ``config``; ``key`` names the vectors."""
-
     return Projector(config).fit_transform(np.asarray(_vectors))
 
 
 @st.cache_data(show_spinner="Projecting every layer…", max_entries=32)
-def layer_projections(key: Hashable, _vectors: np.ndarray, config) -> np.ndarray:
+def layer_projections(key: Hashable, _vectors: np.ndarray, config: ProjectionConfig) -> np.ndarray:
     """``(n_layers, n, k)`` coordinates, each layer of ``_vectors`` ``(n, L, dim)`` on its own."""
-
     return project_layers(np.asarray(_vectors), config)
 
 
@@ -137,7 +157,7 @@ def reference_sentences(label: str, n: int = REFERENCE_SAMPLE) -> list[list[str]
 
 
 @st.cache_resource(show_spinner="Measuring every layer under every correction…", max_entries=8)
-def geometry(key: Hashable, _emb, config):
+def geometry(key: Hashable, _emb: LayerwiseEmbeddings, config: GeometryConfig) -> GeometryResult:
     """:func:`workbench.geometry.analysis.analyze_layers` of ``_emb``, cached by ``key`` +
     config."""
 
@@ -145,23 +165,19 @@ def geometry(key: Hashable, _emb, config):
 
 
 @st.cache_resource(show_spinner="Fitting the correction…", max_entries=16)
-def fitted_correction(key: Hashable, kind: str, _vectors: np.ndarray):
+def fitted_correction(key: Hashable, kind: str, _vectors: np.ndarray) -> PostProcessor:
     """A post-processor of ``kind`` fitted per layer on ``_vectors`` ``(n, L, dim)``."""
-
     return make_postprocessor(kind).fit(np.asarray(_vectors))
 
 
 @st.cache_resource(show_spinner="Indexing the words…", max_entries=16)
-def neighbour_pool(key: Hashable, _reference, _text, _post, layers: str):
-    """``(vectors, index)``: the reference corpus's words then the text's words at ``layers``
-    (after ``_post`` if given), ``(n, dim)``, and a :class:`workbench.viz.neighbours.NeighbourIndex`
-    over them; cached by ``key``."""
+def neighbour_pool(
+    key: Hashable, _parts: tuple[PoolPart, ...], _post: PostProcessor | None, layers: str
+) -> NeighbourPool:
+    """A :class:`workbench.viz.neighbours.NeighbourPool` over the words of ``_parts`` at
+    ``layers`` (after the fitted correction ``_post`` if given); cached by ``key``."""
 
-    pool = np.concatenate([np.asarray(_reference.vectors), np.asarray(_text.vectors)])
-    if _post is not None:
-        pool = _post.transform(pool)
-    vectors = combine_layers(pool, _text.layers, layers, _text.n_hidden)
-    return vectors, NeighbourIndex().fit(vectors)
+    return NeighbourPool(layers, post=_post).fit(_parts)
 
 
 # --------------------------------------------------------------------------- occurrences
@@ -175,8 +191,8 @@ def occurrences(
     limit: int | None = None,
     upload: bytes | None = None,
     upload_name: str = "upload",
-    _corpus=None,
-):
+    _corpus: Corpus | None = None,
+) -> list[Occurrence]:
     """A lemma's occurrences from ``source``: ``demo``, ``wordnet``, ``upload`` or a corpus
     name (then ``_corpus`` is that corpus, loaded by :func:`corpus`)."""
 
@@ -195,22 +211,30 @@ def occurrences(
     return occ.from_corpus(_corpus, lemma, pos, limit)
 
 
+@st.cache_data(show_spinner="Finding the training occurrences…", max_entries=64)
+def training_occurrences(lemma: str, pos: str | None = None) -> TrainingOccurrences:
+    """:func:`workbench.wsd.occurrence_senses.training_occurrences` of ``lemma``: SemCor's
+    when SemCor is here, else WordNet's usage examples."""
+
+    semcor = corpus("semcor") if "semcor" in available_datasets() else None
+    return occurrence_senses.training_occurrences(wordnet(), lemma, pos, semcor)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def glosses(labels: tuple[str, ...]) -> dict[str, str]:
     """Label -> WordNet gloss (``""`` for labels that are not sense keys)."""
-
     return sense_glosses(wordnet(), labels)
 
 
 # --------------------------------------------------------------------------- WSD
 
 WORDNET_INDEX = "WordNet examples + glosses (built for the words at hand)"
-EVAL_DATASETS = ("semeval2007", "senseval2", "senseval3", "semeval2013", "semeval2015", "ALL")
+#: The evaluation sets offered, the smallest (SemEval-2007, the usual dev set) first, then ALL.
+EVAL_DATASETS = ("semeval2007", *(d for d in EVAL_SETS if d != "semeval2007"), "ALL")
 
 
 def saved_indexes() -> dict[str, str]:
     """Label -> path of the sense indexes saved by ``workbench wsd train`` in the cache dir."""
-
     root = default_cache_dir() / "wsd-index"
     found = (
         sorted(p for p in root.glob("*") if (p / "meta.json").is_file()) if root.is_dir() else []
@@ -219,20 +243,20 @@ def saved_indexes() -> dict[str, str]:
 
 
 @st.cache_resource(show_spinner="Loading the sense index…", max_entries=4)
-def sense_index(path: str, settings_key: tuple):
+def sense_index(path: str, settings_key: tuple) -> SenseIndex:
     """A saved :class:`workbench.wsd.index.SenseIndex`, checked against the current encoder."""
-
     return SenseIndex.load(path, encoder=encoder())
 
 
-def wsd_evaluation(dataset: str, index_label: str, index=None, n_sentences: int = 0):
+def wsd_evaluation(
+    dataset: str, index_label: str, index: SenseIndex | None = None, n_sentences: int = 0
+) -> tuple[Corpus, Evaluation]:
     """``(corpus, Evaluation)`` of a sense index on a framework dataset (its first
     ``n_sentences``, 0 = all), memoised by the settings, index and data; shows its progress.
     ``index`` None: a WordNet index for the test lemmas is built first."""
     key = (current().key, index_label, dataset, n_sentences)
 
-    def run():
-
+    def run() -> tuple[Corpus, Evaluation]:
         enc, wn, test_corpus = encoder(), wordnet(), corpus(dataset)
         if n_sentences:
             test_corpus = test_corpus.head(n_sentences)
@@ -244,11 +268,9 @@ def wsd_evaluation(dataset: str, index_label: str, index=None, n_sentences: int 
             used = index
             if used is None:
                 status.write("Building the WordNet index for the test lemmas…")
-                pairs = sorted(set(zip(test.lemmas, test.pos)))
-                lemmas = sorted({x for lem, p in pairs for x in target_lemmas(lem, wn, p)})
                 used = with_progress(
                     "Encoding WordNet examples and glosses…",
-                    lambda p: wordnet_index(enc, lemmas, wn, progress=p),
+                    lambda p: instance_index(enc, test, wn, progress=p),
                 )
             training = corpus("semcor") if "semcor" in available_datasets() else None
             status.write("Predicting and scoring…")

@@ -18,21 +18,24 @@ User errors (:class:`~workbench.errors.WorkbenchError`) become ``st.error`` mess
 from __future__ import annotations
 
 import contextlib
+import copy
+import json
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
 
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import resolve_model
+from workbench.encoding.pooling import POOLINGS
 from workbench.errors import ModelLoadError, WorkbenchError
 from workbench.viz.projection import Projector
 
-POOLINGS = ("mean", "first", "last")
 PACKAGED_LABEL = "all-MiniLM-L6-v2 (packaged)"
 DEFAULT_LAYERS = "last4-sum"
 log = logging.getLogger("workbench.app")
@@ -146,14 +149,11 @@ def warm_up() -> threading.Thread:
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=3)
 def _load_encoder(model: str | None, device: str | None):
-
     return Encoder(model=model, device=device)
 
 
 @st.cache_resource(max_entries=6)
 def _encoder_with_pooling(model: str | None, device: str | None, pooling: str):
-    import copy
-
     base = _load_encoder(model, device)
     if base.pooling == pooling:
         return base
@@ -186,9 +186,6 @@ def layer_options(n_layers: int) -> list[str]:
 def _n_layers(model: str | None) -> int | None:
     """Layer count from a local model's ``config.json`` (no torch import, no weights); None
     for a hub id or a config without ``num_hidden_layers``."""
-    import json
-    from pathlib import Path
-
     source = resolve_model(model)
     if not source.is_local:
         return None
@@ -242,7 +239,7 @@ def sidebar() -> Settings:
         help="auto: a GPU (cuda or mps) when there is one, else the CPU.",
     )  # fmt: skip
     pooling = side.selectbox(
-        "Subword pooling", POOLINGS, key="pooling",
+        "Subword pooling", POOLINGS, index=POOLINGS.index(Settings.pooling), key="pooling",
         help="How a word split into several subword tokens gets one vector.",
     )  # fmt: skip
     device = None if device == "auto" else device

@@ -13,8 +13,10 @@ import streamlit as st
 
 import webapp.caches
 import webapp.state
+from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz import neighbours as explore
 from workbench.viz import plotting
+from workbench.viz.neighbours import PoolPart
 
 DEFAULT_TEXT = """\
 She deposited the cheque at the bank before noon.
@@ -22,8 +24,7 @@ We had a picnic on the grassy bank of the river.
 The bank raised its interest rates again.
 Fishermen lined the muddy bank at dawn.
 He asked the bank for a small loan."""
-CORRECTIONS = {"zscore": "z-score", "center": "centered", "abtt": "all-but-the-top",
-               "whiten": "whitened"}  # fmt: skip
+CORRECTIONS = [name for name in POSTPROCESSORS if name != "none"]
 
 st.title("Explore a word across layers")
 st.caption(
@@ -66,9 +67,9 @@ reference = right.selectbox(
     "a seeded 500-sentence sample).",
 )  # fmt: skip
 correction = right.selectbox(
-    "Correction", list(CORRECTIONS), format_func=CORRECTIONS.get, key="explore_correction",
-    help="Fitted per layer on the reference corpus: z-score = subtract the mean, divide by the "
-    "standard deviation of every dimension.",
+    "Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get, key="explore_correction",
+    help=f"Fitted per layer on the reference corpus: {CORRECTION_LABELS['zscore']} = subtract "
+    "the mean, divide by the standard deviation of every dimension.",
 )  # fmt: skip
 
 ref_sentences = webapp.caches.reference_sentences(reference)
@@ -84,7 +85,7 @@ with webapp.state.user_errors():
     fixed_sim = explore.layerwise_similarity(post.transform(own), query)
 layer_labels = [str(layer) for layer in emb.layers]
 fig = plotting.similarity_heatmaps(
-    [("raw vectors", raw_sim), (f"{CORRECTIONS[correction]} vectors", fixed_sim)],
+    [("raw vectors", raw_sim), (f"{CORRECTION_LABELS[correction]} vectors", fixed_sim)],
     labels, layer_labels,
 )  # fmt: skip
 st.subheader(f"“{word}”: similarity to occurrence {query + 1}, layer by layer")
@@ -93,35 +94,26 @@ if len(places) == 1:
 st.plotly_chart(fig, key="explore_heatmap")
 
 st.subheader(f"Nearest neighbours of occurrence {query + 1} at layers {settings.layers}")
-use_fixed = st.toggle(f"Search among {CORRECTIONS[correction]} vectors", key="explore_nn_fixed")
+use_fixed = st.toggle(
+    f"Search among {CORRECTION_LABELS[correction]} vectors", key="explore_nn_fixed"
+)
+parts = (PoolPart("reference", ref_sentences, ref_emb), PoolPart("your text", sentences, emb))
 with webapp.state.user_errors():
-    pool_layer, index = webapp.caches.neighbour_pool(
+    pool = webapp.caches.neighbour_pool(
         (settings.key, settings.layers, reference, text_key, use_fixed and correction),
-        ref_emb, emb, post if use_fixed else None, settings.layers,
+        parts, post if use_fixed else None, settings.layers,
     )  # fmt: skip
-own_row = len(ref_emb) + rows[query]
-scores, found = index.search(pool_layer[own_row], k=10, exclude=[own_row])
-n_ref = len(ref_emb)
-
-
-def _context(row: int) -> tuple[str, str]:
-    e, r, where = (ref_emb, row, "reference") if row < n_ref else (emb, row - n_ref, "your text")
-    sent = ref_sentences if row < n_ref else sentences
-    words = sent[int(e.sentence_index[r])]
-    return explore.snippet(words, int(e.word_index[r]), 6), where
-
-
-contexts = [_context(int(r)) for r in found]
+    found = pool.nearest(1, rows[query], k=10)
 st.dataframe(
     {
-        "word": [str(ref_emb.words[r] if r < n_ref else emb.words[r - n_ref]) for r in found],
-        "cosine": np.round(scores, 3),
-        "context": [c for c, _ in contexts],
-        "from": [w for _, w in contexts],
+        "word": [n.word for n in found],
+        "cosine": [round(n.cosine, 3) for n in found],
+        "context": [n.context for n in found],
+        "from": [n.part for n in found],
     },
     hide_index=True, width="stretch",
 )  # fmt: skip
 st.caption(
-    f"Searched {len(pool_layer):,} words: {n_ref:,} of the reference corpus and {len(emb):,} "
+    f"Searched {len(pool):,} words: {len(ref_emb):,} of the reference corpus and {len(emb):,} "
     "of your text (exact cosine search with FAISS)."
 )

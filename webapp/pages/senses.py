@@ -15,8 +15,10 @@ import streamlit as st
 import webapp.caches
 import webapp.state
 from workbench.corpora import occurrences as occ
+from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
 from workbench.viz.projection import ProjectionConfig
+from workbench.wsd.occurrence_senses import predict_senses
 
 SOURCES = {
     "demo": "demo texts (data/demo)",
@@ -25,7 +27,7 @@ SOURCES = {
     "upload": "a text file",
 }
 METHODS = {"umap": "UMAP", "pca": "PCA", "tsne": "t-SNE"}
-POS_CHOICES = (None, "NOUN", "VERB", "ADJ", "ADV")
+POS_CHOICES = (None, *POS_TAGS)
 
 st.title("Sense clusters")
 st.caption(
@@ -102,23 +104,17 @@ if colour == "gold" and not any(o.label for o in ov.occurrences):
     st.info("These sentences carry no sense labels: choose “predicted” to colour them by sense.")
 labels, predicted_note = gold, ""
 if colour == "predicted":
+    layer_spec = layer if view == "one layer" else settings.layers
     with webapp.state.user_errors():
-        layer_spec = layer if view == "one layer" else settings.layers
-        train_src = "semcor" if "semcor" in webapp.caches.available_datasets() else "wordnet"
-        train_corpus = webapp.caches.corpus("semcor") if train_src == "semcor" else None
-        train = webapp.caches.occurrences(train_src, lemma, pos, 1000, _corpus=train_corpus)
-        shown = {o.source for o in ov.occurrences}
-        train = [o for o in train if o.source not in shown]  # never predict from itself
-        tv = webapp.caches.encode_occurrences((train_src, lemma, pos, 1000), train)
-        predicted, _ = occ.nearest_centroid(
-            tv.emb.select(layer_spec), tv.labels, emb.select(layer_spec)
+        training = webapp.caches.training_occurrences(lemma, pos)
+        prediction = predict_senses(
+            ov, training, layer_spec, encode=webapp.caches.encode_occurrence_list
         )
-    labels = predicted
-    hits = sum(p == g for p, g in zip(predicted, gold))
+    labels = list(prediction.labels)
     predicted_note = (
-        f"Predicted: nearest sense centroid of {len(train)} {SOURCES[train_src]} occurrences of "
-        f"“{lemma}” at layers {layer_spec}; agrees with the gold label for {hits} of "
-        f"{len(gold)} occurrences."
+        f"Predicted: nearest sense centroid of {prediction.n_training} "
+        f"{SOURCES[prediction.source]} occurrences of “{lemma}” at layers {layer_spec}; agrees "
+        f"with the gold label for {prediction.n_agree} of {prediction.n} occurrences."
     )
 gl = webapp.caches.glosses(tuple(dict.fromkeys(gold + labels)))
 names = occ.sense_names(gl)

@@ -11,11 +11,12 @@ import streamlit as st
 
 import webapp.caches
 import webapp.state
+from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
 from workbench.wsd import report as wsd_report
 from workbench.wsd.disambiguate import disambiguate
 
-POS_CHOICES = (None, "NOUN", "VERB", "ADJ", "ADV")
+POS_CHOICES = (None, *POS_TAGS)
 
 st.title("Word sense disambiguation")
 st.caption(
@@ -45,7 +46,6 @@ with one:
     enc = webapp.state.encoder()
 
     def run_one():
-
         return disambiguate(
             enc, index, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet()
         )
@@ -119,21 +119,6 @@ with evaluation:
             f"{e.lemma}: {e.n_wrong} wrong of {e.n_instances}" for e in ev.errors if e.lemma == name
         ),
     )  # fmt: skip
-    wn = webapp.caches.wordnet()
-    rows = []
-    for sentence, inst in corpus.instances():
-        if f"{inst.lemma}.{inst.pos}" != lemma:
-            continue
-        pred = ev.predictions[inst.id].key
-        if pred in inst.keys:
-            continue
-        words = [f"[{w}]" if i == inst.index else w for i, w in enumerate(sentence.words)]
-        gold = inst.keys[0] if inst.keys else ""
-        gloss = webapp.caches.glosses(tuple(k for k in (gold, pred) if k))
-        rows.append((" ".join(words), gold, gloss.get(gold, ""), pred or "-",
-                     gloss.get(pred, "") if pred else ""))  # fmt: skip
-    st.dataframe(
-        pd.DataFrame(rows, columns=["sentence", "gold", "gold gloss", "predicted",
-                                    "predicted gloss"]),  # fmt: skip
-        hide_index=True, width="stretch",
-    )  # fmt: skip
+    errors = wsd_report.lemma_error_table(corpus, ev, lemma, webapp.caches.wordnet())
+    st.dataframe(pd.DataFrame(list(errors.rows), columns=list(errors.columns)),
+                 hide_index=True, width="stretch")  # fmt: skip
