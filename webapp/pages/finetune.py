@@ -7,7 +7,6 @@ files) with a live loss/metric chart, then compare the tuned encoder with the ba
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,19 +20,13 @@ from workbench.finetune import compare as cmp
 from workbench.finetune import runs
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.plots import TrainingLog, sense_clusters, training_figure
-from workbench.finetune.tasks import finetune
+from workbench.finetune.tasks import TASKS, finetune
 from workbench.viz.projection import ProjectionConfig
 
 BUILTIN = {
     "wic": "word in context: same sense or not (pairs, built-in)",
     "supersense": "supersense tagging: BIO over WordNet classes (built-in)",
     "upload": "my own files",
-}
-KINDS = {
-    "seqcls": "text,label (CSV/JSONL)",
-    "pair": "text_a,text_b,label (CSV/JSONL)",
-    "token": "word<TAB>tag (CoNLL)",
-    "mlm": "plain text",
 }
 
 st.title("Fine-tune an encoder")
@@ -55,7 +48,7 @@ source = (
 c1, c2, c3 = st.columns(3)
 if source == "upload":
     kind = c1.selectbox(
-        "Task", list(KINDS), format_func=lambda k: f"{k}: {KINDS[k]}", key="ft_kind"
+        "Task", list(TASKS), format_func=lambda k: f"{k}: {TASKS[k].help}", key="ft_kind"
     )
     train_file = c2.file_uploader("Training file", key="ft_train")
     dev_file = c3.file_uploader("Dev file", key="ft_dev")
@@ -79,25 +72,20 @@ with st.expander("Training options", expanded=False):
         "Also score the majority class and frozen-feature probes",
         value=False,
         key="ft_baselines",
-        disabled=kind == "mlm",
+        disabled=not TASKS[kind].baselines,
     )
 default_out = default_cache_dir() / "finetuned" / f"{source}-{kind}"
 output = Path(st.text_input("Save the model to", str(default_out), key="ft_out"))
 
 
-def _data():
+def _data() -> runs.TaskData:
     if source != "upload":
         return runs.builtin_data(source, limits=(int(n_train), int(n_dev), None), seed=int(seed))
     if train_file is None:
         st.info("Upload a training file (and a dev file) to fine-tune on your data.")
         st.stop()
-    folder = Path(tempfile.mkdtemp(prefix="workbench-ft-"))
-    paths = []
-    for f in (train_file, dev_file):
-        if f is not None:
-            paths.append(folder / f.name)
-            paths[-1].write_bytes(f.getvalue())
-    return runs.file_data(kind, paths[0], paths[1] if len(paths) > 1 else None)
+    dev = (dev_file.name, dev_file.getvalue()) if dev_file is not None else None
+    return runs.uploaded_data(kind, (train_file.name, train_file.getvalue()), dev)
 
 
 # ------------------------------------------------------------------ train
@@ -115,7 +103,7 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
     )
     chart, status = st.empty(), st.empty()
     log, last, draws = TrainingLog(), [0.0], [0]
-    metric = {"seqcls": "accuracy", "pair": "accuracy", "token": "f1", "mlm": "loss"}[kind]
+    metric = TASKS[kind].metric
 
     def live(event: dict) -> None:
         log.update(event)
@@ -144,7 +132,7 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
             card_extra=data.extra,
         )
         card = result.card
-        if baselines and kind != "mlm" and data.dev is not None:
+        if baselines and TASKS[kind].baselines and data.dev is not None:
             found = runs.run_baselines(kind, data, cfg, settings.model, settings.device)
             card = runs.add_to_card(output, {"baselines": [dataclasses.asdict(b) for b in found]})
     st.session_state["ft_result"] = {"output": str(output), "card": card, "log": log}

@@ -18,24 +18,26 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.finetune.compare import compare_models
 from workbench.finetune.config import TrainConfig
-from workbench.finetune.runs import add_to_card, builtin_data, file_data, run_baselines, summary
+from workbench.finetune.data import TaggedSentence
+from workbench.finetune.runs import (
+    BUILTINS,
+    TaskData,
+    add_to_card,
+    builtin_data,
+    file_data,
+    run_baselines,
+    summary,
+)
 from workbench.finetune.supersense import write_conll
-from workbench.finetune.tasks import finetune
+from workbench.finetune.tasks import TASKS, TaskKind, finetune
 from workbench.finetune.wic import build_wic, write_jsonl
-
-TASKS = {
-    "seqcls": "sequence classification (CSV/JSONL with text,label)",
-    "pair": "sentence-pair classification (CSV/JSONL with text_a,text_b,label)",
-    "token": "BIO token classification (CoNLL: word<TAB>tag, blank line between sentences)",
-    "mlm": "masked-LM domain adaptation (plain text, one text a line)",
-}
 
 # TrainConfig field -> (flag help); types and defaults come from the dataclass
 OPTION_HELP = {
@@ -74,8 +76,6 @@ CHOICES = {
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    from dataclasses import fields
-
     group = p.add_argument_group("training options")
     for f in fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
@@ -92,21 +92,22 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         )
 
 
-def _add_task(sub, kind: str) -> None:
-    p = sub.add_parser(kind, help=TASKS[kind], description=TASKS[kind])
+def _add_task(sub, kind: TaskKind) -> None:
+    p = sub.add_parser(kind.name, help=kind.help, description=kind.help)
     src = p.add_argument_group("data")
     src.add_argument("--train", type=Path, help="training file")
     src.add_argument("--dev", type=Path, help="dev file (model selection, early stopping)")
     src.add_argument("--test", type=Path, help="test file, scored once with the selected model")
-    if kind in ("pair", "token"):
-        name = "wic" if kind == "pair" else "supersense"
+    builtins = [name for name, of in BUILTINS.items() if of == kind.name]
+    if builtins:
         src.add_argument(
             "--builtin",
-            choices=[name],
-            help=f"use the built-in '{name}' task made from SemCor instead of files",
+            choices=builtins,
+            help=f"use the built-in {' or '.join(repr(b) for b in builtins)} task made from "
+            "SemCor instead of files",
         )
         src.add_argument("--data-dir", type=Path, default=None, help="WSD data dir (SemCor)")
-    if kind == "token":
+    if kind.example is TaggedSentence:
         src.add_argument(
             "--repair-bio",
             action="store_true",
@@ -125,7 +126,7 @@ def _add_task(sub, kind: str) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace a finished model in OUT")
     p.add_argument("--keep-checkpoint", action="store_true", help="keep OUT/checkpoint at the end")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    if kind != "mlm":
+    if kind.baselines:
         p.add_argument(
             "--baselines",
             action="store_true",
@@ -133,7 +134,7 @@ def _add_task(sub, kind: str) -> None:
             "the frozen base model (written into the training card)",
         )
     _add_options(p)
-    p.set_defaults(func=cmd_train, kind=kind)
+    p.set_defaults(func=cmd_train, kind=kind.name)
 
 
 def register(sub) -> None:
@@ -144,10 +145,10 @@ def register(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tsub = p.add_subparsers(dest="finetune_command", metavar="TASK", required=True)
-    for kind in TASKS:
+    for kind in TASKS.values():
         _add_task(tsub, kind)
     b = tsub.add_parser("builtin", help="write a built-in task's splits as files")
-    b.add_argument("name", choices=["wic", "supersense"])
+    b.add_argument("name", choices=list(BUILTINS))
     b.add_argument("--out", type=Path, required=True, help="directory for train/dev/test files")
     b.add_argument("--data-dir", type=Path, default=None, help="WSD data dir (SemCor)")
     b.add_argument("--seed", type=int, default=0)
@@ -166,14 +167,11 @@ def register(sub) -> None:
     c.set_defaults(func=cmd_compare)
 
 
-def _config(args: argparse.Namespace):
-    from dataclasses import fields
-
+def _config(args: argparse.Namespace) -> TrainConfig:
     return TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
 
 
-def _data(args: argparse.Namespace):
-
+def _data(args: argparse.Namespace) -> TaskData:
     limits = (args.max_train, args.max_dev, args.max_test)
     builtin = getattr(args, "builtin", None)
     if builtin:
@@ -188,7 +186,6 @@ def _data(args: argparse.Namespace):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-
     cfg = _config(args)
     data = _data(args)
     result = finetune(
@@ -217,7 +214,6 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_builtin(args: argparse.Namespace) -> int:
-
     args.out.mkdir(parents=True, exist_ok=True)
     if args.name == "wic":
         splits = build_wic(load_dataset("semcor", args.data_dir), seed=args.seed)
@@ -228,13 +224,14 @@ def cmd_builtin(args: argparse.Namespace) -> int:
 
     data = builtin_data("supersense", args.data_dir, seed=args.seed)
     for split, part in (("train", data.train), ("dev", data.dev), ("test", data.test)):
+        if part is None:
+            continue
         path = write_conll(part.examples, args.out / f"{split}.conll")
         print(f"{path}: {len(part.examples)} sentences")
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-
     base = None if args.base == "default" else args.base
     command = "workbench finetune compare " + " ".join(
         [args.base, args.tuned, "--out", str(args.out)]

@@ -1,9 +1,10 @@
-"""Whole runs as the command line and the app start them: data from files or a built-in task,
-fine-tuning, then the baselines on the same data, all written into the training card.
+"""Whole runs as the command line and the app start them: data from files, uploaded bytes or a
+built-in task, fine-tuning, then the baselines on the same data, all written into the training
+card.
 
 Example::
 
-    data = builtin_data("wic", max_train=2000, max_dev=500)
+    data = builtin_data("wic", limits=(2000, 500, None))
     result = finetune("pair", data.train, data.dev, TrainConfig(epochs=2), "runs/wic",
                       test=data.test, card_extra=data.extra)
     results = run_baselines("pair", data, TrainConfig(), model=None)
@@ -12,9 +13,9 @@ Example::
 
 from __future__ import annotations
 
-import json
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from workbench.corpora.datasets import load_dataset
@@ -22,12 +23,17 @@ from workbench.encoding.encoder import Encoder
 from workbench.errors import InputError
 from workbench.finetune import frozen
 from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile, LabelSet, in_memory, read_conll, read_table, read_text
+from workbench.finetune.data import DataFile, LabelSet, in_memory
+from workbench.finetune.frozen import BaselineResult
 from workbench.finetune.store import read_card, write_card
-from workbench.finetune.supersense import build_supersense
-from workbench.finetune.wic import build_wic, read_jsonl
+from workbench.finetune.supersense import SupersenseSplits, build_supersense
+from workbench.finetune.tasks import task_kind
+from workbench.finetune.wic import WicPair, WicSplits, build_wic, read_jsonl
 from workbench.lexicon.wordnet import load_wordnet
 
+#: WiC pairs of the train and dev splits (words and target positions, for the target probe).
+WicPairs = tuple[tuple[WicPair, ...], tuple[WicPair, ...]]
+#: The built-in tasks made from SemCor (+ WordNet), and the task kind each one is.
 BUILTINS = {"wic": "pair", "supersense": "token"}
 
 
@@ -48,7 +54,7 @@ class TaskData:
     dev: DataFile | None
     test: DataFile | None
     extra: dict
-    pairs: tuple | None = None
+    pairs: WicPairs | None = None
     labels: tuple[str, ...] | None = None
 
 
@@ -66,30 +72,54 @@ def file_data(
     repair_bio: bool = False,
     limits: tuple[int | None, int | None, int | None] = (None, None, None),
 ) -> TaskData:
-    """Read the splits of ``kind`` from files (format by task; see :mod:`.data`)."""
+    """Read the splits of ``kind`` from files (format by task: :meth:`TaskKind.read`)."""
+    spec = task_kind(kind)
 
-    def read(path):
-        if path is None:
-            return None
-        if kind == "token":
-            return read_conll(path, repair_bio=repair_bio)
-        if kind == "mlm":
-            return read_text(path)
-        return read_table(path, pair=kind == "pair")
+    def read(path: str | Path | None) -> DataFile | None:
+        return None if path is None else spec.read(path, repair_bio=repair_bio)
 
     splits = [_limit(read(p), n) for p, n in zip((train, dev, test), limits, strict=True)]
+    if splits[0] is None:
+        raise InputError(f"finetune {kind}: a training file is required.")
     return TaskData(splits[0], splits[1], splits[2], {}, _wic_pairs(kind, train, dev, limits))
 
 
-def _wic_pairs(kind: str, train, dev, limits) -> tuple | None:
-    """WiC pairs (words + target positions) of exported built-in JSONL files, else None."""
+def uploaded_data(
+    kind: str, train: tuple[str, bytes], dev: tuple[str, bytes] | None = None
+) -> TaskData:
+    """Read the splits of ``kind`` from uploaded files, each ``(file name, bytes)``.
 
+    Each file is written under its own name (the extension tells the format) into a
+    temporary directory that is removed once it is read; a split's ``source`` is the uploaded
+    file's name.
+    """
+    uploads = {"train": train, "dev": dev}
+    with tempfile.TemporaryDirectory(prefix="workbench-ft-") as folder:
+        paths: dict[str, Path] = {}
+        for split, upload in uploads.items():
+            if upload is not None:
+                name, content = upload
+                paths[split] = Path(folder) / split / (Path(name).name or split)
+                paths[split].parent.mkdir()
+                paths[split].write_bytes(content)
+        found = file_data(kind, paths["train"], paths.get("dev"))
+    dev_data = found.dev and replace(found.dev, source=paths["dev"].name)
+    return replace(found, train=replace(found.train, source=paths["train"].name), dev=dev_data)
+
+
+def _wic_pairs(
+    kind: str,
+    train: str | Path,
+    dev: str | Path | None,
+    limits: tuple[int | None, int | None, int | None],
+) -> WicPairs | None:
+    """WiC pairs (words + target positions) of exported built-in JSONL files, else None."""
     if kind != "pair" or dev is None or not all(str(p).endswith(".jsonl") for p in (train, dev)):
         return None
-    found = [read_jsonl(p) for p in (train, dev)]
-    if any(f is None for f in found):
+    train_pairs, dev_pairs = read_jsonl(train), read_jsonl(dev)
+    if train_pairs is None or dev_pairs is None:
         return None
-    return found[0][: limits[0]], found[1][: limits[1]]
+    return train_pairs[: limits[0]], dev_pairs[: limits[1]]
 
 
 def builtin_data(
@@ -107,6 +137,8 @@ def builtin_data(
     if name not in BUILTINS:
         raise InputError(f"Unknown built-in task '{name}': choose one of {', '.join(BUILTINS)}.")
     corpus = load_dataset("semcor", data_dir)
+    splits: WicSplits | SupersenseSplits
+    pairs: WicPairs | None
     if name == "wic":
         splits = build_wic(corpus, seed=seed)
         pairs = (splits.train[: limits[0]], splits.dev[: limits[1]])
@@ -129,12 +161,13 @@ def builtin_data(
 
 def run_baselines(
     kind: str, data: TaskData, cfg: TrainConfig, model: str | None = None, device: str | None = None
-) -> list:
+) -> list[BaselineResult]:
     """The baselines for ``kind`` on ``data.train`` -> ``data.dev`` (see :mod:`.frozen`)."""
-
+    if not task_kind(kind).baselines:
+        raise InputError(f"Baselines exist for seqcls, pair and token tasks, not for {kind}.")
     if data.dev is None:
         raise InputError("Baselines need dev data (--dev).")
-    out = []
+    out: list[BaselineResult] = []
     t0 = time.perf_counter()
     if kind in ("seqcls", "pair"):
         out.append(frozen.majority(data.train, data.dev))
@@ -143,12 +176,11 @@ def run_baselines(
         )
         if data.pairs is not None:
             enc = Encoder(model=model, device=device)
-            out.append(frozen.probe_wic_targets(*data.pairs, enc, seed=cfg.seed))
+            train_pairs, dev_pairs = data.pairs
+            out.append(frozen.probe_wic_targets(train_pairs, dev_pairs, enc, seed=cfg.seed))
     elif kind == "token":
         enc = Encoder(model=model, device=device)
         out.append(frozen.probe_tokens(data.train, data.dev, enc, seed=cfg.seed))
-    else:
-        raise InputError("Baselines exist for seqcls, pair and token tasks, not for mlm.")
     for result in out:
         result.details["seconds_all_baselines"] = round(time.perf_counter() - t0, 1)
     return out
@@ -183,8 +215,3 @@ def summary(card: dict) -> str:
     for b in card.get("baselines", []):
         lines.append(f"baseline {b['name']}: dev {b['metric']} {b['value']:.4f}")
     return "\n".join(lines)
-
-
-def card_json(directory: str | Path) -> str:
-    """The training card as indented JSON text."""
-    return json.dumps(read_card(directory), indent=2)

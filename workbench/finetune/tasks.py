@@ -1,55 +1,140 @@
-"""The fine-tuning task kinds, and one call that fine-tunes a model on one of them.
+"""The fine-tuning task kinds (:data:`TASKS`, the one registry every front end reads), and one
+call that fine-tunes a model on one of them.
 
 Example::
 
     from workbench.finetune.config import TrainConfig
-    from workbench.finetune.data import read_table
-    from workbench.finetune.tasks import finetune
-    train, dev = read_table("train.csv", pair=True), read_table("dev.csv", pair=True)
+    from workbench.finetune.tasks import TASKS, finetune
+    kind = TASKS["pair"]                 # kind.metric == "accuracy", kind.file_format, ...
+    train, dev = kind.read("train.csv"), kind.read("dev.csv")
     result = finetune("pair", train, dev, TrainConfig(epochs=2), "runs/pair")
     Encoder(model="runs/pair")          # analyse the fine-tuned encoder
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from workbench.encoding import models
 from workbench.errors import InputError
+from workbench.finetune.base import Task
 from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile, LabelSet, PairExample, TaggedSentence, TextExample
-from workbench.finetune.loop import fit
+from workbench.finetune.data import (
+    DataFile,
+    LabelSet,
+    PairExample,
+    TaggedSentence,
+    TextExample,
+    read_conll,
+    read_table,
+    read_text,
+)
+from workbench.finetune.loop import FitResult, fit
 from workbench.finetune.mlm import MlmTask
 from workbench.finetune.pair import PairTask
 from workbench.finetune.sequence import SequenceTask
 from workbench.finetune.token import TokenTask
 
-TASK_KINDS = ("seqcls", "pair", "token", "mlm")
+
+@dataclass(frozen=True)
+class TaskKind:
+    """One fine-tuning task kind: its name, the class that trains it, the data it reads.
+
+    Attributes:
+        task: the :class:`~workbench.finetune.base.Task` subclass; its ``kind`` is the name
+            and its ``metric`` the dev metric (both defined there, once).
+        example: the type of the examples its data holds (``str`` for plain text).
+        description: what it learns, in a few words.
+        file_format: the layout of its training files, for help texts.
+        baselines: whether the frozen-encoder baselines of :mod:`.frozen` exist for it.
+    """
+
+    task: type[Task]
+    example: type
+    description: str
+    file_format: str
+    baselines: bool = True
+
+    @property
+    def name(self) -> str:
+        """``seqcls``, ``pair``, ``token`` or ``mlm`` (the command and the card's ``task``)."""
+        return self.task.kind
+
+    @property
+    def metric(self) -> str:
+        """The dev metric that selects the best epoch (``accuracy``, ``f1``, ``loss``)."""
+        return self.task.metric
+
+    @property
+    def help(self) -> str:
+        """One line for menus and ``--help``: the description and the file format."""
+        return f"{self.description} ({self.file_format})"
+
+    def read(self, path: str | Path, repair_bio: bool = False) -> DataFile:
+        """Read one split of this kind from ``path`` (see :mod:`.data` for the formats);
+        ``repair_bio`` applies to the CoNLL files of the token task."""
+        if self.example is TaggedSentence:
+            return read_conll(path, repair_bio=repair_bio)
+        if self.example is str:
+            return read_text(path)
+        return read_table(path, pair=self.example is PairExample)
+
+
+#: Every task kind by name, in the order menus list them.
+TASKS: dict[str, TaskKind] = {
+    kind.name: kind
+    for kind in (
+        TaskKind(SequenceTask, TextExample, "sequence classification",
+                 "CSV/JSONL with text,label"),
+        TaskKind(PairTask, PairExample, "sentence-pair classification",
+                 "CSV/JSONL with text_a,text_b,label"),
+        TaskKind(TokenTask, TaggedSentence, "BIO token classification",
+                 "CoNLL: word<TAB>tag, blank line between sentences"),
+        TaskKind(MlmTask, str, "masked-LM domain adaptation", "plain text, one text a line",
+                 baselines=False),
+    )
+}  # fmt: skip
+
+
+def task_kind(name: str) -> TaskKind:
+    """The :class:`TaskKind` called ``name``.
+
+    Raises:
+        InputError: no task kind has that name.
+    """
+    if name not in TASKS:
+        raise InputError(f"Unknown task '{name}': choose one of {', '.join(TASKS)}.")
+    return TASKS[name]
+
+
+def check_examples(kind: str, data: DataFile) -> None:
+    """Raise :class:`InputError` unless every example of ``data`` is of ``kind``'s type."""
+    expected = task_kind(kind).example
+    if not all(isinstance(e, expected) for e in data.examples):
+        found = type(data.examples[0]).__name__
+        raise InputError(
+            f"Task '{kind}' needs {expected.__name__} examples, but "
+            f"{data.source} holds {found} ones."
+        )
 
 
 def make_task(
-    kind: str, cfg: TrainConfig, tokenizer, train: DataFile, labels: tuple[str, ...] | None = None
-):
+    kind: str,
+    cfg: TrainConfig,
+    tokenizer,
+    train: DataFile,
+    labels: tuple[str, ...] | None = None,
+) -> Task:
     """The task object of ``kind``; its label set is ``labels`` if given (a built-in task's
     full label set, so a small subset may lack some), else the labels found in ``train``."""
-
-    classes = {"seqcls": SequenceTask, "pair": PairTask, "token": TokenTask, "mlm": MlmTask}
-    if kind not in classes:
-        raise InputError(f"Unknown task '{kind}': choose one of {', '.join(TASK_KINDS)}.")
-    _check_kind(kind, train)
-    found = None if kind == "mlm" else LabelSet.from_examples(train.examples)
+    spec = task_kind(kind)
+    check_examples(kind, train)
+    found = None if spec.example is str else LabelSet.from_examples(train.examples)
     if found is not None and labels is not None:
         found = LabelSet(tuple(labels))
         found.check(train.examples, train.source)  # the given set must cover train
-    return classes[kind](cfg, tokenizer, found)
-
-
-def _check_kind(kind: str, data: DataFile) -> None:
-    expected = {"seqcls": TextExample, "pair": PairExample, "token": TaggedSentence, "mlm": str}
-    if not all(isinstance(e, expected[kind]) for e in data.examples):
-        found = type(data.examples[0]).__name__
-        raise InputError(
-            f"Task '{kind}' needs {expected[kind].__name__} examples, but "
-            f"{data.source} holds {found} ones."
-        )
+    return spec.task(cfg, tokenizer, found)
 
 
 def finetune(
@@ -57,15 +142,15 @@ def finetune(
     train: DataFile,
     dev: DataFile | None,
     cfg: TrainConfig,
-    output,
+    output: str | Path,
     model: str | None = None,
     labels: tuple[str, ...] | None = None,
     **kwargs,
-):
+) -> FitResult:
     """Fine-tune ``model`` (None: the packaged default) on a task; see :func:`.loop.fit`.
 
     Args:
-        kind: ``seqcls``, ``pair``, ``token`` or ``mlm``.
+        kind: a name in :data:`TASKS` (``seqcls``, ``pair``, ``token``, ``mlm``).
         train, dev: data (:func:`read_table`, :func:`read_conll`, :func:`read_text`, or a
             built-in task); dev labels must all occur in train.
         cfg: the options.
@@ -81,5 +166,5 @@ def finetune(
     tokenizer = models.load_tokenizer(source)
     task = make_task(kind, cfg, tokenizer, train, labels)
     if dev is not None:
-        _check_kind(kind, dev)
+        check_examples(kind, dev)
     return fit(task, source, train, dev, output, **kwargs)

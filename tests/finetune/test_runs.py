@@ -1,0 +1,53 @@
+"""Runs as the front ends start them: uploaded files, the baselines' refusals, the summary."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from workbench.errors import InputError
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.data import PairExample, TextExample, in_memory
+from workbench.finetune.runs import TaskData, run_baselines, summary, uploaded_data
+
+
+def test_uploaded_files_are_read_by_kind_and_named_by_their_upload(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    train = b"text,label\ngood,pos\nbad,neg\n"
+    dev = b"text,label\nfine,pos\n"
+    # both uploads have the same name: neither may replace the other
+    data = uploaded_data("seqcls", ("data.csv", train), ("data.csv", dev))
+    assert data.train.examples == (TextExample("good", "pos"), TextExample("bad", "neg"))
+    assert data.dev is not None and data.dev.examples == (TextExample("fine", "pos"),)
+    assert data.train.source == data.dev.source == "data.csv" and data.test is None
+    pairs = uploaded_data("pair", ("p.jsonl", b'{"text_a": "a", "text_b": "b", "label": "x"}\n'))
+    assert pairs.train.examples == (PairExample("a", "b", "x"),) and pairs.dev is None
+    assert list(tmp_path.iterdir()) == []  # the written copies are gone
+
+
+def test_baselines_need_a_kind_that_has_them_and_dev_data():
+    train = in_memory([TextExample("a", "x"), TextExample("b", "y")], "train")
+    with pytest.raises(InputError, match="not for mlm"):
+        run_baselines("mlm", TaskData(train, train, None, {}), TrainConfig())
+    with pytest.raises(InputError, match="need dev data"):
+        run_baselines("seqcls", TaskData(train, None, None, {}), TrainConfig())
+
+
+def test_summary_lists_epochs_best_test_and_baselines():
+    card = {
+        "metric": "f1", "task": "token", "base_model": "tiny", "train_seconds": 12.0,
+        "device": "cpu", "parameters": {"trainable": 1000, "total": 5000},
+        "epochs": [{"epoch": 1, "train_loss": 0.5, "dev": {"f1": 0.25}}],
+        "best_epoch": 1, "best_metric": 0.25, "test": {"f1": 0.2},
+        "baselines": [{"name": "majority", "metric": "accuracy", "value": 0.5}],
+        "output": "runs/x",
+    }  # fmt: skip
+    assert summary(card).splitlines() == [
+        "model directory: runs/x",
+        "task token on tiny; 1,000 of 5,000 parameters trained; 12s on cpu",
+        "  epoch 1: train_loss 0.5000  dev f1 0.2500",
+        "best epoch 1: dev f1 0.2500",
+        "test f1 0.2000",
+        "baseline majority: dev accuracy 0.5000",
+    ]
