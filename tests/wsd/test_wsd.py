@@ -42,9 +42,10 @@ def test_instances_are_aligned(encoded, corpora):
     assert len(test) == 455 == corpora[2].n_instances
     assert training.embeddings.vectors.shape[1:] == (7, 384)
     # the row of every instance holds the instance's own word
+    by_id = {inst.id: (sentence, inst) for sentence, inst in corpora[2].instances()}
     for i in range(0, len(test), 37):
         row = test.rows[i]
-        sentence, instance = corpora[2].instance(test.ids[i])
+        sentence, instance = by_id[test.ids[i]]
         assert test.embeddings.words[row] == sentence.words[instance.index]
     assert test.vectors("last4-sum").shape == (455, 384)
 

@@ -26,9 +26,8 @@ from __future__ import annotations
 import hashlib
 import lzma
 import os
-from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.corpora.parsing import open_maybe_xz, parse_xml, read_gold_keys
@@ -98,7 +97,6 @@ class Corpus:
     sha256: str = ""
     n_unknown_gold: int = 0
     n_skipped: int = 0
-    _instance_ids: dict = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -127,17 +125,6 @@ class Corpus:
             for instance in sentence.instances:
                 yield sentence, instance
 
-    def instance(self, instance_id: str) -> tuple[Sentence, Instance]:
-        """The sentence and instance of an id (a dict built on first use).
-
-        Raises:
-            KeyError: for an id not in the corpus.
-        """
-        if self._instance_ids is None:
-            table = {inst.id: (s, inst) for s, inst in self.instances()}
-            object.__setattr__(self, "_instance_ids", table)
-        return self._instance_ids[instance_id]
-
     def gold(self) -> dict[str, tuple[str, ...]]:
         """Instance id -> gold keys (instances without gold are left out)."""
         return {inst.id: inst.keys for _, inst in self.instances() if inst.keys}
@@ -145,10 +132,6 @@ class Corpus:
     def pos_of(self) -> dict[str, str]:
         """Instance id -> universal POS (the grouping used for per-POS scores)."""
         return {inst.id: inst.pos for _, inst in self.instances()}
-
-    def pos_counts(self) -> Counter:
-        """Number of instances per universal POS tag."""
-        return Counter(inst.pos for _, inst in self.instances())
 
     def n_gold_keys(self) -> int:
         return sum(len(inst.keys) for _, inst in self.instances())
