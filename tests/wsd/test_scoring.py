@@ -11,7 +11,6 @@ from workbench.wsd.scoring import (
     read_keys,
     score,
     score_by_group,
-    score_by_pos,
     score_files,
     scorer_output,
     write_keys,
@@ -85,7 +84,7 @@ def test_missing_key_file_is_a_data_error(tmp_path):
 
 def test_per_pos_and_per_group():
     pos = {"a": "NOUN", "b": "NOUN", "c": "VERB", "d": "VERB"}
-    by_pos = score_by_pos(GOLD, SYSTEM, pos)
+    by_pos = score_by_group(GOLD, SYSTEM, pos)
     assert list(by_pos) == ["NOUN", "VERB"]
     assert by_pos["NOUN"].recall == pytest.approx(1.5 / 2)
     assert by_pos["VERB"].precision == 0.0 and by_pos["VERB"].total == 2

@@ -41,7 +41,7 @@ from workbench.wsd.report import (
     write_json,
     write_wsd_report,
 )
-from workbench.wsd.scoring import format_score, format_table, score_files
+from workbench.wsd.scoring import format_table, scorer_output
 from workbench.wsd.vectors import LEVELS
 
 
@@ -358,5 +358,5 @@ def cmd_score(args: argparse.Namespace) -> int:
     for path in (args.gold, args.system):
         if not path.is_file():
             raise DataError(f"{path} does not exist")
-    print(format_score(score_files(args.gold, args.system)))
+    print(scorer_output(args.gold, args.system))
     return 0

@@ -208,10 +208,6 @@ class SenseIndex:
         """Width of the index rows (``2 * encoder dim`` with gloss concatenation)."""
         return int(self.vectors_.shape[1])
 
-    def has(self, key: str) -> bool:
-        """True if ``key`` has a row (corpus centroid, propagated or gloss)."""
-        return key in self._row_of
-
     def origin_of(self, key: str) -> str | None:
         """How the row of ``key`` was made (``ORIGINS``), None without a row."""
         row = self._row_of.get(key)

@@ -70,10 +70,6 @@ class Score:
         p, r = self.precision, self.recall
         return 2 * p * r / (p + r) if p + r else 0.0
 
-    @property
-    def coverage(self) -> float:
-        return self.answered / self.total if self.total else 0.0
-
 
 def _as_sets(keys: KeyMap) -> dict[str, frozenset[str]]:
     return {k: frozenset([v] if isinstance(v, str) else v) for k, v in keys.items()}
@@ -116,11 +112,6 @@ def score_by_group(gold: KeyMap, system: KeyMap, groups: Mapping[str, str]) -> d
         if group is not None:
             members.setdefault(group, {})[instance_id] = keys
     return {g: score(members[g], system) for g in sorted(members)}
-
-
-def score_by_pos(gold: KeyMap, system: KeyMap, pos: Mapping[str, str]) -> dict[str, Score]:
-    """Scores per universal POS tag (``pos``: instance id -> tag, e.g. ``corpus.pos_of()``)."""
-    return score_by_group(gold, system, pos)
 
 
 def dataset_groups(ids: Iterable[str]) -> dict[str, str]:
