@@ -55,7 +55,6 @@ def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-
     words, ids = _read_input(args.input)
     enc = Encoder(
         model=args.model,

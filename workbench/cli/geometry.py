@@ -89,7 +89,6 @@ def _int_list(text: str | None) -> list[int] | None:
 
 
 def _config(args: argparse.Namespace):
-
     return GeometryConfig(
         n_pairs=args.n_pairs,
         min_count=args.min_count,
@@ -120,7 +119,6 @@ def _log(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     config = _config(args)
     start = time.perf_counter()
     corpus = load_reference_corpus(args.corpus, args.data_dir)

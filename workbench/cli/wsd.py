@@ -52,7 +52,6 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 
 
 def _index_args(p: argparse.ArgumentParser) -> None:
-
     p.add_argument("--layers", default="last4-sum", help="layer spec: 6, -1, last4-sum, 3,4,5 ...")
     p.add_argument(
         "--postprocess",
@@ -134,12 +133,10 @@ def register(sub) -> None:
 
 
 def _encoder(args):
-
     return Encoder(model=args.model, device=args.device, pooling=args.pooling)
 
 
 def _config(args, corpus: str = ""):
-
     gloss = args.gloss or ("concat" if corpus == "wordnet" else "none")
     weight = args.gloss_weight
     if weight is None:  # each setting's default, both chosen on the SemEval-2007 dev set
@@ -217,7 +214,6 @@ def _provenance(enc, index, tests) -> dict:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-
     enc = _encoder(args)
     config = _config(args, args.corpus)
     seconds: dict[str, float] = {}
@@ -237,7 +233,6 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
     enc = _encoder(args)
@@ -304,14 +299,12 @@ def _sweep_training(enc, corpus_name: str, seconds: dict[str, float]):
 
 
 def _sweep(enc, training, test, postprocess=("none", "zscore")):
-
     specs = default_specs(enc.n_hidden)
     backoff = load_wordnet().first_sense
     return layer_sweep(training, test, EncoderInfo.of(enc), specs, postprocess, backoff, _say)
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
-
     enc = _encoder(args)
     seconds: dict[str, float] = {}
     train_corpus = _timed("load training", seconds, load_corpus, args.train)
@@ -344,7 +337,6 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
 
 def cmd_disambiguate(args: argparse.Namespace) -> int:
-
     enc = _encoder(args)
     index = SenseIndex.load(args.index, encoder=enc) if args.index else None
     target = int(args.word) if args.word.isdigit() else args.word
@@ -354,7 +346,6 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-
     for path in (args.gold, args.system):
         if not path.is_file():
             raise DataError(f"{path} does not exist")

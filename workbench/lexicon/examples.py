@@ -64,11 +64,6 @@ class ExampleStats:
     skipped_ids: list[str] = field(default_factory=list)
 
 
-def _split(text: str) -> list[str]:
-
-    return split_words(text)
-
-
 def word_forms(token: str, wn_pos: str, wordnet: WordNet) -> set[str]:
     """Lemma candidates of a lowercase token: itself, morphy's answer, suffix stripping."""
     forms = {token}
@@ -117,7 +112,7 @@ def synset_example_sentences(
     for number, text in enumerate(synset.examples()):
         stats.examples += 1
         sid = f"wn.{synset.name()}.ex{number}"
-        tokens = _split(text)
+        tokens = split_words(text)
         for lemma in synset.lemmas():
             at = locate(tokens, lemma.name(), synset.pos(), wordnet)
             if at is not None:
@@ -132,7 +127,7 @@ def synset_example_sentences(
 def _gloss_sentences(synset, mode: str) -> Iterator[Sentence]:
     upos = WN_TO_UPOS[synset.pos()]
     lemmas = synset.lemmas() if mode == "all" else synset.lemmas()[:1]
-    gloss = _split(synset.definition())
+    gloss = split_words(synset.definition())
     for lemma in lemmas:
         surface = lemma.name().replace("_", " ")
         sid = f"wn.{synset.name()}.gloss.{lemma.name()}"

