@@ -8,6 +8,7 @@ from pathlib import Path
 from workbench.corpora.readers import read_text, read_xml
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
+from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError
 
 
@@ -25,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, required=True, help="output .npz path")
     p.add_argument("--model", default=None)
     p.add_argument("--device", default=None)
-    p.add_argument("--pooling", choices=["first", "mean", "last"], default="mean")
+    p.add_argument("--pooling", choices=POOLINGS, default="mean")
     p.add_argument("--layers", default=None, help="hidden states to keep, e.g. '0,6' (default all)")
     p.add_argument("--float16", action="store_true", help="store float16 vectors")
     p.add_argument("--batch-tokens", type=int, default=8192, help="padded tokens per batch")

@@ -17,6 +17,7 @@ import time
 from workbench.corpora.reference import fit_reference, load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
+from workbench.encoding.pooling import POOLINGS
 from workbench.errors import InputError
 from workbench.geometry.analysis import GeometryConfig, analyze_layers
 from workbench.geometry.corrections import CORRECTION_LABELS
@@ -35,7 +36,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available)")
-    p.add_argument("--pooling", choices=("first", "mean", "last"), default="mean")
+    p.add_argument("--pooling", choices=POOLINGS, default="mean")
     p.add_argument(
         "--corpus", default="auto",
         help="auto (SemCor if the WSD data is present, else WordNet), semcor, wordnet, a "

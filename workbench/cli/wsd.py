@@ -16,9 +16,11 @@ from pathlib import Path
 
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
+from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError
+from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
-from workbench.wsd.config import EncoderInfo, SenseIndexConfig
+from workbench.wsd.config import GLOSS_COMBINATIONS, GLOSS_POOLINGS, EncoderInfo, SenseIndexConfig
 from workbench.wsd.disambiguate import (
     WORDNET_CONFIG,
     default_index_path,
@@ -48,7 +50,7 @@ from workbench.wsd.vectors import LEVELS
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
-    p.add_argument("--pooling", choices=["first", "mean", "last"], default="mean")
+    p.add_argument("--pooling", choices=POOLINGS, default="mean")
 
 
 def _index_args(p: argparse.ArgumentParser) -> None:
@@ -56,12 +58,12 @@ def _index_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--postprocess",
         default="none",
-        help="post-processor fitted on the training vectors: none|zscore|center|abtt|whiten",
+        help=f"post-processor fitted on the training vectors: {'|'.join(CORRECTION_LABELS)}",
     )
     p.add_argument("--propagate", choices=LEVELS, default="none", help="LMMS propagation level")
     p.add_argument(
         "--gloss",
-        choices=["none", "concat"],
+        choices=GLOSS_COMBINATIONS,
         default=None,
         help="combine LMMS gloss vectors (default: none; concat for --corpus/--train wordnet)",
     )
@@ -70,7 +72,7 @@ def _index_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--gloss-pooling",
-        choices=["definition", "lemma"],
+        choices=GLOSS_POOLINGS,
         default="definition",
         help="gloss vector: mean of the definition's words, or the lemma's own vector",
     )

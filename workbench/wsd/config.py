@@ -9,13 +9,20 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError
 from workbench.wsd.vectors import LEVELS, PropagationLevel
+
+#: How gloss vectors join the corpus centroids: not at all, or concatenated.
+GlossCombination = Literal["none", "concat"]
+GLOSS_COMBINATIONS: tuple[str, ...] = get_args(GlossCombination)
+#: A gloss vector: the mean of the definition's words, or the lemma's own vector.
+GlossPooling = Literal["definition", "lemma"]
+GLOSS_POOLINGS: tuple[str, ...] = get_args(GlossPooling)
 
 
 @dataclass(frozen=True)
@@ -27,9 +34,9 @@ class SenseIndexConfig:
     )
     postprocess: str = "none"  # post-processor fitted on the training vectors: none | zscore | ...
     propagate: PropagationLevel = "none"  # LMMS propagation to senses with no corpus vector
-    gloss: Literal["none", "concat"] = "none"  # combine gloss vectors with the corpus centroids
+    gloss: GlossCombination = "none"  # combine gloss vectors with the corpus centroids
     gloss_weight: float = 0.2  # weight of the gloss cosine (chosen on SemEval-2007, the dev set)
-    gloss_pooling: Literal["definition", "lemma"] = "definition"  # gloss vector (sense_sources)
+    gloss_pooling: GlossPooling = "definition"  # gloss vector (workbench.wsd.sources)
 
     def __post_init__(self) -> None:
         LayerSpec.parse(self.layers)
@@ -37,9 +44,9 @@ class SenseIndexConfig:
             raise InputError(
                 f"propagate must be one of {', '.join(LEVELS)}, not '{self.propagate}'"
             )
-        if self.gloss not in ("none", "concat"):
+        if self.gloss not in GLOSS_COMBINATIONS:
             raise InputError(f"gloss must be 'none' or 'concat', not '{self.gloss}'")
-        if self.gloss_pooling not in ("definition", "lemma"):
+        if self.gloss_pooling not in GLOSS_POOLINGS:
             raise InputError(f"gloss_pooling must be definition or lemma, not {self.gloss_pooling}")
         if not 0.0 <= self.gloss_weight <= 1.0:
             raise InputError(f"gloss_weight must be in [0, 1], not {self.gloss_weight}")

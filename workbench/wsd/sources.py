@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from typing import Literal
 
 import numpy as np
 from scipy import sparse
@@ -37,11 +36,11 @@ from workbench.errors import InputError
 from workbench.fileio import atomic_path
 from workbench.lexicon import examples as wx
 from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet
+from workbench.wsd.config import GlossPooling
 from workbench.wsd.vectors import SenseGraph
 
 GLOSS_CHUNK = 16_384  # sentences per cached encoding chunk (lemma pooling)
 DEFINITION_CHUNK = 4_096  # synset sentences encoded at a time (definition pooling)
-GlossPooling = Literal["definition", "lemma"]
 GRAPH_VERSION = 1  # bump when _graph changes what it stores
 _GRAPHS: dict[int, tuple[WordNet, SenseGraph]] = {}  # per-process cache of sense_graph
 
