@@ -20,7 +20,13 @@ from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
-from workbench.wsd.config import GLOSS_COMBINATIONS, GLOSS_POOLINGS, EncoderInfo, SenseIndexConfig
+from workbench.wsd.config import (
+    GLOSS_COMBINATIONS,
+    GLOSS_POOLINGS,
+    EncoderInfo,
+    GlossCombination,
+    SenseIndexConfig,
+)
 from workbench.wsd.disambiguate import (
     WORDNET_CONFIG,
     default_index_path,
@@ -139,7 +145,7 @@ def _encoder(args):
 
 
 def _config(args, corpus: str = ""):
-    gloss = args.gloss or ("concat" if corpus == "wordnet" else "none")
+    gloss: GlossCombination = args.gloss or ("concat" if corpus == "wordnet" else "none")
     weight = args.gloss_weight
     if weight is None:  # each setting's default, both chosen on the SemEval-2007 dev set
         weight = WORDNET_CONFIG.gloss_weight if corpus == "wordnet" else 0.2

@@ -214,8 +214,8 @@ def download(
     if final.exists():
         raise DataError(f"{final} already exists; remove it first to download again")
     dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".download-", dir=dest) as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=dest) as tmp_name:
+        tmp = Path(tmp_name)
         archive = fetch(url, tmp / "archive.zip", progress)
         unpacked = tmp / "unpacked"
         safe_extract(archive, unpacked)

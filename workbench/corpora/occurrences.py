@@ -23,6 +23,7 @@ import numpy as np
 
 from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
+from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import InputError
 from workbench.lexicon.morphology import base_forms
 from workbench.lexicon.wordnet import POS_TAGS
@@ -70,7 +71,7 @@ class OccurrenceVectors:
     """
 
     occurrences: tuple[Occurrence, ...]
-    emb: object
+    emb: LayerwiseEmbeddings
 
     @property
     def vectors(self) -> np.ndarray:
@@ -118,6 +119,8 @@ def decode_text(data: bytes, name: str = "upload") -> list[str]:
 def _marked_line(text: str, where: str) -> tuple[tuple[str, ...], int]:
     """Words of a line with one ``[target]``, and the target's position."""
     m = _MARKED.search(text)
+    if m is None:
+        raise InputError(f"{where}: mark one word in [brackets]")
     target = split_words(m.group(1))
     if len(target) != 1:
         raise InputError(f"{where}: mark exactly one word in [brackets], got {m.group(0)!r}")
@@ -166,7 +169,7 @@ def read_demo(word: str, directory: Path | None = None) -> list[str]:
 
 def demo_sentences(directory: Path | None = None) -> list[list[str]]:
     """Every sentence of every demo text, as words (brackets removed), file by file."""
-    found = []
+    found: list[list[str]] = []
     for word in demo_words(directory):
         found.extend(list(o.words) for o in from_lines(read_demo(word, directory), word))
     return found

@@ -114,6 +114,7 @@ class _XmlBuilder:
 
     def _end_token(self, name: str) -> None:
         attrs, surface = self.token, "".join(self.text).strip()
+        assert attrs is not None, "an end tag without its start tag"  # expat pairs the tags
         self.token = None
         if not surface:
             raise self.fail(f"<{name}> with an empty surface")

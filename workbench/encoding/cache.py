@@ -201,4 +201,7 @@ def encode_cached(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return cache.load(key, identity, verify=False)
+    stored = cache.load(key, identity, verify=False)
+    if stored is None:  # the entry was deleted between its commit and this read
+        raise CacheError(f"cache entry {cache.path(key)} vanished right after it was written")
+    return stored

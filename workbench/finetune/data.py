@@ -162,7 +162,9 @@ def read_conll(path: str | Path, repair_bio: bool = False) -> DataFile:
         if words:
             fixed = _check_tags(path, lines, tags, repair_bio)
             sentences.append(TaggedSentence(tuple(words), tuple(fixed)))
-        words.clear(), tags.clear(), lines.clear()
+        words.clear()
+        tags.clear()
+        lines.clear()
 
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():

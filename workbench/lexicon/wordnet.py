@@ -31,6 +31,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import DataError, InputError
@@ -246,7 +247,7 @@ class WordNet:
             frequent). Lemmas are exact, lowercase, multiword joined with ``_``.
     """
 
-    reader: object = field(repr=False)
+    reader: Any = field(repr=False)  # nltk WordNetCorpusReader (untyped)
     senses: dict = field(repr=False)
     by_lemma: dict = field(repr=False)
 

@@ -47,7 +47,7 @@ def sense_frequencies(training: Corpus) -> dict[tuple[str, str], Counter]:
             continue
         bucket = counts.setdefault((instance.lemma, instance.pos), Counter())
         for key in instance.keys:
-            bucket[key] += 1 / len(instance.keys)
+            bucket[key] += 1 / len(instance.keys)  # type: ignore[assignment]  # float counts
     return counts
 
 

@@ -155,13 +155,13 @@ class SenseIndex:
             )
         ckeys, cvecs, counts = sense_centroids(vectors, keys)
         origin = np.zeros(len(ckeys), dtype=np.int8)
-        if cfg.propagate != "none":
+        if cfg.propagate != "none" and graph is not None:  # graph None: refused above
             prop = propagate(graph, ckeys, cvecs, cfg.propagate, targets)
             ckeys = ckeys + prop.keys
             cvecs = np.concatenate([cvecs, prop.vectors])
             origin = np.concatenate([origin, prop.levels])
             counts = np.concatenate([counts, np.zeros(len(prop.keys), dtype=counts.dtype)])
-        if cfg.gloss == "concat":
+        if cfg.gloss == "concat" and gloss is not None:  # gloss None: refused above
             gkeys, gvecs = gloss
             gvecs = np.asarray(gvecs, dtype=np.float32)
             if post is not None:
@@ -190,8 +190,9 @@ class SenseIndex:
         self.vectors_ = np.ascontiguousarray(rows[order], dtype=np.float32)
         self.origin_ = np.asarray(origin)[order]
         self.counts_ = np.asarray(counts)[order]
-        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(names) else []
-        stops = np.r_[starts[1:], len(names)].astype(int) if len(names) else []
+        none = np.zeros(0, np.int64)
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(names) else none
+        stops = np.r_[starts[1:], len(names)].astype(int) if len(names) else none
         self.groups_ = {
             tuple(groups[a].split("\t")): (int(a), int(b)) for a, b in zip(starts, stops)
         }

@@ -147,8 +147,8 @@ def gloss_vectors(
         wanted = sorted(graph.keys) if keys is None else sorted(set(keys))
         key_syn = np.array([graph.key_synset[rows[k]] for k in wanted], dtype=np.int64)
         used = np.unique(key_syn)
-        names = [graph.synsets[i] for i in used]
-        stack = definition_vectors(encoder, wordnet, names, progress=progress)
+        synsets = [graph.synsets[i] for i in used]
+        stack = definition_vectors(encoder, wordnet, synsets, progress=progress)
 
         per_synset = combine_layers(stack, tuple(range(stack.shape[1])), layers, stack.shape[1])
         return tuple(wanted), per_synset[np.searchsorted(used, key_syn)]
