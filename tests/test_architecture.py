@@ -298,3 +298,37 @@ def test_lazy_public_api_names_exist():
         assert isinstance(key, ast.Constant) and isinstance(value, ast.Constant)
         assert value.value in MODULES, value.value
         assert key.value in top_level_names(parse(MODULES[value.value])), key.value
+
+
+def unannotated(tree: ast.Module) -> list[str]:
+    """Public functions and methods of public classes missing a parameter or return hint."""
+    bad = []
+
+    def visit(body: list[ast.stmt], owner: str = "") -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                visit(node.body, f"{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.name.startswith("_") and node.name != "__init__":
+                    continue
+                args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                params = [a for a in args if a.arg not in ("self", "cls")]
+                params += [a for a in (node.args.vararg, node.args.kwarg) if a is not None]
+                missing = [a.arg for a in params if a.annotation is None]
+                if node.returns is None and node.name != "__init__":
+                    missing.append("return")
+                if missing:
+                    bad.append(f"{owner}{node.name}: {', '.join(missing)}")
+
+    visit(tree.body)
+    return bad
+
+
+def test_public_functions_carry_type_hints():
+    bad = [f"{module}.{use}" for module, p in MODULES.items() for use in unannotated(parse(p))]
+    assert bad == []
+
+
+def test_hint_check_catches_a_missing_hint():
+    tree = ast.parse("def f(a, b: int) -> int: ...\nclass C:\n    def g(self):\n        ...\n")
+    assert unannotated(tree) == ["f: a", "C.g: return"]

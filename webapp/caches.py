@@ -40,6 +40,7 @@ from workbench.wsd.evaluate import EVAL_SETS, Evaluation, baseline_answers, eval
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import TrainingOccurrences
 from workbench.wsd.predict import encode_instances
+from workbench.wsd.store import load_index
 
 # --------------------------------------------------------------------------- data
 
@@ -245,7 +246,7 @@ def saved_indexes() -> dict[str, str]:
 @st.cache_resource(show_spinner="Loading the sense index…", max_entries=4)
 def sense_index(path: str, settings_key: tuple) -> SenseIndex:
     """A saved :class:`workbench.wsd.index.SenseIndex`, checked against the current encoder."""
-    return SenseIndex.load(path, encoder=encoder())
+    return load_index(path, encoder=encoder())
 
 
 def wsd_evaluation(

@@ -1,8 +1,7 @@
 """What the app keeps between reruns: the sidebar settings, the model, the memo, error display.
 
 Pages import this module and :mod:`webapp.caches` (WordNet, corpora, encodings, projections,
-indexes)
-and never cache anything themselves:
+indexes) and never cache anything themselves:
 
 * ``st.cache_resource``: the model (once per process and model/device), WordNet, corpora.
 * ``st.cache_data``: projections and reports, keyed by what made their input plus their config.

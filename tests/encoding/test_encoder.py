@@ -24,7 +24,7 @@ def test_shapes_order_and_alignment(tiny_encoder):
     assert emb.sentence_index.tolist() == [i for i, s in enumerate(SENTS) for _ in s]
     assert emb.word_index.tolist() == [j for s in SENTS for j in range(len(s))]
     # spans are contiguous per sentence and a word that splits has several subwords
-    rows = emb.rows_of(1)
+    rows = np.flatnonzero(emb.sentence_index == 1)
     assert emb.spans[rows[0], 0] == 0
     assert (emb.spans[rows[1:], 0] == emb.spans[rows[:-1], 1]).all()
     word = tiny_encoder.tokenizer.tokenize("Unbelievably")

@@ -112,8 +112,6 @@ def test_bad_options():
         TrainConfig(layer_lr_decay=1.5)
     with pytest.raises(InputError, match="epochs"):
         TrainConfig(epochs=0)
-    cfg = TrainConfig(lr=1e-4, lora_r=8)
-    assert TrainConfig.from_dict({**cfg.to_dict(), "unknown": 1}) == cfg
 
 
 def test_long_inputs_truncated_or_chunked(tiny_encoder):

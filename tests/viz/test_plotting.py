@@ -10,13 +10,11 @@ from workbench.errors import InputError
 from workbench.viz.plotting import (
     candidate_bars,
     color_map,
-    dimension_bars,
     hover_text,
     label_centroids,
     layer_lines,
     mark_word,
     sense_scatter,
-    similarity_heatmap,
     similarity_heatmaps,
     small_multiples,
 )
@@ -45,7 +43,7 @@ def test_heatmaps_side_by_side_share_scale():
     titles = [a.text for a in fig.layout.annotations]
     assert titles == ["raw", "standardized"]
     with pytest.raises(InputError, match="shape"):
-        similarity_heatmap(raw, ["a", "b"], list("0123"))
+        similarity_heatmaps([("raw", raw)], ["a", "b"], list("0123"))
 
 
 def test_sense_scatter_one_trace_per_sense_plus_centroids():
@@ -105,10 +103,6 @@ def test_layer_lines_and_dimension_bars():
     assert [t.name for t in fig.data] == ["raw", "z-score"]
     with pytest.raises(InputError):
         layer_lines({"raw": [1.0]}, ["0", "1"])
-    contrib = np.zeros(20)
-    contrib[[3, 17]] = [0.5, 0.9]
-    bars = dimension_bars(contrib, top_k=2)
-    assert list(bars.data[0].x) == ["dim 17", "dim 3"]
 
 
 def test_color_map_is_stable():

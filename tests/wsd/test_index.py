@@ -9,6 +9,7 @@ from workbench.errors import DataError, InputError, MismatchError
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import answers, predict
+from workbench.wsd.store import load_index, save_index
 from workbench.wsd.vectors import (
     SenseGraph,
     combine_rows,
@@ -178,8 +179,8 @@ def test_save_load_round_trip_and_mismatch(tmp_path):
     index = SenseIndex(SenseIndexConfig(layers="-1", postprocess="zscore")).fit(
         vecs, keys, encoder=INFO, training=training
     )
-    path = index.save(tmp_path / "toy.index")
-    back = SenseIndex.load(path, encoder=INFO, layers="2")  # -1 == hidden state 2 of 3
+    path = save_index(index, tmp_path / "toy.index")
+    back = load_index(path, encoder=INFO, layers="2")  # -1 == hidden state 2 of 3
     assert back.keys_ == index.keys_ and back.config == index.config
     assert back.training_ == training and back.encoder_ == INFO
     np.testing.assert_array_equal(back.vectors_, index.vectors_)
@@ -192,16 +193,16 @@ def test_save_load_round_trip_and_mismatch(tmp_path):
 
     other = EncoderInfo("other", "fp-other", DIM, 3, "mean")
     with pytest.raises(MismatchError, match="fingerprint"):
-        SenseIndex.load(path, encoder=other)
+        load_index(path, encoder=other)
     with pytest.raises(MismatchError, match="pooling"):
-        SenseIndex.load(path, encoder=EncoderInfo("toy", "fp-toy", DIM, 3, "first"))
+        load_index(path, encoder=EncoderInfo("toy", "fp-toy", DIM, 3, "first"))
     with pytest.raises(MismatchError, match="layer spec"):
-        SenseIndex.load(path, encoder=INFO, layers="last2-sum")
+        load_index(path, encoder=INFO, layers="last2-sum")
     with pytest.raises(MismatchError):
         back.transform_queries(np.zeros((2, DIM + 1), np.float32))
     (path / "senses.npz").write_bytes(b"broken")
     with pytest.raises(DataError):
-        SenseIndex.load(path)
+        load_index(path)
 
 
 def test_config_validation():

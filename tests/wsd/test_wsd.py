@@ -8,8 +8,8 @@ import pytest
 from workbench.errors import InputError, MismatchError
 from workbench.lexicon.wordnet import key_lemma_pos
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
-from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import answers, build_index, encode_instances, predict, train_index
+from workbench.wsd.store import load_index, save_index
 
 N_TRAIN_SENTENCES = 2000
 
@@ -86,17 +86,17 @@ def test_standardized_index_and_round_trip(default_encoder, tiny_encoder, encode
     training, test = encoded
     index = train_index(training, SenseIndexConfig(layers="3", postprocess="zscore"),
                         EncoderInfo.of(default_encoder))  # fmt: skip
-    path = index.save(tmp_path / "semcor-subset.index")
-    back = SenseIndex.load(path, encoder=default_encoder, layers="3")
+    path = save_index(index, tmp_path / "semcor-subset.index")
+    back = load_index(path, encoder=default_encoder, layers="3")
     vecs = test.vectors("3")
     a = predict(index, vecs, test.lemmas, test.pos)
     b = predict(back, vecs, test.lemmas, test.pos)
     assert [(p.key, p.runner_up) for p in a] == [(p.key, p.runner_up) for p in b]
     np.testing.assert_allclose([p.runner_up_score for p in a], [p.runner_up_score for p in b])
     with pytest.raises(MismatchError):
-        SenseIndex.load(path, encoder=tiny_encoder)
+        load_index(path, encoder=tiny_encoder)
     with pytest.raises(MismatchError):
-        SenseIndex.load(path, encoder=default_encoder, layers="last4-sum")
+        load_index(path, encoder=default_encoder, layers="last4-sum")
 
 
 def test_propagation_and_glosses_cover_every_instance(default_encoder, encoded, wordnet):

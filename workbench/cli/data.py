@@ -15,7 +15,7 @@ from workbench.corpora import datasets
 from workbench.errors import DataError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``data`` command and its sub-commands."""
     parser = subparsers.add_parser("data", help="download, verify and list the WSD data")
     sub = parser.add_subparsers(dest="data_command", metavar="ACTION", required=True)

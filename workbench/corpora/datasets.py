@@ -30,6 +30,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from workbench.corpora.readers import Corpus, read_xml
 from workbench.errors import DataError
@@ -129,7 +130,7 @@ def available_datasets(root: str | os.PathLike | None = None) -> dict[str, Path]
 # --------------------------------------------------------------------------- download
 
 
-def progress_printer(stream=None) -> Callable[[int, int | None], None]:
+def progress_printer(stream: TextIO | None = None) -> Callable[[int, int | None], None]:
     stream = stream or sys.stderr
     last = [-1]
 

@@ -18,15 +18,22 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
+from workbench.encoding.encoder import Encoder
+from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.morphology import base_forms
-from workbench.lexicon.wordnet import POS_TAGS
+from workbench.lexicon.wordnet import POS_TAGS, WordNet
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 #: The demo texts shipped in the repository (``data/demo/<word>.tsv``).
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
@@ -213,7 +220,7 @@ def from_corpus(
     return found
 
 
-def from_wordnet(wordnet, lemma: str, pos: str | None = None) -> list[Occurrence]:
+def from_wordnet(wordnet: WordNet, lemma: str, pos: str | None = None) -> list[Occurrence]:
     """Occurrences of ``lemma`` in WordNet's usage examples, labelled with the sense key.
 
     Examples in which no form of the lemma occurs (synonyms' examples) are skipped.
@@ -241,7 +248,10 @@ def from_wordnet(wordnet, lemma: str, pos: str | None = None) -> list[Occurrence
 
 
 def encode_occurrences(
-    encoder, occurrences: Sequence[Occurrence], layers=None, progress=None
+    encoder: Encoder,
+    occurrences: Sequence[Occurrence],
+    layers: Sequence[int] | None = None,
+    progress: Progress = None,
 ) -> OccurrenceVectors:
     """Encode the target word of every occurrence through the on-disk cache.
 
@@ -267,7 +277,7 @@ def encode_occurrences(
     return OccurrenceVectors(tuple(occurrences), emb)
 
 
-def sense_glosses(wordnet, labels: Iterable[str]) -> dict[str, str]:
+def sense_glosses(wordnet: WordNet, labels: Iterable[str]) -> dict[str, str]:
     """Label -> WordNet gloss for every label that is a sense key (others map to ``""``)."""
     out = {}
     for label in dict.fromkeys(labels):
@@ -289,7 +299,7 @@ def occurrence_table(
     glosses: Mapping[str, str] | None = None,
     coords: np.ndarray | None = None,
     predicted: Sequence[str] | None = None,
-):
+) -> pd.DataFrame:
     """A ``pandas.DataFrame``, one row per occurrence (for display and CSV export).
 
     Columns: ``sentence`` (target in brackets), ``word``, ``label``, ``gloss``, ``source``,

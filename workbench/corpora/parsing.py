@@ -146,7 +146,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse_xml(path: Path, gold: dict, sentence_cls, instance_cls) -> tuple[list, int]:
+def parse_xml(path: Path, gold: dict, sentence_cls: type, instance_cls: type) -> tuple[list, int]:
     """Parse a framework XML file into ``sentence_cls`` objects holding ``instance_cls`` ones.
 
     Returns:

@@ -32,6 +32,7 @@ import numpy as np
 from workbench.corpora.datasets import DATASETS, available_datasets, load_dataset
 from workbench.corpora.readers import Corpus, corpus_from_texts, read_text
 from workbench.encoding.cache import encode_cached
+from workbench.encoding.pooling import Pooling
 from workbench.errors import DataError, InputError
 from workbench.fileio import sha256_words
 from workbench.geometry.corrections import make_postprocessor
@@ -160,7 +161,7 @@ def fit_reference(
     kind: str,
     sample: CorpusSample,
     layers: list[int] | None = None,
-    pooling: str | None = None,
+    pooling: Pooling | None = None,
     **params: Any,
 ) -> PostProcessor:
     """Encode ``sample`` (through the cache) and fit a post-processor per layer on it.
@@ -177,7 +178,6 @@ def fit_reference(
         The fitted post-processor; its ``provenance_`` names the model, layers, pooling, corpus
         and sample hash.
     """
-
     emb = encode_cached(encoder, sample.words, layers=layers, pooling=pooling)
     name = f"{sample.corpus} sample ({sample.unit}={sample.requested}, seed={sample.random_state})"
     return make_postprocessor(kind, **params).fit_embeddings(emb, name, sample.sha256)

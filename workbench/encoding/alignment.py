@@ -37,6 +37,10 @@ def _describe(item: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+#: What the encoder takes: raw strings, or pre-split word lists.
+Sentences = Sequence[str] | Sequence[Sequence[str]]
+
+
 def normalize_input(sentences: object) -> list[list[str]]:
     """Validate the encoder's input and return it as a list of word lists.
 

@@ -27,15 +27,22 @@ import warnings
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench import __version__
-from workbench.encoding.alignment import normalize_input
+from workbench.encoding.alignment import Sentences, normalize_input
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.models import default_cache_dir
+from workbench.encoding.pooling import Pooling
+from workbench.encoding.rows import Progress
 from workbench.errors import CacheError
 from workbench.fileio import sha256_words
+
+if TYPE_CHECKING:
+    from workbench.encoding.encoder import Encoder
+
 
 _CHUNK = 16 << 20
 
@@ -145,15 +152,15 @@ class EmbeddingCache:
 
 
 def encode_cached(
-    encoder,
-    sentences,
+    encoder: Encoder,
+    sentences: Sentences,
     *,
     layers: Sequence[int] | None = None,
     keep: Sequence[Sequence[int]] | None = None,
     store_dtype: str = "float32",
-    pooling: str | None = None,
+    pooling: Pooling | None = None,
     cache: EmbeddingCache | None = None,
-    progress=None,
+    progress: Progress = None,
     verify: bool = True,
 ) -> LayerwiseEmbeddings:
     """:meth:`Encoder.encode` through the on-disk cache (same arguments, same result).

@@ -66,10 +66,6 @@ class LayerwiseEmbeddings:
         """The vectors of one hidden state: ``(n_words, dim)`` float32."""
         return self.select(LayerSpec((index,)))
 
-    def rows_of(self, sentence: int) -> np.ndarray:
-        """Row indices of one sentence's kept words, in word order."""
-        return np.flatnonzero(self.sentence_index == sentence)
-
     def meta(self) -> dict[str, Any]:
         """Everything but the arrays, as plain JSON-able values."""
         return {

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from workbench.encoding import models
-from workbench.encoding.alignment import normalize_input
+from workbench.encoding.alignment import Sentences, normalize_input
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pooling import (
     LayerSpec,
@@ -91,7 +91,9 @@ class Encoder:
             raise InputError("max_batch_tokens must be positive.")
         self.max_batch_tokens = int(max_batch_tokens)
         self.tokenizer = models.load_tokenizer(self.source)
-        self.model = models.load_model(self.source, self.dtype).to(self.device)
+        self.model = models.load_model(self.source, self.dtype)
+        # nn.Module.to moves in place; transformers' own `to` is typed for another call form
+        torch.nn.Module.to(self.model, self.device)
         config = self.model.config
         self.name = self.source.name
         self.fingerprint = models.weights_fingerprint(self.source, config)
@@ -171,7 +173,9 @@ class Encoder:
         sentences padding is 1.8% of the tokens (docs/benchmarks.md, "Extraction").
         """
         order = np.argsort(-lengths, kind="stable")
-        batches, current, width = [], [], 0
+        batches: list[np.ndarray] = []
+        current: list[int] = []
+        width = 0
         min_tokens = self.max_batch_tokens // 10
         for idx in order.tolist():
             length = int(lengths[idx])
@@ -191,7 +195,7 @@ class Encoder:
     # ------------------------------------------------------------------ encoding
     def encode(
         self,
-        sentences: Sequence[str] | Sequence[Sequence[str]],
+        sentences: Sentences,
         layers: Sequence[int] | None = None,
         keep: Sequence[Sequence[int]] | None = None,
         progress: Progress = None,
@@ -286,7 +290,7 @@ class Encoder:
             if bar is not None:
                 bar.close()
 
-    def model_inputs(self, sentences) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def model_inputs(self, sentences: Sentences) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The padded ``(ids, mask)`` int64 arrays, ``(batch, width)`` each, of every batch
         :meth:`encode` runs for ``sentences``, in the order it runs them.
 
@@ -326,7 +330,9 @@ class Encoder:
         """Pad the batch's windows into one input, run the model, pool and write kept words."""
         ids, mask, windows, bounds = self._batch_inputs(prep, batch, pad_id)
         width = ids.shape[1]
-        starts, ends, targets = [], [], []
+        starts: list[np.ndarray] = []
+        ends: list[np.ndarray] = []
+        target_parts: list[np.ndarray] = []
         for r, (w, (a, _)) in enumerate(zip(windows, bounds)):
             if len(w.owned) == w.word_end - w.word_start:
                 own = np.arange(w.word_start, w.word_end)
@@ -340,8 +346,8 @@ class Encoder:
             shift = r * width + self._prefix - a  # sentence offset -> flattened batch position
             starts.append(off[own] + shift)
             ends.append(off[own + 1] + shift)
-            targets.append(rows)
-        targets = np.concatenate(targets)
+            target_parts.append(rows)
+        targets = np.concatenate(target_parts)
         if not len(targets):
             return
         out = self.runner(

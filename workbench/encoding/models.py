@@ -15,9 +15,14 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from workbench.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
+
 
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (packaged)"
 DtypeName = Literal["auto", "float32", "bfloat16", "float16"]
@@ -139,7 +144,7 @@ def _load_with(loader, source: ModelSource, what: str, **kwargs):
     ) from last
 
 
-def load_tokenizer(source: ModelSource):
+def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:
     """A fast tokenizer for ``source`` (word alignment needs ``word_ids()``).
 
     ``add_prefix_space=True`` is asked for, as byte-level BPE tokenizers (RoBERTa, ModernBERT)
@@ -162,7 +167,7 @@ def load_tokenizer(source: ModelSource):
     return tok
 
 
-def load_model(source: ModelSource, dtype=None):
+def load_model(source: ModelSource, dtype: torch.dtype | None = None) -> PreTrainedModel:
     """The bare encoder (``AutoModel``) of ``source``, in eval mode."""
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
@@ -196,7 +201,7 @@ def choose_device(device: str | None = None) -> str:
     return "cpu"
 
 
-def choose_dtype(dtype: DtypeName, device: str):
+def choose_dtype(dtype: DtypeName, device: str) -> torch.dtype:
     """The compute dtype: ``auto`` is bfloat16 on cuda (where supported), float32 elsewhere."""
     import torch
 
@@ -210,7 +215,7 @@ def choose_dtype(dtype: DtypeName, device: str):
     return table[dtype]
 
 
-def weights_fingerprint(source: ModelSource, config) -> str:
+def weights_fingerprint(source: ModelSource, config: PretrainedConfig) -> str:
     """A short identity of the weights: the hub revision if known, else a hash of the files.
 
     For a local directory the weight files are hashed (size + first and last 4 MiB + the

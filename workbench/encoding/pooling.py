@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from workbench.errors import InputError
+
+if TYPE_CHECKING:
+    import torch
+
 
 Pooling = Literal["first", "mean", "last"]
 POOLINGS: tuple[str, ...] = ("first", "mean", "last")
@@ -104,7 +108,9 @@ def pooling_plan_flat(starts: np.ndarray, ends: np.ndarray, pooling: Pooling) ->
     )
 
 
-def apply_pooling(plan: PoolingPlan, hidden: Sequence, dest, rows: np.ndarray) -> None:
+def apply_pooling(
+    plan: PoolingPlan, hidden: Sequence[torch.Tensor], dest: torch.Tensor, rows: np.ndarray
+) -> None:
     """Pool hidden states into word vectors and write them straight into ``dest``.
 
     Args:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from workbench.encoding.alignment import (
     word_token_lists,
 )
 from workbench.errors import InputError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ class Prepared:
 
 
 def tokenize_words(
-    tokenizer, sentences: list[list[str]]
+    tokenizer: PreTrainedTokenizerBase, sentences: list[list[str]]
 ) -> list[tuple[list[int], list[int | None]]]:
     """(ids, word ids) per sentence, without special tokens, from one batched call.
 
@@ -66,7 +70,10 @@ def tokenize_words(
 
 
 def prepare(
-    tokenizer, sentences: list[list[str]], window_tokens: int, stride: int | None = None
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: list[list[str]],
+    window_tokens: int,
+    stride: int | None = None,
 ) -> Prepared:
     """Tokenize validated word lists and plan the windows the model runs.
 

@@ -14,10 +14,12 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,7 +96,9 @@ class RowLayout:
         return out
 
 
-def allocate(shape: tuple[int, int, int], dtype: np.dtype, out) -> np.ndarray:
+def allocate(
+    shape: tuple[int, int, int], dtype: np.dtype, out: str | os.PathLike[str] | None
+) -> np.ndarray:
     """The output array: in memory, or a ``.npy`` memory map at ``out`` for larger-than-RAM runs.
 
     ``np.empty``, not ``np.zeros``: every row is written anyway, and zeroed memory costs page
@@ -107,7 +111,9 @@ def allocate(shape: tuple[int, int, int], dtype: np.dtype, out) -> np.ndarray:
     return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
 
 
-def progress_reporter(progress: Progress, total_tokens: int, n_words: int):
+def progress_reporter(
+    progress: Progress, total_tokens: int, n_words: int
+) -> tuple[Any, Callable[[float], None] | None]:
     """A tqdm bar and/or a callback, as asked (auto: a bar for long runs only)."""
     if callable(progress):
         return None, progress

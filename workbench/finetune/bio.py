@@ -163,20 +163,3 @@ def align_labels(
             out.append(IGNORE_INDEX)
         prev = wid
     return out
-
-
-def first_subword_positions(word_ids: Sequence[int | None]) -> list[int]:
-    """Index of each word's first subword token, in word order.
-
-    Example: ``first_subword_positions([None, 0, 1, 1, 2, None]) == [1, 2, 4]``.
-    """
-    pos: dict[int, int] = {}
-    for i, wid in enumerate(word_ids):
-        if wid is not None and wid not in pos:
-            pos[wid] = i
-    return [pos[w] for w in sorted(pos)]
-
-
-def decode_words(token_predictions: Sequence[int], word_ids: Sequence[int | None]) -> list[int]:
-    """Per-token predicted label ids -> one label id per word, read at its first subword."""
-    return [int(token_predictions[i]) for i in first_subword_positions(word_ids)]

@@ -66,7 +66,7 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def atomic_save(obj, path: Path) -> None:
+def atomic_save(obj: object, path: Path) -> None:
     """``torch.save`` to a temporary file, then rename over ``path``."""
     with atomic_path(path) as tmp:
         torch.save(obj, tmp)
@@ -78,7 +78,12 @@ def cpu_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 
 def save_checkpoint(
-    directory: Path, model, optimizer, scheduler, state: RunState, identity: dict
+    directory: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    state: RunState,
+    identity: dict,
 ) -> None:
     """Write ``last.pt`` (see the module docstring). ``identity``: options and data checksums."""
     atomic_save(

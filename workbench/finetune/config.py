@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from workbench.errors import InputError
@@ -76,12 +76,6 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (for the training card)."""
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Inverse of :meth:`to_dict`; unknown keys are ignored."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
 
     def replace(self, **changes: Any) -> TrainConfig:
         """A copy with some options changed."""

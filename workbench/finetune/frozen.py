@@ -101,11 +101,13 @@ def probe_sequence(
     labels: tuple[str, ...] | None = None,
 ) -> BaselineResult:
     """Logistic regression on the frozen encoder's pooled vector of the task's own input."""
+    import torch  # heavy: loaded when a probe runs
 
     source = models.resolve_model(model)
     task = make_task(kind, cfg, models.load_tokenizer(source), train, labels)
     task.check(train, dev)
-    encoder = models.load_model(source).to(models.choose_device(device))
+    encoder = models.load_model(source)
+    torch.nn.Module.to(encoder, models.choose_device(device))  # in place
     x_tr, y_tr = _pooled(task, encoder, train)
     x_dev, y_dev = _pooled(task, encoder, dev)
     pred = _probe(x_tr, y_tr, x_dev, cfg.seed)

@@ -1,10 +1,9 @@
 """Masked-LM domain adaptation on a user's plain text.
 
 Texts are split into words (:func:`workbench.encoding.alignment.split_words`), tokenized,
-concatenated,
-and cut into blocks of ``max_length`` tokens (special tokens included), as HuggingFace's
-``run_mlm`` does; word ids are kept so whole-word masking knows which subwords belong together.
-Training batches are masked afresh in every epoch (seeded by ``seed`` and the epoch, so a
+concatenated, and cut into blocks of ``max_length`` tokens (special tokens included), as
+HuggingFace's ``run_mlm`` does; word ids are kept so whole-word masking knows which subwords belong
+together. Training batches are masked afresh in every epoch (seeded by ``seed`` and the epoch, so a
 resumed run sees the same masks); the dev set is masked once with a fixed seed so its loss is
 comparable between epochs. Metric: dev masked-token loss (lower is better); perplexity and
 masked-token accuracy are reported too.

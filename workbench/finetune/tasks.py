@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workbench.encoding import models
 from workbench.errors import InputError
@@ -35,6 +36,9 @@ from workbench.finetune.mlm import MlmTask
 from workbench.finetune.pair import PairTask
 from workbench.finetune.sequence import SequenceTask
 from workbench.finetune.token import TokenTask
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,7 @@ def check_examples(kind: str, data: DataFile) -> None:
 def make_task(
     kind: str,
     cfg: TrainConfig,
-    tokenizer,
+    tokenizer: PreTrainedTokenizerBase,
     train: DataFile,
     labels: tuple[str, ...] | None = None,
 ) -> Task:
@@ -145,7 +149,7 @@ def finetune(
     output: str | Path,
     model: str | None = None,
     labels: tuple[str, ...] | None = None,
-    **kwargs,
+    **kwargs: Any,
 ) -> FitResult:
     """Fine-tune ``model`` (None: the packaged default) on a task; see :func:`.loop.fit`.
 

@@ -3,8 +3,7 @@
 :func:`analyze_layers` takes the vectors of all layers of a corpus sample, fits each correction
 (:mod:`workbench.geometry.corrections`) per layer on a reference part, and measures
 (:mod:`workbench.geometry.measures`) every layer raw and corrected, on the same seeded pairs of
-words.
-:func:`workbench.geometry.report.geometry_report` turns the result into a report.
+words. :func:`workbench.geometry.report.geometry_report` turns the result into a report.
 
 By default (``fit_on="heldout"``) the sample's sentences are split in two at random (seeded):
 the corrections are fitted on one half and every measure is taken on the other half, so a

@@ -14,6 +14,7 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+import plotly.graph_objects as go
 
 from workbench.errors import InputError
 from workbench.geometry.corrections import CORRECTION_LABELS
@@ -22,10 +23,8 @@ if TYPE_CHECKING:
     from workbench.geometry.analysis import GeometryResult
 
 
-def anisotropy_figure(result: GeometryResult):
+def anisotropy_figure(result: GeometryResult) -> go.Figure:
     """Anisotropy by layer, one line per correction, error bars = 1.96 standard errors."""
-    import plotly.graph_objects as go
-
     fig = go.Figure()
     for c in result.corrections:
         ms = [result.get(c, layer).anisotropy for layer in result.layers]
@@ -45,10 +44,8 @@ def anisotropy_figure(result: GeometryResult):
     return fig
 
 
-def similarity_figure(result: GeometryResult, correction: str = "none"):
+def similarity_figure(result: GeometryResult, correction: str = "none") -> go.Figure:
     """Self-similarity, intra-sentence similarity and anisotropy by layer, raw and adjusted."""
-    import plotly.graph_objects as go
-
     rows = [result.get(correction, layer) for layer in result.layers]
     series = {
         "anisotropy": [r.anisotropy.value for r in rows],
@@ -69,10 +66,8 @@ def similarity_figure(result: GeometryResult, correction: str = "none"):
     return fig
 
 
-def rogue_figure(result: GeometryResult, layer: int):
+def rogue_figure(result: GeometryResult, layer: int) -> go.Figure:
     """Each dimension's contribution to the expected cosine at ``layer``, per correction."""
-    import plotly.graph_objects as go
-
     if layer not in result.layers:
         raise InputError(f"layer {layer} was not analysed; choose from {list(result.layers)}")
     fig = go.Figure()

@@ -2,8 +2,7 @@
 
 Concrete corrections (z-scores, centering, all-but-the-top, whitening) and
 :func:`~workbench.geometry.corrections.load_postprocessor` live in
-:mod:`workbench.geometry.corrections`, which
-re-exports what is defined here.
+:mod:`workbench.geometry.corrections`.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -76,6 +75,9 @@ def check_array(x: Any, name: str = "X") -> np.ndarray:
     return x
 
 
+_P = TypeVar("_P", bound="PostProcessor")
+
+
 class PostProcessor(BaseEstimator):
     """Base class: per-layer fitting, layout checks, provenance, save/load.
 
@@ -94,7 +96,7 @@ class PostProcessor(BaseEstimator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ contract
-    def fit(self, X: Any, y: Any = None, *, provenance: Provenance | None = None):
+    def fit(self: _P, X: Any, y: Any = None, *, provenance: Provenance | None = None) -> _P:
         """Learn the correction from reference vectors ``X`` and return ``self``.
 
         Args:
@@ -114,7 +116,7 @@ class PostProcessor(BaseEstimator):
         self.provenance_ = provenance if provenance is not None else Provenance()
         return self
 
-    def fit_embeddings(self, emb: Any, corpus: str = "", corpus_hash: str = ""):
+    def fit_embeddings(self: _P, emb: Any, corpus: str = "", corpus_hash: str = "") -> _P:
         """Fit per layer on ``emb.vectors`` of a LayerwiseEmbeddings, recording its provenance."""
         return self.fit(
             emb.vectors, provenance=Provenance.from_embeddings(emb, corpus, corpus_hash)
@@ -174,7 +176,9 @@ class PostProcessor(BaseEstimator):
         ]
         return np.stack(out, axis=1)
 
-    def fit_transform(self, X: Any, y: Any = None, *, provenance: Provenance | None = None):
+    def fit_transform(
+        self, X: Any, y: Any = None, *, provenance: Provenance | None = None
+    ) -> np.ndarray:
         """``fit(X).transform(X)``."""
         return self.fit(X, provenance=provenance).transform(X)
 

@@ -22,11 +22,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
 from workbench.encoding.alignment import split_words
 from workbench.lexicon.wordnet import POS_TAGS, UPOS_TO_WN, WN_TO_UPOS, WordNet, load_wordnet
+
+if TYPE_CHECKING:
+    from nltk.corpus.reader.wordnet import Synset
 
 _SUFFIXES = (
     ("'s", ""), ("’s", ""), ("ies", "y"), ("ied", "y"), ("es", ""), ("es", "e"), ("s", ""),
@@ -103,7 +106,7 @@ def _sentence(sid: str, tokens: list[str], at: int, size: int, lemma, upos: str)
 
 
 def synset_example_sentences(
-    synset, wordnet: WordNet, stats: ExampleStats | None = None
+    synset: Synset, wordnet: WordNet, stats: ExampleStats | None = None
 ) -> Iterator[Sentence]:
     """One sense-tagged sentence per usage example of ``synset`` in which one of its lemmas is
     found (the first that is); examples where none is found are counted in ``stats``."""

@@ -31,10 +31,13 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import DataError, InputError
+
+if TYPE_CHECKING:
+    from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader
 
 WORDNET_VERSION = "3.0"
 N_SYNSETS_30 = 117_659
@@ -148,7 +151,7 @@ def _nltk_installed_reader():
     return None
 
 
-def nltk_reader(cache_dir: Path | None = None):
+def nltk_reader(cache_dir: Path | None = None) -> WordNetCorpusReader:
     """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (installed corpus, else the copy)."""
     installed = _nltk_installed_reader() if cache_dir is None else None
     if installed is not None:
@@ -277,7 +280,7 @@ class WordNet:
         except KeyError:
             raise InputError(f"sense key {key!r} is not in WordNet 3.0") from None
 
-    def synset_obj(self, key: str):
+    def synset_obj(self, key: str) -> Synset:
         """The NLTK ``Synset`` of a sense key."""
         entry = self._entry(key)
         ss_type = key.split("%", 1)[1][0]

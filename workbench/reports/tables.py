@@ -1,6 +1,5 @@
 """Values and tables of a report (:mod:`workbench.reports.writers`): formatting, JSON conversion,
-and
-:class:`Table` rendered as a Markdown pipe table or an HTML table.
+and :class:`Table` rendered as a Markdown pipe table or an HTML table.
 
 Missing values (``None``, NaN) print as ``undefined`` (``null`` in JSON).
 

@@ -73,25 +73,6 @@ def _short(text: str, width: int = 48) -> str:
 # --------------------------------------------------------------------------- heatmaps
 
 
-def similarity_heatmap(
-    sim: np.ndarray,
-    row_labels: Sequence[str],
-    layer_labels: Sequence[str],
-    title: str = "",
-    zrange: tuple[float, float] = (-1.0, 1.0),
-) -> go.Figure:
-    """Heatmap of similarities, one row per occurrence, one column per layer.
-
-    Args:
-        sim: ``(n_occurrences, n_layers)`` cosine similarities.
-        row_labels: ``n_occurrences`` labels (short sentence snippets).
-        layer_labels: ``n_layers`` labels (``"0"`` ... ``"6"``).
-        title: figure title.
-        zrange: colour-scale limits.
-    """
-    return similarity_heatmaps([(title, sim)], row_labels, layer_labels, zrange=zrange)
-
-
 def similarity_heatmaps(
     panels: Sequence[tuple[str, np.ndarray]],
     row_labels: Sequence[str],
@@ -343,24 +324,4 @@ def layer_lines(
                                  line=dict(color=PALETTE[i % len(PALETTE)], width=3)))  # fmt: skip
     fig.update_layout(title=title, font=_FONT, xaxis_title="layer", yaxis_title=y_title,
                       xaxis_type="category", height=420, margin=dict(t=60))  # fmt: skip
-    return fig
-
-
-def dimension_bars(contributions: np.ndarray, top_k: int = 10, title: str = "") -> go.Figure:
-    """The ``top_k`` largest per-dimension contributions (rogue dimensions) as bars.
-
-    Args:
-        contributions: ``(dim,)`` share of each dimension (e.g. in the mean cosine similarity).
-        top_k: how many dimensions to show.
-        title: figure title.
-    """
-    contributions = np.asarray(contributions, dtype=float)
-    if contributions.ndim != 1 or contributions.size == 0:
-        raise InputError(f"contributions must be (dim,), got {contributions.shape}")
-    top = np.argsort(-contributions, kind="stable")[: max(1, top_k)]
-    fig = go.Figure(go.Bar(x=[f"dim {i}" for i in top], y=contributions[top],
-                           marker_color="#88A9C3", text=[f"{v:.3f}" for v in contributions[top]],
-                           textposition="auto"))  # fmt: skip
-    fig.update_layout(title=title, font=_FONT, xaxis_type="category", yaxis_title="contribution",
-                      height=380, margin=dict(t=60))  # fmt: skip
     return fig

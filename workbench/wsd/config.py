@@ -9,13 +9,17 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
+from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError
 from workbench.wsd.vectors import LEVELS, PropagationLevel
+
+if TYPE_CHECKING:
+    from workbench.encoding.encoder import Encoder
 
 #: How gloss vectors join the corpus centroids: not at all, or concatenated.
 GlossCombination = Literal["none", "concat"]
@@ -73,12 +77,12 @@ class EncoderInfo:
     pooling: str
 
     @classmethod
-    def of(cls, encoder) -> EncoderInfo:
+    def of(cls, encoder: Encoder | LayerwiseEmbeddings) -> EncoderInfo:
         """From an :class:`~workbench.encoding.encoder.Encoder` or a ``LayerwiseEmbeddings``."""
-        n_hidden = getattr(encoder, "n_hidden", None) or encoder.n_layers + 1
-        dim = getattr(encoder, "dim", None)
-        dim = dim if isinstance(dim, int) else encoder.vectors.shape[2]
-        name = getattr(encoder, "name", None) or encoder.model_name
+        if isinstance(encoder, LayerwiseEmbeddings):
+            n_hidden, dim, name = encoder.n_hidden, encoder.vectors.shape[2], encoder.model_name
+        else:
+            n_hidden, dim, name = encoder.n_hidden, encoder.dim, encoder.name
         return cls(name, encoder.fingerprint, int(dim), int(n_hidden), encoder.pooling)
 
 

@@ -20,12 +20,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench.corpora.readers import Corpus
 from workbench.encoding.alignment import split_words
 from workbench.encoding.models import default_cache_dir
+from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.morphology import morphy
 from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet, load_wordnet
@@ -33,6 +35,10 @@ from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import InstanceSet, encode_instances, train_index
 from workbench.wsd.sources import gloss_vectors, sense_graph, wordnet_example_sentences
+from workbench.wsd.store import load_index
+
+if TYPE_CHECKING:
+    from workbench.encoding.encoder import Encoder
 
 WORDNET_CORPUS = "wordnet-3.0 examples + glosses"
 #: How the WordNet-trained index is built: sum of the last four layers, definition gloss
@@ -140,11 +146,11 @@ def target_lemmas(
 
 
 def wordnet_index(
-    encoder,
+    encoder: Encoder,
     lemmas: Sequence[tuple[str, str]] | None = None,
     wordnet: WordNet | None = None,
     config: SenseIndexConfig = WORDNET_CONFIG,
-    progress=None,
+    progress: Progress = None,
 ) -> SenseIndex:
     """A sense index trained on WordNet's usage examples, with LMMS gloss vectors of every
     candidate sense (so no sense lacks a row).
@@ -195,11 +201,11 @@ def instance_lemmas(instances: InstanceSet, wordnet: WordNet) -> tuple[tuple[str
 
 
 def instance_index(
-    encoder,
+    encoder: Encoder,
     instances: InstanceSet,
     wordnet: WordNet | None = None,
     config: SenseIndexConfig = WORDNET_CONFIG,
-    progress=None,
+    progress: Progress = None,
 ) -> SenseIndex:
     """A WordNet-trained index (:func:`wordnet_index`) restricted to the lemmas of
     ``instances`` (:func:`instance_lemmas`): how a test set is scored without SemCor, in a
@@ -208,14 +214,14 @@ def instance_index(
     return wordnet_index(encoder, instance_lemmas(instances, wordnet), wordnet, config, progress)
 
 
-def default_index_path(encoder, config: SenseIndexConfig = WORDNET_CONFIG) -> Path:
+def default_index_path(encoder: Encoder, config: SenseIndexConfig = WORDNET_CONFIG) -> Path:
     """Where the full WordNet-trained index of ``encoder`` is cached."""
     label = f"{config.layers}-{config.postprocess}-{config.gloss_pooling}{config.gloss_weight:g}"
     return default_cache_dir() / "wsd-index" / f"wordnet-{encoder.fingerprint}-{label}"
 
 
 def disambiguate(
-    encoder,
+    encoder: Encoder,
     index: SenseIndex | None,
     text: str | Sequence[str],
     target: str | int,
@@ -247,7 +253,7 @@ def disambiguate(
     if index is None:
         path = default_index_path(encoder)
         if (path / "meta.json").is_file():
-            index = SenseIndex.load(path, encoder=encoder)
+            index = load_index(path, encoder=encoder)
         else:
             index = wordnet_index(encoder, lemmas, wordnet, progress=False)
     index.check_encoder(encoder)

@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.corpora.datasets import load_dataset
-from workbench.corpora.readers import read_xml
+from workbench.corpora.readers import Corpus, read_xml
 from workbench.encoding.pooling import LayerSpec
+from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.baselines import first_sense_predictions, mfs_predictions
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.index import SenseIndex
@@ -76,12 +77,6 @@ class Evaluation:
     predictions: dict[str, Prediction]
     errors: tuple[LemmaErrors, ...]
     seconds: dict[str, float] = field(default_factory=dict)
-
-    def dataset(self, name: str) -> DatasetResult:
-        for result in self.datasets:
-            if result.name == name:
-                return result
-        raise KeyError(name)
 
 
 def _subset(keys: Mapping[str, object], ids: set[str]) -> dict:
@@ -232,7 +227,7 @@ def layer_sweep(
     return points
 
 
-def load_corpus(name: str, gold: str | None = None):
+def load_corpus(name: str, gold: str | None = None) -> Corpus:
     """A framework dataset by name (``semcor``, ``ALL``, ...) or a ``*.data.xml`` path (with
     its gold key file, found beside it when not given)."""
     from pathlib import Path
@@ -242,7 +237,9 @@ def load_corpus(name: str, gold: str | None = None):
     return load_dataset(name)
 
 
-def baseline_answers(test, training=None, wordnet=None) -> dict[str, dict[str, str]]:
+def baseline_answers(
+    test: Corpus, training: Corpus | None = None, wordnet: WordNet | None = None
+) -> dict[str, dict[str, str]]:
     """WordNet first sense (and, given a training corpus, its most frequent sense) on ``test``."""
     out = {"wordnet_first_sense": first_sense_predictions(test, wordnet)}
     if training is not None:

@@ -15,27 +15,24 @@ Example::
         vectors, keys_per_occurrence, encoder=EncoderInfo.of(enc))
     preds = index.predict(query_vectors, lemmas, poses, backoff=wordnet.first_sense)
     preds[0].key, preds[0].score, preds[0].runner_up, preds[0].source
-    index.save("semcor.index"); SenseIndex.load("semcor.index", encoder=enc)
+    save_index(index, "semcor.index"); load_index("semcor.index", encoder=enc)  # wsd.store
 """
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError, MismatchError
 from workbench.geometry.corrections import make_postprocessor as make
-from workbench.geometry.postprocess import Provenance
+from workbench.geometry.postprocess import PostProcessor, Provenance
 from workbench.lexicon.wordnet import key_lemma_pos
 from workbench.wsd.config import CandidateScores, EncoderInfo, SenseIndexConfig, TrainingInfo
-from workbench.wsd.store import load_index, save_index
 from workbench.wsd.vectors import (
     SenseGraph,
     combine_rows,
@@ -44,11 +41,15 @@ from workbench.wsd.vectors import (
     sense_centroids,
 )
 
+if TYPE_CHECKING:
+    from workbench.encoding.embeddings import LayerwiseEmbeddings
+    from workbench.encoding.encoder import Encoder
+
 #: How a row of the index got its vector (``origin_`` codes).
 ORIGINS: tuple[str, ...] = ("centroid", "synset", "hypernym", "lexname", "gloss")
 
 
-def make_postprocessor(name: str):
+def make_postprocessor(name: str) -> PostProcessor | None:
     """The post-processor named ``name`` (``none`` -> None), from
     :mod:`workbench.geometry.corrections`."""
     if name == "none":
@@ -180,7 +181,13 @@ class SenseIndex:
         self.training_ = training or TrainingInfo(n_occurrences=len(vectors))
         return self
 
-    def set_rows(self, keys, rows: np.ndarray, origin: np.ndarray, counts: np.ndarray) -> None:
+    def set_rows(
+        self,
+        keys: Sequence[str] | np.ndarray,
+        rows: np.ndarray,
+        origin: np.ndarray,
+        counts: np.ndarray,
+    ) -> None:
         """Store the rows sorted by (lemma, POS, key); each candidate set is one row range."""
         names = np.array(keys, dtype=str).reshape(-1)
         groups = np.array(["\t".join(key_lemma_pos(k)) for k in names.tolist()], dtype=str)
@@ -255,7 +262,7 @@ class SenseIndex:
         return np.ascontiguousarray(q)
 
     @property
-    def faiss_index(self):
+    def faiss_index(self) -> Any:
         """The FAISS ``IndexFlatIP`` over ``vectors_`` (built on first use): on the GPU when
         FAISS sees one and ``device`` allows it, else on the CPU."""
         if self._faiss_index is None:
@@ -331,7 +338,11 @@ class SenseIndex:
 
     # ------------------------------------------------------------------ compatibility
 
-    def check_encoder(self, encoder, layers: str | LayerSpec | None = None) -> None:
+    def check_encoder(
+        self,
+        encoder: Encoder | LayerwiseEmbeddings | EncoderInfo,
+        layers: str | LayerSpec | None = None,
+    ) -> None:
         """Raise :class:`MismatchError` unless ``encoder`` (an Encoder, LayerwiseEmbeddings or
         EncoderInfo) and ``layers`` are the ones this index was built with."""
         info = encoder if isinstance(encoder, EncoderInfo) else EncoderInfo.of(encoder)
@@ -353,16 +364,3 @@ class SenseIndex:
             raise MismatchError(
                 f"this sense index holds layer spec '{self.config.layers}', not '{layers}'"
             )
-
-    # ------------------------------------------------------------------ persistence
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
-        post-processor's own files), atomically (:func:`workbench.wsd.store.save_index`)."""
-        return save_index(self, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, encoder=None, layers: str | None = None) -> SenseIndex:
-        """Read an index written by :meth:`save`; refuse it (MismatchError) if ``encoder`` or
-        ``layers`` differ from the ones it was built with."""
-        return load_index(cls, path, encoder, layers)

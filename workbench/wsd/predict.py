@@ -19,19 +19,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from workbench.corpora.readers import Corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
+from workbench.encoding.rows import Progress
 from workbench.errors import InputError
-from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
+from workbench.lexicon.wordnet import POS_TAGS, WordNet, load_wordnet
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import ORIGINS, SenseIndex
 from workbench.wsd.sources import gloss_vectors, sense_graph
 from workbench.wsd.vectors import LEVELS, SenseGraph
+
+if TYPE_CHECKING:
+    from workbench.encoding.encoder import Encoder
 
 Backoff = Callable[[str, str], "str | None"]
 Source = Literal["centroid", "propagated", "gloss", "backoff", "none"]
@@ -104,7 +108,11 @@ class InstanceSet:
 
 
 def encode_instances(
-    encoder, corpus: Corpus, progress=None, cache: bool = True, store_dtype: str = "float32"
+    encoder: Encoder,
+    corpus: Corpus,
+    progress: Progress = None,
+    cache: bool = True,
+    store_dtype: str = "float32",
 ) -> InstanceSet:
     """Encode every hidden state of the instance words of ``corpus`` (sentences without an
     instance are skipped), through :func:`workbench.encoding.cache.encode_cached` unless ``cache``
@@ -266,23 +274,24 @@ def sources(ids: Sequence[str], predictions: Sequence[Prediction]) -> dict[str, 
 
 
 def build_index(
-    encoder,
+    encoder: Encoder,
     training: InstanceSet,
     config: SenseIndexConfig,
-    wordnet=None,
-    progress=None,
+    wordnet: WordNet | None = None,
+    progress: Progress = None,
 ) -> SenseIndex:
     """:func:`train_index` with the WordNet inputs the config asks for: the propagation graph
     and the LMMS gloss vectors of every WordNet sense (encoded once, cached on disk)."""
-
     graph = gloss = None
-    if config.propagate != "none" or config.gloss != "none":
-        wordnet = wordnet or load_wordnet()
     if config.propagate != "none":
-        graph = sense_graph(wordnet)
+        graph = sense_graph(wordnet or load_wordnet())
     if config.gloss != "none":
         gloss = gloss_vectors(
-            encoder, wordnet, config.layers, pooling=config.gloss_pooling, progress=progress
+            encoder,
+            wordnet or load_wordnet(),
+            config.layers,
+            pooling=config.gloss_pooling,
+            progress=progress,
         )
     info = EncoderInfo.of(encoder)
     return train_index(training, config, info, graph=graph, gloss=gloss)

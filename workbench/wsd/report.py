@@ -1,12 +1,10 @@
 """WSD evaluation reports (Markdown, self-contained HTML with plotly, JSON) and key files.
 
 Built on :mod:`workbench.reports.writers`. A report holds F1 per dataset and ALL with the baselines
-on
-the same run, per POS, per prediction type, the per-layer curve raw vs standardized (when a
-sweep is given), the lemmas with most errors and their confusions, and the full configuration
-with the data checksums. Its JSON has, besides the generic report content, a top-level
-``datasets`` entry: ``{name: {"n": ..., "system": {"P", "R", "F1"}, "<baseline>": {...}}}``
-(percentages).
+on the same run, per POS, per prediction type, the per-layer curve raw vs standardized (when a
+sweep is given), the lemmas with most errors and their confusions, and the full configuration with
+the data checksums. Its JSON has, besides the generic report content, a top-level ``datasets``
+entry: ``{name: {"n": ..., "system": {"P", "R", "F1"}, "<baseline>": {...}}}`` (percentages).
 
 Example::
 
@@ -20,6 +18,8 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import plotly.graph_objects as go
 
 from workbench.corpora.occurrences import sense_glosses
 from workbench.corpora.readers import Corpus
@@ -174,10 +174,8 @@ def sweep_table(points: Sequence[SweepPoint]) -> Table:
     )
 
 
-def sweep_figure(points: Sequence[SweepPoint]):
+def sweep_figure(points: Sequence[SweepPoint]) -> go.Figure:
     """Plotly line chart: F1 per layer spec, one line per post-processor."""
-    import plotly.graph_objects as go
-
     fig = go.Figure()
     for post in dict.fromkeys(p.postprocess for p in points):
         sel = [p for p in points if p.postprocess == post]
@@ -198,10 +196,8 @@ def sweep_figure(points: Sequence[SweepPoint]):
     return fig
 
 
-def dataset_figure(result: Evaluation):
+def dataset_figure(result: Evaluation) -> go.Figure:
     """Plotly grouped bars: F1 per dataset for the system and each baseline."""
-    import plotly.graph_objects as go
-
     names = [d.name for d in result.datasets]
     fig = go.Figure(go.Bar(name="system", x=names, y=[100 * d.system.f1 for d in result.datasets]))
     for b in _baselines(result):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import sparse
@@ -32,12 +33,18 @@ from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import combine_layers
+from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.fileio import atomic_path
 from workbench.lexicon import examples as wx
 from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet
 from workbench.wsd.config import GlossPooling
 from workbench.wsd.vectors import SenseGraph
+
+if TYPE_CHECKING:
+    from nltk.corpus.reader.wordnet import Synset
+
+    from workbench.encoding.encoder import Encoder
 
 GLOSS_CHUNK = 16_384  # sentences per cached encoding chunk (lemma pooling)
 DEFINITION_CHUNK = 4_096  # synset sentences encoded at a time (definition pooling)
@@ -121,12 +128,12 @@ def gloss_sentences(
 
 
 def gloss_vectors(
-    encoder,
+    encoder: Encoder,
     wordnet: WordNet,
     layers: str,
     keys: Iterable[str] | None = None,
     pooling: GlossPooling = "definition",
-    progress=None,
+    progress: Progress = None,
 ) -> tuple[tuple[str, ...], np.ndarray]:
     """Gloss vectors of sense keys at a layer spec: ``(keys, (n_keys, dim) float32)``.
 
@@ -165,14 +172,16 @@ def gloss_vectors(
     return names, np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
 
 
-def synset_sentence(synset) -> tuple[list[str], int]:
+def synset_sentence(synset: Synset) -> tuple[list[str], int]:
     """``"<lemma>, <lemma> - <definition>"`` as words, and where the definition starts."""
     words = _gloss_words(synset)[1:]  # drop the leading "-"
     start = words.index("-") + 1
     return words, start if start < len(words) else 0
 
 
-def definition_vectors(encoder, wordnet: WordNet, synsets: Sequence[str], progress=None):
+def definition_vectors(
+    encoder: Encoder, wordnet: WordNet, synsets: Sequence[str], progress: Progress = None
+) -> np.ndarray:
     """Per synset, the mean over its definition's words of every hidden state.
 
     Encodes ``"<lemmas> - <definition>"`` once per synset and keeps only the definition words;

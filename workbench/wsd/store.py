@@ -13,17 +13,23 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench.errors import DataError
 from workbench.geometry.corrections import load_postprocessor
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.index import SenseIndex
+
+if TYPE_CHECKING:
+    from workbench.encoding.embeddings import LayerwiseEmbeddings
+    from workbench.encoding.encoder import Encoder
 
 FORMAT_VERSION = 1
 
 
-def save_index(index, path: str | os.PathLike) -> Path:
+def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
     """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
     post-processor's own files), atomically."""
     path = Path(path)
@@ -50,9 +56,13 @@ def save_index(index, path: str | os.PathLike) -> Path:
     return path
 
 
-def load_index(cls, path: str | os.PathLike, encoder=None, layers: str | None = None):
-    """Read an index written by :func:`save_index` as an instance of ``cls``; refuse it
-    (MismatchError) if ``encoder`` or ``layers`` differ from the ones it was built with."""
+def load_index(
+    path: str | os.PathLike,
+    encoder: Encoder | LayerwiseEmbeddings | EncoderInfo | None = None,
+    layers: str | None = None,
+) -> SenseIndex:
+    """Read an index written by :func:`save_index`; refuse it (MismatchError) if ``encoder`` or
+    ``layers`` differ from the ones it was built with."""
     path = Path(path)
     try:
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
@@ -64,7 +74,7 @@ def load_index(cls, path: str | os.PathLike, encoder=None, layers: str | None = 
         raise DataError(f"{path} has index format {meta.get('format')}, not {FORMAT_VERSION}")
     training = meta["training"]
     training["restricted_to"] = tuple(training.get("restricted_to", ()))
-    index = cls(SenseIndexConfig(**meta["config"]))
+    index = SenseIndex(SenseIndexConfig(**meta["config"]))
     index.encoder_ = EncoderInfo(**meta["encoder"])
     index.training_ = TrainingInfo(**training)
     index.postprocessor_ = None
