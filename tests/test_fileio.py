@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import lzma
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +66,71 @@ def test_sha256_words_is_stable():
         "1ef095575ec7b74dd98e4b2bc280b1581dbcb0175055b912244cb2c09cbe4c58"
     )
     assert sha256_words([["A", "bank."]]) != sha256_words(words)
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_temporary_names_are_unique_per_writer_and_stale_ones_are_found(tmp_path):
+    from workbench import fileio
+
+    target = tmp_path / "out.npz"
+    a, b = fileio.temporary_path(target), fileio.temporary_path(target, ".npz")
+    assert a != b and a.parent == tmp_path and b.name.endswith(".tmp.npz")
+    mine = fileio.temporary_path(target)
+    mine.write_text("in progress")  # this process is alive: not stale
+    dead = tmp_path / f".out.npz.{fileio.HOST}-{_dead_pid()}-0123abcd.tmp.npz"
+    dead.write_text("half")
+    dead_dir = tmp_path / f".entry.{fileio.HOST}-{_dead_pid()}-0123abcd.tmp"
+    dead_dir.mkdir()
+    (dead_dir / "vectors.npy").write_text("half")
+    other_host = tmp_path / f".out.npz.otherhost-{_dead_pid()}-0123abcd.tmp"
+    other_host.write_text("someone else's")
+    unrelated = tmp_path / ".out.npz.notes"
+    unrelated.write_text("the user's")
+    assert fileio.stale_temporaries(tmp_path) == sorted([dead, dead_dir])
+    assert fileio.stale_temporaries(tmp_path, names=["out.npz"]) == [dead]
+    assert fileio.remove_stale_temporaries(tmp_path) == sorted([dead, dead_dir])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [mine.name, other_host.name, unrelated.name]
+    )
+
+
+def test_unwritable_outputs_are_output_errors(tmp_path):
+    from workbench.errors import OutputError, WorkbenchError
+    from workbench.fileio import check_writable
+
+    a_file = tmp_path / "plain.txt"
+    a_file.write_text("x")
+    for bad, reason in [
+        (tmp_path, "is a directory"),
+        (a_file / "x.npz", "is a file, not a directory"),
+        (a_file / "deeper" / "x.npz", "is a file, not a directory"),
+    ]:
+        with pytest.raises(OutputError, match=reason):
+            check_writable(bad)
+    assert check_writable(tmp_path / "new" / "x.npz") == tmp_path / "new" / "x.npz"
+    assert list((tmp_path / "new").iterdir()) == []  # the probe is gone
+    with pytest.raises(OutputError, match="cannot write") as info:
+        with atomic_path(a_file / "x.npz") as tmp:
+            tmp.write_text("never")
+    assert isinstance(info.value, WorkbenchError) and isinstance(info.value, OSError)
+    assert a_file.read_text() == "x"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_a_path_under_proc_is_refused_before_and_during_writing():
+    from workbench.errors import OutputError
+    from workbench.fileio import check_writable
+
+    with pytest.raises(OutputError, match="cannot write /proc/x.npz"):
+        check_writable("/proc/x.npz")
+    with pytest.raises(OutputError, match="cannot write /proc/x.npz"):
+        with atomic_path("/proc/x.npz", suffix=".npz") as tmp:
+            tmp.write_bytes(b"never")

@@ -30,3 +30,8 @@ class DataError(WorkbenchError):
 
 class MismatchError(WorkbenchError):
     """A fitted object (standardizer, sense index) applied to vectors of another model/config."""
+
+
+class OutputError(WorkbenchError, OSError):
+    """An output that cannot be written (a missing or read-only directory, a full disk), or
+    that would replace an input or a file the user did not name. Also an ``OSError``."""

@@ -2,8 +2,12 @@
 
 :func:`atomic_path` writes to a temporary name beside the target, then renames it over the final
 path in one step (``os.replace`` is atomic on POSIX and Windows), so readers never see a file
-half-written. The ``sha256_*`` helpers are the project's one way to hash content: a file's
-bytes, a set of files, a JSON-able object, the words of a corpus; every digest is 64 hex digits.
+half-written. Temporary names are unique per writer (:func:`temporary_path`: host, process id
+and a random token), so two processes writing one target never share one; what a killed writer
+leaves behind is found by :func:`stale_temporaries` (its process is gone) and removed by
+:func:`remove_stale_temporaries`. :func:`check_writable` refuses an output before any work.
+The ``sha256_*`` helpers are the project's one way to hash content: a file's bytes, a set of
+files, a JSON-able object, the words of a corpus; every digest is 64 hex digits.
 
 Example::
 
@@ -19,28 +23,135 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
+import socket
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from workbench.errors import OutputError
+
 _CHUNK = 1 << 20  # bytes read at a time while hashing
+#: This machine's name as temporary names spell it (letters, digits, underscores).
+HOST = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname()) or "host"
+# .<target name>.<host>-<pid>-<8 hex>.tmp<suffix>: what temporary_path makes
+_TEMPORARY = re.compile(
+    r"^\.(?P<name>.+)\.(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)-[0-9a-f]{8}\.tmp(?P<suffix>.*)$"
+)
+
+
+def temporary_path(path: str | os.PathLike[str], suffix: str = "") -> Path:
+    """A fresh temporary name beside ``path``, unique to this writer:
+    ``.<name>.<host>-<pid>-<random>.tmp<suffix>`` (a file or a directory)."""
+    path = Path(path)
+    token = uuid.uuid4().hex[:8]
+    return path.with_name(f".{path.name}.{HOST}-{os.getpid()}-{token}.tmp{suffix}")
+
+
+def writer_alive(host: str, pid: int) -> bool:
+    """Whether the process ``pid`` of machine ``host`` (as :func:`temporary_path` spells it) may
+    still be writing: True for another machine, or a live (or unknown) process here."""
+    if host != HOST or os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: alive
+        return True
+    return True
+
+
+def stale_temporaries(
+    directory: str | os.PathLike[str], names: Iterable[str] | None = None
+) -> list[Path]:
+    """Temporaries in ``directory`` (files or directories named by :func:`temporary_path`) whose
+    writer on this machine is gone, only those of the targets ``names`` when given."""
+    directory = Path(directory)
+    wanted = None if names is None else set(names)
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return []
+    stale = []
+    for entry in entries:
+        match = _TEMPORARY.match(entry.name)
+        if match is None or (wanted is not None and match["name"] not in wanted):
+            continue
+        if not writer_alive(match["host"], int(match["pid"])):
+            stale.append(entry)
+    return sorted(stale)
+
+
+def remove_stale_temporaries(
+    directory: str | os.PathLike[str], names: Iterable[str] | None = None
+) -> list[Path]:
+    """Delete :func:`stale_temporaries` (files and directories); returns what was removed."""
+    removed = []
+    for path in stale_temporaries(directory, names):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        if not path.exists():
+            removed.append(path)
+    return removed
+
+
+def check_writable(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a :class:`Path` if a file can be written there, checked before any work: its
+    directory is made if missing, and an empty probe file is created there and removed.
+
+    Raises:
+        OutputError: naming the path and the reason (``path`` is a directory, its directory
+            cannot be made, or files cannot be created in it).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory")
+    blocking = next((a for a in path.parents if a.exists() and not a.is_dir()), None)
+    if blocking is not None:
+        raise OutputError(f"cannot write {path}: {blocking} is a file, not a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        probe = temporary_path(path, ".probe")
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return path
 
 
 @contextmanager
 def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path in ``path``'s directory; on success rename it over ``path``,
     on failure delete it. ``suffix`` ends the temporary name (``np.savez`` adds ``.npz`` to
-    names without it, ``np.save`` ``.npy``)."""
+    names without it, ``np.save`` ``.npy``).
+
+    Raises:
+        OutputError: the directory cannot be made, or the temporary file cannot be written or
+            renamed (a read-only place, a full disk); the target is then untouched.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp{suffix}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    tmp = temporary_path(path, suffix)
     try:
         yield tmp
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        own = (None, os.fspath(tmp), os.fspath(path))
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError) and exc.filename in own:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
 
 
