@@ -9,6 +9,7 @@ both fail the error names the model and everything that was tried.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from workbench.errors import ModelLoadError
+from workbench.fileio import sha256_file, sha256_json
 
 if TYPE_CHECKING:
     import torch
@@ -129,18 +131,24 @@ def _load_with(loader, source: ModelSource, what: str, **kwargs):
             break
         try:
             return loader.from_pretrained(source.location, local_files_only=local_only, **kwargs)
-        except (OSError, ValueError, KeyError) as exc:
+        except Exception as exc:  # noqa: BLE001 - truncated or broken files raise anything
             last = exc
             tried.append(
                 f"local directory {source.location}"
                 if source.is_local
                 else ("the local HuggingFace cache" if local_only else "the HuggingFace hub")
             )
-    reason = str(last).strip().splitlines()[0] if last else "unknown error"
+    text = str(last).strip() if last else ""
+    reason = text.splitlines()[0] if text else (type(last).__name__ if last else "unknown error")
+    hint = (
+        "Check that the directory holds a complete model (config.json, weights, tokenizer files)."
+        if source.is_local
+        else "Check the name, or download the model on a machine with internet and pass its "
+        "local directory."
+    )
     raise ModelLoadError(
         f"Could not load the {what} of model '{source.name}'. Tried: {', then '.join(tried)}. "
-        f"Last error: {reason}. Check the name, or download the model on a machine with internet "
-        "and pass its local directory."
+        f"Last error: {reason}. {hint}"
     ) from last
 
 
@@ -185,13 +193,39 @@ def load_model(source: ModelSource, dtype: torch.dtype | None = None) -> PreTrai
 
 
 def choose_device(device: str | None = None) -> str:
-    """The device to run on: ``device`` if given, else cuda, else mps, else cpu."""
+    """The device to run on: ``device`` if given, else cuda, else mps, else cpu.
+
+    Raises:
+        ModelLoadError: ``device`` is not a device name (``cpu``, ``cuda``, ``cuda:N``, ``mps``,
+            or another backend torch knows), or that device is not available here.
+    """
     import torch
 
     if device:
-        dev = str(device)
-        if dev.startswith("cuda") and not torch.cuda.is_available():
-            raise ModelLoadError(f"Device '{dev}' was asked for, but CUDA is not available here.")
+        dev = str(device).strip()
+        try:
+            kind, index = torch.device(dev).type, torch.device(dev).index
+            if kind == "meta":  # tensors without data: nothing to compute on
+                raise ValueError(dev)
+        except (RuntimeError, ValueError, TypeError):
+            raise ModelLoadError(
+                f"Unknown device '{dev}': use cpu, cuda, cuda:N (a GPU's number) or mps."
+            ) from None
+        if kind == "cpu":
+            return dev
+        backend = (
+            getattr(torch.backends, kind, None) if kind == "mps" else getattr(torch, kind, None)
+        )
+        available = getattr(backend, "is_available", None)
+        if not callable(available) or not available():
+            what = "CUDA" if kind == "cuda" else kind
+            raise ModelLoadError(f"Device '{dev}' was asked for, but {what} is not available here.")
+        count = getattr(backend, "device_count", None)
+        if index is not None and callable(count) and index >= count():
+            raise ModelLoadError(
+                f"Device '{dev}' was asked for, but there are {count()} {kind} device(s) here "
+                f"(numbered from 0)."
+            )
         return dev
     if torch.cuda.is_available():
         return "cuda"
@@ -215,27 +249,93 @@ def choose_dtype(dtype: DtypeName, device: str) -> torch.dtype:
     return table[dtype]
 
 
-def weights_fingerprint(source: ModelSource, config: PretrainedConfig) -> str:
-    """A short identity of the weights: the hub revision if known, else a hash of the files.
+#: Files of a model directory that make its numbers: the weights (any format, shard indexes
+#: included), the configuration and the tokenizer.
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack", ".ckpt")
+CONTENT_FILES = (
+    "config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+    "added_tokens.json", "vocab.txt", "vocab.json", "merges.txt", "spiece.model",
+    "sentencepiece.bpe.model", "tokenizer.model",
+)  # fmt: skip
+#: Files with a weight suffix that are no weights: a trainer's arguments and optimizer state.
+NOT_WEIGHTS = frozenset({"training_args.bin", "optimizer.pt", "scheduler.pt", "scaler.pt"})
+#: Keys of a model's JSON files that say where or with what it was saved, not what it is.
+ENVIRONMENT_KEYS = frozenset(
+    {"_name_or_path", "name_or_path", "_commit_hash", "transformers_version", "tokenizer_file"}
+)
 
-    For a local directory the weight files are hashed (size + first and last 4 MiB + the
-    config), which tells apart two fine-tuned copies of one base model without reading GBs.
+
+def model_directory(source: ModelSource, config: PretrainedConfig) -> Path | None:
+    """The directory holding the model's files: ``source.location`` for a local model, the
+    downloaded snapshot in the HuggingFace cache for a hub id (None if it cannot be found)."""
+    if source.is_local:
+        return Path(source.location)
+    from transformers.utils import cached_file
+
+    try:
+        found = cached_file(
+            source.location,
+            "config.json",
+            _commit_hash=getattr(config, "_commit_hash", None),
+            local_files_only=True,
+        )
+    except Exception:  # noqa: BLE001 - any failure means: not found locally
+        return None
+    return Path(found).parent if found else None
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(path: str, size: int, mtime_ns: int, inode: int) -> str:
+    # one full read per file and process while its size, mtime and inode stay the same
+    return sha256_file(path)
+
+
+def content_digest(path: Path) -> str:
+    """SHA-256 of one model file's content: the bytes, or for a JSON file its canonical form
+    without :data:`ENVIRONMENT_KEYS` (where it was saved from, the transformers version)."""
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict):
+            return sha256_json({k: v for k, v in data.items() if k not in ENVIRONMENT_KEYS})
+    real = path.resolve()
+    stat = real.stat()
+    return _file_digest(str(real), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+def weights_fingerprint(source: ModelSource, config: PretrainedConfig) -> str:
+    """A short identity of the model's content: 16 hex digits of a SHA-256 over the full
+    content of its weight files, its configuration and its tokenizer files (by name).
+
+    Nothing of the environment enters it: not the name the model was asked by, not where it is
+    installed, not the transformers version, so the same model copied to two places (or
+    installed in two virtual environments) has one fingerprint, and a changed weight gives
+    another. A hub model is read from its downloaded snapshot; when none is found the hub id
+    and revision stand in. Each file is read once per process (about 1.5 GB/s).
     """
-    revision = getattr(config, "_commit_hash", None)
-    h = hashlib.sha256()
-    h.update(source.name.encode())
-    if revision and not source.is_local:
-        h.update(f"rev:{revision}".encode())
+    root = model_directory(source, config)
+    h = hashlib.sha256(b"workbench-model-content/2\n")
+    if root is None:
+        revision = getattr(config, "_commit_hash", None) or "unknown"
+        h.update(f"hub:{source.location}@{revision}".encode())
         return h.hexdigest()[:16]
-    root = Path(source.location)
-    for path in sorted(root.glob("*")):
-        if path.suffix in {".safetensors", ".bin", ".pt", ".h5", ".msgpack"} and path.is_file():
-            size = path.stat().st_size
-            h.update(f"{path.name}:{size}".encode())
-            with path.open("rb") as fh:
-                h.update(fh.read(4 << 20))
-                if size > 8 << 20:
-                    fh.seek(-(4 << 20), os.SEEK_END)
-                    h.update(fh.read())
-    h.update(json.dumps(config.to_dict(), sort_keys=True, default=str).encode())
+    files = [
+        path
+        for path in sorted(root.iterdir())
+        if path.is_file()
+        and path.name not in NOT_WEIGHTS
+        and not path.name.startswith("rng_state")
+        and (path.suffix in WEIGHT_SUFFIXES or path.name in CONTENT_FILES
+             or path.name.endswith(".index.json"))
+    ]  # fmt: skip
+    if not any(p.suffix in WEIGHT_SUFFIXES for p in files):
+        raise ModelLoadError(f"Model '{source.name}' has no weight files in {root}.")
+    for path in files:
+        try:
+            digest = content_digest(path)
+        except OSError as exc:
+            raise ModelLoadError(f"Cannot read {path} of model '{source.name}': {exc}") from exc
+        h.update(f"{path.name}\0{digest}\n".encode())
     return h.hexdigest()[:16]
