@@ -213,3 +213,41 @@ def test_config_validation():
     with pytest.raises(InputError):
         SenseIndexConfig(layers="last-three")
     assert "zscore" in SenseIndexConfig(postprocess="zscore").label
+
+
+def test_gloss_concat_without_any_corpus_row_gives_gloss_rows():
+    # helium: one sense, no usage example, so no corpus row at all (an IndexError once)
+    rng = np.random.default_rng(2)
+    g = rng.normal(size=(2, DIM)).astype(np.float32)
+    index = SenseIndex(SenseIndexConfig(layers="-1", gloss="concat")).fit(
+        np.zeros((0, DIM), np.float32), [], encoder=INFO,
+        gloss=(["helium%1:27:00::", "neon%1:27:00::"], g),
+    )  # fmt: skip
+    assert index.keys_ == ("helium%1:27:00::", "neon%1:27:00::")
+    assert [index.origin_of(k) for k in index.keys_] == ["gloss", "gloss"]
+    assert index.counts_.tolist() == [0, 0]
+    pred = predict(index, g[:1], ["helium"], ["NOUN"])[0]
+    assert pred.key == "helium%1:27:00::" and pred.score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_gloss_only_index_scores_every_candidate_the_same_way():
+    # a sense with usage examples and one without get the same kind of row: the gloss vector
+    rng = np.random.default_rng(3)
+    g = rng.normal(size=(3, DIM)).astype(np.float32)
+    keys = ["bass%1:06:00::", "bass%1:13:00::", "bass%5:00:00:low:03"]
+    index = SenseIndex(SenseIndexConfig(layers="-1", gloss="only")).fit(
+        np.zeros((0, DIM), np.float32), [], encoder=INFO, gloss=(keys, g)
+    )
+    assert index.dim == DIM and {index.origin_of(k) for k in keys} == {"gloss"}
+    q = rng.normal(size=DIM).astype(np.float32)
+    scores = index.candidate_scores(q, "bass", "NOUN")
+    cos = g[:2] @ q / np.linalg.norm(g[:2], axis=1) / np.linalg.norm(q)
+    assert dict(zip(scores.keys, scores.scores.tolist())) == pytest.approx(
+        dict(zip(keys[:2], cos.tolist())), abs=1e-5
+    )
+    with pytest.raises(InputError, match="gloss vectors only"):
+        SenseIndexConfig(gloss="only", propagate="lexname")
+    with pytest.raises(InputError, match="gloss"):
+        SenseIndex(SenseIndexConfig(gloss="only")).fit(
+            np.zeros((0, DIM), np.float32), [], encoder=INFO
+        )

@@ -21,11 +21,13 @@ from workbench.wsd.vectors import LEVELS, PropagationLevel
 if TYPE_CHECKING:
     from workbench.encoding.encoder import Encoder
 
-#: How gloss vectors join the corpus centroids: not at all, or concatenated.
-GlossCombination = Literal["none", "concat"]
+#: How gloss vectors join the corpus centroids: not at all, concatenated, or gloss vectors only
+#: (every sense represented the same way, no corpus: the WordNet-only index).
+GlossCombination = Literal["none", "concat", "only"]
 GLOSS_COMBINATIONS: tuple[str, ...] = get_args(GlossCombination)
-#: A gloss vector: the mean of the definition's words, or the lemma's own vector.
-GlossPooling = Literal["definition", "lemma"]
+#: A gloss vector: the mean of the definition's words, of the definition's and the usage
+#: examples' words, or the lemma's own vector (workbench.wsd.sources.gloss_vectors).
+GlossPooling = Literal["definition", "definition-examples", "lemma"]
 GLOSS_POOLINGS: tuple[str, ...] = get_args(GlossPooling)
 
 
@@ -38,7 +40,7 @@ class SenseIndexConfig:
     )
     postprocess: str = "none"  # post-processor fitted on the training vectors: none | zscore | ...
     propagate: PropagationLevel = "none"  # LMMS propagation to senses with no corpus vector
-    gloss: GlossCombination = "none"  # combine gloss vectors with the corpus centroids
+    gloss: GlossCombination = "none"  # gloss vectors: none | concat (with the centroids) | only
     gloss_weight: float = 0.2  # weight of the gloss cosine (chosen on SemEval-2007, the dev set)
     gloss_pooling: GlossPooling = "definition"  # gloss vector (workbench.wsd.sources)
 
@@ -49,9 +51,19 @@ class SenseIndexConfig:
                 f"propagate must be one of {', '.join(LEVELS)}, not '{self.propagate}'"
             )
         if self.gloss not in GLOSS_COMBINATIONS:
-            raise InputError(f"gloss must be 'none' or 'concat', not '{self.gloss}'")
+            raise InputError(
+                f"gloss must be one of {', '.join(GLOSS_COMBINATIONS)}, not '{self.gloss}'"
+            )
         if self.gloss_pooling not in GLOSS_POOLINGS:
-            raise InputError(f"gloss_pooling must be definition or lemma, not {self.gloss_pooling}")
+            raise InputError(
+                f"gloss_pooling must be one of {', '.join(GLOSS_POOLINGS)}, "
+                f"not '{self.gloss_pooling}'"
+            )
+        if self.gloss == "only" and (self.propagate != "none" or self.postprocess != "none"):
+            raise InputError(
+                "an index of gloss vectors only has no corpus vectors to propagate or to fit a "
+                "post-processor on: use propagate='none' and postprocess='none'"
+            )
         if not 0.0 <= self.gloss_weight <= 1.0:
             raise InputError(f"gloss_weight must be in [0, 1], not {self.gloss_weight}")
 
@@ -61,8 +73,10 @@ class SenseIndexConfig:
         parts = [LayerSpec.parse(self.layers).label]
         parts += [self.postprocess] if self.postprocess != "none" else ["raw"]
         parts += [f"+{self.propagate}"] if self.propagate != "none" else []
-        gloss = f"+gloss({self.gloss_pooling},{self.gloss_weight:g})"
-        parts += [gloss] if self.gloss != "none" else []
+        if self.gloss == "concat":
+            parts.append(f"+gloss({self.gloss_pooling},{self.gloss_weight:g})")
+        elif self.gloss == "only":
+            parts.append(f"gloss only ({self.gloss_pooling})")
         return " ".join(parts)
 
 

@@ -5,9 +5,11 @@ of one encoder) and their gold sense keys: each key's centroid is the mean of it
 (an occurrence with several gold keys counts for each), optionally after a post-processor
 (z-score standardization, ...) fitted on those same vectors. Senses without a corpus centroid
 can get one by LMMS propagation (:mod:`workbench.wsd.vectors`), and gloss vectors can be
-combined with the corpus centroids. The L2-normalised rows live in a FAISS inner-product
-index, sorted by (lemma, POS), so the candidates of an instance are one contiguous range of
-rows: prediction searches that range only (``IDSelectorRange``), never all senses.
+combined with the corpus centroids, or stand alone (``gloss="only"``: every sense represented
+the same way, by its gloss vector; the WordNet-only index). The L2-normalised rows live in a
+FAISS inner-product index, sorted by (lemma, POS), so the candidates of an instance are one
+contiguous range of rows: prediction searches that range only (``IDSelectorRange``), never all
+senses.
 
 Example::
 
@@ -125,7 +127,8 @@ class SenseIndex:
             training: where the occurrences come from.
             graph: WordNet structure, required when ``config.propagate`` is not ``none``.
             gloss: ``(keys, (n, dim) vectors)`` gloss vectors at the same layer spec, required
-                when ``config.gloss`` is ``concat``.
+                when ``config.gloss`` is ``concat`` or ``only`` (then the rows are these gloss
+                vectors alone and ``vectors``/``keys`` are not used: pass ``(0, dim)``/``[]``).
             targets: restrict propagation to these sense keys (default: every key of graph).
 
         Returns:
@@ -139,6 +142,19 @@ class SenseIndex:
             raise InputError("propagation needs the WordNet sense graph (graph=...)")
         if cfg.gloss != "none" and gloss is None:
             raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
+        if cfg.gloss == "only" and gloss is not None:  # every row a gloss vector, no centroids
+            gkeys, gvecs = gloss
+            gvecs = np.asarray(gvecs, dtype=np.float32)
+            if gvecs.shape != (len(gkeys), encoder.dim):
+                raise InputError(f"gloss vectors must be ({len(gkeys)}, {encoder.dim}), got "
+                                 f"{gvecs.shape}")  # fmt: skip
+            code = np.int8(ORIGINS.index("gloss"))
+            zeros = np.zeros(len(gkeys), dtype=np.int64)
+            self.set_rows(tuple(gkeys), normalize_rows(gvecs), np.full(len(gkeys), code), zeros)
+            self.postprocessor_ = None
+            self.encoder_ = encoder
+            self.training_ = training or TrainingInfo()
+            return self
         post = make_postprocessor(cfg.postprocess)
         if post is not None:
             source = training or TrainingInfo()
@@ -170,9 +186,14 @@ class SenseIndex:
             all_keys, rows, gloss_only = combine_rows(ckeys, cvecs, gkeys, gvecs, cfg.gloss_weight)
             at = {k: i for i, k in enumerate(ckeys)}
             pos = np.array([at.get(k, -1) for k in all_keys], dtype=np.int64)
-            origin = np.where(gloss_only, np.int8(ORIGINS.index("gloss")), origin[pos])
-            counts = np.where(gloss_only, 0, counts[pos])
-            ckeys = tuple(all_keys)
+            # a gloss-only row has no corpus row to take its origin and count from (and there
+            # may be no corpus row at all: a lemma whose senses have no example)
+            has = pos >= 0
+            new_origin = np.full(len(all_keys), ORIGINS.index("gloss"), dtype=np.int8)
+            new_origin[has] = origin[pos[has]]
+            new_counts = np.zeros(len(all_keys), dtype=np.int64)
+            new_counts[has] = counts[pos[has]]
+            origin, counts, ckeys = new_origin, new_counts, tuple(all_keys)
         else:
             rows = normalize_rows(cvecs)
         self.set_rows(ckeys, rows, origin.astype(np.int8), counts.astype(np.int64))
@@ -256,7 +277,7 @@ class SenseIndex:
         if self.postprocessor_ is not None:
             vectors = np.asarray(self.postprocessor_.transform(vectors), dtype=np.float32)
         q = normalize_rows(vectors)
-        if self.config.gloss == "concat":
+        if self.config.gloss == "concat":  # gloss "only": the rows are plain unit vectors
             w = self.config.gloss_weight
             q = np.concatenate([np.sqrt(1 - w) * q, np.sqrt(w) * q], axis=1).astype(np.float32)
         return np.ascontiguousarray(q)
