@@ -33,13 +33,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from workbench.errors import DataError, InputError
+from workbench.errors import DataError, InputError, MismatchError
 from workbench.fileio import sha256_file
-from workbench.geometry.postprocess import PostProcessor, Provenance, saved_paths
+from workbench.geometry.postprocess import PostProcessor, Provenance, check_array, saved_paths
 
 PostProcessorName = Literal["zscore", "center", "abtt", "whiten", "none"]
 
@@ -80,6 +81,46 @@ def _constant_mask(var: np.ndarray, mean: np.ndarray, n: int) -> np.ndarray:
     return var <= n * eps * var + (n * mean * eps) ** 2
 
 
+@dataclass(frozen=True)
+class Moments:
+    """Count, mean and population variance per dimension of a set of vectors.
+
+    Two merge exactly (Chan, Golub & LeVeque 1979): with ``d = mean_b - mean_a`` and
+    ``n = n_a + n_b``, ``mean = mean_a + d n_b / n`` and
+    ``var = (n_a var_a + n_b var_b + d^2 n_a n_b / n) / n``, so statistics computed on the
+    shards of a corpus, on any workers, merge into those of the whole corpus.
+
+    Attributes:
+        n: vectors counted.
+        mean, var: float64 ``(dim,)`` for 2-D input, ``(n_layers, dim)`` (per layer) for 3-D.
+    """
+
+    n: int
+    mean: np.ndarray
+    var: np.ndarray
+
+    @classmethod
+    def of(cls, x: np.ndarray) -> Moments:
+        """The moments of ``x`` ``(n, dim)`` or ``(n, n_layers, dim)``, computed in float64."""
+        x64 = np.asarray(x, dtype=np.float64)
+        mean = x64.mean(axis=0)
+        return cls(int(x64.shape[0]), mean, ((x64 - mean) ** 2).mean(axis=0))
+
+    def merge(self, other: Moments) -> Moments:
+        """The moments of both sets together."""
+        if self.mean.shape != other.mean.shape:
+            raise MismatchError(f"moments of shape {self.mean.shape} and {other.mean.shape}")
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            return other
+        n = self.n + other.n
+        delta = other.mean - self.mean
+        mean = self.mean + delta * (other.n / n)
+        m2 = self.var * self.n + other.var * other.n + delta**2 * (self.n * other.n / n)
+        return Moments(n, mean, m2 / n)
+
+
 class Standardizer(PostProcessor):
     """Z-scores per dimension: ``z = (x - mean_) / scale_``.
 
@@ -90,6 +131,11 @@ class Standardizer(PostProcessor):
     decides: ``"center"`` (scikit-learn's rule: ``scale_ = 1`` there, output ``x - mean_``),
     ``"zero"`` (output 0 there), or ``"error"`` (``fit`` raises InputError). The mask is kept in
     ``zero_variance_``.
+
+    :meth:`partial_fit` follows scikit-learn's convention: each call merges a batch into the
+    running ``n_samples_seen_``, ``mean_`` and ``var_`` exactly (:class:`Moments`), so partial
+    fits over the parts of a corpus equal one ``fit`` on all of it (to float64 rounding);
+    :meth:`partial_fit_moments` merges moments computed elsewhere (a shard on a Ray worker).
 
     Args:
         zero_variance: the policy above.
@@ -117,6 +163,51 @@ class Standardizer(PostProcessor):
         if self.zero_variance == "zero":
             z[:, state["zero_variance"]] = 0.0
         return z
+
+    def partial_fit(
+        self, X: Any, y: Any = None, *, provenance: Provenance | None = None
+    ) -> Standardizer:
+        """Merge a batch ``X`` (``(n, dim)`` or ``(n, n_layers, dim)``, n >= 1, the layout of
+        earlier batches) into the statistics and return ``self``."""
+        x = np.asarray(X)
+        if x.ndim in (2, 3) and x.shape[0] == 1:  # check_array wants the two rows fit needs
+            check_array(np.concatenate([x, x]))
+        else:
+            x = check_array(x)
+        return self.partial_fit_moments(Moments.of(x), provenance=provenance)
+
+    def partial_fit_moments(
+        self, moments: Moments, *, provenance: Provenance | None = None
+    ) -> Standardizer:
+        """Merge moments computed elsewhere, as :meth:`partial_fit` on their vectors would.
+
+        Raises:
+            MismatchError: another width or layer count than the statistics so far.
+            InputError: ``zero_variance="error"`` and a dimension constant so far.
+        """
+        if self.zero_variance not in ("center", "zero", "error"):
+            raise InputError(f"zero_variance must be center|zero|error, got {self.zero_variance!r}")
+        total = moments
+        if getattr(self, "n_samples_seen_", 0):
+            if moments.mean.shape != self.mean_.shape:
+                raise MismatchError(
+                    f"partial_fit: statistics of shape {self.mean_.shape} so far; this batch "
+                    f"has {moments.mean.shape}"
+                )
+            total = Moments(self.n_samples_seen_, self.mean_, self.var_).merge(moments)
+        const = _constant_mask(total.var, total.mean, total.n)
+        if const.any() and self.zero_variance == "error":
+            raise InputError(f"dimensions {np.flatnonzero(const)[:10].tolist()} have sigma = 0")
+        self.mean_: np.ndarray = total.mean
+        self.var_: np.ndarray = total.var
+        self.zero_variance_: np.ndarray = const
+        self.scale_: np.ndarray = np.where(const, 1.0, np.sqrt(total.var))
+        self.n_features_in_ = int(total.mean.shape[-1])
+        self.n_layers_ = None if total.mean.ndim == 1 else int(total.mean.shape[0])
+        self.n_samples_seen_ = int(total.n)
+        if provenance is not None or not hasattr(self, "provenance_"):
+            self.provenance_ = provenance if provenance is not None else Provenance()
+        return self
 
 
 class MeanCenterer(PostProcessor):
