@@ -171,6 +171,71 @@ class SenseIndex:
                 post.fit(vectors, provenance=prov).transform(vectors), dtype=np.float32
             )
         ckeys, cvecs, counts = sense_centroids(vectors, keys)
+        training = training or TrainingInfo(n_occurrences=len(vectors))
+        return self._finish(ckeys, cvecs, counts, post, encoder, training, graph, gloss, targets)
+
+    def fit_sums(
+        self,
+        keys: Sequence[str],
+        sums: np.ndarray,
+        counts: np.ndarray,
+        *,
+        encoder: EncoderInfo,
+        postprocessor: PostProcessor | None = None,
+        training: TrainingInfo | None = None,
+        graph: SenseGraph | None = None,
+        gloss: tuple[Sequence[str], np.ndarray] | None = None,
+        targets: Sequence[str] | None = None,
+    ) -> SenseIndex:
+        """Build the index from per-sense sums of occurrence vectors (reduced over the shards of
+        a corpus too large for one :meth:`fit`): each centroid is ``sum / count``.
+
+        The post-processor (``config.postprocess``) comes fitted on the raw occurrence vectors
+        (e.g. :meth:`~workbench.geometry.corrections.Standardizer.partial_fit` over the shards);
+        every correction is affine, so it transforms the centroids, which equals the centroids
+        of the transformed vectors that :meth:`fit` takes (to float32 rounding). Propagation and
+        gloss rows then follow as in :meth:`fit`.
+
+        Args:
+            keys: ``(n_keys,)`` distinct sense keys.
+            sums: ``(n_keys, dim)`` sum of the occurrence vectors of each key (float64 best).
+            counts: ``(n_keys,)`` occurrences of each key (>= 1).
+            encoder, training, graph, gloss, targets: as for :meth:`fit`.
+            postprocessor: fitted as ``config.postprocess`` names (None for ``none``).
+
+        Returns:
+            self.
+        """
+        cfg = self.config
+        sums = np.asarray(sums, dtype=np.float64)
+        counts = np.asarray(counts, dtype=np.int64)
+        if sums.ndim != 2 or sums.shape != (len(keys), encoder.dim) or counts.shape != (len(keys),):
+            raise InputError(f"sums must be ({len(keys)}, {encoder.dim}) with one count per key, "
+                             f"got {sums.shape} and {counts.shape}")  # fmt: skip
+        if len(keys) == 0 or (counts < 1).any() or len(set(keys)) != len(keys):
+            raise InputError("fit_sums needs distinct keys, each with at least one occurrence")
+        if cfg.gloss == "only":
+            raise InputError("gloss='only' builds no centroids: use fit with the gloss vectors")
+        if cfg.propagate != "none" and graph is None:
+            raise InputError("propagation needs the WordNet sense graph (graph=...)")
+        if cfg.gloss != "none" and gloss is None:
+            raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
+        name = postprocessor.name if postprocessor is not None else "none"
+        if name != cfg.postprocess:
+            raise InputError(f"the index's config says postprocess={cfg.postprocess!r}; the "
+                             f"post-processor given is {name!r}")  # fmt: skip
+        order = sorted(range(len(keys)), key=lambda i: keys[i])
+        centroids = (sums[order] / counts[order, None]).astype(np.float32)
+        if postprocessor is not None:  # check_array wants two rows: one centroid goes doubled
+            doubled = np.concatenate([centroids, centroids]) if len(centroids) == 1 else centroids
+            centroids = np.asarray(postprocessor.transform(doubled)[: len(centroids)], np.float32)
+        training = training or TrainingInfo(n_occurrences=int(counts.sum()))
+        return self._finish(tuple(keys[i] for i in order), centroids, counts[order],
+                            postprocessor, encoder, training, graph, gloss, targets)  # fmt: skip
+
+    def _finish(self, ckeys, cvecs, counts, post, encoder, training, graph, gloss, targets):
+        """Propagation and gloss rows after the centroids, then the rows of the index."""
+        cfg = self.config
         origin = np.zeros(len(ckeys), dtype=np.int8)
         if cfg.propagate != "none" and graph is not None:  # graph None: refused above
             prop = propagate(graph, ckeys, cvecs, cfg.propagate, targets)
@@ -199,7 +264,7 @@ class SenseIndex:
         self.set_rows(ckeys, rows, origin.astype(np.int8), counts.astype(np.int64))
         self.postprocessor_ = post
         self.encoder_ = encoder
-        self.training_ = training or TrainingInfo(n_occurrences=len(vectors))
+        self.training_ = training
         return self
 
     def set_rows(
