@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -125,6 +126,28 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def fault_point(name: str) -> None:
+    """A place where tests kill a writer: ``SIGKILL`` this process here when
+    ``$WORKBENCH_KILL_AT`` is ``name`` (or ``name#N``: at the N-th time it is reached).
+
+    Writers call it between writing a temporary and renaming it (``atomic:<file name>``,
+    ``cache:commit``), so a test can show that the next run finds the complete result or
+    recomputes it. Without the variable it costs one dictionary lookup.
+    """
+    wanted = os.environ.get("WORKBENCH_KILL_AT")
+    if not wanted:
+        return
+    point, _, count = wanted.partition("#")
+    if point != name:
+        return
+    _FAULT_HITS[name] = _FAULT_HITS.get(name, 0) + 1
+    if _FAULT_HITS[name] >= int(count or 1):
+        os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+_FAULT_HITS: dict[str, int] = {}  # how often each fault point was reached in this process
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path in ``path``'s directory; on success rename it over ``path``,
@@ -143,6 +166,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     tmp = temporary_path(path, suffix)
     try:
         yield tmp
+        fault_point(f"atomic:{path.name}")
         os.replace(tmp, path)
     except BaseException as exc:
         try:

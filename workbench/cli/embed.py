@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
+from workbench.cli.options import layer_list
 from workbench.corpora.readers import read_text, read_xml
 from workbench.encoding.cache import encode_cached
+from workbench.encoding.embeddings import sentences_path, table_path
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
-from workbench.errors import DataError
+from workbench.errors import DataError, OutputError
+from workbench.fileio import check_writable
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,7 +23,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Encode INPUT (a text file, one sentence per line, or a *.data.xml[.xz] corpus of the "
             "WSD evaluation framework) and write an .npz holding 'vectors' "
-            "(n_words, n_layers + 1, dim) with the alignment, plus a .tsv table beside it."
+            "(n_words, n_layers + 1, dim) with the alignment, plus two tables beside it: "
+            "OUT.tsv (one row per word) and OUT.sentences.tsv (sentence ids). Every file is "
+            "written whole or not at all; no input and no file workbench did not write is "
+            "replaced."
         ),
     )
     p.add_argument("input", type=Path)
@@ -55,7 +62,34 @@ def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
     return [list(s.words) for s in corpus.sentences], [s.id for s in corpus.sentences]
 
 
+def output_paths(out: Path) -> list[Path]:
+    """Every file ``embed --out OUT`` writes: the ``.npz`` and its two tables."""
+    npz = out if out.suffix == ".npz" else out.with_suffix(out.suffix + ".npz")
+    return [npz, table_path(npz), sentences_path(npz)]
+
+
+def check_outputs(inputs: list[Path], out: Path) -> Path:
+    """The ``.npz`` path, once no output would replace an input and every one is writable.
+
+    Raises:
+        OutputError: an output that is an input, or that cannot be written.
+    """
+    paths = output_paths(out)
+    for path in paths:
+        for source in inputs:
+            same = path.exists() and source.exists() and os.path.samefile(path, source)
+            if same or path.resolve() == source.resolve():
+                raise OutputError(
+                    f"--out {out} would write {path}, which is the input {source}: "
+                    "choose another --out"
+                )
+        check_writable(path)
+    return paths[0]
+
+
 def cmd_embed(args: argparse.Namespace) -> int:
+    out = check_outputs([args.input], args.out)  # before any work
+    layers = layer_list(args.layers)
     words, ids = _read_input(args.input)
     enc = Encoder(
         model=args.model,
@@ -64,7 +98,6 @@ def cmd_embed(args: argparse.Namespace) -> int:
         max_batch_tokens=args.batch_tokens,
         compile=args.compile,
     )
-    layers = [int(x) for x in args.layers.split(",")] if args.layers else None
     dtype = "float16" if args.float16 else "float32"
     if args.no_cache:
         emb = enc.encode(words, layers=layers, store_dtype=dtype, progress=True)
@@ -73,12 +106,9 @@ def cmd_embed(args: argparse.Namespace) -> int:
     emb.notes.append(
         f"sentence ids: {args.input.name} " + ",".join(ids[:3]) + ("..." if len(ids) > 3 else "")
     )
-    out = emb.save(args.out)
-    with out.with_suffix(".sentences.tsv").open("w", encoding="utf-8") as fh:
-        fh.write("sentence\tid\n")
-        fh.writelines(f"{i}\t{sid}\n" for i, sid in enumerate(ids))
+    out = emb.save(out, sentence_ids=ids)
     print(
         f"wrote {out} vectors {tuple(emb.vectors.shape)} ({emb.vectors.dtype}), "
-        f"tables {out.with_suffix('.tsv').name}, {out.with_suffix('.sentences.tsv').name}"
+        f"tables {table_path(out).name}, {sentences_path(out).name}"
     )
     return 0

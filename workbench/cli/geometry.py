@@ -13,14 +13,17 @@ import argparse
 import shlex
 import sys
 import time
+from pathlib import Path
 
+from workbench.cli.options import layer_list
 from workbench.corpora.reference import fit_reference, load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
-from workbench.errors import InputError
+from workbench.fileio import check_writable
 from workbench.geometry.analysis import GeometryConfig, analyze_layers
 from workbench.geometry.corrections import CORRECTION_LABELS
+from workbench.geometry.postprocess import saved_paths
 from workbench.geometry.report import geometry_report, geometry_table
 from workbench.reports.writers import write_report
 
@@ -80,15 +83,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def _int_list(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--layers must be comma-separated integers, got {text!r}") from None
-
-
 def _config(args: argparse.Namespace):
     return GeometryConfig(
         n_pairs=args.n_pairs,
@@ -121,12 +115,17 @@ def _log(message: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = _config(args)
+    layers = layer_list(args.layers)  # every option and output checked before any work
+    check_writable(Path(args.out) / f"{args.stem}.json")
+    if args.save_standardizer:
+        for path in saved_paths(args.save_standardizer):
+            check_writable(path)
     start = time.perf_counter()
     corpus = load_reference_corpus(args.corpus, args.data_dir)
     sample = sample_corpus(corpus, args.sample or None, args.sample_unit, args.seed)
     _log(f"corpus {corpus.name}: {sample.n_sentences} sentences, {sample.n_words} words sampled")
     enc = Encoder(model=args.model, device=args.device, pooling=args.pooling)
-    emb = encode_cached(enc, sample.words, layers=_int_list(args.layers))
+    emb = encode_cached(enc, sample.words, layers=layers)
     _log(f"encoded with {enc.name} in {time.perf_counter() - start:.1f}s; measuring ...")
 
     def progress(done: int, total: int) -> None:
@@ -148,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     print(geometry_table(result).to_markdown())
     if args.save_standardizer:
         # the same encoding as above (a cache hit), fitted per layer with the sample's provenance
-        z = fit_reference(enc, "zscore", sample, layers=_int_list(args.layers))
+        z = fit_reference(enc, "zscore", sample, layers=layers)
         saved = z.save(args.save_standardizer)
         _log(f"standardizer: {saved[0]} + {saved[1].name}")
     for fmt, path in paths.items():

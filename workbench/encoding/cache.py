@@ -1,15 +1,21 @@
 """Content-addressed on-disk cache of layerwise embeddings.
 
 An entry is a directory ``<root>/embeddings/<key>/`` holding ``vectors.npy`` (read back as a
-memory map), ``index.npz`` (words and alignment) and ``meta.json`` (what made it, shapes and a
-CRC-32 of ``vectors.npy``). The key hashes everything that changes the numbers: model name and
-weights fingerprint, pooling, kept layers, compute and stored dtype, max length and stride, the
-corpus (its words and the kept positions) and the workbench version.
+memory map), ``index.npz`` (words and alignment) and ``meta.json``: what made the entry (its
+identity), the embeddings' metadata, the size and CRC-32 of each of the two other files, and a
+SHA-256 of the rest of ``meta.json`` itself. The key hashes everything that changes the
+numbers: the model's content fingerprint (not its name or place: a copy shares the entries),
+pooling, kept layers, compute and stored dtype,
+max length and stride, the corpus (its words and the kept positions) and the workbench version.
 
-Writes are atomic: the entry is built in a temporary directory (the encoder streams straight
-into its memory-mapped ``vectors.npy``) and renamed into place when complete. On load, an entry
-made by another model, a truncated or a corrupted file is refused with a :class:`CacheError`;
-:func:`encode_cached` then warns, deletes it and recomputes, never using it silently.
+Writes are atomic: the entry is built in a temporary directory of this writer (the encoder
+streams straight into its memory-mapped ``vectors.npy``) and renamed into place when complete.
+Temporary directories of writers that died (killed mid-way) are removed by the next writer and
+by :meth:`EmbeddingCache.prune`. On load, every file of an entry is checked: an entry made for
+another identity, a ``meta.json`` that is not what this module writes, a missing, truncated or
+swapped file, or arrays that do not fit each other are refused with a :class:`CacheError`;
+:func:`encode_cached` then warns, deletes the entry and recomputes, never using it silently.
+``workbench cache`` lists the entries and their size, verifies and prunes them.
 
 Example:
     >>> emb = encode_cached(Encoder(), [["A", "bank", "."]])   # computes and stores
@@ -21,44 +27,102 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
-import uuid
+import time
 import warnings
+import zipfile
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench import __version__
 from workbench.encoding.alignment import Sentences, normalize_input
-from workbench.encoding.embeddings import LayerwiseEmbeddings
+from workbench.encoding.embeddings import LayerwiseEmbeddings, pack_words
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import Pooling
 from workbench.encoding.rows import Progress
-from workbench.errors import CacheError
-from workbench.fileio import sha256_words
+from workbench.errors import CacheError, DataError
+from workbench.fileio import (
+    HOST,
+    fault_point,
+    remove_stale_temporaries,
+    sha256_json,
+    sha256_words,
+    stale_temporaries,
+    temporary_path,
+    writer_alive,
+)
 
 if TYPE_CHECKING:
     from workbench.encoding.encoder import Encoder
 
 
 _CHUNK = 16 << 20
+FORMAT = 2  # meta.json layout; entries of another format are refused (and recomputed)
+FILES = ("vectors.npy", "index.npz")  # the data files of an entry, each checked on load
+_KEY = re.compile(r"^[0-9a-f]{32}$")
+_OLD_TEMPORARY = re.compile(r"^\.tmp-[0-9a-f]{32}-(?P<pid>\d+)-[0-9a-f]{8}$")  # before format 2
 
 
 def file_crc(path: Path) -> str:
-    """CRC-32 of a file, read in chunks: the corruption check of an entry's ``vectors.npy``.
+    """CRC-32 of a file, read in chunks: the corruption check of an entry's files.
 
     Not an identity (entries are named by the SHA-256 of what made them): it only tells a
-    truncated or damaged file from the one written, which a CRC does at twice SHA-256's speed on
-    files of several GB, and existing entries store it in ``meta.json`` as ``crc32``.
+    truncated, damaged or swapped file from the one written, which a CRC does at twice
+    SHA-256's speed on files of several GB.
     """
     crc = 0
     with path.open("rb") as fh:
         while chunk := fh.read(_CHUNK):
             crc = zlib.crc32(chunk, crc)
     return f"{crc:08x}"
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One entry as :meth:`EmbeddingCache.entries` lists it.
+
+    Attributes:
+        key: the entry's directory name.
+        bytes: size of its files.
+        model: the model that made it ("?" when its meta.json is unreadable).
+        shape: ``(n_words, n_layers, dim)`` of its vectors (empty when unknown).
+        created: when it was written (Unix time; 0 when unknown).
+        last_used: when it was last read or written (Unix time).
+        problem: why it cannot be used ("" for a good entry).
+    """
+
+    key: str
+    bytes: int
+    model: str
+    shape: tuple[int, ...]
+    created: float
+    last_used: float
+    problem: str
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    """What :meth:`EmbeddingCache.prune` removed: entries (by key), stale temporaries, bytes."""
+
+    entries: tuple[str, ...]
+    temporaries: tuple[str, ...]
+    bytes: int
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _meta_checksum(meta: dict[str, Any]) -> str:
+    return sha256_json({k: v for k, v in meta.items() if k != "checksum"})
 
 
 class EmbeddingCache:
@@ -75,61 +139,127 @@ class EmbeddingCache:
         return hashlib.sha256(blob).hexdigest()[:32]
 
     def path(self, key: str) -> Path:
+        """The directory of entry ``key``."""
         return self.dir / key
 
-    def load(self, key: str, identity: dict, verify: bool = True) -> LayerwiseEmbeddings | None:
-        """The stored entry, ``None`` if absent; :class:`CacheError` if it cannot be trusted."""
+    # ------------------------------------------------------------------ reading
+    def read_meta(self, key: str) -> dict[str, Any]:
+        """The entry's ``meta.json``, checked: an object of this module's format whose own
+        checksum and key match, with every field of the right type.
+
+        Raises:
+            CacheError: naming the entry and what is wrong.
+        """
         entry = self.path(key)
-        meta_path = entry / "meta.json"
-        if not meta_path.is_file():
-            return None
         try:
-            meta = json.loads(meta_path.read_text())
+            meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise CacheError(f"cache entry {entry} has an unreadable meta.json ({exc})") from exc
-        if meta.get("identity") != identity:
-            made = meta.get("identity", {}).get("model", "?")
+        if not isinstance(meta, dict):
+            raise CacheError(f"cache entry {entry} has a meta.json that is not an object")
+        if meta.get("format") != FORMAT:
+            raise CacheError(f"cache entry {entry} has another format ({meta.get('format')!r})")
+        if meta.get("checksum") != _meta_checksum(meta):
+            raise CacheError(f"cache entry {entry} has a damaged meta.json (checksum mismatch)")
+        identity, files = meta.get("identity"), meta.get("files")
+        if not isinstance(identity, dict) or self.key(identity) != key:
+            raise CacheError(f"cache entry {entry} has the meta.json of another entry")
+        if not isinstance(meta.get("embeddings"), dict) or not isinstance(files, dict):
+            raise CacheError(f"cache entry {entry} has an incomplete meta.json")
+        for name in FILES:
+            info = files.get(name)
+            if (
+                not isinstance(info, dict)
+                or not isinstance(info.get("bytes"), int)
+                or not isinstance(info.get("crc32"), str)
+            ):
+                raise CacheError(f"cache entry {entry}: meta.json does not describe {name}")
+        return meta
+
+    def check_files(self, key: str, meta: dict[str, Any], verify: bool = True) -> None:
+        """Check each data file of the entry against ``meta``: present, of the size written,
+        and (``verify``; always for the small ``index.npz``) of the CRC-32 written.
+
+        Raises:
+            CacheError: naming the file and what is wrong.
+        """
+        entry = self.path(key)
+        for name in FILES:
+            path, info = entry / name, meta["files"][name]
+            if not path.is_file():
+                raise CacheError(f"cache entry {entry} is missing its {name}")
+            if path.stat().st_size != info["bytes"]:
+                raise CacheError(f"cache entry {entry} has a truncated or resized {name}")
+            if (verify or name != "vectors.npy") and file_crc(path) != info["crc32"]:
+                raise CacheError(f"cache entry {entry} has a corrupted {name} (checksum mismatch)")
+
+    def load(self, key: str, identity: dict, verify: bool = True) -> LayerwiseEmbeddings | None:
+        """The stored entry, ``None`` if absent; :class:`CacheError` if it cannot be trusted.
+
+        Args:
+            key: the entry's name (:meth:`key` of ``identity``).
+            identity: what the caller needs the entry to have been made by.
+            verify: also check the CRC-32 of ``vectors.npy`` (a read of the whole file).
+        """
+        entry = self.path(key)
+        if not entry.exists():
+            return None
+        if not (entry / "meta.json").is_file():
+            raise CacheError(f"cache entry {entry} has no meta.json")
+        meta = self.read_meta(key)
+        if meta["identity"] != identity:
+            made = meta["embeddings"].get("model_name", "?")
             raise CacheError(
-                f"cache entry {entry} was made by model '{made}' with another configuration, "
-                f"not by '{identity.get('model')}' as asked"
+                f"cache entry {entry} was made by model '{made}' with another configuration "
+                "than asked"
             )
-        vec_path = entry / "vectors.npy"
-        if not vec_path.is_file() or vec_path.stat().st_size != meta["bytes"]:
-            raise CacheError(f"cache entry {entry} is truncated or missing its vectors")
-        if verify and file_crc(vec_path) != meta["crc32"]:
-            raise CacheError(f"cache entry {entry} is corrupted (checksum mismatch)")
+        self.check_files(key, meta, verify)
         try:
-            vectors = np.load(vec_path, mmap_mode="r")
+            vectors = np.load(entry / "vectors.npy", mmap_mode="r", allow_pickle=False)
             with np.load(entry / "index.npz", allow_pickle=False) as index:
                 arrays = {k: index[k] for k in index.files}
-        except (OSError, ValueError, KeyError) as exc:
+            emb = LayerwiseEmbeddings.from_parts(vectors, arrays, meta["embeddings"], str(entry))
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, DataError) as exc:
             raise CacheError(f"cache entry {entry} cannot be read ({exc})") from exc
-        return LayerwiseEmbeddings.from_parts(vectors, arrays, meta["embeddings"])
+        try:  # the entry's last use, for `workbench cache prune --max-size`
+            os.utime(entry / "meta.json")
+        except OSError:
+            pass
+        return emb
 
+    # ------------------------------------------------------------------ writing
     def new_entry(self, key: str) -> Path:
-        """A fresh temporary directory to build an entry in (renamed by :meth:`commit`)."""
+        """A fresh temporary directory of this writer to build an entry in (renamed by
+        :meth:`commit`); temporaries of dead writers are removed first."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.dir / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.remove_stale()
+        tmp = temporary_path(self.path(key))
         tmp.mkdir()
         return tmp
 
     def commit(self, tmp: Path, key: str, identity: dict, emb: LayerwiseEmbeddings) -> None:
         """Write the index and meta into ``tmp`` and rename it into place atomically."""
-        np.savez(
-            tmp / "index.npz",
-            words=np.array(emb.words, dtype=str),
-            sentence_index=emb.sentence_index,
-            word_index=emb.word_index,
-            spans=emb.spans,
-        )
-        vec_path = tmp / "vectors.npy"
-        meta = {
+        arrays: dict[str, Any] = {
+            "sentence_index": emb.sentence_index,
+            "word_index": emb.word_index,
+            "spans": emb.spans,
+            **pack_words(emb.words),
+        }
+        np.savez(tmp / "index.npz", **arrays)
+        files = {
+            name: {"bytes": (tmp / name).stat().st_size, "crc32": file_crc(tmp / name)}
+            for name in FILES
+        }
+        meta: dict[str, Any] = {
+            "format": FORMAT,
             "identity": identity,
             "embeddings": emb.meta(),
-            "bytes": vec_path.stat().st_size,
-            "crc32": file_crc(vec_path),
+            "files": files,
+            "created": time.time(),
         }
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        meta["checksum"] = _meta_checksum(meta)
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        fault_point("cache:commit")
         final = self.path(key)
         if final.exists():
             shutil.rmtree(final, ignore_errors=True)
@@ -139,16 +269,82 @@ class EmbeddingCache:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def remove(self, key: str) -> None:
+        """Delete entry ``key`` (nothing if absent)."""
         shutil.rmtree(self.path(key), ignore_errors=True)
 
-    def clear(self) -> int:
-        """Delete every entry; returns how many were removed."""
+    # ------------------------------------------------------------------ housekeeping
+    def stale(self) -> list[Path]:
+        """Temporary entry directories whose writer on this machine is gone."""
+        found = stale_temporaries(self.dir)
+        if self.dir.is_dir():
+            for path in self.dir.iterdir():
+                match = _OLD_TEMPORARY.match(path.name)
+                if match and not writer_alive(HOST, int(match["pid"])):
+                    found.append(path)
+        return sorted(found)
+
+    def remove_stale(self) -> list[Path]:
+        """Delete :meth:`stale` temporaries; returns what was removed."""
+        removed = remove_stale_temporaries(self.dir)
+        for path in self.stale():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        return sorted(removed)
+
+    def entries(self, verify: bool = False) -> list[CacheEntry]:
+        """Every entry, most recently used first, with its size and any problem found
+        (``verify``: also the CRC-32 of each ``vectors.npy``, a read of the whole cache)."""
+        out: list[CacheEntry] = []
         if not self.dir.is_dir():
-            return 0
-        entries = list(self.dir.iterdir())
-        for entry in entries:
-            shutil.rmtree(entry, ignore_errors=True)
-        return len(entries)
+            return out
+        for path in self.dir.iterdir():
+            if not _KEY.match(path.name):
+                continue
+            model, created, problem = "?", 0.0, ""
+            shape: tuple[int, ...] = ()
+            try:
+                meta = self.read_meta(path.name)
+                self.check_files(path.name, meta, verify)
+                model = str(meta["embeddings"].get("model_name", "?"))
+                shape = tuple(int(v) for v in meta["embeddings"].get("shape", ()))
+                created = float(meta.get("created", 0.0))
+            except (CacheError, OSError, TypeError, ValueError) as exc:
+                problem = str(exc).removeprefix(f"cache entry {path} ")
+            try:
+                used = (path / "meta.json").stat().st_mtime
+            except OSError:
+                used = path.stat().st_mtime
+            out.append(CacheEntry(path.name, _size(path), model, shape, created, used, problem))
+        return sorted(out, key=lambda e: -e.last_used)
+
+    def prune(
+        self,
+        *,
+        everything: bool = False,
+        older_than_days: float | None = None,
+        max_bytes: int | None = None,
+        verify: bool = False,
+    ) -> PruneResult:
+        """Remove stale temporaries and damaged entries, then as asked: every entry
+        (``everything``), entries unused for ``older_than_days``, and least recently used
+        entries until the rest fit in ``max_bytes``.
+
+        Args:
+            verify: find damaged entries by their full CRC-32 too (reads every file).
+        """
+        temps = self.remove_stale()
+        now, removed, freed = time.time(), [], 0
+        kept_bytes = 0
+        for entry in self.entries(verify):  # most recently used first
+            old = older_than_days is not None and now - entry.last_used > older_than_days * 86400
+            over = max_bytes is not None and kept_bytes + entry.bytes > max_bytes
+            if everything or entry.problem or old or over:
+                self.remove(entry.key)
+                removed.append(entry.key)
+                freed += entry.bytes
+            else:
+                kept_bytes += entry.bytes
+        return PruneResult(tuple(removed), tuple(p.name for p in temps), freed)
 
 
 def encode_cached(
@@ -166,14 +362,13 @@ def encode_cached(
     """:meth:`Encoder.encode` through the on-disk cache (same arguments, same result).
 
     A hit returns the stored arrays (``vectors`` as a read-only memory map). A stored entry
-    that cannot be trusted (other model, truncated, corrupted) is reported with a warning,
-    deleted and recomputed.
+    that cannot be trusted (other model, a damaged, truncated or swapped file) is reported with
+    a warning, deleted and recomputed.
     """
     cache = cache or EmbeddingCache()
     words = normalize_input(sentences)
     kept = encoder.check_layers(layers)
-    identity = {
-        "model": encoder.name,
+    identity = {  # the model by its content only: a copy elsewhere shares the entries
         "fingerprint": encoder.fingerprint,
         "pooling": pooling or encoder.pooling,
         "layers": list(kept),
@@ -192,7 +387,7 @@ def encode_cached(
         cache.remove(key)
         hit = None
     if hit is not None:
-        return hit
+        return replace(hit, model_name=encoder.name)  # the name this caller knows it by
     tmp = cache.new_entry(key)
     try:
         emb = encoder.encode(
@@ -211,4 +406,4 @@ def encode_cached(
     stored = cache.load(key, identity, verify=False)
     if stored is None:  # the entry was deleted between its commit and this read
         raise CacheError(f"cache entry {cache.path(key)} vanished right after it was written")
-    return stored
+    return replace(stored, model_name=encoder.name)

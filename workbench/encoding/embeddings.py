@@ -2,13 +2,18 @@
 
 :class:`LayerwiseEmbeddings` holds ``vectors`` ``(n_words, n_kept_layers, dim)`` and, row for
 row, which sentence and position each word comes from and which subwords it covered. It saves
-to one ``.npz`` (plus a ``.tsv`` table for people) and loads back.
+to one ``.npz`` (plus tab-separated tables for people, :mod:`workbench.encoding.wordtable`),
+every file whole or not at all, and loads back, refusing a file whose parts disagree.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import os
+import zipfile
+import zlib
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from workbench.encoding.pooling import LayerSpec, combine_layers
-from workbench.errors import DataError, MismatchError
+from workbench.encoding.wordtable import ROW_HEADER, SENTENCE_HEADER, table_text, text_sha256
+from workbench.errors import DataError, InputError, MismatchError, OutputError
+from workbench.fileio import atomic_path, check_writable, remove_stale_temporaries
 
 
 @dataclass
@@ -80,71 +87,233 @@ class LayerwiseEmbeddings:
             "dtype": str(self.vectors.dtype),
         }
 
-    def save(self, path: str | Path, table: bool = True) -> Path:
-        """Write ``path`` (.npz: ``vectors``, alignment arrays, ``meta`` JSON) and a ``.tsv``
-        metadata table beside it (sentence, position, word, subword span)."""
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        table: bool = True,
+        sentence_ids: Sequence[str] | None = None,
+    ) -> Path:
+        """Write the vectors to ``path`` (``.npz`` added if missing) and, beside it, the
+        :mod:`~workbench.encoding.wordtable` tables: ``<stem>.tsv`` (``table``) and
+        ``<stem>.sentences.tsv`` (when ``sentence_ids`` are given, one per sentence).
+
+        Every file is written to a temporary name of this writer and renamed into place, the
+        tables first and the ``.npz`` last; the ``.npz`` records each table's SHA-256, so a
+        table left by an interrupted or another writer is refused by
+        :func:`~workbench.encoding.wordtable.read_table`. Temporaries that killed writers left
+        for these names are removed.
+
+        Returns:
+            The ``.npz`` path.
+
+        Raises:
+            OutputError: a place that cannot be written, or a table name that holds a file
+                workbench did not write (it is never replaced).
+            InputError: ``sentence_ids`` of another length than ``n_sentences``.
+        """
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_suffix(path.suffix + ".npz")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(
-            tmp,
-            vectors=np.asarray(self.vectors),
-            words=np.array(self.words, dtype=str),
-            sentence_index=self.sentence_index,
-            word_index=self.word_index,
-            spans=self.spans,
-            meta=np.array(json.dumps(self.meta())),
-        )
-        tmp.replace(path)
+        check_writable(path)
+        tables: dict[Path, str] = {}
         if table:
-            with path.with_suffix(".tsv").open("w", encoding="utf-8") as fh:
-                fh.write("row\tsentence\tposition\tword\tsubword_start\tsubword_end\n")
-                for i, word in enumerate(self.words):
-                    s, e = self.spans[i]
-                    fh.write(
-                        f"{i}\t{self.sentence_index[i]}\t{self.word_index[i]}\t{word}\t{s}\t{e}\n"
-                    )
+            rows = zip(
+                range(len(self.words)),
+                self.sentence_index.tolist(),
+                self.word_index.tolist(),
+                self.words,
+                self.spans[:, 0].tolist(),
+                self.spans[:, 1].tolist(),
+            )
+            tables[table_path(path)] = table_text(ROW_HEADER, rows)
+        if sentence_ids is not None:
+            if len(sentence_ids) != self.n_sentences:
+                raise InputError(
+                    f"{len(sentence_ids)} sentence ids for {self.n_sentences} sentences"
+                )
+            tables[sentences_path(path)] = table_text(SENTENCE_HEADER, enumerate(sentence_ids))
+        for other in tables:
+            refuse_foreign_table(other)
+        remove_stale_temporaries(path.parent, [path.name, *(t.name for t in tables)])
+        meta = {**self.meta(), "tables": {t.name: text_sha256(v) for t, v in tables.items()}}
+        with ExitStack() as stack:  # renamed in reverse order: the tables, then the .npz
+            npz_tmp = stack.enter_context(atomic_path(path, suffix=".npz"))
+            for target, text in tables.items():
+                tmp = stack.enter_context(atomic_path(target))
+                tmp.write_text(text, encoding="utf-8")
+            parts: dict[str, Any] = {
+                "vectors": np.asarray(self.vectors),
+                "sentence_index": self.sentence_index,
+                "word_index": self.word_index,
+                "spans": self.spans,
+                "meta": np.array(json.dumps(meta)),
+                **pack_words(self.words),
+            }
+            np.savez(npz_tmp, **parts)
         return path
 
     @classmethod
-    def load(cls, path: str | Path, expect_fingerprint: str | None = None) -> LayerwiseEmbeddings:
-        """Read a file written by :meth:`save`; refuse one made by another model if asked."""
+    def load(
+        cls, path: str | os.PathLike[str], expect_fingerprint: str | None = None
+    ) -> LayerwiseEmbeddings:
+        """Read a file written by :meth:`save`; refuse one made by another model if asked.
+
+        Raises:
+            DataError: a missing, truncated or damaged file, or one whose parts disagree.
+            MismatchError: ``expect_fingerprint`` given and the file was made by another model.
+        """
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
-                arrays = {
-                    k: data[k]
-                    for k in ("vectors", "words", "sentence_index", "word_index", "spans")
-                }
-        except (OSError, KeyError, ValueError) as exc:
+                arrays = {k: data[k] for k in data.files if k != "meta"}
+        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise DataError(f"{path} is not a workbench embeddings file ({exc}).") from exc
-        if expect_fingerprint and meta["fingerprint"] != expect_fingerprint:
+        if "vectors" not in arrays:
+            raise DataError(f"{path} is not a workbench embeddings file (no vectors).")
+        emb = cls.from_parts(arrays["vectors"], arrays, meta, source=str(path))
+        if expect_fingerprint and emb.fingerprint != expect_fingerprint:
             raise MismatchError(
-                f"{path} was made by model '{meta['model_name']}' (fingerprint "
-                f"{meta['fingerprint']}), not by the model in use ({expect_fingerprint})."
+                f"{path} was made by model '{emb.model_name}' (fingerprint "
+                f"{emb.fingerprint}), not by the model in use ({expect_fingerprint})."
             )
-        return cls.from_parts(arrays["vectors"], arrays, meta)
+        return emb
 
     @classmethod
     def from_parts(
-        cls, vectors: np.ndarray, arrays: Mapping[str, np.ndarray], meta: dict[str, Any]
+        cls,
+        vectors: np.ndarray,
+        arrays: Mapping[str, np.ndarray],
+        meta: Any,
+        source: str = "embeddings",
     ) -> LayerwiseEmbeddings:
-        """Rebuild from ``vectors``, the alignment arrays (``words``, ``sentence_index``,
-        ``word_index``, ``spans``) and :meth:`meta` (as saved by this module or the cache)."""
+        """Rebuild from ``vectors``, the alignment arrays (the words as :func:`pack_words`
+        stores them, or a ``words`` string array; ``sentence_index``, ``word_index``,
+        ``spans``) and :meth:`meta` (as saved by this module or the cache).
+
+        Raises:
+            DataError: naming ``source``, when a part is missing, of the wrong type, or does
+                not fit the others (row counts, layer count, shape).
+        """
+
+        def bad(what: str) -> DataError:
+            return DataError(f"{source} is damaged or not workbench embeddings: {what}")
+
+        if not isinstance(meta, dict):
+            raise bad(f"its metadata is a {type(meta).__name__}, not an object")
+        for name, kind in _META_FIELDS.items():
+            if not isinstance(meta.get(name), kind) or isinstance(meta.get(name), bool):
+                raise bad(f"metadata field {name!r} is missing or not {kind.__name__}")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in meta["layers"]):
+            raise bad("metadata field 'layers' holds non-integers")
+        missing = [k for k in ("sentence_index", "word_index", "spans") if k not in arrays]
+        if missing:
+            raise bad(f"no {', '.join(missing)} array")
+        words = unpack_words(arrays, source)
+        n = len(words)
+        if vectors.ndim != 3 or vectors.shape[0] != n or vectors.shape[1] != len(meta["layers"]):
+            raise bad(
+                f"vectors of shape {vectors.shape} for {n} words and {len(meta['layers'])} layers"
+            )
+        shape = meta.get("shape")
+        if isinstance(shape, list) and [int(v) for v in shape] != list(vectors.shape):
+            raise bad(f"vectors of shape {vectors.shape}, the metadata says {tuple(shape)}")
+        sentence_index, word_index, spans = (
+            arrays["sentence_index"], arrays["word_index"], arrays["spans"],
+        )  # fmt: skip
+        if sentence_index.shape != (n,) or word_index.shape != (n,) or spans.shape != (n, 2):
+            raise bad(f"alignment arrays do not have {n} rows")
         return cls(
             vectors=vectors,
             layers=tuple(meta["layers"]),
-            words=arrays["words"].tolist(),
-            sentence_index=arrays["sentence_index"],
-            word_index=arrays["word_index"],
-            spans=arrays["spans"],
+            words=words,
+            sentence_index=sentence_index,
+            word_index=word_index,
+            spans=spans,
             n_sentences=meta["n_sentences"],
             n_hidden=meta["n_hidden"],
             model_name=meta["model_name"],
             fingerprint=meta["fingerprint"],
             pooling=meta["pooling"],
-            notes=list(meta.get("notes", [])),
+            notes=[str(v) for v in meta.get("notes") or []],
+        )
+
+
+# Fields of meta() that from_parts needs, with their JSON types.
+_META_FIELDS: dict[str, type] = {
+    "layers": list,
+    "n_sentences": int,
+    "n_hidden": int,
+    "model_name": str,
+    "fingerprint": str,
+    "pooling": str,
+}
+
+
+def pack_words(words: Sequence[str]) -> dict[str, np.ndarray]:
+    """Words as two arrays: ``words_utf8`` (uint8, the UTF-8 of all words joined) and
+    ``words_offsets`` (int64, ``(n + 1,)``, where each word starts in code points).
+
+    Unlike a fixed-width string array, this keeps every character (a trailing NUL too) and
+    takes the words' size, not ``n`` times the longest word's.
+    """
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    blob = "".join(words).encode("utf-8", "surrogatepass")
+    return {"words_utf8": np.frombuffer(blob, dtype=np.uint8), "words_offsets": offsets}
+
+
+def unpack_words(arrays: Mapping[str, np.ndarray], source: str = "embeddings") -> list[str]:
+    """The words stored by :func:`pack_words` (or as a ``words`` string array).
+
+    Raises:
+        DataError: naming ``source``, when the arrays are missing or inconsistent.
+    """
+    if "words_utf8" not in arrays or "words_offsets" not in arrays:
+        if "words" in arrays and arrays["words"].dtype.kind == "U":
+            return [str(w) for w in arrays["words"].tolist()]
+        raise DataError(f"{source} is damaged or not workbench embeddings: no words")
+    blob, offsets = arrays["words_utf8"], arrays["words_offsets"]
+    try:
+        text = np.asarray(blob, dtype=np.uint8).tobytes().decode("utf-8", "surrogatepass")
+    except (UnicodeDecodeError, ValueError, TypeError) as exc:
+        raise DataError(f"{source}: its words are not UTF-8 ({exc})") from exc
+    bounds = np.asarray(offsets).tolist()
+    if (
+        np.asarray(offsets).ndim != 1
+        or not bounds
+        or bounds[0] != 0
+        or bounds[-1] != len(text)
+        or any(b > a for a, b in zip(bounds[1:], bounds))
+    ):
+        raise DataError(f"{source} is damaged: its word offsets do not fit its words")
+    return list(map(text.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+
+
+def table_path(npz: str | os.PathLike[str]) -> Path:
+    """The per-vector table beside an embeddings file (``v.npz`` -> ``v.tsv``)."""
+    return Path(npz).with_suffix(".tsv")
+
+
+def sentences_path(npz: str | os.PathLike[str]) -> Path:
+    """The per-sentence table beside an embeddings file (``v.npz`` -> ``v.sentences.tsv``)."""
+    return Path(npz).with_suffix(".sentences.tsv")
+
+
+def refuse_foreign_table(path: Path) -> None:
+    """Raise :class:`OutputError` if ``path`` holds a file that is not a table workbench wrote
+    (its first line is not one of the table headers): it is never written over."""
+    if not path.exists():
+        return
+    headers = {"\t".join(ROW_HEADER), "\t".join(SENTENCE_HEADER)}
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(256).decode("utf-8", "replace").rstrip("\r\n")
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    if not path.is_file() or first not in headers:
+        raise OutputError(
+            f"{path} exists and is not a table written by workbench: it is not replaced; "
+            "move it or choose another output name"
         )
