@@ -192,3 +192,48 @@ def test_load_dataset_is_memoised_until_the_file_changes(tmp_path):
     again = load_dataset("senseval2", tmp_path)
     assert again is not first and again.sentences[0].words[1] == "meetings"
     assert again.sha256 != first.sha256
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["attribute", "text", "id", "between", "xz"],
+)
+def test_oversized_tags_are_refused_before_parsing(tmp_path, where):
+    """A 2 MB attribute or text took expat 2.5 s (30 MB: hours); refused at once, with the
+    line, wherever it is (a chunk boundary falls inside it)."""
+    from workbench.corpora.parsing import MAX_XML_TOKEN_BYTES
+
+    big = "a" * (2 << 20)
+    token = {
+        "attribute": f'<wf lemma="{big}" pos="NOUN">x</wf>',
+        "text": f'<wf lemma="x" pos="NOUN">{big}</wf>',
+        "id": f'<instance id="{big}" lemma="x" pos="NOUN">x</instance>',
+        "between": f'<wf lemma="x" pos="NOUN">x</wf>{" " * (2 << 20)}',
+        "xz": f'<wf lemma="{big}" pos="NOUN">x</wf>',
+    }[where]
+    text = f'<corpus>\n<text id="d">\n<sentence id="s">\n{token}\n</sentence>\n</text>\n</corpus>\n'
+    path = tmp_path / "big.data.xml"
+    if where == "xz":
+        path = tmp_path / "big.data.xml.xz"
+        with lzma.open(path, "wt", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(DataError, match=r"big\.data\.xml(\.xz)?:4: more than 64 KiB") as info:
+        read_xml(path)
+    assert "refused" in str(info.value) and MAX_XML_TOKEN_BYTES == 64 << 10
+
+
+def test_tags_up_to_the_limit_are_read(tmp_path):
+    from workbench.corpora.parsing import MAX_XML_TOKEN_BYTES
+
+    lemma = "b" * (MAX_XML_TOKEN_BYTES - 100)
+    filler = "".join(f'<wf lemma="w{i}" pos="X">w{i}</wf>\n' for i in range(3000))  # > 1 chunk
+    path = tmp_path / "ok.data.xml"
+    path.write_text(
+        f'<corpus><text id="d"><sentence id="s">{filler}<wf lemma="{lemma}" pos="NOUN">x</wf>'
+        "</sentence></text></corpus>",
+        encoding="utf-8",
+    )
+    corpus = read_xml(path)
+    assert corpus.sentences[0].lemmas[-1] == lemma and len(corpus.sentences[0]) == 3001

@@ -14,8 +14,10 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from sys import intern
-from typing import IO
+from typing import IO, Any
 from xml.parsers import expat
+
+import numpy as np
 
 from workbench.errors import DataError
 
@@ -146,6 +148,38 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_XML_CHUNK = 1 << 16  # bytes read and parsed at a time
+#: The most bytes an XML file may hold between two ``<``: a tag with its attributes plus the
+#: text after it. The framework's files stay under 200; expat re-scans an unfinished token
+#: each time more bytes arrive, so one of 30 MB would take hours (1 MB: 0.6 s, 4 MB: 9 s).
+MAX_XML_TOKEN_BYTES = 1 << 16
+
+
+def _feed_bounded(parser: Any, fh: IO[bytes], path: Path) -> None:
+    """Feed ``fh`` to ``parser`` in chunks, refusing (before expat sees it) a run of more than
+    :data:`MAX_XML_TOKEN_BYTES` bytes without a ``<``."""
+    offset = 0  # bytes read so far
+    last_open = 0  # offset of the last "<"
+    lines = 1  # line of ``offset``
+    while chunk := fh.read(_XML_CHUNK):
+        opens = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 0x3C) + offset
+        bounds = np.concatenate([[last_open], opens, [offset + len(chunk)]])
+        gaps = np.diff(bounds)
+        if gaps.size and int(gaps.max()) > MAX_XML_TOKEN_BYTES:
+            start = int(bounds[int(np.argmax(gaps))])
+            line = lines + chunk[: max(0, start - offset)].count(b"\n")
+            raise DataError(
+                f"{path}:{line}: more than {MAX_XML_TOKEN_BYTES // 1024} KiB of attributes or "
+                f"text in one tag (from byte {start}); such input is refused"
+            )
+        if opens.size:
+            last_open = int(opens[-1])
+        parser.Parse(chunk, False)
+        offset += len(chunk)
+        lines += chunk.count(b"\n")
+    parser.Parse(b"", True)
+
+
 def parse_xml(path: Path, gold: dict, sentence_cls: type, instance_cls: type) -> tuple[list, int]:
     """Parse a framework XML file into ``sentence_cls`` objects holding ``instance_cls`` ones.
 
@@ -154,18 +188,19 @@ def parse_xml(path: Path, gold: dict, sentence_cls: type, instance_cls: type) ->
         matched an instance.
 
     Raises:
-        DataError: malformed XML or a token without its attributes, naming file and line.
+        DataError: malformed XML, a token without its attributes, or a tag with more than
+            :data:`MAX_XML_TOKEN_BYTES` of attributes and text, naming file and line.
     """
     parser = expat.ParserCreate()
     parser.buffer_text = True
-    parser.buffer_size = 1 << 16
+    parser.buffer_size = _XML_CHUNK
     builder = _XmlBuilder(path, parser, gold, sentence_cls, instance_cls)
     parser.StartElementHandler = builder.start
     parser.EndElementHandler = builder.end
     parser.CharacterDataHandler = builder.chars
     try:
         with open_maybe_xz(path, "rb") as fh, _gc_paused():
-            parser.ParseFile(fh)
+            _feed_bounded(parser, fh, path)
     except expat.ExpatError as exc:
         raise DataError(
             f"{path}:{exc.lineno}: malformed XML ({expat.ErrorString(exc.code)}, "
