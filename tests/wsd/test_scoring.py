@@ -95,3 +95,26 @@ def test_per_pos_and_per_group():
     assert groups["senseval2.d000.s000.t000"] == "senseval2"
     assert set(score_by_group(GOLD, SYSTEM, {"a": "x"})) == {"x"}
     assert "NOUN" in format_table(by_pos, "pos")
+
+
+@pytest.mark.parametrize(
+    "gold, system, message",
+    [
+        ("", "a k1\n", "gold.txt: no gold keys"),
+        ("\n\n   \n", "a k1\n", "gold.txt: no gold keys"),
+        ("a\nb\n", "a k1\n", "gold.txt: no gold keys"),  # ids without keys
+        ("a k1\n", "", "system.txt: no answers"),
+        ("a k1\nb k2\n", "x k1\ny k2\n", "none of the 2 ids in .*system.txt .*'x'"),
+    ],
+)
+def test_key_files_that_cannot_be_meant_are_refused(tmp_path, gold, system, message):
+    (tmp_path / "gold.txt").write_text(gold)
+    (tmp_path / "system.txt").write_text(system)
+    with pytest.raises(DataError, match=message):
+        scorer_output(tmp_path / "gold.txt", tmp_path / "system.txt")
+
+
+def test_some_unknown_ids_are_ignored_as_the_official_scorer_does(tmp_path):
+    (tmp_path / "gold.txt").write_text("a k1\nb k2\n")
+    (tmp_path / "system.txt").write_text("a k1\nzz k9\n")
+    assert scorer_output(tmp_path / "gold.txt", tmp_path / "system.txt").startswith("P=\t100.0%")

@@ -153,9 +153,37 @@ def write_keys(path: str | os.PathLike, answers: KeyMap) -> Path:
     return path
 
 
+def check_key_files(
+    gold: KeyMap, system: KeyMap, gold_path: str | os.PathLike, system_path: str | os.PathLike
+) -> None:
+    """Refuse key files that cannot be meant: a gold file without keys, a system file without
+    answers, or one none of whose ids is in the gold (another dataset's answers).
+
+    Raises:
+        DataError: naming the file and what is wrong.
+    """
+    if not gold:
+        raise DataError(f"{gold_path}: no gold keys (an empty file, or no 'id key' line)")
+    if not system:
+        raise DataError(f"{system_path}: no answers (an empty file, or no 'id key' line)")
+    if not any(instance_id in gold for instance_id in system):
+        example = next(iter(system))
+        raise DataError(
+            f"none of the {len(system)} ids in {system_path} (e.g. {example!r}) is in the gold "
+            f"file {gold_path}: answers for another dataset?"
+        )
+
+
 def score_files(gold_path: str | os.PathLike, system_path: str | os.PathLike) -> Score:
-    """Score a system key file against a gold key file (``Scorer.java GOLD SYSTEM``)."""
-    return score(read_keys(gold_path), read_keys(system_path))
+    """Score a system key file against a gold key file (``Scorer.java GOLD SYSTEM``).
+
+    Raises:
+        DataError: a missing or unreadable file, or files that :func:`check_key_files`
+            refuses (where the Java scorer prints 0.0%).
+    """
+    gold, system = read_keys(gold_path), read_keys(system_path)
+    check_key_files(gold, system, gold_path, system_path)
+    return score(gold, system)
 
 
 # --------------------------------------------------------------------------- printing
