@@ -31,9 +31,9 @@ def test_split_words_rule():
         ("a string", "single string"),
         (["ok", "   "], "Sentence 1"),
         ([["a", ""]], "Word 1 of sentence 0"),
-        ([["a", 3]], "Word 1 of sentence 0 is a int"),
+        ([["a", 3]], "Word 1 of sentence 0 is int 3"),
         ([["a"], []], "Sentence 1 is an empty word list"),
-        ([None], "Sentence 0 is a NoneType"),
+        ([None], "Sentence 0 is NoneType"),
         (["..."], None),  # punctuation only is fine: three words
     ],
 )
@@ -41,6 +41,53 @@ def test_normalize_input_errors_name_the_item(bad, needle):
     if needle is None:
         assert normalize_input(bad) == [[".", ".", "."]]
         return
+    with pytest.raises(InputError, match=needle):
+        normalize_input(bad)
+
+
+def test_any_ordered_iterable_of_strings_or_word_lists_is_taken():
+    import numpy as np
+
+    expected = [["a", "b"], ["c"]]
+    for given in [
+        ["a b", "c"],
+        ("a b", "c"),
+        (s for s in ["a b", "c"]),
+        np.array(["a b", "c"]),
+        np.array(["a b", "c"], dtype=object),
+        [np.array(["a", "b"]), ("c",)],
+        iter([["a", "b"], ["c"]]),
+        map(str.upper, ["a b", "c"]),
+    ]:
+        got = normalize_input(given)
+        assert [[w.lower() for w in s] for s in got] == expected
+        assert all(type(w) is str for s in got for w in s)
+    assert normalize_input(np.array([["a", "b"], ["c", "d"]])) == [["a", "b"], ["c", "d"]]
+
+
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        ({"a": "b"}, "got dict"),
+        ({"a b", "c"}, "got set"),
+        (3, "got int 3"),
+        (2.5, "got float"),
+        (None, "got NoneType"),
+        (b"a b", "got bytes"),
+        ("numbers", "got numpy array of float64"),
+        ("scalar", "got numpy scalar"),
+        ((s for s in []), "empty"),
+        ([{"a": 1}], "Sentence 0 is dict"),
+        ([b"a b"], "Sentence 0 is bytes"),
+        ([7], "Sentence 0 is int 7"),
+        ([["a", None]], "Word 1 of sentence 0 is NoneType"),
+    ],
+)
+def test_what_is_refused_is_named_by_its_type(bad, needle):
+    import numpy as np
+
+    if isinstance(bad, str):
+        bad = {"numbers": np.array([1.0, 2.0]), "scalar": np.array("a b")}[bad]
     with pytest.raises(InputError, match=needle):
         normalize_input(bad)
 

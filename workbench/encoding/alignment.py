@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,30 +37,65 @@ def _describe(item: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-#: What the encoder takes: raw strings, or pre-split word lists.
-Sentences = Sequence[str] | Sequence[Sequence[str]]
+#: What the encoder takes: raw strings, or pre-split word lists (any iterable of either, e.g. a
+#: list, a tuple, a generator or a numpy array of strings).
+Sentences = Iterable[str] | Iterable[Iterable[str]]
+
+
+def _kind(obj: object) -> str:
+    """The type of ``obj`` as a message names it (``numpy array of float64``, ``dict``)."""
+    if isinstance(obj, np.ndarray):
+        return f"numpy array of {obj.dtype}" if obj.ndim else f"numpy scalar of {obj.dtype}"
+    return type(obj).__name__
+
+
+def _as_list(obj: object) -> list | None:
+    """``obj`` as a list if it is a reasonable ordered collection, else None (refused).
+
+    Strings, bytes, mappings, sets and scalars are not; a numpy array is (row by row); other
+    iterables (lists, tuples, generators, pandas Series) are read once, in order.
+    """
+    if isinstance(obj, (str, bytes, bytearray, Mapping, Set)) or obj is None:
+        return None
+    if isinstance(obj, np.ndarray):  # of strings (or objects, checked one by one)
+        return list(obj) if obj.ndim >= 1 and obj.dtype.kind in "UO" else None
+    if isinstance(obj, Iterable):
+        try:
+            return list(obj)
+        except TypeError:
+            return None
+    return None
 
 
 def normalize_input(sentences: object) -> list[list[str]]:
     """Validate the encoder's input and return it as a list of word lists.
 
     Args:
-        sentences: a list of raw strings (split by :func:`split_words`) or a list of word
-            lists (``list[list[str]]``). A single string is refused (wrap it in a list).
+        sentences: raw strings (split by :func:`split_words`) or word lists, as a list, a tuple,
+            a generator, a numpy array of strings (1-D: sentences; 2-D: rows of words) or any
+            other ordered iterable. A single string is refused (wrap it in a list), and so are
+            mappings and sets (no order), bytes and numbers.
 
     Returns:
         One list of words per sentence, in input order.
 
     Raises:
-        InputError: naming the first offending item: empty input, a non-string item, an empty
-            or whitespace-only string or word, or a sentence with no words.
+        InputError: naming the type of what is refused, or the first offending item: empty
+            input, a non-string item, an empty or whitespace-only string or word, or a sentence
+            with no words.
     """
     if isinstance(sentences, str):
         raise InputError("Expected a list of sentences, got a single string: wrap it in a list.")
-    if sentences is None or not isinstance(sentences, Sequence) or len(sentences) == 0:
+    items = _as_list(sentences)
+    if items is None:
+        raise InputError(
+            "Expected a list of sentences (strings or word lists), got "
+            f"{_kind(sentences)} {_describe(sentences)}."
+        )
+    if not items:
         raise InputError("The input is empty: give at least one sentence.")
     out: list[list[str]] = []
-    for i, sent in enumerate(sentences):
+    for i, sent in enumerate(items):
         if isinstance(sent, str):
             if not sent.strip():
                 raise InputError(f"Sentence {i} is empty or whitespace only.")
@@ -69,28 +104,28 @@ def normalize_input(sentences: object) -> list[list[str]]:
                 raise InputError(f"Sentence {i} ({_describe(sent)}) contains no words.")
             out.append(words)
             continue
-        if not isinstance(sent, Sequence) or isinstance(sent, bytes):
+        seq = _as_list(sent)
+        if seq is None:
             raise InputError(
-                f"Sentence {i} is a {type(sent).__name__} ({_describe(sent)}); "
+                f"Sentence {i} is {_kind(sent)} {_describe(sent)}; "
                 "expected a string or a list of word strings."
             )
-        if len(sent) == 0:
+        if len(seq) == 0:
             raise InputError(f"Sentence {i} is an empty word list.")
         try:  # fast path in C: every word a string with a non-blank character
-            if min(map(len, map(str.strip, sent))) > 0:
-                out.append(list(sent))
+            if min(map(len, map(str.strip, seq))) > 0:
+                out.append([w if type(w) is str else str(w) for w in seq])
                 continue
         except TypeError:
             pass  # a non-string word: the loop below names it
-        for j, word in enumerate(sent):
+        for j, word in enumerate(seq):
             if not isinstance(word, str):
                 raise InputError(
-                    f"Word {j} of sentence {i} is a {type(word).__name__} ({_describe(word)}), "
-                    "not a string."
+                    f"Word {j} of sentence {i} is {_kind(word)} {_describe(word)}, not a string."
                 )
             if not word.strip():
                 raise InputError(f"Word {j} of sentence {i} is empty or whitespace only.")
-        out.append(list(sent))
+        out.append([str(w) for w in seq])
     return out
 
 
