@@ -147,6 +147,45 @@ def test_load_refuses_tampered_or_missing(tmp_path):
         load_postprocessor(tmp_path / "z")
 
 
+@pytest.mark.parametrize(
+    "damage",
+    ["truncated", "not-json", "binary", "list", "null", "no-params", "bad-params",
+     "unknown-param", "no-provenance", "bad-provenance", "n_layers-text", "no-n_features"],
+)  # fmt: skip
+def test_a_damaged_json_is_a_data_error(tmp_path, damage):
+    z = Standardizer().fit(_data())
+    _, meta = z.save(tmp_path / "z")
+    info = json.loads(meta.read_text())
+    text = {
+        "truncated": meta.read_text()[:40],
+        "not-json": "{kind: zscore}",
+        "list": "[]",
+        "null": "null",
+    }.get(damage)
+    if damage == "binary":
+        meta.write_bytes(b"\xff\xfe\x00\x01")
+    elif text is not None:
+        meta.write_text(text)
+    else:
+        if damage == "no-params":
+            info.pop("params")
+        elif damage == "bad-params":
+            info["params"] = "center"
+        elif damage == "unknown-param":
+            info["params"] = {"n_components": 3}
+        elif damage == "no-provenance":
+            info.pop("provenance")
+        elif damage == "bad-provenance":
+            info["provenance"] = {"layers": ["a"]}
+        elif damage == "n_layers-text":
+            info["n_layers"] = "three"
+        elif damage == "no-n_features":
+            info.pop("n_features_in")
+        meta.write_text(json.dumps(info))
+    with pytest.raises(DataError, match="z.json"):
+        load_postprocessor(tmp_path / "z")
+
+
 def test_mismatched_width_layers_or_model_refused():
     x = _data()
     z = Standardizer().fit(x, provenance=Provenance("m", "fp-a", (0, 1, 2), pooling="mean"))

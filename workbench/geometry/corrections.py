@@ -48,27 +48,47 @@ PostProcessorName = Literal["zscore", "center", "abtt", "whiten", "none"]
 def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
     """Load what :meth:`PostProcessor.save` wrote (``path`` with or without suffix).
 
+    Nothing in the files is executed: the ``.json`` is plain data and the ``.npz`` is read
+    without pickles.
+
     Raises:
-        DataError: missing files, an unknown kind, or an npz that does not match its json.
+        DataError: missing or unreadable files, a ``.json`` that is not what ``save`` writes
+            (truncated, not an object, a missing or mistyped field, an unknown kind or
+            parameter), or an ``.npz`` that does not match its ``.json``.
     """
     npz, meta = saved_paths(path)
     if not npz.is_file() or not meta.is_file():
         raise DataError(f"no saved post-processor at {npz.with_suffix('')} (.npz + .json)")
-    info = json.loads(meta.read_text(encoding="utf-8"))
+    try:
+        info = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError included
+        raise DataError(f"{meta}: not a saved post-processor ({exc})") from exc
+    if not isinstance(info, dict):
+        raise DataError(f"{meta}: not a saved post-processor (a {type(info).__name__})")
     if info.get("kind") not in _REGISTRY:
         raise DataError(f"{meta}: unknown post-processor kind {info.get('kind')!r}")
     if sha256_file(npz) != info.get("npz_sha256"):
         raise DataError(f"{npz} does not match {meta} (modified or truncated); refit and save")
-    obj = _REGISTRY[info["kind"]](**info["params"])
-    with np.load(npz) as arrays:
-        for key in obj._state:
-            setattr(obj, f"{key}_", arrays[key])
-    obj.n_features_in_ = int(info["n_features_in"])
-    obj.n_layers_ = None if info["n_layers"] is None else int(info["n_layers"])
-    obj.n_samples_seen_ = int(info["n_samples_seen"])
-    prov = dict(info["provenance"])
-    prov["layers"] = tuple(prov.get("layers", ()))
-    obj.provenance_ = Provenance(**prov)
+    try:
+        obj = _REGISTRY[info["kind"]](**info["params"])
+        with np.load(npz, allow_pickle=False) as arrays:
+            for key in obj._state:
+                setattr(obj, f"{key}_", arrays[key])
+        obj.n_features_in_ = int(info["n_features_in"])
+        obj.n_layers_ = None if info["n_layers"] is None else int(info["n_layers"])
+        obj.n_samples_seen_ = int(info["n_samples_seen"])
+        prov = dict(info["provenance"])
+        prov["layers"] = tuple(int(v) for v in prov.get("layers", ()))
+        obj.provenance_ = Provenance(**prov)
+    except (KeyError, TypeError, ValueError, OSError) as exc:
+        raise DataError(
+            f"{meta}: a field is missing or wrong ({type(exc).__name__}: {exc})"
+        ) from exc
+    for key in obj._state:
+        value = getattr(obj, f"{key}_")
+        layered = obj.n_layers_ is not None
+        if value.ndim == 0 or (layered and value.shape[0] != obj.n_layers_):
+            raise DataError(f"{npz}: array {key!r} of shape {value.shape} does not fit {meta}")
     return obj
 
 
