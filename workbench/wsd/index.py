@@ -142,6 +142,7 @@ class SenseIndex:
             raise InputError("propagation needs the WordNet sense graph (graph=...)")
         if cfg.gloss != "none" and gloss is None:
             raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
+        post = make_postprocessor(cfg.postprocess)
         if cfg.gloss == "only" and gloss is not None:  # every row a gloss vector, no centroids
             gkeys, gvecs = gloss
             gvecs = np.asarray(gvecs, dtype=np.float32)
@@ -151,11 +152,10 @@ class SenseIndex:
             code = np.int8(ORIGINS.index("gloss"))
             zeros = np.zeros(len(gkeys), dtype=np.int64)
             self.set_rows(tuple(gkeys), normalize_rows(gvecs), np.full(len(gkeys), code), zeros)
-            self.postprocessor_ = None
+            self.postprocessor_ = post  # None: refused by the config
             self.encoder_ = encoder
             self.training_ = training or TrainingInfo()
             return self
-        post = make_postprocessor(cfg.postprocess)
         if post is not None:
             source = training or TrainingInfo()
             prov = Provenance(
