@@ -207,7 +207,7 @@ def test_private_check_catches_a_planted_use(tmp_path):
         "from workbench.corpora.datasets import _progress\n"
         "encoder._helper()\n"
         "def f(enc):\n"
-        "    return enc._batch_inputs()\n"
+        "    return enc._special_template()\n"
     )
     assert len(private_uses(planted)) == 3
 

@@ -32,6 +32,11 @@ class MismatchError(WorkbenchError):
     """A fitted object (standardizer, sense index) applied to vectors of another model/config."""
 
 
+class EncodingError(WorkbenchError):
+    """An encoding run that could not finish: the device ran out of memory on a batch, or a
+    stage of the pipeline failed; nothing is written as if complete."""
+
+
 class OutputError(WorkbenchError, OSError):
     """An output that cannot be written (a missing or read-only directory, a full disk), or
     that would replace an input or a file the user did not name. Also an ``OSError``."""

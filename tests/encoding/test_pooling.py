@@ -6,9 +6,11 @@ import torch
 
 from workbench.encoding.pooling import (
     LayerSpec,
+    PoolingIndex,
     PoolingPlan,
-    apply_pooling,
     combine_layers,
+    pool_words,
+    pooled_order,
     pooling_plan_flat,
 )
 from workbench.errors import InputError
@@ -32,7 +34,9 @@ def test_pooling_plan_matches_direct_pooling(pooling, dtype):
     plan = span_plan(spans, 8, pooling)
     rows = np.array([6, 0, 3, 1, 4])  # scattered output rows; rows 2 and 5 stay untouched
     dest = torch.full((7, 2, 4), 99.0, dtype=dtype)
-    apply_pooling(plan, hidden, dest, rows)
+    pooled = pool_words(PoolingIndex.of(plan), hidden, dtype)
+    assert pooled.dtype == dtype and pooled.shape == (5, 2, 4)
+    dest.index_copy_(0, torch.from_numpy(rows[pooled_order(plan)]), pooled)
     expected = []
     for b, seq in enumerate(spans):
         for start, end in seq:

@@ -9,11 +9,15 @@ Pipeline of :meth:`Encoder.encode`:
 3. cut sentences longer than the model's maximum into overlapping windows of whole words;
    each word takes its vector from the window where it has the most context;
 4. sort windows by length and form batches under a token budget (padding only to each
-   batch's own longest sequence; a batch closes early where lengths drop by more than 3%);
-5. run the model (eagerly, or compiled: :mod:`workbench.encoding.runner`) under
-   ``torch.inference_mode`` with all hidden states, pool subwords into words on the device
-   (a gather, plus a segment sum for multi-subword words: :mod:`workbench.encoding.pooling`),
-   and write the rows straight into the output (:mod:`workbench.encoding.rows`) in input order.
+   batch's own longest sequence; a batch closes early where lengths drop by more than 3%:
+   :mod:`workbench.encoding.batching`);
+5. run the batches through the pipeline of :mod:`workbench.encoding.pipeline`: pad each batch
+   and plan its pooling (on a producer thread ahead of the model, on cuda), run the model
+   (eagerly, or compiled: :mod:`workbench.encoding.runner`) under ``torch.inference_mode``
+   with all hidden states, pool subwords into the kept words and layers on the device, cast
+   there to the store dtype (:mod:`workbench.encoding.pooling`), and write the rows into the
+   output (:mod:`workbench.encoding.rows`) in input order (on cuda: copied on a side stream
+   and written by a writer thread while the next batch computes).
 
 Example:
     >>> enc = Encoder()                                  # packaged all-MiniLM-L6-v2
@@ -28,24 +32,26 @@ import gc
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Literal
 
 import numpy as np
 import torch
 
 from workbench.encoding import models
 from workbench.encoding.alignment import Sentences, normalize_input
+from workbench.encoding.batching import BatchBuilder, Shapes, SpecialTokens
+from workbench.encoding.budget import CPU_BATCH_TOKENS, BudgetChoice, measure_batch_tokens
 from workbench.encoding.embeddings import LayerwiseEmbeddings
-from workbench.encoding.pooling import (
-    LayerSpec,
-    Pooling,
-    apply_pooling,
-    check_pooling,
-    pooling_plan_flat,
-)
+from workbench.encoding.pipeline import PipelineConfig, StageTimes, run_batches, run_batches_timed
+from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling
 from workbench.encoding.prepare import Prepared, prepare
 from workbench.encoding.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
-from workbench.encoding.runner import ModelRunner
+from workbench.encoding.runner import CompileMode, ModelRunner
 from workbench.errors import InputError
+from workbench.fileio import atomic_path
+
+Attention = Literal["auto", "sdpa", "eager"]
+ATTENTIONS: tuple[str, ...] = ("auto", "sdpa", "eager")
 
 
 class Encoder:
@@ -55,21 +61,31 @@ class Encoder:
         model: ``None`` for the packaged default (all-MiniLM-L6-v2), a local model directory,
             or a HuggingFace hub id (looked up in the local cache first, then online).
         device: ``cuda``, ``cuda:1``, ``mps``, ``cpu``; default: cuda, else mps, else cpu.
-        dtype: compute dtype; ``auto`` = bfloat16 on cuda, float32 elsewhere. Results are
-            always float32 (or float16 if stored so).
+        dtype: compute dtype (:func:`workbench.encoding.models.choose_dtype`); ``auto`` =
+            bfloat16 on cuda, float32 elsewhere. Results are always float32 (or float16 if
+            stored so).
         pooling: default subword -> word pooling (``first``, ``mean``, ``last``).
-        max_batch_tokens: padded tokens per batch (batch size x longest sequence).
+        max_batch_tokens: padded tokens per batch (batch size x longest sequence); default:
+            8,192 on a CPU, measured on a GPU (:mod:`workbench.encoding.budget`).
         max_length: model input length (default: what the tokenizer and position embeddings
             allow); longer sentences are encoded in windows.
         stride: subwords between consecutive window starts (default: half a window).
-        compile: run the forward pass through ``torch.compile`` (see
-            :mod:`workbench.encoding.runner`): 5-10% faster on CPU after a one-off 10-25 s
+        compile: run the forward pass through ``torch.compile``: ``True`` (dynamic shapes)
+            or a mode, ``reduce-overhead`` for CUDA graphs (see
+            :mod:`workbench.encoding.runner`); on CPU 5-10% faster after a one-off 10-25 s
             compilation, so worth it for long runs only.
+        attention: the attention kernel: ``auto`` (the model's default: ``sdpa``, PyTorch's
+            fused attention, where transformers supports it), ``sdpa`` or ``eager``.
+        pipeline: how the stages of a batch overlap (:class:`PipelineConfig`; the default
+            overlaps them on cuda and runs them in turn on a CPU).
 
     Attributes:
         model, tokenizer: the loaded HuggingFace objects.
         name, fingerprint: the model's label and a short hash identifying its weights.
-        n_layers, dim, max_length, device, dtype.
+        n_layers, dim, max_length, device, dtype, max_batch_tokens.
+        budget: how ``max_batch_tokens`` was chosen (:class:`BudgetChoice`).
+        specials: the special tokens around each window.
+        shapes: ``exact`` or ``bucketed`` batch shapes (bucketed for CUDA graphs).
     """
 
     def __init__(
@@ -78,18 +94,23 @@ class Encoder:
         device: str | None = None,
         dtype: models.DtypeName = "auto",
         pooling: Pooling = "mean",
-        max_batch_tokens: int = 8192,
+        max_batch_tokens: int | None = None,
         max_length: int | None = None,
         stride: int | None = None,
-        compile: bool = False,
+        compile: bool | CompileMode = False,
+        attention: Attention = "auto",
+        pipeline: PipelineConfig | None = None,
     ) -> None:
         self.source = models.resolve_model(model)
         self.device = models.choose_device(device)
         self.dtype = models.choose_dtype(dtype, self.device)
         self.pooling = check_pooling(pooling)
-        if max_batch_tokens < 1:
+        if max_batch_tokens is not None and max_batch_tokens < 1:
             raise InputError("max_batch_tokens must be positive.")
-        self.max_batch_tokens = int(max_batch_tokens)
+        if attention not in ATTENTIONS:
+            choices = ", ".join(ATTENTIONS)
+            raise InputError(f"Unknown attention '{attention}'; choose one of {choices}.")
+        self.pipeline = pipeline or PipelineConfig()
         self.tokenizer = models.load_tokenizer(self.source)
         self.model = models.load_model(self.source, self.dtype)
         # nn.Module.to moves in place; transformers' own `to` is typed for another call form
@@ -100,14 +121,21 @@ class Encoder:
         self.n_layers = int(config.num_hidden_layers)
         self.dim = int(config.hidden_size)
         self.max_length = self._input_limit(max_length)
-        self._head, self._tail = self._special_template()
-        self._prefix = len(self._head)
-        budget = self.max_length - len(self._head) - len(self._tail)
+        self.specials = self._special_template()
+        budget = self.max_length - self.specials.count
         if budget < 1:
             raise InputError(f"max_length {self.max_length} leaves no room for words.")
         self.window_tokens = budget
         self.stride = stride
+        if attention != "auto":
+            self._set_attention(attention)
         self.runner = ModelRunner(self.model, self.device, compile)
+        shapes = self.pipeline.shapes
+        self.shapes: Shapes = (
+            ("bucketed" if self.runner.cuda_graphs else "exact") if shapes == "auto" else shapes
+        )
+        self.budget = self._choose_budget(max_batch_tokens)
+        self.max_batch_tokens = self.budget.tokens
 
     # ------------------------------------------------------------------ set-up helpers
     def _input_limit(self, requested: int | None) -> int:
@@ -124,7 +152,31 @@ class Encoder:
             limit = requested
         return int(limit)
 
-    def _special_template(self) -> tuple[list[int], list[int]]:
+    def _set_attention(self, attention: str) -> None:
+        """Switch the model's attention kernel (transformers' ``attn_implementation``)."""
+        try:
+            self.model.set_attn_implementation(attention)
+        except (ValueError, ImportError, AttributeError) as exc:
+            reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            raise InputError(
+                f"attention '{attention}' is not available for {self.name}: {reason}"
+            ) from exc
+
+    def _choose_budget(self, requested: int | None) -> BudgetChoice:
+        """The given budget, else 8,192 tokens on a CPU or mps, else one measured on cuda."""
+        if requested is not None:
+            return BudgetChoice(int(requested), (), "given")
+        if not self.device.startswith("cuda"):
+            return BudgetChoice(CPU_BATCH_TOKENS, (), "fixed")
+        model = self.model
+
+        def forward(ids: torch.Tensor, mask: torch.Tensor) -> object:
+            return model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+
+        vocab = int(getattr(model.config, "vocab_size", 0) or len(self.tokenizer))
+        return measure_batch_tokens(forward, self.device, vocab)
+
+    def _special_template(self) -> SpecialTokens:
         """The special tokens the tokenizer puts before and after a sentence ([CLS] .. [SEP]).
 
         Read off a probe encoding, so it holds for any tokenizer (and any transformers
@@ -135,7 +187,10 @@ class Encoder:
         ids, wids = probe["input_ids"][0], probe.word_ids(0)
         first = next(i for i, w in enumerate(wids) if w is not None)
         last = max(i for i, w in enumerate(wids) if w is not None)
-        return list(ids[:first]), list(ids[last + 1 :])
+        pad = self.tokenizer.pad_token_id
+        return SpecialTokens(
+            tuple(ids[:first]), tuple(ids[last + 1 :]), int(pad) if pad is not None else 0
+        )
 
     @property
     def n_hidden(self) -> int:
@@ -158,39 +213,23 @@ class Encoder:
             "device": self.device,
             "dtype": str(self.dtype).replace("torch.", ""),
             "pooling": self.pooling,
+            "max_batch_tokens": self.max_batch_tokens,
         }
 
     # ------------------------------------------------------------------ tokenization
     def _prepare(self, sentences: list[list[str]]) -> Prepared:
         return prepare(self.tokenizer, sentences, self.window_tokens, self.stride)
 
-    def _batches(self, lengths: np.ndarray) -> list[np.ndarray]:
-        """Window indices grouped into batches, longest first.
-
-        A batch closes when one more sequence would take its padded size past the token budget,
-        or, once it holds a tenth of the budget, when the next sequence is more than 3% shorter
-        than its longest, so many batches hold sequences of one length. On 2,000 SemCor
-        sentences padding is 1.8% of the tokens (docs/benchmarks.md, "Extraction").
-        """
-        order = np.argsort(-lengths, kind="stable")
-        batches: list[np.ndarray] = []
-        current: list[int] = []
-        width = 0
-        min_tokens = self.max_batch_tokens // 10
-        for idx in order.tolist():
-            length = int(lengths[idx])
-            if current:
-                full = width * (len(current) + 1) > self.max_batch_tokens
-                ragged = length < 0.97 * width and width * len(current) >= min_tokens
-                if full or ragged:
-                    batches.append(np.array(current))
-                    current = []
-            if not current:
-                width = length
-            current.append(idx)
-        if current:
-            batches.append(np.array(current))
-        return batches
+    def _builder(self, prep: Prepared, row_of: list[np.ndarray], pooling: Pooling) -> BatchBuilder:
+        return BatchBuilder(
+            prep,
+            self.specials,
+            row_of,
+            pooling,
+            self.shapes,
+            self.max_batch_tokens,
+            self.max_length,
+        )
 
     # ------------------------------------------------------------------ encoding
     def encode(
@@ -202,6 +241,7 @@ class Encoder:
         out: str | os.PathLike | None = None,
         store_dtype: str = "float32",
         pooling: Pooling | None = None,
+        profile: StageTimes | None = None,
     ) -> LayerwiseEmbeddings:
         """Encode sentences into word vectors for every (or the chosen) hidden state.
 
@@ -213,18 +253,29 @@ class Encoder:
             progress: ``True``/``False`` for a tqdm bar, a callable taking the fraction done,
                 or ``None``: a bar from 5,000 words on.
             out: path of a ``.npy`` file to stream the vectors to (memory-mapped), for corpora
-                larger than RAM; the returned ``vectors`` is then a read-only memory map.
+                larger than RAM; the returned ``vectors`` is then a read-only memory map. The
+                file is written under a temporary name and appears at ``out`` only once
+                complete (a failed or interrupted run leaves no file there).
             store_dtype: ``float32`` (default) or ``float16`` for the stored vectors.
             pooling: subword pooling for this call (default: the encoder's).
+            profile: a :class:`~workbench.encoding.pipeline.StageTimes` to add each stage's
+                seconds to; the stages then run one after another (no overlap), so that
+                each is timed alone (for benchmarks).
+
+        Raises:
+            InputError: bad input (named), before any work starts.
+            EncodingError: the device ran out of memory, or a stage failed.
 
         Returns:
             :class:`LayerwiseEmbeddings` with ``vectors`` ``(n_kept_words, n_kept_layers, dim)``,
             rows in input order (sentence by sentence, word by word).
         """
         with _gc_paused():
-            return self._encode(sentences, layers, keep, progress, out, store_dtype, pooling)
+            return self._encode(
+                sentences, layers, keep, progress, out, store_dtype, pooling, profile
+            )
 
-    def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling):
+    def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling, profile):
         words = normalize_input(sentences)
         pooling = check_pooling(pooling or self.pooling)
         kept_layers = self.check_layers(layers)
@@ -235,11 +286,17 @@ class Encoder:
 
         layout = RowLayout.build(words, masks)
         shape = (layout.n, len(kept_layers), self.dim)
-        vectors = allocate(shape, np.dtype(store_dtype), out)
-        lengths = np.array([prep.window_length(w) for w in prep.windows], dtype=np.int64)
-        self._run(prep, lengths, kept_layers, pooling, layout.row_of, vectors, progress)
-        if isinstance(vectors, np.memmap):
-            vectors.flush()
+        builder = self._builder(prep, layout.row_of, pooling)
+        if out is None:
+            vectors = allocate(shape, np.dtype(store_dtype), None)
+            self._run(builder, kept_layers, vectors, progress, profile)
+        else:
+            with atomic_path(out, suffix=".npy") as tmp:  # at `out` only once complete
+                stream = allocate(shape, np.dtype(store_dtype), tmp)
+                self._run(builder, kept_layers, stream, progress, profile)
+                if isinstance(stream, np.memmap):
+                    stream.flush()
+                del stream
             vectors = np.load(out, mmap_mode="r")
         return LayerwiseEmbeddings(
             vectors=vectors,
@@ -268,24 +325,29 @@ class Encoder:
             raise InputError("layers is empty: keep at least one hidden state.")
         return tuple(sorted(set(LayerSpec(tuple(int(x) for x in layers)).resolve(self.n_hidden))))
 
-    def _run(self, prep, lengths, kept_layers, pooling, row_of, vectors, progress) -> None:
+    def _run(self, builder, kept_layers, vectors, progress, profile) -> None:
         """Run every batch and write the pooled rows of owned, kept words into ``vectors``."""
-        total = int(lengths.sum())
-        bar, callback = progress_reporter(progress, total, sum(len(r) for r in row_of))
-        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        layer_idx = list(kept_layers)
+        total = int(builder.lengths.sum())
+        bar, callback = progress_reporter(progress, total, sum(len(r) for r in builder.row_of))
         target = torch.from_numpy(vectors)  # shares memory (also with a memory map)
         done = 0
+
+        def on_batch(tokens: int) -> None:
+            nonlocal done
+            done += tokens
+            if bar is not None:
+                bar.update(tokens)
+            if callback is not None:
+                callback(done / max(total, 1))
+
+        args = (builder, builder.batches(), self.runner, list(kept_layers), target, self.device)
         try:
             with torch.inference_mode():
-                for batch in self._batches(lengths):
-                    self._run_batch(prep, batch, layer_idx, pooling, row_of, target, pad_id)
-                    step = int(lengths[batch].sum())
-                    done += step
-                    if bar is not None:
-                        bar.update(step)
-                    if callback is not None:
-                        callback(done / max(total, 1))
+                if profile is not None:
+                    run_batches_timed(*args, profile)
+                    on_batch(total)
+                else:
+                    run_batches(*args, self.pipeline, on_batch)
         finally:
             if bar is not None:
                 bar.close()
@@ -299,63 +361,10 @@ class Encoder:
             for ids, mask in enc.model_inputs(sentences):
                 enc.model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
         """
-        prep = self._prepare(normalize_input(sentences))
-        lengths = np.array([prep.window_length(w) for w in prep.windows], dtype=np.int64)
-        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        for batch in self._batches(lengths):
-            ids, mask, _, _ = self._batch_inputs(prep, batch, pad_id)
+        builder = self._builder(self._prepare(normalize_input(sentences)), [], self.pooling)
+        for batch in builder.batches():
+            ids, mask, _, _ = builder.inputs(batch)
             yield ids, mask
-
-    def _batch_inputs(self, prep: Prepared, batch: np.ndarray, pad_id: int):
-        """The padded ``(ids, mask)`` int64 arrays of a batch of windows, with the windows and
-        each one's subword range ``(a, b)`` in its sentence."""
-        head, tail, prefix = self._head, self._tail, self._prefix
-        windows = [prep.windows[i] for i in batch.tolist()]
-        bounds = [
-            (int(prep.offsets[w.sentence][w.word_start]), int(prep.offsets[w.sentence][w.word_end]))
-            for w in windows
-        ]
-        width = max(b - a for a, b in bounds) + prefix + len(tail)
-        ids = np.full((len(windows), width), pad_id, dtype=np.int64)
-        mask = np.zeros((len(windows), width), dtype=np.int64)
-        for r, (w, (a, b)) in enumerate(zip(windows, bounds)):
-            end = prefix + b - a
-            ids[r, :prefix] = head
-            ids[r, prefix:end] = prep.ids[w.sentence][a:b]
-            ids[r, end : end + len(tail)] = tail
-            mask[r, : end + len(tail)] = 1
-        return ids, mask, windows, bounds
-
-    def _run_batch(self, prep, batch, layer_idx, pooling, row_of, vectors, pad_id) -> None:
-        """Pad the batch's windows into one input, run the model, pool and write kept words."""
-        ids, mask, windows, bounds = self._batch_inputs(prep, batch, pad_id)
-        width = ids.shape[1]
-        starts: list[np.ndarray] = []
-        ends: list[np.ndarray] = []
-        target_parts: list[np.ndarray] = []
-        for r, (w, (a, _)) in enumerate(zip(windows, bounds)):
-            if len(w.owned) == w.word_end - w.word_start:
-                own = np.arange(w.word_start, w.word_end)
-            else:
-                own = np.asarray(w.owned, dtype=np.int64)
-            rows = row_of[w.sentence][own]
-            kept = rows >= 0
-            if not kept.all():
-                own, rows = own[kept], rows[kept]
-            off = prep.offsets[w.sentence]
-            shift = r * width + self._prefix - a  # sentence offset -> flattened batch position
-            starts.append(off[own] + shift)
-            ends.append(off[own + 1] + shift)
-            target_parts.append(rows)
-        targets = np.concatenate(target_parts)
-        if not len(targets):
-            return
-        out = self.runner(
-            torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device)
-        )
-        plan = pooling_plan_flat(np.concatenate(starts), np.concatenate(ends), pooling)
-        hidden = [out.hidden_states[i] for i in layer_idx]
-        apply_pooling(plan, hidden, vectors, targets)
 
 
 @contextmanager

@@ -108,40 +108,90 @@ def pooling_plan_flat(starts: np.ndarray, ends: np.ndarray, pooling: Pooling) ->
     )
 
 
-def apply_pooling(
-    plan: PoolingPlan, hidden: Sequence[torch.Tensor], dest: torch.Tensor, rows: np.ndarray
-) -> None:
-    """Pool hidden states into word vectors and write them straight into ``dest``.
+def pooled_order(plan: PoolingPlan) -> np.ndarray:
+    """The plan's word numbers in the order :func:`pool_words` returns their vectors: the
+    one-subword (gathered) words first, then the averaged ones."""
+    return np.concatenate([plan.single_words, plan.multi_words])
+
+
+@dataclass(frozen=True)
+class PoolingIndex:
+    """A :class:`PoolingPlan`'s index arrays as torch tensors on the device of the hidden states.
+
+    Attributes:
+        single_positions: ``(n_single,)`` int64.
+        multi_positions, multi_segments: ``(n_parts,)`` int64.
+        multi_weights: ``(n_parts,)`` float32.
+        n_multi: number of averaged words (``len(plan.multi_words)``).
+    """
+
+    single_positions: torch.Tensor
+    multi_positions: torch.Tensor
+    multi_segments: torch.Tensor
+    multi_weights: torch.Tensor
+    n_multi: int
+
+    @classmethod
+    def of(cls, plan: PoolingPlan) -> PoolingIndex:
+        """CPU tensors sharing the plan's memory (no copy)."""
+        import torch
+
+        def tensor(array: np.ndarray, dtype: type) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(array, dtype=dtype))
+
+        return cls(
+            tensor(plan.single_positions, np.int64),
+            tensor(plan.multi_positions, np.int64),
+            tensor(plan.multi_segments, np.int64),
+            tensor(plan.multi_weights, np.float32),
+            len(plan.multi_words),
+        )
+
+
+def pool_words(
+    index: PoolingIndex, hidden: Sequence[torch.Tensor], dtype: torch.dtype
+) -> torch.Tensor:
+    """Pool hidden states into word vectors, on their device, cast to ``dtype`` there.
 
     Args:
-        plan: from :func:`pooling_plan_flat`.
-        hidden: torch tensors ``(batch, seq_len, dim)``, one per hidden state to keep.
-        dest: CPU tensor ``(n_rows, len(hidden), dim)`` (float32 or float16).
-        rows: ``(plan.n_words,)`` row of ``dest`` for each pooled word.
+        index: the batch's plan, on the hidden states' device.
+        hidden: ``(batch, seq_len, dim)`` tensors, one per hidden state to keep.
+        dtype: the dtype of the result (the output's store dtype: a ``float16`` store halves
+            what is copied to the host).
+
+    Returns:
+        ``(n_single + n_multi, len(hidden), dim)``: one-subword words first (a gather), then
+        the averaged ones (a weighted segment sum), in :func:`pooled_order`.
     """
     import torch
 
     device = hidden[0].device
     dim = hidden[0].shape[-1]
+    n_single = len(index.single_positions)
+    out = torch.empty((n_single + index.n_multi, len(hidden), dim), dtype=dtype, device=device)
 
-    def index(array: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64))
+    def gather(where: torch.Tensor) -> list[torch.Tensor]:  # K x (n, D)
+        return [h.reshape(-1, dim).index_select(0, where) for h in hidden]
 
-    def gather(positions: np.ndarray) -> torch.Tensor:  # (n, K, D) on the device
-        where = index(positions).to(device)
-        return torch.stack([h.reshape(-1, dim).index_select(0, where) for h in hidden], dim=1)
-
-    if len(plan.single_words):  # one transfer and one row copy per batch, not per layer
-        picked = gather(plan.single_positions).to("cpu", dest.dtype)
-        dest.index_copy_(0, index(rows[plan.single_words]), picked)
-    if len(plan.multi_words):
-        parts = gather(plan.multi_positions)
-        parts.mul_(torch.from_numpy(plan.multi_weights).to(device, parts.dtype)[:, None, None])
-        summed = torch.zeros(
-            (len(plan.multi_words), len(hidden), dim), dtype=parts.dtype, device=device
-        )
-        summed.index_add_(0, index(plan.multi_segments).to(device), parts)
-        dest.index_copy_(0, index(rows[plan.multi_words]), summed.to("cpu", dest.dtype))
+    same = hidden[0].dtype == dtype
+    if n_single:
+        if same:  # straight into the result: no temporary
+            torch.stack(gather(index.single_positions), dim=1, out=out[:n_single])
+        else:
+            out[:n_single].copy_(torch.stack(gather(index.single_positions), dim=1))
+    if index.n_multi:
+        parts = torch.stack(gather(index.multi_positions), dim=1)
+        parts.mul_(index.multi_weights.to(parts.dtype)[:, None, None])
+        if same:
+            summed = out[n_single:]
+            summed.zero_()
+        else:
+            shape = (index.n_multi, len(hidden), dim)
+            summed = torch.zeros(shape, dtype=parts.dtype, device=device)
+        summed.index_add_(0, index.multi_segments, parts)
+        if not same:
+            out[n_single:].copy_(summed)
+    return out
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,19 @@
 """Run the encoder's forward pass eagerly or through ``torch.compile``.
 
-``torch.compile`` (inductor, dynamic shapes, weights frozen as constants) fuses the model's
-element-wise work (bias adds, GELU, layer norm, the attention reshapes) into the matrix
-products around it. On the 2-core CPU of docs/benchmarks.md ``encode`` with the default model
-runs about 10% faster once compiled; compiling costs 10-25 s once per process (the low end
-when inductor's on-disk cache is warm), so it pays for long runs only and is off by default.
+``torch.compile`` (inductor, weights frozen as constants) fuses the model's element-wise work
+(bias adds, GELU, layer norm, the attention reshapes) into the matrix products around it.
+Modes (:data:`CompileMode`, torch's names):
+
+- ``default`` (``compile=True``): dynamic shapes, one graph for every batch shape. On the
+  2-core CPU of docs/benchmarks.md ``encode`` with the default model runs about 10% faster
+  once compiled; compiling costs 10-25 s once per process (the low end when inductor's
+  on-disk cache is warm), so it pays for long runs only and is off by default.
+- ``reduce-overhead`` / ``max-autotune``: also CUDA graphs on a GPU (each input shape is
+  captured once and replayed: no per-kernel launch cost), with shapes left to torch's
+  automatic dynamism; the encoder then pads batches to few distinct shapes
+  (``shapes="bucketed"``, :mod:`workbench.encoding.batching`). Each replay reuses the graph's
+  output memory, so a batch's hidden states are read (pooled) before the next batch runs.
+- ``max-autotune-no-cudagraphs``: inductor's autotuned kernels without CUDA graphs.
 
 Batches of one sequence always run eagerly: torch specialises sizes of 1, and compiling a
 second graph for them would cost more than it saves. If compilation fails (no C++ compiler,
@@ -15,9 +24,39 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
+
+from workbench.errors import InputError
+
+CompileMode = Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]
+COMPILE_MODES: tuple[str, ...] = (
+    "default",
+    "reduce-overhead",
+    "max-autotune",
+    "max-autotune-no-cudagraphs",
+)
+CUDA_GRAPH_MODES: tuple[str, ...] = ("reduce-overhead", "max-autotune")  # capture CUDA graphs
+
+
+def compile_mode(compile: bool | str) -> CompileMode | None:
+    """The torch.compile mode of an ``Encoder(compile=...)`` value: ``False`` -> None (eager),
+    ``True`` -> ``default``, a mode name -> itself.
+
+    Raises:
+        InputError: an unknown mode.
+    """
+    if compile is False:
+        return None
+    if compile is True:
+        return "default"
+    if compile not in COMPILE_MODES:
+        raise InputError(
+            f"Unknown compile mode '{compile}'; choose one of {', '.join(COMPILE_MODES)} "
+            "(or True / False)."
+        )
+    return compile  # type: ignore[return-value]
 
 
 class ForwardOutput(Protocol):
@@ -35,22 +74,34 @@ class ModelRunner:
     Args:
         model: a loaded HuggingFace encoder, in eval mode, on ``device``.
         device: where it runs (``mps`` is never compiled).
-        compile: compile the forward pass with ``torch.compile``.
+        compile: ``False`` (eager), ``True`` (``default``) or a :data:`CompileMode`.
 
     Attributes:
+        mode: the compile mode asked for (None: eager).
         compiled: whether batches currently go through the compiled graph.
         error: why compilation was abandoned, if it was.
     """
 
-    def __init__(self, model: torch.nn.Module, device: str, compile: bool = False) -> None:
+    def __init__(
+        self, model: torch.nn.Module, device: str, compile: bool | CompileMode = False
+    ) -> None:
         self.model = model
+        self.mode = compile_mode(compile)
         self.error: str | None = None
         self._compiled: Callable[..., Any] | None = None  # torch.compile's wrapper
-        if compile and device.startswith("mps"):
+        if self.mode is not None and device.startswith("mps"):
             self.error = "torch.compile is not used on mps"
-            warnings.warn(f"compile=True ignored: {self.error}.", stacklevel=3)
-        elif compile:
+            warnings.warn(f"compile={compile!r} ignored: {self.error}.", stacklevel=3)
+            self.mode = None
+        elif self.mode == "default":
             self._compiled = torch.compile(model, dynamic=True, options={"freezing": True})
+        elif self.mode is not None:  # torch's automatic dynamism: graphs per bucketed shape
+            self._compiled = torch.compile(model, mode=self.mode)
+
+    @property
+    def cuda_graphs(self) -> bool:
+        """Whether the compile mode captures CUDA graphs (on a GPU)."""
+        return self.mode in CUDA_GRAPH_MODES
 
     @property
     def compiled(self) -> bool:
@@ -65,6 +116,8 @@ class ModelRunner:
         if self._compiled is None or input_ids.shape[0] < 2:
             return self.model(**kwargs)
         try:
+            if self.cuda_graphs:  # a new step: the previous replay's outputs may be reused
+                torch.compiler.cudagraph_mark_step_begin()
             return self._compiled(**kwargs)
         except Exception as exc:  # noqa: BLE001 - any compiler failure: eager is the reference
             self._compiled = None

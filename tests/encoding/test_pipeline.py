@@ -1,0 +1,262 @@
+"""The batch pipeline (workbench.encoding.pipeline): the vectors of a plain batch loop, in input
+order, whichever stages overlap; failures and interrupts end it with no thread left running
+and no output file passed off as complete."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from workbench import Encoder
+from workbench.encoding.batching import BatchBuilder
+from workbench.encoding.pipeline import (
+    PipelineConfig,
+    Prefetcher,
+    StageTimes,
+    pack,
+    run_batches,
+    to_device,
+)
+from workbench.encoding.prepare import prepare
+from workbench.encoding.rows import RowLayout, keep_masks
+from workbench.errors import EncodingError, InputError
+
+THREADED = PipelineConfig(prefetch=2, transfer="staged", in_flight=1)
+RNG = np.random.default_rng(0)
+VOCAB = "the of river bank money unbelievably sat deposit loan fishing boat walked quickly".split()
+# short and long sentences (max_length 64 on the tiny model: the 150-word one runs in windows)
+SENTENCES = [[VOCAB[i] for i in RNG.integers(0, len(VOCAB), n)] for n in (5, 150, 1, 12, 30, 7)]
+SENTENCES += [["Unbelievably", ",", "they", "sat", "on", "the", "riverbank", "."]] * 20
+KEEP = [sorted(RNG.choice(len(s), (len(s) + 1) // 2, replace=False).tolist()) for s in SENTENCES]
+KEEP[3] = []  # a sentence with nothing kept
+
+
+def pipeline_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("workbench-")]
+
+
+def plain_loop(enc, sentences, layers=None, keep=None, pooling="mean", store=np.float32):
+    """A straightforward loop over the encoder's batches: run the model, then pool every kept
+    word of every window in Python, one word and one layer at a time."""
+    prep = prepare(enc.tokenizer, sentences, enc.window_tokens, enc.stride)
+    layout = RowLayout.build(sentences, keep_masks(sentences, keep))
+    kept = enc.check_layers(layers)
+    builder = BatchBuilder(
+        prep, enc.specials, layout.row_of, pooling, "exact", enc.max_batch_tokens, enc.max_length
+    )
+    out = np.full((layout.n, len(kept), enc.dim), np.nan, dtype=store)
+    prefix = len(enc.specials.head)
+    for batch in builder.batches():
+        ids, mask, windows, bounds = builder.inputs(batch)
+        with torch.inference_mode():
+            hs = enc.model(
+                input_ids=torch.from_numpy(ids),
+                attention_mask=torch.from_numpy(mask),
+                output_hidden_states=True,
+            ).hidden_states
+        for r, (w, (a, _)) in enumerate(zip(windows, bounds)):
+            off = prep.offsets[w.sentence]
+            for j in w.owned:
+                row = layout.row_of[w.sentence][j]
+                if row < 0:
+                    continue
+                span = list(range(prefix + off[j] - a, prefix + off[j + 1] - a))
+                for slot, k in enumerate(kept):
+                    h = hs[k][r]
+                    if pooling == "first" or len(span) == 1:
+                        v = h[span[0]]
+                    elif pooling == "last":
+                        v = h[span[-1]]
+                    else:  # the mean as the encoder sums it: each part times 1/n, in order
+                        weight = torch.tensor(1 / len(span), dtype=torch.float32)
+                        v = torch.zeros(enc.dim)
+                        for p in span:
+                            v += h[p] * weight
+                    out[row, slot] = v.numpy().astype(store)
+    return out
+
+
+@pytest.fixture(scope="module")
+def small_batches(tiny_model_dir):
+    """The tiny model with a small token budget (many batches) and each pipeline setting."""
+    return {
+        name: Encoder(model=str(tiny_model_dir), device="cpu", max_batch_tokens=256, pipeline=cfg)
+        for name, cfg in (("inline", None), ("threaded", THREADED))
+    }
+
+
+@pytest.mark.parametrize("setting", ["inline", "threaded", "profiled"])
+@pytest.mark.parametrize("pooling", ["first", "mean", "last"])
+def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
+    enc = small_batches["threaded" if setting == "threaded" else "inline"]
+    expected = plain_loop(enc, SENTENCES, pooling=pooling)
+    times = StageTimes() if setting == "profiled" else None
+    emb = enc.encode(SENTENCES, pooling=pooling, profile=times, progress=False)
+    assert not np.isnan(expected).any()
+    np.testing.assert_array_equal(emb.vectors, expected)  # bit-identical
+    assert emb.words == [w for s in SENTENCES for w in s]  # input order
+    assert emb.sentence_index.tolist() == [i for i, s in enumerate(SENTENCES) for _ in s]
+    if times is not None:
+        assert times.batches == len(list(enc.model_inputs(SENTENCES))) > 5
+        assert times.seconds["forward"] > 0 and sum(times.shares().values()) == pytest.approx(1)
+
+
+@pytest.mark.parametrize("setting", ["inline", "threaded"])
+def test_keep_layers_out_and_float16(small_batches, setting, tmp_path):
+    enc = small_batches[setting]
+    layers = [-1, 0]
+    expected = plain_loop(enc, SENTENCES, layers, KEEP, "mean", np.float16)
+    path = tmp_path / "vectors.npy"
+    emb = enc.encode(
+        SENTENCES, layers=layers, keep=KEEP, out=path, store_dtype="float16", progress=False
+    )
+    assert isinstance(emb.vectors, np.memmap) and emb.vectors.dtype == np.float16
+    np.testing.assert_array_equal(np.load(path), expected)
+    assert emb.layers == (0, 2)
+    assert emb.words == [s[p] for s, k in zip(SENTENCES, KEEP) for p in k]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vectors.npy"]  # no temporary left
+
+
+def test_threaded_and_inline_agree_on_the_default_budget(tiny_model_dir, tiny_encoder):
+    threaded = Encoder(model=str(tiny_model_dir), device="cpu", pipeline=THREADED)
+    np.testing.assert_array_equal(
+        threaded.encode(SENTENCES).vectors, tiny_encoder.encode(SENTENCES).vectors
+    )
+
+
+def _fail_on_call(n, exc):
+    """A BatchBuilder.build that raises ``exc`` on its n-th call (bad input found late)."""
+    real = BatchBuilder.build
+    calls = [0]
+
+    def build(self, batch):
+        calls[0] += 1
+        if calls[0] == n:
+            raise exc
+        return real(self, batch)
+
+    return build
+
+
+@pytest.mark.parametrize("setting", ["inline", "threaded"])
+@pytest.mark.parametrize(
+    ("exc", "kind", "needle"),
+    [
+        (InputError("word 3 of sentence 9 has no subword"), InputError, "sentence 9"),
+        (IndexError("index 70000 is out of bounds"), EncodingError, "prep stage.*IndexError"),
+    ],
+)
+def test_producer_error_reaches_the_caller(
+    small_batches, setting, exc, kind, needle, monkeypatch, tmp_path
+):
+    enc = small_batches[setting]
+    monkeypatch.setattr(BatchBuilder, "build", _fail_on_call(3, exc))
+    path = tmp_path / "vectors.npy"
+    path.write_bytes(b"the user's earlier file")
+    with pytest.raises(kind, match=needle):
+        enc.encode(SENTENCES, out=path, progress=False)
+    assert pipeline_threads() == []
+    assert path.read_bytes() == b"the user's earlier file"  # untouched, no partial output
+    assert [p.name for p in tmp_path.iterdir()] == ["vectors.npy"]
+
+
+@pytest.mark.parametrize("setting", ["inline", "threaded"])
+def test_out_of_memory_in_the_forward_pass(small_batches, setting, monkeypatch, tmp_path):
+    enc = small_batches[setting]
+    real = enc.runner
+    calls = [0]
+
+    def forward(ids, mask):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(ids, mask)
+
+    monkeypatch.setattr(enc, "runner", forward)
+    with pytest.raises(EncodingError, match="ran out of memory .*max_batch_tokens"):
+        enc.encode(SENTENCES, out=tmp_path / "v.npy", progress=False)
+    assert pipeline_threads() == []
+    assert list(tmp_path.iterdir()) == []  # no output file, complete or not
+
+
+@pytest.mark.parametrize("setting", ["inline", "threaded"])
+def test_keyboard_interrupt_stops_the_threads(small_batches, setting, tmp_path):
+    enc = small_batches[setting]
+    seen = []
+
+    def progress(fraction):
+        seen.append(fraction)
+        if len(seen) == 2:
+            assert setting == "inline" or pipeline_threads()  # the threads were running
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        enc.encode(SENTENCES, out=tmp_path / "v.npy", progress=progress)
+    assert pipeline_threads() == []
+    assert list(tmp_path.iterdir()) == []
+    again = enc.encode(SENTENCES[:3], progress=False)  # the encoder still works
+    assert len(again) == sum(len(s) for s in SENTENCES[:3])
+
+
+def test_writer_error_reaches_the_caller(tiny_encoder):
+    """A write that fails on the writer thread (here: an output too small) ends the run."""
+    enc = tiny_encoder
+    prep = prepare(enc.tokenizer, SENTENCES, enc.window_tokens)
+    layout = RowLayout.build(SENTENCES, keep_masks(SENTENCES, None))
+    builder = BatchBuilder(prep, enc.specials, layout.row_of, "mean", max_batch_tokens=256)
+    dest = torch.zeros((5, enc.n_hidden, enc.dim))
+    with pytest.raises(EncodingError, match="write stage"), torch.inference_mode():
+        run_batches(builder, builder.batches(), enc.runner, [0, 1, 2], dest, "cpu", THREADED)
+    assert pipeline_threads() == []
+
+
+def test_prefetcher_order_errors_and_early_exit():
+    with Prefetcher(lambda x: x * x, list(range(50)), depth=3) as source:
+        assert list(source) == [x * x for x in range(50)]
+
+    def boom(x):
+        if x == 7:
+            raise ValueError("bad item 7")
+        return x
+
+    got = []
+    with pytest.raises(ValueError, match="bad item 7"), Prefetcher(boom, range(20), 2) as source:
+        got.extend(source)
+    assert got == list(range(7))  # everything before the failure, in order
+    with Prefetcher(lambda x: x, range(10_000), 2) as source:  # the consumer stops early
+        for x in source:
+            if x == 3:
+                break
+    assert pipeline_threads() == []
+
+
+def test_pack_round_trip(tiny_encoder):
+    """The packed host buffer (one copy to a GPU) unpacks to the batch's own arrays."""
+    enc = tiny_encoder
+    prep = prepare(enc.tokenizer, SENTENCES, enc.window_tokens)
+    layout = RowLayout.build(SENTENCES, keep_masks(SENTENCES, KEEP))
+    builder = BatchBuilder(prep, enc.specials, layout.row_of, "mean", max_batch_tokens=256)
+    for batch in builder.batches():
+        hb = builder.build(batch)
+        direct = to_device(hb, None, "cpu")
+        packed = to_device(hb, pack(hb, pin=False), "cpu")
+        for a, b in (
+            (direct.ids, packed.ids),
+            (direct.mask, packed.mask),
+            (direct.index.single_positions, packed.index.single_positions),
+            (direct.index.multi_positions, packed.index.multi_positions),
+            (direct.index.multi_segments, packed.index.multi_segments),
+            (direct.index.multi_weights, packed.index.multi_weights),
+        ):
+            assert torch.equal(a, b)
+        assert direct.index.n_multi == packed.index.n_multi
+
+
+def test_config_defaults_per_device():
+    cfg = PipelineConfig()
+    assert cfg.prefetch_on("cpu") == 0 and not cfg.staged_on("cpu")
+    assert cfg.prefetch_on("cuda:0") == 4 and cfg.staged_on("cuda:0")
+    assert not cfg.staged_on("mps")

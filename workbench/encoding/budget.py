@@ -1,0 +1,121 @@
+"""The padded-token budget of a batch: fixed on the CPU, measured on a GPU.
+
+On the CPU a batch holds :data:`CPU_BATCH_TOKENS` padded tokens: on the project's 2-core
+machine larger batches gain nothing and make the output's page faults burstier
+(docs/benchmarks.md, "Extraction"). A GPU needs far larger batches to be busy, and how large
+depends on the GPU and the model, so :func:`measure_batch_tokens` measures it: the bare
+forward pass (all hidden states) on synthetic batches of growing budgets, stopping at the
+first out-of-memory or once throughput stops growing, and returns the smallest budget within
+5% of the best throughput (a larger one only costs memory).
+
+Example::
+
+    choice = measure_batch_tokens(forward, "cuda", vocab_size=30522)
+    choice.tokens, choice.measured        # 32768, ((8192, 7.1e5), (16384, 1.3e6), ...)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+CPU_BATCH_TOKENS = 8192  # padded tokens per batch on a CPU (measured: docs/benchmarks.md)
+GPU_CANDIDATES: tuple[int, ...] = (8192, 16384, 32768, 65536, 131072)  # budgets tried on a GPU
+
+
+@dataclass(frozen=True)
+class BudgetChoice:
+    """The budget chosen for a device, and the measurements behind it.
+
+    Attributes:
+        tokens: padded tokens per batch.
+        measured: ``(budget, tokens per second)`` of each budget tried, in order.
+        note: why the search stopped (saturated, out of memory, all tried), or ``fixed``.
+    """
+
+    tokens: int
+    measured: tuple[tuple[int, float], ...]
+    note: str
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is an allocator's out-of-memory error (CUDA's or the CPU's)."""
+    text = str(exc).lower()
+    return type(exc).__name__ == "OutOfMemoryError" or (
+        isinstance(exc, RuntimeError) and ("out of memory" in text or "can't allocate" in text)
+    )
+
+
+def measure_batch_tokens(
+    forward: Callable[[torch.Tensor, torch.Tensor], Any],
+    device: str,
+    vocab_size: int,
+    candidates: Sequence[int] = GPU_CANDIDATES,
+    seq_len: int = 32,
+    repeats: int = 3,
+    tolerance: float = 0.05,
+    clock: Callable[[], float] = time.perf_counter,
+) -> BudgetChoice:
+    """The padded-token budget at which the forward pass is (nearly) fastest on ``device``.
+
+    Args:
+        forward: ``forward(ids, mask)``: the model with every hidden state, as encoding runs it.
+        device: where it runs.
+        vocab_size: ids are drawn from ``[0, vocab_size)`` (seeded).
+        candidates: budgets to try, smallest first.
+        seq_len: tokens per synthetic sequence (SemCor's mean is about 29 with specials).
+        repeats: timed forward passes per budget (after one warm-up pass).
+        tolerance: throughput gain below which a larger budget is not worth it.
+        clock: the timer (seconds).
+
+    Returns:
+        the smallest budget within ``tolerance`` of the best measured throughput.
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    cuda = device.startswith("cuda")
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize(device)
+
+    measured: list[tuple[int, float]] = []
+    note = "all candidates tried"
+    for budget in sorted(candidates):
+        rows = max(1, budget // seq_len)
+        ids = torch.randint(0, vocab_size, (rows, seq_len), generator=gen).to(device)
+        mask = torch.ones_like(ids)
+        try:
+            with torch.inference_mode():
+                forward(ids, mask)
+                sync()
+                start = clock()
+                for _ in range(repeats):
+                    forward(ids, mask)
+                sync()
+                elapsed = max(clock() - start, 1e-9)
+        except (RuntimeError, MemoryError) as exc:
+            if not is_out_of_memory(exc):
+                raise
+            if cuda:
+                torch.cuda.empty_cache()
+            note = f"{budget} tokens ran out of memory"
+            break
+        finally:
+            del ids, mask
+        measured.append((budget, rows * seq_len * repeats / elapsed))
+        if len(measured) >= 2 and measured[-1][1] < measured[-2][1] * (1 + tolerance):
+            note = f"throughput grew less than {tolerance:.0%} from {measured[-2][0]} to {budget}"
+            break
+    if not measured:
+        smallest = min(candidates)
+        return BudgetChoice(smallest, (), f"{note}; using the smallest budget, {smallest}")
+    best = max(rate for _, rate in measured)
+    chosen = next(b for b, rate in measured if rate >= best * (1 - tolerance))
+    return BudgetChoice(chosen, tuple(measured), note)

@@ -1,0 +1,513 @@
+"""Run the encoder's batches as a pipeline that keeps the device busy.
+
+Each batch passes six stages: **prep** (pad, pooling plan, output rows:
+:class:`~workbench.encoding.batching.BatchBuilder`), **h2d** (inputs to the device),
+**forward** (the model, all hidden states), **pooling** (subwords -> kept words and kept
+layers, on the device, cast there to the store dtype:
+:func:`~workbench.encoding.pooling.pool_words`), **d2h** (pooled rows to the host) and
+**write** (rows into the output, in RAM or a memory map).
+
+On a CUDA device the stages overlap (``transfer="staged"``, ``prefetch=4``):
+
+- a producer thread (:class:`Prefetcher`) prepares the next batches while the current one
+  runs, each packed into one pinned int64 host buffer (ids, mask, pooling indices:
+  :func:`pack`); numpy's copies release the GIL, and the tokenizer ran before;
+- that buffer goes to the device in one non-blocking copy (:func:`to_device`);
+- the pooled rows go to pinned host buffers on a side stream (:func:`to_host`) while the next
+  batch computes, and a writer thread (:class:`RowWriter`) waits for each copy and writes
+  its rows into the output; at most ``in_flight`` batches wait for it.
+
+On the CPU the same functions run in the calling thread (``prefetch=0``,
+``transfer="direct"``): a producer or writer thread only competes with torch's threads for
+the cores there (docs/benchmarks.md, "Extraction"). Either way the vectors are bit-identical
+to a plain loop over the batches on the CPU.
+
+Failures: an exception in the producer, the forward pass or the writer ends the run; both
+threads are stopped and joined before it reaches the caller, as the project's error (a
+:class:`~workbench.errors.WorkbenchError` passes unchanged, an out-of-memory or any other
+failure becomes an :class:`~workbench.errors.EncodingError` naming the batch).
+``KeyboardInterrupt`` stops and joins them the same way.
+
+Example::
+
+    builder = BatchBuilder(prep, specials, layout.row_of, "mean")
+    with torch.inference_mode():
+        run_batches(builder, builder.batches(), runner, [0, 6], torch.from_numpy(out), "cpu")
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+import numpy as np
+
+from workbench.encoding.batching import BatchBuilder, HostBatch, Shapes
+from workbench.encoding.pooling import PoolingIndex, pool_words
+from workbench.encoding.runner import ForwardOutput
+from workbench.errors import EncodingError, WorkbenchError
+
+if TYPE_CHECKING:
+    import torch
+
+Transfer = Literal["auto", "direct", "staged"]
+STAGES: tuple[str, ...] = ("prep", "h2d", "forward", "pooling", "d2h", "write")
+_POLL_S = 0.05  # how often a blocked thread looks whether the run was stopped
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """How :func:`run_batches` overlaps the stages of the batches.
+
+    Attributes:
+        prefetch: batches a producer thread prepares ahead of the model; ``None``: 4 on cuda,
+            0 elsewhere (prepared in the calling thread, just before they run).
+        transfer: ``staged``: pooled rows go to host buffers (pinned, on a side stream, on
+            cuda) and a writer thread writes them into the output; ``direct``: the loop
+            writes them itself; ``auto``: staged on cuda, direct elsewhere.
+        in_flight: staged batches waiting for the writer at most (bounds the host buffers).
+        shapes: ``exact`` pads each batch to its longest window; ``bucketed`` to few
+            distinct shapes (for CUDA graphs); ``auto``: bucketed when the model is compiled
+            with ``mode="reduce-overhead"``, else exact.
+    """
+
+    prefetch: int | None = None  # None: 4 on cuda, 0 (in the calling thread) elsewhere
+    transfer: Transfer = "auto"  # auto: staged on cuda, direct elsewhere
+    in_flight: int = 3  # staged batches queued for the writer thread at most
+    shapes: Literal["auto"] | Shapes = "auto"  # auto: bucketed for CUDA graphs only
+
+    def prefetch_on(self, device: str) -> int:
+        """Batches prepared ahead on ``device`` (0: in the calling thread)."""
+        if self.prefetch is not None:
+            return max(0, int(self.prefetch))
+        return 4 if device.startswith("cuda") else 0
+
+    def staged_on(self, device: str) -> bool:
+        """Whether pooled rows are staged and written by a writer thread on ``device``."""
+        if self.transfer == "auto":
+            return device.startswith("cuda")
+        return self.transfer == "staged"
+
+
+@dataclass
+class StageTimes:
+    """Seconds spent in each stage (:data:`STAGES`), filled by :func:`run_batches_timed`.
+
+    Attributes:
+        seconds: stage -> seconds, summed over the batches.
+        batches, tokens: batches run and subwords they held (specials, padding excluded).
+    """
+
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    batches: int = 0
+    tokens: int = 0
+
+    def shares(self) -> dict[str, float]:
+        """Each stage's fraction of the total."""
+        total = sum(self.seconds.values()) or 1.0
+        return {k: v / total for k, v in self.seconds.items()}
+
+
+@dataclass(frozen=True)
+class PackedBatch:
+    """A :class:`HostBatch`'s arrays in two host buffers, each copied to the device at once.
+
+    Attributes:
+        ints: ``(2 * batch * width + n_single + 2 * n_parts,)`` int64: ids, mask, single
+            positions, multi positions, multi segments (pinned for a CUDA device).
+        weights: ``(n_parts,)`` float32 multi weights.
+        shape: ``(batch, width)`` of ids and mask.
+        sizes: length of each of the five parts of ``ints``.
+        n_multi: averaged words.
+    """
+
+    ints: torch.Tensor
+    weights: torch.Tensor
+    shape: tuple[int, int]
+    sizes: tuple[int, ...]
+    n_multi: int
+
+
+@dataclass(frozen=True)
+class DeviceBatch:
+    """A batch's model inputs ``(batch, width)`` and pooling indices, on the device."""
+
+    ids: torch.Tensor
+    mask: torch.Tensor
+    index: PoolingIndex
+
+
+def pack(hb: HostBatch, pin: bool) -> PackedBatch:
+    """Copy a batch's arrays into one int64 and one float32 host buffer (pinned if ``pin``),
+    so that it reaches the device in two non-blocking copies."""
+    import torch
+
+    plan = hb.plan
+    parts = [
+        hb.ids.reshape(-1),
+        hb.mask.reshape(-1),
+        plan.single_positions,
+        plan.multi_positions,
+        plan.multi_segments,
+    ]
+    sizes = tuple(len(p) for p in parts)
+    ints = torch.empty(sum(sizes), dtype=torch.int64, pin_memory=pin)
+    np.concatenate(parts, out=ints.numpy())
+    weights = torch.empty(len(plan.multi_weights), dtype=torch.float32, pin_memory=pin)
+    weights.numpy()[:] = plan.multi_weights
+    rows, width = hb.ids.shape
+    return PackedBatch(ints, weights, (rows, width), sizes, len(plan.multi_words))
+
+
+def to_device(hb: HostBatch, packed: PackedBatch | None, device: str) -> DeviceBatch:
+    """The batch on ``device``: a packed batch in two non-blocking copies (asynchronous from
+    pinned memory), else (CPU) tensors sharing the host arrays' memory."""
+    import torch
+
+    if packed is None:
+        return DeviceBatch(
+            torch.from_numpy(hb.ids), torch.from_numpy(hb.mask), PoolingIndex.of(hb.plan)
+        )
+    ints = packed.ints.to(device, non_blocking=True)
+    weights = packed.weights.to(device, non_blocking=True)
+    ids, mask, single, multi, segments = torch.split(ints, list(packed.sizes))
+    return DeviceBatch(
+        ids.view(packed.shape),
+        mask.view(packed.shape),
+        PoolingIndex(single, multi, segments, weights, packed.n_multi),
+    )
+
+
+def to_host(pooled: torch.Tensor, stream: Any) -> tuple[torch.Tensor, Any]:
+    """Start copying pooled rows to the host; returns ``(host tensor, ready event or None)``.
+
+    On cuda the copy goes into a pinned buffer on ``stream`` (a side stream, after the
+    compute stream's work so far), so it overlaps the next batch; wait on the event before
+    reading the buffer. On the CPU the rows already are on the host (no copy); elsewhere
+    (mps) the copy is synchronous.
+    """
+    import torch
+
+    if pooled.device.type == "cpu":
+        return pooled, None
+    if pooled.device.type != "cuda" or stream is None:
+        return pooled.to("cpu"), None
+    stream.wait_stream(torch.cuda.current_stream(pooled.device))
+    with torch.cuda.stream(stream):
+        host = torch.empty(pooled.shape, dtype=pooled.dtype, pin_memory=True)
+        host.copy_(pooled, non_blocking=True)
+        ready = torch.cuda.Event()
+        ready.record(stream)
+    pooled.record_stream(stream)  # its memory is not reused before the copy is done
+    return host, ready
+
+
+class Prefetcher(Generic[T, R]):
+    """``fn(item)`` for each item, in order, computed by a producer thread at most ``depth``
+    items ahead of the consumer (``depth`` 0: in the consumer's thread, when asked for).
+
+    Use as a context manager: leaving it (normally, on an exception or a KeyboardInterrupt)
+    stops the producer and joins it. An exception raised by ``fn`` is raised in the
+    consumer when it reaches that item.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[T], R],
+        items: Sequence[T],
+        depth: int,
+        name: str = "workbench-prepare",
+    ) -> None:
+        self.fn = fn
+        self.items = items
+        self.depth = depth
+        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=max(depth, 1))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
+
+    def __enter__(self) -> Prefetcher[T, R]:
+        if self.depth > 0:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[R]:
+        if self.depth == 0:
+            for item in self.items:
+                yield self.fn(item)
+            return
+        while True:
+            kind, value = self._get()
+            if kind == "done":
+                return
+            if kind == "error":
+                raise value
+            yield value
+
+    def close(self) -> None:
+        """Stop the producer and wait for it to end (idempotent)."""
+        self._stop.set()
+        while self._thread.is_alive():
+            _drain(self._queue)
+            self._thread.join(_POLL_S)
+
+    def _get(self) -> tuple[str, Any]:
+        while True:
+            try:
+                return self._queue.get(timeout=_POLL_S)
+            except queue.Empty:
+                if not self._thread.is_alive() and self._queue.empty():
+                    raise EncodingError("the batch producer stopped without a result") from None
+
+    def _put(self, message: tuple[str, Any]) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(message, timeout=_POLL_S)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _work(self) -> None:
+        try:
+            for item in self.items:
+                if self._stop.is_set() or not self._put(("item", self.fn(item))):
+                    return
+            self._put(("done", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            self._put(("error", exc))
+
+
+class RowWriter:
+    """Writes staged rows into the output on a writer thread, in the order they are given.
+
+    Args:
+        dest: the output ``(n_rows, n_layers, dim)`` (CPU; may share a memory map's pages).
+        depth: staged batches queued at most; :meth:`put` blocks beyond that.
+
+    Use as a context manager; :meth:`finish` waits for every write and raises a write's
+    error; leaving the block without it (an exception) stops the thread without waiting.
+    """
+
+    def __init__(self, dest: torch.Tensor, depth: int, name: str = "workbench-write") -> None:
+        self.dest = dest
+        self._queue: queue.Queue[tuple[torch.Tensor, torch.Tensor, Any] | None] = queue.Queue(
+            maxsize=max(depth, 1)
+        )
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
+
+    def __enter__(self) -> RowWriter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        while self._thread.is_alive():
+            _drain(self._queue)
+            self._thread.join(_POLL_S)
+
+    def put(self, rows: torch.Tensor, host: torch.Tensor, ready: Any) -> None:
+        """Queue ``host`` ``(n, n_layers, dim)`` for rows ``rows`` ``(n,)`` of the output, to
+        be written once ``ready`` (a CUDA event, or None) has completed."""
+        while True:
+            self._raise_error()
+            try:
+                self._queue.put((rows, host, ready), timeout=_POLL_S)
+                return
+            except queue.Full:
+                continue
+
+    def finish(self) -> None:
+        """Wait until every queued row is written; raise a write's error."""
+        while self._thread.is_alive():
+            try:
+                self._queue.put(None, timeout=_POLL_S)
+                break
+            except queue.Full:
+                self._raise_error()
+        self._thread.join()
+        self._raise_error()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _work(self) -> None:
+        import torch
+
+        try:
+            with torch.inference_mode():
+                while not self._stop.is_set():
+                    try:
+                        job = self._queue.get(timeout=_POLL_S)
+                    except queue.Empty:
+                        continue
+                    if job is None:
+                        return
+                    rows, host, ready = job
+                    if ready is not None:
+                        ready.synchronize()
+                    self.dest.index_copy_(0, rows, host)
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+            self._error = exc
+
+
+def _drain(q: queue.Queue) -> None:
+    """Empty a queue without blocking (so a producer blocked on ``put`` can see the stop)."""
+    while True:
+        try:
+            q.get_nowait()
+        except queue.Empty:
+            return
+
+
+def _failure(exc: Exception, stage: str, hb: HostBatch | None) -> WorkbenchError:
+    """The project's error for an exception in a stage (a WorkbenchError passes unchanged)."""
+    if isinstance(exc, WorkbenchError):
+        return exc
+    where = f" on a batch of {hb.ids.shape[0]} x {hb.ids.shape[1]} tokens" if hb else ""
+    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    if "out of memory" in text.lower() or "can't allocate memory" in text.lower():
+        return EncodingError(
+            f"The device ran out of memory in the {stage} stage{where}: {text}. "
+            "Lower max_batch_tokens, or keep fewer layers (layers=...)."
+        )
+    name = type(exc).__name__
+    return EncodingError(f"Encoding failed in the {stage} stage{where}: {name}: {text}")
+
+
+def run_batches(
+    builder: BatchBuilder,
+    batches: Sequence[np.ndarray],
+    forward: Callable[[torch.Tensor, torch.Tensor], ForwardOutput],
+    layers: Sequence[int],
+    dest: torch.Tensor,
+    device: str,
+    config: PipelineConfig | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> None:
+    """Run every batch through the model and write its kept words into ``dest``.
+
+    Args:
+        builder: prepares each batch (:meth:`BatchBuilder.build`).
+        batches: window indices of each batch, in run order.
+        forward: ``forward(ids, mask)`` -> the model's output with every hidden state.
+        layers: hidden-state indices to keep, in output order.
+        dest: the output ``(n_rows, len(layers), dim)`` CPU tensor; its dtype is the store
+            dtype (float32 or float16).
+        device: where the model runs.
+        config: how stages overlap (default :class:`PipelineConfig`).
+        on_batch: called with each batch's subword count once it is running.
+
+    Raises:
+        WorkbenchError: bad input found while preparing a batch (as raised there);
+            :class:`EncodingError`: an out-of-memory or another failure in a stage.
+    """
+    import torch
+
+    config = config or PipelineConfig()
+    cuda = device.startswith("cuda")
+    staged = config.staged_on(device)
+    on_host = device == "cpu"
+
+    def produce(batch: np.ndarray) -> tuple[HostBatch, PackedBatch | None]:
+        hb = builder.build(batch)
+        return hb, (None if on_host or not hb.plan.n_words else pack(hb, pin=cuda))
+
+    stream = torch.cuda.Stream(device=device) if cuda and staged else None
+    hb: HostBatch | None = None
+    stage = "prep"
+    with ExitStack() as threads:  # on leaving: the writer, then the producer, stopped and joined
+        source = threads.enter_context(Prefetcher(produce, batches, config.prefetch_on(device)))
+        writer = threads.enter_context(RowWriter(dest, config.in_flight)) if staged else None
+        try:
+            for hb, packed in source:
+                if hb.plan.n_words:
+                    stage = "h2d"
+                    db = to_device(hb, packed, device)
+                    stage = "forward"
+                    out = forward(db.ids, db.mask)
+                    stage = "pooling"
+                    hidden = [out.hidden_states[k] for k in layers]
+                    pooled = pool_words(db.index, hidden, dest.dtype)
+                    del out, hidden
+                    rows = torch.from_numpy(hb.rows)
+                    stage = "write"
+                    if writer is not None:
+                        writer.put(rows, *to_host(pooled, stream))
+                    else:
+                        dest.index_copy_(0, rows, pooled.to("cpu"))
+                if on_batch is not None:
+                    on_batch(hb.n_tokens)
+                stage, hb = "prep", None
+            if writer is not None:
+                stage = "write"
+                writer.finish()
+        except Exception as exc:
+            raise _failure(exc, stage, hb) from exc
+
+
+def run_batches_timed(
+    builder: BatchBuilder,
+    batches: Sequence[np.ndarray],
+    forward: Callable[[torch.Tensor, torch.Tensor], ForwardOutput],
+    layers: Sequence[int],
+    dest: torch.Tensor,
+    device: str,
+    times: StageTimes,
+) -> None:
+    """:func:`run_batches` one stage at a time, waiting for the device after each, adding
+    each stage's seconds to ``times``: where the time goes, not how fast the overlapped run
+    is. Same stage functions, same results."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    stream = torch.cuda.Stream(device=device) if cuda else None
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize(device)
+
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        sync()
+        now = time.perf_counter()
+        times.seconds[stage] += now - clock
+        clock = now
+
+    for batch in batches:
+        clock = time.perf_counter()
+        hb = builder.build(batch)
+        packed = None if device == "cpu" or not hb.plan.n_words else pack(hb, pin=cuda)
+        lap("prep")
+        times.batches += 1
+        times.tokens += hb.n_tokens
+        if not hb.plan.n_words:
+            continue
+        db = to_device(hb, packed, device)
+        lap("h2d")
+        out = forward(db.ids, db.mask)
+        lap("forward")
+        pooled = pool_words(db.index, [out.hidden_states[k] for k in layers], dest.dtype)
+        del out
+        lap("pooling")
+        host, ready = to_host(pooled, stream)
+        if ready is not None:
+            ready.synchronize()
+        lap("d2h")
+        dest.index_copy_(0, torch.from_numpy(hb.rows), host)
+        lap("write")
