@@ -11,11 +11,11 @@ import argparse
 import sys
 
 from workbench import __version__
-from workbench.cli import data, embed, finetune, geometry, info, model, wsd
+from workbench.cli import data, embed, finetune, geometry, info, model, senses, wsd
 from workbench.errors import WorkbenchError
 
 # The sub-commands in the order `workbench --help` lists them.
-COMMANDS = (info, embed, model, data, geometry, wsd, finetune)
+COMMANDS = (info, embed, model, data, geometry, wsd, senses, finetune)
 
 
 def build_parser() -> argparse.ArgumentParser:

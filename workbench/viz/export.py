@@ -272,6 +272,24 @@ def _format_of(path: Path, allowed: tuple[str, ...], what: str) -> str:
     return fmt
 
 
+def figure_format(path: str | os.PathLike[str]) -> str:
+    """The figure format of an output path by its suffix (check it before any work).
+
+    Raises:
+        InputError: a suffix other than ``.html``, ``.json``, ``.png``, ``.svg``.
+    """
+    return _format_of(Path(path), FIGURE_FORMATS, "figure")
+
+
+def table_format(path: str | os.PathLike[str]) -> str:
+    """The table format of an output path by its suffix (``csv`` or ``json``).
+
+    Raises:
+        InputError: another suffix.
+    """
+    return _format_of(Path(path), TABLE_FORMATS, "table")
+
+
 def _write(path: Path, content: str | bytes) -> Path:
     with atomic_path(path) as tmp:
         if isinstance(content, bytes):
@@ -285,7 +303,7 @@ def export_figure(fig: go.Figure, settings: Settings, path: str | os.PathLike[st
     """Write the figure to ``path`` (``.html``, ``.json``, ``.png`` or ``.svg``), whole or not
     at all; returns the path."""
     path = Path(path)
-    fmt = _format_of(path, FIGURE_FORMATS, "figure")
+    fmt = figure_format(path)
     if fmt == "html":
         return _write(path, figure_html(fig, settings))
     if fmt == "json":
@@ -296,7 +314,7 @@ def export_figure(fig: go.Figure, settings: Settings, path: str | os.PathLike[st
 def export_table(rows: Any, settings: Settings, path: str | os.PathLike[str]) -> Path:
     """Write a table to ``path`` (``.csv`` or ``.json``), whole or not at all."""
     path = Path(path)
-    fmt = _format_of(path, TABLE_FORMATS, "table")
+    fmt = table_format(path)
     return _write(path, table_csv(rows, settings) if fmt == "csv" else table_json(rows, settings))
 
 

@@ -1,0 +1,186 @@
+"""Figures of the sense views (:mod:`workbench.viz.sense_views`): one word's projected
+occurrences with their separation in the title, the separation curve over layers, and several
+words in one projection coloured by word, then by sense. They return plotly figures and never
+call ``show()``::
+
+    fig = sense_view_figure(view, names=sense_names(glosses))
+    curve = separation_figure({"MiniLM": view.curve, "tuned": tuned.curve})
+    atlas = atlas_figure(atlas_view([...], "6", projection=ProjectionConfig()))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import hex_to_rgb, qualitative, unlabel_rgb
+from plotly.subplots import make_subplots
+
+from workbench.errors import InputError
+from workbench.geometry.corrections import CORRECTION_LABELS
+from workbench.geometry.separation import MEASURE_LABELS, LayerSeparation, Separation
+from workbench.viz.plotting import PALETTE, hover_text, sense_scatter
+from workbench.viz.sense_views import AtlasView, SenseView
+
+#: Marker symbols that tell a word's senses apart in the many-words view.
+SYMBOLS: tuple[str, ...] = (
+    "circle", "square", "diamond", "triangle-up", "cross", "x", "star", "pentagon",
+    "triangle-down", "hexagon", "star-triangle-up", "hourglass",
+)  # fmt: skip
+#: A strong base colour per word in the many-words view (its senses get shades of it).
+WORD_PALETTE: tuple[str, ...] = tuple(qualitative.D3)
+_DASHES = ("solid", "dash", "dot", "dashdot")
+
+
+def separation_text(s: Separation) -> str:
+    """``"silhouette 0.12 · 1-NN 78% (chance 45%) · 180 occurrences, 4 senses"``."""
+    if math.isnan(s.silhouette):
+        return f"separation undefined: {s.note}"
+    return (
+        f"silhouette {s.silhouette:.2f} · 1-NN {100 * s.nn_accuracy:.0f}% "
+        f"(chance {100 * s.chance:.0f}%) · {s.n_measured} occurrences, {s.n_senses} senses"
+    )
+
+
+def view_hover(view: SenseView | AtlasView, glosses: Mapping[str, str] | None = None) -> list[str]:
+    """Hover text of every occurrence: the sentence, its label and the label's gloss."""
+    glosses = glosses or {}
+    return [
+        hover_text(o.words, o.index, glosses.get(lab, ""), lab)
+        for o, lab in zip(view.occurrences, view.labels)
+    ]
+
+
+def sense_view_figure(
+    view: SenseView,
+    labels: Sequence[str] | None = None,
+    hover: Sequence[str] | None = None,
+    names: Mapping[str, str] | None = None,
+    title: str = "",
+    categories: Sequence[str] | None = None,
+) -> go.Figure:
+    """The view's projected occurrences coloured by sense, its separation in the title.
+
+    Args:
+        view: a projected :class:`~workbench.viz.sense_views.SenseView`.
+        labels: colour labels (default: the gold senses; e.g. predicted senses).
+        hover: hover texts (default: :func:`view_hover`).
+        names: label -> legend text.
+        title: the first title line (default: model, layer and correction).
+        categories: every label in colour order (same colours in two panes).
+    """
+    if view.coords.shape[1] not in (2, 3):
+        raise InputError("this view has no projection: pass a ProjectionConfig to sense_view")
+    colour = [lab or "(no label)" for lab in (labels if labels is not None else view.labels)]
+    heading = title or (
+        f"{view.settings.model}, layer {view.layer}, "
+        f"{CORRECTION_LABELS.get(view.correction, view.correction)}"
+    )
+    fig = sense_scatter(
+        view.coords, colour, list(hover) if hover is not None else view_hover(view),
+        title=f"{heading}<br><sup>{separation_text(view.separation)}</sup>", names=names,
+        categories=categories,
+    )  # fmt: skip
+    return fig
+
+
+def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") -> go.Figure:
+    """Silhouette and 1-NN sense accuracy over layers, side by side: one colour per named curve
+    (a pane, a model, a word), solid raw and dashed corrected, 1-NN chance dotted grey.
+
+    Args:
+        curves: name -> :class:`~workbench.geometry.separation.LayerSeparation`.
+        title: figure title.
+    """
+    if not curves:
+        raise InputError("no separation curve to draw")
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[MEASURE_LABELS["silhouette"],
+                                                        MEASURE_LABELS["nn_accuracy"]])  # fmt: skip
+    for i, (name, curve) in enumerate(curves.items()):
+        color = PALETTE[i % len(PALETTE)]
+        x = list(curve.layers)
+        for col, measure in enumerate(("silhouette", "nn_accuracy"), start=1):
+            for j, (correction, values) in enumerate(curve.series(measure).items()):
+                label = f"{name}, {CORRECTION_LABELS.get(correction, correction)}"
+                fig.add_trace(go.Scatter(
+                    x=x, y=[None if math.isnan(v) else v for v in values], mode="lines+markers",
+                    name=label, legendgroup=label, showlegend=col == 1,
+                    line=dict(color=color, width=3, dash=_DASHES[j % len(_DASHES)]),
+                    hovertemplate=f"{label}<br>layer %{{x}}: %{{y:.3f}}<extra></extra>",
+                ), row=1, col=col)  # fmt: skip
+        chance = [curve.get(layer).chance for layer in curve.layers]
+        fig.add_trace(go.Scatter(
+            x=x, y=[None if math.isnan(v) else v for v in chance], mode="lines",
+            name=f"{name}, 1-NN chance", line=dict(color="#999", width=1.5, dash="dot"),
+            hovertemplate="chance %{y:.3f}<extra></extra>",
+        ), row=1, col=2)  # fmt: skip
+    fig.update_xaxes(title_text="layer", type="category")
+    fig.update_yaxes(range=[-0.2, 1.0], row=1, col=1)
+    fig.update_yaxes(range=[0.0, 1.02], tickformat=".0%", row=1, col=2)
+    fig.update_layout(title=title, height=420, font=dict(size=14), margin=dict(t=80),
+                      legend=dict(orientation="h", y=-0.2))  # fmt: skip
+    return fig
+
+
+def _shade(color: str, k: int, n: int) -> str:
+    """The ``k``-th of ``n`` shades of a hex colour, from darker to lighter."""
+    r, g, b = (int(c) for c in (hex_to_rgb(color) if color.startswith("#") else unlabel_rgb(color)))
+    t = -0.3 + 0.85 * (k / (n - 1)) if n > 1 else 0.0  # < 0: towards black, > 0: towards white
+    if t < 0:
+        r, g, b = (int(c * (1 + t)) for c in (r, g, b))
+    else:
+        r, g, b = (int(c + (255 - c) * t * 0.8) for c in (r, g, b))
+    return f"rgb({r},{g},{b})"
+
+
+def atlas_figure(
+    view: AtlasView,
+    hover: Sequence[str] | None = None,
+    names: Mapping[str, str] | None = None,
+    title: str = "",
+) -> go.Figure:
+    """Several words in one projection: a colour per word, a shade and a marker per sense
+    (most frequent first), the legend grouped by word.
+
+    Args:
+        view: an :class:`~workbench.viz.sense_views.AtlasView` with 2-D or 3-D coordinates.
+        hover: hover texts (default: :func:`view_hover`).
+        names: sense label -> legend text.
+        title: figure title.
+    """
+    coords = np.asarray(view.coords, dtype=np.float32)
+    if coords.ndim != 2 or coords.shape[1] not in (2, 3):
+        raise InputError("this view has no projection: pass a ProjectionConfig to atlas_view")
+    names = names or {}
+    hover_arr = np.asarray(list(hover) if hover is not None else view_hover(view), dtype=object)
+    lemmas = np.asarray(view.lemmas, dtype=object)
+    labels = np.asarray([lab or "(no label)" for lab in view.labels], dtype=object)
+    three_d = coords.shape[1] == 3
+    kind = go.Scatter3d if three_d else go.Scatter
+    fig = go.Figure()
+    for i, lemma in enumerate(dict.fromkeys(view.lemmas)):
+        base = WORD_PALETTE[i % len(WORD_PALETTE)]
+        mine = lemmas == lemma
+        senses, counts = np.unique(labels[mine], return_counts=True)
+        order = sorted(range(len(senses)), key=lambda j: (-counts[j], senses[j]))
+        sep = view.separation.get(lemma)
+        group = f"{lemma} ({separation_text(sep)})" if sep is not None else lemma
+        for rank, j in enumerate(order):
+            m = mine & (labels == senses[j])
+            xyz = dict(zip("xyz", coords[m].T, strict=False))
+            fig.add_trace(kind(
+                **xyz, mode="markers", name=names.get(senses[j], senses[j]), legendgroup=lemma,
+                legendgrouptitle_text=group if rank == 0 else None,
+                marker=dict(color=_shade(base, rank, len(order)), size=5 if three_d else 9,
+                            symbol=SYMBOLS[rank % len(SYMBOLS)] if not three_d else "circle",
+                            line=dict(width=0.5, color="white")),
+                text=hover_arr[m].tolist(), hovertemplate="%{text}<extra></extra>",
+            ))  # fmt: skip
+    fig.update_layout(title=title, font=dict(size=14), height=680, hoverlabel=dict(align="left"),
+                      legend=dict(groupclick="toggleitem"), margin=dict(t=60))  # fmt: skip
+    if not three_d:
+        fig.update_xaxes(showticklabels=False, title="")
+        fig.update_yaxes(showticklabels=False, title="", scaleanchor="x", scaleratio=1)
+    return fig

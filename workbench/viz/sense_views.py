@@ -1,0 +1,297 @@
+"""A word's senses seen through one model, layer and correction: its occurrences projected and
+their sense separation measured. The Senses page's panes, ``workbench senses`` and the
+fine-tuning before/after view make the same calls::
+
+    occs = lemma_occurrences("bank", source="semcor", limit=200)
+    enc = Encoder("runs/wsd/model")                   # any model directory or hub id
+    ov = encode_occurrences(enc, occs)                # (n, n_layers + 1, dim), cached on disk
+    post = fit_correction(enc, "zscore")              # per layer, on a seeded reference sample
+    view = sense_view(ov, "6", post, ProjectionConfig(random_state=0),
+                      reference="auto", data={"lemma": "bank", "source": "semcor"})
+    view.coords.shape                                 # (n, 2)
+    view.separation.silhouette                        # at layer 6, z-scored
+    view.curve.peak("nn_accuracy", "zscore")          # every hidden state, raw and z-scored
+
+Several words in one projection (Context Atlas's picture): :func:`atlas_view`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.corpora.datasets import DATASETS, load_dataset
+from workbench.corpora.occurrences import (
+    Occurrence,
+    OccurrenceVectors,
+    from_corpus,
+    from_lines,
+    from_wordnet,
+    read_demo,
+)
+from workbench.corpora.reference import fit_reference, load_reference_corpus, sample_corpus
+from workbench.encoding.encoder import Encoder
+from workbench.encoding.pooling import combine_layers
+from workbench.errors import InputError, MismatchError
+from workbench.fileio import sha256_words
+from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.separation import (
+    LayerSeparation,
+    Separation,
+    sense_separation,
+    separation_by_layer,
+)
+from workbench.lexicon.wordnet import WordNet, load_wordnet
+from workbench.viz.export import ViewSettings
+from workbench.viz.projection import ProjectionConfig, Projector
+
+#: Occurrence sources by name (besides a text file's path).
+SOURCES: tuple[str, ...] = ("semcor", "wordnet", "demo")
+
+
+def lemma_occurrences(
+    lemma: str,
+    source: str = "semcor",
+    pos: str | None = None,
+    limit: int | None = 200,
+    random_state: int = 0,
+    data_dir: str | Path | None = None,
+    wordnet: WordNet | None = None,
+) -> list[Occurrence]:
+    """A lemma's occurrences with their gold senses.
+
+    Args:
+        lemma: the WordNet lemma (``"bank"``).
+        source: ``"semcor"`` (or any framework dataset name: gold sense keys), ``"wordnet"``
+            (usage examples, labelled with the sense whose example it is), ``"demo"`` (the
+            project's demo text of the word) or the path of a text file (see
+            :func:`workbench.corpora.occurrences.from_lines`).
+        pos: one universal POS (``NOUN``...) for SemCor and WordNet; None = all.
+        limit: at most this many (a seeded sample in corpus order); None = all.
+        random_state: the sample's seed.
+        data_dir: the WSD data directory (default: ``WORKBENCH_DATA`` ...).
+        wordnet: a loaded WordNet (default: :func:`workbench.lexicon.wordnet.load_wordnet`).
+
+    Raises:
+        InputError: the lemma does not occur; DataError: the corpus is missing.
+    """
+    if source.lower() in {d.lower() for d in DATASETS}:
+        return from_corpus(load_dataset(source, data_dir), lemma, pos, limit, random_state)
+    if source == "wordnet":
+        found = from_wordnet(wordnet or load_wordnet(), lemma, pos)
+    elif source == "demo":
+        found = from_lines(read_demo(lemma), lemma, source=f"{lemma}.tsv")
+    else:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise InputError(
+                f"unknown occurrence source {source!r}: use {', '.join(SOURCES)}, a framework "
+                "dataset name or the path of a text file"
+            )
+        found = from_lines(path.read_text(encoding="utf-8").splitlines(), lemma, path.name)
+        if not found:
+            raise InputError(f"{path} has no occurrence of {lemma!r}")
+    if limit is not None and len(found) > limit:
+        rng = np.random.default_rng(random_state)
+        found = [found[i] for i in sorted(rng.choice(len(found), size=limit, replace=False))]
+    return found
+
+
+def fit_correction(
+    encoder: Encoder,
+    correction: str,
+    reference: str = "auto",
+    n_sentences: int = 500,
+    random_state: int = 0,
+    data_dir: str | Path | None = None,
+) -> PostProcessor | None:
+    """A correction fitted per layer (every hidden state) on a seeded sample of a reference
+    corpus (:func:`workbench.corpora.reference.fit_reference`); None for ``"none"``.
+
+    Args:
+        encoder: the model whose vectors will be corrected.
+        correction: a name of :data:`workbench.geometry.corrections.POSTPROCESSORS`.
+        reference: ``"auto"``, ``"semcor"``, ``"wordnet"`` or a text file
+            (:func:`workbench.corpora.reference.load_reference_corpus`).
+        n_sentences: sentences sampled from it.
+        random_state: the sample's seed.
+        data_dir: the WSD data directory.
+    """
+    if correction == "none":
+        return None
+    sample = sample_corpus(load_reference_corpus(reference, data_dir), n_sentences,
+                           random_state=random_state)  # fmt: skip
+    return fit_reference(encoder, correction, sample)
+
+
+def occurrences_sha256(occurrences: Sequence[Occurrence]) -> str:
+    """SHA-256 of the occurrences as the encoder sees them (sentences and target positions)."""
+    return sha256_words([list(o.words) for o in occurrences], [[o.index] for o in occurrences])
+
+
+def _labels(ov: OccurrenceVectors, labels: Sequence[str] | None) -> list[str]:
+    out = list(labels) if labels is not None else ov.labels
+    if len(out) != len(ov.occurrences):
+        raise InputError(f"{len(out)} labels for {len(ov.occurrences)} occurrences")
+    return out
+
+
+@dataclass(frozen=True)
+class SenseView:
+    """One word's occurrences through one model, layer spec and correction.
+
+    Attributes:
+        occurrences: the occurrences, row ``i`` of ``coords`` = ``occurrences[i]``.
+        labels: their gold sense labels (``""`` = none).
+        layer: the layer spec shown (``"6"``, ``"last4-sum"``).
+        correction: the correction applied before projecting and measuring.
+        coords: ``(n_occurrences, n_components)`` float32 projected coordinates (``(n, 0)``
+            without a projection).
+        separation: sense separation at ``layer`` after ``correction``.
+        raw: sense separation at ``layer`` without correction (``separation`` when none).
+        curve: separation at every hidden state, raw and corrected.
+        settings: what made the view (written into every export).
+    """
+
+    occurrences: tuple[Occurrence, ...]
+    labels: tuple[str, ...]
+    layer: str
+    correction: str
+    coords: np.ndarray
+    separation: Separation
+    raw: Separation
+    curve: LayerSeparation
+    settings: ViewSettings
+
+
+def corrected_vectors(
+    ov: OccurrenceVectors, layer: str, post: PostProcessor | None = None
+) -> np.ndarray:
+    """``(n_occurrences, dim)`` vectors at a layer spec, each layer corrected by ``post``
+    (fitted per layer on the same hidden states) before layers are combined."""
+    x = np.asarray(ov.vectors, dtype=np.float32)
+    if post is not None:
+        x = post.transform(x)
+    return combine_layers(x, ov.emb.layers, layer, ov.emb.n_hidden)
+
+
+def sense_view(
+    ov: OccurrenceVectors,
+    layer: str,
+    post: PostProcessor | None = None,
+    projection: ProjectionConfig | None = None,
+    reference: str = "",
+    data: Mapping[str, Any] | None = None,
+    labels: Sequence[str] | None = None,
+    min_count: int = 2,
+) -> SenseView:
+    """Project and measure one word's occurrences at one layer spec after one correction.
+
+    Args:
+        ov: the occurrences and their layerwise vectors
+            (:func:`workbench.corpora.occurrences.encode_occurrences`).
+        layer: a layer spec (``"6"``, ``"last4-sum"``, ``"3,4,5"``).
+        post: a correction fitted per layer on ``ov``'s hidden states (:func:`fit_correction`),
+            None for raw vectors.
+        projection: the projection settings; None = no projection.
+        reference: name of the corpus ``post`` was fitted on, for the settings.
+        data: what was shown (lemma, source...), added to the settings.
+        labels: the gold senses (default: the occurrences' labels).
+        min_count: see :func:`workbench.geometry.separation.sense_separation`.
+    """
+    gold = _labels(ov, labels)
+    correction = post.name if post is not None else "none"
+    picked = corrected_vectors(ov, layer, post)
+    coords = (
+        Projector(projection).fit_transform(picked)
+        if projection is not None
+        else np.zeros((len(gold), 0), np.float32)
+    )
+    separation = sense_separation(picked, gold, min_count, layer, correction)
+    raw = separation
+    if post is not None:
+        raw = sense_separation(corrected_vectors(ov, layer), gold, min_count, layer)
+    curve = separation_by_layer(ov.vectors, gold, ov.emb.layers, post, None, ov.emb.n_hidden,
+                                min_count)  # fmt: skip
+    facts = {
+        **(data or {}),
+        "n_occurrences": len(gold),
+        "occurrences_sha256": occurrences_sha256(ov.occurrences),
+        "senses": separation.counts(),
+    }
+    settings = ViewSettings.of(ov.emb, "senses", layer, correction, reference, projection, facts)
+    return SenseView(ov.occurrences, tuple(gold), layer, correction, coords, separation, raw,
+                     curve, settings)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AtlasView:
+    """Several words' occurrences in one projection (Context Atlas's picture).
+
+    Attributes:
+        occurrences: every word's occurrences, word after word.
+        lemmas: the word of each occurrence.
+        labels: the gold sense of each occurrence (``""`` = none).
+        coords: ``(n_occurrences, n_components)`` float32, one projection for all words.
+        separation: lemma -> its sense separation at ``layer`` after the correction.
+        settings: what made the view.
+    """
+
+    occurrences: tuple[Occurrence, ...]
+    lemmas: tuple[str, ...]
+    labels: tuple[str, ...]
+    coords: np.ndarray
+    separation: dict[str, Separation]
+    settings: ViewSettings
+
+
+def atlas_view(
+    parts: Sequence[tuple[str, OccurrenceVectors]],
+    layer: str,
+    post: PostProcessor | None = None,
+    projection: ProjectionConfig | None = None,
+    reference: str = "",
+    data: Mapping[str, Any] | None = None,
+    min_count: int = 2,
+) -> AtlasView:
+    """Several words' occurrences, encoded by one model, in one projection at one layer spec.
+
+    Args:
+        parts: ``(lemma, occurrence vectors)`` per word, all from the same model and layers.
+        layer, post, projection, reference, data, min_count: as in :func:`sense_view`.
+
+    Raises:
+        InputError: no word given; MismatchError: words encoded by different models.
+    """
+    if not parts:
+        raise InputError("no word given: choose at least one word")
+    first = parts[0][1].emb
+    for lemma, ov in parts:
+        if ov.emb.fingerprint != first.fingerprint or tuple(ov.emb.layers) != tuple(first.layers):
+            raise MismatchError(f"the occurrences of {lemma!r} come from another model or layers")
+    picked = [corrected_vectors(ov, layer, post) for _, ov in parts]
+    x = np.concatenate(picked)
+    coords = (
+        Projector(projection).fit_transform(x)
+        if projection is not None
+        else np.zeros((len(x), 0), np.float32)
+    )
+    correction = post.name if post is not None else "none"
+    separation = {
+        lemma: sense_separation(v, ov.labels, min_count, layer, correction)
+        for (lemma, ov), v in zip(parts, picked)
+    }
+    occurrences = tuple(o for _, ov in parts for o in ov.occurrences)
+    lemmas = tuple(lemma for lemma, ov in parts for _ in ov.occurrences)
+    facts = {
+        **(data or {}),
+        "lemmas": {lemma: len(ov.occurrences) for lemma, ov in parts},
+        "occurrences_sha256": occurrences_sha256(occurrences),
+    }
+    settings = ViewSettings.of(first, "atlas", layer, correction, reference, projection, facts)
+    labels = tuple(o.label for o in occurrences)
+    return AtlasView(occurrences, lemmas, labels, coords, separation, settings)
