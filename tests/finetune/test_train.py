@@ -9,13 +9,14 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from workbench.fileio import stale_temporaries
+from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import TaggedSentence, TextExample, in_memory, read_text
 from workbench.finetune.tasks import finetune
@@ -264,18 +265,18 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, tmp_path
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     killed = tmp_path / "killed"
+    # SIGKILL while epoch 2's checkpoint is written: its temporary is complete, not renamed
+    kill_env = {**env, "WORKBENCH_KILL_AT": f"atomic:{ckpt.LAST}#2"}
     proc = _cli(
-        ["seqcls", "--train", str(train), "--dev", str(dev), "--out", str(killed), *opts], env
+        ["seqcls", "--train", str(train), "--dev", str(dev), "--out", str(killed), *opts],
+        kill_env,
     )
-    last = killed / "checkpoint" / "last.pt"
-    deadline = time.monotonic() + 120
-    while not last.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate()
+    proc.communicate(timeout=300)
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
-    epochs_done = torch.load(last, weights_only=False)["state"]["epoch"]
-    assert 1 <= epochs_done < 4 and not (killed / "training_card.json").exists()
+    directory = killed / "checkpoint"
+    assert stale_temporaries(directory, [ckpt.LAST])  # what the killed writer left
+    epochs_done = ckpt.load_tree(directory / ckpt.LAST)["state"]["epoch"]
+    assert epochs_done == 1 and not (killed / "training_card.json").exists()
     resumed = _cli(
         [
             "seqcls",
@@ -293,6 +294,7 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, tmp_path
     log, _ = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, log
     assert f"after epoch {epochs_done}" in log
+    assert not stale_temporaries(killed) and not (killed / "checkpoint").exists()
     # the same run, uninterrupted, in this process
     cfg = TrainConfig(epochs=4, lr=1e-3, batch_size=8, max_length=32, seed=3)
     from workbench.finetune.runs import file_data

@@ -1,27 +1,39 @@
-"""Per-epoch checkpoints for resuming an interrupted run.
+"""Per-epoch checkpoints for resuming an interrupted run, in a format that cannot run code.
 
-A checkpoint (``<output>/checkpoint/last.pt``) holds everything that decides what happens next:
-model and optimizer state, the scheduler, every random generator's state, the epoch history,
-the best dev score so far and the early-stopping counter, plus the options and data checksums
-it was made with (a resume with other options or data is refused). It is written atomically
-(temporary file, then rename), so a process killed while writing leaves the previous one.
-``best.pt`` keeps the weights of the best epoch so far (model selection on the dev metric).
+A checkpoint (``<output>/checkpoint/last.safetensors``) holds everything that decides what
+happens next: model and optimizer state, the scheduler, every random generator's state, the
+epoch history, the best dev score so far and the early-stopping counter, plus the options and
+data checksums it was made with (a resume with other options or data is refused).
+``best.safetensors`` keeps the weights of the best epoch so far (model selection on the dev
+metric).
+
+Both are safetensors files: the tensors (weights, optimizer moments, torch's generator states)
+as tensors, everything else (scheduler, step counts, Python's and NumPy's generator states,
+the run's bookkeeping) as JSON in the file's metadata (:func:`pack_tree`), so loading one never
+unpickles anything: a planted or shared run directory cannot run code. Pickled ``last.pt`` /
+``best.pt`` files of earlier versions are refused, never loaded. Each file is written to a
+temporary name of this writer and renamed (:func:`workbench.fileio.atomic_path`), so a process
+killed while writing leaves the previous checkpoint; the next run removes what it left.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from workbench.errors import InputError
-from workbench.fileio import atomic_path
+from workbench.errors import DataError, InputError
+from workbench.fileio import atomic_path, remove_stale_temporaries
 
-LAST = "last.pt"
-BEST = "best.pt"
+LAST = "last.safetensors"
+BEST = "best.safetensors"
+LEGACY = ("last.pt", "best.pt")  # pickled checkpoints of earlier versions: never loaded
+FORMAT = "workbench-checkpoint/1"
 
 
 @dataclass
@@ -66,15 +78,133 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def atomic_save(obj: object, path: Path) -> None:
-    """``torch.save`` to a temporary file, then rename over ``path``."""
+# ---------------------------------------------------------------------- a tree as JSON + tensors
+
+_NUMERIC_KINDS = "biuf"  # NumPy dtype kinds an array in the JSON part may have
+
+
+def pack_tree(obj: Any, tensors: dict[str, torch.Tensor], path: str = "") -> Any:
+    """``obj`` as JSON-able data, its tensors moved into ``tensors`` (CPU copies, keyed by
+    where they were in ``obj``) and replaced by ``{"__tensor__": key}``.
+
+    Tuples, dicts with non-string keys (an optimizer's parameter ids) and small NumPy arrays
+    (a generator's state) are tagged so that :func:`unpack_tree` gives them back as they were.
+
+    Raises:
+        TypeError: a value that is not a tensor, array, number, string, bool, None, or a
+            list, tuple or dict of them.
+    """
+    if isinstance(obj, torch.Tensor):
+        key = path or "tensor"
+        if key in tensors:
+            key = f"{key}#{len(tensors)}"
+        tensors[key] = obj.detach().to("cpu", copy=True).contiguous()
+        return {"__tensor__": key}
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind not in _NUMERIC_KINDS:
+            raise TypeError(f"{path}: a numpy array of {obj.dtype} cannot be stored")
+        return {"__ndarray__": obj.tolist(), "dtype": obj.dtype.str}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, tuple):
+        return {"__tuple__": [pack_tree(v, tensors, f"{path}/{i}") for i, v in enumerate(obj)]}
+    if isinstance(obj, list):
+        return [pack_tree(v, tensors, f"{path}/{i}") for i, v in enumerate(obj)]
+    if isinstance(obj, dict):
+        if all(isinstance(k, str) and not k.startswith("__") for k in obj):
+            return {k: pack_tree(v, tensors, f"{path}/{k}") for k, v in obj.items()}
+        return {
+            "__items__": [
+                [pack_tree(k, tensors, f"{path}/key"), pack_tree(v, tensors, f"{path}/{k}")]
+                for k, v in obj.items()
+            ]
+        }
+    raise TypeError(f"{path or 'value'}: a {type(obj).__name__} cannot be stored in a checkpoint")
+
+
+def unpack_tree(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
+    """The inverse of :func:`pack_tree`: plain data, tuples, dicts, NumPy arrays (numeric
+    only) and the tensors it names.
+
+    Raises:
+        ValueError: a tag that names no tensor or a non-numeric array (a damaged file).
+    """
+    if isinstance(obj, list):
+        return [unpack_tree(v, tensors) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "__tensor__" in obj:
+        key = obj["__tensor__"]
+        if not isinstance(key, str) or key not in tensors:
+            raise ValueError(f"the checkpoint names a tensor it does not hold ({key!r})")
+        return tensors[key]
+    if "__tuple__" in obj:
+        return tuple(unpack_tree(v, tensors) for v in obj["__tuple__"])
+    if "__ndarray__" in obj:
+        dtype = np.dtype(str(obj.get("dtype")))
+        if dtype.kind not in _NUMERIC_KINDS:
+            raise ValueError(f"the checkpoint holds an array of {dtype}")
+        return np.array(obj["__ndarray__"], dtype=dtype)
+    if "__items__" in obj:
+        return {unpack_tree(k, tensors): unpack_tree(v, tensors) for k, v in obj["__items__"]}
+    return {k: unpack_tree(v, tensors) for k, v in obj.items()}
+
+
+def save_tree(obj: Any, path: Path) -> None:
+    """Write ``obj`` to ``path`` as one safetensors file (tensors + JSON metadata), atomically;
+    temporaries that killed writers left for ``path`` are removed first."""
+    from safetensors.torch import save_file
+
+    tensors: dict[str, torch.Tensor] = {}
+    tree = pack_tree(obj, tensors)
+    remove_stale_temporaries(path.parent, [path.name])
     with atomic_path(path) as tmp:
-        torch.save(obj, tmp)
+        save_file(tensors, str(tmp), metadata={"format": FORMAT, "tree": json.dumps(tree)})
+
+
+def load_tree(path: Path) -> Any:
+    """Read what :func:`save_tree` wrote; no code in the file is ever run.
+
+    Raises:
+        DataError: a missing, truncated or damaged file, or one of another format.
+    """
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt", device="cpu") as fh:
+            meta = fh.metadata() or {}
+            tensors = {key: fh.get_tensor(key) for key in fh.keys()}  # noqa: SIM118
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"not a workbench checkpoint (format {meta.get('format')!r})")
+        return unpack_tree(json.loads(meta["tree"]), tensors)
+    except (SafetensorError, OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(
+            f"{path} is damaged or not a workbench checkpoint ({exc}); resume is impossible: "
+            "start a new run (without --resume)"
+        ) from exc
+
+
+# ---------------------------------------------------------------------- checkpoints
 
 
 def cpu_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """A detached CPU copy of a model's state dict."""
     return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+
+def save_weights(model: torch.nn.Module, path: Path) -> None:
+    """Write a model's weights to ``path`` (safetensors), atomically."""
+    save_tree(cpu_state_dict(model), path)
+
+
+def load_weights(path: Path) -> dict[str, torch.Tensor]:
+    """The state dict :func:`save_weights` wrote (:class:`DataError` if damaged)."""
+    state = load_tree(path)
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise DataError(f"{path} holds no model weights")
+    return state
 
 
 def save_checkpoint(
@@ -85,8 +215,9 @@ def save_checkpoint(
     state: RunState,
     identity: dict,
 ) -> None:
-    """Write ``last.pt`` (see the module docstring). ``identity``: options and data checksums."""
-    atomic_save(
+    """Write ``last.safetensors`` (see the module docstring). ``identity``: options and data
+    checksums."""
+    save_tree(
         {
             "model": cpu_state_dict(model),
             "optimizer": optimizer.state_dict(),
@@ -100,16 +231,31 @@ def save_checkpoint(
 
 
 def load_checkpoint(directory: Path, identity: dict) -> dict:
-    """Read ``last.pt`` and check it was made by the same run (options and data).
+    """Read ``last.safetensors`` and check it was made by the same run (options and data).
 
     Raises:
-        InputError: no checkpoint there, or one made with other options or data.
+        InputError: no checkpoint there (or only a pickled one of an earlier version, which is
+            never loaded), or one made with other options or data.
+        DataError: a damaged (truncated) checkpoint.
     """
     path = directory / LAST
+    remove_stale_temporaries(directory, [LAST, BEST])
     if not path.is_file():
+        legacy = [name for name in LEGACY if (directory / name).is_file()]
+        if legacy:
+            raise InputError(
+                f"{directory / legacy[0]} is a pickled checkpoint of an earlier workbench "
+                "version; it is not loaded (a pickle can run code): start a new run"
+            )
         raise InputError(f"Nothing to resume: no checkpoint at {path}.")
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    saved = ckpt["identity"]
+    ckpt = load_tree(path)
+    fields = ("model", "optimizer", "scheduler", "rng", "state", "identity")
+    if not isinstance(ckpt, dict) or any(k not in ckpt for k in fields):
+        raise DataError(f"{path} is not a complete workbench checkpoint: start a new run")
+    saved, bookkeeping = ckpt["identity"], ckpt["state"]
+    known = set(RunState.__dataclass_fields__)
+    if not isinstance(saved, dict) or not isinstance(bookkeeping, dict) or set(bookkeeping) - known:
+        raise DataError(f"{path} is not a complete workbench checkpoint: start a new run")
     diff = sorted(k for k in set(saved) | set(identity) if saved.get(k) != identity.get(k))
     if diff:
         raise InputError(

@@ -277,7 +277,7 @@ def _after_epoch(
     if value is not None and _improved(task, value, state.best):
         state.best, state.best_epoch, state.bad_epochs = value, record.epoch, 0
         if acc.is_main_process:
-            ckpt.atomic_save(ckpt.cpu_state_dict(acc.unwrap_model(model)), directory / ckpt.BEST)
+            ckpt.save_weights(acc.unwrap_model(model), directory / ckpt.BEST)
     elif value is not None:
         state.bad_epochs += 1
     if acc.is_main_process:
@@ -416,7 +416,8 @@ def fit(
         source: the base model (:func:`workbench.encoding.models.resolve_model`).
         train, dev: the data (``dev`` None: no evaluation, the last epoch is kept).
         output: the model directory to write; checkpoints go to ``output/checkpoint``.
-        resume: continue from ``output/checkpoint/last.pt`` (same options and data).
+        resume: continue from ``output/checkpoint/last.safetensors`` (same options and
+            data; a damaged checkpoint is a DataError, an old pickled one is never loaded).
         overwrite: replace an existing finished model directory.
         progress: show a progress bar per epoch.
         callback: called with ``{"event": "step", ...}`` per batch and
@@ -461,7 +462,7 @@ def fit(
     )
     final = acc.unwrap_model(model)
     if state.best_epoch and (directory / ckpt.BEST).is_file():
-        final.load_state_dict(torch.load(directory / ckpt.BEST, map_location="cpu"))
+        final.load_state_dict(ckpt.load_weights(directory / ckpt.BEST))
     test_metrics = None
     if test is not None:
         task.check(train, test)
