@@ -2,7 +2,8 @@
 
 Thin: every sub-command lives in a module of :mod:`workbench.cli` that defines
 ``register(subparsers)``; this module lists them in :data:`COMMANDS`, parses, and turns a
-:class:`~workbench.errors.WorkbenchError` into a clear one-line message and exit code 2.
+:class:`~workbench.errors.WorkbenchError` (or an ``OSError`` the system raised on a file) into a
+clear one-line message and exit code 2.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import argparse
 import sys
 
 from workbench import __version__
-from workbench.cli import data, embed, finetune, geometry, info, model, senses, wsd
+from workbench.cli import cache, data, embed, finetune, geometry, info, model, senses, wsd
 from workbench.errors import WorkbenchError
 
 # The sub-commands in the order `workbench --help` lists them.
-COMMANDS = (info, embed, model, data, geometry, wsd, senses, finetune)
+COMMANDS = (info, embed, model, data, cache, geometry, wsd, senses, finetune)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
         print(f"workbench: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file the system refused (permissions, a full disk): one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"workbench: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
