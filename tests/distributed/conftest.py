@@ -1,0 +1,69 @@
+"""Fixtures of the distributed tests: a local Ray per test module, small inputs of each kind."""
+
+from __future__ import annotations
+
+import logging
+import lzma
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+SEMCOR = Path("WSD_Evaluation_Framework/Training_Corpora/SemCor")
+
+
+@pytest.fixture(scope="module")
+def ray_address():
+    """A local Ray with 2 CPUs for the whole test module; yields its address."""
+    import ray  # heavy: only the modules that use this fixture start Ray
+
+    if ray.is_initialized():  # a module before this one left it running: start clean
+        ray.shutdown()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+def write_semcor_head(data: Path, n: int, directory: Path) -> Path:
+    """The first ``n`` sentences of SemCor as a framework XML with its gold keys."""
+    xml = directory / f"semcor{n}.data.xml"
+    lines, ids = [], set()
+    with lzma.open(data / SEMCOR / "semcor.data.xml.xz", "rt", encoding="utf-8") as fh:
+        done = 0
+        for line in fh:
+            lines.append(line)
+            if 'id="' in line and line.lstrip().startswith("<instance"):
+                ids.add(line.split('id="', 1)[1].split('"', 1)[0])
+            if line.strip() == "</sentence>":
+                done += 1
+                if done == n:
+                    break
+    xml.write_text("".join(lines) + "</text>\n</corpus>\n", encoding="utf-8")
+    gold = directory / f"semcor{n}.gold.key.txt"
+    with lzma.open(data / SEMCOR / "semcor.gold.key.txt.xz", "rt", encoding="utf-8") as fh:
+        gold.write_text("".join(x for x in fh if x.split(" ", 1)[0] in ids), encoding="utf-8")
+    return xml
+
+
+@pytest.fixture(scope="session")
+def semcor200(wsd_data, tmp_path_factory) -> Path:
+    """The first 200 SemCor sentences (XML + gold keys)."""
+    return write_semcor_head(wsd_data, 200, tmp_path_factory.mktemp("semcor200"))
+
+
+@pytest.fixture(scope="session")
+def other_model_dir(tiny_model_dir, tmp_path_factory) -> Path:
+    """The tiny BERT with other random weights (another fingerprint, same shapes)."""
+    import torch
+    from transformers import BertModel
+
+    path = tmp_path_factory.mktemp("tiny-bert-other")
+    for name in os.listdir(tiny_model_dir):
+        if not name.endswith(".safetensors"):
+            shutil.copy(tiny_model_dir / name, path / name)
+    torch.manual_seed(1)
+    BertModel.from_pretrained(tiny_model_dir).__class__(
+        BertModel.from_pretrained(tiny_model_dir).config
+    ).save_pretrained(path)
+    return path

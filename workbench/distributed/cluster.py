@@ -1,0 +1,106 @@
+"""Connecting to Ray, and sizing the pool of workers from what the cluster has.
+
+Ray is an optional dependency (``pip install -e '.[scale]'``): it is imported inside the
+functions here, so ``workbench`` and its command line load without it.
+
+* ``address=None``: a local Ray started for this job and shut down after it;
+* ``address="auto"``: the cluster started on this machine by ``ray start --head``;
+* ``address="host:port"``: that cluster's head (``ray start --head --port PORT`` prints it).
+
+A Ray session the caller opened already (``ray.init`` in a notebook or a test) is used as is and
+left open.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.distributed.config import ClusterConfig
+from workbench.errors import InputError
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or an InputError saying how to install it."""
+    try:
+        import ray  # optional: only the distributed path needs it
+        import ray.data  # noqa: F401 - Ray Data is part of the `scale` extra
+    except ImportError as exc:
+        raise InputError(
+            f"the Ray engine needs Ray Data ({exc}): pip install -e '.[scale]'"
+        ) from exc
+    return ray
+
+
+@contextmanager
+def ray_session(cluster: ClusterConfig) -> Iterator[Any]:
+    """Yield the ``ray`` module connected as ``cluster`` says (see the module docstring).
+
+    Raises:
+        InputError: Ray is not installed, or the cluster at ``cluster.address`` cannot be
+            reached (token authentication: set ``RAY_AUTH_MODE=token`` on this machine too).
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    try:
+        if cluster.address is None:
+            ray.init(
+                address="local",
+                num_cpus=cluster.local_cpus,
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+            )
+        else:
+            ray.init(address=cluster.address, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = (
+            "a local Ray" if cluster.address is None else f"the Ray cluster at {cluster.address}"
+        )
+        raise InputError(
+            f"cannot start or reach {where} ({exc}); a cluster with token authentication also "
+            "needs RAY_AUTH_MODE=token on this machine"
+        ) from exc
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@dataclass(frozen=True)
+class Pool:
+    """How many actors run and what each reserves."""
+
+    workers: int
+    cpus: int
+    gpus: float
+    device: str | None
+
+
+def size_pool(ray: Any, cluster: ClusterConfig, n_parts: int) -> Pool:
+    """The actor pool for ``n_parts`` parts on the connected cluster.
+
+    One actor per GPU where the cluster has GPUs (``gpus_per_worker`` each), else one per
+    ``cpus_per_worker`` CPUs; never more actors than parts, nor than fit on the cluster at once
+    (more would wait for resources that never come).
+
+    Raises:
+        InputError: the cluster cannot hold a single actor of the requested size.
+    """
+    resources = ray.cluster_resources()
+    n_cpus, n_gpus = float(resources.get("CPU", 0)), float(resources.get("GPU", 0))
+    gpus = cluster.gpus_per_worker if cluster.gpus_per_worker is not None else min(1.0, n_gpus)
+    if gpus > n_gpus or cluster.cpus_per_worker > n_cpus:
+        raise InputError(
+            f"each worker asks for {cluster.cpus_per_worker} CPUs and {gpus:g} GPUs; the "
+            f"cluster has {n_cpus:g} CPUs and {n_gpus:g} GPUs"
+        )
+    fit = int(n_gpus // gpus) if gpus > 0 else int(n_cpus // cluster.cpus_per_worker)
+    workers = max(1, fit) if cluster.workers is None else min(cluster.workers, max(1, fit))
+    device = cluster.device if cluster.device is not None else (None if gpus > 0 else "cpu")
+    return Pool(max(1, min(workers, n_parts)), cluster.cpus_per_worker, gpus, device)
