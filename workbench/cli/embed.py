@@ -8,11 +8,13 @@ from pathlib import Path
 
 from workbench.cli.options import layer_list
 from workbench.corpora.readers import read_text, read_xml
+from workbench.distributed.config import KEEPS, ClusterConfig, ShardConfig
+from workbench.distributed.jobs import embed_shards
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import sentences_path, table_path
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
-from workbench.errors import DataError, OutputError
+from workbench.errors import DataError, InputError, OutputError
 from workbench.fileio import check_writable
 
 
@@ -26,11 +28,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "(n_words, n_layers + 1, dim) with the alignment, plus two tables beside it: "
             "OUT.tsv (one row per word) and OUT.sentences.tsv (sentence ids). Every file is "
             "written whole or not at all; no input and no file workbench did not write is "
-            "replaced."
+            "replaced. With --engine ray, INPUT... (text, *.data.xml, JSONL or Parquet files) "
+            "are encoded by a pool of Ray actors into shards in the directory OUT "
+            "(.npy vectors + Parquet rows + manifest.json; resumable: rerun the same command; "
+            "see docs/scaling.md)."
         ),
     )
-    p.add_argument("input", type=Path)
-    p.add_argument("--out", type=Path, required=True, help="output .npz path")
+    p.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="input file(s)")
+    p.add_argument(
+        "--out", type=Path, required=True, help="output .npz path (--engine ray: a directory)"
+    )
     p.add_argument("--model", default=None)
     p.add_argument("--device", default=None)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
@@ -43,6 +50,41 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="torch.compile the model: 5-10%% faster on CPU after a one-off 10-25 s "
         "compilation (worth it for long corpora; see docs/benchmarks.md)",
+    )
+    ray = p.add_argument_group("past one machine (--engine ray, docs/scaling.md)")
+    ray.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local: this process (default); ray: shards on a Ray cluster",
+    )
+    ray.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster: host:port of `ray start --head`, or 'auto' for the one started on "
+        "this machine (default: a local Ray for this job)",
+    )
+    ray.add_argument(
+        "--workers", type=int, default=None, help="actors, one encoder each (default: fill)"
+    )
+    ray.add_argument("--cpus-per-worker", type=int, default=1, help="CPUs per actor")
+    ray.add_argument(
+        "--gpus-per-worker", type=float, default=None, help="GPUs per actor (default: 1 if any)"
+    )
+    ray.add_argument(
+        "--shard-size", type=int, default=2000, help="input lines / rows / sentences per shard"
+    )
+    ray.add_argument(
+        "--text-column", default="text", help="the Parquet column or JSON field of a sentence"
+    )
+    ray.add_argument(
+        "--keep", choices=KEEPS, default="all", help="rows: every word, or XML instances only"
+    )
+    ray.add_argument(
+        "--verify",
+        choices=("sha256", "size"),
+        default="sha256",
+        help="how a rerun checks the shards already on disk before keeping them",
     )
     p.set_defaults(func=cmd_embed)
 
@@ -87,7 +129,44 @@ def check_outputs(inputs: list[Path], out: Path) -> Path:
     return paths[0]
 
 
+def embed_on_ray(args: argparse.Namespace) -> int:
+    """``--engine ray``: map the options onto :func:`workbench.distributed.jobs.embed_shards`."""
+    if args.compile:
+        raise InputError("--compile is for --engine local; Ray workers run the model eagerly")
+    layers = layer_list(args.layers)
+    config = ShardConfig(
+        model=args.model,
+        pooling=args.pooling,
+        layers=tuple(layers) if layers is not None else None,
+        dtype="float16" if args.float16 else "float32",
+        keep=args.keep,
+        shard_size=args.shard_size,
+        text_column=args.text_column,
+        max_batch_tokens=args.batch_tokens,
+    )
+    cluster = ClusterConfig(
+        address=args.address,
+        workers=args.workers,
+        cpus_per_worker=args.cpus_per_worker,
+        gpus_per_worker=args.gpus_per_worker,
+        device=args.device,
+    )
+    result = embed_shards(args.inputs, args.out, config, cluster, verify=args.verify)
+    m = result.manifest
+    print(
+        f"wrote {len(m.shards)} shards to {result.directory} ({m.rows:,} rows, layers "
+        f"{m.settings['layers']}, {m.settings['dtype']}): {result.computed} computed, "
+        f"{result.skipped} complete already; manifest.json lists them"
+    )
+    return 0
+
+
 def cmd_embed(args: argparse.Namespace) -> int:
+    if args.engine == "ray":
+        return embed_on_ray(args)
+    if len(args.inputs) > 1:
+        raise InputError("several inputs need --engine ray (or one workbench embed per file)")
+    args.input = args.inputs[0]
     out = check_outputs([args.input], args.out)  # before any work
     layers = layer_list(args.layers)
     words, ids = _read_input(args.input)
