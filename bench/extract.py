@@ -1,46 +1,103 @@
-"""Benchmark: Encoder.encode vs a plain per-sentence loop, and against the machine's FLOP bound.
+"""Benchmark: Encoder.encode against a plain loop, the bare forward pass and the FLOP bound.
 
-Run:  python bench/extract.py [--sentences 2000] [--repeats 3] [--model M] [--device D]
+Run (CPU):  python bench/extract.py --sentences 2000 --repeats 5 --baseline-sentences 500
+Run (GPU, everything docs/benchmarks.md asks of one device call):
+    python bench/extract.py --sentences 2000,20000 --repeats 3 --baseline-sentences 200 \
+        --profile --semcor-whole --wsd-eval --json docs/bench_runs/extract_gpu.json
 
 Corpus: the first N sentences of SemCor (WSD data, $WORKBENCH_DATA or ../shared/data/wsd),
-else WordNet example sentences. Prints, per repeat and as medians, words/s and tokens/s of
-(a) the plain loop a tutorial would write (one sentence at a time through tokenizer and model,
-    mean of each word's subwords in Python),
-(b) a careful batched loop (sentences sorted by length, 64 a batch padded to the batch's
-    longest, all hidden states stacked, subwords averaged with one scatter-add per sentence),
-(c) ``Encoder.encode`` (all hidden states, vectors for every word in input order),
-(d) with ``--compile``: ``Encoder(compile=True).encode`` after its compilation (timed apart),
-and the model's bare forward pass on the encoder's own batches (no tokenizing, pooling or
-output: the ceiling for any pipeline around this model), each as a speed-up over (a) and as a
-fraction of the FLOP bound: measured torch matmul GFLOP/s (2048^3, the device's dtype) divided
-by the model's FLOPs per token (its linear layers plus attention at the corpus's mean length).
-All from the same process, interleaved, so machine noise hits them alike.
+else WordNet example sentences. For each N (``--sentences 2000,20000`` runs both), per repeat
+and as medians, words/s and tokens/s of
+(a) ``plain``: the loop a tutorial would write (one sentence at a time through tokenizer and
+    model, mean of each word's subwords in Python), on ``--baseline-sentences`` and scaled;
+(b) ``careful``: a careful batched loop (sentences sorted by length, 64 a batch padded to the
+    batch's longest, all hidden states stacked, subwords averaged by one scatter-add each);
+(c) ``encode``: ``Encoder.encode`` (all hidden states, every word, input order);
+(d) ``forward``: the model's bare forward pass on the encoder's own batches
+    (:meth:`Encoder.model_inputs`, on the device beforehand): the ceiling for any pipeline;
+(e) with ``--also-dtype bfloat16``: (c) and (d) of a second encoder in that dtype;
+(f) with ``--pipelines inline,threaded``: (c) with those :class:`PipelineConfig` settings;
+(g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart).
+Each as a speed-up over (a), as a fraction of the FLOP bound (the measured GFLOP/s of a
+2048^3 torch matmul in the device's dtype, divided by the model's FLOPs per token: its linear
+layers plus attention at the corpus's mean length), and ``encode / forward`` of the same
+encoder. All from the same process, interleaved, so machine noise hits them alike.
+
+Options measured once, on the largest N or on the whole of SemCor:
+  ``--profile``       seconds per pipeline stage (host prep, H2D, forward, pooling, D2H, write),
+                      the stages run one after another with the device synchronised between;
+  ``--semcor-whole``  all of SemCor (37,176 sentences) with (1) only the instance words kept,
+                      all layers, in RAM, twice; (2) every word, every layer, float16, streamed
+                      to a memory map: wall time and peak host memory (anonymous and file-backed);
+  ``--wsd-eval``      ``workbench wsd eval ALL --layers 6`` end to end in a subprocess, cold (a
+                      fresh cache) then warm.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
+from pathlib import Path
 
 import torch
 
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
+from workbench.encoding.models import cpu_bf16_native
+from workbench.encoding.pipeline import PipelineConfig, StageTimes
+from workbench.encoding.runner import COMPILE_MODES
 from workbench.lexicon.examples import example_corpus
 
+PIPELINES = {  # --pipelines names
+    "auto": PipelineConfig(),
+    "inline": PipelineConfig(prefetch=0, transfer="direct"),
+    "threaded": PipelineConfig(prefetch=2, transfer="staged"),
+    "prefetch": PipelineConfig(prefetch=2, transfer="direct"),
+}
 
-def load_sentences(n: int) -> tuple[list[list[str]], str]:
+
+def load_sentences(n: int | None) -> tuple[list[list[str]], str, list[list[int]]]:
+    """The first ``n`` SemCor sentences (all if None) and each one's instance positions."""
     try:
         corpus = load_dataset("semcor")
-        return [list(s.words) for s in corpus.sentences[:n]], "SemCor"
+        chosen = corpus.sentences[:n] if n else corpus.sentences
+        keep = [sorted({i.index for i in s.instances}) for s in chosen]
+        return [list(s.words) for s in chosen], "SemCor", keep
     except Exception as exc:  # noqa: BLE001 - fall back to data that always exists
         print(f"(SemCor unavailable: {exc}; using WordNet examples)", file=sys.stderr)
+        chosen = example_corpus().sentences[:n] if n else example_corpus().sentences
+        return [list(s.words) for s in chosen], "WordNet examples", [[] for _ in chosen]
 
-        corpus = example_corpus()
-        return [list(s.words) for s in corpus.sentences[:n]], "WordNet examples"
+
+def machine() -> dict:
+    facts = {
+        "platform": platform.platform(),
+        "cpu": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cpu_bf16_native": cpu_bf16_native(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+    }
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                facts["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    if torch.cuda.is_available():
+        facts["gpu"] = torch.cuda.get_device_name()
+    return facts
 
 
 def matmul_gflops(device: str, dtype: torch.dtype, size: int = 2048, reps: int = 10) -> float:
@@ -50,12 +107,10 @@ def matmul_gflops(device: str, dtype: torch.dtype, size: int = 2048, reps: int =
         a @ b
     times = []
     for _ in range(reps):
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
+        sync(device)
         t = time.perf_counter()
         a @ b
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
+        sync(device)
         times.append(time.perf_counter() - t)
     return 2 * size**3 / statistics.median(times) / 1e9
 
@@ -117,6 +172,7 @@ def careful_loop(enc, sentences, batch_size: int = 64) -> float:
                 summed.index_add_(1, seg, hs[b][:, pos])
                 counts = torch.bincount(seg, minlength=n).clamp(min=1)
                 out[i] = (summed / counts[None, :, None]).transpose(0, 1).cpu().numpy()
+    sync(enc.device)
     return time.perf_counter() - t
 
 
@@ -130,94 +186,107 @@ def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 
 def forward_only(enc, batches) -> float:
+    sync(enc.device)
     t = time.perf_counter()
     with torch.inference_mode():
         for ids, mask in batches:
             enc.runner(ids, mask)
-    sync(enc)
+    sync(enc.device)
     return time.perf_counter() - t
 
 
-def sync(enc) -> None:
-    if enc.device.startswith("cuda"):
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
         torch.cuda.synchronize()
 
 
-def timed(enc, fn, *args) -> float:
-    sync(enc)
+def timed(enc, fn, *args, **kwargs) -> float:
+    sync(enc.device)
     t = time.perf_counter()
-    fn(*args)
-    sync(enc)
+    fn(*args, **kwargs)
+    sync(enc.device)
     return time.perf_counter() - t
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sentences", type=int, default=2000)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--model", default=None)
-    ap.add_argument("--device", default=None)
-    ap.add_argument("--dtype", default="auto")
-    ap.add_argument("--batch-tokens", type=int, default=8192)
-    ap.add_argument(
-        "--baseline-sentences",
-        type=int,
-        default=None,
-        help="run the slow plain loop on this many sentences only (default all)",
-    )
-    ap.add_argument("--compile", action="store_true", help="also time Encoder(compile=True)")
-    ap.add_argument("--json", default=None, help="write the results here")
-    args = ap.parse_args()
+class PeakMemory:
+    """Peak anonymous and file-backed resident memory of this process (MB) while in the block,
+    sampled every 20 ms from /proc/self/status, against the values on entry."""
 
-    def make(compile: bool):
-        return Encoder(
-            model=args.model,
-            device=args.device,
-            dtype=args.dtype,
-            max_batch_tokens=args.batch_tokens,
-            compile=compile,
-        )
+    FIELDS = ("RssAnon", "RssFile")
 
-    enc = make(False)
-    sentences, source = load_sentences(args.sentences)
-    enc_tok = enc.tokenizer(sentences, is_split_into_words=True)
-    n_tokens = sum(len(x) for x in enc_tok["input_ids"])  # with specials, as the model sees
+    def __init__(self) -> None:
+        self.base = self.peak = dict.fromkeys(self.FIELDS, 0.0)
+        self._done = threading.Event()
+
+    @staticmethod
+    def now() -> dict[str, float]:
+        out = dict.fromkeys(PeakMemory.FIELDS, 0.0)
+        try:
+            for line in Path("/proc/self/status").read_text().splitlines():
+                key = line.split(":", 1)[0]
+                if key in out:
+                    out[key] = int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return out
+
+    def _sample(self) -> None:
+        while not self._done.is_set():
+            cur = self.now()
+            self.peak = {k: max(self.peak[k], cur[k]) for k in self.FIELDS}
+            time.sleep(0.02)
+
+    def __enter__(self) -> PeakMemory:
+        self.base = self.now()
+        self.peak = dict(self.base)
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def report(self) -> dict[str, float]:
+        return {
+            "base_anon_mb": self.base["RssAnon"],
+            "peak_anon_mb": self.peak["RssAnon"],
+            "peak_anon_over_base_mb": self.peak["RssAnon"] - self.base["RssAnon"],
+            "peak_file_mb": self.peak["RssFile"],
+        }
+
+
+def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
+    """Every timed run on one corpus size, interleaved within each repeat."""
+    enc = encs["encode"]
+    n_tokens = sum(len(x) for x in enc.tokenizer(sentences, is_split_into_words=True)["input_ids"])
     n_words = sum(len(s) for s in sentences)
     base_sents = sentences[: args.baseline_sentences] if args.baseline_sentences else sentences
     base_ratio = len(base_sents) / len(sentences)
     mean_len = n_tokens / len(sentences)
     fpt = flops_per_token(enc.model, mean_len)
-    dtype = enc.dtype
     print(
-        f"model {enc.name} on {enc.device} ({str(dtype)}), torch threads {torch.get_num_threads()}"
-    )
-    print(
-        f"corpus {source}: {len(sentences)} sentences, {n_words} words, {n_tokens} tokens "
+        f"\ncorpus {source}: {len(sentences)} sentences, {n_words} words, {n_tokens} tokens "
         f"(mean {mean_len:.1f}/sentence); {fpt / 1e6:.1f} MFLOP/token"
     )
-
-    batches = forward_batches(enc, sentences)
-    enc.encode(sentences[:50])  # warm-up
-    plain_loop(enc, base_sents[:20])
-    careful_loop(enc, sentences[:100])
-    runs = {  # name -> (seconds for the whole corpus)
+    runs = {
         "plain": lambda: plain_loop(enc, base_sents) / base_ratio,
         "careful": lambda: careful_loop(enc, sentences),
-        "encode": lambda: timed(enc, enc.encode, sentences, None, None, False),
-        "forward": lambda: forward_only(enc, batches),
     }
-    compile_s = None
-    if args.compile:
-        fast = make(True)
-        compile_s = timed(fast, fast.encode, sentences[:400], None, None, False)
-        if not fast.runner.compiled:
-            print(f"compilation failed: {fast.runner.error}")
-        print(f"compiled encoder: first call (400 sentences, with compilation) {compile_s:.1f} s")
-        runs["encode_compiled"] = lambda: timed(fast, fast.encode, sentences, None, None, False)
-        runs["forward_compiled"] = lambda: forward_only(fast, batches)
+    pairs = {}  # encode run -> its forward run
+    for name, e in encs.items():
+        batches = forward_batches(e, sentences)
+        e.encode(sentences[:50], progress=False)  # warm-up
+        runs[name] = lambda e=e: timed(e, e.encode, sentences, progress=False)
+        if not name.startswith("encode_pipeline"):
+            fwd = name.replace("encode", "forward")
+            runs[fwd] = lambda e=e, b=batches: forward_only(e, b)
+            pairs[name] = fwd
+    plain_loop(enc, base_sents[:20])
+    careful_loop(enc, sentences[:100])
     rows = []
     for r in range(args.repeats):
-        peak = matmul_gflops(enc.device, dtype)
+        peak = matmul_gflops(enc.device, enc.dtype)
         bound_tps = peak * 1e9 / fpt
         secs = {name: fn() for name, fn in runs.items()}
         row = {"repeat": r, "matmul_gflops": peak, "flop_bound_tokens_s": bound_tps}
@@ -226,38 +295,194 @@ def main() -> None:
             row[f"{name}_words_s"] = n_words / sec
             row[f"{name}_speedup"] = secs["plain"] / sec
             row[f"{name}_fraction_of_bound"] = (n_tokens / sec) / bound_tps
+        for name, fwd in pairs.items():
+            row[f"{name}_over_forward"] = secs[fwd] / secs[name]
         rows.append(row)
         shown = " | ".join(
-            f"{name} {row[f'{name}_tokens_s']:6.0f} tok/s x{row[f'{name}_speedup']:.2f} "
-            f"{100 * row[f'{name}_fraction_of_bound']:.0f}%"
+            f"{name} {row[f'{name}_tokens_s']:6.0f} tok/s x{row[f'{name}_speedup']:.2f}"
             for name in runs
         )
-        print(f"[{r}] matmul {peak:6.1f} GFLOP/s | {shown}")
+        print(f"[{r}] matmul {peak:6.1f} GFLOP/s | {shown}", flush=True)
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0] if k != "repeat"}
     print(f"median over {len(rows)} repeats (matmul {med['matmul_gflops']:.0f} GFLOP/s):")
     for name in runs:
-        print(
-            f"  {name:17s} {med[f'{name}_tokens_s']:7.0f} tok/s {med[f'{name}_words_s']:7.0f} "
-            f"words/s  x{med[f'{name}_speedup']:.2f} the plain loop  "
-            f"{100 * med[f'{name}_fraction_of_bound']:.1f}% of the FLOP bound"
+        ratio = (
+            f"  {100 * med[f'{name}_over_forward']:.0f}% of its forward" if name in pairs else ""
         )
+        print(
+            f"  {name:24s} {med[f'{name}_tokens_s']:9.0f} tok/s {med[f'{name}_words_s']:9.0f} "
+            f"words/s  x{med[f'{name}_speedup']:.2f} the plain loop  "
+            f"{100 * med[f'{name}_fraction_of_bound']:.1f}% of the FLOP bound{ratio}"
+        )
+    return {
+        "sentences": len(sentences),
+        "n_tokens": n_tokens,
+        "n_words": n_words,
+        "mflop_per_token": fpt / 1e6,
+        "rows": rows,
+        "median": med,
+    }
+
+
+def profile_stages(enc, sentences) -> dict:
+    times = StageTimes()
+    enc.encode(sentences[:50], progress=False, profile=StageTimes())  # warm-up
+    enc.encode(sentences, progress=False, profile=times)
+    total = sum(times.seconds.values())
+    print(f"\nper-stage profile ({len(sentences)} sentences, {times.batches} batches, in turn):")
+    for stage, sec in times.seconds.items():
+        print(f"  {stage:8s} {sec:8.3f} s  {100 * sec / total:5.1f}%")
+    return {"seconds": times.seconds, "batches": times.batches, "tokens": times.tokens}
+
+
+def semcor_whole(enc) -> dict:
+    sentences, _, keep = load_sentences(None)
+    with_inst = [i for i, k in enumerate(keep) if k]
+    inst_sents = [sentences[i] for i in with_inst]
+    inst_keep = [keep[i] for i in with_inst]
+    out: dict = {"sentences": len(sentences), "words": sum(map(len, sentences))}
+    runs = []
+    for _ in range(2):
+        t = timed(enc, enc.encode, inst_sents, keep=inst_keep, progress=False)
+        runs.append(t)
+    out["instances_kept"] = sum(map(len, inst_keep))
+    out["instances_s"] = runs
+    print(
+        f"\nwhole SemCor, {out['instances_kept']} instance words kept, all layers, in RAM: "
+        f"{runs[0]:.2f} s, again {runs[1]:.2f} s"
+    )
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+        path = Path(tmp) / "semcor_f16.npy"
+        with PeakMemory() as mem:
+            t = time.perf_counter()
+            emb = enc.encode(sentences, out=path, store_dtype="float16", progress=False)
+            wall = time.perf_counter() - t
+        size = path.stat().st_size
+        shape = list(emb.vectors.shape)
+        del emb
+    out["all_words_f16_mmap"] = {"wall_s": wall, "shape": shape, "file_mb": size / 2**20}
+    out["all_words_f16_mmap"].update(mem.report())
+    m = out["all_words_f16_mmap"]
+    print(
+        f"whole SemCor, every word, every layer, float16, to a memory map: {wall:.2f} s, "
+        f"{shape} ({size / 2**30:.2f} GiB); peak anonymous memory "
+        f"+{m['peak_anon_over_base_mb']:.0f} MB over {m['base_anon_mb']:.0f} MB, "
+        f"peak file-backed {m['peak_file_mb']:.0f} MB"
+    )
+    return out
+
+
+def wsd_eval(args) -> dict:
+    """``workbench wsd eval ALL --layers 6`` in a subprocess, cold (fresh cache) then warm."""
+    cmd = [sys.executable, "-m", "workbench", "wsd", "eval", "ALL", "--layers", "6"]
+    cmd += ["--model", args.model] if args.model else []
+    cmd += ["--device", args.device] if args.device else []
+    out: dict = {"command": " ".join(cmd[2:])}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, WORKBENCH_CACHE=cache)
+        for run in ("cold", "warm"):
+            t = time.perf_counter()
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            out[f"{run}_s"] = time.perf_counter() - t
+            out[f"{run}_rc"] = res.returncode
+            out[f"{run}_tail"] = (res.stdout + res.stderr)[-1500:]
+            print(f"\n{out['command']} ({run}): {out[f'{run}_s']:.1f} s, exit {res.returncode}")
+            print(res.stdout[-800:])
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sentences", default="2000", help="corpus sizes, comma-separated")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--dtype", default="auto")
+    ap.add_argument("--also-dtype", default=None, help="also time a second encoder in this dtype")
+    ap.add_argument(
+        "--batch-tokens", type=int, default=None, help="default: the encoder's (measured on GPU)"
+    )
+    ap.add_argument(
+        "--baseline-sentences",
+        type=int,
+        default=None,
+        help="run the slow plain loop on this many sentences only (default all)",
+    )
+    ap.add_argument(
+        "--pipelines", default="", help=f"also time encode with these: {', '.join(PIPELINES)}"
+    )
+    ap.add_argument(
+        "--compile",
+        nargs="?",
+        const="default",
+        default=None,
+        choices=COMPILE_MODES,
+        help="also time Encoder(compile=MODE) (default mode: default)",
+    )
+    ap.add_argument("--profile", action="store_true", help="per-stage profile on the largest N")
+    ap.add_argument("--semcor-whole", action="store_true", help="whole-SemCor runs")
+    ap.add_argument("--wsd-eval", action="store_true", help="time workbench wsd eval ALL")
+    ap.add_argument("--json", default=None, help="write the results here")
+    args = ap.parse_args()
+
+    def make(dtype=args.dtype, compile=False, pipeline=None):
+        return Encoder(
+            model=args.model,
+            device=args.device,
+            dtype=dtype,
+            max_batch_tokens=args.batch_tokens,
+            compile=compile,
+            pipeline=pipeline,
+        )
+
+    enc = make()
+    facts = machine()
+    measured = f"; measured {enc.budget.measured}" if enc.budget.measured else ""
+    print(
+        f"model {enc.name} on {enc.device} ({str(enc.dtype)}), torch threads "
+        f"{torch.get_num_threads()}, batch budget {enc.max_batch_tokens} tokens "
+        f"({enc.budget.note}{measured})"
+    )
+    print(f"machine: {facts}")
+    encs = {"encode": enc}
+    if args.also_dtype:
+        encs[f"encode_{args.also_dtype}"] = make(dtype=args.also_dtype)
+    for name in filter(None, args.pipelines.split(",")):
+        encs[f"encode_pipeline_{name}"] = make(pipeline=PIPELINES[name])
+    compile_s = None
+    if args.compile:
+        fast = make(compile=args.compile)
+        first, _, _ = load_sentences(400)
+        compile_s = timed(fast, fast.encode, first, progress=False)
+        if not fast.runner.compiled:
+            print(f"compilation failed: {fast.runner.error}")
+        print(f"compiled encoder: first call (400 sentences, with compilation) {compile_s:.1f} s")
+        encs["encode_compiled"] = fast
+
+    result: dict = {
+        "args": vars(args),
+        "machine": facts,
+        "model": enc.name,
+        "device": enc.device,
+        "dtype": str(enc.dtype),
+        "batch_tokens": enc.max_batch_tokens,
+        "budget": {"note": enc.budget.note, "measured": enc.budget.measured},
+        "compile_first_call_s": compile_s,
+        "sizes": [],
+    }
+    sizes = [int(x) for x in args.sentences.split(",")]
+    for n in sizes:
+        sentences, source, _ = load_sentences(n)
+        result["sizes"].append(run_size(args, encs, sentences, source))
+    if args.profile:
+        sentences, _, _ = load_sentences(max(sizes))
+        result["profile"] = profile_stages(enc, sentences)
+    if args.semcor_whole:
+        result["semcor_whole"] = semcor_whole(enc)
+    if args.wsd_eval:
+        result["wsd_eval"] = wsd_eval(args)
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(
-                {
-                    "args": vars(args),
-                    "device": enc.device,
-                    "dtype": str(dtype),
-                    "n_tokens": n_tokens,
-                    "n_words": n_words,
-                    "mflop_per_token": fpt / 1e6,
-                    "compile_first_call_s": compile_s,
-                    "rows": rows,
-                    "median": med,
-                },
-                fh,
-                indent=1,
-            )
+        Path(args.json).write_text(json.dumps(result, indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -235,8 +235,25 @@ def choose_device(device: str | None = None) -> str:
     return "cpu"
 
 
+def cpu_bf16_native(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> bool:
+    """Whether the CPU computes in bfloat16 natively (AMX-BF16 or AVX512-BF16 in the flags of
+    ``cpuinfo``; False where that file is missing, as on macOS and Windows). Without them
+    torch's bfloat16 matrix products are emulated: 5x slower than float32 on an AVX2 CPU
+    (docs/benchmarks.md, "bfloat16 on the CPU")."""
+    try:
+        flags = Path(cpuinfo).read_text(errors="replace").split()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
 def choose_dtype(dtype: DtypeName, device: str) -> torch.dtype:
-    """The compute dtype: ``auto`` is bfloat16 on cuda (where supported), float32 elsewhere."""
+    """The compute dtype: ``auto`` is bfloat16 on cuda (where supported), float32 elsewhere.
+
+    On a CPU ``auto`` stays float32 even where :func:`cpu_bf16_native` holds: bfloat16 is
+    ``dtype="bfloat16"`` away (docs/benchmarks.md, "bfloat16 on the CPU", has its speed and
+    its effect on the results).
+    """
     import torch
 
     if dtype == "auto":
