@@ -9,7 +9,8 @@ combined with the corpus centroids, or stand alone (``gloss="only"``: every sens
 the same way, by its gloss vector; the WordNet-only index). The L2-normalised rows live in a
 FAISS inner-product index, sorted by (lemma, POS), so the candidates of an instance are one
 contiguous range of rows: prediction searches that range only (``IDSelectorRange``), never all
-senses.
+senses. On a GPU without FAISS's GPU build the same search runs in torch on the GPU
+(:mod:`workbench.wsd.search`).
 
 Example::
 
@@ -35,6 +36,7 @@ from workbench.geometry.corrections import make_postprocessor as make
 from workbench.geometry.postprocess import PostProcessor, Provenance
 from workbench.lexicon.wordnet import key_lemma_pos
 from workbench.wsd.config import CandidateScores, EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.search import TorchRangeSearch
 from workbench.wsd.vectors import (
     SenseGraph,
     combine_rows,
@@ -85,8 +87,13 @@ class SenseIndex:
 
     Args:
         config: how the index is built (:class:`SenseIndexConfig`).
-        device: ``auto`` puts the FAISS index on the GPU when FAISS sees one (falling back to
-            the CPU if the GPU index refuses range selectors); ``cpu`` never does.
+        device: ``auto`` searches on a GPU when there is one; ``cpu`` never does.
+        search: the search engine: ``faiss`` (an ``IndexFlatIP``, on the GPU when ``device``
+            allows it and FAISS has a GPU build, falling back to the CPU if the GPU index
+            refuses range selectors), ``torch`` (exact inner products in torch:
+            :class:`~workbench.wsd.search.TorchRangeSearch`, on cuda when ``device`` allows it
+            and torch sees a GPU, else on the CPU), or ``auto``: FAISS on the GPU, else torch on
+            the GPU, else FAISS on the CPU. All give the same neighbours.
 
     Learned attributes (after :meth:`fit` or :meth:`load`):
         keys_: sense key of each row, sorted by (lemma, POS, key).
@@ -96,14 +103,21 @@ class SenseIndex:
         groups_: ``(lemma, POS)`` -> ``(start, stop)`` row range of its candidates.
         postprocessor_: the fitted post-processor or None.
         encoder_: :class:`EncoderInfo`; training_: :class:`TrainingInfo`.
+        search_: the engine and device the searches ran on (``faiss:cpu``, ``faiss:gpu``,
+            ``torch:cuda``, ``torch:cpu``), set by the first search.
     """
 
     def __init__(
-        self, config: SenseIndexConfig | None = None, device: Literal["auto", "cpu"] = "auto"
+        self,
+        config: SenseIndexConfig | None = None,
+        device: Literal["auto", "cpu"] = "auto",
+        search: Literal["auto", "faiss", "torch"] = "auto",
     ) -> None:
         self.config = config or SenseIndexConfig()
         self.device = device  # auto: a GPU index when FAISS sees a GPU
+        self.search = search
         self._faiss_index = None
+        self._torch_search: TorchRangeSearch | None = None
 
     # ------------------------------------------------------------------ fitting
 
@@ -291,6 +305,7 @@ class SenseIndex:
         }
         self._row_of = {k: i for i, k in enumerate(self.keys_)}
         self._faiss_index = None
+        self._torch_search = None
 
     # ------------------------------------------------------------------ facts
 
@@ -380,19 +395,42 @@ class SenseIndex:
             self._faiss_index, self.device_ = self._cpu_index, "cpu"
             self._cpu_index.search_c(*args)
 
+    def _torch_device(self) -> str | None:
+        """Where torch searches (None: FAISS does): per ``search`` and ``device``."""
+        if self.search == "faiss":
+            return None
+        import torch  # heavy: only when a search runs
+
+        gpu = self.device != "cpu" and torch.cuda.is_available()
+        if self.search == "torch":
+            return "cuda" if gpu else "cpu"
+        if gpu and _n_gpus(_faiss()) == 0:  # auto: FAISS on a GPU first, then torch on one
+            return "cuda"
+        return None
+
     def search_groups(
         self, queries: np.ndarray, groups: Sequence[tuple[int, int, np.ndarray]], k: int = 2
     ) -> tuple[np.ndarray, np.ndarray]:
         """Many range searches in one call: for each ``(start, stop, rows_of_queries)``, the
         ``k`` best index rows in ``[start, stop)`` for those queries.
 
-        One ``IDSelectorRange`` is reused (its bounds set per group) and FAISS's C search is
-        called directly: the per-group cost is a few microseconds, not a wrapper's setup.
+        FAISS: one ``IDSelectorRange`` is reused (its bounds set per group) and FAISS's C
+        search is called directly: the per-group cost is a few microseconds, not a wrapper's
+        setup. torch: all queries at once, in chunks (:class:`TorchRangeSearch`).
 
         Returns:
             ``(scores (n, k) float32, rows (n, k) int64)`` for all ``n`` queries (``-1``/NaN
             where a query was in no group or its range has fewer than ``k`` rows).
         """
+        if self._torch_search is None and (device := self._torch_device()) is not None:
+            self._torch_search = TorchRangeSearch(self.vectors_, device)
+        if self._torch_search is not None:
+            self.search_ = f"torch:{self._torch_search.device}"
+            starts = np.zeros(len(queries), dtype=np.int64)
+            stops = np.zeros(len(queries), dtype=np.int64)
+            for start, stop, members in groups:
+                starts[members], stops[members] = start, stop
+            return self._torch_search.search(queries, starts, stops, k)
         faiss = _faiss()
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         scores = np.full((len(queries), k), np.nan, dtype=np.float32)
@@ -407,6 +445,7 @@ class SenseIndex:
             self._search_c(len(members), q, k, d, i, params)
             scores[members], rows[members] = d, i
         rows[rows < 0] = -1
+        self.search_ = f"faiss:{getattr(self, 'device_', 'cpu')}"
         return scores, rows
 
     def candidate_scores(self, query: np.ndarray, lemma: str, pos: str) -> CandidateScores:
