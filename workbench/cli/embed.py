@@ -43,7 +43,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
     p.add_argument("--layers", default=None, help="hidden states to keep, e.g. '0,6' (default all)")
     p.add_argument("--float16", action="store_true", help="store float16 vectors")
-    p.add_argument("--batch-tokens", type=int, default=8192, help="padded tokens per batch")
+    p.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=None,
+        help="padded tokens per batch (default: 8192 on a CPU, measured on a GPU)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument(
         "--compile",
@@ -142,7 +147,7 @@ def embed_on_ray(args: argparse.Namespace) -> int:
         keep=args.keep,
         shard_size=args.shard_size,
         text_column=args.text_column,
-        max_batch_tokens=args.batch_tokens,
+        **({} if args.batch_tokens is None else {"max_batch_tokens": args.batch_tokens}),
     )
     cluster = ClusterConfig(
         address=args.address,
