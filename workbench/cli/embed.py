@@ -11,7 +11,7 @@ from workbench.corpora.readers import read_text, read_xml
 from workbench.distributed.config import KEEPS, ClusterConfig, ShardConfig
 from workbench.distributed.jobs import embed_shards
 from workbench.encoding.cache import encode_cached
-from workbench.encoding.embeddings import sentences_path, table_path
+from workbench.encoding.embeddings import refuse_foreign_table, sentences_path, table_path
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError, InputError, OutputError
@@ -96,6 +96,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
     """Sentences (as words) and their ids from a text file or a framework XML corpus."""
+    if path.is_dir():
+        raise DataError(f"Input {path} is a directory: give a text or *.data.xml file.")
     if not path.is_file():
         raise DataError(f"Input file {path} does not exist.")
     name = path.name.lower()
@@ -116,10 +118,12 @@ def output_paths(out: Path) -> list[Path]:
 
 
 def check_outputs(inputs: list[Path], out: Path) -> Path:
-    """The ``.npz`` path, once no output would replace an input and every one is writable.
+    """The ``.npz`` path, once no output would replace an input or a file workbench did not
+    write, and every one is writable.
 
     Raises:
-        OutputError: an output that is an input, or that cannot be written.
+        OutputError: an output that is an input, a table name that holds a file of the user's,
+            or a place that cannot be written.
     """
     paths = output_paths(out)
     for path in paths:
@@ -131,6 +135,8 @@ def check_outputs(inputs: list[Path], out: Path) -> Path:
                     "choose another --out"
                 )
         check_writable(path)
+    for table in paths[1:]:
+        refuse_foreign_table(table)
     return paths[0]
 
 
