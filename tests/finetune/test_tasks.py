@@ -11,9 +11,9 @@ from workbench.finetune.tasks import TASKS, task_kind
 
 
 def test_every_kind_names_its_task_class_metric_and_format():
-    assert list(TASKS) == ["seqcls", "pair", "token", "mlm"]
+    assert list(TASKS) == ["seqcls", "pair", "token", "mlm", "wsd"]
     assert {name: kind.metric for name, kind in TASKS.items()} == {
-        "seqcls": "accuracy", "pair": "accuracy", "token": "f1", "mlm": "loss",
+        "seqcls": "accuracy", "pair": "accuracy", "token": "f1", "mlm": "loss", "wsd": "f1",
     }  # fmt: skip
     for name, kind in TASKS.items():
         assert issubclass(kind.task, Task) and kind.task.kind == name == kind.name

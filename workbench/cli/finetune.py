@@ -1,4 +1,4 @@
-"""``workbench finetune {seqcls,pair,token,mlm,builtin,compare}``.
+"""``workbench finetune {seqcls,pair,token,mlm,wsd,builtin,compare}``.
 
 Examples::
 
@@ -6,6 +6,8 @@ Examples::
     workbench finetune pair --builtin wic --max-train 4000 --max-dev 1000 --baselines --out runs/wic
     workbench finetune token --builtin supersense --epochs 3 --baselines --out runs/sst
     workbench finetune mlm --train domain.txt --dev held_out.txt --whole-word-mask --out runs/mlm
+    workbench finetune wsd --builtin semcor --head-pooling mean --out runs/wsd   # bi-encoder WSD
+    workbench finetune wsd --train semcor --dev semeval2007 --test ALL --out runs/wsd
     workbench finetune builtin wic --out data/wic          # export the built-in data as files
     workbench finetune compare BASE runs/wic --out reports/wic-compare
 
@@ -24,7 +26,7 @@ from pathlib import Path
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.finetune.compare import compare_models
-from workbench.finetune.config import TrainConfig
+from workbench.finetune.config import GLOSS_TEXTS, TrainConfig
 from workbench.finetune.data import TaggedSentence
 from workbench.finetune.runs import (
     BUILTINS,
@@ -56,11 +58,16 @@ OPTION_HELP = {
     "lora_alpha": "LoRA alpha",
     "lora_dropout": "LoRA dropout",
     "max_length": "subword tokens per input; longer inputs: see the task's docs",
-    "head_pooling": "the head reads [CLS] or the mean of the last layer",
+    "head_pooling": "the head (wsd: the gloss vector) reads [CLS] or the mean of the last layer",
     "head_dropout": "dropout before the head",
     "label_mode": "token task: label the first subword only, or all subwords",
     "mlm_probability": "mlm: fraction of tokens chosen (80%% [MASK], 10%% random, 10%% kept)",
     "whole_word_mask": "mlm: choose whole words",
+    "gloss_text": "wsd: what the gloss encoder reads: the definition, after the synset's "
+    "lemmas, and with its usage examples",
+    "gloss_max_length": "wsd: subword tokens per gloss (longer glosses are cut)",
+    "wsd_index": "wsd: the gloss index saved with the model holds every WordNet sense, or the "
+    "candidates of the data's lemmas only (quick runs)",
     "precision": "auto: bf16 on a GPU that has it, else fp32",
     "early_stopping": "stop after N epochs without dev improvement (0: off)",
     "seed": "random seed (shuffling, dropout, masks, head init)",
@@ -71,6 +78,8 @@ CHOICES = {
     "precision": ["auto", "fp32", "bf16"],
     "label_mode": ["first", "all"],
     "head_pooling": ["cls", "mean"],
+    "gloss_text": list(GLOSS_TEXTS),
+    "wsd_index": ["wordnet", "data"],
     "device": ["cpu", "cuda"],
 }
 
@@ -104,7 +113,8 @@ def _add_task(sub, kind: TaskKind) -> None:
             "--builtin",
             choices=builtins,
             help=f"use the built-in {' or '.join(repr(b) for b in builtins)} task made from "
-            "SemCor instead of files",
+            "SemCor instead of files"
+            + (" (train: SemCor, dev: SemEval-2007, test: ALL)" if kind.name == "wsd" else ""),
         )
         src.add_argument("--data-dir", type=Path, default=None, help="WSD data dir (SemCor)")
     if kind.example is TaggedSentence:
@@ -214,6 +224,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_builtin(args: argparse.Namespace) -> int:
+    if args.name == "semcor":
+        raise InputError(
+            "The 'semcor' built-in task reads the framework's own files: train with "
+            "`workbench finetune wsd --builtin semcor` or --train/--dev/--test naming them."
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     if args.name == "wic":
         splits = build_wic(load_dataset("semcor", args.data_dir), seed=args.seed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -76,7 +77,7 @@ def pad_batch(rows: list[dict[str, Any]], pad_id: int) -> Batch:
 
 
 class Task:
-    """Base class of the four tasks (sequence, pair, token, mlm).
+    """Base class of the tasks (sequence, pair, token, mlm, wsd).
 
     Subclasses set the class attributes and implement :meth:`features`, :meth:`build_model`,
     :meth:`predict` and :meth:`score`.
@@ -85,6 +86,7 @@ class Task:
     kind: ClassVar[str] = ""
     metric: ClassVar[str] = ""  # the dev metric used for model selection and early stopping
     greater_is_better: ClassVar[bool] = True
+    scores_test: ClassVar[bool] = True  # the loop scores test data; False: :meth:`finish` does
 
     def __init__(
         self, cfg: TrainConfig, tokenizer: PreTrainedTokenizerBase, labels: LabelSet | None
@@ -136,6 +138,23 @@ class Task:
     def score(self, outputs: tuple[np.ndarray, ...], feats: Features) -> dict[str, float]:
         """Metrics from the gathered outputs of :meth:`predict` (rows in feature order)."""
         raise NotImplementedError
+
+    # -- book-keeping ----------------------------------------------------------------------
+    def epoch_stats(self) -> dict[str, float]:
+        """Counts of the training epoch just ended, for its record in the card (the WSD task
+        counts its tokens); none by default."""
+        return {}
+
+    def finish(
+        self,
+        output: Path,
+        model: TaskModel,
+        card: dict[str, Any],
+        data: tuple[DataFile, DataFile | None, DataFile | None],
+    ) -> dict[str, Any]:
+        """Work after the model directory ``output`` is written (main process only): the WSD
+        task saves its gloss index there. Returns more entries for the training card."""
+        return {}
 
 
 @contextmanager

@@ -10,6 +10,11 @@ from workbench.errors import InputError
 Precision = Literal["auto", "fp32", "bf16"]
 LabelMode = Literal["first", "all"]
 HeadPooling = Literal["cls", "mean"]
+#: The text a WSD gloss encoder reads for a sense (workbench.finetune.glosses).
+GlossText = Literal["definition", "lemmas", "lemmas+examples"]
+GLOSS_TEXTS: tuple[str, ...] = ("definition", "lemmas", "lemmas+examples")
+#: The senses the gloss index saved with a WSD model holds: all of WordNet, or the data's lemmas'.
+WsdIndexScope = Literal["wordnet", "data"]
 
 
 @dataclass(frozen=True)
@@ -39,11 +44,14 @@ class TrainConfig:
     lora_dropout: float = 0.05  # dropout on the LoRA branch
     # model inputs and head
     max_length: int = 256  # subword tokens per input, incl. special tokens
-    head_pooling: HeadPooling = "cls"  # sequence heads read the first token or the mean
+    head_pooling: HeadPooling = "cls"  # sequence heads (and wsd glosses) read [CLS] or the mean
     head_dropout: float = 0.1  # dropout before the classification layer
     label_mode: LabelMode = "first"  # token task: label on first subword only, or on all
     mlm_probability: float = 0.15  # MLM: fraction of tokens chosen
     whole_word_mask: bool = False  # MLM: choose whole words instead of single subwords
+    gloss_text: GlossText = "definition"  # wsd: what the gloss encoder reads for a sense
+    gloss_max_length: int = 48  # wsd: subword tokens per gloss, incl. special tokens
+    wsd_index: WsdIndexScope = "wordnet"  # wsd: senses of the gloss index saved with the model
     # run control
     precision: Precision = "auto"  # auto: bf16 autocast on a GPU that supports it, else fp32
     early_stopping: int = 0  # stop after N epochs without dev improvement (0: never)
@@ -68,6 +76,9 @@ class TrainConfig:
             (self.precision in ("auto", "fp32", "bf16"), "precision must be auto, fp32 or bf16"),
             (self.label_mode in ("first", "all"), "label_mode must be 'first' or 'all'"),
             (self.head_pooling in ("cls", "mean"), "head_pooling must be 'cls' or 'mean'"),
+            (self.gloss_text in GLOSS_TEXTS, f"gloss_text must be one of {', '.join(GLOSS_TEXTS)}"),
+            (self.gloss_max_length >= 4, "gloss_max_length must be >= 4"),
+            (self.wsd_index in ("wordnet", "data"), "wsd_index must be 'wordnet' or 'data'"),
         ]
         for ok, message in checks:
             if not ok:

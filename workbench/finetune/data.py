@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 
 from workbench.errors import DataError
@@ -197,7 +197,7 @@ def in_memory(examples: Sequence, name: str) -> DataFile:
     """Wrap examples made in Python (or by a built-in task) as a :class:`DataFile`."""
     if not examples:
         raise DataError(f"{name}: no examples.")
-    payload = [getattr(e, "__dict__", e) for e in examples]
+    payload = [asdict(e) if is_dataclass(e) and not isinstance(e, type) else e for e in examples]
     return DataFile(tuple(examples), name, sha256_json(payload))
 
 

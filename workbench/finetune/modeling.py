@@ -2,7 +2,9 @@
 optimizer's parameter groups with layer-wise learning-rate decay.
 
 Every task model has an ``encoder`` attribute (the ``AutoModel``-style transformer, possibly
-wrapped by peft's LoRA) and a ``head``; ``forward(**batch)`` returns ``(loss, logits)``.
+wrapped by peft's LoRA) and a ``head``, except the WSD bi-encoder, whose second transformer, the
+``gloss_encoder``, takes the head's place (:func:`task_encoders` lists a model's transformers);
+``forward(**batch)`` returns ``(loss, logits)``.
 Nothing here branches on a model's name: the transformer layers are found as the
 ``nn.ModuleList`` whose length is ``config.num_hidden_layers``.
 """
@@ -128,13 +130,126 @@ class MaskedLMModel(nn.Module):
         return loss, out.logits
 
 
-#: A task model: an ``encoder`` (the transformer) under a new head.
-TaskModel: TypeAlias = SequenceModel | TokenModel | MaskedLMModel
+def pool_targets(
+    hidden: torch.Tensor,
+    positions: torch.Tensor,
+    segments: torch.Tensor,
+    weights: torch.Tensor,
+    n_words: int,
+) -> torch.Tensor:
+    """Word vectors from subword vectors, differentiably: ``(batch, seq, dim)`` hidden states ->
+    ``(n_words, dim)`` float32, word ``segments[k]`` gaining ``weights[k] * hidden`` at flattened
+    position ``positions[k]`` (the gather plan of
+    :func:`workbench.encoding.pooling.pooling_plan_flat`, so ``first``, ``mean`` and ``last``
+    pool exactly as the :class:`~workbench.encoding.encoder.Encoder` does)."""
+    flat = hidden.reshape(-1, hidden.shape[-1]).float()
+    picked = flat.index_select(0, positions) * weights.unsqueeze(-1)
+    out = torch.zeros((n_words, flat.shape[-1]), dtype=flat.dtype, device=flat.device)
+    return out.index_add(0, segments, picked)
 
 
-def set_encoder(model: TaskModel, encoder: nn.Module) -> None:
-    """Replace a task model's encoder (used to wrap it with LoRA and to unwrap it again)."""
-    if isinstance(model, MaskedLMModel):
+class BiEncoderModel(nn.Module):
+    """The WSD bi-encoder: a context encoder and a gloss encoder, scored by dot product.
+
+    ``encoder`` (the context encoder) gives each target word its vector: its subwords' last
+    hidden states pooled as the :class:`~workbench.encoding.encoder.Encoder` pools them
+    (:func:`pool_targets`). ``gloss_encoder`` gives each candidate sense a vector: its gloss's
+    [CLS] or mean (``pooling``). The score of a sense is their dot product; the loss is the
+    cross-entropy over the instance's candidates, with the probability of the gold set as
+    target (the sum over its senses when an instance has several gold keys).
+
+    ``forward`` takes one batch of :meth:`workbench.finetune.wsd.WsdTask.collate`:
+    ``input_ids``, ``attention_mask`` ``(n_contexts, seq)``; ``word_positions``,
+    ``word_segments``, ``word_weights`` (the pooling plan over the flattened contexts, one word
+    per instance); ``gloss_input_ids``, ``gloss_attention_mask`` ``(n_glosses, width)``, the
+    union of the batch's candidate glosses, longest first; ``candidates`` ``(n_instances,
+    max_candidates)`` gloss rows (-1: padding) and ``gold`` (same shape, 1 for a gold sense).
+    It returns ``(loss, scores (n_instances, max_candidates))``, padding scored ``-inf``.
+    """
+
+    def __init__(
+        self,
+        encoder: nn.Module,
+        gloss_encoder: nn.Module,
+        pooling: str,
+        gloss_batch_tokens: int = 1024,
+    ) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.gloss_encoder = gloss_encoder
+        self.pooling = pooling
+        # padded tokens per gloss-encoder pass: small chunks of similar length pad little (on a
+        # 2-core CPU 1024 trains 1.5x faster than one chunk of 8192: docs/benchmarks.md)
+        self.gloss_batch_tokens = int(gloss_batch_tokens)
+        dims = {encoder_config(m).hidden_size for m in (encoder, gloss_encoder)}
+        if len(dims) != 1:
+            raise ModelLoadError(f"context and gloss encoders differ in width: {sorted(dims)}")
+
+    def encode_contexts(self, batch: Batch, n_instances: int) -> torch.Tensor:
+        """One pass of the context encoder over the batch's contexts: ``(n_instances, dim)``
+        float32 target-word vectors."""
+        hidden = self.encoder(**encoder_inputs(batch)).last_hidden_state
+        return pool_targets(
+            hidden,
+            batch["word_positions"],
+            batch["word_segments"],
+            batch["word_weights"],
+            n_instances,
+        )
+
+    def encode_glosses(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Gloss vectors ``(n_glosses, dim)`` float32 of padded glosses sorted longest first,
+        encoded in chunks of at most ``gloss_batch_tokens`` padded tokens, each chunk trimmed
+        to its own longest gloss."""
+        lengths = mask.sum(1).tolist()
+        parts = []
+        start = 0
+        while start < len(lengths):
+            width = max(int(lengths[start]), 1)
+            stop = min(len(lengths), start + max(1, self.gloss_batch_tokens // width))
+            part_mask = mask[start:stop, :width]
+            hidden = self.gloss_encoder(
+                input_ids=ids[start:stop, :width], attention_mask=part_mask
+            ).last_hidden_state
+            parts.append(pool_sequence(hidden, part_mask, self.pooling).float())
+            start = stop
+        return torch.cat(parts)
+
+    def forward(
+        self,
+        candidates: torch.Tensor,
+        gold: torch.Tensor | None = None,
+        **batch: torch.Tensor,
+    ) -> ModelOutput:
+        contexts = self.encode_contexts(batch, candidates.shape[0])
+        glosses = self.encode_glosses(batch["gloss_input_ids"], batch["gloss_attention_mask"])
+        scores = contexts @ glosses.T  # (n_instances, n_glosses)
+        pad = candidates < 0
+        picked = scores.gather(1, candidates.clamp(min=0)).masked_fill(pad, float("-inf"))
+        loss = None
+        if gold is not None:
+            gold_scores = picked.masked_fill(gold <= 0, float("-inf"))
+            loss = (picked.logsumexp(1) - gold_scores.logsumexp(1)).mean()
+        return loss, picked
+
+
+#: A task model: an ``encoder`` (the transformer) under a new head, or the WSD bi-encoder.
+TaskModel: TypeAlias = SequenceModel | TokenModel | MaskedLMModel | BiEncoderModel
+
+
+def task_encoders(model: TaskModel) -> list[nn.Module]:
+    """The transformers of a task model: its ``encoder``, and the bi-encoder's gloss encoder."""
+    if isinstance(model, BiEncoderModel):
+        return [model.encoder, model.gloss_encoder]
+    return [model.encoder]
+
+
+def set_encoder(model: TaskModel, encoder: nn.Module, gloss: bool = False) -> None:
+    """Replace a task model's encoder, or with ``gloss`` the bi-encoder's gloss encoder (used
+    to wrap them with LoRA and to unwrap them again)."""
+    if gloss and isinstance(model, BiEncoderModel):
+        model.gloss_encoder = encoder
+    elif isinstance(model, MaskedLMModel):
         model.set_encoder(encoder)
     else:
         model.encoder = encoder
@@ -154,54 +269,61 @@ def transformer_layers(encoder: nn.Module) -> nn.ModuleList:
 
 def layer_depths(model: TaskModel) -> dict[int, int]:
     """``id(parameter) -> depth``: 0 embeddings, k for transformer layer k (1-based),
-    n_layers + 1 for everything above (final norms, pooler, the task head)."""
-    encoder = model.encoder
-    layers = transformer_layers(encoder)
-    n = len(layers)
+    n_layers + 1 for everything above (final norms, pooler, the task head); the layers of a
+    bi-encoder's two transformers count alike."""
     depth: dict[int, int] = {}
-    for k, layer in enumerate(layers, 1):
-        for p in layer.parameters():
-            depth[id(p)] = k
-    for name, p in encoder.named_parameters():
-        if id(p) not in depth:
-            depth[id(p)] = 0 if "embed" in name else n + 1
+    n = 0
+    for encoder in task_encoders(model):
+        layers = transformer_layers(encoder)
+        n = max(n, len(layers))
+        for k, layer in enumerate(layers, 1):
+            for p in layer.parameters():
+                depth[id(p)] = k
+        for name, p in encoder.named_parameters():
+            if id(p) not in depth:
+                depth[id(p)] = 0 if "embed" in name else len(layers) + 1
     for p in model.parameters():
         depth.setdefault(id(p), n + 1)
     return depth
 
 
 def freeze(model: TaskModel, cfg: TrainConfig) -> None:
-    """Fix the embeddings (``freeze_embeddings``) and the lowest ``freeze_layers`` layers."""
+    """Fix the embeddings (``freeze_embeddings``) and the lowest ``freeze_layers`` layers (of
+    each transformer of a bi-encoder)."""
     depth = layer_depths(model)
-    n = len(transformer_layers(model.encoder))
-    if cfg.freeze_layers > n:
-        raise InputError(f"freeze_layers={cfg.freeze_layers}, but the model has {n} layers.")
-    for p in model.encoder.parameters():
-        d = depth[id(p)]
-        if (d == 0 and cfg.freeze_embeddings) or 1 <= d <= cfg.freeze_layers:
-            p.requires_grad_(False)
+    for encoder in task_encoders(model):
+        n = len(transformer_layers(encoder))
+        if cfg.freeze_layers > n:
+            raise InputError(f"freeze_layers={cfg.freeze_layers}, but the model has {n} layers.")
+        for p in encoder.parameters():
+            d = depth[id(p)]
+            if (d == 0 and cfg.freeze_embeddings) or 1 <= d <= cfg.freeze_layers:
+                p.requires_grad_(False)
 
 
 def add_lora(model: TaskModel, cfg: TrainConfig) -> None:
-    """Wrap the encoder with LoRA adapters (peft picks the target modules for the model type);
-    the base weights are frozen, the adapters and the task head train."""
+    """Wrap the encoder (and a bi-encoder's gloss encoder) with LoRA adapters (peft picks the
+    target modules for the model type); the base weights are frozen, the adapters and the task
+    head train."""
     try:
         from peft import LoraConfig, get_peft_model
     except ImportError as exc:  # pragma: no cover - peft is in the train extra
         raise ModelLoadError("LoRA needs peft: pip install 'embedding-workbench[train]'.") from exc
-    lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout)
-    try:
-        wrapped = get_peft_model(model.encoder, lora)
-    except ValueError as exc:
-        raise ModelLoadError(f"LoRA cannot be applied to this model: {exc}") from exc
-    set_encoder(model, wrapped)
+    for i, encoder in enumerate(task_encoders(model)):
+        lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout)
+        try:
+            wrapped = get_peft_model(encoder, lora)
+        except ValueError as exc:
+            raise ModelLoadError(f"LoRA cannot be applied to this model: {exc}") from exc
+        set_encoder(model, wrapped, gloss=i == 1)
 
 
 def merge_lora(model: TaskModel) -> None:
     """Fold LoRA adapters into the base weights (no-op without LoRA)."""
-    merge_and_unload = getattr(model.encoder, "merge_and_unload", None)  # peft's models only
-    if merge_and_unload is not None:
-        set_encoder(model, merge_and_unload())
+    for i, encoder in enumerate(task_encoders(model)):
+        merge_and_unload = getattr(encoder, "merge_and_unload", None)  # peft's models only
+        if merge_and_unload is not None:
+            set_encoder(model, merge_and_unload(), gloss=i == 1)
 
 
 def param_groups(model: TaskModel, cfg: TrainConfig) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import random
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -21,6 +22,7 @@ from pathlib import Path
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding.encoder import Encoder
 from workbench.errors import InputError
+from workbench.fileio import sha256_json
 from workbench.finetune import frozen
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile, LabelSet, in_memory
@@ -34,7 +36,9 @@ from workbench.lexicon.wordnet import load_wordnet
 #: WiC pairs of the train and dev splits (words and target positions, for the target probe).
 WicPairs = tuple[tuple[WicPair, ...], tuple[WicPair, ...]]
 #: The built-in tasks made from SemCor (+ WordNet), and the task kind each one is.
-BUILTINS = {"wic": "pair", "supersense": "token"}
+BUILTINS = {"wic": "pair", "supersense": "token", "semcor": "wsd"}
+#: The built-in WSD task's data: train on SemCor, select on SemEval-2007, test on ALL.
+WSD_SPLITS = {"train": "semcor", "dev": "semeval2007", "test": "ALL"}
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,8 @@ def builtin_data(
     seed: int = 0,
     limits: tuple[int | None, int | None, int | None] = (None, None, None),
 ) -> TaskData:
-    """A built-in task's splits (``wic`` or ``supersense``), made from SemCor (+ WordNet).
+    """A built-in task's splits (``wic``, ``supersense`` or ``semcor``), made from SemCor
+    (+ WordNet); ``semcor`` is the WSD task's (:func:`wsd_splits`).
 
     ``limits``: at most this many train / dev / test examples (the first ones of each
     shuffled split), to size CPU runs.
@@ -136,6 +141,8 @@ def builtin_data(
 
     if name not in BUILTINS:
         raise InputError(f"Unknown built-in task '{name}': choose one of {', '.join(BUILTINS)}.")
+    if name == "semcor":
+        return wsd_splits(data_dir, seed, limits)
     corpus = load_dataset("semcor", data_dir)
     splits: WicSplits | SupersenseSplits
     pairs: WicPairs | None
@@ -157,6 +164,34 @@ def builtin_data(
     }
     labels = LabelSet.from_examples(splits.data("train").examples).names
     return TaskData(data[0], data[1], data[2], extra, pairs, labels)
+
+
+def wsd_splits(
+    data_dir: str | Path | None = None,
+    seed: int = 0,
+    limits: tuple[int | None, int | None, int | None] = (None, None, None),
+) -> TaskData:
+    """The built-in WSD data (:data:`WSD_SPLITS`): SemCor's sentences with instances, shuffled
+    with ``seed`` (so ``limits[0]`` takes a random subset of the documents' sentences), the
+    framework's SemEval-2007 (dev) and ALL (test, the five sets) in file order."""
+    parts: list[DataFile] = []
+    for split, limit in zip(("train", "dev", "test"), limits, strict=True):
+        corpus = load_dataset(WSD_SPLITS[split], data_dir)
+        sentences = [s for s in corpus.sentences if s.instances]
+        if split == "train":
+            random.Random(seed).shuffle(sentences)
+        if limit is not None:
+            sentences = sentences[:limit]
+        params = {"corpus": corpus.name, "sha256": corpus.sha256, "seed": seed, "n": limit}
+        name = (
+            corpus.name
+            if limit is None and split != "train"
+            else (f"builtin:{corpus.name}(seed={seed},n={len(sentences)})")
+        )
+        parts.append(DataFile(tuple(sentences), name, sha256_json(params)))
+    sizes = {s: len(d.examples) for s, d in zip(("train", "dev", "test"), parts, strict=True)}
+    extra = {"builtin": {"name": "semcor", **WSD_SPLITS, "seed": seed, "sizes": sizes}}
+    return TaskData(parts[0], parts[1], parts[2], extra)
 
 
 def run_baselines(
@@ -214,4 +249,23 @@ def summary(card: dict) -> str:
         lines.append(f"test {metric} {card['test'][metric]:.4f}")
     for b in card.get("baselines", []):
         lines.append(f"baseline {b['name']}: dev {b['metric']} {b['value']:.4f}")
+    speed = card.get("throughput")
+    if speed:
+        lines.append(
+            f"training: {speed['steps_per_s']:.2f} steps/s, {speed['tokens_per_s']:,.0f} "
+            f"tokens/s ({speed['context_tokens_per_s']:,.0f} context + "
+            f"{speed['gloss_tokens_per_s']:,.0f} gloss)"
+        )
+    if card.get("gloss_index"):
+        g = card["gloss_index"]
+        lines.append(f"gloss index: {g['senses']:,} senses ({g['synsets']:,} glosses) in "
+                     f"{g['path']}/, {g['seconds']:.0f}s")  # fmt: skip
+    evaluation = card.get("wsd_eval")
+    if evaluation:
+        f1s = "  ".join(f"{n} {100 * d['f1']:.1f}" for n, d in evaluation["datasets"].items())
+        lines.append(f"WSD F1 through the gloss index: {f1s}")
+        zero = evaluation.get("zero_shot")
+        if zero:
+            bases = "  ".join(f"{b} {100 * v:.1f}" for b, v in zero["baselines"].items())
+            lines.append(f"zero-shot ({zero['n']} instances): F1 {100 * zero['f1']:.1f}; {bases}")
     return "\n".join(lines)

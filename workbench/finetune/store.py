@@ -6,7 +6,11 @@ Layout of ``<output>/``:
   bare transformer, LoRA adapters merged in), which ``AutoModel`` (and so the ``Encoder``) loads;
 * the tokenizer's files (``save_pretrained``);
 * ``head.safetensors`` + ``head.json``: the task head and what rebuilds it (task, labels);
-  for masked-LM the LM head minus the weights it shares with the word embeddings;
+  for masked-LM the LM head minus the weights it shares with the word embeddings; for the WSD
+  bi-encoder no weights (its second transformer is a model directory of its own, next line);
+* ``gloss_encoder/`` (WSD bi-encoder only): the gloss encoder as a model directory of its own,
+  and ``sense_index/``, the gloss vectors of the WordNet senses
+  (:mod:`workbench.finetune.gloss_index`);
 * ``training_card.json``: task, base model, data checksums, options, per-epoch metrics.
 
 Example::
@@ -25,7 +29,13 @@ import torch
 
 from workbench.errors import InputError, ModelLoadError
 from workbench.finetune.base import quiet_transformers
-from workbench.finetune.modeling import MaskedLMModel, SequenceModel, TaskModel, TokenModel
+from workbench.finetune.modeling import (
+    BiEncoderModel,
+    MaskedLMModel,
+    SequenceModel,
+    TaskModel,
+    TokenModel,
+)
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -33,6 +43,7 @@ if TYPE_CHECKING:
 CARD = "training_card.json"
 HEAD_WEIGHTS = "head.safetensors"
 HEAD_CONFIG = "head.json"
+GLOSS_ENCODER = "gloss_encoder"  # the WSD bi-encoder's gloss encoder, a model directory
 
 
 def head_state(model: TaskModel) -> dict[str, torch.Tensor]:
@@ -46,6 +57,8 @@ def head_state(model: TaskModel) -> dict[str, torch.Tensor]:
             for k, v in items
             if not k.startswith(prefix) and v.data_ptr() not in shared
         }
+    if isinstance(model, BiEncoderModel):
+        return {}  # its gloss encoder is saved as a model directory (GLOSS_ENCODER)
     return {k: v.detach().cpu().contiguous().clone() for k, v in model.head.state_dict().items()}
 
 
@@ -66,9 +79,17 @@ def save_model_dir(
             f"The encoder to save is a {type(encoder).__name__}, not a transformers model "
             "(merge LoRA adapters first: merge_lora)."
         )
+    gloss = model.gloss_encoder if isinstance(model, BiEncoderModel) else None
+    if gloss is not None and not isinstance(gloss, PreTrainedModel):
+        raise InputError(
+            f"The gloss encoder to save is a {type(gloss).__name__}: merge LoRA first."
+        )
     output.mkdir(parents=True, exist_ok=True)
     with quiet_transformers():  # no "Writing model shards" bar for one file
         encoder.save_pretrained(output)
+        if gloss is not None:
+            gloss.save_pretrained(output / GLOSS_ENCODER)
+            tokenizer.save_pretrained(output / GLOSS_ENCODER)
     tokenizer.save_pretrained(output)
     save_file(head_state(model), str(output / HEAD_WEIGHTS))
     (output / HEAD_CONFIG).write_text(json.dumps(head_config, indent=2) + "\n")
@@ -118,6 +139,12 @@ def load_finetuned(
         with quiet_transformers():  # it reports the head as missing; it is loaded next
             model = MaskedLMModel(AutoModelForMaskedLM.from_pretrained(directory))
         model.lm.load_state_dict(weights, strict=False)
+    elif task == "wsd":
+        model = BiEncoderModel(
+            AutoModel.from_pretrained(directory),
+            AutoModel.from_pretrained(directory / GLOSS_ENCODER),
+            head["gloss_pooling"],
+        )
     else:
         encoder = AutoModel.from_pretrained(directory)
         n = len(head["labels"])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.corpora.readers import Sentence
 from workbench.encoding import models
 from workbench.errors import InputError
 from workbench.finetune.base import Task
@@ -36,6 +37,7 @@ from workbench.finetune.mlm import MlmTask
 from workbench.finetune.pair import PairTask
 from workbench.finetune.sequence import SequenceTask
 from workbench.finetune.token import TokenTask
+from workbench.finetune.wsd import WsdTask, read_wsd
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -48,10 +50,12 @@ class TaskKind:
     Attributes:
         task: the :class:`~workbench.finetune.base.Task` subclass; its ``kind`` is the name
             and its ``metric`` the dev metric (both defined there, once).
-        example: the type of the examples its data holds (``str`` for plain text).
+        example: the type of the examples its data holds (``str`` for plain text, a corpus
+            :class:`~workbench.corpora.readers.Sentence` for WSD).
         description: what it learns, in a few words.
         file_format: the layout of its training files, for help texts.
         baselines: whether the frozen-encoder baselines of :mod:`.frozen` exist for it.
+        labelled: whether its examples carry class labels (a :class:`LabelSet`).
     """
 
     task: type[Task]
@@ -59,10 +63,12 @@ class TaskKind:
     description: str
     file_format: str
     baselines: bool = True
+    labelled: bool = True
 
     @property
     def name(self) -> str:
-        """``seqcls``, ``pair``, ``token`` or ``mlm`` (the command and the card's ``task``)."""
+        """``seqcls``, ``pair``, ``token``, ``mlm`` or ``wsd`` (the command and the card's
+        ``task``)."""
         return self.task.kind
 
     @property
@@ -80,6 +86,8 @@ class TaskKind:
         ``repair_bio`` applies to the CoNLL files of the token task."""
         if self.example is TaggedSentence:
             return read_conll(path, repair_bio=repair_bio)
+        if self.example is Sentence:
+            return read_wsd(path)
         if self.example is str:
             return read_text(path)
         return read_table(path, pair=self.example is PairExample)
@@ -96,7 +104,10 @@ TASKS: dict[str, TaskKind] = {
         TaskKind(TokenTask, TaggedSentence, "BIO token classification",
                  "CoNLL: word<TAB>tag, blank line between sentences"),
         TaskKind(MlmTask, str, "masked-LM domain adaptation", "plain text, one text a line",
-                 baselines=False),
+                 baselines=False, labelled=False),
+        TaskKind(WsdTask, Sentence, "bi-encoder word sense disambiguation",
+                 "WSD framework *.data.xml with its *.gold.key.txt, or a dataset name",
+                 baselines=False, labelled=False),
     )
 }  # fmt: skip
 
@@ -134,7 +145,7 @@ def make_task(
     full label set, so a small subset may lack some), else the labels found in ``train``."""
     spec = task_kind(kind)
     check_examples(kind, train)
-    found = None if spec.example is str else LabelSet.from_examples(train.examples)
+    found = LabelSet.from_examples(train.examples) if spec.labelled else None
     if found is not None and labels is not None:
         found = LabelSet(tuple(labels))
         found.check(train.examples, train.source)  # the given set must cover train
@@ -154,7 +165,7 @@ def finetune(
     """Fine-tune ``model`` (None: the packaged default) on a task; see :func:`.loop.fit`.
 
     Args:
-        kind: a name in :data:`TASKS` (``seqcls``, ``pair``, ``token``, ``mlm``).
+        kind: a name in :data:`TASKS` (``seqcls``, ``pair``, ``token``, ``mlm``, ``wsd``).
         train, dev: data (:func:`read_table`, :func:`read_conll`, :func:`read_text`, or a
             built-in task); dev labels must all occur in train.
         cfg: the options.

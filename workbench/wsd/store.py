@@ -4,6 +4,10 @@ Layout: ``meta.json`` (format version, config, encoder identity, training proven
 ``senses.npz`` (sense keys, L2-normalised rows, how each row got its vector, occurrence counts)
 and, for an index with a post-processor, that post-processor's own ``.npz`` + ``.json``. Writes
 go to a temporary directory renamed into place, so a reader never sees half an index.
+
+A model directory may carry its own index in ``<model dir>/sense_index`` (:data:`MODEL_INDEX`):
+a WSD bi-encoder (:mod:`workbench.finetune.wsd`) saves there the gloss vectors of its trained
+gloss encoder, and :func:`model_index` finds them for the encoder loaded from that directory.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
     from workbench.encoding.encoder import Encoder
 
 FORMAT_VERSION = 1
+#: Where a model directory keeps the sense index that belongs to it.
+MODEL_INDEX = "sense_index"
 
 
 def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
@@ -85,3 +91,18 @@ def load_index(
     if encoder is not None:
         index.check_encoder(encoder, layers)
     return index
+
+
+def model_index(encoder: Encoder) -> SenseIndex | None:
+    """The sense index saved in the encoder's own model directory (a trained WSD bi-encoder's
+    gloss index, ``<model dir>/sense_index``), checked against the encoder; None without one.
+
+    Raises:
+        MismatchError: the index there was built with other weights or another pooling.
+    """
+    if not encoder.source.is_local:
+        return None
+    path = Path(encoder.source.location) / MODEL_INDEX
+    if not (path / "meta.json").is_file():
+        return None
+    return load_index(path, encoder=encoder)
