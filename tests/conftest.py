@@ -22,11 +22,13 @@ def _data_dir() -> Path | None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _session_cache(tmp_path_factory):
-    """Every test session gets its own cache dir unless WORKBENCH_CACHE is set by the caller."""
-    if "WORKBENCH_CACHE" not in os.environ:
-        os.environ["WORKBENCH_CACHE"] = str(tmp_path_factory.mktemp("wb-cache"))
-    yield
+def _session_cache(tmp_path_factory) -> bool:
+    """Every test session gets its own cache dir unless WORKBENCH_CACHE is set by the caller;
+    True when the session made its own."""
+    if "WORKBENCH_CACHE" in os.environ:
+        return False
+    os.environ["WORKBENCH_CACHE"] = str(tmp_path_factory.mktemp("wb-cache"))
+    return True
 
 
 @pytest.fixture(scope="session")
@@ -82,4 +84,63 @@ def wsd_data() -> Path:
 def tmp_cache(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "cache"
     monkeypatch.setenv("WORKBENCH_CACHE", str(path))
+    return path
+
+
+#: Lemmas whose senses the stand-in 'best' WSD index covers fully (what the WSD tests ask about).
+STAND_IN_LEMMAS = ("bass", "helium", "bank", "money", "river", "play", "cell", "balloon")
+STAND_IN_SENTENCES = 1000  # SemCor's first sentences, plus every sentence with those lemmas
+
+
+@pytest.fixture(scope="session")
+def best_wsd_index(wsd_data, default_encoder, _session_cache) -> Path:
+    """The default ('best') WSD index, where the app and the CLI look for it.
+
+    The real one encodes all of SemCor and the definitions of WordNet's 117k synsets (about 10
+    minutes on 2 cores). In a session cache this stands in for it: the 'best' settings
+    (:data:`workbench.wsd.systems.SYSTEMS`) trained on a part of SemCor (its first
+    :data:`STAND_IN_SENTENCES` sentences and every sentence with one of
+    :data:`STAND_IN_LEMMAS`), with propagation and gloss vectors for the senses of those lemmas
+    and of SemEval-2007's (the evaluation tests' set). Built once per session, under the name
+    the full index has, so every caller finds it through its ordinary code path. With a cache
+    dir of the caller's (``WORKBENCH_CACHE`` set), the real index is used or built: a
+    stand-in is never written into a cache that outlives the session.
+    """
+    from workbench.corpora.datasets import load_dataset
+    from workbench.corpora.readers import Corpus
+    from workbench.lexicon.wordnet import load_wordnet
+    from workbench.wsd.config import EncoderInfo
+    from workbench.wsd.disambiguate import target_lemmas
+    from workbench.wsd.predict import encode_instances, train_index
+    from workbench.wsd.sources import gloss_vectors, sense_graph
+    from workbench.wsd.store import save_index
+    from workbench.wsd.systems import SYSTEMS, semcor_index, semcor_sha256, system_index_path
+
+    enc, best = default_encoder, SYSTEMS["best"]
+    path = system_index_path(enc, best, semcor_sha256())
+    if (path / "meta.json").is_file():
+        return path
+    if not _session_cache:
+        semcor_index(enc, "best")
+        return path
+    wordnet = load_wordnet()
+    semcor = load_dataset("semcor", wsd_data)
+    wanted = set(STAND_IN_LEMMAS)
+    sentences = [
+        s for i, s in enumerate(semcor.sentences)
+        if i < STAND_IN_SENTENCES or any(inst.lemma in wanted for inst in s.instances)
+    ]  # fmt: skip
+    part = Corpus("semcor", tuple(sentences), semcor.source, semcor.sha256)
+    dev = load_dataset("semeval2007", wsd_data)
+    pairs = {(inst.lemma, inst.pos) for s in dev.sentences for inst in s.instances}
+    lemmas = {x for lemma in STAND_IN_LEMMAS for x in target_lemmas(lemma, wordnet)}
+    lemmas |= {x for lemma, pos in pairs for x in target_lemmas(lemma, wordnet, pos)}
+    keys = sorted({k for lemma, pos in lemmas for k in wordnet.candidates(lemma, pos)})
+    gloss = gloss_vectors(enc, wordnet, best.config.layers, keys, best.config.gloss_pooling)
+    training = encode_instances(enc, part)
+    graph = sense_graph(wordnet)
+    index = train_index(
+        training, best.config, EncoderInfo.of(enc), graph=graph, gloss=gloss, targets=keys
+    )
+    save_index(index, path)
     return path

@@ -26,7 +26,7 @@ def test_score_prints_like_the_official_scorer(tmp_path, capsys):
 def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
     out = tmp_path / "eval"
     index_dir = tmp_path / "s15.index"
-    assert main(["wsd", "train", "--corpus", "semeval2015", "--layers", "5",
+    assert main(["wsd", "train", "--corpus", "semeval2015", "--system", "plain", "--layers", "5",
                  "--out", str(index_dir)]) == 0  # fmt: skip
     assert "trained on: semeval2015" in capsys.readouterr().out
     code = main(["wsd", "eval", "semeval2007", "--index", str(index_dir), "--out", str(out),
@@ -40,6 +40,7 @@ def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
     assert set(entry) == {"n", "system", "wordnet_first_sense", "semcor_mfs"}
     assert entry["wordnet_first_sense"]["F1"] == pytest.approx(55.2, abs=0.1)
     assert report["config"]["index"]["config"]["layers"] == "5"
+    assert report["config"]["system"]["name"] == "custom"  # plain's settings at another layer
     assert report["config"]["test_data"]["semeval2007"]["sha256"]
     for suffix in ("md", "html", "json"):
         assert (out / f"wsd-semeval2007.{suffix}").is_file()
@@ -53,8 +54,9 @@ def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
     f1_line = capsys.readouterr().out.splitlines()[2]
     assert f1_line == f"F1=\t{entry['system']['F1']:.1f}%"
     # training on the fly with the same settings gives the same answers; --sweep adds the curve
-    assert main(["wsd", "eval", "semeval2007", "--train", "semeval2015", "--layers", "5",
-                 "--no-baselines", "--sweep", "--out", str(tmp_path / "again")]) == 0  # fmt: skip
+    assert main(["wsd", "eval", "semeval2007", "--train", "semeval2015", "--system", "plain",
+                 "--layers", "5", "--no-baselines", "--sweep",
+                 "--out", str(tmp_path / "again")]) == 0  # fmt: skip
     again = (tmp_path / "again" / "semeval2007.key.txt").read_text()
     assert again == keys.read_text()
     swept = json.loads((tmp_path / "again" / "wsd-semeval2007.json").read_text())
@@ -79,12 +81,37 @@ def test_layers_sweep_table_and_figure(wsd_data, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_disambiguate_command(capsys):
+def test_disambiguate_command_uses_the_best_system(best_wsd_index, capsys):
     assert main(["wsd", "disambiguate", "He sat on the bank of the river", "--word", "bank"]) == 0
     out = capsys.readouterr().out
     best = [line for line in out.splitlines() if line.startswith("*")]
     assert len(best) == 1 and "bank%1:17:01::" in best[0] and "sloping land" in best[0]
-    assert "trained on: wordnet" in out
+    assert "system: best, trained on semcor" in out and "centroid of" in best[0]
+    assert main(["wsd", "disambiguate", "The balloon was filled with helium", "--word",
+                 "helium"]) == 0  # fmt: skip
+    assert "* " in capsys.readouterr().out  # answered (an IndexError once)
     assert main(["wsd", "disambiguate", "He sat on the bank", "--word", "river"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("workbench: error:") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_eval_with_no_options_is_the_best_system(best_wsd_index, tmp_path, capsys):
+    # the default index (a stand-in trained on part of SemCor in a test session) on SemEval-2007
+    assert main(["wsd", "eval", "semeval2007", "--json", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "== semeval2007: system best (L-1 raw +lexname +gloss(definition,0.2))" in out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["config"]["system"]["name"] == "best"
+    assert report["config"]["index"]["config"] == {
+        "layers": "-1", "postprocess": "none", "propagate": "lexname", "gloss": "concat",
+        "gloss_weight": 0.2, "gloss_pooling": "definition",
+    }  # fmt: skip
+    assert report["datasets"]["semeval2007"]["n"] == 455
+
+
+@pytest.mark.slow
+def test_eval_of_the_wordnet_system_says_it_loses_to_the_first_sense(wsd_data, capsys):
+    assert main(["wsd", "eval", "semeval2007", "--system", "wordnet"]) == 0
+    out = capsys.readouterr().out
+    assert "system wordnet" in out and "note: No SemCor here" in out

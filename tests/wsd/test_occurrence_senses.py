@@ -77,6 +77,7 @@ def test_predict_senses_leaves_out_the_shown_and_counts_agreement():
     assert result.labels == ("s1", "s2", "s1", "s2")
     assert result.n_agree == 2 and result.n == 4  # shown2 is wrong, shown3 has no label
     assert result.n_training == 6 and result.source == "semcor" and result.layers == "1"
+    assert result.n_left_out == 1  # shown0: on screen, so not learnt from
     assert result.scores.shape == (4,) and (result.scores > 0.9).all()
     # the layer spec picks the vectors compared: at layer 0 the shown senses swap places
     assert predict_senses(
@@ -87,10 +88,18 @@ def test_predict_senses_leaves_out_the_shown_and_counts_agreement():
 def test_nothing_left_to_learn_from_is_an_error():
     shown = [_occ("a", "s1")]
     assert held_out([_occ("a", "s1"), _occ("b", "s2")], shown) == (_occ("b", "s2"),)
-    with pytest.raises(InputError, match="nothing is left"):
+    with pytest.raises(InputError, match="all 1 WordNet usage-example occurrences of the word "
+                       "are among those shown.*none is left"):  # fmt: skip
         predict_senses(
             _vectors(shown, {"a": SENSE_VECTOR["s1"]}),
             TrainingOccurrences("wordnet", (_occ("a", "s1"),)),
+            "1",
+            lambda occurrences: pytest.fail("nothing should be encoded"),
+        )
+    with pytest.raises(InputError, match="SemCor has no sense-annotated occurrence"):
+        predict_senses(
+            _vectors(shown, {"a": SENSE_VECTOR["s1"]}),
+            TrainingOccurrences("semcor", ()),
             "1",
             lambda occurrences: pytest.fail("nothing should be encoded"),
         )

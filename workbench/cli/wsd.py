@@ -8,6 +8,7 @@ on-disk cache, so a second ``eval`` or ``layers`` run only does array work.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 import sys
 import time
@@ -23,15 +24,9 @@ from workbench.wsd.config import (
     GLOSS_COMBINATIONS,
     GLOSS_POOLINGS,
     EncoderInfo,
-    GlossCombination,
     SenseIndexConfig,
 )
-from workbench.wsd.disambiguate import (
-    WORDNET_CONFIG,
-    default_index_path,
-    disambiguate,
-    wordnet_index,
-)
+from workbench.wsd.disambiguate import disambiguate, instance_index
 from workbench.wsd.evaluate import (
     baseline_answers,
     default_specs,
@@ -49,6 +44,19 @@ from workbench.wsd.report import (
 )
 from workbench.wsd.scoring import format_table, scorer_output
 from workbench.wsd.store import load_index, save_index
+from workbench.wsd.systems import (
+    DEFAULT_SYSTEM,
+    SYSTEM_NAMES,
+    SYSTEMS,
+    WORDNET_SYSTEM,
+    get_system,
+    semcor_index,
+    system_index_path,
+    system_note,
+    system_of,
+    wordnet_index,
+    wordnet_index_path,
+)
 from workbench.wsd.vectors import LEVELS
 
 
@@ -58,28 +66,40 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
 
 
+def _system_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--system",
+        choices=SYSTEM_NAMES,
+        default=DEFAULT_SYSTEM,
+        help="the settings of the index: best (default: SemCor, last layer, lexname "
+        "propagation, definition glosses at 0.2; 70.2 F1 on ALL), plain (SemCor, last layer, "
+        "1-NN; 68.4) or wordnet (no SemCor: gloss vectors only; below WordNet's first sense). "
+        "The options below change single settings of it.",
+    )
+
+
 def _index_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--layers", default="last4-sum", help="layer spec: 6, -1, last4-sum, 3,4,5 ...")
+    _system_arg(p)
+    p.add_argument("--layers", default=None, help="layer spec: 6, -1, last4-sum, 3,4,5 ...")
     p.add_argument(
         "--postprocess",
-        default="none",
+        default=None,
         help=f"post-processor fitted on the training vectors: {'|'.join(CORRECTION_LABELS)}",
     )
-    p.add_argument("--propagate", choices=LEVELS, default="none", help="LMMS propagation level")
+    p.add_argument("--propagate", choices=LEVELS, default=None, help="LMMS propagation level")
     p.add_argument(
         "--gloss",
         choices=GLOSS_COMBINATIONS,
         default=None,
-        help="combine LMMS gloss vectors (default: none; concat for --corpus/--train wordnet)",
+        help="gloss vectors: none, concat (with the centroids) or only (--train wordnet)",
     )
-    p.add_argument(
-        "--gloss-weight", type=float, default=None, help="weight of the gloss cosine (default 0.2)"
-    )
+    p.add_argument("--gloss-weight", type=float, default=None, help="weight of the gloss cosine")
     p.add_argument(
         "--gloss-pooling",
         choices=GLOSS_POOLINGS,
-        default="definition",
-        help="gloss vector: mean of the definition's words, or the lemma's own vector",
+        default=None,
+        help="gloss vector: mean of the definition's words (with the usage examples), or the "
+        "lemma's own vector",
     )
 
 
@@ -126,7 +146,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.add_argument("text", help="the sentence")
     d.add_argument("--word", required=True, help="the target word (or phrase) or its position")
     d.add_argument("--pos", choices=POS_TAGS, default=None)
-    d.add_argument("--index", type=Path, default=None, help="a saved index (default: WordNet)")
+    d.add_argument(
+        "--index", type=Path, default=None,
+        help="a saved index (default: the --system index, trained on SemCor when SemCor is here)",
+    )  # fmt: skip
+    _system_arg(d)
     _model_args(d)
     d.set_defaults(func=cmd_disambiguate)
 
@@ -143,19 +167,32 @@ def _encoder(args):
     return Encoder(model=args.model, device=args.device, pooling=args.pooling)
 
 
-def _config(args, corpus: str = ""):
-    gloss: GlossCombination = args.gloss or ("concat" if corpus == "wordnet" else "none")
-    weight = args.gloss_weight
-    if weight is None:  # each setting's default, both chosen on the SemEval-2007 dev set
-        weight = WORDNET_CONFIG.gloss_weight if corpus == "wordnet" else 0.2
-    return SenseIndexConfig(
-        layers=args.layers,
-        postprocess=args.postprocess,
-        propagate=args.propagate,
-        gloss=gloss,
-        gloss_weight=weight,
-        gloss_pooling=args.gloss_pooling,
-    )
+#: The index options that change single settings of a system, by config field.
+OVERRIDES = ("layers", "postprocess", "propagate", "gloss", "gloss_weight", "gloss_pooling")
+
+
+def _config(args, corpus: str = "") -> SenseIndexConfig:
+    """The config of ``--system`` (of the WordNet-only index for ``corpus`` wordnet) with the
+    options given on the command line."""
+    base = WORDNET_SYSTEM.config if corpus == "wordnet" else get_system(args.system).config
+    given = {k: getattr(args, k) for k in OVERRIDES if getattr(args, k, None) is not None}
+    return dataclasses.replace(base, **given)
+
+
+def _training_corpus(args, given: str) -> str:
+    """The training corpus: ``wordnet`` for ``--system wordnet``, else the one ``given``."""
+    return "wordnet" if args.system == WORDNET_SYSTEM.name else given
+
+
+def _system_facts(index) -> dict:
+    """The system an index was built as, for reports: name, description, note."""
+    name = system_of(index)
+    known = {**SYSTEMS, WORDNET_SYSTEM.name: WORDNET_SYSTEM}.get(name)
+    return {
+        "name": name,
+        "description": known.description if known else "settings given on the command line",
+        "note": system_note(index),
+    }
 
 
 def _command_line(args: argparse.Namespace) -> str:
@@ -188,9 +225,12 @@ def _timed(label: str, seconds: dict[str, float], fn, *a, **k):
     return out
 
 
-def _train(enc, corpus_name: str, gold, config, seconds: dict[str, float]):
-    """(index, training Corpus or None, its encoded InstanceSet or None) for ``corpus_name``."""
-
+def _train(enc, corpus_name: str, gold, config, seconds: dict[str, float], system: str):
+    """(index, training Corpus or None, its encoded InstanceSet or None) for ``corpus_name``:
+    the cached index of ``system`` when its settings are asked for on SemCor."""
+    if corpus_name == "semcor" and gold is None and config == get_system(system).config:
+        index = _timed(f"{system} index", seconds, semcor_index, enc, system, say=_say)
+        return index, None, None
     if corpus_name == "wordnet":
         index = _timed("train wordnet index", seconds, wordnet_index, enc, None, None, config)
         return index, None, None
@@ -222,20 +262,24 @@ def _provenance(enc, index, tests) -> dict:
 
 def cmd_train(args: argparse.Namespace) -> int:
     enc = _encoder(args)
-    config = _config(args, args.corpus)
+    corpus = _training_corpus(args, args.corpus)
+    config = _config(args, corpus)
     seconds: dict[str, float] = {}
-    index, _, _ = _train(enc, args.corpus, args.gold, config, seconds)
-    default = (
-        default_index_path(enc, config)  # where `wsd disambiguate` looks for it
-        if args.corpus == "wordnet"
-        else _default_index_path(enc, args.corpus, config)
-    )
+    index, _, _ = _train(enc, corpus, args.gold, config, seconds, args.system)
+    if corpus == "wordnet":
+        default = wordnet_index_path(enc, config)  # where the default index looks for it
+    elif system_of(index) in SYSTEMS:
+        default = system_index_path(enc, get_system(system_of(index)), index.training_.sha256)
+    else:
+        default = _default_index_path(enc, corpus, config)
     out = args.out or default
-    save_index(index, out)
+    if out != default or not (out / "meta.json").is_file():
+        save_index(index, out)
     s = index.summary()
     print(f"index: {out}")
     print(f"trained on: {index.training_.corpus} ({index.training_.n_occurrences} occurrences)")
-    print(f"config: {config.label}; rows: {s['rows']} {s['rows_by_origin']}")
+    print(f"system: {system_of(index)}; config: {config.label}; rows: {s['rows']} "
+          f"{s['rows_by_origin']}")  # fmt: skip
     return 0
 
 
@@ -244,12 +288,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     seconds: dict[str, float] = {}
     enc = _encoder(args)
     wordnet = load_wordnet()
-    training = train_set = None
+    training = train_set = index = None
+    train = _training_corpus(args, args.train)
+    config = _config(args, train)
     if args.index is not None:
         index = load_index(args.index, encoder=enc)
-    else:
-        config = _config(args, args.train)
-        index, training, train_set = _train(enc, args.train, None, config, seconds)
+    elif train != "wordnet":  # wordnet: an index for each test set's lemmas, below
+        index, training, train_set = _train(enc, train, None, config, seconds, args.system)
     names = [args.data] if args.data else (args.datasets or ["ALL"])
     if not args.no_baselines and (training is None or training.name != "semcor"):
         try:
@@ -257,35 +302,47 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except DataError as exc:
             training = None
             _say(f"  no SemCor for the MFS baseline: {exc}")
-    tests, results, sweeps = [], [], []
+    tests, results, sweeps, used = [], [], [], []
     for name in names:
         corpus = load_corpus(name, args.gold if args.data else None)
         tests.append(corpus)
         test = _timed(f"encode {corpus.name}", seconds, encode_instances, enc, corpus)
+        this = index
+        if this is None:
+            label = f"wordnet index for {corpus.name}"
+            this = _timed(label, seconds, instance_index, enc, test, wordnet, config)
+        used.append(this)
         bases = {} if args.no_baselines else baseline_answers(corpus, training, wordnet)
-        result = evaluate(index, test, bases, backoff=wordnet.first_sense, threads=args.threads)
+        result = evaluate(this, test, bases, backoff=wordnet.first_sense, threads=args.threads)
         seconds[f"predict {corpus.name}"] = result.seconds["predict"]
         results.append(result)
-        print(f"== {corpus.name}: {index.config.label}, trained on {index.training_.corpus}")
+        print(f"== {corpus.name}: system {system_of(this)} ({this.config.label}), "
+              f"trained on {this.training_.corpus}")  # fmt: skip
         rows = {d.name: d.system for d in result.datasets}
         print(format_table(rows, "dataset"))
         for d in result.datasets[-1:]:
             for b, s in d.baselines.items():
                 print(f"   baseline {b}: F1 {100 * s.f1:.1f}")
+        if system_note(this):
+            print(f"note: {system_note(this)}")
         if args.out:
             write_answers(result, args.out, corpus.name)
         if args.sweep:
             if train_set is None:
-                train_set = _sweep_training(enc, args.train, seconds)
+                train_set = _sweep_training(enc, train, seconds)
             sweeps.append(_timed(f"sweep {corpus.name}", seconds, _sweep, enc, train_set, test))
     seconds["total"] = time.perf_counter() - t_start
     print("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
-    config = {**_provenance(enc, index, tests), "seconds": seconds}
     command = _command_line(args)
-    for i, (corpus, result) in enumerate(zip(tests, results)):
-        report = evaluation_report(result, config, sweep=sweeps[i] if sweeps else (),
+    for i, (corpus, result, this) in enumerate(zip(tests, results, used)):
+        config_facts = {
+            "system": _system_facts(this),
+            **_provenance(enc, this, tests),
+            "seconds": seconds,
+        }
+        report = evaluation_report(result, config_facts, sweep=sweeps[i] if sweeps else (),
                                    command=command,
-                                   title=f"WSD on {corpus.name}: {index.config.label}")  # fmt: skip
+                                   title=f"WSD on {corpus.name}: {this.config.label}")  # fmt: skip
         if args.out:
             paths = write_wsd_report(report, args.out, stem=f"wsd-{corpus.name}")
             print(f"report: {paths['html']}")
@@ -347,7 +404,8 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
     enc = _encoder(args)
     index = load_index(args.index, encoder=enc) if args.index else None
     target = int(args.word) if args.word.isdigit() else args.word
-    result = disambiguate(enc, index, args.text, target, pos=args.pos)
+    # no --index: the default index of --system; its long first build says so (to stderr)
+    result = disambiguate(enc, index, args.text, target, pos=args.pos, system=args.system, say=_say)
     print(result.to_text())
     return 0
 

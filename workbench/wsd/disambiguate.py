@@ -1,51 +1,55 @@
 """Disambiguate one word in one sentence: every candidate sense with its gloss and score.
 
 The library call behind ``workbench wsd disambiguate`` and the app's WSD page. With no index
-given, a WordNet-trained one is used, so it works right after install without SemCor: the
-corpus is WordNet's own usage examples plus LMMS gloss vectors of every candidate sense
-(:func:`wordnet_index`). A full WordNet index, once built (``workbench wsd train --corpus
-wordnet``), is read from the cache; otherwise an index restricted to the target's lemmas is
-built on the fly (a second or two; its encodings are cached). Every result names the corpus its
-centroids come from.
+given, the default system is used (:func:`workbench.wsd.systems.default_index`): the best
+documented system trained on SemCor when SemCor is here (built once, then loaded from the
+cache), else the WordNet-only index of gloss vectors, which says that it loses to WordNet's
+first sense and shows that sense as the back-off. Every result names the corpus and the
+system its vectors come from, and every candidate where its score comes from.
 
 Example::
 
     enc = Encoder()
     result = disambiguate(enc, None, "He sat on the bank of the river", "bank")
-    print(result.to_text())        # ranked senses: key, score, how the vector was made, gloss
+    print(result.to_text())        # ranked senses: key, score, where the vector comes from, gloss
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.corpora.readers import Corpus
 from workbench.encoding.alignment import split_words
-from workbench.encoding.models import default_cache_dir
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.morphology import morphy
 from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet, load_wordnet
-from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.config import SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
-from workbench.wsd.predict import InstanceSet, encode_instances, train_index
-from workbench.wsd.sources import gloss_vectors, sense_graph, wordnet_example_sentences
-from workbench.wsd.store import load_index
+from workbench.wsd.predict import InstanceSet
+from workbench.wsd.systems import (
+    DEFAULT_SYSTEM,
+    FEW_OCCURRENCES,
+    WORDNET_SYSTEM,
+    SystemProgress,
+    default_index,
+    system_note,
+    system_of,
+    wordnet_index,
+)
 
 if TYPE_CHECKING:
     from workbench.encoding.encoder import Encoder
 
-WORDNET_CORPUS = "wordnet-3.0 examples + glosses"
-#: How the WordNet-trained index is built: sum of the last four layers, definition gloss
-#: vectors weighted 0.2, chosen on SemEval-2007 (the dev set) with candidates of every POS, as
-#: `disambiguate` sees them when no POS is given (docs/results.md); no post-processor, since the
-#: index is also built for single lemmas.
-WORDNET_CONFIG = SenseIndexConfig(layers="last4-sum", gloss="concat", gloss_weight=0.2)
+#: How a propagated row got its vector, for a user.
+PROPAGATED_FROM = {
+    "synset": "propagated from its synset's other senses",
+    "hypernym": "propagated from its hypernyms' senses",
+    "lexname": "propagated from its lexicographer file",
+}
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,9 @@ class SenseCandidate:
         origin: how its row was made (``centroid``, ``gloss``, ``synset``, ...), None without.
         count: training occurrences of the sense.
         wordnet_rank: 1 for WordNet's first sense of its lemma and POS.
+        evidence: where the score comes from, for a user (``centroid of 12 semcor occurrences
+            + gloss``, ``propagated from its lexicographer file``, ``gloss vector``, ...).
+        tag_count: how often WordNet's annotators tagged the sense (orders the first senses).
     """
 
     key: str
@@ -69,11 +76,38 @@ class SenseCandidate:
     origin: str | None
     count: int
     wordnet_rank: int
+    evidence: str = ""
+    tag_count: int = 0
+
+
+def evidence(origin: str | None, count: int, corpus: str, config: SenseIndexConfig) -> str:
+    """Where a candidate's score comes from, in words: the centroid of ``count`` training
+    occurrences, a propagated vector, or a gloss vector (``origin``, from the index)."""
+    plus = " + gloss" if config.gloss == "concat" else ""
+    if origin is None:
+        return "no vector in the index"
+    if origin == "centroid":
+        return f"centroid of {count} {corpus} occurrence{'s' if count != 1 else ''}{plus}"
+    if origin in PROPAGATED_FROM:
+        return f"{PROPAGATED_FROM[origin]} (no occurrence of its own){plus}"
+    if config.gloss == "concat":
+        return "gloss only (no occurrence, nothing to propagate from)"
+    return f"gloss vector ({config.gloss_pooling.replace('-', ' and ')})"
 
 
 @dataclass(frozen=True)
 class Disambiguation:
-    """The ranked senses of one word in context (best first; senses without a row last)."""
+    """The ranked senses of one word in context (best first; senses without a row last).
+
+    Attributes:
+        words, target: the sentence and the position of the target word.
+        lemmas: the ``(lemma, POS)`` pairs the word can be.
+        candidates: every WordNet sense of those pairs, best first.
+        training: where the index's vectors come from.
+        config: the index's config label; system: its system name (``best``, ``plain``,
+            ``wordnet``, ``custom``: :func:`workbench.wsd.systems.system_of`).
+        note: what the user must know about the index's quality ("" if nothing).
+    """
 
     words: tuple[str, ...]
     target: int
@@ -81,6 +115,8 @@ class Disambiguation:
     candidates: tuple[SenseCandidate, ...]
     training: TrainingInfo
     config: str
+    system: str = "custom"
+    note: str = ""
 
     @property
     def best(self) -> SenseCandidate | None:
@@ -88,22 +124,58 @@ class Disambiguation:
         scored = [c for c in self.candidates if not np.isnan(c.score)]
         if scored:
             return scored[0]
+        return self.first_sense
+
+    @property
+    def first_sense(self) -> SenseCandidate | None:
+        """WordNet's first sense of the word: of the POS it can be, the first sense tagged most
+        often (the back-off; with no POS given, ``bass`` is a noun before an adjective)."""
         first = [c for c in self.candidates if c.wordnet_rank == 1]
-        return first[0] if first else None
+        return max(first, key=lambda c: c.tag_count) if first else None
+
+    @property
+    def warning(self) -> str:
+        """A warning when the chosen sense rests on fewer than a handful of training
+        occurrences ("" otherwise, and when :attr:`note` already says it)."""
+        best = self.best
+        if best is None or self.note or np.isnan(best.score):
+            return ""
+        if best.count >= FEW_OCCURRENCES:
+            return ""
+        if best.origin == "centroid":
+            times = "once" if best.count == 1 else f"{best.count} times"
+            return (
+                f"The chosen sense occurs only {times} in {self.training.corpus}: its score "
+                "rests on too few occurrences to be trusted."
+            )
+        return (
+            f"The chosen sense has no occurrence in {self.training.corpus}: its vector is "
+            f"{best.evidence}, weaker evidence than a centroid of many occurrences."
+        )
 
     def to_text(self) -> str:
         """A plain-text table for the terminal."""
         marked = " ".join(f"[{w}]" if i == self.target else w for i, w in enumerate(self.words))
-        lines = [marked, f"trained on: {self.training.corpus} ({self.config})"]
+        lines = [
+            marked,
+            f"system: {self.system}, trained on {self.training.corpus} ({self.config})",
+        ]
         if not self.candidates:
-            return "\n".join([*lines, "no WordNet senses for this word"])
-        lines.append(f"{'':2}{'score':>6}  {'sense key':<28} {'made by':<9} gloss")
+            return "\n".join([*lines, "no WordNet senses for this word: nothing to choose from"])
+        lines.append(f"{'':2}{'score':>6}  {'sense key':<28} {'score from':<44} gloss")
         for c in self.candidates:
             score = "  -   " if np.isnan(c.score) else f"{c.score:6.3f}"
             mark = "*" if c is self.best else " "
-            lines.append(f"{mark} {score}  {c.key:<28} {c.origin or 'no row':<9} {c.gloss}")
+            lines.append(f"{mark} {score}  {c.key:<28} {c.evidence:<44} {c.gloss}")
         if all(np.isnan(c.score) for c in self.candidates):
             lines.append("(no candidate has a vector: * is WordNet's first sense, the back-off)")
+        if self.warning:
+            lines.append(f"warning: {self.warning}")
+        first = self.first_sense
+        if self.note:
+            lines.append(f"note: {self.note}")
+            if first is not None:
+                lines.append(f"WordNet's first sense (the back-off): {first.key}: {first.gloss}")
         return "\n".join(lines)
 
 
@@ -145,54 +217,6 @@ def target_lemmas(
     return tuple(found)
 
 
-def wordnet_index(
-    encoder: Encoder,
-    lemmas: Sequence[tuple[str, str]] | None = None,
-    wordnet: WordNet | None = None,
-    config: SenseIndexConfig = WORDNET_CONFIG,
-    progress: Progress = None,
-) -> SenseIndex:
-    """A sense index trained on WordNet's usage examples, with LMMS gloss vectors of every
-    candidate sense (so no sense lacks a row).
-
-    Args:
-        encoder: the encoder.
-        lemmas: restrict to the senses of these ``(lemma, POS)`` pairs (fast); None: all of
-            WordNet (encodes 47k examples and 207k glosses once, several minutes on a CPU).
-        wordnet: default :func:`load_wordnet`.
-        config: layer spec, gloss weight (``gloss`` must be ``concat``).
-        progress: passed to the encoder.
-    """
-
-    wordnet = wordnet or load_wordnet()
-    if config.gloss != "concat":
-        raise InputError("a WordNet-trained index needs gloss vectors (config.gloss='concat')")
-    keys = None
-    if lemmas is not None:
-        keys = sorted({k for lemma, pos in lemmas for k in wordnet.candidates(lemma, pos)})
-    gloss = gloss_vectors(
-        encoder, wordnet, config.layers, keys, pooling=config.gloss_pooling, progress=progress
-    )
-    # propagation needs the centroids of every synset with examples, not only the lemmas'
-    propagating = config.propagate != "none"
-    sentences = wordnet_example_sentences(wordnet, None if propagating else lemmas)
-    graph = sense_graph(wordnet) if propagating else None
-    restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())
-    info = EncoderInfo.of(encoder)
-    if not sentences:
-        index = SenseIndex(config).fit(
-            np.zeros((0, info.dim), np.float32), [], encoder=info, gloss=gloss
-        )
-    else:
-        corpus = Corpus("wordnet-examples", sentences, (), "")
-        training = encode_instances(encoder, corpus, progress=progress)
-        index = train_index(training, config, info, graph=graph, gloss=gloss, targets=keys)
-    index.training_ = TrainingInfo(
-        WORDNET_CORPUS, f"wordnet-{wordnet.version}", len(sentences), len(sentences), restricted
-    )
-    return index
-
-
 def instance_lemmas(instances: InstanceSet, wordnet: WordNet) -> tuple[tuple[str, str], ...]:
     """The WordNet ``(lemma, POS)`` pairs the instances' lemmas can be (:func:`target_lemmas`
     of each distinct lemma and POS), sorted: what an index for these instances must cover."""
@@ -204,20 +228,14 @@ def instance_index(
     encoder: Encoder,
     instances: InstanceSet,
     wordnet: WordNet | None = None,
-    config: SenseIndexConfig = WORDNET_CONFIG,
+    config: SenseIndexConfig = WORDNET_SYSTEM.config,
     progress: Progress = None,
 ) -> SenseIndex:
-    """A WordNet-trained index (:func:`wordnet_index`) restricted to the lemmas of
-    ``instances`` (:func:`instance_lemmas`): how a test set is scored without SemCor, in a
-    fraction of the time a full WordNet index takes to build."""
+    """The WordNet-only index (:func:`workbench.wsd.systems.wordnet_index`) restricted to the
+    lemmas of ``instances`` (:func:`instance_lemmas`): how a test set is scored without SemCor,
+    in a fraction of the time a full WordNet index takes to build."""
     wordnet = wordnet or load_wordnet()
     return wordnet_index(encoder, instance_lemmas(instances, wordnet), wordnet, config, progress)
-
-
-def default_index_path(encoder: Encoder, config: SenseIndexConfig = WORDNET_CONFIG) -> Path:
-    """Where the full WordNet-trained index of ``encoder`` is cached."""
-    label = f"{config.layers}-{config.postprocess}-{config.gloss_pooling}{config.gloss_weight:g}"
-    return default_cache_dir() / "wsd-index" / f"wordnet-{encoder.fingerprint}-{label}"
 
 
 def disambiguate(
@@ -227,19 +245,26 @@ def disambiguate(
     target: str | int,
     pos: str | None = None,
     wordnet: WordNet | None = None,
+    system: str = DEFAULT_SYSTEM,
+    progress: Progress = None,
+    say: SystemProgress = None,
 ) -> Disambiguation:
     """Rank the WordNet senses of one word in context.
 
     Args:
         encoder: the encoder (must be the index's: else MismatchError).
-        index: a sense index; None: the WordNet-trained one (full if cached, else built for
-            the target's lemmas only).
+        index: a sense index; None: the default one of ``system``
+            (:func:`workbench.wsd.systems.default_index`: SemCor's, built once, when SemCor is
+            here; else the WordNet-only index).
         text: the sentence, raw or as words.
         target: the word (first match, case-insensitive; a phrase becomes one word) or its
             position.
         pos: restrict to one universal POS (NOUN, VERB, ADJ, ADV); None: every POS the word
             can be.
         wordnet: default :func:`load_wordnet`.
+        system: the system of the default index (``best`` or ``plain``).
+        progress, say: passed to :func:`~workbench.wsd.systems.default_index` (a bar or
+            callback while the default index is built; the line saying what is built).
 
     Returns:
         A :class:`Disambiguation`, candidates ranked by score.
@@ -251,20 +276,18 @@ def disambiguate(
     words, at = find_target(words, target)
     lemmas = target_lemmas(words[at], wordnet, pos)
     if index is None:
-        path = default_index_path(encoder)
-        if (path / "meta.json").is_file():
-            index = load_index(path, encoder=encoder)
-        else:
-            index = wordnet_index(encoder, lemmas, wordnet, progress=False)
+        index = default_index(encoder, system, lemmas, wordnet, progress=progress, say=say)
     index.check_encoder(encoder)
     emb = encoder.encode([words], keep=[[at]], progress=False)
     vector = emb.select(index.config.layers)[0]
+    corpus = index.training_.corpus
     candidates = []
     for lemma, upos in lemmas:
         scored = index.candidate_scores(vector, lemma, upos)
         score_of = dict(zip(scored.keys, scored.scores.tolist()))
         for rank, key in enumerate(wordnet.candidates(lemma, upos), start=1):
             synset = wordnet.synset(key)
+            origin, count = index.origin_of(key), index.count_of(key)
             candidates.append(
                 SenseCandidate(
                     key=key,
@@ -272,12 +295,21 @@ def disambiguate(
                     pos=upos,
                     gloss=wordnet.gloss(synset),
                     score=float(score_of.get(key, np.nan)),
-                    origin=index.origin_of(key),
-                    count=index.count_of(key),
+                    origin=origin,
+                    count=count,
                     wordnet_rank=rank,
+                    evidence=evidence(origin, count, corpus, index.config),
+                    tag_count=wordnet.senses[key].tag_count,
                 )
             )
     candidates.sort(key=lambda c: (np.isnan(c.score), -np.nan_to_num(c.score), c.wordnet_rank))
     return Disambiguation(
-        tuple(words), at, lemmas, tuple(candidates), index.training_, index.config.label
+        tuple(words),
+        at,
+        lemmas,
+        tuple(candidates),
+        index.training_,
+        index.config.label,
+        system_of(index),
+        system_note(index),
     )

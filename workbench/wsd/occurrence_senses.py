@@ -38,6 +38,8 @@ from workbench.lexicon.wordnet import WordNet
 
 #: At most this many SemCor occurrences train the centroids (a seeded sample, in corpus order).
 TRAINING_LIMIT = 1000
+#: The training sources, for messages.
+SOURCE_NAMES = {"semcor": "SemCor", "wordnet": "WordNet usage-example"}
 
 
 @dataclass(frozen=True)
@@ -61,10 +63,11 @@ class SensePrediction:
         labels: one predicted sense key per occurrence, in order.
         scores: ``(n,)`` float32 cosine of each occurrence with its chosen centroid.
         source: where the training occurrences come from (``semcor`` / ``wordnet``).
-        n_training: training occurrences used (after leaving out the labelled ones).
+        n_training: training occurrences used (none of them is one of the labelled ones).
         layers: the layer spec of the vectors compared.
         n_agree: occurrences whose prediction equals their own label (unlabelled ones never
             agree).
+        n_left_out: training occurrences left out because they are among those labelled.
     """
 
     labels: tuple[str, ...]
@@ -73,6 +76,7 @@ class SensePrediction:
     n_training: int
     layers: str
     n_agree: int
+    n_left_out: int = 0
 
     @property
     def n(self) -> int:
@@ -121,17 +125,25 @@ def predict_senses(
             or a cached wrapper); called once, on the held-out training occurrences.
 
     Raises:
-        InputError: no training occurrence is left, or none of them carries a label.
+        InputError: no training occurrence is left (the message says how many were there and
+            that all of them are shown), or none of them carries a label.
     """
     kept = held_out(training.occurrences, shown.occurrences)
+    total = len(training.occurrences)
     if not kept:
+        name = SOURCE_NAMES.get(training.source, training.source)
         raise InputError(
-            f"every {training.source} occurrence of the word is one of those shown: "
-            "nothing is left to learn its senses from"
+            f"all {total} {name} occurrences of the word are among those shown, and a sense is "
+            "never predicted from the occurrence itself: none is left to learn the senses from. "
+            "Show fewer occurrences, or another source, to colour them by predicted sense"
+            if total
+            else f"{name} has no sense-annotated occurrence of the word to learn its senses from"
         )
     vectors = encode(kept)
     labels, scores = nearest_centroid(
         vectors.emb.select(layers), vectors.labels, shown.emb.select(layers)
     )
     agree = sum(p == o.label for p, o in zip(labels, shown.occurrences) if o.label)
-    return SensePrediction(tuple(labels), scores, training.source, len(kept), layers, agree)
+    return SensePrediction(
+        tuple(labels), scores, training.source, len(kept), layers, agree, total - len(kept)
+    )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -144,23 +145,28 @@ def gloss_vectors(
         keys: the sense keys (default: every key of WordNet 3.0).
         pooling: ``definition``: mean over the definition's words of the synset sentence
             ``"<lemmas> - <definition>"`` (one vector per synset, shared by its keys; see
-            :func:`definition_vectors`); ``lemma``: the vector of the sense's own lemma, word 0
-            of its LMMS sentence ``"<lemma> - <lemmas> - <definition>"``.
+            :func:`definition_vectors`); ``definition-examples``: the same over the synset
+            text ``"<lemmas> - <definition> ; <example> ; ..."`` (definition and usage
+            examples); ``lemma``: the vector of the sense's own lemma, word 0 of its LMMS
+            sentence ``"<lemma> - <lemmas> - <definition>"``.
         progress: passed to the encoder.
     """
-    if pooling == "definition":
+    if pooling in ("definition", "definition-examples"):
         graph = sense_graph(wordnet)
         rows = graph.key_row
         wanted = sorted(graph.keys) if keys is None else sorted(set(keys))
         key_syn = np.array([graph.key_synset[rows[k]] for k in wanted], dtype=np.int64)
         used = np.unique(key_syn)
         synsets = [graph.synsets[i] for i in used]
-        stack = definition_vectors(encoder, wordnet, synsets, progress=progress)
+        examples = pooling == "definition-examples"
+        stack = definition_vectors(encoder, wordnet, synsets, progress, examples=examples)
 
         per_synset = combine_layers(stack, tuple(range(stack.shape[1])), layers, stack.shape[1])
         return tuple(wanted), per_synset[np.searchsorted(used, key_syn)]
     if pooling != "lemma":
-        raise InputError(f"gloss pooling must be 'definition' or 'lemma', not '{pooling}'")
+        raise InputError(
+            f"gloss pooling must be definition, definition-examples or lemma, not '{pooling}'"
+        )
 
     names, sentences = gloss_sentences(wordnet, keys)
     parts = []
@@ -172,38 +178,65 @@ def gloss_vectors(
     return names, np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
 
 
-def synset_sentence(synset: Synset) -> tuple[list[str], int]:
-    """``"<lemma>, <lemma> - <definition>"`` as words, and where the definition starts."""
+def synset_sentence(synset: Synset, examples: bool = False) -> tuple[list[str], int]:
+    """``"<lemma>, <lemma> - <definition>"`` as words, and where the definition starts; with
+    ``examples``, the synset's usage examples follow, each after a ``;``."""
     words = _gloss_words(synset)[1:]  # drop the leading "-"
     start = words.index("-") + 1
+    if examples:
+        for text in synset.examples():
+            words += [";", *split_words(text)]
     return words, start if start < len(words) else 0
 
 
-def definition_vectors(
-    encoder: Encoder, wordnet: WordNet, synsets: Sequence[str], progress: Progress = None
-) -> np.ndarray:
-    """Per synset, the mean over its definition's words of every hidden state.
-
-    Encodes ``"<lemmas> - <definition>"`` once per synset and keeps only the definition words;
-    the means ``(n_synsets, n_hidden, dim)`` float32 are stored in the cache dir (any layer
-    spec is then array work: a layer combination commutes with the mean over words).
-    """
-
+def _definitions_path(
+    encoder: Encoder, wordnet: WordNet, synsets: Sequence[str], examples: bool
+) -> Path:
     # the sentences follow from WordNet's version, the synsets and this code's version: the
     # cache name hashes those, so a warm call never rebuilds 117k sentences
     ident = f"wordnet-{wordnet.version}|v{GRAPH_VERSION}|{encoder.max_length}|" + "\n".join(synsets)
     tag = hashlib.sha256(ident.encode()).hexdigest()[:24]
-    name = f"definitions-{encoder.fingerprint}-{encoder.pooling}-{tag}.npy"
-    path = default_cache_dir() / "wsd" / name
+    kind = "definitions-examples" if examples else "definitions"
+    return default_cache_dir() / "wsd" / f"{kind}-{encoder.fingerprint}-{encoder.pooling}-{tag}.npy"
+
+
+def definition_vectors(
+    encoder: Encoder,
+    wordnet: WordNet,
+    synsets: Sequence[str],
+    progress: Progress = None,
+    examples: bool = False,
+) -> np.ndarray:
+    """Per synset, the mean over its definition's words of every hidden state.
+
+    Encodes ``"<lemmas> - <definition>"`` once per synset (with ``examples``: followed by the
+    synset's usage examples, ``"; <example>"`` each) and keeps only the words after the lemmas;
+    the means ``(n_synsets, n_hidden, dim)`` float32 are stored in the cache dir (any layer
+    spec is then array work: a layer combination commutes with the mean over words). Once the
+    vectors of every WordNet synset are stored, any subset is read from them.
+    """
+    path = _definitions_path(encoder, wordnet, synsets, examples)
     if path.is_file():
         return np.load(path, mmap_mode="r")
-    built = [synset_sentence(wordnet.reader.synset(name)) for name in synsets]
+    every = sense_graph(wordnet).synsets  # sorted, as gloss_vectors asks for them
+    full = _definitions_path(encoder, wordnet, every, examples)
+    if full.is_file():
+        rows = np.searchsorted(every, synsets)
+        if len(rows) and rows.max() < len(every) and list(np.asarray(every)[rows]) == list(synsets):
+            return np.asarray(np.load(full, mmap_mode="r")[rows])
+    built = [synset_sentence(wordnet.reader.synset(name), examples) for name in synsets]
     sentences = [w for w, _ in built]
     keep = [list(range(start, len(w))) for w, start in built]
     out = np.zeros((len(sentences), encoder.n_hidden, encoder.dim), dtype=np.float32)
     for start in range(0, len(sentences), DEFINITION_CHUNK):
         stop = min(start + DEFINITION_CHUNK, len(sentences))
-        emb = encoder.encode(sentences[start:stop], keep=keep[start:stop], progress=progress)
+        step = progress
+        if callable(progress):  # one callback over all chunks: 0 -> 1 once, not once per chunk
+
+            def step(f: float, a: int = start, b: int = stop, n: int = len(sentences)) -> None:
+                progress((a + f * (b - a)) / n)
+
+        emb = encoder.encode(sentences[start:stop], keep=keep[start:stop], progress=step)
         counts = np.bincount(emb.sentence_index, minlength=stop - start).astype(np.float32)
         flat = np.asarray(emb.vectors, dtype=np.float32).reshape(len(emb.words), -1)
         member = sparse.csr_matrix(

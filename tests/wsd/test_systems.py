@@ -1,0 +1,150 @@
+"""The named WSD systems: presets, the cached SemCor index, the WordNet-only index, the default."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from workbench.errors import InputError
+from workbench.wsd.config import SenseIndexConfig, TrainingInfo
+from workbench.wsd.disambiguate import Disambiguation, SenseCandidate, disambiguate, evidence
+from workbench.wsd.systems import (
+    DEFAULT_SYSTEM,
+    FEW_OCCURRENCES,
+    FIRST_SENSE_F1_ALL,
+    SYSTEMS,
+    WORDNET_CORPUS,
+    default_index,
+    get_system,
+    semcor_index,
+    system_index_path,
+    system_note,
+    system_of,
+    wordnet_index,
+)
+
+BASS_MUSIC = "He plays the bass in a jazz band."
+BASS_FISH = "He caught a bass in the lake."
+HELIUM = "The balloon was filled with helium"
+
+
+def test_presets_are_the_documented_systems():
+    best = SYSTEMS["best"].config
+    assert DEFAULT_SYSTEM == "best"
+    assert (best.layers, best.postprocess, best.propagate) == ("-1", "none", "lexname")
+    assert (best.gloss, best.gloss_weight, best.gloss_pooling) == ("concat", 0.2, "definition")
+    assert SYSTEMS["plain"].config == SenseIndexConfig(layers="-1")
+    assert SYSTEMS["best"].f1_all == 70.2 and SYSTEMS["plain"].f1_all == 68.4
+    wordnet = SYSTEMS["wordnet"]
+    assert wordnet.training == "wordnet" and wordnet.config.gloss == "only"
+    assert wordnet.f1_all < FIRST_SENSE_F1_ALL  # what its note says
+    with pytest.raises(InputError, match="unknown WSD system"):
+        get_system("fastest")
+
+
+def test_the_cache_path_changes_with_everything_that_changes_the_rows(tiny_encoder):
+    best = SYSTEMS["best"]
+    path = system_index_path(tiny_encoder, best, "abc")
+    assert path == system_index_path(tiny_encoder, best, "abc")
+    other_config = dataclasses.replace(best, config=dataclasses.replace(best.config, layers="0"))
+    assert system_index_path(tiny_encoder, other_config, "abc") != path
+    assert system_index_path(tiny_encoder, best, "abd") != path
+    assert system_index_path(tiny_encoder, SYSTEMS["plain"], "abc") != path
+
+
+def test_semcor_index_is_built_once_then_loaded(tiny_encoder, wsd_data, tmp_cache):
+    from workbench.corpora.datasets import load_dataset
+
+    corpus = load_dataset("semeval2015", wsd_data)  # stands in for SemCor: small
+    said: list[str] = []
+    index = semcor_index(tiny_encoder, "plain", semcor=corpus, say=said.append)
+    assert len(said) == 1 and "Building the 'plain' sense index" in said[0]
+    assert "once" in said[0] and str(tmp_cache) in said[0]
+    path = system_index_path(tiny_encoder, SYSTEMS["plain"], corpus.sha256)
+    assert (path / "meta.json").is_file()
+    again = semcor_index(tiny_encoder, "plain", semcor=corpus, say=said.append)
+    assert len(said) == 1  # loaded, not built
+    assert again.keys_ == index.keys_ and again.config == SYSTEMS["plain"].config
+    np.testing.assert_array_equal(again.vectors_, index.vectors_)
+    (path / "senses.npz").write_bytes(b"cut off")  # a broken cache entry is built again
+    semcor_index(tiny_encoder, "plain", semcor=corpus, say=said.append)
+    assert len(said) == 2
+    with pytest.raises(InputError):
+        semcor_index(tiny_encoder, "wordnet", semcor=corpus)
+
+
+@pytest.mark.slow
+def test_wordnet_index_represents_every_sense_the_same_way(default_encoder):
+    from workbench.lexicon.wordnet import load_wordnet
+
+    wordnet = load_wordnet()
+    lemmas = [("bass", "NOUN"), ("bass", "ADJ"), ("helium", "NOUN")]
+    index = wordnet_index(default_encoder, lemmas, wordnet)
+    keys = [k for lemma, pos in lemmas for k in wordnet.candidates(lemma, pos)]
+    assert sorted(index.keys_) == sorted(keys)  # every candidate has a row ...
+    assert {index.origin_of(k) for k in keys} == {"gloss"}  # ... of the same kind
+    assert index.training_.corpus == WORDNET_CORPUS and system_of(index) == "wordnet"
+    assert "below WordNet's first sense" in system_note(index)
+
+
+@pytest.mark.slow
+def test_without_semcor_the_wordnet_index_answers_and_says_it_loses(
+    default_encoder, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))  # no framework there: no SemCor
+    result = disambiguate(default_encoder, None, HELIUM, "helium")  # an IndexError once
+    assert result.system == "wordnet" and result.best.key == "helium%1:27:00::"
+    assert result.best.evidence.startswith("gloss vector")
+    assert result.note and result.first_sense.key == "helium%1:27:00::"
+    text = result.to_text()
+    assert "note: No SemCor here" in text and "WordNet's first sense (the back-off)" in text
+    index = default_index(default_encoder, "best", [("bass", "NOUN")])
+    assert system_of(index) == "wordnet"
+    fish = disambiguate(default_encoder, index, BASS_FISH, "bass", pos="NOUN")
+    assert all(c.origin == "gloss" for c in fish.candidates)
+    assert len(fish.candidates) == 8 and fish.best.pos == "NOUN"
+
+
+@pytest.mark.slow
+def test_the_default_best_index_answers_bass_with_nouns_and_helium(default_encoder, best_wsd_index):
+    music = disambiguate(default_encoder, None, BASS_MUSIC, "bass")
+    fish = disambiguate(default_encoder, None, BASS_FISH, "bass")
+    assert music.system == fish.system == "best" and music.training.corpus == "semcor"
+    assert music.best.pos == "NOUN" and fish.best.pos == "NOUN", (music.best, fish.best)
+    # SemCor tags bass twice (two music senses): a centroid of one occurrence wins both, and
+    # the answer says it rests on too few occurrences
+    assert "only once in semcor" in fish.warning
+    helium = disambiguate(default_encoder, None, HELIUM, "helium")
+    assert helium.best.key == "helium%1:27:00::" and helium.best.origin == "centroid"
+    assert helium.best.evidence.startswith(f"centroid of {helium.best.count} semcor")
+    assert helium.best.evidence.endswith("+ gloss") and not helium.note
+    for c in music.candidates:  # every candidate says where its score comes from
+        assert c.evidence.startswith(("centroid of", "propagated from", "gloss only"))
+    assert bool(music.warning) == (music.best.count < FEW_OCCURRENCES)
+
+
+def _candidate(key: str, score: float, origin: str, count: int) -> SenseCandidate:
+    config = SYSTEMS["best"].config
+    return SenseCandidate(
+        key, "x.n.01", "NOUN", "a gloss", score, origin, count, 1,
+        evidence(origin, count, "semcor", config), 10,
+    )  # fmt: skip
+
+
+def test_a_winner_on_fewer_than_a_handful_of_occurrences_is_flagged():
+    def result(*candidates):
+        return Disambiguation(("w",), 0, (("w", "NOUN"),), candidates, TrainingInfo("semcor"),
+                              "L-1", "best")  # fmt: skip
+
+    solid = result(_candidate("w%1:00:00::", 0.9, "centroid", 12))
+    assert solid.warning == ""
+    thin = result(_candidate("w%1:00:00::", 0.9, "centroid", 1),
+                  _candidate("w%1:00:01::", 0.5, "centroid", 40))  # fmt: skip
+    assert "only once in semcor" in thin.warning
+    assert thin.candidates[0].evidence == "centroid of 1 semcor occurrence + gloss"
+    propagated = result(_candidate("w%1:00:00::", 0.9, "lexname", 0))
+    assert "no occurrence in semcor" in propagated.warning
+    assert "lexicographer file" in propagated.candidates[0].evidence
+    assert "warning:" in propagated.to_text()

@@ -1,0 +1,303 @@
+"""The named WSD systems a user gets without choosing, and their sense indexes, built once.
+
+A *system* is a named :class:`~workbench.wsd.config.SenseIndexConfig` and its training corpus
+(``workbench wsd ... --system best|plain|wordnet``; ``best`` is the default of the command line
+and of the app):
+
+* ``best``: SemCor centroids at the last layer, LMMS propagation down to the lexicographer
+  file, definition gloss vectors weighted 0.2: 70.2 F1 on ALL with the packaged model, the best
+  system of docs/results.md.
+* ``plain``: SemCor centroids at the last layer, nothing else (textbook 1-NN): 68.4.
+* ``wordnet``: no SemCor, every sense represented the same way, by its gloss vector (its
+  synset's definition and usage examples through the same encoder path), so the scores of any
+  two candidates are comparable. It loses to WordNet's first sense on the benchmarks
+  (:func:`system_note` says so, and the first sense is shown as the back-off).
+
+:func:`semcor_index` builds a SemCor system's index once per encoder (it encodes SemCor's 226k
+tagged words and, for ``best``, the definitions of WordNet's 117k synsets: about 10 minutes on
+a 2-core CPU) and stores it in the cache dir, keyed by the system's config, the encoder's
+identity and SemCor's checksum; later calls load it in seconds. :func:`wordnet_index` builds
+the WordNet-only index, for some lemmas in a second or two. :func:`default_index` picks: the
+SemCor system when SemCor is here, else the WordNet-only index.
+
+Example::
+
+    enc = Encoder()
+    index = default_index(enc, "best", say=print)   # SemCor's best index, built or loaded
+    system_of(index)                                # 'best'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, get_args
+
+import numpy as np
+
+from workbench.corpora.datasets import available_datasets, dataset_paths, load_dataset
+from workbench.corpora.readers import Corpus
+from workbench.encoding.models import default_cache_dir
+from workbench.encoding.rows import Progress
+from workbench.errors import DataError, InputError
+from workbench.fileio import sha256_files
+from workbench.lexicon.wordnet import WORDNET_VERSION, WordNet, load_wordnet
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.index import SenseIndex
+from workbench.wsd.predict import build_index, encode_instances
+from workbench.wsd.sources import gloss_vectors
+from workbench.wsd.store import FORMAT_VERSION, load_index, save_index
+
+if TYPE_CHECKING:
+    from workbench.encoding.encoder import Encoder
+
+SystemName = Literal["best", "plain", "wordnet"]
+#: The system names, the default first.
+SYSTEM_NAMES: tuple[str, ...] = get_args(SystemName)
+DEFAULT_SYSTEM: SystemName = "best"
+#: Name of the training corpus of the WordNet-only index (stated with every result).
+WORDNET_CORPUS = "wordnet-3.0 glosses"
+#: WordNet's first sense on ALL (docs/results.md): what the WordNet-only index is compared with.
+FIRST_SENSE_F1_ALL = 65.2
+#: A winning sense trained on fewer occurrences than this gets a warning (a centroid of one or
+#: two sentences is an anecdote, not a sense).
+FEW_OCCURRENCES = 5
+SystemProgress = Callable[[str], None] | None
+
+
+@dataclass(frozen=True)
+class System:
+    """A named way of building a sense index, and what it scored.
+
+    Attributes:
+        name: ``best``, ``plain`` or ``wordnet``.
+        config: how the index is built.
+        training: the training corpus (``semcor``; ``wordnet``: WordNet's glosses only).
+        description: one line for a user.
+        f1_all: F1 on ALL with the packaged all-MiniLM-L6-v2 (docs/results.md).
+    """
+
+    name: str
+    config: SenseIndexConfig
+    training: str
+    description: str
+    f1_all: float
+
+
+SYSTEMS: dict[str, System] = {
+    "best": System(
+        "best",
+        SenseIndexConfig(layers="-1", propagate="lexname", gloss="concat", gloss_weight=0.2),
+        "semcor",
+        "SemCor centroids at the last layer + LMMS propagation (lexname) + definition gloss "
+        "vectors (0.2)",
+        70.2,
+    ),
+    "plain": System(
+        "plain",
+        SenseIndexConfig(layers="-1"),
+        "semcor",
+        "SemCor centroids at the last layer (plain 1-NN)",
+        68.4,
+    ),
+    # what is used without SemCor: every sense's gloss vector (its definition and usage
+    # examples), the same kind of vector for every candidate; chosen on SemEval-2007 (dev)
+    "wordnet": System(
+        "wordnet",
+        SenseIndexConfig(layers="last4-sum", gloss="only", gloss_pooling="definition-examples"),
+        "wordnet",
+        "WordNet only: every sense's gloss vector (definition and usage examples)",
+        54.0,
+    ),
+}
+#: The index without SemCor (:func:`wordnet_index`).
+WORDNET_SYSTEM = SYSTEMS["wordnet"]
+
+
+def get_system(name: str) -> System:
+    """The system called ``name`` (:data:`SYSTEMS`)."""
+    try:
+        return SYSTEMS[name]
+    except KeyError:
+        raise InputError(f"unknown WSD system {name!r}; known: {', '.join(SYSTEMS)}") from None
+
+
+def system_of(index: SenseIndex) -> str:
+    """The name of the system ``index`` was built as (``best``, ``plain``, ``wordnet``), or
+    ``custom`` for any other config or training corpus."""
+    corpus = "wordnet" if index.training_.corpus == WORDNET_CORPUS else index.training_.corpus
+    for system in SYSTEMS.values():
+        if index.config == system.config and corpus == system.training:
+            return system.name
+    return "custom"
+
+
+def system_note(index: SenseIndex) -> str:
+    """What a user must know about the quality of ``index``'s answers ("" if nothing): the
+    WordNet-only index loses to WordNet's first sense."""
+    if index.training_.corpus != WORDNET_CORPUS:
+        return ""
+    f1 = WORDNET_SYSTEM.f1_all
+    return (
+        f"No SemCor here: the senses are represented by their WordNet glosses only, which scores "
+        f"{f1:.1f} F1 on the benchmarks (ALL), below WordNet's first sense ({FIRST_SENSE_F1_ALL}). "
+        "WordNet's first sense is shown as the back-off; `workbench data download` fetches "
+        "SemCor for the best system."
+    )
+
+
+# ---------------------------------------------------------------------- SemCor
+
+
+def semcor_available() -> bool:
+    """Whether SemCor is in the data dir (``workbench data download`` puts it there)."""
+    try:
+        return "semcor" in available_datasets()
+    except DataError:
+        return False
+
+
+def semcor_sha256() -> str:
+    """Checksum of SemCor's source files (the same as ``load_dataset("semcor").sha256``)."""
+    xml, gold = dataset_paths("semcor")
+    return sha256_files([p for p in (xml, gold) if p is not None])
+
+
+def system_index_path(encoder: Encoder, system: System, training_sha256: str) -> Path:
+    """Where the index of ``system`` for ``encoder`` trained on the corpus with checksum
+    ``training_sha256`` is cached: a name from everything that changes its rows (the config,
+    the training corpus, the encoder's identity, the index format)."""
+    ident = json.dumps(
+        {
+            "config": asdict(system.config),
+            "training": [system.training, training_sha256],
+            "encoder": asdict(EncoderInfo.of(encoder)),
+            "format": FORMAT_VERSION,
+        },
+        sort_keys=True,
+    )
+    tag = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    return default_cache_dir() / "wsd-index" / f"{system.name}-{system.training}-{tag}"
+
+
+def build_message(encoder: Encoder, system: System, path: Path) -> str:
+    """The line shown before a system's index is built: what, and why it takes a while."""
+    glosses = " and the definitions of WordNet's 117,659 synsets"
+    return (
+        f"Building the '{system.name}' sense index for {encoder.name} ({system.description}). "
+        f"It encodes SemCor's 226,036 sense-tagged words"
+        f"{glosses if system.config.gloss != 'none' else ''} once: about 10 minutes on a "
+        f"2-core CPU, a minute or two on a GPU. Later runs load it from {path}."
+    )
+
+
+def semcor_index(
+    encoder: Encoder,
+    system: str = DEFAULT_SYSTEM,
+    wordnet: WordNet | None = None,
+    progress: Progress = None,
+    say: SystemProgress = None,
+    semcor: Corpus | None = None,
+) -> SenseIndex:
+    """The index of ``system`` trained on SemCor, loaded from the cache dir, else built and
+    stored there.
+
+    Args:
+        encoder: the encoder.
+        system: a name of :data:`SYSTEMS`.
+        wordnet: default :func:`load_wordnet`.
+        progress: passed to the encoder (a bar, or a ``fraction -> None`` callback).
+        say: called with a line before a build starts (what is built and why it takes long).
+        semcor: the training corpus (default: SemCor from the data dir). Another corpus is
+            cached under its own checksum.
+
+    Raises:
+        DataError: no SemCor in the data dir.
+    """
+    chosen = get_system(system)
+    if chosen.training != "semcor":
+        raise InputError(f"the {system} system is not trained on SemCor: use wordnet_index")
+    sha = semcor.sha256 if semcor is not None else semcor_sha256()
+    path = system_index_path(encoder, chosen, sha)
+    if (path / "meta.json").is_file():
+        try:
+            return load_index(path, encoder=encoder)
+        except DataError:  # unreadable (e.g. cut off by a full disk): build it again
+            pass
+    if say is not None:
+        say(build_message(encoder, chosen, path))
+    corpus = semcor if semcor is not None else load_dataset("semcor")
+    training = encode_instances(encoder, corpus, progress=progress)
+    index = build_index(encoder, training, chosen.config, wordnet, progress=progress)
+    save_index(index, path)
+    return index
+
+
+# ---------------------------------------------------------------------- WordNet only
+
+
+def wordnet_index_path(encoder: Encoder, config: SenseIndexConfig = WORDNET_SYSTEM.config) -> Path:
+    """Where the full WordNet-only index of ``encoder`` built with ``config`` is cached
+    (``workbench wsd train --corpus wordnet`` writes it there)."""
+    system = dataclasses.replace(WORDNET_SYSTEM, config=config)
+    return system_index_path(encoder, system, f"wordnet-{WORDNET_VERSION}")
+
+
+def wordnet_index(
+    encoder: Encoder,
+    lemmas: Sequence[tuple[str, str]] | None = None,
+    wordnet: WordNet | None = None,
+    config: SenseIndexConfig = WORDNET_SYSTEM.config,
+    progress: Progress = None,
+) -> SenseIndex:
+    """The WordNet-only index: one gloss vector per sense key, every sense the same way.
+
+    Args:
+        encoder: the encoder.
+        lemmas: only the senses of these ``(lemma, POS)`` pairs (a second or two); None: all
+            206,941 sense keys (encodes the text of WordNet's 117,659 synsets once).
+        wordnet: default :func:`load_wordnet`.
+        config: layer spec and gloss pooling (``gloss`` must be ``only``).
+        progress: passed to the encoder.
+    """
+    wordnet = wordnet or load_wordnet()
+    if config.gloss != "only":
+        raise InputError("a WordNet-only index is made of gloss vectors only (gloss='only')")
+    keys = None
+    if lemmas is not None:
+        keys = sorted({k for lemma, pos in lemmas for k in wordnet.candidates(lemma, pos)})
+    gloss = gloss_vectors(
+        encoder, wordnet, config.layers, keys, pooling=config.gloss_pooling, progress=progress
+    )
+    info = EncoderInfo.of(encoder)
+    restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())
+    training = TrainingInfo(WORDNET_CORPUS, f"wordnet-{wordnet.version}", 0, 0, restricted)
+    empty = np.zeros((0, info.dim), np.float32)
+    return SenseIndex(config).fit(empty, [], encoder=info, training=training, gloss=gloss)
+
+
+# ---------------------------------------------------------------------- the default
+
+
+def default_index(
+    encoder: Encoder,
+    system: str = DEFAULT_SYSTEM,
+    lemmas: Sequence[tuple[str, str]] | None = None,
+    wordnet: WordNet | None = None,
+    progress: Progress = None,
+    say: SystemProgress = None,
+) -> SenseIndex:
+    """The index a user gets without choosing one: ``system`` trained on SemCor when SemCor is
+    here (:func:`semcor_index`, built once); else, and for the ``wordnet`` system, the
+    WordNet-only index (the full one when ``workbench wsd train --corpus wordnet`` has stored
+    it, else one for ``lemmas``)."""
+    if get_system(system).training == "semcor" and semcor_available():
+        return semcor_index(encoder, system, wordnet, progress, say)
+    path = wordnet_index_path(encoder)
+    if (path / "meta.json").is_file():
+        return load_index(path, encoder=encoder)
+    return wordnet_index(encoder, lemmas, wordnet, progress=progress)
