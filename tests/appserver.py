@@ -42,12 +42,20 @@ class AppServer:
         env: extra environment variables for the server.
         log: file the server's output goes to (default: discarded).
         timeout: seconds to wait for the health endpoint.
+        watcher: keep Streamlit's file watcher as ``.streamlit/config.toml`` sets it (what a
+            user's ``streamlit run app.py`` gets; the benchmark); default off (tests).
     """
 
     def __init__(
-        self, repo: Path, env: dict[str, str] | None = None, log=None, timeout: float = 90
+        self,
+        repo: Path,
+        env: dict[str, str] | None = None,
+        log=None,
+        timeout: float = 90,
+        watcher: bool = False,
     ):
         self.repo = Path(repo)
+        self.watcher = watcher
         self.env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **(env or {})}
         self.log = log
         self.timeout = timeout
@@ -70,8 +78,7 @@ class AppServer:
                 str(self.port),
                 "--server.address",
                 "127.0.0.1",
-                "--server.fileWatcherType",
-                "none",
+                *([] if self.watcher else ["--server.fileWatcherType", "none"]),
             ],
             cwd=self.repo,
             env=self.env,

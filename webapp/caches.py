@@ -8,7 +8,10 @@ rerun after an unrelated widget recomputes nothing; user errors become in-page m
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Sequence
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
@@ -41,6 +44,7 @@ from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import TrainingOccurrences
 from workbench.wsd.predict import encode_instances
 from workbench.wsd.store import load_index
+from workbench.wsd.systems import SYSTEMS, WORDNET_SYSTEM, semcor_available, semcor_index
 
 # --------------------------------------------------------------------------- data
 
@@ -229,18 +233,109 @@ def glosses(labels: tuple[str, ...]) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- WSD
 
-WORDNET_INDEX = "WordNet examples + glosses (built for the words at hand)"
 #: The evaluation sets offered, the smallest (SemEval-2007, the usual dev set) first, then ALL.
 EVAL_DATASETS = ("semeval2007", *(d for d in EVAL_SETS if d != "semeval2007"), "ALL")
 
 
+def system_options() -> dict[str, str]:
+    """System name -> its label in the index choice: the SemCor systems when SemCor is here
+    (``best`` first, the default), and the WordNet-only one."""
+    labels = {
+        "best": f"best: SemCor + propagation + glosses ({SYSTEMS['best'].f1_all} F1 on ALL)",
+        "plain": f"plain 1-NN on SemCor ({SYSTEMS['plain'].f1_all} F1 on ALL)",
+        "wordnet": "WordNet glosses only (no SemCor; below WordNet's first sense)",
+    }
+    if not semcor_available():
+        return {WORDNET_SYSTEM.name: labels["wordnet"]}
+    return labels
+
+
 def saved_indexes() -> dict[str, str]:
-    """Label -> path of the sense indexes saved by ``workbench wsd train`` in the cache dir."""
+    """Label -> path of the sense indexes saved by ``workbench wsd train --out`` in the cache
+    dir (the systems' own cached indexes are offered by name instead)."""
     root = default_cache_dir() / "wsd-index"
     found = (
         sorted(p for p in root.glob("*") if (p / "meta.json").is_file()) if root.is_dir() else []
     )
-    return {p.name: str(p) for p in found}
+    systems = tuple(f"{s.name}-{s.training}-" for s in SYSTEMS.values())
+    return {p.name: str(p) for p in found if not p.name.startswith(systems)}
+
+
+@dataclass
+class Build:
+    """A long computation in a background thread, shared by every session: it goes on when
+    the user changes a widget or leaves the page, and nothing it computed is lost.
+
+    Attributes:
+        message: what is being built and why it takes a while.
+        fraction: progress, 0 to 1; stage: what runs now.
+        result: the value once done; error: the exception it ended with, if any.
+    """
+
+    message: str = ""
+    stage: str = ""
+    fraction: float = 0.0
+    result: object = None
+    error: BaseException | None = None
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def done(self) -> bool:
+        return self.thread is not None and not self.thread.is_alive()
+
+
+@st.cache_resource
+def _builds() -> tuple[dict[Hashable, Build], threading.Lock]:
+    return {}, threading.Lock()
+
+
+def background(key: Hashable, work: Callable[[Build], object]) -> Build:
+    """The :class:`Build` of ``key``, started (``work(build)`` in a thread) unless one is
+    running or done; a failed one starts again."""
+    builds, lock = _builds()
+    with lock:
+        build = builds.get(key)
+        if build is not None and not (build.done and build.error is not None):
+            return build
+        build = builds[key] = Build()
+
+        def run() -> None:
+            try:
+                build.result = work(build)
+                build.fraction = 1.0
+            except BaseException as exc:  # noqa: BLE001 - shown on the page that asked
+                build.error = exc
+
+        build.thread = threading.Thread(target=run, name=f"workbench-build-{key}", daemon=True)
+        build.thread.start()
+        return build
+
+
+def settle(build: Build, seconds: float = 30.0) -> Build:
+    """Wait up to ``seconds`` while ``build`` is quick work (loading from the cache dir): until
+    it is done, or says that it is building (then its page shows the progress instead)."""
+    deadline = time.monotonic() + seconds
+    while not build.done and not build.message and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return build
+
+
+def system_index_build(system: str) -> Build:
+    """The index of a SemCor ``system`` for the sidebar's model, loaded from the cache dir or
+    built there once (:func:`workbench.wsd.systems.semcor_index`), in the background."""
+    enc, wn = encoder(), wordnet()
+
+    def work(build: Build) -> SenseIndex:
+        def say(message: str) -> None:
+            build.message = message
+
+        def progress(fraction: float) -> None:
+            build.fraction = min(max(float(fraction), 0.0), 1.0)
+
+        build.stage = "Loading the sense index…"
+        return semcor_index(enc, system, wn, progress=progress, say=say)
+
+    return background(("system-index", current().key, system), work)
 
 
 @st.cache_resource(show_spinner="Loading the sense index…", max_entries=4)
@@ -254,7 +349,7 @@ def wsd_evaluation(
 ) -> tuple[Corpus, Evaluation]:
     """``(corpus, Evaluation)`` of a sense index on a framework dataset (its first
     ``n_sentences``, 0 = all), memoised by the settings, index and data; shows its progress.
-    ``index`` None: a WordNet index for the test lemmas is built first."""
+    ``index`` None: the WordNet-only index for the test lemmas is built first."""
     key = (current().key, index_label, dataset, n_sentences)
 
     def run() -> tuple[Corpus, Evaluation]:
@@ -268,9 +363,9 @@ def wsd_evaluation(
             )
             used = index
             if used is None:
-                status.write("Building the WordNet index for the test lemmas…")
+                status.write("Building the WordNet-only index for the test lemmas…")
                 used = with_progress(
-                    "Encoding WordNet examples and glosses…",
+                    "Encoding the WordNet glosses…",
                     lambda p: instance_index(enc, test, wn, progress=p),
                 )
             training = corpus("semcor") if "semcor" in available_datasets() else None

@@ -74,6 +74,27 @@ def test_explore_renders_and_a_word_gives_its_heatmap():
     assert any("cell" in h.value for h in at.subheader)
 
 
+@pytest.mark.parametrize("text", ["A cat sat quietly.", "cat"])
+def test_explore_text_where_no_word_repeats_explains_itself(text):
+    at = _app().run()
+    at.text_area(key="explore_text").set_value(text).run()
+    _ok(at)
+    assert not at.error, [e.value for e in at.error]  # not "need at least two vectors"
+    assert any("occurs only once in your text" in i.value for i in at.info)
+    assert not at.get("plotly_chart")  # no heatmap of one occurrence ...
+    assert at.dataframe[0].value["word"].tolist()  # ... but its neighbours
+
+
+def test_explore_heatmap_colour_scale_fits_the_data():
+    at = _app().run()
+    heat = [t for t in _figure(at)["data"] if t["type"] == "heatmap"]
+    low = min(_array(t["z"]).min() for t in heat)
+    assert heat[0]["zmin"] == pytest.approx(np.floor(low * 10) / 10) and heat[0]["zmax"] == 1
+    at.toggle(key="explore_fit_scale").set_value(False).run()
+    heat = [t for t in _figure(at)["data"] if t["type"] == "heatmap"]
+    assert (heat[0]["zmin"], heat[0]["zmax"]) == (-1, 1)
+
+
 def test_explore_empty_text_shows_a_message():
     at = _app().run()
     at.text_area(key="explore_text").set_value("   ").run()
@@ -215,13 +236,22 @@ def test_geometry_renders_the_anisotropy_figure_and_switches_correction():
     assert visible == ["raw", "whitened"]
 
 
-def test_wsd_one_sentence_bar_chart_and_bad_input():
+def test_wsd_one_sentence_bar_chart_and_bad_input(best_wsd_index):
     at = _app().run()
     at.switch_page("webapp/pages/wsd.py").run()
     _ok(at)
+    assert at.selectbox(key="wsd_index").value == "system:best"  # the default
     bars = _figure(at)["data"][0]
     assert bars["type"] == "bar" and len(_array(bars["x"])) >= 10  # the senses of "bank"
     assert at.success and "bank%" in at.success[0].value
+    assert "score from: centroid of" in at.success[0].value
+    assert any("best system, trained on semcor" in c.value for c in at.caption)
+    at.text_input(key="wsd_text").set_value("He caught a bass in the lake.").run()
+    at.text_input(key="wsd_word").set_value("bass").run()
+    at.selectbox(key="wsd_pos").set_value("NOUN").run()  # a traceback once
+    _ok(at)
+    assert "bass%1:" in at.success[0].value  # a noun sense
+    assert any("only once in semcor" in w.value for w in at.warning)  # it rests on 1
     at.text_input(key="wsd_word").set_value("money").run()
     _ok(at)
     assert any("not a word of the sentence" in e.value for e in at.error)
@@ -230,7 +260,19 @@ def test_wsd_one_sentence_bar_chart_and_bad_input():
     assert at.error
 
 
-def test_wsd_evaluation_on_a_few_sentences(wsd_data):
+def test_wsd_wordnet_system_says_it_loses_to_the_first_sense():
+    at = _app().run()
+    at.switch_page("webapp/pages/wsd.py").run()
+    at.selectbox(key="wsd_index").set_value("system:wordnet").run()
+    at.text_input(key="wsd_text").set_value("The balloon was filled with helium").run()
+    at.text_input(key="wsd_word").set_value("helium").run()
+    _ok(at)
+    assert "helium%1:27:00::" in at.success[0].value
+    assert any("below WordNet's first sense" in w.value for w in at.warning)
+    assert any("WordNet's first sense" in i.value for i in at.info)  # the back-off, visible
+
+
+def test_wsd_evaluation_on_a_few_sentences(wsd_data, best_wsd_index):
     at = _app().run()
     at.switch_page("webapp/pages/wsd.py").run()
     at.number_input(key="wsd_n_sentences").set_value(8).run()

@@ -80,18 +80,41 @@ ref_emb = webapp.caches.encode_words(
 settings = webapp.state.current()
 post = webapp.caches.fitted_correction((settings.key, reference), correction, ref_emb.vectors)
 own = np.asarray(emb.vectors[rows])
-with webapp.state.user_errors():
-    raw_sim = explore.layerwise_similarity(own, query)
-    fixed_sim = explore.layerwise_similarity(post.transform(own), query)
-layer_labels = [str(layer) for layer in emb.layers]
-fig = plotting.similarity_heatmaps(
-    [("raw vectors", raw_sim), (f"{CORRECTION_LABELS[correction]} vectors", fixed_sim)],
-    labels, layer_labels,
-)  # fmt: skip
 st.subheader(f"“{word}”: similarity to occurrence {query + 1}, layer by layer")
 if len(places) == 1:
-    st.warning(f"“{word}” occurs only once; add sentences that use it again to compare.")
-st.plotly_chart(fig, key="explore_heatmap")
+    repeated = [w for w, n in counts if n > 1]
+    st.info(
+        f"“{word}” occurs only once in your text, and the heatmap compares the occurrences of a "
+        "word with each other: add sentences that use it again"
+        + (f", or pick a word that repeats ({', '.join(repeated[:5])})." if repeated else ".")
+        + " Its nearest neighbours in the reference corpus are below.",
+        icon="ℹ️",
+    )  # fmt: skip
+else:
+    with webapp.state.user_errors():
+        raw_sim = explore.layerwise_similarity(own, query)
+        fixed_sim = explore.layerwise_similarity(post.transform(own), query)
+    layer_labels = [str(layer) for layer in emb.layers]
+    fit = st.toggle(
+        "Colour scale fitted to these values (off: the full range −1 … 1)", value=True,
+        key="explore_fit_scale",
+        help="Contextual vectors are anisotropic: most cosines lie between 0.3 and 1, where the "
+        "full scale shows one colour.",
+    )  # fmt: skip
+    low = min(float(np.nanmin(raw_sim)), float(np.nanmin(fixed_sim)))
+    zrange = (np.floor(low * 10) / 10, 1.0) if fit else (-1.0, 1.0)
+    fig = plotting.similarity_heatmaps(
+        [("raw vectors", raw_sim), (f"{CORRECTION_LABELS[correction]} vectors", fixed_sim)],
+        labels, layer_labels, zrange=zrange,
+    )  # fmt: skip
+    # cell labels stay readable as layers multiply: smaller type, none past 26 columns
+    n_cols = len(layer_labels)
+    size = 14 if n_cols <= 8 else 12 if n_cols <= 13 else 10 if n_cols <= 26 else 0
+    if size:
+        fig.update_traces(textfont=dict(size=size), texttemplate="%{z:.2f}")
+    else:
+        fig.update_traces(texttemplate="")
+    st.plotly_chart(fig, key="explore_heatmap")
 
 st.subheader(f"Nearest neighbours of occurrence {query + 1} at layers {settings.layers}")
 use_fixed = st.toggle(

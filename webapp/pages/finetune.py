@@ -15,6 +15,7 @@ import streamlit as st
 
 import webapp.caches
 import webapp.state
+from workbench.corpora import occurrences as occ
 from workbench.encoding.models import default_cache_dir
 from workbench.finetune import compare as cmp
 from workbench.finetune import runs
@@ -56,6 +57,7 @@ else:
     kind = runs.BUILTINS[source]
     n_train = c1.number_input("Training examples", 32, 50_000, 512, step=64, key="ft_ntrain")
     n_dev = c2.number_input("Dev examples", 16, 5_000, 256, step=32, key="ft_ndev")
+    n_test = c3.number_input("Test examples", 16, 5_000, 256, step=32, key="ft_ntest")
 
 with st.expander("Training options", expanded=False):
     o1, o2, o3, o4 = st.columns(4)
@@ -80,12 +82,25 @@ output = Path(st.text_input("Save the model to", str(default_out), key="ft_out")
 
 def _data() -> runs.TaskData:
     if source != "upload":
-        return runs.builtin_data(source, limits=(int(n_train), int(n_dev), None), seed=int(seed))
+        limits = (int(n_train), int(n_dev), int(n_test))  # the test set is cut too
+        return runs.builtin_data(source, limits=limits, seed=int(seed))
     if train_file is None:
         st.info("Upload a training file (and a dev file) to fine-tune on your data.")
         st.stop()
-    dev = (dev_file.name, dev_file.getvalue()) if dev_file is not None else None
-    return runs.uploaded_data(kind, (train_file.name, train_file.getvalue()), dev)
+    uploads = [(f.name, f.getvalue()) for f in (train_file, dev_file) if f is not None]
+    for name, content in uploads:
+        occ.decode_text(content, name)  # the same message as every other upload when not text
+    return runs.uploaded_data(kind, uploads[0], uploads[1] if len(uploads) > 1 else None)
+
+
+def _figure(log: TrainingLog, metric: str):
+    """The training chart: loss per batch, the dev metric per epoch on a 0-1 axis."""
+    fig = training_figure(log, metric)
+    fig.update_layout(
+        xaxis=dict(dtick=1 if log.epochs and len(log.epochs) <= 20 else None, rangemode="tozero"),
+        yaxis2=dict(range=[0, 1], tickformat=".1f", dtick=0.2),
+    )
+    return fig
 
 
 # ------------------------------------------------------------------ train
@@ -101,6 +116,7 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
         seed=int(seed),
         device=settings.device,
     )
+    started = time.perf_counter()
     chart, status = st.empty(), st.empty()
     log, last, draws = TrainingLog(), [0.0], [0]
     metric = TASKS[kind].metric
@@ -109,13 +125,19 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
         log.update(event)
         if event["event"] == "epoch" or time.monotonic() - last[0] > 1.0:
             last[0], draws[0] = time.monotonic(), draws[0] + 1
-            chart.plotly_chart(training_figure(log, metric), key=f"ft_live_{draws[0]}")
-            status.caption(
-                f"epoch {event['epoch']}/{cfg.epochs}, batch "
-                f"{event.get('batch', event.get('steps', ''))}"
-            )
+            chart.plotly_chart(_figure(log, metric), key=f"ft_live_{draws[0]}")
+        epoch, n_batches = event["epoch"], event.get("n_batches", 0)
+        if event["event"] == "step" and event.get("batch") == n_batches:
+            status.info(f"Epoch {epoch}/{cfg.epochs} trained: evaluating on the dev set…",
+                        icon="⏳")  # fmt: skip
+        elif event["event"] == "step":
+            status.caption(f"Epoch {epoch}/{cfg.epochs}, batch {event['batch']}/{n_batches}")
+        elif epoch == cfg.epochs:
+            then = "the test set" if data.test is not None else "saving the model"
+            status.info(f"Training done: {then}…", icon="⏳")
 
     with webapp.state.user_errors():
+        status.info("Preparing the data…", icon="⏳")
         data = _data()
         result = finetune(
             kind,
@@ -133,9 +155,13 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
         )
         card = result.card
         if baselines and TASKS[kind].baselines and data.dev is not None:
+            status.info("Scoring the baselines…", icon="⏳")
             found = runs.run_baselines(kind, data, cfg, settings.model, settings.device)
             card = runs.add_to_card(output, {"baselines": [dataclasses.asdict(b) for b in found]})
-    st.session_state["ft_result"] = {"output": str(output), "card": card, "log": log}
+    chart.empty()  # the result below draws the final chart: one chart, not two
+    status.empty()
+    wall = time.perf_counter() - started
+    st.session_state["ft_result"] = {"output": str(output), "card": card, "log": log, "wall": wall}
     st.session_state.pop("ft_compare", None)
 
 done = st.session_state.get("ft_result")
@@ -143,8 +169,13 @@ if not done:
     st.stop()
 card, out_dir = done["card"], done["output"]
 st.subheader("Result")
-st.plotly_chart(training_figure(done["log"], card["metric"]), key="ft_final_chart")
+st.plotly_chart(_figure(done["log"], card["metric"]), key="ft_final_chart")
 st.code(runs.summary({**card, "output": out_dir}), language=None)
+st.caption(
+    f"Wall time: {done['wall']:.0f} s from pressing “Fine-tune” to this result (data, training, "
+    f"evaluation{', baselines' if card.get('baselines') else ''}); training alone "
+    f"{card['train_seconds']:.0f} s."
+)
 
 
 def _use_model(path: str) -> None:

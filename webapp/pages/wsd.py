@@ -1,7 +1,8 @@
 """WSD.
 
-Word sense disambiguation by the nearest sense centroid: the candidate senses of one word in a
-sentence with their scores, and an evaluation on the framework's datasets with error browsing.
+Word sense disambiguation by the nearest sense vector: the candidate senses of one word in a
+sentence with their scores and where each score comes from, and an evaluation on the
+framework's datasets with error browsing. The default index is the best measured system.
 """
 
 from __future__ import annotations
@@ -15,24 +16,48 @@ from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
 from workbench.wsd import report as wsd_report
 from workbench.wsd.disambiguate import disambiguate
+from workbench.wsd.systems import FEW_OCCURRENCES, SYSTEMS, WORDNET_SYSTEM
 
 POS_CHOICES = (None, *POS_TAGS)
 
 st.title("Word sense disambiguation")
 st.caption(
-    "Each WordNet sense of the word has a centroid: the mean vector of its training occurrences "
-    "(and, for the WordNet index, of its gloss). The word's vector in your sentence is compared "
-    "with the centroids of its candidate senses; the most similar one is chosen."
+    "Every WordNet sense of the word has a vector: the mean of its training occurrences in "
+    "SemCor (a centroid), one propagated from related senses, or its gloss. The word's vector in "
+    "your sentence is compared with the vectors of its candidate senses; the most similar one "
+    "is chosen."
 )
-indexes = {webapp.caches.WORDNET_INDEX: None, **webapp.caches.saved_indexes()}
+systems = webapp.caches.system_options()
+choices = {**{f"system:{k}": v for k, v in systems.items()}, **webapp.caches.saved_indexes()}
 index_label = st.selectbox(
-    "Sense index", list(indexes), key="wsd_index",
-    help="Indexes trained with `workbench wsd train` (e.g. on SemCor) are listed here.",
+    "Sense index", list(choices), key="wsd_index",
+    format_func=lambda c: choices[c] if c.startswith("system:") else f"saved: {c}",
+    help="The best measured system is the default. Indexes saved with `workbench wsd train "
+    "--out` in the cache dir are listed too.",
 )  # fmt: skip
 settings = webapp.state.current()
-index = (
-    webapp.caches.sense_index(indexes[index_label], settings.key) if indexes[index_label] else None
-)
+system = index_label.removeprefix("system:") if index_label.startswith("system:") else None
+index = None
+if system is not None and system != WORDNET_SYSTEM.name:
+    build = webapp.caches.settle(webapp.caches.system_index_build(system))
+    if not build.done:
+
+        @st.fragment(run_every=1.0)
+        def _wait_for_the_index() -> None:
+            if build.done:
+                st.rerun()
+            if build.message:
+                st.info(build.message, icon="⏳")
+            st.progress(build.fraction, text=f"{build.stage} {build.fraction:.0%}")
+
+        _wait_for_the_index()
+        st.stop()
+    if build.error is not None:
+        with webapp.state.user_errors():
+            raise build.error
+    index = build.result
+elif system is None:
+    index = webapp.caches.sense_index(choices[index_label], settings.key)
 
 one, evaluation = st.tabs(["One sentence", "Evaluation"])
 
@@ -47,8 +72,9 @@ with one:
 
     def run_one():
         return disambiguate(
-            enc, index, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet()
-        )
+            enc, index, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet(),
+            system=system or WORDNET_SYSTEM.name,
+        )  # fmt: skip
 
     with webapp.state.user_errors():
         result = webapp.state.memo("wsd-one", 64).get(
@@ -57,7 +83,13 @@ with one:
     best = result.best
     scored = [c for c in result.candidates if c.score == c.score]  # not NaN
     if not result.candidates:
-        st.warning(f"“{word}” has no WordNet sense (for this POS); try another word.")
+        st.warning(
+            f"“{result.words[result.target]}” has no WordNet sense"
+            f"{f' as a {pos}' if pos else ''}: there is nothing to choose from. Try another word"
+            f"{' or POS' if pos else ''}."
+        )
+    if result.note:
+        st.warning(result.note, icon="⚠️")
     if scored:
         fig = plotting.candidate_bars(
             [c.key for c in scored], [c.score for c in scored], [c.gloss for c in scored],
@@ -66,19 +98,26 @@ with one:
         )  # fmt: skip
         st.plotly_chart(fig, key="wsd_bars")
     if best is not None:
-        how = "highest score" if scored else "no candidate has a vector: WordNet's first sense"
-        st.success(f"**{best.key}** ({best.synset}): {best.gloss}  \n_{how}_")
+        how = best.evidence if scored else "no candidate has a vector: WordNet's first sense"
+        st.success(f"**{best.key}** ({best.synset}): {best.gloss}  \n_score from: {how}_")
+        if result.warning:
+            st.warning(result.warning, icon="⚠️")
+    first = result.first_sense
+    if result.note and first is not None:
+        st.info(f"**WordNet's first sense**, the back-off: **{first.key}** ({first.synset}): "
+                f"{first.gloss}", icon="↩️")  # fmt: skip
     if result.candidates:
-        st.dataframe(
+        st.table(
             pd.DataFrame(
-                [(c.key, c.pos, c.score, c.origin or "-", c.count, c.gloss)
-                 for c in result.candidates],
-                columns=["sense key", "POS", "score", "vector made from",
-                         "training occurrences", "gloss"],
-            ),  # fmt: skip
-            hide_index=True, width="stretch",
+                [(c.key, c.pos, "-" if c.score != c.score else f"{c.score:.3f}", c.evidence,
+                  c.gloss) for c in result.candidates],
+                columns=["sense key", "POS", "score", "score from", "gloss"],
+            ).set_index("sense key")
         )  # fmt: skip
-    st.caption(f"Index trained on {result.training.corpus} ({result.config}).")
+    st.caption(
+        f"Index: {result.system} system, trained on {result.training.corpus} ({result.config}). "
+        f"A sense with fewer than {FEW_OCCURRENCES} training occurrences is flagged when chosen."
+    )
 
 # ------------------------------------------------------------------ evaluation
 with evaluation:
@@ -97,9 +136,12 @@ with evaluation:
         with webapp.state.user_errors():
             webapp.caches.wsd_evaluation(dataset, index_label, index, n_sentences)
     if eval_key not in memo:
-        st.info("Choose a dataset and press “Run the evaluation” (a few minutes on a CPU).")
+        st.info("Choose a dataset and press “Run the evaluation” (a minute or two on a CPU).")
         st.stop()
     corpus, ev = memo.get(eval_key, lambda: None)
+    name = system or "custom"
+    known = SYSTEMS.get(name)
+    st.caption(f"System: {name}{f' ({known.description})' if known else ''}.")
     table = wsd_report.dataset_table(ev)
     st.dataframe(pd.DataFrame(list(table.rows), columns=list(table.columns)).round(1),
                  hide_index=True, width="stretch")  # fmt: skip
@@ -107,7 +149,7 @@ with evaluation:
     st.plotly_chart(wsd_report.dataset_figure(ev), key="wsd_eval_fig")
     pos_t = wsd_report.pos_table(ev)
     st.dataframe(pd.DataFrame(list(pos_t.rows), columns=list(pos_t.columns)).round(1),
-                 hide_index=True)  # fmt: skip
+                 hide_index=True, width="stretch")  # fmt: skip
 
     st.subheader("Errors by lemma")
     if not ev.errors:
@@ -120,5 +162,4 @@ with evaluation:
         ),
     )  # fmt: skip
     errors = wsd_report.lemma_error_table(corpus, ev, lemma, webapp.caches.wordnet())
-    st.dataframe(pd.DataFrame(list(errors.rows), columns=list(errors.columns)),
-                 hide_index=True, width="stretch")  # fmt: skip
+    st.table(pd.DataFrame(list(errors.rows), columns=list(errors.columns)))
