@@ -4,7 +4,9 @@
 freezing / LoRA; AdamW with per-layer learning rates and a linear warm-up/decay schedule;
 gradient accumulation; bf16 autocast on a GPU; a dev evaluation, a checkpoint and the
 best-so-far weights after every epoch; early stopping; at the end the best epoch's weights
-saved as a model directory (:mod:`workbench.finetune.store`) with its training card.
+saved as a model directory (:mod:`workbench.finetune.store`) with its training card, and the
+task's own finishing work (:meth:`~workbench.finetune.base.Task.finish`: the WSD task's gloss
+index).
 
 Multi-GPU / multi-node: the loop uses :class:`accelerate.Accelerator` throughout, so the same
 command runs data-parallel under ``accelerate launch`` or ``torchrun`` with no code change
@@ -18,7 +20,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +48,7 @@ from workbench.finetune.modeling import (
     merge_lora,
     param_groups,
 )
-from workbench.finetune.store import save_model_dir
+from workbench.finetune.store import save_model_dir, write_card
 
 if TYPE_CHECKING:
     from accelerate import Accelerator
@@ -54,13 +56,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class EpochRecord:
-    """Metrics of one epoch: mean training loss, dev metrics, time, optimizer steps so far."""
+    """Metrics of one epoch: mean training loss, dev metrics, time (``seconds`` in all, of it
+    ``eval_seconds`` on the dev set), optimizer steps so far, and the task's own counts
+    (:meth:`~workbench.finetune.base.Task.epoch_stats`)."""
 
     epoch: int
     train_loss: float
     dev: dict[str, float]
     seconds: float
     steps: int
+    eval_seconds: float = 0.0
+    stats: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -353,8 +359,11 @@ def _run_epochs(
         loss, steps = _train_epoch(
             task, model, optimizer, scheduler, train_f, epoch, acc, progress, callback
         )
+        stats = task.epoch_stats()
+        t1 = time.perf_counter()
         metrics = evaluate(task, model, dev_f, acc) if dev_f is not None else {}
-        record = EpochRecord(epoch, loss, metrics, time.perf_counter() - t0, state.step + steps)
+        t2 = time.perf_counter()
+        record = EpochRecord(epoch, loss, metrics, t2 - t0, state.step + steps, t2 - t1, stats)
         state.step += steps
         _after_epoch(task, acc, model, optimizer, scheduler, state, record, *where)
         _log(_describe(record, task), acc)
@@ -439,6 +448,8 @@ def fit(
     acc = _accelerator(cfg)
     set_seed(cfg.seed)
     task.check(train, dev)
+    if test is not None:  # refused now, not after the training
+        task.check(train, test)
     directory, identity = output / "checkpoint", _identity(task, train, dev, source.name)
     # a missing, damaged or foreign checkpoint is refused before any work
     saved = ckpt.load_checkpoint(directory, identity) if resume else None
@@ -469,8 +480,7 @@ def fit(
     if state.best_epoch and (directory / ckpt.BEST).is_file():
         final.load_state_dict(ckpt.load_weights(directory / ckpt.BEST))
     test_metrics = None
-    if test is not None:
-        task.check(train, test)
+    if test is not None and task.scores_test:
         test_metrics = evaluate(task, model, task.features(test, train=False), acc)
         _log("test: " + "  ".join(f"{k}={v:.4f}" for k, v in test_metrics.items()), acc)
     merge_lora(final)
@@ -490,6 +500,10 @@ def fit(
     )
     if acc.is_main_process:
         save_model_dir(final, task.tokenizer, task.head_config(), card, output)
+        more = task.finish(output, final, card, (train, dev, test))
+        if more:
+            card.update(more)
+            write_card(card, output)
         if not keep_checkpoint:
             shutil.rmtree(directory, ignore_errors=True)
     acc.wait_for_everyone()
