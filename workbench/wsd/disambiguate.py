@@ -268,6 +268,10 @@ def disambiguate(
 
     Returns:
         A :class:`Disambiguation`, candidates ranked by score.
+
+    Raises:
+        InputError: an empty sentence, a target not in it, or a ``pos`` the word has no
+            senses of (when it has senses of another POS; the message names both).
     """
     wordnet = wordnet or load_wordnet()
     words = split_words(text) if isinstance(text, str) else list(text)
@@ -275,6 +279,13 @@ def disambiguate(
         raise InputError("the sentence is empty")
     words, at = find_target(words, target)
     lemmas = target_lemmas(words[at], wordnet, pos)
+    if not lemmas and pos is not None:  # refused before any index is built
+        other = sorted({upos for _, upos in target_lemmas(words[at], wordnet)})
+        if other:
+            raise InputError(
+                f"'{words[at]}' has no {pos} senses in WordNet, only {', '.join(other)} senses: "
+                "choose one of those POS or none"
+            )
     if index is None:
         index = default_index(encoder, system, lemmas, wordnet, progress=progress, say=say)
     index.check_encoder(encoder)
