@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from webapp.state import current, encoder, memo, user_errors, with_progress
+from webapp.state import Settings, current, encoder, memo, user_errors, with_progress
 from workbench.corpora import occurrences as occ
 from workbench.corpora.datasets import available_datasets as found
 from workbench.corpora.occurrences import (
@@ -35,8 +35,10 @@ from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_
 from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import WordNet, load_wordnet
+from workbench.viz import sense_views
 from workbench.viz.neighbours import NeighbourPool, PoolPart
 from workbench.viz.projection import ProjectionConfig, Projector, project_layers
+from workbench.viz.sense_views import AtlasView, SenseView
 from workbench.wsd import occurrence_senses
 from workbench.wsd.disambiguate import instance_index
 from workbench.wsd.evaluate import EVAL_SETS, Evaluation, baseline_answers, evaluate
@@ -77,14 +79,16 @@ def encode_words(
     sentences: list[list[str]],
     keep: list[list[int]] | None = None,
     text: str = "Encoding…",
+    settings: Settings | None = None,
 ) -> LayerwiseEmbeddings:
     """All layers of ``sentences`` (only the ``keep`` positions if given), memoised.
 
-    ``key`` names the input (its hash); the model settings are added to it here.
+    ``key`` names the input (its hash); the model settings (``settings``, default the
+    sidebar's) are added to it here.
     """
 
-    enc = encoder()
-    full_key = (current().key, key)
+    enc = encoder(settings)
+    full_key = ((settings or current()).key, key)
 
     def compute():
         return with_progress(
@@ -96,9 +100,13 @@ def encode_words(
 
 
 def encode_occurrences(
-    key: Hashable, occurrences: Sequence[Occurrence], text: str = "Encoding the occurrences…"
+    key: Hashable,
+    occurrences: Sequence[Occurrence],
+    text: str = "Encoding the occurrences…",
+    settings: Settings | None = None,
 ) -> OccurrenceVectors:
-    """:func:`workbench.corpora.occurrences.encode_occurrences`, memoised by ``key`` + settings."""
+    """:func:`workbench.corpora.occurrences.encode_occurrences`, memoised by ``key`` + the model
+    settings (``settings``, default the sidebar's)."""
     if not occurrences:
         with user_errors():
             raise InputError("no occurrence of the word was found; try another word or source")
@@ -107,6 +115,7 @@ def encode_occurrences(
         [list(o.words) for o in occurrences],
         keep=[[o.index] for o in occurrences],
         text=text,
+        settings=settings,
     )
     return OccurrenceVectors(tuple(occurrences), emb)
 
@@ -133,6 +142,34 @@ def projection(key: Hashable, _vectors: np.ndarray, config: ProjectionConfig) ->
 def layer_projections(key: Hashable, _vectors: np.ndarray, config: ProjectionConfig) -> np.ndarray:
     """``(n_layers, n, k)`` coordinates, each layer of ``_vectors`` ``(n, L, dim)`` on its own."""
     return project_layers(np.asarray(_vectors), config)
+
+
+@st.cache_data(show_spinner="Projecting and measuring the senses…", max_entries=64)
+def sense_view(
+    key: Hashable,
+    _ov: OccurrenceVectors,
+    layer: str,
+    _post: PostProcessor | None,
+    config: ProjectionConfig | None,
+    reference: str = "",
+    data: dict | None = None,
+) -> SenseView:
+    """:func:`workbench.viz.sense_views.sense_view` of ``_ov`` at ``layer`` after ``_post``;
+    ``key`` names the vectors and the correction (model settings, occurrences, reference)."""
+    return sense_views.sense_view(_ov, layer, _post, config, reference, data)
+
+
+@st.cache_data(show_spinner="Projecting the words together…", max_entries=16)
+def atlas_view(
+    key: Hashable,
+    _parts: tuple[tuple[str, OccurrenceVectors], ...],
+    layer: str,
+    config: ProjectionConfig,
+    data: dict | None = None,
+) -> AtlasView:
+    """:func:`workbench.viz.sense_views.atlas_view` of several words' raw vectors; ``key``
+    names the words' occurrences and the model settings."""
+    return sense_views.atlas_view(list(_parts), layer, None, config, data=data)
 
 
 # --------------------------------------------------------------------------- reference corpora
@@ -173,6 +210,17 @@ def geometry(key: Hashable, _emb: LayerwiseEmbeddings, config: GeometryConfig) -
 def fitted_correction(key: Hashable, kind: str, _vectors: np.ndarray) -> PostProcessor:
     """A post-processor of ``kind`` fitted per layer on ``_vectors`` ``(n, L, dim)``."""
     return make_postprocessor(kind).fit(np.asarray(_vectors))
+
+
+def reference_correction(settings: Settings, reference: str, kind: str) -> PostProcessor | None:
+    """The correction ``kind`` for the model of ``settings``, fitted per layer on the reference
+    corpus labelled ``reference`` (:func:`reference_options`); None for ``"none"``."""
+    if kind == "none":
+        return None
+    sentences = reference_sentences(reference)
+    emb = encode_words(("reference", reference, len(sentences)), sentences,
+                       text="Encoding the reference corpus…", settings=settings)  # fmt: skip
+    return fitted_correction((settings.key, reference), kind, emb.vectors)
 
 
 @st.cache_resource(show_spinner="Indexing the words…", max_entries=16)

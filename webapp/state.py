@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from webapp.urlstate import Param, restore
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import resolve_model
 from workbench.encoding.pooling import POOLINGS
@@ -220,12 +221,23 @@ def _model_error(exc: Exception, device: str | None, pooling: str) -> None:
     st.stop()
 
 
+#: The sidebar's settings in the URL (see :mod:`webapp.urlstate`); pages add theirs.
+SIDEBAR_PARAMS = (
+    Param("model", "model"),
+    Param("device", "device", choices=DEVICES),
+    Param("pooling", "pooling", choices=POOLINGS),
+    Param("layers", "layers"),
+)
+
+
 def sidebar() -> Settings:
     """Draw the sidebar's settings (model, device, pooling, layers); store and return them.
 
-    The model itself is loaded by the first page that needs it, so the page starts drawing at
-    once; :func:`sidebar_facts` shows the model's facts at the end of the run.
+    A link's settings (:data:`SIDEBAR_PARAMS`) are restored first. The model itself is loaded
+    by the first page that needs it, so the page starts drawing at once; :func:`sidebar_facts`
+    shows the model's facts at the end of the run.
     """
+    restore(SIDEBAR_PARAMS)
     side = st.sidebar
     side.header("Model")
     model = side.text_input(

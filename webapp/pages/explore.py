@@ -12,7 +12,10 @@ import numpy as np
 import streamlit as st
 
 import webapp.caches
+import webapp.explore_panes
 import webapp.state
+import webapp.urlstate
+from webapp.urlstate import Param
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz import neighbours as explore
 from workbench.viz import plotting
@@ -25,6 +28,17 @@ The bank raised its interest rates again.
 Fishermen lined the muddy bank at dawn.
 He asked the bank for a small loan."""
 CORRECTIONS = [name for name in POSTPROCESSORS if name != "none"]
+#: Every setting of the page (and the sidebar) in the URL; the word and the occurrence are
+#: added once the text is known (their widget keys depend on it).
+PARAMS = (
+    *webapp.state.SIDEBAR_PARAMS,
+    Param("explore_text", "text"),
+    Param("explore_reference", "reference"),
+    Param("explore_correction", "correction", choices=CORRECTIONS),
+    Param("explore_fit_scale", "fit", "bool"),
+    Param("explore_nn_fixed", "nn_fixed", "bool"),
+    *webapp.explore_panes.EXPLORE_PANE_PARAMS,
+)
 
 st.title("Explore a word across layers")
 st.caption(
@@ -32,6 +46,8 @@ st.caption(
     "once: the heatmap shows the cosine similarity of one occurrence's vector to every "
     "occurrence, layer by layer."
 )
+webapp.urlstate.restore(PARAMS)
+share = st.container()  # the "copy link" control, filled once every widget is drawn
 
 text = st.text_area("Sentences", value=DEFAULT_TEXT, height=150, key="explore_text")
 with webapp.state.user_errors():
@@ -42,6 +58,8 @@ emb = webapp.caches.encode_words(("text", text_key), sentences, text="Encoding y
 counts = explore.word_counts(sentences)
 options = [w for w, _ in counts]
 count_of = dict(counts)
+word_param = Param(f"explore_word_{text_key}", "word", choices=options)
+webapp.urlstate.restore([word_param])
 word = st.pills(
     "Word (click one; the ones that occur more than once come first)", options,
     default=options[0] if options else None, key=f"explore_word_{text_key}", required=True,
@@ -55,6 +73,18 @@ with webapp.state.user_errors():
     places = explore.find_word(sentences, word)
     rows = explore.locate_rows(emb.sentence_index, emb.word_index, places)
 labels = [f"{n + 1}: {explore.snippet(sentences[s], i, 4)}" for n, (s, i) in enumerate(places)]
+query_param = Param(f"explore_query_{text_key}_{word}", "query", "int",
+                    choices=range(len(places)))  # fmt: skip
+webapp.urlstate.restore([query_param])
+all_params = (*PARAMS, word_param, query_param)
+
+
+def share_link() -> None:
+    """The "copy link" control, at the top of the page."""
+    long_text = len(text) > webapp.urlstate.MAX_TEXT
+    missing = [f"your text (longer than {webapp.urlstate.MAX_TEXT:,} characters)"] * long_text
+    webapp.urlstate.link_control(all_params, None, f"“{word}” in your text", missing, area=share)
+
 
 left, right = st.columns([3, 2])
 query = left.selectbox(
@@ -71,6 +101,15 @@ correction = right.selectbox(
     help=f"Fitted per layer on the reference corpus: {CORRECTION_LABELS['zscore']} = subtract "
     "the mean, divide by the standard deviation of every dimension.",
 )  # fmt: skip
+
+compare = st.toggle(
+    "Side by side", key="explore_compare",
+    help="Two panes, each with its own model, layers and correction, over the same text.",
+)  # fmt: skip
+if compare:
+    webapp.explore_panes.compare(sentences, text_key, word, places, query, reference)
+    share_link()
+    st.stop()
 
 ref_sentences = webapp.caches.reference_sentences(reference)
 ref_emb = webapp.caches.encode_words(
@@ -140,3 +179,4 @@ st.caption(
     f"Searched {len(pool):,} words: {len(ref_emb):,} of the reference corpus and {len(emb):,} "
     "of your text (exact cosine search with FAISS)."
 )
+share_link()

@@ -13,7 +13,11 @@ import numpy as np
 import streamlit as st
 
 import webapp.caches
+import webapp.downloads
+import webapp.panes
 import webapp.state
+import webapp.urlstate
+from webapp.urlstate import Between, Param
 from workbench.corpora import occurrences as occ
 from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
@@ -28,6 +32,25 @@ SOURCES = {
 }
 METHODS = {"umap": "UMAP", "pca": "PCA", "tsne": "t-SNE"}
 POS_CHOICES = (None, *POS_TAGS)
+VIEWS = ("one layer", "every layer", "several words")
+#: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
+PARAMS = (
+    *webapp.state.SIDEBAR_PARAMS,
+    Param("senses_source", "source", choices=tuple(SOURCES)),
+    Param("senses_demo_word", "demo_word", choices=occ.demo_words),
+    Param("senses_lemma", "word"),
+    Param("senses_pos", "pos", "optional", choices=POS_CHOICES),
+    Param("senses_limit", "limit", "int", choices=Between(20, 5000)),
+    Param("senses_method", "method", choices=tuple(METHODS)),
+    Param("senses_dims", "dims", "int", choices=(2, 3)),
+    Param("senses_nn", "nn", "int", choices=Between(2, 100)),
+    Param("senses_min_dist", "min_dist", "float", choices=Between(0.0, 0.99)),
+    Param("senses_seed", "seed", "int", choices=Between(0, 2**31 - 1)),
+    Param("senses_view", "view", choices=VIEWS),
+    Param("senses_colour", "colour", choices=("gold", "predicted")),
+    Param("senses_layer", "layer"),
+    *webapp.panes.PANE_PARAMS,
+)
 
 st.title("Sense clusters")
 st.caption(
@@ -35,6 +58,8 @@ st.caption(
     "with the same sense tend to gather; hover over a point to read its sentence and the "
     "sense's definition. The large crosses (diamonds in 3-D) are the sense centroids."
 )
+webapp.urlstate.restore(PARAMS)
+share = st.container()  # the "copy link" control, filled once every widget is drawn
 
 # ------------------------------------------------------------------ what to show
 sources = [s for s in SOURCES if s != "semcor" or "semcor" in webapp.caches.available_datasets()]
@@ -55,7 +80,14 @@ else:
             "word in [brackets]", type=None, key="senses_upload",
         )  # fmt: skip
         if file is None:
-            st.info("Upload a text file to see the occurrences of the word in it.")
+            wanted = st.query_params.get("upload")
+            st.info(
+                f"This link's view used the uploaded file “{wanted}”, which a link cannot "
+                "carry: upload it again to see the view."
+                if wanted
+                else "Upload a text file to see the occurrences of the word in it."
+            )
+            webapp.urlstate.publish(PARAMS, {"upload": wanted} if wanted else None)
             st.stop()
         upload, upload_name = file.getvalue(), file.name
 
@@ -86,17 +118,50 @@ with st.expander("Projection settings", expanded=False):
 config = ProjectionConfig(method=method, n_components=dims, n_neighbors=n_neighbors,
                           min_dist=min_dist, random_state=int(seed))  # fmt: skip
 
-v1, v2, v3 = st.columns([5, 2, 2])
+v1, v2, v3, v4 = st.columns([4, 3, 2, 2])
 view = v2.segmented_control(
-    "View", ("one layer", "every layer"), default="one layer", key="senses_view"
+    "View", VIEWS, default="one layer", key="senses_view",
+    help="several words: their occurrences in one projection, coloured by word, then by sense",
 ) or "one layer"  # fmt: skip
+compare = v4.toggle(
+    "Side by side", key="senses_compare", disabled=view != "one layer",
+    help="Two panes, each with its own model, layers and correction, the same occurrences.",
+)  # fmt: skip
+if st.session_state.get("senses_layer") not in layer_options:
+    st.session_state.pop("senses_layer", None)  # a link's layer this model does not have
 colour = v3.segmented_control(
     "Colour by sense", ("gold", "predicted"), default="gold", key="senses_colour"
 ) or "gold"  # fmt: skip
 layer = v1.select_slider(
     f"Layer: 0 = embedding output … {emb.layers[-1]} = last; or the sidebar's {settings.layers}",
-    layer_options, value=settings.layers, key="senses_layer", disabled=view != "one layer",
+    layer_options, value=settings.layers, key="senses_layer",
+    disabled=view == "every layer" or (compare and view == "one layer"),
 )  # fmt: skip
+
+data = {"lemma": lemma, "source": source, "pos": pos, "limit": limit,
+        "upload": upload_name if source == "upload" else None}  # fmt: skip
+link_extra = {"upload": upload_name} if source == "upload" else None
+missing = [f"the uploaded file {upload_name}"] if source == "upload" else []
+
+
+def share_link() -> None:
+    """The "copy link" control, at the top of the page."""
+    what = f"“{lemma}” from {SOURCES[source]} in the {view} view" + (" side by side" * compare)
+    webapp.urlstate.link_control(PARAMS, link_extra, what, missing, area=share)
+
+
+if view == "several words":
+    with st.container():
+        webapp.panes.atlas(source, pos, limit, layer, config)
+    share_link()
+    st.stop()
+if compare and view == "one layer":
+    if len(found) < 3:
+        st.warning("At least 3 occurrences are needed for a projection; choose another word.")
+        st.stop()
+    webapp.panes.compare(found, occ_key, config, lemma, data)
+    share_link()
+    st.stop()
 
 # ------------------------------------------------------------------ labels and hover text
 gold = [o.label or "(no label)" for o in ov.occurrences]
@@ -154,6 +219,11 @@ with webapp.state.user_errors():
 st.plotly_chart(fig, key="senses_chart")
 if predicted_note:
     st.caption(predicted_note)
+measured_at = layer if view == "one layer" else settings.layers
+with webapp.state.user_errors():
+    measured = webapp.caches.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
+                                        None, None, "", data)  # fmt: skip
+webapp.panes.single_separation(measured, lemma)
 
 # ------------------------------------------------------------------ export
 table = occ.occurrence_table(
@@ -163,11 +233,12 @@ table = occ.occurrence_table(
 if view != "one layer":
     for layer_id, panel in zip(emb.layers, all_coords):
         table[f"x_layer{layer_id}"], table[f"y_layer{layer_id}"] = panel[:, 0], panel[:, 1]
-e1, e2 = st.columns(2)
 stem = f"senses-{lemma}-{source}-{layer if view == 'one layer' else 'all-layers'}"
-e1.download_button("Download the figure (HTML)", fig.to_html(include_plotlyjs=True),
-                   f"{stem}.html", "text/html", key="senses_html")  # fmt: skip
-e2.download_button("Download coordinates and metadata (CSV)", table.to_csv(index=False),
-                   f"{stem}.csv", "text/csv", key="senses_csv")  # fmt: skip
+shown = webapp.panes.single_settings(
+    ov, layer if view == "one layer" else "all", config, {**data, "colour": colour}
+)  # fmt: skip
+webapp.downloads.figure_buttons(fig, shown, stem, "senses_fig")
+webapp.downloads.table_buttons(table, shown, stem, "senses_table")
 with st.expander("Occurrences"):
     st.dataframe(table, hide_index=True, width="stretch")
+share_link()

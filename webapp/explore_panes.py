@@ -1,0 +1,152 @@
+"""The Explore page side by side: two panes, each with its own model, layer (or layer
+combination) and correction, over the same typed text and the same occurrence of the word.
+
+Each pane shows the similarity of the word's occurrences to the chosen one at every layer (after
+its correction), the words of the text projected at its layer (the same projection settings and
+seed in both panes, the word's occurrences numbered), and the nearest neighbours at its layer
+among the reference corpus and the text. Every figure and table has download buttons; the
+widgets' values are in the URL (:data:`EXPLORE_PANE_PARAMS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+import webapp.caches
+import webapp.downloads
+import webapp.state
+from webapp.panes import PANES, Pane, pane_params, pane_settings, pane_widgets
+from webapp.urlstate import Between, Param
+from workbench.encoding.pooling import combine_layers
+from workbench.fileio import sha256_words
+from workbench.geometry.corrections import CORRECTION_LABELS
+from workbench.viz import neighbours as explore
+from workbench.viz import plotting
+from workbench.viz.export import ViewSettings
+from workbench.viz.neighbours import PoolPart
+from workbench.viz.projection import METHODS, ProjectionConfig
+
+#: The Explore page's comparison widgets in the URL; the page adds its own.
+EXPLORE_PANE_PARAMS = (
+    *pane_params("explore"),
+    Param("explore_compare", "compare", "bool"),
+    Param("explore_method", "method", choices=METHODS),
+    Param("explore_seed", "seed", "int", choices=Between(0, 2**31 - 1)),
+)
+
+
+def _pane(
+    pane: Pane,
+    area: Any,
+    sentences: list[list[str]],
+    text_key: str,
+    word: str,
+    places: Sequence[tuple[int, int]],
+    query: int,
+    reference: str,
+    config: ProjectionConfig,
+) -> None:
+    settings = pane_settings(pane)
+    emb = webapp.caches.encode_words(
+        ("text", text_key), sentences, text="Encoding your sentences…", settings=settings
+    )
+    ref_sentences = webapp.caches.reference_sentences(reference)
+    ref_emb = webapp.caches.encode_words(("reference", reference, len(ref_sentences)),
+                                         ref_sentences, text="Encoding the reference corpus…",
+                                         settings=settings)  # fmt: skip
+    with webapp.state.user_errors(area):
+        post = webapp.caches.reference_correction(settings, reference, pane.correction)
+        rows = explore.locate_rows(emb.sentence_index, emb.word_index, places)
+        vectors = np.asarray(emb.vectors)
+        fixed = post.transform(vectors) if post is not None else vectors
+        picked = combine_layers(fixed, emb.layers, pane.layer, emb.n_hidden)
+    label = f"{pane.name.upper()}: {emb.model_name}, {CORRECTION_LABELS[pane.correction]}"
+    data = {"word": word, "occurrence": query + 1, "n_occurrences": len(places),
+            "text_sha256": sha256_words(sentences), "n_sentences": len(sentences)}  # fmt: skip
+    occ_labels = [f"{n + 1}: {explore.snippet(sentences[s], i, 4)}"
+                  for n, (s, i) in enumerate(places)]  # fmt: skip
+    stem = f"explore-{word}-{pane.name}-{pane.layer}-{pane.correction}"
+
+    # similarity to the chosen occurrence at every layer
+    sims = explore.layerwise_similarity(fixed[rows], query)
+    low = float(np.floor(np.nanmin(sims) * 10) / 10)
+    heat = plotting.similarity_heatmaps(
+        [(label, sims)], occ_labels, [str(v) for v in emb.layers], zrange=(low, 1.0)
+    )
+    heat.update_layout(height=max(260, 110 + 30 * len(places)))
+    area.plotly_chart(heat, key=f"explore_{pane.name}_heatmap")
+    every = ViewSettings.of(emb, "explore-similarity", "all", pane.correction, reference, None,
+                            data)  # fmt: skip
+    sim_rows = [{"occurrence": name, **{f"layer {v}": float(x) for v, x in zip(emb.layers, row)}}
+                for name, row in zip(occ_labels, sims)]  # fmt: skip
+    webapp.downloads.figure_buttons(heat, every, f"{stem}-similarity", f"explore_{pane.name}_hf",
+                                    area)  # fmt: skip
+    webapp.downloads.table_buttons(sim_rows, every, f"{stem}-similarity",
+                                   f"explore_{pane.name}_ht", area)  # fmt: skip
+
+    # the text's words projected at the pane's layer
+    mine = {int(r) for r in rows}
+    number = {int(r): n for n, r in enumerate(rows)}
+    labels = [f"{word} {number[i] + 1}" if i in mine else "other words" for i in range(len(emb))]
+    hover = [plotting.hover_text(sentences[s], int(w)) for s, w in
+             zip(emb.sentence_index, emb.word_index)]  # fmt: skip
+    with webapp.state.user_errors(area):
+        key = (settings.key, text_key, pane.layer, pane.correction, reference)
+        coords = webapp.caches.projection(key, picked, config)
+    scatter = plotting.sense_scatter(coords, labels, hover, names={}, centroids=False,
+                                     title=f"{label}: the words of your text at layers "
+                                     f"{pane.layer}")  # fmt: skip
+    scatter.update_layout(height=460, legend=dict(title="word"))
+    area.plotly_chart(scatter, key=f"explore_{pane.name}_projection")
+    shown = ViewSettings.of(emb, "explore-projection", pane.layer, pane.correction, reference,
+                            config, data)  # fmt: skip
+    coord_rows = [{"word": w, "sentence": int(s) + 1, "position": int(i), "label": lab,
+                   "x": float(x), "y": float(y)}
+                  for w, s, i, lab, (x, y) in zip(emb.words, emb.sentence_index, emb.word_index,
+                                                  labels, coords[:, :2])]  # fmt: skip
+    webapp.downloads.figure_buttons(scatter, shown, f"{stem}-projection",
+                                    f"explore_{pane.name}_pf", area)  # fmt: skip
+    webapp.downloads.table_buttons(coord_rows, shown, f"{stem}-projection",
+                                   f"explore_{pane.name}_pt", area)  # fmt: skip
+
+    # nearest neighbours at the pane's layer, after its correction
+    parts = (PoolPart("reference", ref_sentences, ref_emb), PoolPart("your text", sentences, emb))
+    with webapp.state.user_errors(area):
+        pool = webapp.caches.neighbour_pool(
+            (settings.key, pane.layer, reference, text_key, pane.correction),
+            parts, post, pane.layer,
+        )  # fmt: skip
+        found = pool.nearest(1, int(rows[query]), k=10)
+    table = [{"word": n.word, "cosine": round(n.cosine, 3), "context": n.context, "from": n.part}
+             for n in found]  # fmt: skip
+    area.markdown(f"**Nearest neighbours of occurrence {query + 1} at layers {pane.layer}**")
+    area.dataframe(table, hide_index=True, width="stretch")
+    near = ViewSettings.of(emb, "explore-neighbours", pane.layer, pane.correction, reference,
+                           None, data)  # fmt: skip
+    webapp.downloads.table_buttons(table, near, f"{stem}-neighbours", f"explore_{pane.name}_nt",
+                                   area)  # fmt: skip
+
+
+def compare(
+    sentences: list[list[str]],
+    text_key: str,
+    word: str,
+    places: Sequence[tuple[int, int]],
+    query: int,
+    reference: str,
+) -> None:
+    """Both panes side by side (the page's reference corpus fits both corrections)."""
+    p1, p2 = st.columns(2)
+    method = p1.selectbox("Projection", METHODS, key="explore_method",
+                          help="Both panes use the same projection settings and seed.")  # fmt: skip
+    seed = p2.number_input("random_state", 0, 2**31 - 1, 0, key="explore_seed")
+    config = ProjectionConfig(method=method, n_neighbors=10, random_state=int(seed))
+    columns = st.columns(2, gap="medium")
+    panes = [pane_widgets(name, col, default, prefix="explore")
+             for name, col, default in zip(PANES, columns, ("none", "zscore"))]  # fmt: skip
+    for pane, col in zip(panes, columns):
+        _pane(pane, col, sentences, text_key, word, places, query, reference, config)

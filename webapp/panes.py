@@ -1,0 +1,283 @@
+"""The Senses page's comparison views: two panes side by side, the separation of the senses on
+screen, and several words in one map.
+
+* Side by side: each pane has its own model (the sidebar's, the packaged one, all-mpnet-base-v2
+  when fetched, any fine-tuned model directory, or a typed id / path), layer (or layer
+  combination) and correction; both show the same occurrences, each pane projected with the same
+  settings and seed. A fine-tuned model in one pane and its base model in the other is the
+  fine-tuning before/after view.
+* Under each plot: the silhouette of the gold senses and leave-one-out 1-NN sense accuracy
+  (:mod:`workbench.geometry.separation`), and a curve of both over every layer.
+* Several words: their occurrences in one projection, coloured by word, then by sense.
+
+Every figure and table has download buttons (:mod:`webapp.downloads`); every widget's value is
+in the URL (:data:`PANE_PARAMS`, :mod:`webapp.urlstate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import streamlit as st
+
+import webapp.caches
+import webapp.downloads
+import webapp.state
+from webapp.urlstate import Param
+from workbench.corpora import occurrences as occ
+from workbench.corpora.occurrences import Occurrence, OccurrenceVectors
+from workbench.encoding.models import default_cache_dir
+from workbench.errors import InputError
+from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
+from workbench.viz.export import ViewSettings
+from workbench.viz.projection import ProjectionConfig
+from workbench.viz.sense_figures import (
+    atlas_figure,
+    sense_view_figure,
+    separation_figure,
+    separation_text,
+    view_hover,
+)
+from workbench.viz.sense_views import SenseView
+
+SIDEBAR_MODEL = "(the sidebar's model)"
+PACKAGED = "(packaged all-MiniLM-L6-v2)"
+PANES = ("a", "b")
+#: Correction names in the order offered.
+CORRECTIONS = ("none", *(c for c in POSTPROCESSORS if c != "none"))
+
+
+def pane_params(prefix: str) -> tuple[Param, ...]:
+    """The URL settings of both panes of a page (widget keys ``<prefix>_<pane>_...``)."""
+    return tuple(
+        p
+        for pane in PANES
+        for p in (
+            Param(f"{prefix}_{pane}_model", f"{pane}_model"),
+            Param(f"{prefix}_{pane}_layer", f"{pane}_layer"),
+            Param(f"{prefix}_{pane}_corr", f"{pane}_corr", choices=CORRECTIONS),
+        )
+    )
+
+
+#: The Senses page's comparison widgets in the URL; the page adds its own.
+PANE_PARAMS = (
+    *pane_params("senses"),
+    Param("senses_compare", "compare", "bool"),
+    Param("senses_reference", "reference"),
+    Param("senses_words", "words"),
+)
+
+
+@dataclass(frozen=True)
+class Pane:
+    """One pane's choices."""
+
+    name: str  # "a" or "b"
+    model: str | None  # None: the packaged model; else a HF id or a local directory
+    layer: str  # layer spec
+    correction: str  # geometry.corrections name
+
+
+def model_choices() -> list[str]:
+    """The models offered in a pane: the sidebar's, the packaged one, all-mpnet-base-v2 when
+    fetched, and every fine-tuned model directory under ``<cache>/finetuned`` (newest first)."""
+    root = default_cache_dir()
+    found = [p.parent for p in (root / "models").glob("*/*/config.json")]
+    tuned = sorted((root / "finetuned").glob("*/config.json"), key=lambda p: -p.stat().st_mtime)
+    return [SIDEBAR_MODEL, PACKAGED, *(str(p) for p in found), *(str(p.parent) for p in tuned)]
+
+
+def _model_label(choice: str) -> str:
+    if choice in (SIDEBAR_MODEL, PACKAGED):
+        return choice
+    parts = choice.rstrip("/").split("/")
+    return "/".join(parts[-2:]) if len(parts) > 1 else choice
+
+
+def pane_settings(pane: Pane) -> webapp.state.Settings:
+    """The model settings of a pane: its model, the sidebar's device and pooling."""
+    return replace(webapp.state.current(), model=pane.model, layers=pane.layer)
+
+
+def pane_widgets(name: str, area: Any, default_correction: str, prefix: str = "senses") -> Pane:
+    """A pane's model, layer and correction selectors (keys ``<prefix>_<name>_...``), drawn in
+    ``area``."""
+    sidebar = webapp.state.current()
+    choices = model_choices()
+    key = f"{prefix}_{name}_model"
+    typed = st.session_state.get(key)
+    if typed and typed not in choices:
+        choices.append(typed)
+    model_choice = area.selectbox(
+        "Model", choices, key=key, format_func=_model_label, accept_new_options=True,
+        help="A Hugging Face id or a local model directory can be typed too. A fine-tuned model "
+        "here and its base model in the other pane is the before/after view.",
+    )  # fmt: skip
+    model = {SIDEBAR_MODEL: sidebar.model, PACKAGED: None}.get(model_choice, model_choice)
+    n_layers = webapp.state.encoder(replace(sidebar, model=model)).n_layers
+    options = webapp.state.layer_options(n_layers)
+    layer_key = f"{prefix}_{name}_layer"
+    if st.session_state.get(layer_key) not in options:
+        st.session_state[layer_key] = sidebar.layers if sidebar.layers in options else options[0]
+    layer = area.selectbox("Layers", options, key=layer_key,
+                           help="One hidden state, or the sum / mean of the last 4.")  # fmt: skip
+    corr_key = f"{prefix}_{name}_corr"
+    st.session_state.setdefault(corr_key, default_correction)
+    correction = area.selectbox("Correction", CORRECTIONS, key=corr_key,
+                                format_func=CORRECTION_LABELS.get)  # fmt: skip
+    return Pane(name, model, layer, correction)
+
+
+def render_view(
+    pane: Pane,
+    found: Sequence[Occurrence],
+    occ_key: tuple,
+    config: ProjectionConfig | None,
+    reference: str,
+    data: dict,
+) -> tuple[OccurrenceVectors, SenseView]:
+    """Encode the occurrences with the pane's model and compute its view (cached)."""
+    settings = pane_settings(pane)
+    ov = webapp.caches.encode_occurrences(occ_key, found, settings=settings)
+    with webapp.state.user_errors():
+        post = webapp.caches.reference_correction(settings, reference, pane.correction)
+        key = (settings.key, occ_key, pane.correction, reference if post is not None else "")
+        view = webapp.caches.sense_view(key, ov, pane.layer, post, config, reference, data)
+    return ov, view
+
+
+def separation_line(view: SenseView) -> str:
+    """The separation under a plot, raw beside the correction."""
+    line = f"**Separation at layers {view.layer}**: {separation_text(view.separation)}"
+    if view.correction != "none":
+        raw = view.raw
+        line += (
+            f"  \n(raw: silhouette {raw.silhouette:.2f}, 1-NN {100 * raw.nn_accuracy:.0f}%)"
+            if raw.n_measured
+            else ""
+        )
+    skipped = [f"{s.label} ({s.n})" for s in view.separation.senses if not s.measured]
+    if skipped:
+        line += f"  \nLeft out (fewer than 2 occurrences): {', '.join(skipped)}"
+    return line
+
+
+def view_table(view: SenseView, glosses: dict[str, str]) -> Any:
+    """The occurrences with their coordinates (a DataFrame)."""
+    coords = view.coords if view.coords.shape[1] else None
+    return occ.occurrence_table(view.occurrences, glosses, coords)
+
+
+def curve_section(views: dict[str, SenseView], stem: str, key: str) -> None:
+    """Separation over every layer for each named view, its figure and its downloads."""
+    curves = {name: v.curve for name, v in views.items()}
+    fig = separation_figure(curves, title="Sense separation at every layer")
+    st.plotly_chart(fig, key=f"{key}_chart")
+    records = [{"view": name, **r} for name, v in views.items() for r in v.curve.records()]
+    settings = [replace(v.settings, view="separation", layer="all") for v in views.values()]
+    webapp.downloads.figure_buttons(fig, settings, f"{stem}-separation", f"{key}_fig")
+    webapp.downloads.table_buttons(records, settings, f"{stem}-separation", f"{key}_table")
+
+
+def compare(
+    found: Sequence[Occurrence],
+    occ_key: tuple,
+    config: ProjectionConfig,
+    lemma: str,
+    data: dict,
+) -> None:
+    """Two panes side by side, then both separation curves."""
+    reference = st.selectbox(
+        "Reference corpus for the corrections", webapp.caches.reference_options(),
+        key="senses_reference",
+        help="Each pane's correction is fitted per layer on this corpus, encoded by its model.",
+    )  # fmt: skip
+    columns = st.columns(2, gap="medium")
+    panes = [pane_widgets(name, col, default)
+             for name, col, default in zip(PANES, columns, ("none", "zscore"))]  # fmt: skip
+    gold = [o.label or "(no label)" for o in found]
+    categories = sorted(set(gold))
+    glosses = webapp.caches.glosses(tuple(dict.fromkeys(gold)))
+    names = occ.sense_names(glosses)
+    views: dict[str, SenseView] = {}
+    for pane, col in zip(panes, columns):
+        _, view = render_view(pane, found, occ_key, config, reference, data)
+        label = f"{pane.name.upper()}: {view.settings.model}, {pane.layer}, " + str(
+            CORRECTION_LABELS[pane.correction]
+        )
+        views[label] = view
+        fig = sense_view_figure(view, hover=view_hover(view, glosses), names=names,
+                                title=f"“{lemma}”, {label}", categories=categories)  # fmt: skip
+        fig.update_layout(height=640, legend=dict(orientation="h", yanchor="top", y=-0.02, x=0))
+        col.plotly_chart(fig, key=f"senses_{pane.name}_chart")
+        col.markdown(separation_line(view))
+        stem = f"senses-{lemma}-{pane.name}-{pane.layer}-{pane.correction}"
+        webapp.downloads.figure_buttons(fig, view.settings, stem, f"senses_{pane.name}_fig", col)
+        webapp.downloads.table_buttons(view_table(view, glosses), view.settings, stem,
+                                       f"senses_{pane.name}_table", col)  # fmt: skip
+    curve_section(views, f"senses-{lemma}", "senses_curve")
+
+
+def single_separation(view: SenseView, lemma: str) -> None:
+    """The separation under the one-pane plot, and its curve over every layer."""
+    st.markdown(separation_line(view))
+    with st.expander("Separation at every layer", expanded=False):
+        curve_section({view.settings.model: view}, f"senses-{lemma}", "senses_curve")
+
+
+def atlas(
+    source: str,
+    pos: str | None,
+    limit: int | None,
+    layer: str,
+    config: ProjectionConfig,
+) -> None:
+    """Several words' occurrences in one projection, coloured by word, then by sense."""
+    if source == "upload":
+        st.info("Several words come from SemCor, WordNet or the demo texts: choose one of them.")
+        st.stop()
+    default = ", ".join(occ.demo_words()) if source == "demo" else "bank, plant, bass"
+    st.session_state.setdefault("senses_words", default)
+    text = st.text_input("Words (comma-separated lemmas)", key="senses_words")
+    words = list(dict.fromkeys(w.strip().lower() for w in text.split(",") if w.strip()))
+    if not words:
+        st.info("Type the words to see together, e.g. bank, plant, bass.")
+        st.stop()
+    corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
+    parts = []
+    with webapp.state.user_errors():
+        if len(words) > 12:
+            raise InputError(f"at most 12 words in one map, got {len(words)}")
+        for word in words:
+            found = webapp.caches.occurrences(source, word, pos, limit, _corpus=corpus)
+            key = (source, word, pos, limit, "")
+            parts.append((word, webapp.caches.encode_occurrences(key, found)))
+    settings = webapp.state.current()
+    data = {"lemmas": words, "source": source, "pos": pos, "limit": limit}
+    with webapp.state.user_errors():
+        view = webapp.caches.atlas_view((settings.key, source, pos, limit, tuple(words)),
+                                        tuple(parts), layer, config, data)  # fmt: skip
+    labels = [o.label for o in view.occurrences]
+    glosses = webapp.caches.glosses(tuple(dict.fromkeys(labels)))
+    fig = atlas_figure(view, view_hover(view, glosses), occ.sense_names(glosses),
+                       title=f"{', '.join(words)} at layers {layer}")  # fmt: skip
+    st.plotly_chart(fig, key="senses_atlas_chart")
+    st.caption(
+        " · ".join(f"**{w}** {separation_text(s)}" for w, s in view.separation.items())
+        + f" ({settings.model or 'packaged model'}, raw vectors at layers {layer})"
+    )
+    table = occ.occurrence_table(view.occurrences, glosses, view.coords)
+    table.insert(0, "lemma", list(view.lemmas), allow_duplicates=True)
+    stem = f"senses-{'-'.join(words[:4])}-{layer}"
+    webapp.downloads.figure_buttons(fig, view.settings, stem, "senses_atlas_fig")
+    webapp.downloads.table_buttons(table, view.settings, stem, "senses_atlas_table")
+
+
+def single_settings(
+    ov: OccurrenceVectors, layer: str, config: ProjectionConfig | None, data: dict
+) -> ViewSettings:
+    """The settings of the one-pane view (raw vectors)."""
+    return ViewSettings.of(ov.emb, "senses", layer, "none", "", config, data)

@@ -1,0 +1,187 @@
+"""Every page's settings in the URL (``st.query_params``), so that a link reopens the same view.
+
+A page lists its settings as :class:`Param` objects (widget key, name in the URL, kind, allowed
+values). :func:`restore`, called before the widgets are drawn, gives every widget that has no
+value yet in this session the link's value (a value that is not allowed is ignored and
+reported); :func:`publish`, called after them, writes the current values into the URL;
+:func:`link_control` draws the "copy link" control, which says what the link reopens and what it
+cannot carry (an uploaded file: its name goes into the link, and the page asks for the file
+again).
+
+Example::
+
+    PARAMS = (Param("senses_lemma", "word"), Param("senses_limit", "limit", "int"))
+    urlstate.restore(PARAMS)        # before the widgets
+    ...widgets with those keys...
+    urlstate.publish(PARAMS)        # after them
+    urlstate.link_control(PARAMS)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlencode
+
+import streamlit as st
+
+Kind = Literal["str", "int", "float", "bool", "optional"]
+#: The URL's spelling of ``None`` for an ``optional`` setting (e.g. "any part of speech").
+NONE = "any"
+#: Longest text value kept in a link (a typed text longer than this is left out, and said so).
+MAX_TEXT = 1500
+
+
+@dataclass(frozen=True)
+class Param:
+    """One setting of a page kept in the URL.
+
+    Attributes:
+        key: the widget's key in ``st.session_state``.
+        name: its name in the URL (short, stable: links depend on it).
+        kind: how the value is written: ``str``, ``int``, ``float``, ``bool`` (``1``/``0``) or
+            ``optional`` (a string or ``None``, written :data:`NONE`).
+        choices: the allowed values (after decoding: a sequence, a :class:`Between` range), or
+            a callable giving them; None = any.
+    """
+
+    key: str
+    name: str
+    kind: Kind = "str"
+    choices: Container[Any] | Callable[[], Container[Any]] | None = None
+
+    def allowed(self) -> Container[Any] | None:
+        return self.choices() if callable(self.choices) else self.choices
+
+
+@dataclass(frozen=True)
+class Between:
+    """The numbers from ``low`` to ``high`` (both included), as a :class:`Param`'s choices."""
+
+    low: float
+    high: float
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, int | float) and self.low <= value <= self.high
+
+
+def encode(value: Any, kind: Kind) -> str | None:
+    """A setting's value as URL text (None: not written)."""
+    if kind == "optional" and value is None:
+        return NONE
+    if value is None:
+        return None
+    if kind == "bool":
+        return "1" if value else "0"
+    if kind == "float":
+        return f"{float(value):g}"
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else None
+
+
+def decode(text: str, kind: Kind) -> Any:
+    """URL text as a value of ``kind``; raises ValueError when it is not one."""
+    if kind == "int":
+        return int(text)
+    if kind == "float":
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(text)
+        return value
+    if kind == "bool":
+        if text not in ("0", "1"):
+            raise ValueError(text)
+        return text == "1"
+    if kind == "optional":
+        return None if text == NONE else text
+    return text
+
+
+def restore(params: Iterable[Param]) -> list[str]:
+    """Give every widget of ``params`` that has no value yet in this session the link's value.
+
+    Returns (and shows, once, as an in-page note) the settings of the link that were ignored
+    because their value is not allowed here.
+    """
+    ignored = []
+    for p in params:
+        if p.key in st.session_state or p.name not in st.query_params:
+            continue
+        text = st.query_params[p.name]
+        try:
+            value = decode(text, p.kind)
+            allowed = p.allowed()
+            if allowed is not None and value not in allowed:
+                raise ValueError(text)
+        except ValueError:
+            ignored.append(f"{p.name}={text}")
+            continue
+        st.session_state[p.key] = value
+    if ignored:
+        st.warning(
+            "This link's settings "
+            + ", ".join(ignored)
+            + " do not apply here (unknown values); the defaults are used instead.",
+            icon="🔗",
+        )
+    return ignored
+
+
+def current(params: Iterable[Param], extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The URL values of the widgets of ``params`` that exist now, plus ``extra``."""
+    out: dict[str, str] = {}
+    for p in params:
+        if p.key in st.session_state:
+            text = encode(st.session_state[p.key], p.kind)
+            if text is not None:
+                out[p.name] = text
+    out.update(extra or {})
+    return out
+
+
+def publish(params: Iterable[Param], extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Write the current settings (and ``extra`` values) into the URL; returns them."""
+    values = current(params, extra)
+    if st.query_params.to_dict() != values:
+        st.query_params.from_dict(values)
+    return values
+
+
+def link(values: Mapping[str, str]) -> str:
+    """The page's URL with ``values`` as its query (the path alone outside a browser)."""
+    base = st.context.url or ""
+    return f"{base}?{urlencode(values)}" if values else base
+
+
+def link_control(
+    params: Sequence[Param],
+    extra: Mapping[str, str] | None = None,
+    what: str = "this view",
+    missing: Sequence[str] = (),
+    area: Any = None,
+) -> str:
+    """A "copy link" popover: the link to this view and what it does and does not carry.
+
+    Args:
+        params: the page's settings.
+        extra: more URL values (e.g. an upload's file name).
+        what: what the link reopens, in words ("this word at these layers ...").
+        missing: what the link cannot carry (e.g. "the uploaded file banks.txt").
+        area: where to draw (default: the page).
+
+    Returns:
+        The link.
+    """
+    url = link(publish(params, extra))
+    where = area if area is not None else st
+    with where.popover("🔗 Copy link", help="A link that reopens this view with its settings"):
+        st.code(url, language=None, wrap_lines=True)
+        st.caption(
+            f"Copy it with the button at the right of the box: it reopens {what}, with every "
+            "setting of the page and the sidebar (model, layers, correction, projection, seed)."
+        )
+        for thing in missing:
+            st.warning(f"The link cannot carry {thing}: whoever opens it is asked for it again.")
+    return url
