@@ -176,12 +176,14 @@ def careful_loop(enc, sentences, batch_size: int = 64) -> float:
     return time.perf_counter() - t
 
 
-def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The padded (ids, mask) batches ``Encoder.encode`` would run, built once by its own code."""
+def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+    """The padded (ids, mask) batches ``Encoder.encode`` would run, built once by its own code,
+    on the device; as in encode, no mask where a batch has no padding."""
     batches = []
     with torch.inference_mode():  # as in encode (a compiled graph guards on it)
         for ids, mask in enc.model_inputs(sentences):
-            batches.append(tuple(torch.from_numpy(x).to(enc.device) for x in (ids, mask)))
+            m = None if mask.all() else torch.from_numpy(mask).to(enc.device)
+            batches.append((torch.from_numpy(ids).to(enc.device), m))
     return batches
 
 

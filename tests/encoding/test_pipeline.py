@@ -243,9 +243,11 @@ def test_pack_round_trip(tiny_encoder):
         hb = builder.build(batch)
         direct = to_device(hb, None, "cpu")
         packed = to_device(hb, pack(hb, pin=False), "cpu")
+        assert (direct.mask is None) == (packed.mask is None) == (not hb.padded)
+        if hb.padded:
+            assert torch.equal(direct.mask, packed.mask)
         for a, b in (
             (direct.ids, packed.ids),
-            (direct.mask, packed.mask),
             (direct.index.single_positions, packed.index.single_positions),
             (direct.index.multi_positions, packed.index.multi_positions),
             (direct.index.multi_segments, packed.index.multi_segments),
@@ -253,6 +255,22 @@ def test_pack_round_trip(tiny_encoder):
         ):
             assert torch.equal(a, b)
         assert direct.index.n_multi == packed.index.n_multi
+
+
+def test_batches_without_padding_run_without_a_mask(tiny_model_dir, monkeypatch):
+    """A batch of one length gets mask None (no device sync in transformers' mask check);
+    a padded one its mask."""
+    enc = Encoder(model=str(tiny_model_dir), device="cpu", max_batch_tokens=100)
+    seen = []
+    real = enc.runner
+
+    def forward(ids, mask):
+        seen.append(None if mask is None else bool(mask.all()))
+        return real(ids, mask)
+
+    monkeypatch.setattr(enc, "runner", forward)
+    enc.encode([["a", "b", "c"]] * 40 + [["a"] * 7, ["a"] * 6])
+    assert seen == [False, None, None]  # 7 + 6 words padded together, then 33 + 7 unpadded
 
 
 def test_config_defaults_per_device():

@@ -63,6 +63,7 @@ class HostBatch:
             :func:`workbench.encoding.pooling.pool_words` returns them (one-subword words
             first).
         n_tokens: subwords of its windows (no specials, no padding): the progress it makes.
+        padded: whether any position is padding (else the model needs no mask).
     """
 
     ids: np.ndarray
@@ -70,6 +71,7 @@ class HostBatch:
     plan: PoolingPlan
     rows: np.ndarray
     n_tokens: int
+    padded: bool
 
 
 def bucket_width(width: int, limit: int) -> int:
@@ -225,4 +227,5 @@ class BatchBuilder:
             target_parts.append(rows)
         plan = pooling_plan_flat(np.concatenate(starts), np.concatenate(ends), self.pooling)
         targets = np.concatenate(target_parts)
-        return HostBatch(ids, mask, plan, targets[pooled_order(plan)], n_tokens)
+        padded = not bool(mask.all())
+        return HostBatch(ids, mask, plan, targets[pooled_order(plan)], n_tokens, padded)

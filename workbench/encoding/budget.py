@@ -52,7 +52,7 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def measure_batch_tokens(
-    forward: Callable[[torch.Tensor, torch.Tensor], Any],
+    forward: Callable[[torch.Tensor, torch.Tensor | None], Any],
     device: str,
     vocab_size: int,
     candidates: Sequence[int] = GPU_CANDIDATES,
@@ -64,7 +64,8 @@ def measure_batch_tokens(
     """The padded-token budget at which the forward pass is (nearly) fastest on ``device``.
 
     Args:
-        forward: ``forward(ids, mask)``: the model with every hidden state, as encoding runs it.
+        forward: ``forward(ids, mask)``: the model with every hidden state, as encoding runs it
+            (called with ``mask`` None: the synthetic batches have no padding).
         device: where it runs.
         vocab_size: ids are drawn from ``[0, vocab_size)`` (seeded).
         candidates: budgets to try, smallest first.
@@ -90,14 +91,13 @@ def measure_batch_tokens(
     for budget in sorted(candidates):
         rows = max(1, budget // seq_len)
         ids = torch.randint(0, vocab_size, (rows, seq_len), generator=gen).to(device)
-        mask = torch.ones_like(ids)
         try:
             with torch.inference_mode():
-                forward(ids, mask)
+                forward(ids, None)
                 sync()
                 start = clock()
                 for _ in range(repeats):
-                    forward(ids, mask)
+                    forward(ids, None)
                 sync()
                 elapsed = max(clock() - start, 1e-9)
         except (RuntimeError, MemoryError) as exc:
@@ -108,7 +108,7 @@ def measure_batch_tokens(
             note = f"{budget} tokens ran out of memory"
             break
         finally:
-            del ids, mask
+            del ids
         measured.append((budget, rows * seq_len * repeats / elapsed))
         if len(measured) >= 2 and measured[-1][1] < measured[-2][1] * (1 + tolerance):
             note = f"throughput grew less than {tolerance:.0%} from {measured[-2][0]} to {budget}"

@@ -170,7 +170,7 @@ class Encoder:
             return BudgetChoice(CPU_BATCH_TOKENS, (), "fixed")
         model = self.model
 
-        def forward(ids: torch.Tensor, mask: torch.Tensor) -> object:
+        def forward(ids: torch.Tensor, mask: torch.Tensor | None) -> object:
             return model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
 
         vocab = int(getattr(model.config, "vocab_size", 0) or len(self.tokenizer))

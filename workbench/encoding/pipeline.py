@@ -138,10 +138,11 @@ class PackedBatch:
 
 @dataclass(frozen=True)
 class DeviceBatch:
-    """A batch's model inputs ``(batch, width)`` and pooling indices, on the device."""
+    """A batch's model inputs ``(batch, width)`` and pooling indices, on the device; ``mask``
+    is None for a batch without padding."""
 
     ids: torch.Tensor
-    mask: torch.Tensor
+    mask: torch.Tensor | None
     index: PoolingIndex
 
 
@@ -169,19 +170,23 @@ def pack(hb: HostBatch, pin: bool) -> PackedBatch:
 
 def to_device(hb: HostBatch, packed: PackedBatch | None, device: str) -> DeviceBatch:
     """The batch on ``device``: a packed batch in two non-blocking copies (asynchronous from
-    pinned memory), else (CPU) tensors sharing the host arrays' memory."""
+    pinned memory), else (CPU) tensors sharing the host arrays' memory.
+
+    A batch without padding gets no mask: what transformers does itself after checking the
+    mask's values (``mask.all()``), a check that on a GPU waits for all queued work; with
+    SDPA it also allows the fused kernels that take no mask. Same results.
+    """
     import torch
 
     if packed is None:
-        return DeviceBatch(
-            torch.from_numpy(hb.ids), torch.from_numpy(hb.mask), PoolingIndex.of(hb.plan)
-        )
+        mask = torch.from_numpy(hb.mask) if hb.padded else None
+        return DeviceBatch(torch.from_numpy(hb.ids), mask, PoolingIndex.of(hb.plan))
     ints = packed.ints.to(device, non_blocking=True)
     weights = packed.weights.to(device, non_blocking=True)
     ids, mask, single, multi, segments = torch.split(ints, list(packed.sizes))
     return DeviceBatch(
         ids.view(packed.shape),
-        mask.view(packed.shape),
+        mask.view(packed.shape) if hb.padded else None,
         PoolingIndex(single, multi, segments, weights, packed.n_multi),
     )
 
@@ -391,7 +396,7 @@ def _failure(exc: Exception, stage: str, hb: HostBatch | None) -> WorkbenchError
 def run_batches(
     builder: BatchBuilder,
     batches: Sequence[np.ndarray],
-    forward: Callable[[torch.Tensor, torch.Tensor], ForwardOutput],
+    forward: Callable[[torch.Tensor, torch.Tensor | None], ForwardOutput],
     layers: Sequence[int],
     dest: torch.Tensor,
     device: str,
@@ -403,7 +408,8 @@ def run_batches(
     Args:
         builder: prepares each batch (:meth:`BatchBuilder.build`).
         batches: window indices of each batch, in run order.
-        forward: ``forward(ids, mask)`` -> the model's output with every hidden state.
+        forward: ``forward(ids, mask)`` -> the model's output with every hidden state (``mask``
+            None: no padding).
         layers: hidden-state indices to keep, in output order.
         dest: the output ``(n_rows, len(layers), dim)`` CPU tensor; its dtype is the store
             dtype (float32 or float16).
@@ -462,7 +468,7 @@ def run_batches(
 def run_batches_timed(
     builder: BatchBuilder,
     batches: Sequence[np.ndarray],
-    forward: Callable[[torch.Tensor, torch.Tensor], ForwardOutput],
+    forward: Callable[[torch.Tensor, torch.Tensor | None], ForwardOutput],
     layers: Sequence[int],
     dest: torch.Tensor,
     device: str,

@@ -107,7 +107,10 @@ class ModelRunner:
     def compiled(self) -> bool:
         return self._compiled is not None
 
-    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> ForwardOutput:
+    def __call__(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
+    ) -> ForwardOutput:
+        """The model's output for ``(batch, seq)`` ids; ``attention_mask`` None: no padding."""
         kwargs = {
             "input_ids": input_ids,
             "attention_mask": attention_mask,
