@@ -44,8 +44,12 @@ def head_node():
         "--dashboard-agent-listen-port", str(free_port()),
         "--temp-dir", temp, "--disable-usage-stats",
     ]  # fmt: skip
+    # token authentication, as `ray start` sets it up where a token exists: make sure one does
+    subprocess.run([str(ray_bin), "get-auth-token", "--generate"], capture_output=True, check=True)
+    env = dict(os.environ, RAY_AUTH_MODE="token")
     log = open(Path(temp) / "head.log", "wb")  # closed in finally
-    head = subprocess.Popen(command, start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
+    head = subprocess.Popen(command, start_new_session=True, stdout=log, stderr=subprocess.STDOUT,
+                            env=env)  # fmt: skip
     try:
         deadline = time.monotonic() + 120
         while True:  # the GCS accepts connections once the head is up
@@ -63,7 +67,7 @@ def head_node():
     finally:
         # the session started for `ray start` is this cluster's process group: its id is the
         # head's pid, and only this cluster's processes are in it
-        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 5)):
+        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
             try:
                 os.killpg(head.pid, sig)
             except ProcessLookupError:
@@ -83,7 +87,7 @@ def test_the_command_line_runs_on_a_separate_cluster(head_node, tiny_model_dir, 
     text.write_text("".join(f"the bank of river {i} rose\n" for i in range(45)), encoding="utf-8")
     jsonl = tmp_path / "b.jsonl"
     jsonl.write_text("".join(json.dumps({"text": f"rates {i} rose"}) + "\n" for i in range(15)))
-    env = dict(os.environ, RAY_AUTH_MODE="token")  # `ray start` clusters use token auth
+    env = dict(os.environ, RAY_AUTH_MODE="token")  # the head uses token authentication
     out = tmp_path / "shards"
     command = [sys.executable, "-m", "workbench", "embed", str(text), str(jsonl),
                "--engine", "ray", "--address", head_node, "--out", str(out),

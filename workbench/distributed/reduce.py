@@ -295,11 +295,13 @@ def sample_geometry(
     take = len(records) if n_shards is None else min(max(1, n_shards), len(records))
     chosen = sorted(rng.choice(len(records), size=take, replace=False).tolist())
     vectors, words, contexts = [], [], []
+    offset = 0  # sentence numbers run on across the chosen shards, in shard order
     for position in chosen:
         emb = shards.shard(records[position].name)
         vectors.append(np.asarray(emb.vectors, dtype=np.float32))
         words += emb.words
-        contexts.append(emb.sentence_index + 1_000_000 * position)  # distinct across shards
+        contexts.append(emb.sentence_index + offset)
+        offset += records[position].sentences
     x = np.concatenate(vectors)
     ctx = np.concatenate(contexts)
     if len(x) > max_rows:  # whole sentences, drawn at random, up to max_rows rows
