@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -127,6 +128,61 @@ def test_resume_after_the_driver_is_killed(ray_address, tiny_encoder, tiny_model
     assert len(pairs) == len(set(pairs)) == corpus.n_tokens  # every row exactly once
     ref = tiny_encoder.encode([list(s.words) for s in corpus.sentences])
     assert np.abs(shards.to_embeddings().vectors - ref.vectors).max() < 1e-5
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Ray's local processes and workers are this test's)."""
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [p for p, pp in parent.items() if pp in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def test_a_killed_worker_loses_only_its_part(ray_address, tiny_encoder, tiny_model_dir, tmp_path):
+    source = write_lines(tmp_path / "in.txt", 300)
+    out = tmp_path / "out"
+    box: dict = {}
+
+    def job():
+        try:
+            box["result"] = embed_shards([source], out, config_for(tiny_model_dir, shard_size=10),
+                                         ClusterConfig(workers=1), progress=False)  # fmt: skip
+        except Exception as exc:  # reported by the test's thread below
+            box["error"] = exc
+
+    thread = threading.Thread(target=job)
+    thread.start()
+    deadline = time.monotonic() + 240
+    while len(list(out.glob("shard-*.json"))) < 2:
+        assert thread.is_alive() and time.monotonic() < deadline, box
+        time.sleep(0.1)
+    actors = []
+    for pid in descendants(os.getpid()):
+        try:
+            if b"ShardWorker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                actors.append(pid)
+        except OSError:
+            continue
+    assert actors, "no actor process found"
+    for pid in actors:
+        os.kill(pid, signal.SIGKILL)  # the actor dies mid-job; Ray Data restarts it
+    thread.join(timeout=400)
+    assert "error" not in box, box.get("error")
+    result = box["result"]
+    assert result.manifest.complete and result.failed == 0 and len(result.manifest.shards) == 30
+    assert list(out.glob(".shard-*")) == []
+    table = ShardedEmbeddings(out).table(columns=["sentence_id", "position"])
+    pairs = list(zip(table.column("sentence_id").to_pylist(), table.column("position").to_pylist()))
+    assert len(pairs) == len(set(pairs)) == read_text(source).n_tokens
 
 
 def test_damaged_shards_are_found_and_recomputed(ray_address, tiny_model_dir, tmp_path):
