@@ -14,10 +14,12 @@ import sys
 import time
 from pathlib import Path
 
+from workbench.corpora.datasets import corpus_files
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError
+from workbench.fileio import check_writable
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.config import (
@@ -260,7 +262,33 @@ def _provenance(enc, index, tests) -> dict:
 # ---------------------------------------------------------------------- commands
 
 
+def check_inputs(
+    corpora: list[tuple[str, str | None]],
+    index: Path | None = None,
+    out_dir: Path | None = None,
+    out_file: Path | None = None,
+) -> None:
+    """Check every input file and output place before any work (no model, no corpus loaded):
+    each ``(corpus, gold)`` (a dataset name or ``*.data.xml`` path, its gold key file; WordNet
+    needs none), a saved index directory, an output directory and an output file.
+
+    Raises:
+        DataError: a missing file or index, or a corpus without its gold keys.
+        OutputError: an output that cannot be written.
+    """
+    for name, gold in corpora:
+        if name != "wordnet":
+            corpus_files(name, gold)
+    if index is not None and not index.is_dir():
+        raise DataError(f"--index {index}: no saved index there")
+    if out_dir is not None:
+        check_writable(out_dir / "report.json")
+    if out_file is not None:
+        check_writable(out_file)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    check_inputs([(_training_corpus(args, args.corpus), args.gold)], out_dir=args.out)
     enc = _encoder(args)
     corpus = _training_corpus(args, args.corpus)
     config = _config(args, corpus)
@@ -284,6 +312,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    given = [(args.data, args.gold)] if args.data else [(n, None) for n in args.datasets or ["ALL"]]
+    trained = [] if args.index is not None else [(_training_corpus(args, args.train), None)]
+    check_inputs([*given, *trained], args.index, args.out, args.json)
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
     enc = _encoder(args)
@@ -369,6 +400,7 @@ def _sweep(enc, training, test, postprocess=("none", "zscore")):
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
+    check_inputs([(args.train, None), (args.test, None)], None, args.out, args.json)
     enc = _encoder(args)
     seconds: dict[str, float] = {}
     train_corpus = _timed("load training", seconds, load_corpus, args.train)
@@ -401,6 +433,7 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
 
 def cmd_disambiguate(args: argparse.Namespace) -> int:
+    check_inputs([], args.index)
     enc = _encoder(args)
     index = load_index(args.index, encoder=enc) if args.index else None
     target = int(args.word) if args.word.isdigit() else args.word

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from workbench.corpora.readers import Corpus, read_xml
+from workbench.corpora.readers import Corpus, default_gold_path, read_xml
 from workbench.errors import DataError
 from workbench.fileio import sha256_file, sha256_stream
 
@@ -114,6 +114,36 @@ def dataset_paths(name: str, root: str | os.PathLike | None = None) -> tuple[Pat
         raise DataError(f"dataset {canonical}: {base}.data.xml(.xz) not found; {_HINT}")
     gold = _first_existing(Path(f"{base}.gold.key.txt"), Path(f"{base}.gold.key.txt.xz"))
     return xml, gold
+
+
+def corpus_files(
+    name: str, gold: str | os.PathLike | None = None, need_gold: bool = True
+) -> tuple[Path, Path | None]:
+    """The files a corpus argument stands for, checked to exist, nothing read: a framework
+    dataset by name (:func:`dataset_paths`) or a ``*.data.xml[.xz]`` path with its gold key file
+    (``gold``, else the one beside it). Commands call it on every input before any work.
+
+    Raises:
+        DataError: an unknown name, a missing file, or (``need_gold``) no gold key file.
+    """
+    if name.endswith((".xml", ".xml.xz")) or Path(name).exists():
+        xml = Path(name)
+        if not xml.is_file():
+            raise DataError(f"{xml}: file not found" if not xml.exists() else f"{xml}: not a file")
+        key = Path(gold) if gold is not None else default_gold_path(xml)
+        if key is not None and not key.is_file():
+            raise DataError(f"{key}: gold key file not found")
+    else:
+        xml, key = dataset_paths(name)
+        if gold is not None:
+            raise DataError(f"--gold is for a *.data.xml path, not the dataset name {name!r}")
+    if key is None and need_gold:
+        stem = xml.name.removesuffix(".xz").removesuffix(".data.xml")
+        raise DataError(
+            f"{xml}: no gold key file (looked for {stem}.gold.key.txt[.xz] beside it); "
+            "pass its path with --gold"
+        )
+    return xml, key
 
 
 def available_datasets(root: str | os.PathLike | None = None) -> dict[str, Path]:
