@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+import workbench
 from webapp.urlstate import Param, restore
-from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import resolve_model
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import ModelLoadError, WorkbenchError
@@ -149,7 +149,9 @@ def warm_up() -> threading.Thread:
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=3)
 def _load_encoder(model: str | None, device: str | None):
-    return Encoder(model=model, device=device)
+    # through the lazy public API: torch is imported here, in the preload thread, not when the
+    # app starts (the page draws meanwhile)
+    return workbench.Encoder(model=model, device=device)
 
 
 @st.cache_resource(max_entries=6)

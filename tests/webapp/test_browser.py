@@ -117,7 +117,9 @@ def test_senses_page_draws_the_umap_plot(browser_page, server):
     [("Geometry", "Geometry of the layers", "geometry.png"),
      ("WSD", "Word sense disambiguation", "wsd.png")],
 )  # fmt: skip
-def test_other_pages_render_a_chart(browser_page, server, page_name, heading, shot):
+def test_other_pages_render_a_chart(browser_page, server, page_name, heading, shot, request):
+    if page_name == "WSD":  # its default index: the best system's (a stand-in in a test session)
+        request.getfixturevalue("best_wsd_index")
     page = browser_page
     page.goto(server)
     page.locator('[data-testid="stSidebarNav"]').get_by_text(page_name, exact=True).click()
@@ -153,3 +155,164 @@ def test_senses_upload_refuses_a_binary_file_and_plots_a_text_file(browser_page,
     _idle(page)
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "senses-upload.png"), full_page=True)
+
+
+def _sidebar_page(page, server, name: str, heading: str) -> None:
+    page.goto(server)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(name, exact=True).click()
+    page.get_by_text(heading).first.wait_for()
+    _idle(page)
+
+
+def _fill(page, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+    _idle(page)
+
+
+def _choose(page, label: str, option: str) -> None:
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    _idle(page)
+
+
+def _chosen_sense(page) -> str:
+    """The text of the page's answer box (the chosen sense key and its gloss)."""
+    return page.locator('[data-testid="stAlertContentSuccess"]').first.inner_text()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "pos"),
+    [("He plays the bass in a jazz band.", "any"), ("He caught a bass in the lake.", "any"),
+     ("He caught a bass in the lake.", "NOUN")],
+)  # fmt: skip
+def test_wsd_default_app_answers_bass_with_a_noun_sense(
+    browser_page, server, best_wsd_index, sentence, pos
+):
+    page = browser_page
+    _sidebar_page(page, server, "WSD", "Word sense disambiguation")
+    assert "best: SemCor" in page.locator('[data-testid="stSelectbox"]').first.inner_text()
+    _fill(page, "Sentence", sentence)
+    _fill(page, "Word", "bass")
+    _choose(page, "POS", pos)
+    page.get_by_text("Candidate senses of “bass”").first.wait_for()
+    answer = _chosen_sense(page)
+    assert "bass%1:" in answer, answer  # a noun sense (the adjective is bass%5:...)
+    assert "score from:" in answer
+    # the winning sense rests on one SemCor occurrence: the page says so
+    page.get_by_text("rests on too few occurrences").first.wait_for()
+    # every candidate says where its score comes from
+    table = page.locator('[data-testid="stTable"]').first.inner_text()
+    assert "score from" in table and "propagated from" in table
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / f"wsd-bass-{pos}.png"), full_page=True)
+
+
+def test_wsd_helium_is_answered_by_the_default_and_by_wordnet_only(
+    browser_page, server, best_wsd_index
+):
+    page = browser_page
+    _sidebar_page(page, server, "WSD", "Word sense disambiguation")
+    _fill(page, "Sentence", "The balloon was filled with helium")
+    _fill(page, "Word", "helium")
+    page.get_by_text("Candidate senses of “helium”").first.wait_for()
+    assert "helium%1:27:00::" in _chosen_sense(page)
+    _no_exception(page)
+    _choose(page, "Sense index", "WordNet glosses only (no SemCor; below WordNet's first sense)")
+    page.get_by_text("below WordNet's first sense (65.2)").first.wait_for()
+    assert "helium%1:27:00::" in _chosen_sense(page)
+    page.get_by_text("WordNet's first sense, the back-off").first.wait_for()
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "wsd-helium-wordnet.png"), full_page=True)
+
+
+@pytest.mark.parametrize("text", ["A cat sat quietly.", "cat"])
+def test_explore_text_where_no_word_repeats_explains_itself(browser_page, server, text):
+    page = browser_page
+    page.goto(server)
+    page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()
+    area = page.locator('[data-testid="stTextArea"] textarea')
+    area.fill(text)
+    area.press("Control+Enter")
+    _idle(page)
+    page.get_by_text("occurs only once in your text").first.wait_for()
+    assert page.get_by_text("need at least two vectors").count() == 0
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+    page.get_by_text("Nearest neighbours of occurrence 1").first.wait_for()
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / f"explore-once-{len(text)}.png"), full_page=True)
+
+
+def test_non_utf8_uploads_get_the_same_message_everywhere(browser_page, server, tmp_path):
+    page = browser_page
+    latin1 = tmp_path / "notes.txt"
+    latin1.write_bytes("Café crème at the bank.\nThe bank of the Seine.\n".encode("latin-1"))
+    expected = "notes.txt is not UTF-8 text"
+    _sidebar_page(page, server, "Senses", "Sense clusters")
+    _choose(page, "Occurrences from", "a text file")
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(latin1)
+    page.get_by_text(expected).first.wait_for()
+    _no_exception(page)
+    _sidebar_page(page, server, "Fine-tune", "Fine-tune an encoder")
+    page.get_by_role("radio", name="my own files").click()
+    _idle(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(latin1)
+    _idle(page)
+    page.get_by_role("button", name="Fine-tune").click()
+    page.get_by_text(expected).first.wait_for()
+    assert "/tmp" not in page.locator('[data-testid="stMain"]').inner_text()  # no server paths
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "finetune-upload.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def twelve_layer_model(tmp_path_factory) -> Path:
+    """A randomly initialised 12-layer BERT (hidden 32): 13 hidden states, fast."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from workbench.encoding.models import default_model_path
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("bert-12")
+    tok = AutoTokenizer.from_pretrained(default_model_path())
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=12,
+                        num_attention_heads=2, intermediate_size=64)  # fmt: skip
+    BertModel(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def test_explore_heatmap_labels_stay_readable_for_13_layers(
+    browser_page, server, twelve_layer_model
+):
+    page = browser_page
+    page.goto(server)
+    page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()
+    model = page.locator('[data-testid="stSidebar"] input[aria-label="Model"]')
+    model.fill(str(twelve_layer_model))
+    model.press("Enter")
+    _idle(page)
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart.locator(".xtick text", has_text="12").first.wait_for()
+    labels = chart.locator(".heatmaplayer text")
+    assert labels.count() == 2 * 5 * 13  # 2 panels x 5 occurrences of "bank" x 13 states
+    rows: dict[int, list[dict]] = {}
+    for box in labels.evaluate_all(
+        "els => els.map(e => e.getBBox ? e.getBoundingClientRect() "
+        ": null).map(r => ({x: r.x, y: r.y, width: r.width}))"
+    ):
+        rows.setdefault(round(box["y"]), []).append(box)
+    assert len(rows) == 5  # one line of labels per occurrence
+    for row in rows.values():  # along a row, no label runs into the next
+        row.sort(key=lambda b: b["x"])
+        for left, right in zip(row, row[1:]):
+            assert left["x"] + left["width"] < right["x"], (left, right)
+    size = float(labels.first.evaluate("e => getComputedStyle(e).fontSize").rstrip("px"))
+    assert size >= 10
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "explore-13-layers.png"), full_page=True)
+    model.fill("")
+    model.press("Enter")
+    _idle(page)
