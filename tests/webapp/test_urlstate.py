@@ -1,0 +1,61 @@
+"""Settings in the URL: values round-trip, a link's bad values are ignored with a note (no
+traceback), the sidebar's settings come back, and a link to an upload asks for the file again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from webapp.urlstate import NONE, Between, decode, encode
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [("bank", "str"), (300, "int"), (0.25, "float"), (True, "bool"), (False, "bool"),
+     (None, "optional"), ("NOUN", "optional")],
+)  # fmt: skip
+def test_values_round_trip(value, kind):
+    assert decode(encode(value, kind), kind) == value
+    assert encode(None, "optional") == NONE
+
+
+def test_bad_text_is_refused_and_ranges_checked():
+    for text, kind in (("x", "int"), ("nan", "float"), ("yes", "bool")):
+        with pytest.raises(ValueError):
+            decode(text, kind)
+    assert 5 in Between(2, 100) and 101 not in Between(2, 100) and "5" not in Between(2, 100)
+    assert encode("x" * 5000, "str") is None  # too long for a link: left out
+
+
+def _senses(query: dict):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    at.query_params.update(query)
+    at.switch_page("webapp/pages/senses.py").run()  # the link opens the page itself
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.slow
+def test_a_link_restores_settings_and_ignores_bad_values():
+    at = _senses({"source": "demo", "demo_word": "nosuch", "dims": "7", "method": "pca",
+                  "seed": "12", "layers": "3", "layer": "99", "view": "every layer"})  # fmt: skip
+    notes = " ".join(w.value for w in at.warning)
+    assert "demo_word=nosuch" in notes and "dims=7" in notes
+    assert at.selectbox(key="senses_demo_word").value == "bank"  # the default
+    assert at.selectbox(key="senses_method").value == "pca"
+    assert at.number_input(key="senses_seed").value == 12
+    assert at.sidebar.selectbox(key="layers").value == "3"
+    assert at.select_slider(key="senses_layer").value == "3"  # 99 is no layer: the sidebar's
+    assert at.query_params["dims"] == "2" and at.query_params["seed"] == "12"
+
+
+@pytest.mark.slow
+def test_a_link_to_an_upload_asks_for_the_file_again():
+    at = _senses({"source": "upload", "upload": "banks.txt", "word": "bank"})
+    assert any("banks.txt" in i.value and "upload it again" in i.value for i in at.info)
+    assert at.query_params["upload"] == "banks.txt" and at.query_params["source"] == "upload"
