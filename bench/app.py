@@ -1,6 +1,7 @@
 """Benchmark: the app's three numbers (issue 5), each against a plain baseline in this process.
 
 Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|render ...]
+      python bench/app.py --only compare --only separation      # issue 13's two numbers
 
 1. UMAP on 5,000 word vectors at one layer, warm (numba already compiled): the workbench's
    ``Projector`` (``random_state=0``, hence single-threaded and reproducible) against plain
@@ -20,6 +21,16 @@ Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|rend
    The server's CPU time until the chart is printed too: on a shared machine it tells the work
    from the waiting.
 
+4. Side by side (issue 13), in a real browser: the Senses page opened from a link that shows
+   300 SemCor occurrences of "play" in two panes (layers 3 and 6, UMAP), warm (model loaded,
+   numba compiled, vectors encoded): seconds from opening the link until both panes and the
+   separation curve are drawn, with every result cached (the link reopened) and with new
+   projections (another seed: two UMAP fits, vectors from the memo). Baseline: the same two
+   plain ``umap.UMAP(random_state=seed)`` fits in this process.
+5. The separation curve over all 7 hidden states, raw and z-scored, of the same 300 cached
+   vectors (``geometry.separation.separation_by_layer``), against a plain scikit-learn loop
+   (``silhouette_score(metric="cosine")`` and a leave-one-out 1-NN with ``NearestNeighbors``).
+
 Numbers are medians of ``--repeats``; the machine is shared, so the load average is printed.
 """
 
@@ -38,9 +49,13 @@ from pathlib import Path
 import numpy as np
 
 from workbench import Encoder
+from workbench.corpora.occurrences import demo_sentences, encode_occurrences
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
+from workbench.geometry.corrections import make_postprocessor
+from workbench.geometry.separation import separation_by_layer
 from workbench.viz.projection import Projector, trustworthiness
+from workbench.viz.sense_views import lemma_occurrences
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -208,14 +223,124 @@ def bench_first_render(repeats: int) -> None:
           f"ratio {base / ours:.2f}x; load average now {os.getloadavg()[0]:.1f}")  # fmt: skip
 
 
+COMPARE_LINK = {
+    "source": "semcor", "word": "play", "limit": "300", "compare": "1", "method": "umap",
+    "a_layer": "3", "a_corr": "none", "b_layer": "6", "b_corr": "none",
+}  # fmt: skip
+
+
+def _play_vectors():
+    """The 300 SemCor occurrences of "play" the link shows, encoded (through the cache)."""
+    found = lemma_occurrences("play", "semcor", limit=300)
+    return encode_occurrences(Encoder(device="cpu"), found)
+
+
+def _drawn(page, url: str, pid: int) -> tuple[float, float]:
+    """Seconds from opening ``url`` until both panes' points and the curve are drawn, and the
+    server's CPU seconds meanwhile."""
+    cpu, t = _cpu_seconds(pid), time.perf_counter()
+    page.goto(url)
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    charts.nth(2).locator(".scatterlayer .trace").first.wait_for()
+    for i in range(2):
+        charts.nth(i).locator(".scatterlayer .point").first.wait_for()
+    return time.perf_counter() - t, _cpu_seconds(pid) - cpu
+
+
+def bench_compare(repeats: int) -> None:
+    import urllib.parse
+
+    import umap
+    from playwright.sync_api import sync_playwright
+
+    from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+
+    ov = _play_vectors()
+    print(f"\n4. side by side: Senses page, SemCor 'play' ({len(ov.occurrences)} occurrences), "
+          "layers 3 | 6, UMAP, in headless Chromium")  # fmt: skip
+    cached, fresh = [], []
+    app = AppServer(REPO, timeout=600)
+    with app as url, sync_playwright() as pw:
+        pid = app.proc.pid
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                     args=CHROMIUM_ARGS)  # fmt: skip
+        page = browser.new_page(viewport={"width": 1600, "height": 1400})
+        page.set_default_timeout(600_000)
+        link = f"{url}/senses?" + urllib.parse.urlencode(COMPARE_LINK)
+        first, _ = _drawn(page, link + "&seed=0", pid)  # loads the model, compiles, encodes
+        for _ in range(repeats):
+            cached.append(_drawn(page, link + "&seed=0", pid))
+        for seed in range(1, repeats + 1):
+            fresh.append(_drawn(page, link + f"&seed={seed}", pid))
+        browser.close()
+    x3, x6 = ov.emb.select("3"), ov.emb.select("6")
+
+    def plain() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            umap.UMAP(random_state=1).fit(x3)
+            umap.UMAP(random_state=1).fit(x6)
+
+    plain()  # numba compiled in this process too
+    base = _median_time(plain, repeats)
+    print(f"   first open of the server (model, numba, encoding): {first:.1f} s")
+    for label, runs in (
+        ("every result cached (the link reopened)", cached),
+        ("new projections (another seed)", fresh),
+    ):
+        wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+        print(f"   warm, {label}: median {wall:.2f} s (max {max(r[0] for r in runs):.2f} s); "
+              f"server CPU {cpu:.2f} s")  # fmt: skip
+    fresh_wall = statistics.median(r[0] for r in fresh)
+    print(f"   baseline, two plain umap.UMAP fits in this process: {base:.2f} s; "
+          f"ratio page / baseline {fresh_wall / base:.2f}x")  # fmt: skip
+
+
+def bench_separation(repeats: int) -> None:
+    from sklearn.metrics import silhouette_score
+    from sklearn.neighbors import NearestNeighbors
+
+    ov = _play_vectors()
+    ref = encode_cached(Encoder(device="cpu"), demo_sentences(), progress=False)
+    post = make_postprocessor("zscore").fit(ref.vectors)
+    labels = np.asarray(ov.labels)
+    keep = np.isin(labels, [k for k, n in zip(*np.unique(labels, return_counts=True)) if n >= 2])
+    x_all = np.asarray(ov.vectors)
+
+    def ours():
+        return separation_by_layer(x_all, ov.labels, ov.emb.layers, post)
+
+    def plain():
+        out = []
+        for x in (x_all, post.transform(x_all)):
+            for i in range(x.shape[1]):
+                v, lab = x[keep, i], labels[keep]
+                nn = NearestNeighbors(n_neighbors=2, metric="cosine").fit(v)
+                idx = nn.kneighbors(v, return_distance=False)[:, 1]
+                out.append((silhouette_score(v, lab, metric="cosine"), (lab[idx] == lab).mean()))
+        return out
+
+    curve, check = ours(), plain()
+    t_ours, t_plain = _median_time(ours, repeats), _median_time(plain, repeats)
+    sil = [r.silhouette for r in curve.rows]
+    gap = max(abs(a - b[0]) for a, b in zip(sil, check))
+    print(f"\n5. separation curve, 'play' ({len(ov.occurrences)} occurrences, {len(curve.layers)} "
+          f"hidden states x raw and z-scored), cached vectors")  # fmt: skip
+    print(f"   workbench separation_by_layer: {t_ours * 1000:.0f} ms (median of {repeats})")
+    print(f"   baseline, scikit-learn silhouette_score + NearestNeighbors: "
+          f"{t_plain * 1000:.0f} ms; ratio baseline / ours {t_plain / t_ours:.1f}x "
+          f"(largest silhouette gap {gap:.1e})")  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=5000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", choices=("umap", "switch", "render"), action="append",
+    ap.add_argument("--only", choices=("umap", "switch", "render", "compare", "separation"),
+                    action="append",
                     help="run only these parts (repeatable); default all")  # fmt: skip
     args = ap.parse_args()
-    parts = set(args.only or ("umap", "switch", "render"))
+    parts = set(args.only or ("umap", "switch", "render", "compare", "separation"))
     os.chdir(REPO)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     if "umap" in parts:
@@ -224,6 +349,10 @@ def main() -> int:
         bench_layer_switch(args.repeats)
     if "render" in parts:
         bench_first_render(args.repeats)
+    if "compare" in parts:
+        bench_compare(args.repeats)
+    if "separation" in parts:
+        bench_separation(args.repeats)
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
     return 0
 
