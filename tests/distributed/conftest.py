@@ -56,14 +56,12 @@ def semcor200(wsd_data, tmp_path_factory) -> Path:
 def other_model_dir(tiny_model_dir, tmp_path_factory) -> Path:
     """The tiny BERT with other random weights (another fingerprint, same shapes)."""
     import torch
-    from transformers import BertModel
+    from transformers import BertConfig, BertModel
 
     path = tmp_path_factory.mktemp("tiny-bert-other")
     for name in os.listdir(tiny_model_dir):
         if not name.endswith(".safetensors"):
             shutil.copy(tiny_model_dir / name, path / name)
     torch.manual_seed(1)
-    BertModel.from_pretrained(tiny_model_dir).__class__(
-        BertModel.from_pretrained(tiny_model_dir).config
-    ).save_pretrained(path)
+    BertModel(BertConfig.from_pretrained(tiny_model_dir)).save_pretrained(path)
     return path
