@@ -6,7 +6,7 @@ import tempfile
 
 import pytest
 
-from workbench.errors import InputError
+from workbench.errors import InputError, WorkbenchError
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import PairExample, TextExample, in_memory
 from workbench.finetune.runs import TaskData, run_baselines, summary, uploaded_data
@@ -24,6 +24,11 @@ def test_uploaded_files_are_read_by_kind_and_named_by_their_upload(tmp_path, mon
     pairs = uploaded_data("pair", ("p.jsonl", b'{"text_a": "a", "text_b": "b", "label": "x"}\n'))
     assert pairs.train.examples == (PairExample("a", "b", "x"),) and pairs.dev is None
     assert list(tmp_path.iterdir()) == []  # the written copies are gone
+    with pytest.raises(WorkbenchError) as bad:  # a broken upload: its name, no server temp path
+        uploaded_data("pair", ("mine.jsonl", b'{"text_a": "a"\n'))
+    assert "mine.jsonl" in str(bad.value) and str(tmp_path) not in str(bad.value)
+    assert "workbench-ft-" not in str(bad.value)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_baselines_need_a_kind_that_has_them_and_dev_data():

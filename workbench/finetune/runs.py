@@ -21,7 +21,7 @@ from pathlib import Path
 
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding.encoder import Encoder
-from workbench.errors import InputError
+from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_json
 from workbench.finetune import frozen
 from workbench.finetune.config import TrainConfig
@@ -95,7 +95,7 @@ def uploaded_data(
 
     Each file is written under its own name (the extension tells the format) into a
     temporary directory that is removed once it is read; a split's ``source`` is the uploaded
-    file's name.
+    file's name, and so is what an error message names (never the temporary folder).
     """
     uploads = {"train": train, "dev": dev}
     with tempfile.TemporaryDirectory(prefix="workbench-ft-") as folder:
@@ -106,7 +106,13 @@ def uploaded_data(
                 paths[split] = Path(folder) / split / (Path(name).name or split)
                 paths[split].parent.mkdir()
                 paths[split].write_bytes(content)
-        found = file_data(kind, paths["train"], paths.get("dev"))
+        try:
+            found = file_data(kind, paths["train"], paths.get("dev"))
+        except WorkbenchError as exc:  # name the uploaded file, never the server's temp folder
+            message = str(exc)
+            for path in paths.values():
+                message = message.replace(str(path), path.name)
+            raise type(exc)(message.replace(folder, "<upload>")) from None
     dev_data = found.dev and replace(found.dev, source=paths["dev"].name)
     return replace(found, train=replace(found.train, source=paths["train"].name), dev=dev_data)
 
