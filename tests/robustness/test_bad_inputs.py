@@ -89,6 +89,8 @@ def world(tmp_path_factory, tiny_model_dir) -> Path:
     huge = f'<corpus><text><sentence id="s"><wf lemma="{"a" * (2 << 20)}" pos="X">a</wf>'
     (w / "huge.data.xml").write_text(huge + "</sentence></text></corpus>")
     (w / "nogold.data.xml").write_text(f'<corpus><text id="d">{sentence}</text></corpus>')
+    shutil.copy(w / "nogold.data.xml", w / "withgold.data.xml")
+    (w / "withgold.gold.key.txt").write_text("d.s.t0 bank%1:14:00::\n")
     with lzma.open(w / "cut.data.xml.xz", "wt") as fh:
         fh.write(f"<corpus><text>{sentence * 200}</text></corpus>")
     _truncate(w / "cut.data.xml.xz")
@@ -253,6 +255,32 @@ CLI_CASES = [
          ("embed", "{w}/huge.data.xml", "--out", "{w}/o.npz")),
     Case("embed-truncated-xz", "cut.data.xml.xz", ("embed", "{w}/cut.data.xml.xz", "--out",
          "{w}/o.npz")),
+    # every input checked before any work (wsd eval used to encode SemCor first)
+    Case("eval-missing-data", "nope.data.xml: file not found",
+         ("wsd", "eval", "--data", "{w}/nope.data.xml", *TINY)),
+    Case("eval-data-without-gold", "nogold.data.xml: no gold key file",
+         ("wsd", "eval", "--data", "{w}/nogold.data.xml", *TINY)),
+    Case("eval-missing-gold", "nope.key.txt: gold key file not found",
+         ("wsd", "eval", "--data", "{w}/nogold.data.xml", "--gold", "{w}/nope.key.txt", *TINY)),
+    Case("eval-unknown-dataset", "unknown dataset 'senseval9'",
+         ("wsd", "eval", "senseval9", *TINY)),
+    Case("eval-missing-index", "no saved index there",
+         ("wsd", "eval", "--data", "{w}/withgold.data.xml", "--index", "{w}/nowhere", *TINY)),
+    Case("train-missing-corpus", "nope.data.xml: file not found",
+         ("wsd", "train", "--corpus", "{w}/nope.data.xml", *TINY)),
+    Case("layers-missing-test", "nope.data.xml: file not found",
+         ("wsd", "layers", "--train", "{w}/withgold.data.xml", "--test", "{w}/nope.data.xml")),
+    *(
+        [Case("eval-json-proc", "cannot write /proc/r.json",
+              ("wsd", "eval", "--data", "{w}/nogold.data.xml", "--gold", "{w}/gold.txt",
+               "--json", "/proc/r.json", *TINY))]
+        if HAS_PROC
+        else []
+    ),
+    Case("disambiguate-pos-without-senses", "'bank' has no ADV senses in WordNet, only NOUN, VERB",
+         ("wsd", "disambiguate", "He sat on the bank", "--word", "bank", "--pos", "ADV", *TINY)),
+    Case("disambiguate-missing-word", "'river' is not a word of the sentence",
+         ("wsd", "disambiguate", "He sat on the bank", "--word", "river", *TINY)),
     # key files
     Case("score-empty-gold", "empty-gold.txt: no gold keys",
          ("wsd", "score", "{w}/empty-gold.txt", "{w}/system.txt")),
@@ -432,3 +460,15 @@ def test_a_damaged_cache_entry_is_reported_and_recomputed(fault, tiny_encoder, t
     assert again.words == expected.words
     np.testing.assert_array_equal(np.asarray(again.vectors), expected_vectors)
     assert all(e.problem == "" for e in cache.entries())
+
+
+@pytest.mark.slow  # the packaged model and WordNet's gloss vectors of the lemma
+def test_a_word_whose_senses_have_no_usage_example_gets_an_answer(capsys):
+    """``helium``: none of its senses has a usage example; the WordNet-only index still ranks
+    them (it raised an IndexError once)."""
+    from workbench.cli.main import main
+
+    argv = ["wsd", "disambiguate", "The balloon was filled with helium", "--word", "helium",
+            "--system", "wordnet", "--device", "cpu"]  # fmt: skip
+    assert main(argv) == 0
+    assert "helium%1:27:00::" in capsys.readouterr().out
