@@ -45,7 +45,7 @@ def run(model: str, limit: int, out: Path) -> None:
 def _fmt(v: float | None, pct: bool = False) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "undefined"
-    return f"{100 * v:.0f}" if pct else f"{v:.3f}"
+    return f"{100 * v:.1f}" if pct else f"{v:.3f}"
 
 
 def summary(path: Path) -> str:
