@@ -68,8 +68,8 @@ def test_explore_renders_and_a_word_gives_its_heatmap():
     z = _array(heat[0]["z"])
     assert z.shape == (3, 7)  # 3 occurrences x 7 hidden states
     np.testing.assert_allclose(z[0], 1.0, atol=1e-5)  # the query itself
-    assert at.dataframe, "no neighbour table"
-    words = at.dataframe[0].value["word"].tolist()
+    assert at.table, "no neighbour table"
+    words = at.table[0].value["word"].tolist()
     assert len(words) == 10
     assert any("cell" in h.value for h in at.subheader)
 
@@ -82,7 +82,7 @@ def test_explore_text_where_no_word_repeats_explains_itself(text):
     assert not at.error, [e.value for e in at.error]  # not "need at least two vectors"
     assert any("occurs only once in your text" in i.value for i in at.info)
     assert not at.get("plotly_chart")  # no heatmap of one occurrence ...
-    assert at.dataframe[0].value["word"].tolist()  # ... but its neighbours
+    assert at.table[0].value["word"].tolist()  # ... but its neighbours
 
 
 def test_explore_heatmap_colour_scale_fits_the_data():
@@ -280,7 +280,7 @@ def test_wsd_evaluation_on_a_few_sentences(wsd_data, best_wsd_index):
     assert any("Run the evaluation" in i.value for i in at.info)
     at.button(key="wsd_run").click().run()
     _ok(at)
-    scores = at.dataframe[1].value
+    scores = at.dataframe[0].value  # the candidates above are a table
     assert scores["dataset"].tolist() == ["semeval2007[:8]"]
     assert 0 <= scores["F1"].iloc[0] <= 100 and "WordNet 1st sense F1" in scores.columns
     assert at.selectbox(key="wsd_error_lemma").options  # errors can be browsed by lemma

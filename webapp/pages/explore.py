@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 import webapp.caches
+import webapp.downloads
 import webapp.explore_panes
 import webapp.state
 import webapp.urlstate
@@ -19,6 +21,7 @@ from webapp.urlstate import Param
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz import neighbours as explore
 from workbench.viz import plotting
+from workbench.viz.export import ViewSettings
 from workbench.viz.neighbours import PoolPart
 
 DEFAULT_TEXT = """\
@@ -118,6 +121,8 @@ ref_emb = webapp.caches.encode_words(
 )  # fmt: skip
 settings = webapp.state.current()
 post = webapp.caches.fitted_correction((settings.key, reference), correction, ref_emb.vectors)
+data = {"word": word, "occurrence": query + 1, "n_occurrences": len(places),
+        "text_sha256": text_key, "n_sentences": len(sentences)}  # fmt: skip
 own = np.asarray(emb.vectors[rows])
 st.subheader(f"“{word}”: similarity to occurrence {query + 1}, layer by layer")
 if len(places) == 1:
@@ -154,6 +159,14 @@ else:
     else:
         fig.update_traces(texttemplate="")
     st.plotly_chart(fig, key="explore_heatmap")
+    shown = ViewSettings.of(emb, "explore-similarity", "all", correction, reference, None, data)
+    panels = {"none": raw_sim, correction: fixed_sim}
+    stem = f"explore-{word}-similarity"
+    webapp.downloads.figure_buttons(fig, shown, stem, "explore_heatmap_fig")
+    webapp.downloads.table_buttons(
+        webapp.explore_panes.similarity_rows(labels, panels, emb.layers), shown, stem,
+        "explore_heatmap_table",
+    )  # fmt: skip
 
 st.subheader(f"Nearest neighbours of occurrence {query + 1} at layers {settings.layers}")
 use_fixed = st.toggle(
@@ -166,17 +179,23 @@ with webapp.state.user_errors():
         parts, post if use_fixed else None, settings.layers,
     )  # fmt: skip
     found = pool.nearest(1, rows[query], k=10)
-st.dataframe(
-    {
-        "word": [n.word for n in found],
-        "cosine": [round(n.cosine, 3) for n in found],
-        "context": [n.context for n in found],
-        "from": [n.part for n in found],
-    },
-    hide_index=True, width="stretch",
-)  # fmt: skip
+st.table(  # a table, not a grid: the contexts wrap instead of being cut off
+    pd.DataFrame(
+        {
+            "word": [n.word for n in found],
+            "cosine": [f"{n.cosine:.3f}" for n in found],
+            "context": [n.context for n in found],
+            "from": [n.part for n in found],
+        },
+        index=pd.RangeIndex(1, len(found) + 1, name="rank"),
+    )
+)
 st.caption(
     f"Searched {len(pool):,} words: {len(ref_emb):,} of the reference corpus and {len(emb):,} "
     "of your text (exact cosine search with FAISS)."
 )
+near = ViewSettings.of(emb, "explore-neighbours", settings.layers,
+                       correction if use_fixed else "none", reference, None, data)  # fmt: skip
+webapp.downloads.table_buttons(webapp.explore_panes.neighbour_rows(found), near,
+                               f"explore-{word}-neighbours", "explore_nn_table")  # fmt: skip
 share_link()

@@ -218,7 +218,8 @@ if comparison is not None:
     f1.plotly_chart(aniso_fig, key="ft_cmp_aniso")
     f2.plotly_chart(wsd_fig, key="ft_cmp_wsd_fig")
     table = cmp.sweep_table(comparison)
-    st.dataframe(pd.DataFrame(list(table.rows), columns=list(table.columns)), hide_index=True)
+    st.dataframe(pd.DataFrame(list(table.rows), columns=list(table.columns)), hide_index=True,
+                 width="stretch")  # fmt: skip
 
 st.subheader("Sense clusters of a lemma, base vs tuned")
 s1, s2, s3 = st.columns(3)
