@@ -10,7 +10,7 @@ widgets' values are in the URL (:data:`EXPLORE_PANE_PARAMS`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,28 @@ EXPLORE_PANE_PARAMS = (
     Param("explore_method", "method", choices=METHODS),
     Param("explore_seed", "seed", "int", choices=Between(0, 2**31 - 1)),
 )
+
+
+def similarity_rows(
+    labels: Sequence[str], panels: Mapping[str, np.ndarray], layers: Sequence[int]
+) -> list[dict[str, Any]]:
+    """One row per occurrence and panel (``raw``, a correction...): its cosine to the chosen
+    occurrence at every layer; ``panels`` maps a name to ``(n_occurrences, n_layers)``."""
+    return [
+        {
+            "occurrence": name,
+            "vectors": panel,
+            **{f"layer {v}": float(x) for v, x in zip(layers, r)},
+        }
+        for panel, sims in panels.items()
+        for name, r in zip(labels, sims)
+    ]
+
+
+def neighbour_rows(found: Sequence[explore.Neighbour]) -> list[dict[str, Any]]:
+    """The nearest neighbours as table rows (rank, word, cosine, context, where from)."""
+    return [{"rank": i, "word": n.word, "cosine": round(n.cosine, 4), "context": n.context,
+             "from": n.part} for i, n in enumerate(found, start=1)]  # fmt: skip
 
 
 def _pane(
@@ -81,8 +103,7 @@ def _pane(
     area.plotly_chart(heat, key=f"explore_{pane.name}_heatmap")
     every = ViewSettings.of(emb, "explore-similarity", "all", pane.correction, reference, None,
                             data)  # fmt: skip
-    sim_rows = [{"occurrence": name, **{f"layer {v}": float(x) for v, x in zip(emb.layers, row)}}
-                for name, row in zip(occ_labels, sims)]  # fmt: skip
+    sim_rows = similarity_rows(occ_labels, {pane.correction: sims}, emb.layers)
     webapp.downloads.figure_buttons(heat, every, f"{stem}-similarity", f"explore_{pane.name}_hf",
                                     area)  # fmt: skip
     webapp.downloads.table_buttons(sim_rows, every, f"{stem}-similarity",
@@ -121,8 +142,7 @@ def _pane(
             parts, post, pane.layer,
         )  # fmt: skip
         found = pool.nearest(1, int(rows[query]), k=10)
-    table = [{"word": n.word, "cosine": round(n.cosine, 3), "context": n.context, "from": n.part}
-             for n in found]  # fmt: skip
+    table = neighbour_rows(found)
     area.markdown(f"**Nearest neighbours of occurrence {query + 1} at layers {pane.layer}**")
     area.dataframe(table, hide_index=True, width="stretch")
     near = ViewSettings.of(emb, "explore-neighbours", pane.layer, pane.correction, reference,
