@@ -57,29 +57,8 @@ def wsd_f1(enc: Encoder, system: str) -> float:
     return 100 * result.datasets[-1].system.f1
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dtype", default="bfloat16")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--model", default=None)
-    ap.add_argument("--sample", type=int, default=2000)
-    ap.add_argument("--wsd", default="", help="systems to score on ALL, e.g. plain,best")
-    ap.add_argument("--json", default=None)
-    args = ap.parse_args()
-    dtypes = ("float32", args.dtype)
-    base_cache = default_cache_dir()
-    out: dict = {"args": vars(args), "dtypes": {}}
-    geo = {}
-    for dtype in dtypes:
-        enc = Encoder(model=args.model, device=args.device, dtype=dtype)
-        geo[dtype] = geometry(enc, args.sample)
-        took = geo[dtype]["seconds"]
-        print(f"{dtype}: encoded the {args.sample}-sentence sample in {took:.1f} s")
-        print(geo[dtype]["table"].to_markdown())
-        out["dtypes"][dtype] = {
-            "encode_s": geo[dtype]["seconds"],
-            "table": {"columns": geo[dtype]["table"].columns, "rows": geo[dtype]["table"].rows},
-        }
+def compare_geometry(out: dict, geo: dict, dtypes: tuple[str, str]) -> None:
+    """Vector cosines per layer and the largest difference in each geometry-table column."""
     a, b = (geo[d]["vectors"].astype(np.float32) for d in dtypes)
     cos = (a * b).sum(-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1) + 1e-12)
     out["mean_cosine_per_layer"] = cos.mean(0).tolist()
@@ -97,8 +76,37 @@ def main() -> None:
         if vals:
             diffs[col] = max(vals)
     out["max_abs_difference_per_column"] = diffs
-    print("mean cosine float32 vs", args.dtype, "per layer:", np.round(cos.mean(0), 5).tolist())
+    print("mean cosine float32 vs", dtypes[1], "per layer:", np.round(cos.mean(0), 5).tolist())
     print("largest |difference| per column:", {k: round(v, 5) for k, v in diffs.items()})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dtype", default="bfloat16")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--sample", type=int, default=2000, help="sentences (0: no geometry)")
+    ap.add_argument("--wsd", default="", help="systems to score on ALL, e.g. plain,best")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    dtypes = ("float32", args.dtype)
+    base_cache = default_cache_dir()
+    out: dict = {"args": vars(args), "dtypes": {}}
+    geo = {}
+    for dtype in dtypes if args.sample else ():
+        enc = Encoder(model=args.model, device=args.device, dtype=dtype)
+        geo[dtype] = geometry(enc, args.sample)
+        took = geo[dtype]["seconds"]
+        print(f"{dtype}: encoded the {args.sample}-sentence sample in {took:.1f} s")
+        print(geo[dtype]["table"].to_markdown())
+        out["dtypes"][dtype] = {
+            "encode_s": geo[dtype]["seconds"],
+            "table": {"columns": geo[dtype]["table"].columns, "rows": geo[dtype]["table"].rows},
+        }
+    if args.sample:
+        compare_geometry(out, geo, dtypes)
+    else:
+        out["dtypes"] = {d: {} for d in dtypes}
     for system in filter(None, args.wsd.split(",")):
         for dtype in dtypes:
             cache = base_cache if dtype == "float32" else base_cache / f"precision-{dtype}"
