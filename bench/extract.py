@@ -337,8 +337,8 @@ def profile_stages(enc, sentences) -> dict:
     return {"seconds": times.seconds, "batches": times.batches, "tokens": times.tokens}
 
 
-def semcor_whole(enc) -> dict:
-    sentences, _, keep = load_sentences(None)
+def semcor_whole(enc, limit: int | None = None) -> dict:
+    sentences, _, keep = load_sentences(limit)
     with_inst = [i for i, k in enumerate(keep) if k]
     inst_sents = [sentences[i] for i in with_inst]
     inst_keep = [keep[i] for i in with_inst]
@@ -350,8 +350,8 @@ def semcor_whole(enc) -> dict:
     out["instances_kept"] = sum(map(len, inst_keep))
     out["instances_s"] = runs
     print(
-        f"\nwhole SemCor, {out['instances_kept']} instance words kept, all layers, in RAM: "
-        f"{runs[0]:.2f} s, again {runs[1]:.2f} s"
+        f"\nSemCor ({len(sentences)} sentences), {out['instances_kept']} instance words kept, "
+        f"all layers, in RAM: {runs[0]:.2f} s, again {runs[1]:.2f} s"
     )
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         path = Path(tmp) / "semcor_f16.npy"
@@ -366,7 +366,7 @@ def semcor_whole(enc) -> dict:
     out["all_words_f16_mmap"].update(mem.report())
     m = out["all_words_f16_mmap"]
     print(
-        f"whole SemCor, every word, every layer, float16, to a memory map: {wall:.2f} s, "
+        f"SemCor, every word, every layer, float16, to a memory map: {wall:.2f} s, "
         f"{shape} ({size / 2**30:.2f} GiB); peak anonymous memory "
         f"+{m['peak_anon_over_base_mb']:.0f} MB over {m['base_anon_mb']:.0f} MB, "
         f"peak file-backed {m['peak_file_mb']:.0f} MB"
@@ -423,6 +423,9 @@ def main() -> None:
     )
     ap.add_argument("--profile", action="store_true", help="per-stage profile on the largest N")
     ap.add_argument("--semcor-whole", action="store_true", help="whole-SemCor runs")
+    ap.add_argument(
+        "--semcor-limit", type=int, default=None, help="--semcor-whole on N sentences (a check)"
+    )
     ap.add_argument("--wsd-eval", action="store_true", help="time workbench wsd eval ALL")
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
@@ -480,7 +483,7 @@ def main() -> None:
         sentences, _, _ = load_sentences(max(sizes))
         result["profile"] = profile_stages(enc, sentences)
     if args.semcor_whole:
-        result["semcor_whole"] = semcor_whole(enc)
+        result["semcor_whole"] = semcor_whole(enc, args.semcor_limit)
     if args.wsd_eval:
         result["wsd_eval"] = wsd_eval(args)
     if args.json:
