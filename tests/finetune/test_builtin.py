@@ -133,6 +133,7 @@ def test_compare_report_base_vs_tuned(tiny_model_dir, tmp_path, wsd_data, monkey
     import json
 
     from workbench.finetune.compare import CompareConfig, compare_measure, compare_report
+    from workbench.finetune.compare_senses import SenseConfig
     from workbench.finetune.config import TrainConfig
     from workbench.finetune.data import TextExample, in_memory
     from workbench.finetune.tasks import finetune
@@ -155,6 +156,7 @@ def test_compare_report_base_vs_tuned(tiny_model_dir, tmp_path, wsd_data, monkey
         wsd_train_sentences=150,
         wsd_test="semeval2007",
         device="cpu",
+        senses=SenseConfig(lemmas=("bank", "bass"), per_lemma=40),
     )
     c = compare_measure(str(tiny_model_dir), str(tmp_path / "tuned"), cfg)
     assert c.card["task"] == "seqcls"
@@ -169,3 +171,14 @@ def test_compare_report_base_vs_tuned(tiny_model_dir, tmp_path, wsd_data, monkey
     data = json.loads(paths["json"].read_text())
     assert len(data["data"]["wsd"]) == 6 and len(data["data"]["geometry"]) == 3
     assert "Before / after" in paths["md"].read_text()
+    # the same occurrences of each pictured word under both models, per layer
+    senses = data["data"]["senses"]
+    assert [(r["lemma"], r["layer"]) for r in senses] == [
+        (w, str(layer)) for w in ("bank", "bass") for layer in range(3)
+    ]
+    for base, tuned in zip(c.base.senses, c.tuned.senses, strict=True):
+        assert base.occurrences == tuned.occurrences and len(base.occurrences) > 20
+        assert base.coords.shape == tuned.coords.shape == (len(base.occurrences), 2)
+        assert base.separation.get("2").n_senses >= 2
+    html = paths["html"].read_text()
+    assert "Senses of ambiguous words" in html and html.count("layer -1") >= 4

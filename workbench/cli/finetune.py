@@ -26,6 +26,7 @@ from pathlib import Path
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.finetune.compare import compare_models
+from workbench.finetune.compare_senses import SENSE_LEMMAS
 from workbench.finetune.config import GLOSS_TEXTS, TrainConfig
 from workbench.finetune.data import TaggedSentence
 from workbench.finetune.runs import (
@@ -174,6 +175,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="sentences of each corpus to use (size CPU runs)",
     )
+    c.add_argument(
+        "--lemmas",
+        default=",".join(SENSE_LEMMAS),
+        help="comma-separated words whose occurrences are pictured side by side (UMAP, sense "
+        f"separation per layer); '' for none (default: {','.join(SENSE_LEMMAS)})",
+    )
     c.set_defaults(func=cmd_compare)
 
 
@@ -248,9 +255,11 @@ def cmd_builtin(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     base = None if args.base == "default" else args.base
+    lemmas = tuple(w.strip() for w in args.lemmas.split(",") if w.strip())
     command = "workbench finetune compare " + " ".join(
         [args.base, args.tuned, "--out", str(args.out)]
         + (["--max-sentences", str(args.max_sentences)] if args.max_sentences else [])
+        + ["--lemmas", ",".join(lemmas)]
     )
     path = compare_models(
         base,
@@ -260,6 +269,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         max_sentences=args.max_sentences,
         command=command,
         progress=lambda m: print(m, file=sys.stderr, flush=True),
+        lemmas=lemmas,
     )
     print(f"comparison report: {path}")
     return 0

@@ -2,9 +2,11 @@
 
 For each model: the per-layer geometry (:func:`workbench.geometry.analysis.analyze_layers`: raw
 and z-scored anisotropy, self- and intra-sentence similarity) on one seeded sample of a
-reference corpus, and the WSD layer sweep (:func:`workbench.wsd.evaluate.layer_sweep`: plain 1-NN
-per layer spec, raw and z-scored, trained on SemCor, scored on the framework's ``ALL``). One
-report puts them side by side (tables, two figures, JSON with everything).
+reference corpus, the WSD layer sweep (:func:`workbench.wsd.evaluate.layer_sweep`: plain 1-NN
+per layer spec, raw and z-scored, trained on SemCor, scored on the framework's ``ALL``), and the
+pictures of a few ambiguous lemmas (:mod:`workbench.finetune.compare_senses`: the UMAP of the
+same occurrences side by side, the separation of their gold senses per layer). One report puts
+them side by side (tables, figures, JSON with everything).
 
 Example::
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,14 @@ from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.errors import ModelLoadError
+from workbench.finetune.compare_senses import (
+    LemmaView,
+    SenseConfig,
+    lemma_views,
+    picture_figure,
+    separation_figure,
+    separation_table,
+)
 from workbench.finetune.store import read_card
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
 from workbench.lexicon.wordnet import load_wordnet
@@ -51,6 +61,7 @@ class CompareConfig:
     postprocess: tuple[str, ...] = ("none", "zscore")  # WSD vectors raw and z-scored
     seed: int = 0  # sample, split and pairs
     device: str | None = None  # encoder device
+    senses: SenseConfig = field(default_factory=SenseConfig)  # the lemmas pictured (none: skip)
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,7 @@ class ModelMeasures:
     geometry: GeometryResult
     sweep: list[SweepPoint]
     seconds: dict[str, float] = field(default_factory=dict)
+    senses: tuple[LemmaView, ...] = ()  # the pictured lemmas (compare_senses)
 
 
 @dataclass(frozen=True)
@@ -112,7 +124,12 @@ def measure_model(
     )
     seconds["wsd_sweep"] = time.perf_counter() - t1
     say(f"{label}: WSD sweep in {seconds['wsd_sweep']:.0f}s")
-    return ModelMeasures(label, enc.describe(), geo, sweep, seconds)
+    t2 = time.perf_counter()
+    views = lemma_views(enc, cfg.senses) if cfg.senses.lemmas else ()
+    seconds["senses"] = time.perf_counter() - t2
+    if views:
+        say(f"{label}: {len(views)} lemma(s) pictured in {seconds['senses']:.0f}s")
+    return ModelMeasures(label, enc.describe(), geo, sweep, seconds, views)
 
 
 def compare_measure(
@@ -237,13 +254,32 @@ def compare_report(c: Comparison, command: str = "") -> Report:
         "seconds": {"base": c.base.seconds, "tuned": c.tuned.seconds},
     }
     data = {"geometry": geometry_table(c).to_records(), "wsd": sweep_table(c).to_records()}
-    sections = (
+    sections = [
         Section("Summary", _summary(c)),
         Section("Geometry per layer", tables=(geometry_table(c),)),
         Section("WSD layer sweep", tables=(sweep_table(c),)),
         Section("Figures", figures=compare_figures(c)),
-    )
-    return Report("Before / after fine-tuning", config, sections, data=data, command=command)
+    ]
+    if c.base.senses:
+        views = {"base": c.base.senses, "tuned": c.tuned.senses}
+        table = separation_table(views)
+        data["senses"] = table.to_records()
+        pictures = tuple(
+            picture_figure({"base": b, "tuned": t}, c.config.senses.layer)
+            for b, t in zip(c.base.senses, c.tuned.senses, strict=True)
+        )
+        curves = tuple(separation_figure(views, m) for m in ("silhouette", "nn_accuracy"))
+        sections.append(
+            Section(
+                "Senses of ambiguous words, base vs tuned",
+                "The same occurrences of each word (SemCor, the demo texts and WordNet's "
+                "usage examples, by gold sense) under both models: UMAP of one layer side by "
+                "side, and the separation of the gold senses at every layer.",
+                tables=(table,),
+                figures=pictures + curves,
+            )
+        )
+    return Report("Before / after fine-tuning", config, tuple(sections), data=data, command=command)
 
 
 def compare_models(
@@ -254,10 +290,13 @@ def compare_models(
     max_sentences: int | None = None,
     command: str = "",
     progress: Progress | None = None,
+    lemmas: tuple[str, ...] | None = None,
 ) -> Path:
     """Measure, build the report, write ``out/compare.{md,html,json}``; returns the HTML path.
 
-    ``max_sentences`` caps both the geometry sample and the WSD training sentences (CPU runs).
+    ``max_sentences`` caps both the geometry sample and the WSD training sentences (CPU runs);
+    ``lemmas`` are the words pictured (default :data:`~.compare_senses.SENSE_LEMMAS`; ``()``:
+    none).
     """
 
     cfg = CompareConfig(device=device)
@@ -267,5 +306,7 @@ def compare_models(
             geometry_sample=min(max_sentences, 1000),
             wsd_train_sentences=max_sentences,
         )
+    if lemmas is not None:
+        cfg = replace(cfg, senses=replace(cfg.senses, lemmas=tuple(lemmas)))
     comparison = compare_measure(base, tuned, cfg, progress)
     return write_report(compare_report(comparison, command), out, stem="compare")["html"]
