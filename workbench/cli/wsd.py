@@ -45,7 +45,7 @@ from workbench.wsd.report import (
     write_wsd_report,
 )
 from workbench.wsd.scoring import format_table, scorer_output
-from workbench.wsd.store import load_index, save_index
+from workbench.wsd.store import load_index, model_index, model_index_path, save_index
 from workbench.wsd.systems import (
     DEFAULT_SYSTEM,
     SYSTEM_NAMES,
@@ -129,6 +129,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument("--threads", type=int, default=1, help="FAISS threads (default 1)")
     e.add_argument(
         "--sweep", action="store_true", help="add the per-layer sweep (raw vs z-scored) to reports"
+    )
+    e.add_argument(
+        "--ignore-model-index",
+        action="store_true",
+        help="a --model directory with its own sense index (a trained WSD bi-encoder answers "
+        "through its gloss vectors by default): build the --system index from it instead",
     )
     _model_args(e)
     _index_args(e)
@@ -313,7 +319,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     given = [(args.data, args.gold)] if args.data else [(n, None) for n in args.datasets or ["ALL"]]
-    trained = [] if args.index is not None else [(_training_corpus(args, args.train), None)]
+    own = args.index is None and not args.ignore_model_index and model_index_path(args.model)
+    trained = [] if args.index is not None or own else [(_training_corpus(args, args.train), None)]
     check_inputs([*given, *trained], args.index, args.out, args.json)
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -324,6 +331,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = _config(args, train)
     if args.index is not None:
         index = load_index(args.index, encoder=enc)
+    elif own:  # a trained WSD bi-encoder's gloss index (workbench.finetune.wsd)
+        index = model_index(enc)
     elif train != "wordnet":  # wordnet: an index for each test set's lemmas, below
         index, training, train_set = _train(enc, train, None, config, seconds, args.system)
     names = [args.data] if args.data else (args.datasets or ["ALL"])

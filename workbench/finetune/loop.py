@@ -351,6 +351,7 @@ def _run_epochs(
 ) -> None:
     """Train epoch after epoch from ``state.epoch + 1``, evaluating and checkpointing each."""
     train_f, dev_f = feats
+    task.epoch_stats()  # counts start with the first training batch (not the set-up's probe)
     for epoch in range(state.epoch + 1, task.cfg.epochs + 1):
         if task.cfg.early_stopping and state.bad_epochs >= task.cfg.early_stopping:
             _log(f"early stopping: no dev improvement for {state.bad_epochs} epoch(s)", acc)

@@ -100,9 +100,14 @@ def model_index(encoder: Encoder) -> SenseIndex | None:
     Raises:
         MismatchError: the index there was built with other weights or another pooling.
     """
-    if not encoder.source.is_local:
+    path = model_index_path(encoder.source.location if encoder.source.is_local else None)
+    return None if path is None else load_index(path, encoder=encoder)
+
+
+def model_index_path(model: str | os.PathLike | None) -> Path | None:
+    """``<model>/sense_index`` when ``model`` is a model directory that holds a sense index
+    (checked without loading anything), else None."""
+    if model is None:
         return None
-    path = Path(encoder.source.location) / MODEL_INDEX
-    if not (path / "meta.json").is_file():
-        return None
-    return load_index(path, encoder=encoder)
+    path = Path(model).expanduser() / MODEL_INDEX
+    return path if (path / "meta.json").is_file() else None

@@ -50,7 +50,7 @@ from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.sources import gloss_vectors
-from workbench.wsd.store import FORMAT_VERSION, load_index, save_index
+from workbench.wsd.store import FORMAT_VERSION, load_index, model_index, save_index
 
 if TYPE_CHECKING:
     from workbench.encoding.encoder import Encoder
@@ -291,10 +291,14 @@ def default_index(
     progress: Progress = None,
     say: SystemProgress = None,
 ) -> SenseIndex:
-    """The index a user gets without choosing one: ``system`` trained on SemCor when SemCor is
-    here (:func:`semcor_index`, built once); else, and for the ``wordnet`` system, the
-    WordNet-only index (the full one when ``workbench wsd train --corpus wordnet`` has stored
-    it, else one for ``lemmas``)."""
+    """The index a user gets without choosing one: the encoder's own (a trained WSD
+    bi-encoder's gloss index, :func:`workbench.wsd.store.model_index`) when its model directory
+    has one; else ``system`` trained on SemCor when SemCor is here (:func:`semcor_index`, built
+    once); else, and for the ``wordnet`` system, the WordNet-only index (the full one when
+    ``workbench wsd train --corpus wordnet`` has stored it, else one for ``lemmas``)."""
+    own = model_index(encoder)
+    if own is not None:
+        return own
     if get_system(system).training == "semcor" and semcor_available():
         return semcor_index(encoder, system, wordnet, progress, say)
     path = wordnet_index_path(encoder)

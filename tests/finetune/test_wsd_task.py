@@ -1,0 +1,323 @@
+"""The WSD bi-encoder task on a tiny random BERT and a few dozen SemCor sentences: candidates are
+WordNet's, multi-gold targets, one context pass per sentence, the loss falls, resume after
+SIGKILL, the model directory and its gloss index, ``workbench wsd eval`` on it, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+import pytest
+import torch
+
+from workbench.cli.main import main
+from workbench.corpora.readers import Instance, Sentence
+from workbench.encoding import models
+from workbench.encoding.encoder import Encoder
+from workbench.errors import DataError
+from workbench.finetune import checkpoint as ckpt
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.data import DataFile
+from workbench.finetune.modeling import BiEncoderModel
+from workbench.finetune.store import load_finetuned
+from workbench.finetune.tasks import finetune, make_task
+from workbench.finetune.wsd import read_wsd
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.index import SenseIndex
+from workbench.wsd.store import MODEL_INDEX, load_index, model_index
+
+CFG = TrainConfig(
+    epochs=3,
+    lr=1e-3,
+    batch_size=4,
+    max_length=64,
+    gloss_max_length=24,
+    head_pooling="mean",
+    wsd_index="data",
+    seed=1,
+)
+
+
+def write_xml(sentences, path: Path, gold: bool = True, drop: tuple[str, ...] = ()) -> Path:
+    """Sentences as a framework ``*.data.xml`` and, with ``gold``, its ``*.gold.key.txt``
+    (without the instances in ``drop``)."""
+    lines = ['<?xml version="1.0" encoding="UTF-8" ?>', '<corpus lang="en" source="test">']
+    keys = []
+    lines.append('<text id="t.d000">')
+    for s in sentences:
+        lines.append(f"<sentence id={quoteattr(s.id)}>")
+        at = {i.index: i for i in s.instances}
+        for k, (word, lemma, pos) in enumerate(zip(s.words, s.lemmas, s.pos, strict=True)):
+            inst = at.get(k)
+            if inst is None:
+                lines.append(
+                    f"<wf lemma={quoteattr(lemma)} pos={quoteattr(pos)}>{escape(word)}</wf>"
+                )
+                continue
+            lines.append(
+                f"<instance id={quoteattr(inst.id)} lemma={quoteattr(inst.lemma)} "
+                f"pos={quoteattr(inst.pos)}>{escape(word)}</instance>"
+            )
+            if inst.id not in drop:
+                keys.append(f"{inst.id} {' '.join(inst.keys)}")
+        lines.append("</sentence>")
+    lines += ["</text>", "</corpus>"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if gold:
+        key_file = path.with_name(path.name.replace(".data.xml", ".gold.key.txt"))
+        key_file.write_text("\n".join(keys) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def semcor(wsd_data):
+    """The first 40 SemCor sentences with instances, and the next 12 (dev)."""
+    from workbench.corpora.datasets import load_dataset
+
+    sentences = [s for s in load_dataset("semcor", wsd_data).sentences[:80] if s.instances]
+    return sentences[:40], sentences[40:52]
+
+
+@pytest.fixture(scope="module")
+def task(tiny_model_dir, semcor):
+    source = models.resolve_model(str(tiny_model_dir))
+    train = DataFile(tuple(semcor[0]), "semcor[:40]", "x")
+    return make_task("wsd", CFG, models.load_tokenizer(source), train)
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_model_dir, semcor, tmp_path_factory):
+    """A bi-encoder trained on 40 SemCor sentences, dev and test the next 12."""
+    out = tmp_path_factory.mktemp("wsd") / "model"
+    train = DataFile(tuple(semcor[0]), "semcor[:40]", "a")
+    dev = DataFile(tuple(semcor[1]), "semcor[40:52]", "b")
+    result = finetune(
+        "wsd", train, dev, CFG, out, model=str(tiny_model_dir), progress=False, test=dev
+    )
+    return out, result
+
+
+def test_candidates_are_exactly_wordnets_and_gold_marks_the_gold_keys(task, semcor):
+    wordnet = load_wordnet()
+    train = DataFile(tuple(semcor[0]), "semcor[:40]", "x")
+    insts = {i.id: i for s in semcor[0] for i in s.instances}
+    for split in (True, False):
+        feats = task.features(train, train=split)
+        seen = set()
+        for row in feats.rows:
+            for inst_id, cands, gold in zip(row["ids"], row["cands"], row["gold"], strict=True):
+                inst = insts[inst_id]
+                keys = wordnet.candidates(inst.lemma, inst.pos)
+                assert [task.glosses.synsets[r] for r in cands] == [wordnet.synset(k) for k in keys]
+                assert sorted(keys[j] for j in gold) == sorted(inst.keys)
+                seen.add(inst_id)
+        single = {
+            i for i, inst in insts.items() if len(wordnet.candidates(inst.lemma, inst.pos)) < 2
+        }
+        # training leaves out the instances with one candidate; evaluation scores all of them
+        assert seen == (set(insts) - single if split else set(insts))
+        assert single and len(seen) > 100
+
+
+def _multi_gold_sentence() -> Sentence:
+    words = ("He", "sat", "on", "the", "bank", "of", "the", "river", ".")
+    wordnet = load_wordnet()
+    bank = wordnet.candidates("bank", "NOUN")
+    sit = wordnet.candidates("sit", "VERB")
+    return Sentence(
+        "m.s0",
+        words,
+        ("he", "sit", "on", "the", "bank", "of", "the", "river", "."),
+        ("PRON", "VERB", "ADP", "DET", "NOUN", "ADP", "DET", "NOUN", "."),
+        (
+            Instance("m.s0.t0", 1, "sit", "VERB", (sit[0],)),
+            Instance("m.s0.t1", 4, "bank", "NOUN", (bank[0], bank[2])),  # two gold keys
+            Instance("m.s0.t2", 7, "river", "NOUN", (wordnet.candidates("river", "NOUN")[0],)),
+        ),
+    )
+
+
+def test_multi_gold_target_is_the_gold_set_and_one_context_pass_serves_a_sentence(
+    task, tiny_model_dir
+):
+    sentence = _multi_gold_sentence()
+    data = DataFile((sentence,), "multi", "m")
+    feats = task.features(data, train=True)
+    assert len(feats.rows) == 1  # one sentence, one row, all its polysemous instances
+    batch = task.collate(feats.rows, torch.Generator().manual_seed(0))
+    bank = feats.rows[0]["ids"].index("m.s0.t1")
+    assert batch["gold"][bank].tolist()[:3] == [1, 0, 1]
+    assert batch["gold"].sum(1).tolist() == [len(i) for i in feats.rows[0]["gold"]]
+    model, _ = task.build_model(models.resolve_model(str(tiny_model_dir)))
+    calls = {"context": 0, "gloss": 0}
+    model.encoder.register_forward_hook(
+        lambda *a: calls.__setitem__("context", calls["context"] + 1)
+    )
+    model.gloss_encoder.register_forward_hook(
+        lambda *a: calls.__setitem__("gloss", calls["gloss"] + 1)
+    )
+    loss, scores = model(**{k: v for k, v in batch.items()})
+    assert calls["context"] == 1  # three instances, one pass of the context encoder
+    n_glosses = batch["gloss_input_ids"].shape[0]
+    assert n_glosses == len({g for c in feats.rows[0]["cands"] for g in c})  # the union, once
+    assert 1 <= calls["gloss"] <= n_glosses
+    # the loss is the mean over instances of -log P(gold set): both gold senses of bank count
+    log_p = torch.log_softmax(scores.detach(), dim=1)
+    gold = batch["gold"].bool()
+    expected = -torch.stack([log_p[i][gold[i]].logsumexp(0) for i in range(len(gold))]).mean()
+    torch.testing.assert_close(loss.detach(), expected, rtol=1e-5, atol=1e-5)
+    # scoring: either gold sense of bank is right
+    grid, rows = task.predict(model, dict(batch))
+    chosen = grid.clone()
+    chosen[0, bank] = 2  # bank's third sense, the second gold key
+    assert task.score((chosen.numpy(), rows.numpy()), feats)["f1"] >= 1 / 3
+
+
+def test_loss_falls_and_the_model_directory_answers_through_its_gloss_index(trained, semcor):
+    out, result = trained
+    losses = [e.train_loss for e in result.history]
+    assert losses[-1] < losses[0] * 0.8, losses
+    card = result.card
+    assert card["task"] == "wsd" and card["metric"] == "f1"
+    speed = card["throughput"]
+    assert speed["steps_per_s"] > 0 and speed["tokens_per_s"] > speed["gloss_tokens_per_s"] > 0
+    assert all(e["stats"]["instances"] > 0 and e["eval_seconds"] > 0 for e in card["epochs"])
+    # the saved context encoder loads like any model; its gloss index loads in SenseIndex
+    enc = Encoder(model=str(out), device="cpu")
+    index = load_index(out / MODEL_INDEX, encoder=enc)
+    assert isinstance(index, SenseIndex) and index.config.layers == "-1"
+    found = model_index(enc)
+    assert found is not None and found.keys_ == index.keys_
+    wordnet = load_wordnet()
+    for inst in (i for s in semcor[1] for i in s.instances):
+        start, stop = index.candidate_rows(inst.lemma, inst.pos)
+        assert set(index.keys_[start:stop]) == set(wordnet.candidates(inst.lemma, inst.pos))
+    model, _, head = load_finetuned(out)
+    assert isinstance(model, BiEncoderModel) and head["task"] == "wsd"
+    # the index's answers (the Encoder's vectors, FAISS) are the training-time scorer's
+    assert card["test"]["f1"] == pytest.approx(card["best_metric"], abs=1e-9)
+    evaluation = card["wsd_eval"]
+    assert evaluation["datasets"]["semcor[40:52]"]["f1"] == card["test"]["f1"]
+    assert 0 < evaluation["zero_shot"]["n"] < evaluation["datasets"]["semcor[40:52]"]["n"]
+
+
+def test_wsd_eval_and_disambiguate_run_on_the_trained_model(trained, semcor, tmp_path, capsys):
+    out, result = trained
+    data = write_xml(semcor[1], tmp_path / "dev.data.xml")
+    report = tmp_path / "report.json"
+    code = main(
+        ["wsd", "eval", "--model", str(out), "--data", str(data), "--no-baselines",
+         "--device", "cpu", "--json", str(report)]
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "bi-encoder gloss vectors" in printed  # the model's own index answered
+    f1 = json.loads(report.read_text())["data"]["datasets"]["dev"]["system"]["F1"]
+    assert f1 == pytest.approx(100 * result.card["test"]["f1"], abs=0.05)
+    code = main(["wsd", "disambiguate", "The bank raised its rates .", "--word", "bank",
+                 "--model", str(out), "--device", "cpu"])  # fmt: skip
+    assert code == 0 and "bi-encoder gloss vectors" in capsys.readouterr().out
+
+
+def _cli(args: list[str], env: dict) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench", "finetune", "wsd", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, semcor, tmp_path):
+    from safetensors.torch import load_file
+
+    train = write_xml(semcor[0][:24], tmp_path / "train.data.xml")
+    dev = write_xml(semcor[1][:6], tmp_path / "dev.data.xml")
+    opts = ["--epochs", "3", "--lr", "1e-3", "--batch-size", "4", "--max-length", "64",
+            "--gloss-max-length", "24", "--head-pooling", "mean", "--wsd-index", "data",
+            "--seed", "3", "--model", str(tiny_model_dir), "--no-progress",
+            "--device", "cpu"]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    killed = tmp_path / "killed"
+    data = ["--train", str(train), "--dev", str(dev), "--out", str(killed)]
+    # SIGKILL while epoch 2's checkpoint is written: its temporary is complete, not renamed
+    proc = _cli([*data, *opts], {**env, "WORKBENCH_KILL_AT": f"atomic:{ckpt.LAST}#2"})
+    proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    epochs_done = ckpt.load_tree(killed / "checkpoint" / ckpt.LAST)["state"]["epoch"]
+    assert epochs_done == 1 and not (killed / "training_card.json").exists()
+    resumed = _cli([*data, "--resume", *opts], env)
+    log, _ = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, log
+    assert f"after epoch {epochs_done}" in log
+    cfg = CFG.replace(seed=3, device="cpu")
+    ref = finetune("wsd", read_wsd(train), read_wsd(dev), cfg, tmp_path / "ref",
+                   model=str(tiny_model_dir), progress=False)  # fmt: skip
+    card = json.loads((killed / "training_card.json").read_text())
+    assert [e["epoch"] for e in card["epochs"]] == [1, 2, 3]
+    for ours, theirs in zip(card["epochs"], ref.card["epochs"], strict=True):
+        assert ours["train_loss"] == pytest.approx(theirs["train_loss"], abs=1e-4)
+        assert ours["dev"]["f1"] == pytest.approx(theirs["dev"]["f1"], abs=1e-6)
+        assert ours["stats"] == theirs["stats"]
+    for name in ("model.safetensors", "gloss_encoder/model.safetensors"):
+        a, b = load_file(str(killed / name)), load_file(str(tmp_path / "ref" / name))
+        for key in a:
+            torch.testing.assert_close(a[key], b[key], atol=1e-4, rtol=1e-4)
+    index_a = load_index(killed / MODEL_INDEX)
+    index_b = load_index(tmp_path / "ref" / MODEL_INDEX)
+    assert index_a.keys_ == index_b.keys_
+    np.testing.assert_allclose(index_a.vectors_, index_b.vectors_, atol=1e-4)
+
+
+def _sentence(sid: str, lemma: str, keys: tuple[str, ...], word: str = "bank") -> Sentence:
+    return Sentence(
+        sid, ("The", word, "."), ("the", lemma, "."), ("DET", "NOUN", "."),
+        (Instance(f"{sid}.t0", 1, lemma, "NOUN", keys),),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sentence", "message"),
+    [
+        (_sentence("bad.s0", "bank", ("bank%1:99:99::",)), "'bank%1:99:99::' is not a WordNet"),
+        (_sentence("bad.s1", "bank", ("river%1:17:00::",)), "is not one of the 10 WordNet senses"),
+        (_sentence("bad.s2", "xyzzyq", ("xyzzyq%1:00:00::",), "xyzzyq"), "no sense of this lemma"),
+        (_sentence("bad.s3", "bank", ()), "missing from the gold key file"),
+    ],
+)
+def test_bad_instances_are_refused_naming_the_instance(task, sentence, message):
+    data = DataFile((sentence,), "bad.data.xml", "z")
+    with pytest.raises(DataError, match=message) as err:
+        task.features(data, train=True)
+    assert f"instance {sentence.instances[0].id}" in str(err.value)
+    with pytest.raises(DataError, match=message):
+        task.check(data, data)  # dev and test data are checked before training starts
+
+
+def test_bad_data_on_the_command_line_exits_2_with_one_line(
+    tiny_model_dir, semcor, tmp_path, capsys
+):
+    train = write_xml(semcor[0][:4], tmp_path / "train.data.xml")
+    missing = semcor[1][0].instances[0].id
+    dev = write_xml(semcor[1][:2], tmp_path / "dev.data.xml", drop=(missing,))
+    out = tmp_path / "out"
+    args = ["finetune", "wsd", "--train", str(train), "--dev", str(dev), "--out", str(out),
+            "--model", str(tiny_model_dir), "--device", "cpu", "--no-progress"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"instance {missing}" in err[0] and "gold key file" in err[0]
+    assert not out.exists() or not any(out.iterdir())  # refused before any training
+    empty = Sentence("e.s0", ("No", "senses", "."), ("no", "sense", "."), ("DET", "NOUN", "."))
+    write_xml([empty], tmp_path / "empty.data.xml")
+    args[3] = str(tmp_path / "empty.data.xml")
+    args[5] = str(train)
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no sense-annotated instance" in err[0]
