@@ -155,9 +155,9 @@ _XML_CHUNK = 1 << 16  # bytes read and parsed at a time
 MAX_XML_TOKEN_BYTES = 1 << 16
 
 
-def _feed_bounded(parser: Any, fh: IO[bytes], path: Path) -> None:
+def _feed_bounded(parser: Any, fh: IO[bytes], path: Path, limit: int) -> None:
     """Feed ``fh`` to ``parser`` in chunks, refusing (before expat sees it) a run of more than
-    :data:`MAX_XML_TOKEN_BYTES` bytes without a ``<``."""
+    ``limit`` bytes without a ``<``."""
     offset = 0  # bytes read so far
     last_open = 0  # offset of the last "<"
     lines = 1  # line of ``offset``
@@ -165,11 +165,11 @@ def _feed_bounded(parser: Any, fh: IO[bytes], path: Path) -> None:
         opens = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 0x3C) + offset
         bounds = np.concatenate([[last_open], opens, [offset + len(chunk)]])
         gaps = np.diff(bounds)
-        if gaps.size and int(gaps.max()) > MAX_XML_TOKEN_BYTES:
+        if gaps.size and int(gaps.max()) > limit:
             start = int(bounds[int(np.argmax(gaps))])
             line = lines + chunk[: max(0, start - offset)].count(b"\n")
             raise DataError(
-                f"{path}:{line}: more than {MAX_XML_TOKEN_BYTES // 1024} KiB of attributes or "
+                f"{path}:{line}: more than {limit // 1024} KiB of attributes or "
                 f"text in one tag (from byte {start}); such input is refused"
             )
         if opens.size:
@@ -180,8 +180,17 @@ def _feed_bounded(parser: Any, fh: IO[bytes], path: Path) -> None:
     parser.Parse(b"", True)
 
 
-def parse_xml(path: Path, gold: dict, sentence_cls: type, instance_cls: type) -> tuple[list, int]:
+def parse_xml(
+    path: Path,
+    gold: dict,
+    sentence_cls: type,
+    instance_cls: type,
+    max_token_bytes: int | None = MAX_XML_TOKEN_BYTES,
+) -> tuple[list, int]:
     """Parse a framework XML file into ``sentence_cls`` objects holding ``instance_cls`` ones.
+
+    ``max_token_bytes`` bounds the bytes between two ``<`` (:data:`MAX_XML_TOKEN_BYTES`);
+    ``None`` lifts the bound (expat's own ``ParseFile``: for trusted files only).
 
     Returns:
         ``(sentences, n_gold_used)``: the sentences in file order, and how many gold ids
@@ -200,7 +209,10 @@ def parse_xml(path: Path, gold: dict, sentence_cls: type, instance_cls: type) ->
     parser.CharacterDataHandler = builder.chars
     try:
         with open_maybe_xz(path, "rb") as fh, _gc_paused():
-            _feed_bounded(parser, fh, path)
+            if max_token_bytes is None:
+                parser.ParseFile(fh)
+            else:
+                _feed_bounded(parser, fh, path, max_token_bytes)
     except expat.ExpatError as exc:
         raise DataError(
             f"{path}:{exc.lineno}: malformed XML ({expat.ErrorString(exc.code)}, "

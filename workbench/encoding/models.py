@@ -308,15 +308,21 @@ def _file_digest(path: str, size: int, mtime_ns: int, inode: int) -> str:
 
 
 def content_digest(path: Path) -> str:
-    """SHA-256 of one model file's content: the bytes, or for a JSON file its canonical form
-    without :data:`ENVIRONMENT_KEYS` (where it was saved from, the transformers version)."""
+    """SHA-256 of one model file's content: the bytes, or for a JSON file that names any of
+    :data:`ENVIRONMENT_KEYS` (where it was saved from, the transformers version) its canonical
+    form without them."""
     if path.suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except (OSError, ValueError):
-            data = None
-        if isinstance(data, dict):
-            return sha256_json({k: v for k, v in data.items() if k not in ENVIRONMENT_KEYS})
+            text = ""
+        if any(f'"{key}"' in text for key in ENVIRONMENT_KEYS):  # else its bytes, below
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                return sha256_json({k: v for k, v in data.items() if k not in ENVIRONMENT_KEYS})
     real = path.resolve()
     stat = real.stat()
     return _file_digest(str(real), stat.st_size, stat.st_mtime_ns, stat.st_ino)
