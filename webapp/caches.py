@@ -7,6 +7,7 @@ rerun after an unrelated widget recomputes nothing; user errors become in-page m
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 import time
@@ -144,7 +145,18 @@ def layer_projections(key: Hashable, _vectors: np.ndarray, config: ProjectionCon
     return project_layers(np.asarray(_vectors), config)
 
 
-@st.cache_data(show_spinner="Projecting and measuring the senses…", max_entries=64)
+@st.cache_data(show_spinner="Measuring the senses…", max_entries=64)
+def _measured_view(
+    key: Hashable,
+    _ov: OccurrenceVectors,
+    layer: str,
+    _post: PostProcessor | None,
+    reference: str,
+    data: dict | None,
+) -> SenseView:
+    return sense_views.sense_view(_ov, layer, _post, None, reference, data)
+
+
 def sense_view(
     key: Hashable,
     _ov: OccurrenceVectors,
@@ -155,8 +167,17 @@ def sense_view(
     data: dict | None = None,
 ) -> SenseView:
     """:func:`workbench.viz.sense_views.sense_view` of ``_ov`` at ``layer`` after ``_post``;
-    ``key`` names the vectors and the correction (model settings, occurrences, reference)."""
-    return sense_views.sense_view(_ov, layer, _post, config, reference, data)
+    ``key`` names the vectors and the correction (model settings, occurrences, reference).
+
+    The measures (separation at the layer and over every layer) and the projection are cached
+    apart, so another projection setting or seed only fits a projection."""
+    view = _measured_view(key, _ov, layer, _post, reference, data)
+    if config is None:
+        return view
+    vectors = sense_views.corrected_vectors(_ov, layer, _post)
+    coords = projection((key, layer, "sense-view"), vectors, config)
+    shown = dataclasses.replace(view.settings, projection=config, seed=config.random_state)
+    return dataclasses.replace(view, coords=coords, settings=shown)
 
 
 @st.cache_data(show_spinner="Projecting the words together…", max_entries=16)
