@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from workbench.cli.main import main
 from workbench.corpora.readers import Instance, Sentence
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
-from workbench.errors import DataError
+from workbench.errors import DataError, MismatchError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
@@ -28,6 +29,7 @@ from workbench.finetune.modeling import BiEncoderModel
 from workbench.finetune.store import load_finetuned
 from workbench.finetune.tasks import finetune, make_task
 from workbench.finetune.wsd import read_wsd
+from workbench.finetune.wsd_eval import rebuild_model_index
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.store import MODEL_INDEX, load_index, model_index
@@ -200,6 +202,16 @@ def test_loss_falls_and_the_model_directory_answers_through_its_gloss_index(trai
         assert set(index.keys_[start:stop]) == set(wordnet.candidates(inst.lemma, inst.pos))
     model, _, head = load_finetuned(out)
     assert isinstance(model, BiEncoderModel) and head["task"] == "wsd"
+    # rebuilt from the saved directory (workbench finetune wsd-index), the same rows
+    rebuilt = rebuild_model_index(out, keys=index.keys_, device="cpu")
+    assert rebuilt.keys_ == index.keys_ and rebuilt.training_ == index.training_
+    np.testing.assert_allclose(rebuilt.vectors_, index.vectors_, atol=1e-5)
+    # the index belongs to the weights it was built from: other weights are refused
+    copy = out.parent / "copy"
+    shutil.copytree(out, copy)
+    (copy / "sense_index" / "weights.json").write_text('{"model.safetensors": "0"}')
+    with pytest.raises(MismatchError, match="changed since its sense index was built"):
+        model_index(Encoder(model=str(copy), device="cpu"))
     # the index's answers (the Encoder's vectors, FAISS) are the training-time scorer's
     assert card["test"]["f1"] == pytest.approx(card["best_metric"], abs=1e-9)
     evaluation = card["wsd_eval"]

@@ -10,6 +10,7 @@ Examples::
     workbench finetune wsd --train semcor --dev semeval2007 --test ALL --out runs/wsd
     workbench finetune builtin wic --out data/wic          # export the built-in data as files
     workbench finetune compare BASE runs/wic --out reports/wic-compare
+    workbench finetune wsd-index runs/wsd      # a bi-encoder's gloss index over all of WordNet
 
 Multi-GPU: ``accelerate launch -m workbench finetune pair ...`` (or ``torchrun -m workbench
 finetune ...``) runs the same command data-parallel; ``--batch-size`` is per process.
@@ -41,6 +42,8 @@ from workbench.finetune.runs import (
 from workbench.finetune.supersense import write_conll
 from workbench.finetune.tasks import TASKS, TaskKind, finetune
 from workbench.finetune.wic import build_wic, write_jsonl
+from workbench.finetune.wsd_eval import rebuild_model_index
+from workbench.wsd.store import MODEL_INDEX
 
 # TrainConfig field -> (flag help); types and defaults come from the dataclass
 OPTION_HELP = {
@@ -182,6 +185,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"separation per layer); '' for none (default: {','.join(SENSE_LEMMAS)})",
     )
     c.set_defaults(func=cmd_compare)
+    x = tsub.add_parser(
+        "wsd-index",
+        help="(re)build a WSD bi-encoder's gloss index over every WordNet sense",
+        description="Embed the gloss of every WordNet 3.0 sense with the trained gloss encoder "
+        "of a `workbench finetune wsd` model directory into its own sense index (e.g. after a "
+        "quick run with --wsd-index data).",
+    )
+    x.add_argument("model", type=Path, help="the model directory")
+    x.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")
+    x.set_defaults(func=cmd_wsd_index)
 
 
 def _config(args: argparse.Namespace) -> TrainConfig:
@@ -250,6 +263,12 @@ def cmd_builtin(args: argparse.Namespace) -> int:
             continue
         path = write_conll(part.examples, args.out / f"{split}.conll")
         print(f"{path}: {len(part.examples)} sentences")
+    return 0
+
+
+def cmd_wsd_index(args: argparse.Namespace) -> int:
+    index = rebuild_model_index(args.model, device=args.device)
+    print(f"{args.model / MODEL_INDEX}: {len(index):,} senses")
     return 0
 
 

@@ -29,19 +29,22 @@ import numpy as np
 
 from workbench.corpora.readers import Corpus
 from workbench.encoding.encoder import Encoder
+from workbench.encoding.models import choose_device
+from workbench.errors import ModelLoadError
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
 from workbench.finetune.gloss_index import CONTEXT_POOLING, embed_synsets, gloss_index
 from workbench.finetune.glosses import GlossTable
 from workbench.finetune.modeling import BiEncoderModel
+from workbench.finetune.store import load_finetuned
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.config import TrainingInfo
 from workbench.wsd.evaluate import DatasetResult, Evaluation, baseline_answers, evaluate
 from workbench.wsd.index import SenseIndex
-from workbench.wsd.predict import answers, encode_instances
+from workbench.wsd.predict import InstanceSet, answers, encode_instances
 from workbench.wsd.scoring import Score, score
 from workbench.wsd.sources import sense_graph
-from workbench.wsd.store import MODEL_INDEX, save_index
+from workbench.wsd.store import MODEL_INDEX, load_index, model_index_path, save_model_index
 
 
 def corpus_of(data: DataFile) -> Corpus:
@@ -96,9 +99,14 @@ def zero_shot(
 
 
 def evaluate_wsd_model(
-    encoder: Encoder, index: SenseIndex, test: Corpus, training: Corpus | None = None
+    encoder: Encoder,
+    index: SenseIndex,
+    test: Corpus,
+    training: Corpus | None = None,
+    instances: InstanceSet | None = None,
 ) -> dict[str, Any]:
-    """Score ``index`` with ``encoder``'s vectors on ``test`` (see the module docstring).
+    """Score ``index`` with ``encoder``'s vectors on ``test`` (see the module docstring);
+    ``instances``: ``test`` already encoded by ``encoder`` (else it is encoded here).
 
     Returns:
         ``{"datasets": {name: {n, f1, by_pos, n_by_pos, baselines}}, "zero_shot": {n, f1,
@@ -106,7 +114,8 @@ def evaluate_wsd_model(
     """
     t0 = time.perf_counter()
     wordnet = load_wordnet()
-    instances = encode_instances(encoder, test, cache=False)
+    if instances is None:
+        instances = encode_instances(encoder, test, cache=False)
     bases = baseline_answers(test, training, wordnet)
     result = evaluate(index, instances, bases, backoff=wordnet.first_sense)
     out: dict[str, Any] = {"datasets": {d.name: _dataset(d) for d in result.datasets}}
@@ -163,15 +172,7 @@ def finish_wsd_model(
         ``wsd_eval`` (:func:`evaluate_wsd_model`) and ``test`` (F1 on the whole test data).
     """
     t0 = time.perf_counter()
-    graph = sense_graph(table.wordnet)
-    keys = sorted(graph.keys) if cfg.wsd_index == "wordnet" else sorted(set(data_keys))
-    synset_of = [graph.synsets[graph.key_synset[graph.key_row[k]]] for k in keys]
-    synsets = sorted(set(synset_of))
-    vectors = embed_synsets(model, table, synsets)
-    row = {s: i for i, s in enumerate(synsets)}
-    key_vectors = vectors[np.array([row[s] for s in synset_of], dtype=np.int64)]
-    device = str(next(model.parameters()).device)
-    encoder = Encoder(model=str(output), device=device, pooling=CONTEXT_POOLING)
+    keys = None if cfg.wsd_index == "wordnet" else sorted(set(data_keys))
     train, _, test = data
     train_corpus = corpus_of(train)
     counts = Counter(k for _, inst in train_corpus.instances() for k in inst.keys)
@@ -181,13 +182,12 @@ def finish_wsd_model(
         n_sentences=len(train.examples),
         n_occurrences=train_corpus.n_instances,
     )
-    index = gloss_index(encoder, keys, key_vectors, training, dict(counts))
-    save_index(index, output / MODEL_INDEX)
+    index, encoder, n_synsets = build_model_index(output, model, table, training, keys, counts)
     out: dict[str, Any] = {
         "gloss_index": {
             "path": MODEL_INDEX,
-            "senses": len(keys),
-            "synsets": len(synsets),
+            "senses": len(index),
+            "synsets": n_synsets,
             "scope": cfg.wsd_index,
             "seconds": time.perf_counter() - t0,
         },
@@ -199,3 +199,54 @@ def finish_wsd_model(
         out["wsd_eval"] = report
         out["test"] = {"f1": whole["f1"], "n_instances": float(whole["n"])}
     return out
+
+
+def build_model_index(
+    output: Path,
+    model: BiEncoderModel,
+    table: GlossTable,
+    training: TrainingInfo,
+    keys: Sequence[str] | None = None,
+    counts: Mapping[str, int] | None = None,
+) -> tuple[SenseIndex, Encoder, int]:
+    """Embed the glosses of ``keys`` (None: every WordNet 3.0 sense) with ``model``'s gloss
+    encoder into the model directory ``output``'s own index
+    (:func:`workbench.wsd.store.save_model_index`).
+
+    Returns:
+        ``(index, the context encoder loaded from output, number of glosses embedded)``.
+    """
+    graph = sense_graph(table.wordnet)
+    wanted = sorted(graph.keys) if keys is None else list(keys)
+    synset_of = [graph.synsets[graph.key_synset[graph.key_row[k]]] for k in wanted]
+    synsets = sorted(set(synset_of))
+    vectors = embed_synsets(model, table, synsets)
+    row = {s: i for i, s in enumerate(synsets)}
+    key_vectors = vectors[np.array([row[s] for s in synset_of], dtype=np.int64)]
+    device = str(next(model.parameters()).device)
+    encoder = Encoder(model=str(output), device=device, pooling=CONTEXT_POOLING)
+    index = gloss_index(encoder, wanted, key_vectors, training, dict(counts or {}))
+    save_model_index(index, output)
+    return index, encoder, len(synsets)
+
+
+def rebuild_model_index(
+    model_dir: str | Path, keys: Sequence[str] | None = None, device: str | None = None
+) -> SenseIndex:
+    """Rebuild a trained bi-encoder's own gloss index from its model directory, for every
+    WordNet sense (``keys`` None; e.g. after a quick run with ``wsd_index="data"``) or for
+    ``keys``; its training provenance is kept when there was an index before."""
+    model_dir = Path(model_dir)
+    model, tokenizer, head = load_finetuned(model_dir)
+    if not isinstance(model, BiEncoderModel):
+        raise ModelLoadError(f"{model_dir} holds a '{head['task']}' model, not a WSD bi-encoder")
+    model.to(choose_device(device))
+    table = GlossTable(tokenizer, load_wordnet(), head["gloss_text"], head["gloss_max_length"])
+    previous = model_index_path(model_dir)
+    training = TrainingInfo(corpus=f"bi-encoder gloss vectors ({head['gloss_text']})")
+    counts: dict[str, int] = {}
+    if previous is not None:
+        old = load_index(previous)
+        training = old.training_
+        counts = {k: int(c) for k, c in zip(old.keys_, old.counts_, strict=True) if c}
+    return build_model_index(model_dir, model, table, training, keys, counts)[0]

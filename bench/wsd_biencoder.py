@@ -1,0 +1,165 @@
+"""What a trained WSD bi-encoder scores against nearest-centroid systems on the same data.
+
+Run:  python bench/wsd_biencoder.py runs/wsd [--test ALL] [--weights 0.2,0.5,0.8]
+                                    [--json docs/bench_runs/wsd_biencoder.json]
+
+The model directory is one written by ``workbench finetune wsd`` (its training card names the
+training data: the built-in SemCor split with its seed and size, or files). Every system is
+scored with the framework's rules on ``--test`` (per dataset of ALL and per POS), with WordNet's
+first sense as the back-off when no candidate has a row, and on the *zero-shot* instances (none
+of whose gold senses occurs in the training data):
+
+* ``bi-encoder``: the tuned context encoder against the model's own gloss index;
+* ``bi-encoder untrained``: the same architecture before training (the base model as context
+  and gloss encoder, the same gloss text and pooling), for the senses of the tuned index;
+* ``centroids base`` / ``centroids tuned``: plain nearest-centroid WSD (last layer, no
+  propagation, no glosses) trained on the same training sentences, with the base model and with
+  the tuned context encoder;
+* ``centroids tuned + glosses w``: the tuned encoder's centroids concatenated with the trained
+  gloss vectors at weight ``w`` (:class:`~workbench.wsd.config.SenseIndexConfig` ``gloss=concat``;
+  senses without a centroid keep their gloss vector); ``w`` chosen on SemEval-2007.
+
+Quality only: timings of training are in the training card (``throughput``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from workbench.corpora.datasets import load_dataset
+from workbench.corpora.readers import Corpus
+from workbench.encoding.encoder import Encoder
+from workbench.finetune.gloss_index import (
+    CONTEXT_LAYERS,
+    CONTEXT_POOLING,
+    embed_synsets,
+    gloss_index,
+)
+from workbench.finetune.glosses import GlossTable
+from workbench.finetune.modeling import BiEncoderModel
+from workbench.finetune.runs import wsd_splits
+from workbench.finetune.store import read_card
+from workbench.finetune.wsd import read_wsd
+from workbench.finetune.wsd_eval import corpus_of, evaluate_wsd_model
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.predict import encode_instances, train_index
+from workbench.wsd.sources import sense_graph
+from workbench.wsd.store import model_index
+
+
+def training_corpus(card: dict) -> Corpus:
+    """The training sentences of the run described by ``card``."""
+    builtin = card.get("builtin")
+    if builtin and builtin.get("name") == "semcor":
+        n = builtin["sizes"]["train"]
+        return corpus_of(wsd_splits(seed=builtin["seed"], limits=(n, None, None)).train)
+    return corpus_of(read_wsd(card["data"]["train"]["source"]))
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def summary(report: dict) -> dict:
+    datasets = {n: round(100 * d["f1"], 1) for n, d in report["datasets"].items()}
+    zero = report.get("zero_shot", {})
+    return {"f1": datasets, "zero_shot": round(100 * zero.get("f1", float("nan")), 1)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("model", type=Path, help="a model directory of `workbench finetune wsd`")
+    ap.add_argument("--test", default="ALL")
+    ap.add_argument("--weights", default="0.2,0.5,0.8", help="gloss weights tried on SE07")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    card = read_card(args.model)
+    head = json.loads((args.model / "head.json").read_text())
+    base_name = card["base_location"]
+    train = training_corpus(card)
+    test = load_dataset(args.test)
+    dev = load_dataset("semeval2007")
+    say(f"training data: {train.name}, {train.n_instances} instances")
+    tuned = Encoder(model=str(args.model), device=args.device, pooling=CONTEXT_POOLING)
+    base = Encoder(model=base_name, device=args.device, pooling=CONTEXT_POOLING)
+    systems: dict[str, dict] = {}
+    seconds: dict[str, float] = {}
+
+    def run(name: str, enc: Encoder, index, test_set, instances) -> dict:
+        t = time.perf_counter()
+        report = evaluate_wsd_model(enc, index, test_set, train, instances)
+        seconds[name] = time.perf_counter() - t
+        say(f"{name}: {summary(report)}")
+        return report
+
+    tuned_test = encode_instances(tuned, test, cache=False)
+    base_test = encode_instances(base, test, cache=False)
+    own = model_index(tuned)
+    if own is None:
+        raise SystemExit(f"{args.model} has no sense index")
+    systems["bi-encoder"] = run("bi-encoder", tuned, own, test, tuned_test)
+
+    # the same architecture before training, for the senses of the tuned index
+    graph = sense_graph(load_wordnet())
+    keys = list(own.keys_)
+    synset_of = [graph.synsets[graph.key_synset[graph.key_row[k]]] for k in keys]
+    synsets = sorted(set(synset_of))
+    untrained = BiEncoderModel(base.model, base.model, head["gloss_pooling"])
+    table = GlossTable(base.tokenizer, load_wordnet(), head["gloss_text"], head["gloss_max_length"])
+    t = time.perf_counter()
+    vectors = embed_synsets(untrained, table, synsets)
+    seconds["embed untrained glosses"] = time.perf_counter() - t
+    row = {s: i for i, s in enumerate(synsets)}
+    key_vectors = vectors[[row[s] for s in synset_of]]
+    info = TrainingInfo(corpus="untrained bi-encoder gloss vectors")
+    before = gloss_index(base, keys, key_vectors, info)
+    systems["bi-encoder untrained"] = run("bi-encoder untrained", base, before, test, base_test)
+
+    plain = SenseIndexConfig(layers=CONTEXT_LAYERS)
+    for label, enc, tested in (("base", base, base_test), ("tuned", tuned, tuned_test)):
+        training = encode_instances(enc, train, cache=False)
+        index = train_index(training, plain, EncoderInfo.of(enc))
+        systems[f"centroids {label}"] = run(f"centroids {label}", enc, index, test, tested)
+        if label != "tuned":
+            continue
+        dev_set = encode_instances(enc, dev, cache=False)
+        best_w, best_f1, best_index = None, -1.0, None
+        for w in (float(x) for x in args.weights.split(",")):
+            config = SenseIndexConfig(layers=CONTEXT_LAYERS, gloss="concat", gloss_weight=w)
+            combined = train_index(training, config, EncoderInfo.of(enc),
+                                   gloss=(own.keys_, own.vectors_))  # fmt: skip
+            f1 = evaluate_wsd_model(enc, combined, dev, train, dev_set)["datasets"]["semeval2007"]
+            say(f"  gloss weight {w}: SE07 F1 {100 * f1['f1']:.1f}")
+            if f1["f1"] > best_f1:
+                best_w, best_f1, best_index = w, f1["f1"], combined
+        name = f"centroids tuned + glosses {best_w:g}"
+        systems[name] = run(name, enc, best_index, test, tested)
+    out = {
+        "model": str(args.model),
+        "base": base_name,
+        "training": {"name": train.name, "sentences": len(train), "instances": train.n_instances},
+        "test": test.name,
+        "training_card": {
+            k: card.get(k)
+            for k in ("options", "throughput", "train_seconds", "device", "best_metric")
+        },  # fmt: skip
+        "systems": {name: summary(r) for name, r in systems.items()},
+        "reports": systems,
+        "seconds": {**seconds, "total": time.perf_counter() - t0},
+    }
+    print(json.dumps(out["systems"], indent=1))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
