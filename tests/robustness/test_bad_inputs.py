@@ -229,6 +229,14 @@ CLI_CASES = [
          ("geometry", "--corpus", "{w}/ok.txt", "--out", "{w}/geo", "--layers", "x", *TINY)),
     Case("batch-tokens-zero", "positive", (*EMBED, "--out", "{w}/o.npz", "--batch-tokens", "0",
          *TINY)),
+    Case("geometry-fit-fraction", "fit_fraction must be between 0 and 1",
+         ("geometry", "--corpus", "{w}/ok.txt", "--fit-fraction", "2", *TINY)),
+    Case("geometry-corrections", "unknown corrections \\['bogus'\\]",
+         ("geometry", "--corpus", "{w}/ok.txt", "--corrections", "bogus", *TINY)),
+    Case("geometry-pairs", "n_pairs and top_k must be at least 1",
+         ("geometry", "--corpus", "{w}/ok.txt", "--n-pairs", "0", *TINY)),
+    Case("geometry-missing-corpus", "unknown corpus",
+         ("geometry", "--corpus", "{w}/nope.txt", *TINY)),
     Case("cache-bad-size", "not a size", ("cache", "prune", "--max-size", "12Q")),
     Case("cache-negative-age", "0 or more days", ("cache", "prune", "--older-than", "-1")),
     # checkpoints
@@ -472,3 +480,17 @@ def test_a_word_whose_senses_have_no_usage_example_gets_an_answer(capsys):
             "--system", "wordnet", "--device", "cpu"]  # fmt: skip
     assert main(argv) == 0
     assert "helium%1:27:00::" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("action", [["cache"], ["cache", "prune", "--all"]])
+def test_a_cache_dir_that_is_a_file_is_named(action, tmp_path, monkeypatch, capsys):
+    from workbench.cli.main import main
+
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "a-file"))
+    (tmp_path / "a-file").write_text("not a directory")
+    assert main(action) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"workbench: error: the cache dir {tmp_path / 'a-file'} is a file: set WORKBENCH_CACHE "
+        "to a directory"
+    )

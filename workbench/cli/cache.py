@@ -15,7 +15,7 @@ import datetime
 import re
 
 from workbench.encoding.cache import EmbeddingCache
-from workbench.errors import InputError
+from workbench.errors import DataError, InputError
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -75,6 +75,8 @@ def _when(stamp: float) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     """Print the cache dir, the size of each area in it, and every embeddings entry."""
     cache = EmbeddingCache()
+    if cache.root.exists() and not cache.root.is_dir():
+        raise DataError(f"the cache dir {cache.root} is a file: set WORKBENCH_CACHE to a directory")
     print(f"cache dir: {cache.root}")
     if not cache.root.is_dir():
         print("(empty)")
@@ -100,6 +102,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_prune(args: argparse.Namespace) -> int:
     """Remove stale temporaries, damaged entries and what the options ask for."""
+    root = EmbeddingCache().root
+    if root.exists() and not root.is_dir():
+        raise DataError(f"the cache dir {root} is a file: set WORKBENCH_CACHE to a directory")
     if args.older_than is not None and args.older_than < 0:
         raise InputError(f"--older-than must be 0 or more days, not {args.older_than}")
     max_bytes = parse_size(args.max_size) if args.max_size is not None else None

@@ -21,7 +21,7 @@ from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
 from workbench.fileio import check_writable
-from workbench.geometry.analysis import GeometryConfig, analyze_layers
+from workbench.geometry.analysis import GeometryConfig, analyze_layers, check_config
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.postprocess import saved_paths
 from workbench.geometry.report import geometry_report, geometry_table
@@ -115,7 +115,8 @@ def _log(message: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = _config(args)
-    layers = layer_list(args.layers)  # every option and output checked before any work
+    check_config(config)  # every option and output checked before any work
+    layers = layer_list(args.layers)
     check_writable(Path(args.out) / f"{args.stem}.json")
     if args.save_standardizer:
         for path in saved_paths(args.save_standardizer):

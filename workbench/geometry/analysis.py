@@ -124,12 +124,23 @@ def split_contexts(contexts: np.ndarray, config: GeometryConfig) -> tuple[np.nda
     return fit, ~fit
 
 
-def _check_config(config: GeometryConfig) -> None:
+def check_config(config: GeometryConfig) -> None:
+    """Refuse a config :func:`analyze_layers` cannot run, before any work (the command line
+    calls it before loading a corpus or a model).
+
+    Raises:
+        InputError: unknown or no corrections, ``n_pairs`` or ``top_k`` below 1, ``fit_on``
+            not ``heldout`` / ``same``, or a ``fit_fraction`` outside (0, 1).
+    """
     unknown = [c for c in config.corrections if c not in POSTPROCESSORS]
     if unknown or not config.corrections:
         raise InputError(f"unknown corrections {unknown}; choose from {list(POSTPROCESSORS)}")
     if config.n_pairs < 1 or config.top_k < 1:
         raise InputError("n_pairs and top_k must be at least 1")
+    if config.fit_on not in ("heldout", "same"):
+        raise InputError(f"fit_on must be 'heldout' or 'same', got {config.fit_on!r}")
+    if config.fit_on == "heldout" and not 0 < config.fit_fraction < 1:
+        raise InputError(f"fit_fraction must be between 0 and 1, got {config.fit_fraction}")
 
 
 def _make(name: str, config: GeometryConfig):
@@ -165,7 +176,7 @@ def analyze_layers(
         InputError: bad shapes, fewer than two vectors, NaN/inf, an unknown correction.
     """
     config = config or GeometryConfig()
-    _check_config(config)
+    check_config(config)
     if np.ndim(vectors) != 3:
         raise InputError(f"vectors must be (n, n_layers, dim), got shape {np.shape(vectors)}")
     n, n_layers, _ = vectors.shape
