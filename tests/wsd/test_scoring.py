@@ -118,3 +118,12 @@ def test_some_unknown_ids_are_ignored_as_the_official_scorer_does(tmp_path):
     (tmp_path / "gold.txt").write_text("a k1\nb k2\n")
     (tmp_path / "system.txt").write_text("a k1\nzz k9\n")
     assert scorer_output(tmp_path / "gold.txt", tmp_path / "system.txt").startswith("P=\t100.0%")
+
+
+@pytest.mark.parametrize("answers", [{"a b": "k1"}, {"a": "k 1"}, {"a": ["k1", ""]}, {"": "k"}])
+def test_ids_or_keys_that_would_break_a_key_file_are_refused(tmp_path, answers):
+    from workbench.errors import InputError
+
+    with pytest.raises(InputError, match="whitespace"):
+        write_keys(tmp_path / "keys.txt", answers)
+    assert not (tmp_path / "keys.txt").exists()

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TextIO
 
 from workbench.corpora.readers import Corpus, default_gold_path, read_xml
-from workbench.errors import DataError
-from workbench.fileio import sha256_file, sha256_stream
+from workbench.errors import DataError, OutputError
+from workbench.fileio import atomic_path, sha256_file, sha256_stream
 
 FRAMEWORK_DIR = "WSD_Evaluation_Framework"
 #: The official distribution of the framework (Raganato et al. 2017).
@@ -175,21 +175,22 @@ def progress_printer(stream: TextIO | None = None) -> Callable[[int, int | None]
 
 
 def fetch(url: str, dest: Path, progress: Callable[[int, int | None], None] | None = None) -> Path:
-    """Download ``url`` to the file ``dest`` (written to a temp name, then renamed)."""
-    tmp = dest.with_name(dest.name + ".part")
+    """Download ``url`` to the file ``dest`` (written to a temporary name of this writer, then
+    renamed: :func:`workbench.fileio.atomic_path`)."""
     try:
-        with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
-            total = int(response.headers.get("Content-Length") or 0) or None
-            done = 0
-            while block := response.read(1 << 16):
-                out.write(block)
-                done += len(block)
-                if progress:
-                    progress(done, total)
+        with atomic_path(dest) as tmp, open(tmp, "wb") as out:
+            with urllib.request.urlopen(url, timeout=60) as response:
+                total = int(response.headers.get("Content-Length") or 0) or None
+                done = 0
+                while block := response.read(1 << 16):
+                    out.write(block)
+                    done += len(block)
+                    if progress:
+                        progress(done, total)
+    except OutputError:
+        raise
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise DataError(f"download of {url} failed: {exc}") from exc
-    os.replace(tmp, dest)
     return dest
 
 

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator
 
 from workbench import __version__
 from workbench.errors import InputError, MismatchError
-from workbench.fileio import atomic_path, sha256_file
+from workbench.fileio import atomic_path, remove_stale_temporaries, sha256_file
 
 
 @dataclass(frozen=True)
@@ -200,9 +200,11 @@ class PostProcessor(BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike[str]) -> tuple[Path, Path]:
         """Write ``<stem>.npz`` (learned arrays) and ``<stem>.json`` (kind, parameters,
-        provenance, shapes, the npz's SHA-256). Returns both paths."""
+        provenance, shapes, the npz's SHA-256), each whole or not at all; a ``.json`` left
+        beside another writer's ``.npz`` is refused on load (the SHA-256). Returns both paths."""
         self._check_fitted()
         npz, meta = saved_paths(path)
+        remove_stale_temporaries(npz.parent, [npz.name, meta.name])  # of killed writers
         with atomic_path(npz, suffix=".npz") as tmp:
             np.savez(tmp, **{k: getattr(self, f"{k}_") for k in self._state})
         info = {

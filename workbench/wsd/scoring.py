@@ -34,7 +34,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from workbench.corpora.parsing import open_maybe_xz
-from workbench.errors import DataError
+from workbench.errors import DataError, InputError
 from workbench.fileio import atomic_path
 
 KeyMap = Mapping[str, Iterable[str]]
@@ -143,13 +143,22 @@ def read_keys(path: str | os.PathLike) -> dict[str, frozenset[str]]:
 
 
 def write_keys(path: str | os.PathLike, answers: KeyMap) -> Path:
-    """Write ``id key [key ...]`` lines (ids in the given order; empty answers left out)."""
+    """Write ``id key [key ...]`` lines (ids in the given order; empty answers left out).
+
+    Raises:
+        InputError: an id or key that is empty or holds whitespace (the format splits on it).
+    """
     path = Path(path)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        for instance_id, keys in answers.items():
-            keys = [keys] if isinstance(keys, str) else list(keys)
-            if keys:
-                fh.write(f"{instance_id} {' '.join(keys)}\n")
+    lines = []
+    for instance_id, keys in answers.items():
+        keys = [keys] if isinstance(keys, str) else list(keys)
+        for item in (instance_id, *keys):
+            if not item or any(ch.isspace() for ch in item):
+                raise InputError(f"cannot write the key file {path}: {item!r} holds whitespace")
+        if keys:
+            lines.append(f"{instance_id} {' '.join(keys)}\n")
+    with atomic_path(path) as tmp:
+        tmp.write_text("".join(lines), encoding="utf-8")
     return path
 
 
