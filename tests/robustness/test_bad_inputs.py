@@ -135,6 +135,14 @@ def world(tmp_path_factory, tiny_model_dir) -> Path:
     info["params"] = {"bogus": 1}
     (w / "z-params.json").write_text(json.dumps(info))
     (w / "z-binary.json").write_bytes(b"\xff\xfe\x00")
+    # saved sense indexes: a truncated senses.npz, a meta.json that is a list or lacks a field
+    for name in ("index-trunc", "index-list", "index-nofield"):
+        (w / name).mkdir()
+        np.savez(w / name / "senses.npz", keys=np.array(["a%1:00:00::"]), vectors=np.zeros((1, 2)),
+                 origin=np.array(["centroid"]), counts=np.array([1]))  # fmt: skip
+        (w / name / "meta.json").write_text('{"format": 1, "config": {}}')
+    _truncate(w / "index-trunc" / "senses.npz")
+    (w / "index-list" / "meta.json").write_text("[]")
     # embeddings files: truncated, and a table that belongs to other vectors
     emb = LayerwiseEmbeddings(
         vectors=np.zeros((2, 1, 3), np.float32),
@@ -364,6 +372,15 @@ def _device(name: str) -> Callable[[Path], object]:
     return call
 
 
+def _index(name: str) -> Callable[[Path], object]:
+    def call(w: Path) -> object:
+        from workbench.wsd.store import load_index
+
+        return load_index(w / name)
+
+    return call
+
+
 LIBRARY_CASES = [
     Case("encode-dict", "got dict", call=lambda w: _encode(w, {"a": "b"})),
     Case("encode-number", "got int 5", call=lambda w: _encode(w, 5)),
@@ -384,6 +401,11 @@ LIBRARY_CASES = [
     Case("xml-huge-attribute", "more than 64 KiB", call=_xml("huge.data.xml")),
     Case("xml-truncated-xz", "cut.data.xml.xz", call=_xml("cut.data.xml.xz")),
     Case("device-bogus-library", "Unknown device", call=_device("bogus")),
+    Case("index-truncated-npz", "index-trunc is not a workbench sense index",
+         call=_index("index-trunc")),
+    Case("index-meta-list", "index-list is not a workbench sense index", call=_index("index-list")),
+    Case("index-meta-no-field", "index-nofield is not a workbench sense index",
+         call=_index("index-nofield")),
     Case("device-empty-index", "Unknown device", call=_device("cuda:")),
 ]  # fmt: skip
 

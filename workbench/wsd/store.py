@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,19 +75,21 @@ def load_index(
     """Read an index written by :func:`save_index`; refuse it (MismatchError) if ``encoder`` or
     ``layers`` differ from the ones it was built with."""
     path = Path(path)
-    try:
+    try:  # a damaged file of any kind (truncated zip, meta.json of the wrong shape) is refused
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
         with np.load(path / "senses.npz", allow_pickle=False) as data:
             arrays = {k: data[k] for k in ("keys", "vectors", "origin", "counts")}
-    except (OSError, KeyError, ValueError) as exc:
+        if not isinstance(meta, dict):
+            raise ValueError(f"meta.json holds a {type(meta).__name__}, not an object")
+        if meta.get("format") != FORMAT_VERSION:
+            raise DataError(f"{path} has index format {meta.get('format')}, not {FORMAT_VERSION}")
+        training = dict(meta["training"])
+        training["restricted_to"] = tuple(training.get("restricted_to", ()))
+        index = SenseIndex(SenseIndexConfig(**meta["config"]))
+        index.encoder_ = EncoderInfo(**meta["encoder"])
+        index.training_ = TrainingInfo(**training)
+    except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
-    if meta.get("format") != FORMAT_VERSION:
-        raise DataError(f"{path} has index format {meta.get('format')}, not {FORMAT_VERSION}")
-    training = meta["training"]
-    training["restricted_to"] = tuple(training.get("restricted_to", ()))
-    index = SenseIndex(SenseIndexConfig(**meta["config"]))
-    index.encoder_ = EncoderInfo(**meta["encoder"])
-    index.training_ = TrainingInfo(**training)
     index.postprocessor_ = None
     if index.config.postprocess != "none":
         index.postprocessor_ = load_postprocessor(path / "postprocessor")
