@@ -192,7 +192,8 @@ def test_wsd_default_app_answers_bass_with_a_noun_sense(
 ):
     page = browser_page
     _sidebar_page(page, server, "WSD", "Word sense disambiguation")
-    assert "best: SemCor" in page.locator('[data-testid="stSelectbox"]').first.inner_text()
+    index_box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Sense index")
+    assert "best: SemCor" in index_box.inner_text()
     _fill(page, "Sentence", sentence)
     _fill(page, "Word", "bass")
     _choose(page, "POS", pos)
