@@ -111,7 +111,22 @@ def test_eval_with_no_options_is_the_best_system(best_wsd_index, tmp_path, capsy
 
 
 @pytest.mark.slow
-def test_eval_of_the_wordnet_system_says_it_loses_to_the_first_sense(wsd_data, capsys):
-    assert main(["wsd", "eval", "semeval2007", "--system", "wordnet"]) == 0
-    out = capsys.readouterr().out
-    assert "system wordnet" in out and "note: No SemCor here" in out
+def test_eval_without_semcor_is_the_wordnet_system_and_says_it_loses(
+    wsd_data, tmp_path, monkeypatch, capsys
+):
+    # a data dir with the evaluation sets and no SemCor
+    framework = tmp_path / "WSD_Evaluation_Framework"
+    framework.mkdir()
+    real = wsd_data / "WSD_Evaluation_Framework" / "Evaluation_Datasets"
+    (framework / "Evaluation_Datasets").symlink_to(real)
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    assert main(["wsd", "eval", "semeval2007", "--json", str(tmp_path / "r.json")]) == 0
+    captured = capsys.readouterr()
+    assert "no SemCor in the data dir: the WordNet-only index is used" in captured.err
+    assert "system wordnet" in captured.out and "note: No SemCor here" in captured.out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["config"]["system"]["name"] == "wordnet"
+    assert "below WordNet's first sense" in report["config"]["system"]["note"]
+    system = report["datasets"]["semeval2007"]["system"]["F1"]
+    first = report["datasets"]["semeval2007"]["wordnet_first_sense"]["F1"]
+    assert 30 < system < first  # what the note says

@@ -52,6 +52,7 @@ from workbench.wsd.systems import (
     SYSTEMS,
     WORDNET_SYSTEM,
     get_system,
+    semcor_available,
     semcor_index,
     system_index_path,
     system_note,
@@ -122,7 +123,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument("--data", default=None, help="a *.data.xml file to evaluate instead")
     e.add_argument("--gold", default=None, help="its gold key file")
     e.add_argument("--index", type=Path, default=None, help="a saved index (else: train)")
-    e.add_argument("--train", default="semcor", help="training corpus when no --index")
+    e.add_argument(
+        "--train", default=None,
+        help="training corpus when no --index (default: semcor when it is here, else wordnet)",
+    )  # fmt: skip
     e.add_argument("--out", type=Path, default=None, help="write reports and key files here")
     e.add_argument("--json", type=Path, default=None, help="write the JSON report here")
     e.add_argument("--no-baselines", action="store_true", help="skip the baselines")
@@ -187,15 +191,26 @@ def _config(args, corpus: str = "") -> SenseIndexConfig:
     return dataclasses.replace(base, **given)
 
 
-def _training_corpus(args, given: str) -> str:
-    """The training corpus: ``wordnet`` for ``--system wordnet``, else the one ``given``."""
-    return "wordnet" if args.system == WORDNET_SYSTEM.name else given
+def _training_corpus(args, given: str | None) -> str:
+    """The training corpus: ``wordnet`` for ``--system wordnet``, else the one ``given``; none
+    given: SemCor when it is here, else WordNet (said on stderr)."""
+    if args.system == WORDNET_SYSTEM.name:
+        return "wordnet"
+    if given is not None:
+        return given
+    if semcor_available():
+        return "semcor"
+    _say(
+        "no SemCor in the data dir: the WordNet-only index is used (--system wordnet), which "
+        "scores below WordNet's first sense; `workbench data download` fetches SemCor"
+    )
+    return "wordnet"
 
 
 def _system_facts(index) -> dict:
     """The system an index was built as, for reports: name, description, note."""
     name = system_of(index)
-    known = {**SYSTEMS, WORDNET_SYSTEM.name: WORDNET_SYSTEM}.get(name)
+    known = SYSTEMS.get(name)
     return {
         "name": name,
         "description": known.description if known else "settings given on the command line",
@@ -320,14 +335,14 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     given = [(args.data, args.gold)] if args.data else [(n, None) for n in args.datasets or ["ALL"]]
     own = args.index is None and not args.ignore_model_index and model_index_path(args.model)
-    trained = [] if args.index is not None or own else [(_training_corpus(args, args.train), None)]
+    train = _training_corpus(args, args.train)
+    trained = [] if args.index is not None or own else [(train, None)]
     check_inputs([*given, *trained], args.index, args.out, args.json)
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
     enc = _encoder(args)
     wordnet = load_wordnet()
     training = train_set = index = None
-    train = _training_corpus(args, args.train)
     config = _config(args, train)
     if args.index is not None:
         index = load_index(args.index, encoder=enc)
