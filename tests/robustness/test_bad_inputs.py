@@ -520,3 +520,23 @@ def test_a_cache_dir_that_is_a_file_is_named(action, tmp_path, monkeypatch, caps
         f"workbench: error: the cache dir {tmp_path / 'a-file'} is a file: set WORKBENCH_CACHE "
         "to a directory"
     )
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "other-shape"])
+def test_damaged_cached_definition_vectors_are_recomputed(damage, tiny_encoder, tmp_cache):
+    from workbench.lexicon.wordnet import load_wordnet
+    from workbench.wsd.sources import definition_vectors
+
+    wordnet = load_wordnet()
+    synsets = ["bank.n.01", "bank.n.09", "river.n.01"]
+    first = np.array(definition_vectors(tiny_encoder, wordnet, synsets))
+    (stored,) = list((tmp_cache / "wsd").glob("definitions-*.npy"))
+    if damage == "truncated":
+        _truncate(stored, 0.7)
+    elif damage == "garbage":
+        stored.write_bytes(b"\x93NUMPY garbage")
+    else:
+        np.save(stored, np.zeros((2, 3), np.float32))
+    with pytest.warns(UserWarning, match="cannot be used.*recomputing"):
+        again = definition_vectors(tiny_encoder, wordnet, synsets)
+    np.testing.assert_allclose(np.asarray(again), first, rtol=0, atol=1e-6)

@@ -22,6 +22,7 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -200,6 +201,23 @@ def _definitions_path(
     return default_cache_dir() / "wsd" / f"{kind}-{encoder.fingerprint}-{encoder.pooling}-{tag}.npy"
 
 
+def read_stored_vectors(path: Path, n: int, shape: tuple[int, ...]) -> np.ndarray | None:
+    """A cached ``(n, *shape)`` float32 array (memory-mapped), or None when it is absent; one that
+    cannot be read or has another shape (cut off, damaged) is reported, deleted and rebuilt."""
+    if not path.is_file():
+        return None
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        if array.shape != (n, *shape) or array.dtype != np.float32:
+            raise ValueError(f"shape {array.shape} {array.dtype}, not {(n, *shape)} float32")
+    except (OSError, ValueError, EOFError) as exc:
+        message = f"cached vectors {path} cannot be used ({exc}); recomputing them"
+        warnings.warn(message, stacklevel=3)
+        path.unlink(missing_ok=True)
+        return None
+    return array
+
+
 def definition_vectors(
     encoder: Encoder,
     wordnet: WordNet,
@@ -216,14 +234,17 @@ def definition_vectors(
     vectors of every WordNet synset are stored, any subset is read from them.
     """
     path = _definitions_path(encoder, wordnet, synsets, examples)
-    if path.is_file():
-        return np.load(path, mmap_mode="r")
+    shape = (encoder.n_hidden, encoder.dim)
+    stored = read_stored_vectors(path, len(synsets), shape)
+    if stored is not None:
+        return stored
     every = sense_graph(wordnet).synsets  # sorted, as gloss_vectors asks for them
-    full = _definitions_path(encoder, wordnet, every, examples)
-    if full.is_file():
+    full_path = _definitions_path(encoder, wordnet, every, examples)
+    full = read_stored_vectors(full_path, len(every), shape)
+    if full is not None:
         rows = np.searchsorted(every, synsets)
         if len(rows) and rows.max() < len(every) and list(np.asarray(every)[rows]) == list(synsets):
-            return np.asarray(np.load(full, mmap_mode="r")[rows])
+            return np.asarray(full[rows])
     built = [synset_sentence(wordnet.reader.synset(name), examples) for name in synsets]
     sentences = [w for w, _ in built]
     keep = [list(range(start, len(w))) for w, start in built]
