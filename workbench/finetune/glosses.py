@@ -129,19 +129,3 @@ class GlossTable:
     def by_length(self, rows: Iterable[int]) -> list[int]:
         """Distinct ``rows``, longest gloss first (ties: row order)."""
         return sorted(set(rows), key=lambda r: (-len(self.ids[r]), r))
-
-
-def chunk_bounds(lengths: Sequence[int], budget: int) -> list[tuple[int, int]]:
-    """``[start, stop)`` chunks of glosses sorted longest first, each holding at most ``budget``
-    padded tokens (at least one gloss); a chunk is padded to its first (longest) gloss.
-
-    Example: ``chunk_bounds([8, 8, 4, 4, 4], 16) == [(0, 2), (2, 5)]``.
-    """
-    bounds: list[tuple[int, int]] = []
-    start = 0
-    while start < len(lengths):
-        rows = max(1, budget // max(int(lengths[start]), 1))
-        stop = min(len(lengths), start + rows)
-        bounds.append((start, stop))
-        start = stop
-    return bounds

@@ -11,6 +11,7 @@ Nothing here branches on a model's name: the transformer layers are found as the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import torch
@@ -148,6 +149,21 @@ def pool_targets(
     return out.index_add(0, segments, picked)
 
 
+def chunk_bounds(lengths: Sequence[int], budget: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` chunks of sequences sorted longest first, each holding at most
+    ``budget`` padded tokens (at least one sequence); a chunk is padded to its first, longest.
+
+    Example: ``chunk_bounds([8, 8, 4, 4, 4], 16) == [(0, 2), (2, 5)]``.
+    """
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    while start < len(lengths):
+        stop = min(len(lengths), start + max(1, budget // max(int(lengths[start]), 1)))
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
 class BiEncoderModel(nn.Module):
     """The WSD bi-encoder: a context encoder and a gloss encoder, scored by dot product.
 
@@ -203,16 +219,13 @@ class BiEncoderModel(nn.Module):
         to its own longest gloss."""
         lengths = mask.sum(1).tolist()
         parts = []
-        start = 0
-        while start < len(lengths):
+        for start, stop in chunk_bounds(lengths, self.gloss_batch_tokens):
             width = max(int(lengths[start]), 1)
-            stop = min(len(lengths), start + max(1, self.gloss_batch_tokens // width))
             part_mask = mask[start:stop, :width]
             hidden = self.gloss_encoder(
                 input_ids=ids[start:stop, :width], attention_mask=part_mask
             ).last_hidden_state
             parts.append(pool_sequence(hidden, part_mask, self.pooling).float())
-            start = stop
         return torch.cat(parts)
 
     def forward(
