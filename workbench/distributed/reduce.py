@@ -244,15 +244,7 @@ def fit_sense_index(
     )
     post = None
     if zscore:
-        provenance = Provenance(
-            model_name=encoder.name,
-            fingerprint=encoder.fingerprint,
-            layer_spec=config.layers,
-            pooling=encoder.pooling,
-            corpus=source.corpus,
-            corpus_hash=source.sha256,
-            n_sentences=source.n_sentences,
-        )
+        provenance = source.provenance(encoder, config.layers)
         post = Standardizer().partial_fit_moments(total, provenance=provenance)
     return SenseIndex(config).fit_sums(
         keys,

@@ -16,6 +16,7 @@ import numpy as np
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError
+from workbench.geometry.postprocess import Provenance
 from workbench.wsd.vectors import LEVELS, PropagationLevel
 
 if TYPE_CHECKING:
@@ -109,6 +110,19 @@ class TrainingInfo:
     n_sentences: int = 0
     n_occurrences: int = 0
     restricted_to: tuple[str, ...] = ()  # lemmas, when the index covers only some
+
+    def provenance(self, encoder: EncoderInfo, layers: str) -> Provenance:
+        """The provenance of a correction fitted on these training vectors (``layers``: the
+        index's layer spec), as the index's post-processor records it."""
+        return Provenance(
+            model_name=encoder.name,
+            fingerprint=encoder.fingerprint,
+            layer_spec=layers,
+            pooling=encoder.pooling,
+            corpus=self.corpus,
+            corpus_hash=self.sha256,
+            n_sentences=self.n_sentences,
+        )
 
 
 @dataclass(frozen=True)

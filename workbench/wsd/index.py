@@ -33,7 +33,7 @@ import numpy as np
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError, MismatchError
 from workbench.geometry.corrections import make_postprocessor as make
-from workbench.geometry.postprocess import PostProcessor, Provenance
+from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import key_lemma_pos
 from workbench.wsd.config import CandidateScores, EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.search import TorchRangeSearch
@@ -172,15 +172,7 @@ class SenseIndex:
             return self
         if post is not None:
             source = training or TrainingInfo()
-            prov = Provenance(
-                model_name=encoder.name,
-                fingerprint=encoder.fingerprint,
-                layer_spec=cfg.layers,
-                pooling=encoder.pooling,
-                corpus=source.corpus,
-                corpus_hash=source.sha256,
-                n_sentences=source.n_sentences,
-            )
+            prov = source.provenance(encoder, cfg.layers)
             vectors = np.asarray(
                 post.fit(vectors, provenance=prov).transform(vectors), dtype=np.float32
             )
