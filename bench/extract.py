@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -48,10 +47,10 @@ import time
 from pathlib import Path
 
 import torch
+from machine import machine_facts
 
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
-from workbench.encoding.models import cpu_bf16_native
 from workbench.encoding.pipeline import PipelineConfig, StageTimes
 from workbench.encoding.runner import COMPILE_MODES
 from workbench.lexicon.examples import example_corpus
@@ -75,29 +74,6 @@ def load_sentences(n: int | None) -> tuple[list[list[str]], str, list[list[int]]
         print(f"(SemCor unavailable: {exc}; using WordNet examples)", file=sys.stderr)
         chosen = example_corpus().sentences[:n] if n else example_corpus().sentences
         return [list(s.words) for s in chosen], "WordNet examples", [[] for _ in chosen]
-
-
-def machine() -> dict:
-    facts = {
-        "platform": platform.platform(),
-        "cpu": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "cpu_bf16_native": cpu_bf16_native(),
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-    }
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                facts["cpu"] = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    if torch.cuda.is_available():
-        facts["gpu"] = torch.cuda.get_device_name()
-    return facts
 
 
 def matmul_gflops(device: str, dtype: torch.dtype, size: int = 2048, reps: int = 10) -> float:
@@ -441,7 +417,7 @@ def main() -> None:
         )
 
     enc = make()
-    facts = machine()
+    facts = machine_facts()
     measured = f"; measured {enc.budget.measured}" if enc.budget.measured else ""
     print(
         f"model {enc.name} on {enc.device} ({str(enc.dtype)}), torch threads "

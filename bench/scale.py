@@ -30,14 +30,13 @@ import argparse
 import json
 import logging
 import os
-import platform
 import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-import torch
+from machine import machine_facts
 
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import read_text
@@ -45,25 +44,6 @@ from workbench.distributed.config import ClusterConfig, ShardConfig
 from workbench.distributed.jobs import embed_shards
 from workbench.distributed.progress import JobProgress
 from workbench.encoding.encoder import Encoder
-
-
-def machine() -> dict:
-    facts = {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "torch": torch.__version__,
-        "load_average_before": os.getloadavg(),
-    }
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                facts["cpu"] = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    if torch.cuda.is_available():
-        facts["gpu"] = torch.cuda.get_device_name()
-    return facts
 
 
 def run_ray(source: Path, workers: int, cpus: int, gpus: float | None, args) -> dict:
@@ -107,7 +87,7 @@ def main() -> None:
     source = tmp / "semcor_head.txt"
     source.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
     sentences = [list(s.words) for s in read_text(source).sentences]  # the words both paths see
-    facts = machine()
+    facts = machine_facts()
     enc = Encoder(args.model)
     counts = [int(w) for w in args.workers.split(",")]
     n_cpus = os.cpu_count() or 1
