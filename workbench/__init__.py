@@ -48,6 +48,13 @@ _LAZY = {
     # projections
     "Projector": "workbench.viz.projection",
     "ProjectionConfig": "workbench.viz.projection",
+    # past one machine (Ray): sharded extraction, its shards read back, fits over shards
+    "embed_shards": "workbench.distributed.jobs",
+    "ShardConfig": "workbench.distributed.config",
+    "ClusterConfig": "workbench.distributed.config",
+    "ShardedEmbeddings": "workbench.distributed.reader",
+    "fit_standardizer": "workbench.distributed.reduce",
+    "fit_sense_index": "workbench.distributed.reduce",
     # fine-tuning (the call that runs a task is workbench.finetune.tasks.finetune: the name
     # `finetune` here would clash with the subpackage)
     "TrainConfig": "workbench.finetune.config",
