@@ -25,7 +25,6 @@ import numpy as np
 from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
-from workbench.encoding.encoder import Encoder
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.morphology import base_forms
@@ -33,6 +32,8 @@ from workbench.lexicon.wordnet import POS_TAGS, WordNet
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from workbench.encoding.encoder import Encoder
 
 
 #: The demo texts shipped in the repository (``data/demo/<word>.tsv``).

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,7 +34,6 @@ from workbench.corpora.occurrences import (
     read_demo,
 )
 from workbench.corpora.reference import fit_reference, load_reference_corpus, sample_corpus
-from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import combine_layers
 from workbench.errors import InputError, MismatchError
 from workbench.fileio import sha256_words
@@ -48,6 +47,9 @@ from workbench.geometry.separation import (
 from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.viz.export import ViewSettings
 from workbench.viz.projection import ProjectionConfig, Projector
+
+if TYPE_CHECKING:
+    from workbench.encoding.encoder import Encoder
 
 #: Occurrence sources by name (besides a text file's path).
 SOURCES: tuple[str, ...] = ("semcor", "wordnet", "demo")
