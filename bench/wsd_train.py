@@ -1,0 +1,144 @@
+"""Benchmark: a training pass of the WSD bi-encoder task vs a plain per-instance loop.
+
+Run:  python bench/wsd_train.py [--model default] [--sentences 48] [--batch-size 4]
+                                [--repeats 3] [--json docs/bench_runs/wsd_train.json]
+
+Both sides run the forward and backward pass (no optimizer step) of the same bi-encoder over
+the polysemous instances of the same SemCor sentences (a seeded sample), in one process:
+
+(a) the plain loop a first implementation would write (and BEM's training loop does, one
+    instance at a time): per instance, one context-encoder pass over its sentence, its
+    candidates' glosses padded to the longest in one gloss-encoder pass, cross-entropy,
+    backward;
+(b) :class:`workbench.finetune.wsd.WsdTask`: ``--batch-size`` sentences per batch, one
+    context pass per sentence serving all its instances, the union of the batch's candidate
+    glosses encoded once, longest first in chunks of similar length.
+
+Reported: instances per second of each and their ratio (medians of ``--repeats``,
+interleaved), the tokens each side runs (padding included: the task's glosses as its chunks
+pad them), and the largest absolute difference between the two sides' losses on the first
+batch (they compute the same loss: 0 up to float error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from workbench.corpora.datasets import load_dataset
+from workbench.encoding import models
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.data import DataFile
+from workbench.finetune.modeling import BiEncoderModel, chunk_bounds, pool_sequence
+from workbench.finetune.tasks import make_task
+
+
+def plain_pass(model: BiEncoderModel, task, rows) -> tuple[int, int, list[float]]:
+    """Forward + backward per instance; returns (instances, tokens run, losses)."""
+    pad = task.tokenizer.pad_token_id or 0
+    n = tokens = 0
+    losses = []
+    for row in rows:
+        ids = torch.tensor([row["input_ids"]])
+        for (a, b), cands, gold in zip(row["spans"], row["cands"], row["gold"], strict=True):
+            hidden = model.encoder(input_ids=ids, attention_mask=torch.ones_like(ids))
+            vector = hidden.last_hidden_state[0, a:b].mean(0)
+            width = max(len(task.glosses.ids[g]) for g in cands)
+            g_ids = torch.full((len(cands), width), pad, dtype=torch.long)
+            g_mask = torch.zeros((len(cands), width), dtype=torch.long)
+            for i, g in enumerate(cands):
+                g_ids[i, : len(task.glosses.ids[g])] = torch.tensor(task.glosses.ids[g])
+                g_mask[i, : len(task.glosses.ids[g])] = 1
+            out = model.gloss_encoder(input_ids=g_ids, attention_mask=g_mask).last_hidden_state
+            glosses = pool_sequence(out, g_mask, model.pooling)
+            scores = glosses @ vector
+            loss = scores.logsumexp(0) - scores[gold].logsumexp(0)
+            loss.backward()
+            losses.append(float(loss))
+            n += 1
+            tokens += ids.shape[1] + g_ids.numel()
+    return n, tokens, losses
+
+
+def task_pass(model: BiEncoderModel, task, rows, batch_size: int) -> tuple[int, int, list[float]]:
+    """Forward + backward per batch of sentences; returns (instances, tokens run, losses)."""
+    n = tokens = 0
+    losses = []
+    for start in range(0, len(rows), batch_size):
+        batch = task.collate(rows[start : start + batch_size])
+        loss, scores = model(**batch)
+        loss.backward()
+        losses.append(float(loss))
+        n += scores.shape[0]
+        lengths = batch["gloss_attention_mask"].sum(1).tolist()
+        glosses = sum(
+            (b - a) * lengths[a] for a, b in chunk_bounds(lengths, model.gloss_batch_tokens)
+        )
+        tokens += batch["input_ids"].numel() + glosses
+    return n, tokens, losses
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="default")
+    ap.add_argument("--sentences", type=int, default=48)
+    ap.add_argument("--batch-size", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--gloss-max-length", type=int, default=32)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    sentences = [s for s in load_dataset("semcor").sentences if s.instances]
+    random.Random(0).shuffle(sentences)
+    data = DataFile(tuple(sentences[: args.sentences]), "semcor-sample", "bench")
+    source = models.resolve_model(None if args.model == "default" else args.model)
+    cfg = TrainConfig(head_pooling="mean", gloss_max_length=args.gloss_max_length)
+    task = make_task("wsd", cfg, models.load_tokenizer(source), data)
+    rows = task.features(data, train=True).rows
+    model, _ = task.build_model(source)
+    model.eval()  # no dropout: both sides compute the same loss
+    first_plain = plain_pass(model, task, rows[: args.batch_size])[2]
+    first_task = task_pass(model, task, rows[: args.batch_size], args.batch_size)[2]
+    n_first = sum(len(r["spans"]) for r in rows[: args.batch_size])
+    mean_plain = sum(first_plain) / n_first
+    times: dict[str, list[float]] = {"plain": [], "task": []}
+    counts: dict[str, tuple[int, int]] = {}
+    for _ in range(args.repeats):
+        for name in ("plain", "task"):
+            model.zero_grad(set_to_none=True)
+            t0 = time.perf_counter()
+            if name == "plain":
+                n, tokens, _ = plain_pass(model, task, rows)
+            else:
+                n, tokens, _ = task_pass(model, task, rows, args.batch_size)
+            times[name].append(time.perf_counter() - t0)
+            counts[name] = (n, tokens)
+    median = {k: statistics.median(v) for k, v in times.items()}
+    out = {
+        "model": source.name,
+        "sentences": len(rows),
+        "instances": counts["task"][0],
+        "batch_size": args.batch_size,
+        "threads": torch.get_num_threads(),
+        "load_average": os.getloadavg(),
+        "seconds": times,
+        "instances_per_s": {k: counts[k][0] / median[k] for k in median},
+        "tokens_run": {k: counts[k][1] for k in counts},
+        "speedup": median["plain"] / median["task"],
+        "first_batch_loss_difference": abs(mean_plain - first_task[0]),
+    }
+    print(json.dumps(out, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
