@@ -207,8 +207,7 @@ def preload(model: str | None = None, device: str | None = None) -> threading.Th
     def run() -> None:
         try:
             _load_encoder(model, device)
-            import faiss  # noqa: F401 - the first page needs them right after the model
-            import sklearn.base  # noqa: F401
+            import faiss  # noqa: F401 - the first page needs it right after the model
         except Exception:  # noqa: BLE001 - the page reports the error when it needs the model
             log.debug("preloading the model failed", exc_info=True)
 

@@ -8,6 +8,7 @@ Concrete corrections (z-scores, centering, all-but-the-top, whitening) and
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 from collections.abc import Mapping
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from workbench import __version__
 from workbench.errors import InputError, MismatchError
@@ -78,12 +78,44 @@ def check_array(x: Any, name: str = "X") -> np.ndarray:
 _P = TypeVar("_P", bound="PostProcessor")
 
 
-class PostProcessor(BaseEstimator):
+class PostProcessor:
     """Base class: per-layer fitting, layout checks, provenance, save/load.
 
     Subclasses define ``name``, ``_state`` (names of learned arrays), ``_fit_layer(x) -> dict``
     and ``_transform_layer(x, state) -> array`` on one layer's ``(n, dim)`` float64 array.
+
+    scikit-learn's estimator conventions without importing scikit-learn (2 s on a small CPU,
+    paid by every app page that fits a correction): ``__init__`` only stores its keyword
+    parameters, :meth:`get_params` / :meth:`set_params` read and set them, so
+    ``sklearn.base.clone`` and ``Pipeline`` work on a post-processor.
     """
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        init = inspect.signature(cls.__init__).parameters.values()
+        return sorted(
+            p.name for p in init if p.name != "self" and p.kind == p.POSITIONAL_OR_KEYWORD
+        )
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters and their values (scikit-learn's ``get_params``)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self: _P, **params: Any) -> _P:
+        """Set constructor parameters by name (scikit-learn's ``set_params``)."""
+        known = self._param_names()
+        for name, value in params.items():
+            if name not in known:
+                raise InputError(
+                    f"{type(self).__name__} has no parameter {name!r}; known: {', '.join(known)}"
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
 
     name: ClassVar[str] = ""
     _state: ClassVar[tuple[str, ...]] = ()
