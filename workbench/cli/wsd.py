@@ -335,8 +335,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     given = [(args.data, args.gold)] if args.data else [(n, None) for n in args.datasets or ["ALL"]]
     own = args.index is None and not args.ignore_model_index and model_index_path(args.model)
-    train = _training_corpus(args, args.train)
-    trained = [] if args.index is not None or own else [(train, None)]
+    # the training corpus only matters (and its no-SemCor fallback is only said) when an
+    # index is built here
+    builds = args.index is None and not own
+    train = _training_corpus(args, args.train) if builds else ""
+    trained = [(train, None)] if builds else []
     check_inputs([*given, *trained], args.index, args.out, args.json)
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
