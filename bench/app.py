@@ -43,6 +43,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.parse
 import warnings
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def bench_umap(n_points: int, repeats: int) -> None:
 def bench_layer_switch(repeats: int) -> None:
     from streamlit.testing.v1 import AppTest
 
-    import webapp.caches
+    import webapp.caches  # imports streamlit (heavy); webapp/ is found through REPO on sys.path
 
     for source, word in (("demo", "bank"), ("semcor", "play")):
         if source == "semcor" and "semcor" not in webapp.caches.available_datasets.__wrapped__():
@@ -174,6 +175,7 @@ def first_render(
     before a demo), and ``chart_after_navigation`` is the figure that counts."""
     from playwright.sync_api import sync_playwright
 
+    # tests/ is not installed: found through REPO on sys.path, set when this script starts
     from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
 
     env = {"WORKBENCH_CACHE": cache_dir, **(env or {})}
@@ -279,11 +281,10 @@ def _drawn(page, url: str, pid: int) -> tuple[float, float]:
 
 
 def bench_compare(repeats: int) -> None:
-    import urllib.parse
-
     import umap
     from playwright.sync_api import sync_playwright
 
+    # tests/ is not installed: found through REPO on sys.path, set when this script starts
     from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
 
     ov = _play_vectors()

@@ -306,10 +306,10 @@ def profile_stages(enc, sentences) -> dict:
     times = StageTimes()
     enc.encode(sentences[:50], progress=False, profile=StageTimes())  # warm-up
     enc.encode(sentences, progress=False, profile=times)
-    total = sum(times.seconds.values())
+    shares = times.shares()
     print(f"\nper-stage profile ({len(sentences)} sentences, {times.batches} batches, in turn):")
     for stage, sec in times.seconds.items():
-        print(f"  {stage:8s} {sec:8.3f} s  {100 * sec / total:5.1f}%")
+        print(f"  {stage:8s} {sec:8.3f} s  {100 * shares[stage]:5.1f}%")
     return {"seconds": times.seconds, "batches": times.batches, "tokens": times.tokens}
 
 

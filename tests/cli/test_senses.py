@@ -60,6 +60,16 @@ def test_plot_layers_and_words(tmp_path, capsys, tmp_cache, tiny_model_dir):
                  "--data", str(data), *common]) == 0  # fmt: skip
     panes = settings_fields(read_settings(fig.read_text()))
     assert [p["layer"] for p in panes] == ["1", "2"]
+    capsys.readouterr()
+    assert main(["settings", str(fig), "--panes"]) == 0  # what made the figure, one line a pane
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert printed == panes
+    assert main(["settings", str(data)]) == 0
+    assert json.loads(capsys.readouterr().out) == read_settings(data.read_bytes())
+    assert main(["settings", str(tmp_path / "missing.html")]) == 2
+    (tmp_path / "plain.csv").write_text("a,b\n1,2\n")
+    assert main(["settings", str(tmp_path / "plain.csv")]) == 2
+    assert "no workbench settings" in capsys.readouterr().err
     assert all(p["projection"]["method"] == "pca" and p["seed"] == 0 for p in panes)
     table = pd.read_csv(data, skiprows=1)
     assert {"x_layer1", "y_layer2", "label", "sentence"} <= set(table.columns)

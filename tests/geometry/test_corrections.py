@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from types import SimpleNamespace
+from typing import get_args
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from workbench.geometry.corrections import (
     POSTPROCESSORS,
     AllButTheTop,
     MeanCenterer,
+    PostProcessorName,
     Standardizer,
     Whitener,
     load_postprocessor,
@@ -109,6 +111,7 @@ def test_whiten_degenerate_directions_become_zero():
 def test_make_postprocessor_by_name():
     assert POSTPROCESSORS == ("zscore", "center", "abtt", "whiten", "none")
     assert set(CORRECTION_LABELS) == set(POSTPROCESSORS)  # one label per correction
+    assert set(get_args(PostProcessorName)) == set(POSTPROCESSORS)  # the type names them all
     x = _data()
     for name in POSTPROCESSORS:
         pp = make_postprocessor(name)

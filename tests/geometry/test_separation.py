@@ -12,7 +12,6 @@ from workbench.errors import InputError
 from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.separation import (
     sense_separation,
-    separation_at,
     separation_by_layer,
 )
 
@@ -109,7 +108,5 @@ def test_by_layer_finds_the_separating_layer_raw_and_corrected():
     assert set(curve.series("silhouette")) == {"none", "zscore"}
     assert len(curve.records()) == 8
     assert curve.table().columns[0] == "layer" and len(curve.table().rows) == 4
-    one = separation_at(vectors, labels, [0, 1, 2], "1", post=post)
-    assert one.silhouette == pytest.approx(curve.get("1", "zscore").silhouette)
     with pytest.raises(InputError, match="no separation at layer"):
         curve.get("7")

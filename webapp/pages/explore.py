@@ -6,8 +6,6 @@ layer (raw and corrected), and its nearest neighbours among all words of a refer
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -18,6 +16,7 @@ import webapp.explore_panes
 import webapp.state
 import webapp.urlstate
 from webapp.urlstate import Param
+from workbench.fileio import sha256_bytes
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz import neighbours as explore
 from workbench.viz import plotting
@@ -55,7 +54,7 @@ share = st.container()  # the "copy link" control, filled once every widget is d
 text = st.text_area("Sentences", value=DEFAULT_TEXT, height=150, key="explore_text")
 with webapp.state.user_errors():
     sentences = explore.split_sentences(text)
-text_key = hashlib.sha256(text.encode()).hexdigest()[:16]
+text_key = sha256_bytes(text)[:16]
 emb = webapp.caches.encode_words(("text", text_key), sentences, text="Encoding your sentences…")
 
 counts = explore.word_counts(sentences)

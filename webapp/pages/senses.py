@@ -7,7 +7,6 @@ sense (Coenen et al. 2019, "Visualizing and Measuring the Geometry of BERT").
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 import numpy as np
 import streamlit as st
@@ -19,6 +18,7 @@ import webapp.state
 import webapp.urlstate
 from webapp.urlstate import Between, Param
 from workbench.corpora import occurrences as occ
+from workbench.fileio import sha256_bytes
 from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
 from workbench.viz.projection import ProjectionConfig
@@ -96,7 +96,7 @@ with webapp.state.user_errors():
     found = webapp.caches.occurrences(
         source, lemma, pos, limit, upload, upload_name, _corpus=corpus
     )
-upload_hash = hashlib.sha256(upload).hexdigest()[:16] if upload else ""
+upload_hash = sha256_bytes(upload)[:16] if upload else ""
 occ_key = (source, lemma, pos, limit, upload_hash)
 ov = webapp.caches.encode_occurrences(occ_key, found)
 

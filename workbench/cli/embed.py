@@ -53,8 +53,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--compile",
         action="store_true",
-        help="torch.compile the model: 5-10%% faster on CPU after a one-off 10-25 s "
-        "compilation (worth it for long corpora; see docs/benchmarks.md)",
+        help="torch.compile the model: faster after a one-off compilation "
+        "(worth it for long corpora; see docs/benchmarks.md)",
     )
     ray = p.add_argument_group("past one machine (--engine ray, docs/scaling.md)")
     ray.add_argument(

@@ -12,11 +12,22 @@ import argparse
 import sys
 
 from workbench import __version__
-from workbench.cli import cache, data, embed, finetune, geometry, info, model, senses, wsd
+from workbench.cli import (
+    cache,
+    data,
+    embed,
+    finetune,
+    geometry,
+    info,
+    model,
+    senses,
+    settings,
+    wsd,
+)
 from workbench.errors import WorkbenchError
 
 # The sub-commands in the order `workbench --help` lists them.
-COMMANDS = (info, embed, model, data, cache, geometry, wsd, senses, finetune)
+COMMANDS = (info, embed, model, data, cache, geometry, wsd, senses, finetune, settings)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -161,6 +161,9 @@ def available_datasets(root: str | os.PathLike | None = None) -> dict[str, Path]
 
 
 def progress_printer(stream: TextIO | None = None) -> Callable[[int, int | None], None]:
+    """A ``progress(done, total)`` callback for :func:`fetch` that rewrites one line on
+    ``stream`` (stderr by default): a percentage when the size is known, else MiB received;
+    it prints only when the figure changes."""
     stream = stream or sys.stderr
     last = [-1]
 

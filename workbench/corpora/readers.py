@@ -23,7 +23,6 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import lzma
 import os
 from collections.abc import Iterable, Iterator
@@ -33,7 +32,7 @@ from pathlib import Path
 from workbench.corpora.parsing import open_maybe_xz, parse_xml, read_gold_keys
 from workbench.encoding.alignment import split_words
 from workbench.errors import DataError
-from workbench.fileio import sha256_files
+from workbench.fileio import sha256_bytes, sha256_files
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +137,7 @@ class Corpus:
 
     def head(self, n: int) -> Corpus:
         """The first ``n`` sentences, as a corpus (its hash covers the cut)."""
-        digest = hashlib.sha256(f"{self.sha256}:head:{n}".encode()).hexdigest()
+        digest = sha256_bytes(f"{self.sha256}:head:{n}")
         return Corpus(f"{self.name}[:{n}]", self.sentences[:n], self.source, digest)
 
 
@@ -231,5 +230,5 @@ def corpus_from_texts(texts: Iterable[str], name: str = "texts") -> Corpus:
     """An in-memory corpus from raw strings (one sentence each; blank ones skipped)."""
     texts = list(texts)
     sentences, skipped = _line_sentences(texts, name)
-    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()
+    digest = sha256_bytes("\n".join(texts))
     return Corpus(name, tuple(sentences), (), digest, n_skipped=skipped)

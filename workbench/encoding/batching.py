@@ -91,8 +91,8 @@ def plan_batches(
     ``exact``: a batch closes when one more window would take its padded size (windows x the
     longest one) past ``max_batch_tokens``, or, once it holds a tenth of the budget, when the
     next window is more than 3% shorter than its longest, so many batches hold windows of one
-    length. On 2,000 SemCor sentences padding is 1.8% of the tokens (docs/benchmarks.md,
-    "Extraction"). ``bucketed``: a batch holds windows of one bucket width (``length +
+    length (the padding this leaves is measured in docs/benchmarks.md, "Extraction").
+    ``bucketed``: a batch holds windows of one bucket width (``length +
     specials`` rounded up, at most ``max_width``), as many as the budget allows.
 
     Args:

@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -51,6 +50,7 @@ from workbench.fileio import (
     HOST,
     fault_point,
     remove_stale_temporaries,
+    sha256_bytes,
     sha256_json,
     sha256_words,
     stale_temporaries,
@@ -136,7 +136,7 @@ class EmbeddingCache:
     def key(identity: dict) -> str:
         """The entry name for a JSON-able identity dict."""
         blob = json.dumps(identity, sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:32]
+        return sha256_bytes(blob)[:32]
 
     def path(self, key: str) -> Path:
         """The directory of entry ``key``."""

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from workbench.encoding.pooling import LayerSpec, combine_layers
-from workbench.encoding.wordtable import ROW_HEADER, SENTENCE_HEADER, table_text, text_sha256
+from workbench.encoding.wordtable import ROW_HEADER, SENTENCE_HEADER, table_text
 from workbench.errors import DataError, InputError, MismatchError, OutputError
-from workbench.fileio import atomic_path, check_writable, remove_stale_temporaries
+from workbench.fileio import atomic_path, check_writable, remove_stale_temporaries, sha256_bytes
 
 
 @dataclass
@@ -135,7 +135,7 @@ class LayerwiseEmbeddings:
         for other in tables:
             refuse_foreign_table(other)
         remove_stale_temporaries(path.parent, [path.name, *(t.name for t in tables)])
-        meta = {**self.meta(), "tables": {t.name: text_sha256(v) for t, v in tables.items()}}
+        meta = {**self.meta(), "tables": {t.name: sha256_bytes(v) for t, v in tables.items()}}
         with ExitStack() as stack:  # renamed in reverse order: the tables, then the .npz
             npz_tmp = stack.enter_context(atomic_path(path, suffix=".npz"))
             for target, text in tables.items():

@@ -72,8 +72,8 @@ class Encoder:
         stride: subwords between consecutive window starts (default: half a window).
         compile: run the forward pass through ``torch.compile``: ``True`` (dynamic shapes)
             or a mode, ``reduce-overhead`` for CUDA graphs (see
-            :mod:`workbench.encoding.runner`); on CPU 5-10% faster after a one-off 10-25 s
-            compilation, so worth it for long runs only.
+            :mod:`workbench.encoding.runner`); faster after a one-off compilation, so worth
+            it for long runs only (docs/benchmarks.md).
         attention: the attention kernel: ``auto`` (the model's default: ``sdpa``, PyTorch's
             fused attention, where transformers supports it), ``sdpa`` or ``eager``.
         pipeline: how the stages of a batch overlap (:class:`PipelineConfig`; the default
@@ -372,9 +372,8 @@ def _gc_paused():
     """Pause Python's cyclic garbage collector while encoding.
 
     Encoding allocates many small lists; with a large corpus loaded (SemCor is millions of
-    objects) each full collection they trigger walks all of it: up to 0.3 s per 2,000
-    sentences (docs/benchmarks.md). Nothing here makes reference cycles, so pausing loses
-    nothing.
+    objects) each full collection they trigger walks all of it (docs/benchmarks.md has the
+    cost). Nothing here makes reference cycles, so pausing loses nothing.
     """
     enabled = gc.isenabled()
     gc.disable()

@@ -15,10 +15,12 @@ import functools
 import hashlib
 import json
 import os
+import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlparse
 
 from workbench.errors import ModelLoadError
 from workbench.fileio import sha256_file, sha256_json
@@ -129,9 +131,6 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     Asked before any online attempt, so that an unknown name on an offline machine fails in a
     moment instead of after the hub client's retries (a minute and more).
     """
-    import socket
-    from urllib.parse import urlparse
-
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
         return False
     url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
@@ -262,7 +261,7 @@ def choose_device(device: str | None = None) -> str:
 def cpu_bf16_native(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> bool:
     """Whether the CPU computes in bfloat16 natively (AMX-BF16 or AVX512-BF16 in the flags of
     ``cpuinfo``; False where that file is missing, as on macOS and Windows). Without them
-    torch's bfloat16 matrix products are emulated: 5x slower than float32 on an AVX2 CPU
+    torch's bfloat16 matrix products are emulated, several times slower than float32
     (docs/benchmarks.md, "bfloat16 on the CPU")."""
     try:
         flags = Path(cpuinfo).read_text(errors="replace").split()

@@ -102,7 +102,7 @@ def allocate(
     """The output array: in memory, or a ``.npy`` memory map at ``out`` for larger-than-RAM runs.
 
     ``np.empty``, not ``np.zeros``: every row is written anyway, and zeroed memory costs page
-    faults (about 1 s per 458 MB on this project's machine; docs/benchmarks.md, "Extraction").
+    faults (docs/benchmarks.md, "Extraction").
     """
     if out is None:
         return np.empty(shape, dtype=dtype)

@@ -4,10 +4,10 @@
 (bias adds, GELU, layer norm, the attention reshapes) into the matrix products around it.
 Modes (:data:`CompileMode`, torch's names):
 
-- ``default`` (``compile=True``): dynamic shapes, one graph for every batch shape. On the
-  2-core CPU of docs/benchmarks.md ``encode`` with the default model runs about 10% faster
-  once compiled; compiling costs 10-25 s once per process (the low end when inductor's
-  on-disk cache is warm), so it pays for long runs only and is off by default.
+- ``default`` (``compile=True``): dynamic shapes, one graph for every batch shape. Compiling
+  is paid once per process (less when inductor's on-disk cache is warm) and the compiled model
+  is only somewhat faster on a CPU, so it pays for long runs only and is off by default
+  (docs/benchmarks.md, "Extraction", has the figures).
 - ``reduce-overhead`` / ``max-autotune``: also CUDA graphs on a GPU (each input shape is
   captured once and replayed: no per-kernel launch cost), with shapes left to torch's
   automatic dynamism; the encoder then pads batches to few distinct shapes

@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.errors import DataError
+from workbench.fileio import sha256_bytes
 
 #: Header of the per-vector table (``v.tsv``).
 ROW_HEADER = ("row", "sentence", "position", "word", "subword_start", "subword_end")
@@ -82,11 +82,6 @@ def table_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def text_sha256(text: str) -> str:
-    """SHA-256 of a table's text as written (UTF-8): what the ``.npz`` records."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def vectors_path(table: str | os.PathLike[str]) -> Path:
     """The ``.npz`` a table belongs to (``v.tsv`` and ``v.sentences.tsv`` -> ``v.npz``)."""
     table = Path(table)
@@ -130,7 +125,7 @@ def read_table(path: str | os.PathLike[str], check: bool = True) -> list[list[st
         if not npz.is_file():
             raise DataError(f"{path}: its vectors file {npz.name} is missing")
         expected = recorded_tables(npz).get(path.name)
-        if expected != text_sha256(text):
+        if expected != sha256_bytes(text):
             raise DataError(
                 f"{path} does not match the vectors in {npz.name} (from an interrupted or "
                 "another run); write the output again"

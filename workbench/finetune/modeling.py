@@ -194,8 +194,8 @@ class BiEncoderModel(nn.Module):
         self.encoder = encoder
         self.gloss_encoder = gloss_encoder
         self.pooling = pooling
-        # padded tokens per gloss-encoder pass: small chunks of similar length pad little (on a
-        # 2-core CPU 1024 trains 1.5x faster than one chunk of 8192: docs/benchmarks.md)
+        # padded tokens per gloss-encoder pass: small chunks of similar length pad little and
+        # train faster than one large chunk (docs/benchmarks.md)
         self.gloss_batch_tokens = int(gloss_batch_tokens)
         dims = {encoder_config(m).hidden_size for m in (encoder, gloss_encoder)}
         if len(dims) != 1:

@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import random
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -187,8 +188,6 @@ def build_wic(
 def write_jsonl(pairs: tuple[WicPair, ...], path: str | Path) -> Path:
     """Write pairs as JSONL readable by :func:`workbench.finetune.data.read_table` (pair=True):
     ``text_a``, ``text_b``, ``label`` plus the lemma, POS, words, indices and keys."""
-    import json
-
     path = Path(path)
     with path.open("w", encoding="utf-8") as fh:
         for p in pairs:
@@ -200,8 +199,6 @@ def write_jsonl(pairs: tuple[WicPair, ...], path: str | Path) -> Path:
 
 def read_jsonl(path: str | Path) -> tuple[WicPair, ...] | None:
     """Pairs back from a file :func:`write_jsonl` wrote; None if it lacks the WiC fields."""
-    import json
-
     names = [f for f in WicPair.__dataclass_fields__]
     pairs = []
     with Path(path).open(encoding="utf-8") as fh:

@@ -72,7 +72,7 @@ def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
     try:
         obj = _REGISTRY[info["kind"]](**info["params"])
         with np.load(npz, allow_pickle=False) as arrays:
-            for key in obj._state:
+            for key in obj.state_names:
                 setattr(obj, f"{key}_", arrays[key])
         obj.n_features_in_ = int(info["n_features_in"])
         obj.n_layers_ = None if info["n_layers"] is None else int(info["n_layers"])
@@ -84,7 +84,7 @@ def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
         raise DataError(
             f"{meta}: a field is missing or wrong ({type(exc).__name__}: {exc})"
         ) from exc
-    for key in obj._state:
+    for key in obj.state_names:
         value = getattr(obj, f"{key}_")
         layered = obj.n_layers_ is not None
         if value.ndim == 0 or (layered and value.shape[0] != obj.n_layers_):
@@ -162,7 +162,7 @@ class Standardizer(PostProcessor):
     """
 
     name = "zscore"
-    _state = ("mean", "scale", "var", "zero_variance")
+    state_names = ("mean", "scale", "var", "zero_variance")
 
     def __init__(self, zero_variance: Literal["center", "zero", "error"] = "center"):
         self.zero_variance = zero_variance
@@ -234,7 +234,7 @@ class MeanCenterer(PostProcessor):
     """Subtract the reference mean: ``x - mean_``."""
 
     name = "center"
-    _state = ("mean",)
+    state_names = ("mean",)
 
     def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
         return {"mean": x.mean(axis=0)}
@@ -252,7 +252,7 @@ class AllButTheTop(PostProcessor):
     """
 
     name = "abtt"
-    _state = ("mean", "components")
+    state_names = ("mean", "components")
 
     def __init__(self, n_components: int | None = None):
         self.n_components = n_components
@@ -287,7 +287,7 @@ class Whitener(PostProcessor):
     """
 
     name = "whiten"
-    _state = ("mean", "whitening", "eigenvalues")
+    state_names = ("mean", "whitening", "eigenvalues")
 
     def __init__(self, n_components: int | None = None, rtol: float = 1e-10):
         self.n_components = n_components
@@ -314,7 +314,7 @@ class Identity(PostProcessor):
     """No correction (only the layout and width checks), for a uniform code path."""
 
     name = "none"
-    _state = ()
+    state_names = ()
 
     def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
         return {}

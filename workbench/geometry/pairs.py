@@ -45,6 +45,11 @@ def check_vectors(x: np.ndarray, name: str = "vectors") -> np.ndarray:
 
 
 def check_meta(values: Sequence | np.ndarray, n: int, name: str) -> np.ndarray:
+    """``values`` as an array with one entry per vector (shape ``(n,)``).
+
+    Raises:
+        InputError: naming ``name``, when the shape is not ``(n,)``.
+    """
     arr = np.asarray(values)
     if arr.shape != (n,):
         raise InputError(f"{name} must have one entry per vector ({n}), got shape {arr.shape}")

@@ -62,6 +62,12 @@ class Provenance:
 
 
 def check_array(x: Any, name: str = "X") -> np.ndarray:
+    """``x`` as an array of ``(n, dim)`` or ``(n, n_layers, dim)`` finite numbers, n >= 2.
+
+    Raises:
+        InputError: naming ``name`` and what is wrong (shape, dtype, too few rows, the first
+            row holding NaN or inf).
+    """
     x = np.asarray(x)
     if x.ndim not in (2, 3):
         raise InputError(f"{name} must be (n, dim) or (n, n_layers, dim), got shape {x.shape}")
@@ -81,11 +87,12 @@ _P = TypeVar("_P", bound="PostProcessor")
 class PostProcessor:
     """Base class: per-layer fitting, layout checks, provenance, save/load.
 
-    Subclasses define ``name``, ``_state`` (names of learned arrays), ``_fit_layer(x) -> dict``
-    and ``_transform_layer(x, state) -> array`` on one layer's ``(n, dim)`` float64 array.
+    Subclasses define ``name``, ``state_names`` (the names of the learned arrays: each is the
+    attribute ``<name>_`` after fitting, and an array of the saved ``.npz``), ``_fit_layer(x) ->
+    dict`` and ``_transform_layer(x, state) -> array`` on one layer's ``(n, dim)`` float64 array.
 
-    scikit-learn's estimator conventions without importing scikit-learn (2 s on a small CPU,
-    paid by every app page that fits a correction): ``__init__`` only stores its keyword
+    scikit-learn's estimator conventions without importing scikit-learn (an import every app
+    page that fits a correction would pay): ``__init__`` only stores its keyword
     parameters, :meth:`get_params` / :meth:`set_params` read and set them, so
     ``sklearn.base.clone`` and ``Pipeline`` work on a post-processor.
     """
@@ -118,7 +125,7 @@ class PostProcessor:
         return f"{type(self).__name__}({params})"
 
     name: ClassVar[str] = ""
-    _state: ClassVar[tuple[str, ...]] = ()
+    state_names: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ subclass hooks
     def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
@@ -139,7 +146,7 @@ class PostProcessor:
         x = check_array(X)
         layers = [x] if x.ndim == 2 else [x[:, k, :] for k in range(x.shape[1])]
         states = [self._fit_layer(np.asarray(layer, dtype=np.float64)) for layer in layers]
-        for key in self._state:
+        for key in self.state_names:
             arrays = [s[key] for s in states]
             setattr(self, f"{key}_", arrays[0] if x.ndim == 2 else np.stack(arrays))
         self.n_features_in_ = int(x.shape[-1])
@@ -197,12 +204,12 @@ class PostProcessor:
         if provenance is not None:
             self.check_compatible(provenance)
         if x.ndim == 2:
-            state = {k: getattr(self, f"{k}_") for k in self._state}
+            state = {k: getattr(self, f"{k}_") for k in self.state_names}
             return self._transform_layer(np.asarray(x, np.float64), state).astype(np.float32)
         out = [
             self._transform_layer(
                 np.asarray(x[:, k, :], np.float64),
-                {s: getattr(self, f"{s}_")[k] for s in self._state},
+                {s: getattr(self, f"{s}_")[k] for s in self.state_names},
             ).astype(np.float32)
             for k in range(x.shape[1])
         ]
@@ -238,7 +245,7 @@ class PostProcessor:
         npz, meta = saved_paths(path)
         remove_stale_temporaries(npz.parent, [npz.name, meta.name])  # of killed writers
         with atomic_path(npz, suffix=".npz") as tmp:
-            np.savez(tmp, **{k: getattr(self, f"{k}_") for k in self._state})
+            np.savez(tmp, **{k: getattr(self, f"{k}_") for k in self.state_names})
         info = {
             "kind": self.name,
             "params": self.get_params(),
@@ -255,6 +262,8 @@ class PostProcessor:
 
 
 def saved_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """The ``(.npz, .json)`` pair a post-processor is saved to: ``path`` with or without either
+    suffix names the same pair (``z`` -> ``z.npz`` and ``z.json``)."""
     p = Path(path)
     if p.suffix in (".npz", ".json"):
         p = p.with_suffix("")

@@ -210,37 +210,6 @@ def _silhouette_samples(dist: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.where(denom > 0, (b - a) / np.where(denom > 0, denom, 1.0), 0.0)
 
 
-def separation_at(
-    vectors: np.ndarray,
-    labels: Sequence[str],
-    layers: Sequence[int],
-    spec: str,
-    n_hidden: int | None = None,
-    post: PostProcessor | None = None,
-    min_count: int = 2,
-) -> Separation:
-    """:func:`sense_separation` at one layer spec of layerwise vectors, after a correction.
-
-    Args:
-        vectors: ``(n_occurrences, n_layers, dim)``, slot ``i`` = hidden state ``layers[i]``.
-        labels: ``n_occurrences`` gold sense labels.
-        layers: hidden-state index of each slot.
-        spec: a layer spec (``"6"``, ``"last4-sum"``, ``"3,4,5"``...).
-        n_hidden: the model's hidden-state count, for negative indices (default
-            ``max(layers) + 1``).
-        post: a correction fitted per layer on the same ``layers`` (None: raw vectors); each
-            layer is corrected before layers are combined.
-        min_count: see :func:`sense_separation`.
-    """
-    x = _check(vectors, labels, 3)
-    n_hidden = n_hidden if n_hidden is not None else max(layers) + 1
-    if post is not None:
-        x = post.transform(x)
-    picked = combine_layers(x, layers, spec, n_hidden)
-    name = post.name if post is not None else "none"
-    return sense_separation(picked, labels, min_count, str(spec), name)
-
-
 @dataclass(frozen=True)
 class LayerSeparation:
     """:class:`Separation` at every layer, raw and after a correction.

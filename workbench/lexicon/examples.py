@@ -19,13 +19,13 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
 from workbench.encoding.alignment import split_words
+from workbench.fileio import sha256_bytes
 from workbench.lexicon.wordnet import POS_TAGS, UPOS_TO_WN, WN_TO_UPOS, WordNet, load_wordnet
 
 if TYPE_CHECKING:
@@ -167,5 +167,5 @@ def example_corpus(
     """The WordNet example corpus as a :class:`Corpus` (``n_skipped``: unmatched examples)."""
     stats = ExampleStats()
     sentences = tuple(iter_examples(config, wordnet, stats))
-    digest = hashlib.sha256(f"wordnet-3.0-examples:{config!r}".encode()).hexdigest()
+    digest = sha256_bytes(f"wordnet-3.0-examples:{config!r}")
     return Corpus("wordnet-examples", sentences, (), digest, n_skipped=stats.skipped)

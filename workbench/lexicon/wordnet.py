@@ -22,7 +22,6 @@ Example::
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import shutil
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import DataError, InputError
+from workbench.fileio import sha256_bytes
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader
@@ -83,7 +83,7 @@ def _normalise_into(source: Path, target: Path) -> dict:
     for name in WORDNET_FILES:
         data = (source / name).read_bytes().replace(b"\r\n", b"\n")
         (target / name).write_bytes(data)
-        hashes[name] = hashlib.sha256(data).hexdigest()
+        hashes[name] = sha256_bytes(data)
         if name.startswith("data."):
             n_synsets += sum(1 for line in data.split(b"\n") if line[:1].isdigit())
     for extra in ("LICENSE", "README", "citation.bib"):
@@ -209,7 +209,7 @@ def _read_index_sense(reader) -> tuple[dict[str, SenseEntry], dict[tuple[str, st
 
 
 def key_lemma_pos(key: str) -> tuple[str, str]:
-    """The (lemma, universal POS) a sense key is a candidate for: the one sense-key parser.
+    """The (lemma, universal POS) a sense key is a candidate for (:func:`key_lemma_wn_pos`).
 
     A sense key is ``lemma%ss_type:lex_filenum:lex_id:head_word:head_id``; the ss_type digit
     gives the POS (``5``, an adjective satellite, is ``ADJ``). The lemma is lowercased: WordNet
@@ -226,11 +226,26 @@ def key_lemma_pos(key: str) -> tuple[str, str]:
         >>> key_lemma_pos("galore%5:00:00:abundant:00")
         ('galore', 'ADJ')
     """
+    lemma, wn_pos = key_lemma_wn_pos(key)
+    return lemma, WN_TO_UPOS[wn_pos]
+
+
+def key_lemma_wn_pos(key: str) -> tuple[str, str]:
+    """The lemma (lowercased) and WordNet POS letter (``n v a r s``, ``s`` for a satellite
+    adjective) of a sense key: the one parser of sense keys (see :func:`key_lemma_pos`).
+
+    Raises:
+        InputError: ``key`` has no lemma before ``%`` or no ss_type digit 1-5 after it.
+
+    Example:
+        >>> key_lemma_wn_pos("Galore%5:00:00:abundant:00")
+        ('galore', 's')
+    """
     lemma, _, rest = key.partition("%")
     wn_pos = SS_TYPE_TO_WN.get(rest[:1])
     if not lemma or wn_pos is None:
         raise InputError(f"'{key}' is not a WordNet sense key (expected e.g. 'bank%1:17:01::').")
-    return lemma.lower(), WN_TO_UPOS[wn_pos]
+    return lemma.lower(), wn_pos
 
 
 def _check_pos(pos: str) -> str:
@@ -283,8 +298,7 @@ class WordNet:
     def synset_obj(self, key: str) -> Synset:
         """The NLTK ``Synset`` of a sense key."""
         entry = self._entry(key)
-        ss_type = key.split("%", 1)[1][0]
-        return self.reader.synset_from_pos_and_offset(SS_TYPE_TO_WN[ss_type], entry.offset)
+        return self.reader.synset_from_pos_and_offset(key_lemma_wn_pos(key)[1], entry.offset)
 
     def synset(self, key: str) -> str:
         """Synset name of a sense key (``bank%1:17:01::`` -> ``bank.n.01``)."""

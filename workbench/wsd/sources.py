@@ -11,7 +11,6 @@
   (a multiword lemma is one word, ``"take place"``), is taken. On the default model the
   ``definition`` vectors help on the SemEval-2007 development set and the ``lemma`` ones do not
   (docs/results.md).
-* :func:`wordnet_example_sentences` is the WordNet example corpus restricted to some lemmas.
 
 Example::
 
@@ -21,7 +20,6 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -30,16 +28,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
-from workbench.corpora.readers import Sentence
 from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import combine_layers
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
-from workbench.fileio import atomic_path
-from workbench.lexicon import examples as wx
-from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet
+from workbench.fileio import atomic_path, sha256_bytes
+from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.config import GlossPooling
 from workbench.wsd.vectors import SenseGraph
 
@@ -79,7 +75,7 @@ def sense_graph(wordnet: WordNet) -> SenseGraph:
 
 
 def _stored_graph(wordnet: WordNet) -> SenseGraph:
-    """The graph from the cache dir (built and stored on first use: 5-10 s -> 0.5 s)."""
+    """The graph from the cache dir (built and stored on first use, loaded after that)."""
 
     name = f"sense-graph-wordnet-{wordnet.version}-v{GRAPH_VERSION}.npz"
     path = default_cache_dir() / "wsd" / name
@@ -196,7 +192,7 @@ def _definitions_path(
     # the sentences follow from WordNet's version, the synsets and this code's version: the
     # cache name hashes those, so a warm call never rebuilds 117k sentences
     ident = f"wordnet-{wordnet.version}|v{GRAPH_VERSION}|{encoder.max_length}|" + "\n".join(synsets)
-    tag = hashlib.sha256(ident.encode()).hexdigest()[:24]
+    tag = sha256_bytes(ident)[:24]
     kind = "definitions-examples" if examples else "definitions"
     return default_cache_dir() / "wsd" / f"{kind}-{encoder.fingerprint}-{encoder.pooling}-{tag}.npy"
 
@@ -269,28 +265,3 @@ def definition_vectors(
     with atomic_path(path, suffix=".npy") as tmp:
         np.save(tmp, out)
     return out
-
-
-def lemma_synsets(wordnet: WordNet, lemmas: Sequence[tuple[str, str]]) -> list:
-    """The NLTK synsets of the candidate senses of ``(lemma, POS)`` pairs, without repeats."""
-    seen: dict[str, object] = {}
-    for lemma, pos in lemmas:
-        for key in wordnet.candidates(lemma, pos) if pos in UPOS_TO_WN else ():
-            synset = wordnet.synset_obj(key)
-            seen.setdefault(synset.name(), synset)
-    return list(seen.values())
-
-
-def wordnet_example_sentences(
-    wordnet: WordNet, lemmas: Sequence[tuple[str, str]] | None = None
-) -> tuple[Sentence, ...]:
-    """WordNet's usage examples as sense-tagged sentences (:mod:`workbench.lexicon.examples`),
-    all of them or only those of the synsets of some ``(lemma, POS)`` pairs."""
-
-    if lemmas is None:
-        return wx.example_corpus(wordnet=wordnet).sentences
-    stats = wx.ExampleStats()
-    out: list[Sentence] = []
-    for synset in lemma_synsets(wordnet, lemmas):
-        out += list(wx.synset_example_sentences(synset, wordnet, stats))
-    return tuple(out)

@@ -30,7 +30,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -44,7 +43,7 @@ from workbench.corpora.readers import Corpus
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.rows import Progress
 from workbench.errors import DataError, InputError
-from workbench.fileio import sha256_files
+from workbench.fileio import sha256_bytes, sha256_files
 from workbench.lexicon.wordnet import WORDNET_VERSION, WordNet, load_wordnet
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
@@ -180,7 +179,7 @@ def system_index_path(encoder: Encoder, system: System, training_sha256: str) ->
         },
         sort_keys=True,
     )
-    tag = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    tag = sha256_bytes(ident)[:16]
     return default_cache_dir() / "wsd-index" / f"{system.name}-{system.training}-{tag}"
 
 

@@ -1,0 +1,36 @@
+"""``workbench settings FILE``: what made an exported table or figure (its carried settings)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from workbench.errors import InputError
+from workbench.viz.export import read_settings, settings_fields
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "settings",
+        help="the settings an exported table or figure carries (.csv .json .html .png .svg)",
+    )
+    p.add_argument("file", type=Path, help="a table or figure exported by the app or the CLI")
+    p.add_argument(
+        "--panes",
+        action="store_true",
+        help="one JSON object per view (a side-by-side figure: each pane)",
+    )
+    p.set_defaults(func=cmd_settings)
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    if not args.file.is_file():
+        raise InputError(f"{args.file}: no such file")
+    settings = read_settings(args.file.read_bytes())
+    if args.panes:
+        for view in settings_fields(settings):
+            print(json.dumps(view, sort_keys=True))
+    else:
+        print(json.dumps(settings, indent=2, sort_keys=True))
+    return 0
