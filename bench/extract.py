@@ -51,9 +51,9 @@ from machine import machine_facts
 
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
+from workbench.corpora.wordnet_examples import example_corpus
 from workbench.encoding.pipeline import PipelineConfig, StageTimes
 from workbench.encoding.runner import COMPILE_MODES
-from workbench.lexicon.examples import example_corpus
 
 PIPELINES = {  # --pipelines names
     "auto": PipelineConfig(),

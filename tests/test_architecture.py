@@ -141,6 +141,22 @@ def test_no_import_cycles():
     assert find_cycles(graph()) == []
 
 
+def package_of(module: str) -> str:
+    """``workbench.wsd.index`` -> ``wsd``; top-level modules (``errors``, ``fileio``) as named."""
+    return module.split(".")[1] if module.count(".") else module
+
+
+def test_packages_form_a_pipeline_without_cycles():
+    # the layout reads as the pipeline: a package never depends, even indirectly, on a later one
+    edges: dict[str, set[str]] = {}
+    for mod, deps in graph().items():
+        edges.setdefault(package_of(mod), set()).update(
+            package_of(d) for d in deps if package_of(d) != package_of(mod)
+        )
+    assert find_cycles(edges) == []
+    assert not edges["encoding"] & {"corpora", "lexicon", "geometry", "wsd", "viz", "finetune"}
+
+
 def private_names(tree: ast.Module) -> set[str]:
     """Private names a module defines: top-level ``_x``, methods ``_x``, attributes ``self._x``."""
     names = set()

@@ -98,18 +98,6 @@ def test_encode_occurrences_one_row_each(tiny_encoder, tmp_cache):
         occ.encode_occurrences(tiny_encoder, [])
 
 
-def test_nearest_centroid_recovers_planted_labels():
-    rng = np.random.default_rng(0)
-    centres = rng.normal(size=(3, 16)) * 5
-    train = np.concatenate([c + rng.normal(size=(10, 16)) for c in centres])
-    labels = [f"s{i}" for i in range(3) for _ in range(10)]
-    query = centres + rng.normal(size=(3, 16)) * 0.5
-    predicted, scores = occ.nearest_centroid(train, labels, query)
-    assert predicted == ["s0", "s1", "s2"] and (scores > 0.9).all()
-    with pytest.raises(InputError):
-        occ.nearest_centroid(train, [""] * 30, query)
-
-
 def test_occurrence_table_columns():
     found = occ.from_lines(["k\tthe [bank] rose", "k2\tthe [bank] eroded"], "bank")
     table = occ.occurrence_table(found, {"k": "gloss k"}, np.zeros((2, 3)), predicted=["k", "k"])

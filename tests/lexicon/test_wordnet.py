@@ -7,7 +7,6 @@ import pytest
 from workbench.errors import DataError, InputError
 from workbench.fileio import sha256_file
 from workbench.lexicon import wordnet as wnmod
-from workbench.lexicon.examples import ExampleConfig, ExampleStats, iter_examples, locate
 from workbench.lexicon.wordnet import (
     N_SYNSETS_30,
     key_lemma_pos,
@@ -137,36 +136,3 @@ def test_reader_over_the_copy_gives_the_same_answers(tmp_path, wn):
     key = "bank%1:17:01::"
     assert other.synset(key) == wn.synset(key)
     assert other.gloss("dog.n.01") == wn.gloss("dog.n.01")
-
-
-def test_locate_lemma_in_example(wn):
-    assert locate(["He", "took", "place", "early"], "take_place", "v", wn) == 1
-    assert locate(["she", "ran", "home"], "run", "v", wn) == 1
-    assert locate(["two", "geese"], "goose", "n", wn) == 1
-    assert locate(["nothing", "here"], "bank", "n", wn) is None
-
-
-def test_examples_corpus_locates_its_targets(wn):
-    stats = ExampleStats()
-    config = ExampleConfig(pos=("VERB", "ADJ"), limit=400)
-    sentences = list(iter_examples(config, wn, stats))
-    assert len(sentences) == 400
-    assert stats.matched >= 400  # counted per synset: the last one may go past the limit
-    for sentence in sentences:
-        (inst,) = sentence.instances
-        (key,) = inst.keys
-        assert (inst.lemma, inst.pos) == key_lemma_pos(key)
-        word = sentence.words[inst.index].lower()
-        parts = inst.lemma.split("_")
-        assert len(word.split(" ")) == len(parts)
-        assert wn.synset(key) in sentence.id  # the sentence is an example of the key's synset
-    assert stats.examples == stats.matched + stats.skipped
-
-
-def test_glosses_give_one_sentence_per_lemma(wn):
-    config = ExampleConfig(pos=("NOUN",), examples=False, glosses="all", limit=50)
-    sentences = list(iter_examples(config, wn))
-    first = sentences[0]
-    assert first.instances[0].index == 0 and first.words[1] == ":"
-    keys = [s.instances[0].keys[0] for s in sentences]
-    assert len(set(keys)) == len(keys)

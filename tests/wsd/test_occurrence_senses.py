@@ -13,6 +13,7 @@ from workbench.errors import InputError
 from workbench.wsd.occurrence_senses import (
     TrainingOccurrences,
     held_out,
+    nearest_centroid,
     predict_senses,
     training_occurrences,
 )
@@ -133,3 +134,15 @@ def test_training_occurrences_prefer_semcor_else_wordnet():
     assert [(o.label, o.word) for o in found.occurrences] == [("bank%1:17:01::", "bank")]
     with pytest.raises(InputError):
         training_occurrences(_WordNet(), "bank", "VERB", semcor=semcor)
+
+
+def test_nearest_centroid_recovers_planted_labels():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 16)) * 5
+    train = np.concatenate([c + rng.normal(size=(10, 16)) for c in centres])
+    labels = [f"s{i}" for i in range(3) for _ in range(10)]
+    query = centres + rng.normal(size=(3, 16)) * 0.5
+    predicted, scores = nearest_centroid(train, labels, query)
+    assert predicted == ["s0", "s1", "s2"] and (scores > 0.9).all()
+    with pytest.raises(InputError):
+        nearest_centroid(train, [""] * 30, query)

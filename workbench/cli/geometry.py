@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from workbench.cli.options import layer_list
-from workbench.corpora.reference import fit_reference, load_reference_corpus, sample_corpus
+from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
@@ -24,6 +24,7 @@ from workbench.fileio import check_writable
 from workbench.geometry.analysis import GeometryConfig, analyze_layers, check_config
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.postprocess import saved_paths
+from workbench.geometry.reference import fit_reference
 from workbench.geometry.report import geometry_report, geometry_table
 from workbench.reports.writers import write_report
 

@@ -327,34 +327,3 @@ def occurrence_table(
         for axis, column in zip("xyz", coords.T, strict=False):
             table[axis] = column
     return table
-
-
-def nearest_centroid(
-    train: np.ndarray, train_labels: Sequence[str], query: np.ndarray
-) -> tuple[list[str], np.ndarray]:
-    """Label each query with its most cosine-similar label centroid (the sense index's rule,
-    for one lemma).
-
-    Args:
-        train: ``(n_train, dim)`` vectors with known labels.
-        train_labels: ``n_train`` labels (``""`` = unlabelled, ignored).
-        query: ``(n_query, dim)`` vectors to label.
-
-    Returns:
-        ``(labels, scores)``: ``n_query`` labels and ``(n_query,)`` float32 cosines.
-
-    Raises:
-        InputError: no labelled training vector.
-    """
-    train = np.asarray(train, dtype=np.float32)
-    labels = np.asarray(train_labels, dtype=object)
-    names = [lab for lab in dict.fromkeys(labels.tolist()) if lab]
-    if not names:
-        raise InputError("no labelled occurrence to learn senses from")
-    cents = np.stack([train[labels == lab].mean(axis=0) for lab in names])
-    cents /= np.maximum(np.linalg.norm(cents, axis=1, keepdims=True), 1e-12)
-    q = np.asarray(query, dtype=np.float32)
-    q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-    sims = q @ cents.T
-    best = sims.argmax(axis=1)
-    return [names[i] for i in best], sims[np.arange(len(q)), best].astype(np.float32)

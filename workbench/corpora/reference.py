@@ -11,13 +11,12 @@ A reference corpus is, by name:
 
 :func:`sample_corpus` draws a seeded sample of sentences (``unit="sentences"``: exactly ``n``
 sentences; ``unit="words"``: whole sentences in random order until at least ``n`` words).
-:func:`fit_reference` encodes a sample and fits a post-processor per layer on it, recording the
-model fingerprint, layers, pooling and the sample's hash.
+:func:`workbench.geometry.reference.fit_reference` fits a correction on such a sample.
 
 Example::
 
     sample = sample_corpus(load_reference_corpus("auto"), 2000, random_state=0)
-    z = fit_reference(Encoder(), "zscore", sample)       # per-layer Standardizer
+    sample.words[:2], sample.sha256
 """
 
 from __future__ import annotations
@@ -31,12 +30,8 @@ import numpy as np
 
 from workbench.corpora.datasets import DATASETS, available_datasets, load_dataset
 from workbench.corpora.readers import Corpus, corpus_from_texts, read_text
-from workbench.encoding.cache import encode_cached
-from workbench.encoding.pooling import Pooling
 from workbench.errors import DataError, InputError
 from workbench.fileio import sha256_words
-from workbench.geometry.corrections import make_postprocessor
-from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import load_wordnet
 
 SampleUnit = Literal["sentences", "words"]
@@ -154,30 +149,3 @@ def sample_corpus(
     return CorpusSample(
         corpus.name, corpus.sha256, unit, n, random_state, indices, words, sha256_words(words)
     )
-
-
-def fit_reference(
-    encoder: Any,
-    kind: str,
-    sample: CorpusSample,
-    layers: list[int] | None = None,
-    pooling: Pooling | None = None,
-    **params: Any,
-) -> PostProcessor:
-    """Encode ``sample`` (through the cache) and fit a post-processor per layer on it.
-
-    Args:
-        encoder: a :class:`workbench.Encoder`.
-        kind: one of :data:`workbench.geometry.corrections.POSTPROCESSORS`.
-        sample: from :func:`sample_corpus`.
-        layers: hidden-state indices (None = all).
-        pooling: subword pooling (None = the encoder's).
-        **params: passed to :func:`workbench.geometry.corrections.make_postprocessor`.
-
-    Returns:
-        The fitted post-processor; its ``provenance_`` names the model, layers, pooling, corpus
-        and sample hash.
-    """
-    emb = encode_cached(encoder, sample.words, layers=layers, pooling=pooling)
-    name = f"{sample.corpus} sample ({sample.unit}={sample.requested}, seed={sample.random_state})"
-    return make_postprocessor(kind, **params).fit_embeddings(emb, name, sample.sha256)

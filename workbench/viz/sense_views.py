@@ -33,11 +33,12 @@ from workbench.corpora.occurrences import (
     from_wordnet,
     read_demo,
 )
-from workbench.corpora.reference import fit_reference, load_reference_corpus, sample_corpus
+from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.pooling import combine_layers
 from workbench.errors import InputError, MismatchError
 from workbench.fileio import sha256_words
 from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.reference import fit_reference
 from workbench.geometry.separation import (
     LayerSeparation,
     Separation,
@@ -112,7 +113,7 @@ def fit_correction(
     data_dir: str | Path | None = None,
 ) -> PostProcessor | None:
     """A correction fitted per layer (every hidden state) on a seeded sample of a reference
-    corpus (:func:`workbench.corpora.reference.fit_reference`); None for ``"none"``.
+    corpus (:func:`workbench.geometry.reference.fit_reference`); None for ``"none"``.
 
     Args:
         encoder: the model whose vectors will be corrected.

@@ -5,7 +5,7 @@ lemma's WordNet usage examples (:func:`training_occurrences`). Any training occu
 also one of the occurrences to label (same ``source``) is left out, so nothing is predicted from
 itself (:func:`held_out`). Each occurrence then gets the sense whose centroid, the mean vector of
 its training occurrences at a layer spec, is the most cosine-similar
-(:func:`workbench.corpora.occurrences.nearest_centroid`); :class:`SensePrediction` also counts
+(:func:`nearest_centroid`); :class:`SensePrediction` also counts
 how often that agrees with the occurrence's own label.
 
 Example::
@@ -30,7 +30,6 @@ from workbench.corpora.occurrences import (
     OccurrenceVectors,
     from_corpus,
     from_wordnet,
-    nearest_centroid,
 )
 from workbench.corpora.readers import Corpus
 from workbench.errors import InputError
@@ -147,3 +146,34 @@ def predict_senses(
     return SensePrediction(
         tuple(labels), scores, training.source, len(kept), layers, agree, total - len(kept)
     )
+
+
+def nearest_centroid(
+    train: np.ndarray, train_labels: Sequence[str], query: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """Label each query with its most cosine-similar label centroid (the sense index's rule,
+    for one lemma).
+
+    Args:
+        train: ``(n_train, dim)`` vectors with known labels.
+        train_labels: ``n_train`` labels (``""`` = unlabelled, ignored).
+        query: ``(n_query, dim)`` vectors to label.
+
+    Returns:
+        ``(labels, scores)``: ``n_query`` labels and ``(n_query,)`` float32 cosines.
+
+    Raises:
+        InputError: no labelled training vector.
+    """
+    train = np.asarray(train, dtype=np.float32)
+    labels = np.asarray(train_labels, dtype=object)
+    names = [lab for lab in dict.fromkeys(labels.tolist()) if lab]
+    if not names:
+        raise InputError("no labelled occurrence to learn senses from")
+    cents = np.stack([train[labels == lab].mean(axis=0) for lab in names])
+    cents /= np.maximum(np.linalg.norm(cents, axis=1, keepdims=True), 1e-12)
+    q = np.asarray(query, dtype=np.float32)
+    q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+    sims = q @ cents.T
+    best = sims.argmax(axis=1)
+    return [names[i] for i in best], sims[np.arange(len(q)), best].astype(np.float32)
