@@ -76,6 +76,13 @@ def test_missing_gold_gives_empty_keys_and_unknown_ids_are_counted(toy):
     assert len(corpus.sha256) == 64
 
 
+def test_a_gold_file_of_another_dataset_is_refused(toy, tmp_path):
+    other = tmp_path / "other.gold.key.txt"
+    other.write_text("x.d000.s000.t000 bank%1:14:00::\nx.d000.s000.t001 bank%1:17:01::\n")
+    with pytest.raises(DataError, match="none of the 2 ids of the gold file .*'x.d000.s000.t000'"):
+        read_xml(toy / "toy.data.xml", other)
+
+
 def test_xz_files_read_the_same(toy, tmp_path):
     packed = tmp_path / "packed"
     packed.mkdir()

@@ -99,6 +99,7 @@ def world(tmp_path_factory, tiny_model_dir) -> Path:
     # key files
     (w / "gold.txt").write_text("d.s.t0 bank%1:14:00::\nd.s.t1 bank%1:17:01::\n")
     (w / "empty-gold.txt").write_text("")
+    (w / "keyless-gold.txt").write_text("d.s.t0\nd.s.t1 bank%1:17:01::\n")
     (w / "system.txt").write_text("d.s.t0 bank%1:14:00::\n")
     (w / "unknown-ids.txt").write_text("x.y.z0 bank%1:14:00::\nx.y.z1 bank%1:14:00::\n")
     (w / "empty-system.txt").write_text("\n")
@@ -306,6 +307,8 @@ CLI_CASES = [
          ("wsd", "score", "{w}/empty-gold.txt", "{w}/system.txt")),
     Case("score-unknown-ids", "none of the 2 ids in .*unknown-ids.txt",
          ("wsd", "score", "{w}/gold.txt", "{w}/unknown-ids.txt")),
+    Case("score-keyless-gold-line", "keyless-gold.txt:1: instance 'd.s.t0' has no sense key",
+         ("wsd", "score", "{w}/keyless-gold.txt", "{w}/system.txt")),
     Case("score-empty-system", "empty-system.txt: no answers",
          ("wsd", "score", "{w}/gold.txt", "{w}/empty-system.txt")),
     Case("score-missing", "nope.txt does not exist", ("wsd", "score", "{w}/nope.txt",

@@ -102,7 +102,7 @@ def test_per_pos_and_per_group():
     [
         ("", "a k1\n", "gold.txt: no gold keys"),
         ("\n\n   \n", "a k1\n", "gold.txt: no gold keys"),
-        ("a\nb\n", "a k1\n", "gold.txt: no gold keys"),  # ids without keys
+        ("a\nb\n", "a k1\n", "gold.txt:1: instance 'a' has no sense key"),  # ids without keys
         ("a k1\n", "", "system.txt: no answers"),
         ("a k1\nb k2\n", "x k1\ny k2\n", "none of the 2 ids in .*system.txt .*'x'"),
     ],

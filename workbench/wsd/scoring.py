@@ -122,19 +122,30 @@ def dataset_groups(ids: Iterable[str]) -> dict[str, str]:
 # --------------------------------------------------------------------------- key files
 
 
-def read_keys(path: str | os.PathLike) -> dict[str, frozenset[str]]:
+def read_keys(path: str | os.PathLike, gold: bool = False) -> dict[str, frozenset[str]]:
     """Read a key file as the official scorer does (``id key [key ...]``; ``.xz`` accepted).
 
+    Args:
+        path: the key file.
+        gold: a gold file, where every line must give a key: an id alone is refused (the
+            instance would count as unanswerable and lower the recall). In a system file it
+            is an instance left unanswered.
+
     Raises:
-        DataError: a missing or unreadable file.
+        DataError: a missing or unreadable file, or (``gold``) a line with an id and no key.
     """
 
     keys: dict[str, set[str]] = {}
     try:
         with open_maybe_xz(path, "rt") as fh:
-            for line in fh:
+            for number, line in enumerate(fh, 1):
                 fields = line.split()
                 if len(fields) < 2:
+                    if gold and fields:
+                        raise DataError(
+                            f"{path}:{number}: instance {fields[0]!r} has no sense key "
+                            "(a gold line is 'id key [key ...]')"
+                        )
                     continue
                 keys.setdefault(fields[0], set()).update(fields[1:])
     except (OSError, EOFError, UnicodeDecodeError) as exc:
@@ -190,7 +201,7 @@ def score_files(gold_path: str | os.PathLike, system_path: str | os.PathLike) ->
         DataError: a missing or unreadable file, or files that :func:`check_key_files`
             refuses (where the Java scorer prints 0.0%).
     """
-    gold, system = read_keys(gold_path), read_keys(system_path)
+    gold, system = read_keys(gold_path, gold=True), read_keys(system_path)
     check_key_files(gold, system, gold_path, system_path)
     return score(gold, system)
 
