@@ -11,7 +11,12 @@ from workbench.corpora.readers import read_text, read_xml
 from workbench.distributed.config import KEEPS, ClusterConfig, ShardConfig
 from workbench.distributed.jobs import embed_shards
 from workbench.encoding.cache import encode_cached
-from workbench.encoding.embeddings import refuse_foreign_table, sentences_path, table_path
+from workbench.encoding.embeddings import (
+    npz_path,
+    refuse_foreign_table,
+    sentences_path,
+    table_path,
+)
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError, InputError, OutputError
@@ -35,8 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="input file(s)")
-    p.add_argument(
-        "--out", type=Path, required=True, help="output .npz path (--engine ray: a directory)"
+    p.add_argument(  # a str: Path() would drop a trailing separator and turn "" into "."
+        "--out", required=True, help="output .npz path (--engine ray: a directory)"
     )
     p.add_argument("--model", default=None)
     p.add_argument("--device", default=None)
@@ -98,8 +103,12 @@ def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
     """Sentences (as words) and their ids from a text file or a framework XML corpus."""
     if path.is_dir():
         raise DataError(f"Input {path} is a directory: give a text or *.data.xml file.")
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"Input file {path} does not exist.")
+    if not path.is_file():
+        raise DataError(f"Input {path} is not a regular file: give a text or *.data.xml file.")
+    if path.stat().st_size == 0:
+        raise DataError(f"Input file {path} is empty.")
     name = path.name.lower()
     if name.endswith((".xml", ".xml.xz")):
         corpus = read_xml(path)
@@ -111,13 +120,20 @@ def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
     return [list(s.words) for s in corpus.sentences], [s.id for s in corpus.sentences]
 
 
-def output_paths(out: Path) -> list[Path]:
-    """Every file ``embed --out OUT`` writes: the ``.npz`` and its two tables."""
-    npz = out if out.suffix == ".npz" else out.with_suffix(out.suffix + ".npz")
+def output_paths(out: str | os.PathLike[str]) -> list[Path]:
+    """Every file ``embed --out OUT`` writes: the ``.npz`` and its two tables.
+
+    Raises:
+        OutputError: OUT is empty, ends with a path separator, is a directory or not a regular
+            file, or ends in ``.sentences`` (see :func:`~workbench.encoding.embeddings.npz_path`).
+    """
+    if not os.fspath(out).strip():
+        raise OutputError("--out is empty: give an output file name such as vectors.npz")
+    npz = npz_path(out)
     return [npz, table_path(npz), sentences_path(npz)]
 
 
-def check_outputs(inputs: list[Path], out: Path) -> Path:
+def check_outputs(inputs: list[Path], out: str | os.PathLike[str]) -> Path:
     """The ``.npz`` path, once no output would replace an input or a file workbench did not
     write, and every one is writable.
 
@@ -162,7 +178,7 @@ def embed_on_ray(args: argparse.Namespace) -> int:
         gpus_per_worker=args.gpus_per_worker,
         device=args.device,
     )
-    result = embed_shards(args.inputs, args.out, config, cluster, verify=args.verify)
+    result = embed_shards(args.inputs, Path(args.out), config, cluster, verify=args.verify)
     m = result.manifest
     print(
         f"wrote {len(m.shards)} shards to {result.directory} ({m.rows:,} rows, layers "

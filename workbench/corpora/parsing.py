@@ -27,8 +27,12 @@ from workbench.errors import DataError
 def open_maybe_xz(path: str | os.PathLike, mode: str = "rb") -> IO:
     """Open a file, decompressing it on the fly when its name ends with ``.xz``."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory, not a file")
+    if not path.exists():
         raise DataError(f"{path}: file not found")
+    if not path.is_file():
+        raise DataError(f"{path}: not a regular file")
     if path.suffix == ".xz":
         if "b" in mode:
             return lzma.open(path, mode)

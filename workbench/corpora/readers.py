@@ -169,13 +169,20 @@ def read_xml(
         The :class:`Corpus`; gold ids with no instance are counted in ``n_unknown_gold``.
 
     Raises:
-        DataError: a missing file, or malformed XML (the message names the file and line).
+        DataError: a missing file, malformed XML (the message names the file and line), or a
+            gold file none of whose ids is an instance of the XML.
     """
     xml_path = Path(xml_path)
     if gold_path is None:
         gold_path = default_gold_path(xml_path)
     gold = read_gold_keys(gold_path) if gold_path is not None else {}
     sentences, used_gold = parse_xml(xml_path, gold, Sentence, Instance)
+    if gold and not used_gold:
+        example = next(iter(gold))
+        raise DataError(
+            f"none of the {len(gold)} ids of the gold file {gold_path} (e.g. {example!r}) is an "
+            f"instance of {xml_path}: the key file of another dataset?"
+        )
     sources = (xml_path,) if gold_path is None else (xml_path, Path(gold_path))
     stem = xml_path.name.removesuffix(".xz").removesuffix(".data.xml")
     return Corpus(
@@ -189,11 +196,20 @@ def read_xml(
 
 # --------------------------------------------------------------------------- plain text
 
+#: The byte-order mark some editors write at the start of UTF-8 text, as a character.
+BOM = "\ufeff"
+
 
 def _line_sentences(lines: Iterable[str], name: str) -> tuple[list[Sentence], int]:
-    """Sentences of the non-blank lines (id ``<name>.l<line number>``) and the blank count."""
+    """Sentences of the non-blank lines (id ``<name>.l<line number>``) and the blank count.
+
+    A byte-order mark (U+FEFF) opening the first line is dropped: editors on Windows write one,
+    and it is no part of the first word.
+    """
     sentences, skipped = [], 0
     for number, line in enumerate(lines, start=1):
+        if number == 1:
+            line = line.removeprefix(BOM)
         words = split_words(line)
         if not words:
             skipped += 1

@@ -107,13 +107,12 @@ class LayerwiseEmbeddings:
             The ``.npz`` path.
 
         Raises:
-            OutputError: a place that cannot be written, or a table name that holds a file
-                workbench did not write (it is never replaced).
+            OutputError: a place that cannot be written, a table name that holds a file
+                workbench did not write (it is never replaced), or a ``path`` that is not a
+                usable file name (see :func:`npz_path`).
             InputError: ``sentence_ids`` of another length than ``n_sentences``.
         """
-        path = Path(path)
-        if path.suffix != ".npz":
-            path = path.with_suffix(path.suffix + ".npz")
+        path = npz_path(path)
         check_writable(path)
         tables: dict[Path, str] = {}
         if table:
@@ -289,6 +288,48 @@ def unpack_words(arrays: Mapping[str, np.ndarray], source: str = "embeddings") -
     ):
         raise DataError(f"{source} is damaged: its word offsets do not fit its words")
     return list(map(text.__getitem__, map(slice, bounds[:-1], bounds[1:])))
+
+
+#: The ending of the per-sentence table's stem: no ``.npz`` stem may end with it.
+SENTENCES_SUFFIX = ".sentences"
+
+
+def npz_path(path: str | os.PathLike[str]) -> Path:
+    """The ``.npz`` that :meth:`LayerwiseEmbeddings.save` writes for ``path`` (``.npz`` added if
+    missing), once ``path`` is a usable file name.
+
+    Raises:
+        OutputError: ``path`` is empty, ends with a path separator, names a directory or
+            something else that is not a regular file (a device), or its stem ends with
+            ``.sentences`` (``foo.sentences.tsv`` is the sentence table of ``foo.npz``).
+    """
+    raw = os.fspath(path)
+    if not raw.strip():
+        raise OutputError("the output name is empty: give a file name such as vectors.npz")
+    if raw.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
+        raise OutputError(
+            f"cannot write {raw}: it ends with a path separator, so it names a directory; "
+            f"give a file name such as {os.path.join(raw, 'vectors.npz')}"
+        )
+    given = Path(raw)
+    if given.name in ("", ".", "..") or given.is_dir():
+        raise OutputError(
+            f"cannot write {raw}: it is a directory; give a file name such as "
+            f"{os.path.join(raw, 'vectors.npz')}"
+        )
+    if given.exists() and not given.is_file():
+        raise OutputError(f"cannot write {raw}: it exists and is not a regular file")
+    npz = given if given.suffix == ".npz" else given.with_suffix(given.suffix + ".npz")
+    stem = npz.name.removesuffix(".npz")
+    if stem.endswith(SENTENCES_SUFFIX):
+        raise OutputError(
+            f"cannot write {npz}: a name ending in '{SENTENCES_SUFFIX}' is kept for the "
+            f"sentence table ({stem}.tsv is the sentence table of "
+            f"{stem.removesuffix(SENTENCES_SUFFIX)}.npz); choose another output name"
+        )
+    if npz != given and npz.exists() and not npz.is_file():
+        raise OutputError(f"cannot write {npz}: it exists and is not a regular file")
+    return npz
 
 
 def table_path(npz: str | os.PathLike[str]) -> Path:

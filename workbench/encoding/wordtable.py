@@ -83,7 +83,10 @@ def table_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def vectors_path(table: str | os.PathLike[str]) -> Path:
-    """The ``.npz`` a table belongs to (``v.tsv`` and ``v.sentences.tsv`` -> ``v.npz``)."""
+    """The ``.npz`` a table belongs to (``v.tsv`` and ``v.sentences.tsv`` -> ``v.npz``).
+
+    Unambiguous because no embeddings stem ends in ``.sentences``
+    (:func:`~workbench.encoding.embeddings.npz_path` refuses one)."""
     table = Path(table)
     stem = table.name.removesuffix(".tsv").removesuffix(".sentences")
     return table.with_name(stem + ".npz")
