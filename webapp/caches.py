@@ -19,6 +19,7 @@ import streamlit as st
 
 from webapp.state import Settings, current, encoder, memo, user_errors, with_progress
 from workbench.corpora import occurrences as occ
+from workbench.corpora.datasets import EVALUATION_SETS
 from workbench.corpora.datasets import available_datasets as found
 from workbench.corpora.occurrences import (
     Occurrence,
@@ -41,11 +42,9 @@ from workbench.viz.neighbours import NeighbourPool, PoolPart
 from workbench.viz.projection import ProjectionConfig, Projector, project_layers
 from workbench.viz.sense_views import AtlasView, SenseView
 from workbench.wsd import occurrence_senses
-from workbench.wsd.disambiguate import instance_index
-from workbench.wsd.evaluate import EVAL_SETS, Evaluation, baseline_answers, evaluate
+from workbench.wsd.evaluate import Evaluation, Stage, evaluate_corpus
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import TrainingOccurrences
-from workbench.wsd.predict import encode_instances
 from workbench.wsd.store import load_index
 from workbench.wsd.systems import SYSTEMS, WORDNET_SYSTEM, semcor_available, semcor_index
 
@@ -303,7 +302,7 @@ def glosses(labels: tuple[str, ...]) -> dict[str, str]:
 # --------------------------------------------------------------------------- WSD
 
 #: The evaluation sets offered, the smallest (SemEval-2007, the usual dev set) first, then ALL.
-EVAL_DATASETS = ("semeval2007", *(d for d in EVAL_SETS if d != "semeval2007"), "ALL")
+EVAL_DATASETS = ("semeval2007", *(d for d in EVALUATION_SETS if d != "semeval2007"))
 
 
 def system_options() -> dict[str, str]:
@@ -413,6 +412,16 @@ def sense_index(path: str, settings_key: tuple) -> SenseIndex:
     return load_index(path, encoder=encoder())
 
 
+#: What each stage of :func:`workbench.wsd.evaluate.evaluate_corpus` writes in the status box,
+#: and the text of its progress bar (none: no bar).
+WSD_STAGES = {
+    "encode": ("Encoding {n:,} instances…", "Encoding the instances…"),
+    "index": ("Building the WordNet-only index for the test lemmas…",
+              "Encoding the WordNet glosses…"),
+    "predict": ("Predicting and scoring…", ""),
+}  # fmt: skip
+
+
 def wsd_evaluation(
     dataset: str, index_label: str, index: SenseIndex | None = None, n_sentences: int = 0
 ) -> tuple[Corpus, Evaluation]:
@@ -425,23 +434,33 @@ def wsd_evaluation(
         enc, wn, test_corpus = encoder(), wordnet(), corpus(dataset)
         if n_sentences:
             test_corpus = test_corpus.head(n_sentences)
+        training = corpus("semcor") if "semcor" in available_datasets() else None
         with st.status(f"Evaluating on {dataset}…", expanded=True) as status:
-            status.write(f"Encoding {test_corpus.n_instances:,} instances…")
-            test = with_progress(
-                "Encoding the instances…", lambda p: encode_instances(enc, test_corpus, progress=p)
-            )
-            used = index
-            if used is None:
-                status.write("Building the WordNet-only index for the test lemmas…")
-                used = with_progress(
-                    "Encoding the WordNet glosses…",
-                    lambda p: instance_index(enc, test, wn, progress=p),
+            bar: list = []  # the running stage's progress bar and its text
+
+            def clear() -> None:
+                while bar:
+                    bar.pop()[0].empty()
+
+            def on_stage(stage: Stage) -> None:
+                clear()  # a stage's bar goes once it is done
+                if stage.seconds is None:
+                    line, text = WSD_STAGES[stage.name]
+                    status.write(line.format(n=test_corpus.n_instances))
+                    if text:
+                        bar.append((st.progress(0.0, text=text), text))
+
+            def progress(fraction: float) -> None:
+                for widget, text in bar:
+                    widget.progress(min(max(float(fraction), 0.0), 1.0), text=text)
+
+            try:
+                done = evaluate_corpus(
+                    enc, test_corpus, index, wn, training, progress=progress, on_stage=on_stage
                 )
-            training = corpus("semcor") if "semcor" in available_datasets() else None
-            status.write("Predicting and scoring…")
-            result = evaluate(used, test, baseline_answers(test_corpus, training, wn),
-                              backoff=wn.first_sense)  # fmt: skip
+            finally:
+                clear()
             status.update(label=f"Evaluated on {dataset}", state="complete", expanded=False)
-        return test_corpus, result
+        return test_corpus, done.evaluation
 
     return memo("wsd-eval", 8).get(key, run)

@@ -1,4 +1,5 @@
-"""Runs as the front ends start them: uploaded files, the baselines' refusals, the summary."""
+"""Runs as the front ends start them: uploaded files, the baselines' refusals, a whole run
+with its baselines, the summary."""
 
 from __future__ import annotations
 
@@ -7,9 +8,17 @@ import tempfile
 import pytest
 
 from workbench.errors import InputError, WorkbenchError
+from workbench.finetune import runs
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import PairExample, TextExample, in_memory
-from workbench.finetune.runs import TaskData, run_baselines, summary, uploaded_data
+from workbench.finetune.runs import (
+    TaskData,
+    is_main_process,
+    run_baselines,
+    summary,
+    train_with_baselines,
+    uploaded_data,
+)
 
 
 def test_uploaded_files_are_read_by_kind_and_named_by_their_upload(tmp_path, monkeypatch):
@@ -56,3 +65,61 @@ def test_summary_lists_epochs_best_test_and_baselines():
         "test f1 0.2000",
         "baseline majority: dev accuracy 0.5000",
     ]
+
+
+def test_uploads_that_are_not_text_are_refused_by_name():
+    with pytest.raises(InputError, match="notes.csv is not UTF-8 text"):
+        uploaded_data("seqcls", ("ok.csv", b"text,label\na,x\n"), ("notes.csv", b"\xff\xfe\xfa"))
+    with pytest.raises(InputError, match="blob.csv is not a text file"):
+        uploaded_data("seqcls", ("blob.csv", b"text\x00label\n"))
+
+
+def _sentiment(n: int) -> list[TextExample]:
+    words = {"pos": ("good", "great", "fine"), "neg": ("bad", "awful", "poor")}
+    return [
+        TextExample(f"the film was {words[label][i % 3]}", label)
+        for i in range(n)
+        for label in ("pos", "neg")
+    ][:n]
+
+
+def test_train_with_baselines_writes_the_baselines_into_the_card(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    from workbench.finetune.store import read_card
+
+    monkeypatch.delenv("RANK", raising=False)
+    data = TaskData(in_memory(_sentiment(32), "train"), in_memory(_sentiment(12), "dev"),
+                    in_memory(_sentiment(8), "test"), {"builtin": {"name": "toy"}})  # fmt: skip
+    cfg = TrainConfig(epochs=1, batch_size=16, max_length=16, device="cpu")
+    said: list[str] = []
+    out = tmp_path / "run"
+    card = train_with_baselines("seqcls", data, cfg, out, str(tiny_model_dir), baselines=True,
+                                say=said.append, progress=False)  # fmt: skip
+    assert said == ["Scoring the baselines…"]
+    names = [b["name"] for b in card["baselines"]]
+    assert len(names) == 2 and names[0] == "majority"
+    assert card["test"] and card["builtin"] == {"name": "toy"}  # test split and data facts
+    assert read_card(out) == card  # what is returned is what the model directory holds
+    assert summary({**card, "output": str(out)}).count("baseline ") == 2
+    # no baselines asked: none run, none in the card
+    card = train_with_baselines("seqcls", data, cfg, out, str(tiny_model_dir), say=said.append,
+                                overwrite=True, progress=False)  # fmt: skip
+    assert "baselines" not in card and said == ["Scoring the baselines…"]
+
+
+def test_train_with_baselines_scores_them_in_the_main_process_only(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("RANK", "1")  # another process of a multi-GPU launch
+    assert not is_main_process()
+    monkeypatch.setenv("RANK", "0")
+    assert is_main_process()
+    # training itself as another process would (no distributed launch here)
+    monkeypatch.setattr(runs, "is_main_process", lambda: False)
+    data = TaskData(in_memory(_sentiment(16), "train"), in_memory(_sentiment(8), "dev"), None, {})
+    cfg = TrainConfig(epochs=1, batch_size=16, max_length=16, device="cpu")
+    said: list[str] = []
+    card = train_with_baselines("seqcls", data, cfg, tmp_path / "run", str(tiny_model_dir),
+                                baselines=True, say=said.append, progress=False)  # fmt: skip
+    assert "baselines" not in card and said == []

@@ -15,13 +15,12 @@ import streamlit as st
 
 import webapp.caches
 import webapp.state
-from workbench.corpora import occurrences as occ
 from workbench.encoding.models import default_cache_dir
 from workbench.finetune import compare as cmp
 from workbench.finetune import runs
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.plots import TrainingLog, sense_clusters, training_figure
-from workbench.finetune.tasks import TASKS, finetune
+from workbench.finetune.tasks import TASKS
 from workbench.viz.projection import ProjectionConfig
 
 BUILTIN = {
@@ -88,8 +87,6 @@ def _data() -> runs.TaskData:
         st.info("Upload a training file (and a dev file) to fine-tune on your data.")
         st.stop()
     uploads = [(f.name, f.getvalue()) for f in (train_file, dev_file) if f is not None]
-    for name, content in uploads:
-        occ.decode_text(content, name)  # the same message as every other upload when not text
     return runs.uploaded_data(kind, uploads[0], uploads[1] if len(uploads) > 1 else None)
 
 
@@ -139,25 +136,18 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
     with webapp.state.user_errors():
         status.info("Preparing the data…", icon="⏳")
         data = _data()
-        result = finetune(
+        card = runs.train_with_baselines(
             kind,
-            data.train,
-            data.dev,
+            data,
             cfg,
             output,
             model=settings.model,
-            labels=data.labels,
+            baselines=bool(baselines and TASKS[kind].baselines and data.dev is not None),
+            say=lambda message: status.info(message, icon="⏳"),
             overwrite=True,
             progress=False,
             callback=live,
-            test=data.test,
-            card_extra=data.extra,
         )
-        card = result.card
-        if baselines and TASKS[kind].baselines and data.dev is not None:
-            status.info("Scoring the baselines…", icon="⏳")
-            found = runs.run_baselines(kind, data, cfg, settings.model, settings.device)
-            card = runs.add_to_card(output, {"baselines": [dataclasses.asdict(b) for b in found]})
     chart.empty()  # the result below draws the final chart: one chart, not two
     status.empty()
     wall = time.perf_counter() - started
@@ -199,9 +189,7 @@ n_geo = k1.number_input("Geometry: sentences", 100, 5000, 300, step=100, key="ft
 n_wsd = k2.number_input(
     "WSD: SemCor training sentences", 500, 37_176, 2000, step=500, key="ft_cmp_wsd"
 )
-test_set = k3.selectbox(
-    "WSD test set", ("semeval2007", "senseval2", "senseval3", "ALL"), key="ft_cmp_test"
-)
+test_set = k3.selectbox("WSD test set", webapp.caches.EVAL_DATASETS, key="ft_cmp_test")
 if st.button("Compare base and tuned", key="ft_cmp_go"):
     cfg = cmp.CompareConfig(
         geometry_sample=int(n_geo),

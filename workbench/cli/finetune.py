@@ -19,9 +19,8 @@ finetune ...``) runs the same command data-parallel; ``--batch-size`` is per pro
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 
 from workbench.corpora.datasets import load_dataset
@@ -33,14 +32,14 @@ from workbench.finetune.data import TaggedSentence
 from workbench.finetune.runs import (
     BUILTINS,
     TaskData,
-    add_to_card,
     builtin_data,
     file_data,
-    run_baselines,
+    is_main_process,
     summary,
+    train_with_baselines,
 )
 from workbench.finetune.supersense import write_conll
-from workbench.finetune.tasks import TASKS, TaskKind, finetune
+from workbench.finetune.tasks import TASKS, TaskKind
 from workbench.finetune.wic import build_wic, write_jsonl
 from workbench.finetune.wsd_eval import rebuild_model_index
 from workbench.wsd.store import MODEL_INDEX
@@ -218,27 +217,20 @@ def _data(args: argparse.Namespace) -> TaskData:
 def cmd_train(args: argparse.Namespace) -> int:
     cfg = _config(args)
     data = _data(args)
-    result = finetune(
+    card = train_with_baselines(
         args.kind,
-        data.train,
-        data.dev,
+        data,
         cfg,
         args.out,
         model=args.model,
-        labels=data.labels,
+        baselines=getattr(args, "baselines", False),
         resume=args.resume,
         overwrite=args.overwrite,
         progress=not args.no_progress,
         keep_checkpoint=args.keep_checkpoint,
-        test=data.test,
-        card_extra=data.extra,
     )
-    if os.environ.get("RANK", "0") != "0":  # other processes of a multi-GPU launch
+    if not is_main_process():  # other processes of a multi-GPU launch
         return 0
-    card = result.card
-    if getattr(args, "baselines", False):
-        found = run_baselines(args.kind, data, cfg, args.model, cfg.device)
-        card = add_to_card(args.out, {"baselines": [asdict(b) for b in found]})
     print(summary({**card, "output": str(args.out)}))
     return 0
 

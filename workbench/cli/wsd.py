@@ -28,11 +28,11 @@ from workbench.wsd.config import (
     EncoderInfo,
     SenseIndexConfig,
 )
-from workbench.wsd.disambiguate import disambiguate, instance_index
+from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.evaluate import (
-    baseline_answers,
+    Stage,
     default_specs,
-    evaluate,
+    evaluate_corpus,
     layer_sweep,
     load_corpus,
 )
@@ -240,12 +240,23 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _say_time(label: str, seconds: float) -> None:
+    _say(f"  {label}: {seconds:.1f} s")
+
+
 def _timed(label: str, seconds: dict[str, float], fn, *a, **k):
     t0 = time.perf_counter()
     out = fn(*a, **k)
     seconds[label] = time.perf_counter() - t0
-    _say(f"  {label}: {seconds[label]:.1f} s")
+    _say_time(label, seconds[label])
     return out
+
+
+def _say_stage_time(stage: Stage) -> None:
+    """The time of a stage of :func:`evaluate_corpus` once done (the search's is in the
+    summary line)."""
+    if stage.seconds is not None and stage.name != "predict":
+        _say_time(stage.label, stage.seconds)
 
 
 def _train(enc, corpus_name: str, gold, config, seconds: dict[str, float], system: str):
@@ -364,15 +375,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for name in names:
         corpus = load_corpus(name, args.gold if args.data else None)
         tests.append(corpus)
-        test = _timed(f"encode {corpus.name}", seconds, encode_instances, enc, corpus)
-        this = index
-        if this is None:
-            label = f"wordnet index for {corpus.name}"
-            this = _timed(label, seconds, instance_index, enc, test, wordnet, config)
+        run = evaluate_corpus(enc, corpus, index, wordnet, training, config=config,
+                              baselines=not args.no_baselines, threads=args.threads,
+                              on_stage=_say_stage_time)  # fmt: skip
+        seconds.update(run.seconds)
+        test, this, result = run.instances, run.index, run.evaluation
         used.append(this)
-        bases = {} if args.no_baselines else baseline_answers(corpus, training, wordnet)
-        result = evaluate(this, test, bases, backoff=wordnet.first_sense, threads=args.threads)
-        seconds[f"predict {corpus.name}"] = result.seconds["predict"]
         results.append(result)
         print(f"== {corpus.name}: system {system_of(this)} ({this.config.label}), "
               f"trained on {this.training_.corpus}")  # fmt: skip

@@ -2,24 +2,29 @@
 built-in task, fine-tuning, then the baselines on the same data, all written into the training
 card.
 
+:func:`train_with_baselines` is that whole run: :func:`~workbench.finetune.tasks.finetune`,
+then, if asked, :func:`run_baselines` written into the card with :func:`add_to_card`.
+
 Example::
 
     data = builtin_data("wic", limits=(2000, 500, None))
-    result = finetune("pair", data.train, data.dev, TrainConfig(epochs=2), "runs/wic",
-                      test=data.test, card_extra=data.extra)
-    results = run_baselines("pair", data, TrainConfig(), model=None)
-    add_to_card("runs/wic", {"baselines": [asdict(r) for r in results]})
+    card = train_with_baselines("pair", data, TrainConfig(epochs=2), "runs/wic", baselines=True)
+    print(summary({**card, "output": "runs/wic"}))
 """
 
 from __future__ import annotations
 
+import os
 import random
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from workbench.corpora.datasets import load_dataset
+from workbench.corpora.occurrences import decode_text
 from workbench.encoding.encoder import Encoder
 from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_json
@@ -29,7 +34,7 @@ from workbench.finetune.data import DataFile, LabelSet, in_memory
 from workbench.finetune.frozen import BaselineResult
 from workbench.finetune.store import read_card, write_card
 from workbench.finetune.supersense import SupersenseSplits, build_supersense
-from workbench.finetune.tasks import task_kind
+from workbench.finetune.tasks import finetune, task_kind
 from workbench.finetune.wic import WicPair, WicSplits, build_wic, read_jsonl
 from workbench.lexicon.wordnet import load_wordnet
 
@@ -93,11 +98,16 @@ def uploaded_data(
 ) -> TaskData:
     """Read the splits of ``kind`` from uploaded files, each ``(file name, bytes)``.
 
-    Each file is written under its own name (the extension tells the format) into a
-    temporary directory that is removed once it is read; a split's ``source`` is the uploaded
-    file's name, and so is what an error message names (never the temporary folder).
+    A file that is not UTF-8 text raises the :class:`InputError` every upload gives
+    (:func:`workbench.corpora.occurrences.decode_text`). Each file is written under its own
+    name (the extension tells the format) into a temporary directory that is removed once it
+    is read; a split's ``source`` is the uploaded file's name, and so is what an error message
+    names (never the temporary folder).
     """
     uploads = {"train": train, "dev": dev}
+    for upload in uploads.values():
+        if upload is not None:
+            decode_text(upload[1], upload[0])
     with tempfile.TemporaryDirectory(prefix="workbench-ft-") as folder:
         paths: dict[str, Path] = {}
         for split, upload in uploads.items():
@@ -225,6 +235,62 @@ def run_baselines(
     for result in out:
         result.details["seconds_all_baselines"] = round(time.perf_counter() - t0, 1)
     return out
+
+
+def is_main_process() -> bool:
+    """False in the other processes of a multi-GPU launch (``RANK`` set and not 0)."""
+    return os.environ.get("RANK", "0") == "0"
+
+
+def train_with_baselines(
+    kind: str,
+    data: TaskData,
+    cfg: TrainConfig,
+    output: str | Path,
+    model: str | None = None,
+    *,
+    baselines: bool = False,
+    say: Callable[[str], None] | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Fine-tune on ``data`` (:func:`~workbench.finetune.tasks.finetune`, its test split scored
+    and how built-in data was made written into the card), then, with ``baselines``, score
+    :func:`run_baselines` on the same data in the main process and add them to the card.
+
+    Args:
+        kind: the task kind (``seqcls``, ``pair``, ``token``, ``mlm``, ``wsd``).
+        data: the splits.
+        cfg: the options (``cfg.device`` also runs the baselines).
+        output: the model directory to write.
+        model: the base model (None: the packaged default).
+        baselines: also run the baselines (an :class:`InputError` for a kind without them or
+            data without a dev split, raised after training).
+        say: told what runs next (``"Scoring the baselines…"``).
+        **kwargs: passed to :func:`~workbench.finetune.tasks.finetune` (``resume``,
+            ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``).
+
+    Returns:
+        The training card (in the other processes of a multi-GPU launch: without baselines).
+    """
+    result = finetune(
+        kind,
+        data.train,
+        data.dev,
+        cfg,
+        output,
+        model=model,
+        labels=data.labels,
+        test=data.test,
+        card_extra=data.extra,
+        **kwargs,
+    )
+    card = result.card
+    if baselines and is_main_process():
+        if say is not None:
+            say("Scoring the baselines…")
+        found = run_baselines(kind, data, cfg, model, cfg.device)
+        card = add_to_card(output, {"baselines": [asdict(b) for b in found]})
+    return card
 
 
 def add_to_card(directory: str | Path, entries: dict) -> dict:

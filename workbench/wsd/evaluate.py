@@ -3,13 +3,18 @@
 :func:`evaluate` scores one set of predictions the way the official scorer does, overall, per
 dataset (the ``ALL`` ids carry their set's name), per POS and per prediction type, next to the
 two baselines computed on the same instances (WordNet first sense, SemCor most frequent sense),
-and collects the lemmas with most errors. :func:`layer_sweep` fits one plain 1-NN index per
-layer spec and post-processor on cached training vectors and scores each (array work only).
+and collects the lemmas with most errors. :func:`evaluate_corpus` is the whole run on one test
+corpus as the command line and the app start it: encode its instances, build the WordNet-only
+index for its lemmas when no index is given, compute the baselines, then :func:`evaluate`.
+:func:`layer_sweep` fits one plain 1-NN index per layer spec and post-processor on cached
+training vectors and scores each (array work only).
 
 Example::
 
     result = evaluate(index, test, baselines={"wordnet_first_sense": wn1}, backoff=wn.first_sense)
     result.datasets[-1].system.f1
+    run = evaluate_corpus(encoder, load_corpus("semeval2007"), index, load_wordnet())
+    run.evaluation.datasets[-1].system.f1, run.seconds
 """
 
 from __future__ import annotations
@@ -18,21 +23,34 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.corpora.datasets import load_dataset
+from workbench.corpora.datasets import EVALUATION_SETS, load_dataset
 from workbench.corpora.readers import Corpus, read_xml
 from workbench.encoding.pooling import LayerSpec
+from workbench.encoding.rows import Progress
 from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.baselines import first_sense_predictions, mfs_predictions
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
+from workbench.wsd.disambiguate import instance_index
 from workbench.wsd.index import SenseIndex
-from workbench.wsd.predict import InstanceSet, Prediction, answers, predict, train_index
+from workbench.wsd.predict import (
+    InstanceSet,
+    Prediction,
+    answers,
+    encode_instances,
+    predict,
+    train_index,
+)
 from workbench.wsd.scoring import Score, dataset_groups, score, score_by_group
+from workbench.wsd.systems import WORDNET_SYSTEM
+
+if TYPE_CHECKING:
+    from workbench.encoding.encoder import Encoder
 
 #: Names of the baselines, as they appear in reports and JSON.
 BASELINES = ("wordnet_first_sense", "semcor_mfs")
-#: The five evaluation sets, in the framework's order (``ALL`` is their concatenation).
-EVAL_SETS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015")
 
 
 @dataclass(frozen=True)
@@ -168,7 +186,8 @@ def evaluate(
     if split_datasets:
         groups = dataset_groups(test.ids)
         names = list(dict.fromkeys(groups.values()))
-        if set(names) <= set(EVAL_SETS):  # ALL: ids start with their dataset's name
+        sets = set(EVALUATION_SETS) - {"ALL"}  # ALL: ids start with their dataset's name
+        if set(names) <= sets:
             parts = [(n, {i for i, g in groups.items() if g == n}) for n in names]
     parts.append((test.corpus, set(test.ids)))
     results = tuple(
@@ -230,8 +249,6 @@ def layer_sweep(
 def load_corpus(name: str, gold: str | None = None) -> Corpus:
     """A framework dataset by name (``semcor``, ``ALL``, ...) or a ``*.data.xml`` path (with
     its gold key file, found beside it when not given)."""
-    from pathlib import Path
-
     if name.endswith((".xml", ".xml.xz")) or Path(name).is_file():
         return read_xml(name, gold)
     return load_dataset(name)
@@ -245,3 +262,98 @@ def baseline_answers(
     if training is not None:
         out["semcor_mfs"] = mfs_predictions(test, training, wordnet)
     return out
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stage of :func:`evaluate_corpus` that starts (``seconds`` None) or is done.
+
+    Attributes:
+        name: ``encode`` (the test instances), ``index`` (the WordNet-only index of their
+            lemmas, only when no index is given) or ``predict`` (baselines, prediction and
+            scoring), in this order.
+        label: its key in :attr:`CorpusEvaluation.seconds` (``encode semeval2007``,
+            ``wordnet index for semeval2007``, ``predict semeval2007``).
+        seconds: None when it starts; once done, its entry in ``CorpusEvaluation.seconds``.
+    """
+
+    name: str
+    label: str
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class CorpusEvaluation:
+    """What :func:`evaluate_corpus` computed on one test corpus.
+
+    Attributes:
+        instances: the encoded test instances.
+        index: the index that answered (the one given, or the WordNet-only one built).
+        evaluation: the scores (:func:`evaluate`).
+        seconds: stage label -> seconds: ``encode X``, ``wordnet index for X`` (when built)
+            and ``predict X`` (the nearest-sense search alone), for the test corpus ``X``.
+    """
+
+    instances: InstanceSet
+    index: SenseIndex
+    evaluation: Evaluation
+    seconds: dict[str, float]
+
+
+def evaluate_corpus(
+    encoder: Encoder,
+    corpus: Corpus,
+    index: SenseIndex | None,
+    wordnet: WordNet,
+    training: Corpus | None = None,
+    *,
+    config: SenseIndexConfig = WORDNET_SYSTEM.config,
+    baselines: bool = True,
+    threads: int | None = 1,
+    progress: Progress = None,
+    on_stage: Callable[[Stage], None] | None = None,
+) -> CorpusEvaluation:
+    """Evaluate a sense index on one test corpus, every stage included.
+
+    Encodes the instances of ``corpus`` (through the encoding cache); with no ``index``, builds
+    the WordNet-only index for their lemmas (:func:`workbench.wsd.disambiguate.instance_index`);
+    computes the baselines (:func:`baseline_answers`); predicts (back-off: WordNet's first
+    sense) and scores (:func:`evaluate`).
+
+    Args:
+        encoder: the encoder (the index's).
+        corpus: the test corpus, with gold keys.
+        index: the sense index; None: the WordNet-only index of the test lemmas.
+        wordnet: WordNet (candidates, the first-sense back-off and baseline).
+        training: the training corpus of the most-frequent-sense baseline (None: no MFS).
+        config: the settings of the WordNet-only index (default: the ``wordnet`` system's).
+        baselines: compute the baselines (False: none are scored).
+        threads: FAISS threads for the search.
+        progress: passed to the encoding of the instances and of the glosses.
+        on_stage: called with a :class:`Stage` as each stage starts and once it is done.
+    """
+    seconds: dict[str, float] = {}
+
+    def stage(name: str, label: str, took: float | None = None) -> None:
+        if took is not None:
+            seconds[label] = took
+        if on_stage is not None:
+            on_stage(Stage(name, label, took))
+
+    label = f"encode {corpus.name}"
+    stage("encode", label)
+    t0 = time.perf_counter()
+    instances = encode_instances(encoder, corpus, progress)
+    stage("encode", label, time.perf_counter() - t0)
+    if index is None:
+        label = f"wordnet index for {corpus.name}"
+        stage("index", label)
+        t0 = time.perf_counter()
+        index = instance_index(encoder, instances, wordnet, config, progress)
+        stage("index", label, time.perf_counter() - t0)
+    label = f"predict {corpus.name}"
+    stage("predict", label)
+    answers_ = baseline_answers(corpus, training, wordnet) if baselines else {}
+    result = evaluate(index, instances, answers_, backoff=wordnet.first_sense, threads=threads)
+    stage("predict", label, result.seconds["predict"])
+    return CorpusEvaluation(instances, index, result, seconds)

@@ -1,0 +1,96 @@
+"""One test corpus evaluated as the CLI and the app run it: encode, the WordNet-only index when
+none is given, baselines, predict and score (:func:`workbench.wsd.evaluate.evaluate_corpus`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from workbench.corpora.readers import Corpus, Instance, Sentence
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.disambiguate import instance_index
+from workbench.wsd.evaluate import (
+    Stage,
+    baseline_answers,
+    evaluate,
+    evaluate_corpus,
+)
+from workbench.wsd.predict import encode_instances
+from workbench.wsd.systems import WORDNET_SYSTEM
+
+#: The WordNet-only system's settings on the last layer (the tiny model has 3 hidden states).
+TINY = dataclasses.replace(WORDNET_SYSTEM.config, layers="-1")
+
+
+@pytest.fixture(scope="module")
+def wordnet():
+    return load_wordnet()
+
+
+def _corpus(wordnet, name: str, rank: int) -> Corpus:
+    """Three sentences; the gold of each instance is its lemma's ``rank``-th WordNet sense."""
+    texts = [
+        ("he sat on the bank of the stream", {4: "bank", 7: "stream"}),
+        ("the bank lent her money", {1: "bank", 4: "money"}),
+        ("fish swim in the stream", {0: "fish", 4: "stream"}),
+    ]
+    sentences = []
+    for s, (text, targets) in enumerate(texts):
+        words = tuple(text.split())
+        instances = tuple(
+            Instance(f"d000.s{s:03d}.t{i:03d}", at, lemma, "NOUN",
+                     (wordnet.candidates(lemma, "NOUN")[rank],))
+            for i, (at, lemma) in enumerate(sorted(targets.items()))
+        )  # fmt: skip
+        sentences.append(Sentence(f"d000.s{s:03d}", words, words, ("X",) * len(words), instances))
+    return Corpus(name, tuple(sentences), sha256=f"{name}-{rank}")
+
+
+def test_evaluate_corpus_runs_every_stage_as_the_pieces_do(tiny_encoder, wordnet):
+    test, training = _corpus(wordnet, "toy", 0), _corpus(wordnet, "toytrain", 1)
+    config = dataclasses.replace(TINY, gloss_weight=0.5)
+    stages: list[Stage] = []
+    run = evaluate_corpus(tiny_encoder, test, None, wordnet, training, config=config,
+                          on_stage=stages.append)  # fmt: skip
+    labels = ["encode toy", "wordnet index for toy", "predict toy"]
+    assert [(s.name, s.label, s.seconds is None) for s in stages] == [
+        (name, label, start)
+        for name, label in zip(("encode", "index", "predict"), labels)
+        for start in (True, False)
+    ]
+    assert list(run.seconds) == labels
+    assert [s.seconds for s in stages if s.seconds is not None] == list(run.seconds.values())
+    assert run.seconds["predict toy"] == run.evaluation.seconds["predict"]
+    # the WordNet-only index of the test lemmas, with the settings given
+    assert run.index.config == config and run.index.training_.corpus.startswith("wordnet")
+    assert sorted(run.instances.ids) == sorted(test.gold())
+    # the same answers and scores as the pieces run one by one
+    instances = encode_instances(tiny_encoder, test)
+    index = instance_index(tiny_encoder, instances, wordnet, config)
+    bases = baseline_answers(test, training, wordnet)
+    expected = evaluate(index, instances, bases, backoff=wordnet.first_sense)
+    assert run.evaluation.predictions == expected.predictions
+    assert run.evaluation.datasets == expected.datasets
+    whole = run.evaluation.datasets[-1]
+    assert whole.name == "toy" and whole.n_instances == 6
+    assert whole.baselines["wordnet_first_sense"].f1 == 1.0  # gold: each lemma's first sense
+    assert whole.baselines["semcor_mfs"].f1 == 0.0  # training: the second sense
+
+
+def test_evaluate_corpus_with_an_index_and_no_baselines(tiny_encoder, wordnet, tmp_cache):
+    test = _corpus(wordnet, "toy", 0)
+    fractions: list[float] = []  # in an empty cache: encoded here, progress reported
+    first = evaluate_corpus(
+        tiny_encoder, test, None, wordnet, config=TINY, progress=fractions.append
+    )
+    assert fractions and all(0.0 <= f <= 1.0 for f in fractions)
+    index = first.index
+    stages: list[Stage] = []
+    run = evaluate_corpus(tiny_encoder, test, index, wordnet, baselines=False,
+                          on_stage=stages.append)  # fmt: skip
+    assert run.index is index  # the given index answers: none is built
+    assert [s.name for s in stages] == ["encode", "encode", "predict", "predict"]
+    assert list(run.seconds) == ["encode toy", "predict toy"]
+    assert run.evaluation.datasets[-1].baselines == {}
+    assert run.evaluation.predictions == first.evaluation.predictions
