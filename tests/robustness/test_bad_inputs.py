@@ -93,6 +93,11 @@ def world(tmp_path_factory, tiny_model_dir) -> Path:
     (w / "nogold.data.xml").write_text(f'<corpus><text id="d">{sentence}</text></corpus>')
     shutil.copy(w / "nogold.data.xml", w / "withgold.data.xml")
     (w / "withgold.gold.key.txt").write_text("d.s.t0 bank%1:14:00::\n")
+    instance = '<instance id="d.s.t0" lemma="bank" pos="NOUN">bank</instance>'
+    (w / "inst.data.xml").write_text(
+        f'<corpus><text id="d"><sentence id="d.s">{instance}</sentence></text></corpus>'
+    )
+    (w / "keyless-ids.txt").write_text("d.s.t0\n")
     with lzma.open(w / "cut.data.xml.xz", "wt") as fh:
         fh.write(f"<corpus><text>{sentence * 200}</text></corpus>")
     _truncate(w / "cut.data.xml.xz")
@@ -283,6 +288,16 @@ CLI_CASES = [
          ("wsd", "eval", "--data", "{w}/nogold.data.xml", *TINY)),
     Case("eval-missing-gold", "nope.key.txt: gold key file not found",
          ("wsd", "eval", "--data", "{w}/nogold.data.xml", "--gold", "{w}/nope.key.txt", *TINY)),
+    # the test set's content is read before the model loads or an index is built
+    Case("eval-malformed-data", r"bad.data.xml:1: malformed XML",
+         ("wsd", "eval", "--data", "{w}/bad.data.xml", "--gold", "{w}/gold.txt", *TINY)),
+    Case("eval-huge-attribute", r"huge.data.xml:1: more than 64 KiB",
+         ("wsd", "eval", "--data", "{w}/huge.data.xml", "--gold", "{w}/gold.txt", *TINY)),
+    Case("eval-gold-of-another-dataset", "none of the 2 ids of the gold file .*unknown-ids.txt",
+         ("wsd", "eval", "--data", "{w}/withgold.data.xml", "--gold", "{w}/unknown-ids.txt",
+          *TINY)),
+    Case("eval-keyless-gold", "inst: no instance has a gold sense key",
+         ("wsd", "eval", "--data", "{w}/inst.data.xml", "--gold", "{w}/keyless-ids.txt", *TINY)),
     Case("eval-unknown-dataset", "unknown dataset 'senseval9'",
          ("wsd", "eval", "senseval9", *TINY)),
     Case("eval-missing-index", "no saved index there",

@@ -352,6 +352,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     train = _training_corpus(args, args.train) if builds else ""
     trained = [(train, None)] if builds else []
     check_inputs([*given, *trained], args.index, args.out, args.json)
+    names = [args.data] if args.data else (args.datasets or ["ALL"])
+    # the test sets are read (and refused if unusable) before the model loads and an index is
+    # built: minutes of work must not come before a message about a bad data file
+    corpora = [load_corpus(name, args.gold if args.data else None) for name in names]
+    for corpus in corpora:
+        if not corpus.n_gold_keys():
+            raise DataError(
+                f"{corpus.name}: no instance has a gold sense key ({corpus.n_instances} "
+                "instances), so there is nothing to score"
+            )
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
     enc = _encoder(args)
@@ -364,7 +374,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         index = model_index(enc)
     elif train != "wordnet":  # wordnet: an index for each test set's lemmas, below
         index, training, train_set = _train(enc, train, None, config, seconds, args.system)
-    names = [args.data] if args.data else (args.datasets or ["ALL"])
     if not args.no_baselines and (training is None or training.name != "semcor"):
         try:
             training = load_corpus("semcor")
@@ -372,8 +381,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             training = None
             _say(f"  no SemCor for the MFS baseline: {exc}")
     tests, results, sweeps, used = [], [], [], []
-    for name in names:
-        corpus = load_corpus(name, args.gold if args.data else None)
+    for corpus in corpora:
         tests.append(corpus)
         run = evaluate_corpus(enc, corpus, index, wordnet, training, config=config,
                               baselines=not args.no_baselines, threads=args.threads,
