@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import re
 
 from workbench.encoding.cache import EmbeddingCache
@@ -105,8 +106,12 @@ def cmd_prune(args: argparse.Namespace) -> int:
     root = EmbeddingCache().root
     if root.exists() and not root.is_dir():
         raise DataError(f"the cache dir {root} is a file: set WORKBENCH_CACHE to a directory")
-    if args.older_than is not None and args.older_than < 0:
-        raise InputError(f"--older-than must be 0 or more days, not {args.older_than}")
+    if args.older_than is not None and not (
+        math.isfinite(args.older_than) and args.older_than >= 0
+    ):
+        raise InputError(
+            f"--older-than must be a finite number, 0 or more days, not {args.older_than}"
+        )
     max_bytes = parse_size(args.max_size) if args.max_size is not None else None
     result = EmbeddingCache().prune(
         everything=args.all,

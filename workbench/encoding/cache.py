@@ -121,6 +121,18 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def _remove_path(path: Path) -> bool:
+    """Delete ``path`` whatever it is (directory, file, link); ``True`` when it is gone."""
+    try:
+        if path.is_symlink() or not path.is_dir():
+            path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(path)
+    except OSError:
+        pass
+    return not path.exists() and not path.is_symlink()
+
+
 def _meta_checksum(meta: dict[str, Any]) -> str:
     return sha256_json({k: v for k, v in meta.items() if k != "checksum"})
 
@@ -202,8 +214,10 @@ class EmbeddingCache:
             verify: also check the CRC-32 of ``vectors.npy`` (a read of the whole file).
         """
         entry = self.path(key)
-        if not entry.exists():
+        if not entry.exists() and not entry.is_symlink():
             return None
+        if not entry.is_dir():
+            raise CacheError(f"cache entry {entry} is a file, not a directory")
         if not (entry / "meta.json").is_file():
             raise CacheError(f"cache entry {entry} has no meta.json")
         meta = self.read_meta(key)
@@ -261,16 +275,20 @@ class EmbeddingCache:
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
         fault_point("cache:commit")
         final = self.path(key)
-        if final.exists():
-            shutil.rmtree(final, ignore_errors=True)
+        if final.exists() or final.is_symlink():
+            self.remove(key)
         try:
             os.replace(tmp, final)
         except OSError:  # another process won the race: its entry is as good as ours
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def remove(self, key: str) -> None:
-        """Delete entry ``key`` (nothing if absent)."""
-        shutil.rmtree(self.path(key), ignore_errors=True)
+    def remove(self, key: str) -> bool:
+        """Delete entry ``key``, a directory or (damage) a file or link in its place.
+
+        Returns:
+            whether nothing is left at its path (``True`` too when it was absent).
+        """
+        return _remove_path(self.path(key))
 
     # ------------------------------------------------------------------ housekeeping
     def stale(self) -> list[Path]:
@@ -287,8 +305,8 @@ class EmbeddingCache:
         """Delete :meth:`stale` temporaries; returns what was removed."""
         removed = remove_stale_temporaries(self.dir)
         for path in self.stale():
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
+            if _remove_path(path):
+                removed.append(path)
         return sorted(removed)
 
     def entries(self, verify: bool = False) -> list[CacheEntry]:
@@ -310,10 +328,12 @@ class EmbeddingCache:
                 created = float(meta.get("created", 0.0))
             except (CacheError, OSError, TypeError, ValueError) as exc:
                 problem = str(exc).removeprefix(f"cache entry {path} ")
+            if not path.is_dir():
+                problem = "is a file, not a directory"
             try:
                 used = (path / "meta.json").stat().st_mtime
             except OSError:
-                used = path.stat().st_mtime
+                used = path.lstat().st_mtime
             out.append(CacheEntry(path.name, _size(path), model, shape, created, used, problem))
         return sorted(out, key=lambda e: -e.last_used)
 
@@ -339,9 +359,9 @@ class EmbeddingCache:
             old = older_than_days is not None and now - entry.last_used > older_than_days * 86400
             over = max_bytes is not None and kept_bytes + entry.bytes > max_bytes
             if everything or entry.problem or old or over:
-                self.remove(entry.key)
-                removed.append(entry.key)
-                freed += entry.bytes
+                if self.remove(entry.key):  # count only what is really gone
+                    removed.append(entry.key)
+                    freed += entry.bytes
             else:
                 kept_bytes += entry.bytes
         return PruneResult(tuple(removed), tuple(p.name for p in temps), freed)
@@ -384,7 +404,11 @@ def encode_cached(
         hit = cache.load(key, identity, verify=verify)
     except CacheError as exc:
         warnings.warn(f"{exc}; recomputing it", stacklevel=2)
-        cache.remove(key)
+        if not cache.remove(key):
+            raise CacheError(
+                f"cache entry {cache.path(key)} is damaged and cannot be removed: "
+                "delete it by hand or run `workbench cache prune`"
+            ) from exc
         hit = None
     if hit is not None:
         return replace(hit, model_name=encoder.name)  # the name this caller knows it by

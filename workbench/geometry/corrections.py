@@ -84,12 +84,37 @@ def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
         raise DataError(
             f"{meta}: a field is missing or wrong ({type(exc).__name__}: {exc})"
         ) from exc
+    _check_saved_shapes(obj, npz, meta)
+    return obj
+
+
+def _check_saved_shapes(obj: PostProcessor, npz: os.PathLike[str], meta: os.PathLike[str]) -> None:
+    """Refuse learned arrays whose layout disagrees with the ``.json``: the layer count, the
+    number of axes, and the feature width ``n_features_in`` (a hand-edited ``.json`` would
+    otherwise fail later inside numpy)."""
+    dim, layers = obj.n_features_in_, obj.n_layers_
+    if dim < 1:
+        raise DataError(f"{meta}: field 'n_features_in' must be 1 or more, not {dim}")
+    if layers is not None and layers < 1:
+        raise DataError(f"{meta}: field 'n_layers' must be 1 or more, not {layers}")
+    sizes: dict[str, int] = {"dim": dim}
     for key in obj.state_names:
         value = getattr(obj, f"{key}_")
-        layered = obj.n_layers_ is not None
-        if value.ndim == 0 or (layered and value.shape[0] != obj.n_layers_):
-            raise DataError(f"{npz}: array {key!r} of shape {value.shape} does not fit {meta}")
-    return obj
+        axes = obj.state_axes.get(key, ("dim",))
+        lead = () if layers is None else (layers,)
+        if value.ndim != len(lead) + len(axes) or tuple(value.shape[: len(lead)]) != lead:
+            raise DataError(
+                f"{npz}: array {key!r} of shape {value.shape} does not fit {meta} "
+                f"(field 'n_layers' is {layers})"
+            )
+        for axis, size in zip(axes, value.shape[len(lead) :], strict=True):
+            want = sizes.setdefault(axis, int(size))
+            if size != want:
+                field = "n_features_in" if axis == "dim" else axis
+                raise DataError(
+                    f"{npz}: array {key!r} of shape {value.shape} does not fit {meta} "
+                    f"(field {field!r} is {want}, the array has {size})"
+                )
 
 
 # ---------------------------------------------------------------------- the corrections
@@ -253,6 +278,7 @@ class AllButTheTop(PostProcessor):
 
     name = "abtt"
     state_names = ("mean", "components")
+    state_axes = {"components": ("n_components", "dim")}
 
     def __init__(self, n_components: int | None = None):
         self.n_components = n_components
@@ -288,6 +314,7 @@ class Whitener(PostProcessor):
 
     name = "whiten"
     state_names = ("mean", "whitening", "eigenvalues")
+    state_axes = {"whitening": ("dim", "n_components")}
 
     def __init__(self, n_components: int | None = None, rtol: float = 1e-10):
         self.n_components = n_components

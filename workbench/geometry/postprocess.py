@@ -126,6 +126,10 @@ class PostProcessor:
 
     name: ClassVar[str] = ""
     state_names: ClassVar[tuple[str, ...]] = ()
+    #: The axes of each learned array of one layer, by name: ``"dim"`` is the input width
+    #: (``n_features_in_``), another name a size shared by the arrays that use it. An array
+    #: not listed is one vector of ``dim`` (checked on load).
+    state_axes: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     # ------------------------------------------------------------------ subclass hooks
     def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
