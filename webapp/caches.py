@@ -8,7 +8,6 @@ rerun after an unrelated widget recomputes nothing; user errors become in-page m
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -33,6 +32,7 @@ from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import InputError, WorkbenchError
+from workbench.fileio import sha256_bytes
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
 from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.postprocess import PostProcessor
@@ -125,7 +125,7 @@ def encode_occurrence_list(occurrences: Sequence[Occurrence]) -> OccurrenceVecto
     target positions) + settings."""
 
     content = repr([(o.words, o.index) for o in occurrences]).encode()
-    key = ("content", hashlib.sha256(content).hexdigest()[:16])
+    key = ("content", sha256_bytes(content)[:16])
     return encode_occurrences(key, occurrences, text="Encoding the training occurrences…")
 
 
