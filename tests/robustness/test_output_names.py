@@ -219,3 +219,38 @@ def test_a_byte_order_mark_is_not_a_word(world, tmp_cache, capsys):
     emb = LayerwiseEmbeddings.load(world / "bom.npz")
     assert emb.words[0] == "Bank"
     assert "\ufeff" not in "".join(emb.words)
+
+
+EMPTY_PATH_OPTIONS = [
+    ("geometry", "--out", ""),
+    ("senses", "plot", "bank", "--out", " "),
+    ("senses", "separation", "bank", "--csv", ""),
+    ("wsd", "eval", "--json", ""),
+    ("wsd", "eval", "--data", ""),
+    ("wsd", "score", "", "gold.txt"),
+    ("wsd", "layers", "--test", ""),
+    ("finetune", "seqcls", "--train", "t.csv", "--out", ""),
+    ("settings", ""),
+    ("model", "fetch", "--dest", ""),
+]
+
+
+@pytest.mark.parametrize("argv", EMPTY_PATH_OPTIONS, ids=lambda a: "-".join(x for x in a if x))
+def test_an_empty_path_is_refused_before_any_work(argv, tmp_path, capsys, monkeypatch):
+    # Path("") is the current directory: geometry once wrote its reports there for --out ""
+    from workbench.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(list(argv))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and re.search(r"error: argument .*: an empty (path|name)", err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_settings_of_a_directory_says_so(tmp_path, capsys):
+    from workbench.cli.main import main
+
+    assert main(["settings", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from workbench.cli.options import path_arg
 from workbench.corpora import datasets
 from workbench.errors import DataError
 
@@ -24,12 +24,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     down.add_argument(
         "--url", default=datasets.DEFAULT_URL, help="archive URL (default: %(default)s)"
     )
-    down.add_argument("--dest", type=Path, default=None, help="target dir (default: user data dir)")
+    down.add_argument(
+        "--dest", type=path_arg, default=None, help="target dir (default: user data dir)"
+    )
     down.add_argument("--quiet", action="store_true", help="no progress output")
     down.set_defaults(func=run_download)
 
     verify = sub.add_parser("verify", help="check files, parse every dataset, print counts")
-    verify.add_argument("dir", nargs="?", type=Path, default=None, help="data dir (default: found)")
+    verify.add_argument(
+        "dir", nargs="?", type=path_arg, default=None, help="data dir (default: found)"
+    )
     verify.set_defaults(func=run_verify)
 
     listing = sub.add_parser("list", help="datasets found and where")

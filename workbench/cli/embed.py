@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from workbench.cli.options import layer_list
+from workbench.cli.options import layer_list, path_arg
 from workbench.corpora.readers import read_text, read_xml
 from workbench.distributed.config import KEEPS, ClusterConfig, ShardConfig
 from workbench.distributed.jobs import embed_shards
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "see docs/scaling.md)."
         ),
     )
-    p.add_argument("inputs", nargs="+", type=Path, metavar="INPUT", help="input file(s)")
+    p.add_argument("inputs", nargs="+", type=path_arg, metavar="INPUT", help="input file(s)")
     p.add_argument(  # a str: Path() would drop a trailing separator and turn "" into "."
         "--out", required=True, help="output .npz path (--engine ray: a directory)"
     )

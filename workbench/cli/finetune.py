@@ -21,8 +21,8 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import fields
-from pathlib import Path
 
+from workbench.cli.options import path_arg
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.finetune.compare import compare_models
@@ -107,9 +107,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
 def _add_task(sub, kind: TaskKind) -> None:
     p = sub.add_parser(kind.name, help=kind.help, description=kind.help)
     src = p.add_argument_group("data")
-    src.add_argument("--train", type=Path, help="training file")
-    src.add_argument("--dev", type=Path, help="dev file (model selection, early stopping)")
-    src.add_argument("--test", type=Path, help="test file, scored once with the selected model")
+    src.add_argument("--train", type=path_arg, help="training file")
+    src.add_argument("--dev", type=path_arg, help="dev file (model selection, early stopping)")
+    src.add_argument("--test", type=path_arg, help="test file, scored once with the selected model")
     builtins = [name for name, of in BUILTINS.items() if of == kind.name]
     if builtins:
         src.add_argument(
@@ -119,7 +119,7 @@ def _add_task(sub, kind: TaskKind) -> None:
             "SemCor instead of files"
             + (" (train: SemCor, dev: SemEval-2007, test: ALL)" if kind.name == "wsd" else ""),
         )
-        src.add_argument("--data-dir", type=Path, default=None, help="WSD data dir (SemCor)")
+        src.add_argument("--data-dir", type=path_arg, default=None, help="WSD data dir (SemCor)")
     if kind.example is TaggedSentence:
         src.add_argument(
             "--repair-bio",
@@ -134,7 +134,7 @@ def _add_task(sub, kind: TaskKind) -> None:
             help=f"use at most N {split} examples (size CPU runs)",
         )
     p.add_argument("--model", default=None, help="base model: HF id or dir (default: MiniLM)")
-    p.add_argument("--out", type=Path, required=True, help="model directory to write")
+    p.add_argument("--out", type=path_arg, required=True, help="model directory to write")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
     p.add_argument("--overwrite", action="store_true", help="replace a finished model in OUT")
     p.add_argument("--keep-checkpoint", action="store_true", help="keep OUT/checkpoint at the end")
@@ -162,14 +162,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         _add_task(tsub, kind)
     b = tsub.add_parser("builtin", help="write a built-in task's splits as files")
     b.add_argument("name", choices=list(BUILTINS))
-    b.add_argument("--out", type=Path, required=True, help="directory for train/dev/test files")
-    b.add_argument("--data-dir", type=Path, default=None, help="WSD data dir (SemCor)")
+    b.add_argument("--out", type=path_arg, required=True, help="directory for train/dev/test files")
+    b.add_argument("--data-dir", type=path_arg, default=None, help="WSD data dir (SemCor)")
     b.add_argument("--seed", type=int, default=0)
     b.set_defaults(func=cmd_builtin)
     c = tsub.add_parser("compare", help="geometry report + WSD layer sweep, base vs fine-tuned")
     c.add_argument("base", help="base model (HF id or dir; 'default' for the packaged MiniLM)")
     c.add_argument("tuned", help="fine-tuned model directory")
-    c.add_argument("--out", type=Path, required=True, help="report directory")
+    c.add_argument("--out", type=path_arg, required=True, help="report directory")
     c.add_argument("--device", default=None)
     c.add_argument(
         "--max-sentences",
@@ -191,7 +191,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "of a `workbench finetune wsd` model directory into its own sense index (e.g. after a "
         "quick run with --wsd-index data).",
     )
-    x.add_argument("model", type=Path, help="the model directory")
+    x.add_argument("model", type=path_arg, help="the model directory")
     x.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")
     x.set_defaults(func=cmd_wsd_index)
 

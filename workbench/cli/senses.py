@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.cli.options import path_arg
 from workbench.corpora.occurrences import (
     OccurrenceVectors,
     encode_occurrences,
@@ -90,8 +91,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sep.add_argument("--correction", choices=POSTPROCESSORS, default="zscore",
                      help="correction measured beside raw vectors (default zscore)")  # fmt: skip
     sep.add_argument("--min-count", type=int, default=2, help="least occurrences of a sense")
-    sep.add_argument("--json", type=Path, default=None, help="write the table as JSON")
-    sep.add_argument("--csv", type=Path, default=None, help="write the table as CSV")
+    sep.add_argument("--json", type=path_arg, default=None, help="write the table as JSON")
+    sep.add_argument("--csv", type=path_arg, default=None, help="write the table as CSV")
     sep.set_defaults(func=run_separation)
 
     plot = sub.add_parser(
@@ -107,8 +108,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                       help="one or more layer specs (several words: one)")  # fmt: skip
     plot.add_argument("--correction", choices=POSTPROCESSORS, default="none",
                       help="correction applied before projecting (default none)")  # fmt: skip
-    plot.add_argument("--out", type=Path, required=True, help="figure: .html .json .png .svg")
-    plot.add_argument("--data", type=Path, default=None,
+    plot.add_argument("--out", type=path_arg, required=True, help="figure: .html .json .png .svg")
+    plot.add_argument("--data", type=path_arg, default=None,
                       help="also write the coordinates and labels (.csv or .json)")  # fmt: skip
     plot.add_argument("--method", choices=METHODS, default="umap")
     plot.add_argument("--dims", type=int, choices=(2, 3), default=2)
@@ -137,7 +138,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument("--reference-sample", type=int, default=500,
                    help="sentences sampled from it (seeded)")  # fmt: skip
-    p.add_argument("--data-dir", default=None, help="WSD data dir (default: WORKBENCH_DATA ...)")
+    p.add_argument(
+        "--data-dir", type=path_arg, default=None, help="WSD data dir (default: WORKBENCH_DATA ...)"
+    )
 
 
 def _log(message: str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from workbench.cli.options import path_arg
 from workbench.errors import InputError
 from workbench.viz.export import read_settings, settings_fields
 
@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "settings",
         help="the settings an exported table or figure carries (.csv .json .html .png .svg)",
     )
-    p.add_argument("file", type=Path, help="a table or figure exported by the app or the CLI")
+    p.add_argument("file", type=path_arg, help="a table or figure exported by the app or the CLI")
     p.add_argument(
         "--panes",
         action="store_true",
@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def cmd_settings(args: argparse.Namespace) -> int:
+    if args.file.is_dir():
+        raise InputError(f"{args.file} is a directory: give an exported table or figure")
     if not args.file.is_file():
         raise InputError(f"{args.file}: no such file")
     settings = read_settings(args.file.read_bytes())

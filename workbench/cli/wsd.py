@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from workbench.cli.options import name_or_path_arg, path_arg
 from workbench.corpora.datasets import corpus_files
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
@@ -111,24 +112,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wsub = p.add_subparsers(dest="wsd_command", metavar="ACTION", required=True)
 
     t = wsub.add_parser("train", help="build and save a sense index")
-    t.add_argument("--corpus", default="semcor", help="semcor | wordnet | a *.data.xml path")
-    t.add_argument("--gold", default=None, help="gold key file of --corpus (if a path)")
-    t.add_argument("--out", type=Path, default=None, help="index directory (default: cache)")
+    t.add_argument(
+        "--corpus",
+        type=name_or_path_arg,
+        default="semcor",
+        help="semcor | wordnet | a *.data.xml path",
+    )
+    t.add_argument(
+        "--gold", type=path_arg, default=None, help="gold key file of --corpus (if a path)"
+    )
+    t.add_argument("--out", type=path_arg, default=None, help="index directory (default: cache)")
     _model_args(t)
     _index_args(t)
     t.set_defaults(func=cmd_train)
 
     e = wsub.add_parser("eval", help="evaluate on the framework's datasets")
     e.add_argument("datasets", nargs="*", default=[], help="dataset names (default: ALL)")
-    e.add_argument("--data", default=None, help="a *.data.xml file to evaluate instead")
-    e.add_argument("--gold", default=None, help="its gold key file")
-    e.add_argument("--index", type=Path, default=None, help="a saved index (else: train)")
+    e.add_argument(
+        "--data", type=path_arg, default=None, help="a *.data.xml file to evaluate instead"
+    )
+    e.add_argument("--gold", type=path_arg, default=None, help="its gold key file")
+    e.add_argument("--index", type=path_arg, default=None, help="a saved index (else: train)")
     e.add_argument(
         "--train", default=None,
         help="training corpus when no --index (default: semcor when it is here, else wordnet)",
     )  # fmt: skip
-    e.add_argument("--out", type=Path, default=None, help="write reports and key files here")
-    e.add_argument("--json", type=Path, default=None, help="write the JSON report here")
+    e.add_argument("--out", type=path_arg, default=None, help="write reports and key files here")
+    e.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
     e.add_argument("--no-baselines", action="store_true", help="skip the baselines")
     e.add_argument("--threads", type=int, default=1, help="FAISS threads (default 1)")
     e.add_argument(
@@ -145,12 +155,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.set_defaults(func=cmd_eval)
 
     s = wsub.add_parser("layers", help="per-layer sweep, raw vs standardized (plain 1-NN)")
-    s.add_argument("--train", default="semcor", help="training corpus (name or *.data.xml)")
-    s.add_argument("--test", default="ALL", help="test corpus (name or *.data.xml)")
+    s.add_argument(
+        "--train",
+        type=name_or_path_arg,
+        default="semcor",
+        help="training corpus (name or *.data.xml)",
+    )
+    s.add_argument(
+        "--test", type=name_or_path_arg, default="ALL", help="test corpus (name or *.data.xml)"
+    )
     s.add_argument("--specs", default=None, help="comma list of layer specs, ';' separated")
     s.add_argument("--postprocess", nargs="+", default=["none", "zscore"])
-    s.add_argument("--out", type=Path, default=None, help="write reports here")
-    s.add_argument("--json", type=Path, default=None, help="write the JSON report here")
+    s.add_argument("--out", type=path_arg, default=None, help="write reports here")
+    s.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
     _model_args(s)
     s.set_defaults(func=cmd_layers)
 
@@ -159,7 +176,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.add_argument("--word", required=True, help="the target word (or phrase) or its position")
     d.add_argument("--pos", choices=POS_TAGS, default=None)
     d.add_argument(
-        "--index", type=Path, default=None,
+        "--index", type=path_arg, default=None,
         help="a saved index (default: the --system index, trained on SemCor when SemCor is here)",
     )  # fmt: skip
     _system_arg(d)
@@ -167,8 +184,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.set_defaults(func=cmd_disambiguate)
 
     c = wsub.add_parser("score", help="P, R, F1 of a key file, as the official scorer prints")
-    c.add_argument("gold", type=Path)
-    c.add_argument("system", type=Path)
+    c.add_argument("gold", type=path_arg)
+    c.add_argument("system", type=path_arg)
     c.set_defaults(func=cmd_score)
 
 
