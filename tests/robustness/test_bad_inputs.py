@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 import lzma
 import pickle
-import re
 import shutil
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.robustness.cli_errors import assert_one_line_error
 from workbench.errors import WorkbenchError
 
 HAS_PROC = Path("/proc/self").is_dir()
@@ -442,20 +441,9 @@ def _snapshot(world: Path, names: tuple[str, ...]) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("case", CLI_CASES, ids=[c.name for c in CLI_CASES])
 def test_command_line_bad_input_is_one_line_and_exit_2(case, world, tiny_link, tmp_cache, capsys):
-    from workbench.cli.main import main
-
     argv = [a.format(w=world, tiny=tiny_link) for a in case.argv or ()]
     before = _snapshot(world, case.unchanged)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code = main(argv)
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2, err
-    assert "Traceback" not in err
-    assert lines and lines[-1].startswith("workbench: error: "), err
-    assert len(lines) == 1, f"more than one line on stderr:\n{err}"
-    assert re.search(case.expect, lines[-1]), lines[-1]
+    assert_one_line_error(argv, case.expect, capsys)
     assert _snapshot(world, case.unchanged) == before
     assert not (world / "code-ran").exists()
 

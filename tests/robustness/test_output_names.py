@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.robustness.cli_errors import assert_one_line_error
 from workbench.errors import WorkbenchError
 
 DEV_FULL = Path("/dev/full")
@@ -159,22 +160,11 @@ def _check_after(case: Case, world: Path, before: dict[str, bytes]) -> None:
 
 @pytest.mark.parametrize("case", CLI_CASES, ids=[c.name for c in CLI_CASES])
 def test_command_line_bad_output_name_is_one_line_and_exit_2(case, world, tmp_cache, capsys):
-    from workbench.cli.main import main
-
     if case.needs is not None and not case.needs.exists():
         pytest.skip(f"no {case.needs} here")
     argv = [a.format(w=world) for a in case.argv or ()]
     before = _snapshot(world, case.unchanged)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code = main(argv)
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2, err
-    assert "Traceback" not in err
-    assert lines and lines[-1].startswith("workbench: error: "), err
-    assert len(lines) == 1, f"more than one line on stderr:\n{err}"
-    assert re.search(case.expect, lines[-1]), lines[-1]
+    assert_one_line_error(argv, case.expect, capsys)
     _check_after(case, world, before)
 
 

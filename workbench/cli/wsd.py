@@ -129,7 +129,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e = wsub.add_parser("eval", help="evaluate on the framework's datasets")
     e.add_argument("datasets", nargs="*", default=[], help="dataset names (default: ALL)")
     e.add_argument(
-        "--data", type=path_arg, default=None, help="a *.data.xml file to evaluate instead"
+        "--data", type=name_or_path_arg, default=None, help="a *.data.xml file to evaluate instead"
     )
     e.add_argument("--gold", type=path_arg, default=None, help="its gold key file")
     e.add_argument("--index", type=path_arg, default=None, help="a saved index (else: train)")
