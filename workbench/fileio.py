@@ -91,15 +91,19 @@ def remove_stale_temporaries(
     directory: str | os.PathLike[str], names: Iterable[str] | None = None
 ) -> list[Path]:
     """Delete :func:`stale_temporaries` (files and directories); returns what was removed."""
-    removed = []
-    for path in stale_temporaries(directory, names):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
+    return [path for path in stale_temporaries(directory, names) if remove_path(path)]
+
+
+def remove_path(path: Path) -> bool:
+    """Delete ``path`` whatever it is (directory, file, link); ``True`` when nothing is left."""
+    try:
+        if path.is_symlink() or not path.is_dir():
             path.unlink(missing_ok=True)
-        if not path.exists():
-            removed.append(path)
-    return removed
+        else:
+            shutil.rmtree(path)
+    except OSError:
+        pass
+    return not path.exists() and not path.is_symlink()
 
 
 def check_writable(path: str | os.PathLike[str]) -> Path:

@@ -315,5 +315,5 @@ def test_cache_remove_reports_what_it_could_not_remove(tmp_path, monkeypatch):
     (store.dir / ("a" * 32)).write_text("x")
     assert store.remove("a" * 32) and not (store.dir / ("a" * 32)).exists()
     (store.dir / ("b" * 32)).write_text("x")
-    monkeypatch.setattr(cache_module, "_remove_path", lambda path: False)  # e.g. no permission
+    monkeypatch.setattr(cache_module, "remove_path", lambda path: False)  # e.g. no permission
     assert store.prune(everything=True).entries == ()

@@ -49,6 +49,7 @@ from workbench.errors import CacheError, DataError
 from workbench.fileio import (
     HOST,
     fault_point,
+    remove_path,
     remove_stale_temporaries,
     sha256_bytes,
     sha256_json,
@@ -119,18 +120,6 @@ def _size(path: Path) -> int:
     if path.is_file():
         return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
-def _remove_path(path: Path) -> bool:
-    """Delete ``path`` whatever it is (directory, file, link); ``True`` when it is gone."""
-    try:
-        if path.is_symlink() or not path.is_dir():
-            path.unlink(missing_ok=True)
-        else:
-            shutil.rmtree(path)
-    except OSError:
-        pass
-    return not path.exists() and not path.is_symlink()
 
 
 def _meta_checksum(meta: dict[str, Any]) -> str:
@@ -288,7 +277,7 @@ class EmbeddingCache:
         Returns:
             whether nothing is left at its path (``True`` too when it was absent).
         """
-        return _remove_path(self.path(key))
+        return remove_path(self.path(key))
 
     # ------------------------------------------------------------------ housekeeping
     def stale(self) -> list[Path]:
@@ -305,7 +294,7 @@ class EmbeddingCache:
         """Delete :meth:`stale` temporaries; returns what was removed."""
         removed = remove_stale_temporaries(self.dir)
         for path in self.stale():
-            if _remove_path(path):
+            if remove_path(path):
                 removed.append(path)
         return sorted(removed)
 

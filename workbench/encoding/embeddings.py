@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from workbench.encoding.pooling import LayerSpec, combine_layers
-from workbench.encoding.wordtable import ROW_HEADER, SENTENCE_HEADER, table_text
+from workbench.encoding.wordtable import ROW_HEADER, SENTENCE_HEADER, SENTENCES_SUFFIX, table_text
 from workbench.errors import DataError, InputError, MismatchError, OutputError
 from workbench.fileio import atomic_path, check_writable, remove_stale_temporaries, sha256_bytes
 
@@ -290,10 +290,6 @@ def unpack_words(arrays: Mapping[str, np.ndarray], source: str = "embeddings") -
     return list(map(text.__getitem__, map(slice, bounds[:-1], bounds[1:])))
 
 
-#: The ending of the per-sentence table's stem: no ``.npz`` stem may end with it.
-SENTENCES_SUFFIX = ".sentences"
-
-
 def npz_path(path: str | os.PathLike[str]) -> Path:
     """The ``.npz`` that :meth:`LayerwiseEmbeddings.save` writes for ``path`` (``.npz`` added if
     missing), once ``path`` is a usable file name.
@@ -339,7 +335,7 @@ def table_path(npz: str | os.PathLike[str]) -> Path:
 
 def sentences_path(npz: str | os.PathLike[str]) -> Path:
     """The per-sentence table beside an embeddings file (``v.npz`` -> ``v.sentences.tsv``)."""
-    return Path(npz).with_suffix(".sentences.tsv")
+    return Path(npz).with_suffix(f"{SENTENCES_SUFFIX}.tsv")
 
 
 def refuse_foreign_table(path: Path) -> None:

@@ -82,13 +82,18 @@ def table_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The ending of the per-sentence table's stem (``v.sentences.tsv`` beside ``v.npz``); no
+#: embeddings stem may end with it.
+SENTENCES_SUFFIX = ".sentences"
+
+
 def vectors_path(table: str | os.PathLike[str]) -> Path:
     """The ``.npz`` a table belongs to (``v.tsv`` and ``v.sentences.tsv`` -> ``v.npz``).
 
     Unambiguous because no embeddings stem ends in ``.sentences``
     (:func:`~workbench.encoding.embeddings.npz_path` refuses one)."""
     table = Path(table)
-    stem = table.name.removesuffix(".tsv").removesuffix(".sentences")
+    stem = table.name.removesuffix(".tsv").removesuffix(SENTENCES_SUFFIX)
     return table.with_name(stem + ".npz")
 
 
