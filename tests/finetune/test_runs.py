@@ -48,6 +48,22 @@ def test_baselines_need_a_kind_that_has_them_and_dev_data():
         run_baselines("seqcls", TaskData(train, None, None, {}), TrainConfig())
 
 
+def test_baselines_that_cannot_run_are_refused_before_training(tmp_path, monkeypatch):
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained before refusing the baselines")
+
+    monkeypatch.setattr(runs, "finetune", no_training)
+    train = in_memory([TextExample("a", "x"), TextExample("b", "y")], "train")
+    out = tmp_path / "run"
+    with pytest.raises(InputError, match="need dev data"):
+        train_with_baselines("seqcls", TaskData(train, None, None, {}), TrainConfig(), out,
+                             baselines=True)  # fmt: skip
+    with pytest.raises(InputError, match="not for mlm"):
+        train_with_baselines("mlm", TaskData(train, train, None, {}), TrainConfig(), out,
+                             baselines=True)  # fmt: skip
+    assert not out.exists()
+
+
 def test_summary_lists_epochs_best_test_and_baselines():
     card = {
         "metric": "f1", "task": "token", "base_model": "tiny", "train_seconds": 12.0,

@@ -213,28 +213,34 @@ def wsd_splits(
 def run_baselines(
     kind: str, data: TaskData, cfg: TrainConfig, model: str | None = None, device: str | None = None
 ) -> list[BaselineResult]:
-    """The baselines for ``kind`` on ``data.train`` -> ``data.dev`` (see :mod:`.frozen`)."""
-    if not task_kind(kind).baselines:
-        raise InputError(f"Baselines exist for seqcls, pair and token tasks, not for {kind}.")
-    if data.dev is None:
-        raise InputError("Baselines need dev data (--dev).")
+    """The baselines for ``kind`` on ``data.train`` -> ``dev`` (see :mod:`.frozen`)."""
+    dev = check_baselines(kind, data)
     out: list[BaselineResult] = []
     t0 = time.perf_counter()
     if kind in ("seqcls", "pair"):
-        out.append(frozen.majority(data.train, data.dev))
-        out.append(
-            frozen.probe_sequence(kind, data.train, data.dev, cfg, model, device, data.labels)
-        )
+        out.append(frozen.majority(data.train, dev))
+        out.append(frozen.probe_sequence(kind, data.train, dev, cfg, model, device, data.labels))
         if data.pairs is not None:
             enc = Encoder(model=model, device=device)
             train_pairs, dev_pairs = data.pairs
             out.append(frozen.probe_wic_targets(train_pairs, dev_pairs, enc, seed=cfg.seed))
     elif kind == "token":
         enc = Encoder(model=model, device=device)
-        out.append(frozen.probe_tokens(data.train, data.dev, enc, seed=cfg.seed))
+        out.append(frozen.probe_tokens(data.train, dev, enc, seed=cfg.seed))
     for result in out:
         result.details["seconds_all_baselines"] = round(time.perf_counter() - t0, 1)
     return out
+
+
+def check_baselines(kind: str, data: TaskData) -> DataFile:
+    """The dev split the baselines of ``kind`` are scored on; an :class:`InputError` unless
+    :func:`run_baselines` can run (a kind with baselines, data with a dev split), so a caller
+    can refuse before training."""
+    if not task_kind(kind).baselines:
+        raise InputError(f"Baselines exist for seqcls, pair and token tasks, not for {kind}.")
+    if data.dev is None:
+        raise InputError("Baselines need dev data (--dev).")
+    return data.dev
 
 
 def is_main_process() -> bool:
@@ -264,7 +270,7 @@ def train_with_baselines(
         output: the model directory to write.
         model: the base model (None: the packaged default).
         baselines: also run the baselines (an :class:`InputError` for a kind without them or
-            data without a dev split, raised after training).
+            data without a dev split, raised before training starts).
         say: told what runs next (``"Scoring the baselines…"``).
         **kwargs: passed to :func:`~workbench.finetune.tasks.finetune` (``resume``,
             ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``).
@@ -272,6 +278,8 @@ def train_with_baselines(
     Returns:
         The training card (in the other processes of a multi-GPU launch: without baselines).
     """
+    if baselines:
+        check_baselines(kind, data)
     result = finetune(
         kind,
         data.train,
