@@ -12,9 +12,12 @@ the polysemous instances of the same SemCor sentences (a seeded sample), in one 
     backward;
 (b) :class:`workbench.finetune.wsd.WsdTask`: ``--batch-size`` sentences per batch, one
     context pass per sentence serving all its instances, the union of the batch's candidate
-    glosses encoded once, longest first in chunks of similar length.
+    glosses encoded once, longest first in chunks of similar length;
+(c) the same task with ``freeze_glosses`` (the gloss encoder kept at the base weights, each
+    gloss encoded once in a run): timed after one untimed pass has encoded the sample's
+    glosses, as every epoch after the first runs (the first pass's time is reported too).
 
-Reported: instances per second of each and their ratio (medians of ``--repeats``,
+Reported: instances per second of each and their ratios (medians of ``--repeats``,
 interleaved), the tokens each side runs (padding included: the task's glosses as its chunks
 pad them), and the largest absolute difference between the two sides' losses on the first
 batch (they compute the same loss: 0 up to float error).
@@ -82,7 +85,8 @@ def task_pass(model: BiEncoderModel, task, rows, batch_size: int) -> tuple[int, 
         glosses = sum(
             (b - a) * lengths[a] for a, b in chunk_bounds(lengths, model.gloss_batch_tokens)
         )
-        tokens += batch["input_ids"].numel() + glosses
+        # frozen glosses were all encoded by the warm-up pass: the step runs the contexts only
+        tokens += batch["input_ids"].numel() + (0 if model.freeze_glosses else glosses)
     return n, tokens, losses
 
 
@@ -103,21 +107,32 @@ def main() -> int:
     task = make_task("wsd", cfg, models.load_tokenizer(source), data)
     rows = task.features(data, train=True).rows
     model, _ = task.build_model(source)
-    model.eval()  # no dropout: both sides compute the same loss
+    model.eval()  # no dropout: all sides compute the same loss
+    frozen_task = make_task("wsd", cfg.replace(freeze_glosses=True), task.tokenizer, data)
+    frozen, _ = frozen_task.build_model(source)
+    frozen.eval()
+    frozen_rows = frozen_task.features(data, train=True).rows  # rows of its own gloss table
+    assert isinstance(model, BiEncoderModel) and isinstance(frozen, BiEncoderModel)
     first_plain = plain_pass(model, task, rows[: args.batch_size])[2]
     first_task = task_pass(model, task, rows[: args.batch_size], args.batch_size)[2]
     n_first = sum(len(r["spans"]) for r in rows[: args.batch_size])
     mean_plain = sum(first_plain) / n_first
-    times: dict[str, list[float]] = {"plain": [], "task": []}
+    t0 = time.perf_counter()
+    first_frozen = task_pass(frozen, frozen_task, frozen_rows, args.batch_size)[2]  # glosses
+    frozen_first_pass = time.perf_counter() - t0
+    times: dict[str, list[float]] = {"plain": [], "task": [], "frozen": []}
     counts: dict[str, tuple[int, int]] = {}
     for _ in range(args.repeats):
-        for name in ("plain", "task"):
+        for name in times:
             model.zero_grad(set_to_none=True)
+            frozen.zero_grad(set_to_none=True)
             t0 = time.perf_counter()
             if name == "plain":
                 n, tokens, _ = plain_pass(model, task, rows)
-            else:
+            elif name == "task":
                 n, tokens, _ = task_pass(model, task, rows, args.batch_size)
+            else:
+                n, tokens, _ = task_pass(frozen, frozen_task, frozen_rows, args.batch_size)
             times[name].append(time.perf_counter() - t0)
             counts[name] = (n, tokens)
     median = {k: statistics.median(v) for k, v in times.items()}
@@ -132,7 +147,11 @@ def main() -> int:
         "instances_per_s": {k: counts[k][0] / median[k] for k in median},
         "tokens_run": {k: counts[k][1] for k in counts},
         "speedup": median["plain"] / median["task"],
+        "frozen_speedup": median["plain"] / median["frozen"],
+        "frozen_vs_task": median["task"] / median["frozen"],
+        "frozen_first_pass_seconds": frozen_first_pass,
         "first_batch_loss_difference": abs(mean_plain - first_task[0]),
+        "frozen_first_batch_loss_difference": abs(first_frozen[0] - first_task[0]),
     }
     print(json.dumps(out, indent=1))
     if args.json:

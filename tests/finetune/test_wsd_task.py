@@ -218,6 +218,57 @@ def test_loss_falls_and_the_model_directory_answers_through_its_gloss_index(trai
     assert 0 < evaluation["zero_shot"]["n"] < evaluation["datasets"]["semcor[40:52]"]["n"]
 
 
+def test_frozen_glosses_train_the_context_encoder_alone_and_encode_each_gloss_once(
+    tiny_model_dir, semcor, tmp_path
+):
+    cfg = CFG.replace(freeze_glosses=True)
+    source = models.resolve_model(str(tiny_model_dir))
+    train = DataFile(tuple(semcor[0]), "semcor[:40]", "a")
+    dev = DataFile(tuple(semcor[1]), "semcor[40:52]", "b")
+    # the cached vectors are what the gloss encoder gives: one batch, twice
+    task = make_task("wsd", cfg, models.load_tokenizer(source), train)
+    feats = task.features(train, train=True)
+    batch = task.collate(feats.rows[:4], torch.Generator().manual_seed(0))
+    model, notes = task.build_model(source)
+    assert "gloss encoder is frozen" in notes[0]
+    model.train()
+    assert model.encoder.training and not model.gloss_encoder.training  # no gloss dropout
+    ids, mask = batch["gloss_input_ids"], batch["gloss_attention_mask"]
+    calls = []
+    model.gloss_encoder.register_forward_hook(lambda *a: calls.append(1))
+    first = model.frozen_glosses(batch["gloss_rows"], ids, mask)
+    n_calls = len(calls)
+    again = model.frozen_glosses(batch["gloss_rows"], ids, mask)
+    assert len(calls) == n_calls > 0  # the second time nothing is encoded
+    with torch.no_grad():
+        torch.testing.assert_close(first, model.encode_glosses(ids, mask), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(first, again, atol=0, rtol=0)
+    loss, _ = model(
+        **{k: v for k, v in batch.items() if k not in ("inst_row", "inst_col", "row_ids")}
+    )
+    loss.backward()
+    assert all(p.grad is None for p in model.gloss_encoder.parameters())
+    assert any(p.grad is not None for p in model.encoder.parameters())
+    # a whole run: the loss falls, only the context encoder trains, glosses encoded once
+    out = tmp_path / "frozen"
+    result = finetune("wsd", train, dev, cfg, out, model=str(tiny_model_dir), progress=False,
+                      test=dev)  # fmt: skip
+    losses = [e.train_loss for e in result.history]
+    assert losses[-1] < losses[0] * 0.8, losses
+    card = result.card
+    assert card["options"]["freeze_glosses"] is True
+    base, _, _ = load_finetuned(out)
+    assert card["parameters"]["trainable"] <= sum(p.numel() for p in base.encoder.parameters())
+    stats = [e["stats"] for e in card["epochs"]]
+    assert stats[0]["gloss_tokens"] > 0 and all(s["gloss_tokens"] == 0 for s in stats[1:])
+    saved = base.gloss_encoder.state_dict()
+    start = models.load_model(source).state_dict()
+    for name, weight in start.items():  # the saved gloss encoder is the base model
+        if name in saved:
+            torch.testing.assert_close(saved[name], weight, atol=0, rtol=0)
+    assert card["test"]["f1"] == pytest.approx(card["best_metric"], abs=1e-9)
+
+
 def test_wsd_eval_and_disambiguate_run_on_the_trained_model(trained, semcor, tmp_path, capsys):
     out, result = trained
     data = write_xml(semcor[1], tmp_path / "dev.data.xml")

@@ -69,6 +69,9 @@ OPTION_HELP = {
     "gloss_text": "wsd: what the gloss encoder reads: the definition, after the synset's "
     "lemmas, and with its usage examples",
     "gloss_max_length": "wsd: subword tokens per gloss (longer glosses are cut)",
+    "freeze_glosses": "wsd: keep the gloss encoder at the base weights and train the context "
+    "encoder only; each gloss is encoded once per run, so a step costs the context pass alone "
+    "(several times faster; docs/results.md compares the two)",
     "wsd_index": "wsd: the gloss index saved with the model holds every WordNet sense, or the "
     "candidates of the data's lemmas only (quick runs)",
     "precision": "auto: bf16 on a GPU that has it, else fp32",

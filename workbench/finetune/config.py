@@ -51,6 +51,7 @@ class TrainConfig:
     whole_word_mask: bool = False  # MLM: choose whole words instead of single subwords
     gloss_text: GlossText = "definition"  # wsd: what the gloss encoder reads for a sense
     gloss_max_length: int = 48  # wsd: subword tokens per gloss, incl. special tokens
+    freeze_glosses: bool = False  # wsd: keep the gloss encoder at the base weights (see wsd.py)
     wsd_index: WsdIndexScope = "wordnet"  # wsd: senses of the gloss index saved with the model
     # run control
     precision: Precision = "auto"  # auto: bf16 autocast on a GPU that supports it, else fp32

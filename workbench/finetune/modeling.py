@@ -181,6 +181,11 @@ class BiEncoderModel(nn.Module):
     union of the batch's candidate glosses, longest first; ``candidates`` ``(n_instances,
     max_candidates)`` gloss rows (-1: padding) and ``gold`` (same shape, 1 for a gold sense).
     It returns ``(loss, scores (n_instances, max_candidates))``, padding scored ``-inf``.
+
+    With ``freeze_glosses`` the gloss encoder keeps its weights (no gradient, always in eval
+    mode) and a gloss vector, which then never changes, is computed once: the batch's
+    ``gloss_rows`` (each gloss's row in the task's gloss table) name the glosses, and only
+    those not seen before are encoded.
     """
 
     def __init__(
@@ -189,11 +194,17 @@ class BiEncoderModel(nn.Module):
         gloss_encoder: nn.Module,
         pooling: str,
         gloss_batch_tokens: int = 1024,
+        freeze_glosses: bool = False,
     ) -> None:
         super().__init__()
         self.encoder = encoder
         self.gloss_encoder = gloss_encoder
         self.pooling = pooling
+        self.freeze_glosses = freeze_glosses
+        self.gloss_cache: dict[int, torch.Tensor] = {}  # frozen glosses: table row -> vector
+        if freeze_glosses:
+            gloss_encoder.requires_grad_(False)
+            gloss_encoder.eval()
         # padded tokens per gloss-encoder pass: small chunks of similar length pad little and
         # train faster than one large chunk (docs/benchmarks.md)
         self.gloss_batch_tokens = int(gloss_batch_tokens)
@@ -228,6 +239,29 @@ class BiEncoderModel(nn.Module):
             parts.append(pool_sequence(hidden, part_mask, self.pooling).float())
         return torch.cat(parts)
 
+    @torch.no_grad()
+    def frozen_glosses(
+        self, rows: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
+        """Gloss vectors of a frozen gloss encoder: those of the gloss table rows ``rows`` not
+        seen before are encoded (``ids`` / ``mask`` sorted longest first, as in
+        :meth:`encode_glosses`) and kept; the rest come from what was kept."""
+        keys = rows.tolist()
+        fresh = [j for j, r in enumerate(keys) if r not in self.gloss_cache]
+        if fresh:
+            pick = torch.tensor(fresh, device=ids.device)
+            for j, vec in zip(fresh, self.encode_glosses(ids[pick], mask[pick]), strict=True):
+                self.gloss_cache[keys[j]] = vec
+        return torch.stack([self.gloss_cache[r] for r in keys])
+
+    def train(self, mode: bool = True) -> BiEncoderModel:
+        """As :meth:`torch.nn.Module.train`; a frozen gloss encoder stays in eval mode (no
+        dropout), so each gloss has one vector."""
+        super().train(mode)
+        if self.freeze_glosses:
+            self.gloss_encoder.eval()
+        return self
+
     def forward(
         self,
         candidates: torch.Tensor,
@@ -235,7 +269,11 @@ class BiEncoderModel(nn.Module):
         **batch: torch.Tensor,
     ) -> ModelOutput:
         contexts = self.encode_contexts(batch, candidates.shape[0])
-        glosses = self.encode_glosses(batch["gloss_input_ids"], batch["gloss_attention_mask"])
+        ids, mask = batch["gloss_input_ids"], batch["gloss_attention_mask"]
+        if self.freeze_glosses:
+            glosses = self.frozen_glosses(batch["gloss_rows"], ids, mask)
+        else:
+            glosses = self.encode_glosses(ids, mask)
         scores = contexts @ glosses.T  # (n_instances, n_glosses)
         pad = candidates < 0
         picked = scores.gather(1, candidates.clamp(min=0)).masked_fill(pad, float("-inf"))
@@ -251,8 +289,9 @@ TaskModel: TypeAlias = SequenceModel | TokenModel | MaskedLMModel | BiEncoderMod
 
 
 def task_encoders(model: TaskModel) -> list[nn.Module]:
-    """The transformers of a task model: its ``encoder``, and the bi-encoder's gloss encoder."""
-    if isinstance(model, BiEncoderModel):
+    """The transformers a task model trains: its ``encoder``, and the bi-encoder's gloss
+    encoder unless it is frozen (``freeze_glosses``)."""
+    if isinstance(model, BiEncoderModel) and not model.freeze_glosses:
         return [model.encoder, model.gloss_encoder]
     return [model.encoder]
 

@@ -101,6 +101,7 @@ class WsdTask(Task):
         self.glosses = GlossTable(tokenizer, self.wordnet, cfg.gloss_text, cfg.gloss_max_length)
         self._candidates: dict[tuple[str, str], Candidates] = {}
         self._counts = dict.fromkeys(("context_tokens", "gloss_tokens", "instances", "batches"), 0)
+        self._encoded: set[int] = set()  # frozen glosses already encoded in training
 
     # -- data ----------------------------------------------------------------------------
     def candidates(self, lemma: str, pos: str) -> Candidates:
@@ -266,7 +267,10 @@ class WsdTask(Task):
         gloss_ids, gloss_mask = self.glosses.batch(union, pad_id)
         if gen is not None:  # a training batch: count what the step processes
             self._counts["context_tokens"] += int(mask.sum())
-            self._counts["gloss_tokens"] += int(gloss_mask.sum())
+            fresh = [j for j, g in enumerate(union) if g not in self._encoded]
+            self._counts["gloss_tokens"] += int(gloss_mask[fresh].sum())
+            if self.cfg.freeze_glosses:  # a frozen gloss is encoded once (BiEncoderModel)
+                self._encoded.update(union)
             self._counts["instances"] += len(all_cands)
             self._counts["batches"] += 1
 
@@ -281,6 +285,7 @@ class WsdTask(Task):
             "word_weights": t(weights.astype(np.float32)),
             "gloss_input_ids": t(gloss_ids),
             "gloss_attention_mask": t(gloss_mask),
+            "gloss_rows": t(np.array(union, dtype=np.int64)),
             "candidates": t(candidates),
             "gold": t(gold),
             "inst_row": t(np.array(inst_row, dtype=np.int64)),
@@ -298,12 +303,19 @@ class WsdTask(Task):
     # -- model ---------------------------------------------------------------------------
     def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
         """Two copies of the base model: the context encoder and the gloss encoder."""
-        model = BiEncoderModel(load_encoder(source), load_encoder(source), self.cfg.head_pooling)
+        model = BiEncoderModel(
+            load_encoder(source),
+            load_encoder(source),
+            self.cfg.head_pooling,
+            freeze_glosses=self.cfg.freeze_glosses,
+        )
         note = (
             f"context and gloss encoders both start from '{source.name}'; the gloss vector is "
             f"the gloss encoder's {'[CLS]' if self.cfg.head_pooling == 'cls' else 'mean'} of "
             f"the sense's {self.cfg.gloss_text}"
         )
+        if self.cfg.freeze_glosses:
+            note += "; the gloss encoder is frozen (each gloss encoded once), the context trains"
         return model, [note]
 
     def head_config(self) -> dict[str, Any]:
