@@ -6,8 +6,9 @@ import pytest
 
 from workbench.errors import InputError
 from workbench.finetune.base import Task
-from workbench.finetune.data import PairExample, TaggedSentence, TextExample
-from workbench.finetune.tasks import TASKS, task_kind
+from workbench.finetune.config import TASK_OPTIONS, TrainConfig
+from workbench.finetune.data import PairExample, TaggedSentence, TextExample, in_memory
+from workbench.finetune.tasks import TASKS, finetune, task_kind
 
 
 def test_every_kind_names_its_task_class_metric_and_format():
@@ -38,3 +39,31 @@ def test_read_takes_each_kind_s_file_format(tmp_path):
     orphan = tmp_path / "o.conll"
     orphan.write_text("x\tI-ORG\n", encoding="utf-8")
     assert TASKS["token"].read(orphan, repair_bio=True).examples[0].tags == ("B-ORG",)
+
+
+@pytest.mark.parametrize(
+    ("kind", "changes", "flag"),
+    [
+        ("seqcls", {"freeze_glosses": True}, "--freeze-glosses"),
+        ("pair", {"gloss_max_length": 32}, "--gloss-max-length"),
+        ("token", {"whole_word_mask": True}, "--whole-word-mask"),
+        ("wsd", {"label_mode": "all"}, "--label-mode"),
+        ("mlm", {"wsd_index": "data"}, "--wsd-index"),
+    ],
+)
+def test_an_option_of_another_task_is_refused_by_name(kind, changes, flag):
+    cfg = TrainConfig(**changes)
+    with pytest.raises(InputError, match=f"{flag} .* not of {kind}"):
+        cfg.check_task(kind)
+    for owner in TASK_OPTIONS[next(iter(changes))]:
+        cfg.check_task(owner)  # the task that reads it takes it
+    for name in TASKS:
+        TrainConfig().check_task(name)  # defaults are never refused
+
+
+def test_finetune_refuses_another_task_s_option_before_reading_the_model(tmp_path):
+    train = in_memory([TextExample("good", "pos"), TextExample("bad", "neg")], "train")
+    with pytest.raises(InputError, match="--freeze-glosses"):
+        finetune("seqcls", train, None, TrainConfig(freeze_glosses=True), tmp_path / "run",
+                 model=str(tmp_path / "no-such-model"))  # fmt: skip
+    assert not (tmp_path / "run").exists()

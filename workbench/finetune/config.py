@@ -17,6 +17,18 @@ GLOSS_TEXTS: tuple[str, ...] = ("definition", "lemmas", "lemmas+examples")
 WsdIndexScope = Literal["wordnet", "data"]
 
 
+#: Options that only one task reads -> the task kinds that read them.
+TASK_OPTIONS: dict[str, tuple[str, ...]] = {
+    "label_mode": ("token",),
+    "mlm_probability": ("mlm",),
+    "whole_word_mask": ("mlm",),
+    "gloss_text": ("wsd",),
+    "gloss_max_length": ("wsd",),
+    "wsd_index": ("wsd",),
+    "freeze_glosses": ("wsd",),
+}
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Options of one fine-tuning run.
@@ -84,6 +96,18 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise InputError(f"Bad training option: {message}.")
+
+    def check_task(self, kind: str) -> None:
+        """Raise :class:`InputError` if an option of another task (:data:`TASK_OPTIONS`) is
+        set away from its default for the task ``kind``, where it would do nothing."""
+        for name, kinds in TASK_OPTIONS.items():
+            value = getattr(self, name)
+            if kind not in kinds and value != TrainConfig.__dataclass_fields__[name].default:
+                flag = "--" + name.replace("_", "-")
+                raise InputError(
+                    f"{flag} ({name}={value!r}) is an option of the {' and '.join(kinds)} "
+                    f"task, not of {kind}: it would change nothing. Leave it out."
+                )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (for the training card)."""

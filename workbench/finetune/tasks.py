@@ -144,6 +144,7 @@ def make_task(
     """The task object of ``kind``; its label set is ``labels`` if given (a built-in task's
     full label set, so a small subset may lack some), else the labels found in ``train``."""
     spec = task_kind(kind)
+    cfg.check_task(kind)
     check_examples(kind, train)
     found = LabelSet.from_examples(train.examples) if spec.labelled else None
     if found is not None and labels is not None:
@@ -177,6 +178,7 @@ def finetune(
     Returns:
         :class:`workbench.finetune.loop.FitResult`.
     """
+    cfg.check_task(kind)  # before the model is looked for
     source = models.resolve_model(model)
     tokenizer = models.load_tokenizer(source)
     task = make_task(kind, cfg, tokenizer, train, labels)
