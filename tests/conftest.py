@@ -8,6 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from workbench import Encoder
+from workbench.corpora.datasets import load_dataset
+from workbench.corpora.readers import Corpus
+from workbench.encoding.models import default_model_path
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.config import EncoderInfo
+from workbench.wsd.disambiguate import target_lemmas
+from workbench.wsd.predict import encode_instances, train_index
+from workbench.wsd.sources import gloss_vectors, sense_graph
+from workbench.wsd.store import save_index
+from workbench.wsd.systems import SYSTEMS, semcor_index, semcor_sha256, system_index_path
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -37,8 +49,6 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from workbench.encoding.models import default_model_path
-
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("tiny-bert")
     tok = AutoTokenizer.from_pretrained(default_model_path())
@@ -58,15 +68,11 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_encoder(tiny_model_dir):
-    from workbench import Encoder
-
     return Encoder(model=str(tiny_model_dir), device="cpu")
 
 
 @pytest.fixture(scope="session")
 def default_encoder():
-    from workbench import Encoder
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return Encoder(device="cpu")
@@ -106,16 +112,6 @@ def best_wsd_index(wsd_data, default_encoder, _session_cache) -> Path:
     dir of the caller's (``WORKBENCH_CACHE`` set), the real index is used or built: a
     stand-in is never written into a cache that outlives the session.
     """
-    from workbench.corpora.datasets import load_dataset
-    from workbench.corpora.readers import Corpus
-    from workbench.lexicon.wordnet import load_wordnet
-    from workbench.wsd.config import EncoderInfo
-    from workbench.wsd.disambiguate import target_lemmas
-    from workbench.wsd.predict import encode_instances, train_index
-    from workbench.wsd.sources import gloss_vectors, sense_graph
-    from workbench.wsd.store import save_index
-    from workbench.wsd.systems import SYSTEMS, semcor_index, semcor_sha256, system_index_path
-
     enc, best = default_encoder, SYSTEMS["best"]
     path = system_index_path(enc, best, semcor_sha256())
     if (path / "meta.json").is_file():

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import lzma
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from workbench import fileio
+from workbench.errors import OutputError, WorkbenchError
 from workbench.fileio import (
     atomic_path,
+    check_writable,
     sha256_file,
     sha256_files,
     sha256_json,
@@ -69,17 +74,12 @@ def test_sha256_words_is_stable():
 
 
 def _dead_pid() -> int:
-    import subprocess
-    import sys
-
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
 
 
 def test_temporary_names_are_unique_per_writer_and_stale_ones_are_found(tmp_path):
-    from workbench import fileio
-
     target = tmp_path / "out.npz"
     a, b = fileio.temporary_path(target), fileio.temporary_path(target, ".npz")
     assert a != b and a.parent == tmp_path and b.name.endswith(".tmp.npz")
@@ -103,9 +103,6 @@ def test_temporary_names_are_unique_per_writer_and_stale_ones_are_found(tmp_path
 
 
 def test_unwritable_outputs_are_output_errors(tmp_path):
-    from workbench.errors import OutputError, WorkbenchError
-    from workbench.fileio import check_writable
-
     a_file = tmp_path / "plain.txt"
     a_file.write_text("x")
     for bad, reason in [
@@ -126,9 +123,6 @@ def test_unwritable_outputs_are_output_errors(tmp_path):
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
 def test_a_path_under_proc_is_refused_before_and_during_writing():
-    from workbench.errors import OutputError
-    from workbench.fileio import check_writable
-
     with pytest.raises(OutputError, match="cannot write /proc/x.npz"):
         check_writable("/proc/x.npz")
     with pytest.raises(OutputError, match="cannot write /proc/x.npz"):

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from workbench.corpora import occurrences as occ
+from workbench.corpora.readers import Instance, Sentence
 from workbench.errors import InputError
+from workbench.lexicon.wordnet import load_wordnet
 
 
 def test_every_demo_text_parses_with_wordnet_sense_keys():
-    from workbench.lexicon.wordnet import load_wordnet
-
     wn = load_wordnet()
     words = occ.demo_words()
     assert {"bank", "bass", "cell", "die", "play"} <= set(words)
@@ -58,8 +58,6 @@ def test_decode_text_refuses_binary_and_bad_utf8():
 
 
 def test_from_corpus_filters_by_lemma_and_pos_and_samples():
-    from workbench.corpora.readers import Instance, Sentence
-
     def sent(i, lemma, pos, key):
         inst = Instance(f"s{i}.t0", 1, lemma, pos, (key,))
         return Sentence(
@@ -77,8 +75,6 @@ def test_from_corpus_filters_by_lemma_and_pos_and_samples():
 
 
 def test_from_wordnet_examples_contain_the_word():
-    from workbench.lexicon.wordnet import load_wordnet
-
     found = occ.from_wordnet(load_wordnet(), "bank", "NOUN")
     assert found and all(occ.lemma_matcher("bank")(o.word) for o in found)
     assert all(o.label.startswith("bank%1") for o in found)

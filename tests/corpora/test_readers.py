@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from workbench.corpora.datasets import load_dataset
-from workbench.corpora.parsing import read_gold_keys
+from workbench.corpora.parsing import MAX_XML_TOKEN_BYTES, read_gold_keys
 from workbench.corpora.readers import corpus_from_texts, read_text, read_xml
 from workbench.errors import DataError
 
@@ -208,8 +208,6 @@ def test_load_dataset_is_memoised_until_the_file_changes(tmp_path):
 def test_oversized_tags_are_refused_before_parsing(tmp_path, where):
     """A 2 MB attribute or text took expat 2.5 s (30 MB: hours); refused at once, with the
     line, wherever it is (a chunk boundary falls inside it)."""
-    from workbench.corpora.parsing import MAX_XML_TOKEN_BYTES
-
     big = "a" * (2 << 20)
     token = {
         "attribute": f'<wf lemma="{big}" pos="NOUN">x</wf>',
@@ -232,8 +230,6 @@ def test_oversized_tags_are_refused_before_parsing(tmp_path, where):
 
 
 def test_tags_up_to_the_limit_are_read(tmp_path):
-    from workbench.corpora.parsing import MAX_XML_TOKEN_BYTES
-
     lemma = "b" * (MAX_XML_TOKEN_BYTES - 100)
     filler = "".join(f'<wf lemma="w{i}" pos="X">w{i}</wf>\n' for i in range(3000))  # > 1 chunk
     path = tmp_path / "ok.data.xml"

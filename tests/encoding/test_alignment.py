@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from workbench.encoding.alignment import (
@@ -46,7 +47,6 @@ def test_normalize_input_errors_name_the_item(bad, needle):
 
 
 def test_any_ordered_iterable_of_strings_or_word_lists_is_taken():
-    import numpy as np
 
     expected = [["a", "b"], ["c"]]
     for given in [
@@ -84,7 +84,6 @@ def test_any_ordered_iterable_of_strings_or_word_lists_is_taken():
     ],
 )
 def test_what_is_refused_is_named_by_its_type(bad, needle):
-    import numpy as np
 
     if isinstance(bad, str):
         bad = {"numbers": np.array([1.0, 2.0]), "scalar": np.array("a b")}[bad]

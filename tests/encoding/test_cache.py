@@ -1,13 +1,20 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import time
 import warnings
 
 import numpy as np
 import pytest
 
 from workbench.encoding.cache import EmbeddingCache, encode_cached
-from workbench.errors import CacheError
+from workbench.encoding.encoder import Encoder
+from workbench.errors import CacheError, InputError
+from workbench.fileio import HOST
 
 SENTS = [["The", "bank", "raised", "rates", "."], ["We", "sat", "by", "the", "river", "bank"]]
 
@@ -66,8 +73,6 @@ def test_truncated_file_is_refused(tiny_encoder, tmp_cache):
 
 def test_entry_from_another_model_is_refused(tiny_encoder, default_encoder, tmp_cache):
     """A foreign entry placed under this key (copied by hand, say) is refused, not used."""
-    import shutil
-
     encode_cached(default_encoder, SENTS)
     foreign = _entry(tmp_cache)
     encode_cached(tiny_encoder, SENTS)
@@ -82,8 +87,6 @@ def test_entry_from_another_model_is_refused(tiny_encoder, default_encoder, tmp_
 
 
 def test_failed_encoding_leaves_no_entry(tiny_encoder, tmp_cache):
-    from workbench.errors import InputError
-
     with pytest.raises(InputError):
         encode_cached(tiny_encoder, SENTS, keep=[[99], []])
     assert not list((tmp_cache / "embeddings").glob("*"))
@@ -150,10 +153,6 @@ def test_every_file_of_an_entry_is_checked(tiny_encoder, tmp_cache, how):
 
 
 def test_a_copied_model_shares_the_entries(tiny_model_dir, tiny_encoder, tmp_cache, tmp_path):
-    import shutil
-
-    from workbench.encoding.encoder import Encoder
-
     encode_cached(tiny_encoder, SENTS)
     copy = Encoder(str(shutil.copytree(tiny_model_dir, tmp_path / "copy")), device="cpu")
     with warnings.catch_warnings():
@@ -164,18 +163,13 @@ def test_a_copied_model_shares_the_entries(tiny_model_dir, tiny_encoder, tmp_cac
 
 
 def test_stale_temporaries_of_dead_writers_are_removed(tiny_encoder, tmp_cache):
-    import subprocess
-    import sys
-
-    from workbench.fileio import HOST
-
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     root = tmp_cache / "embeddings"
     root.mkdir(parents=True)
     dead_new = root / f".{'a' * 32}.{HOST}-{proc.pid}-0badc0de.tmp"
     dead_old = root / f".tmp-{'b' * 32}-{proc.pid}-0badc0de"
-    alive = root / f".{'c' * 32}.{HOST}-{__import__('os').getpid()}-0badc0de.tmp"
+    alive = root / f".{'c' * 32}.{HOST}-{os.getpid()}-0badc0de.tmp"
     for path in (dead_new, dead_old, alive):
         path.mkdir()
         (path / "vectors.npy").write_bytes(b"\0" * 1000)
@@ -186,9 +180,6 @@ def test_stale_temporaries_of_dead_writers_are_removed(tiny_encoder, tmp_cache):
 
 
 def test_entries_and_prune(tiny_encoder, tmp_cache):
-    import os
-    import time
-
     encode_cached(tiny_encoder, SENTS)
     encode_cached(tiny_encoder, SENTS, layers=[0])
     encode_cached(tiny_encoder, [SENTS[0]])

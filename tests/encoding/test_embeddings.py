@@ -13,6 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 
+from tests.conftest import REPO
 from workbench.encoding.embeddings import LayerwiseEmbeddings, pack_words, unpack_words
 from workbench.encoding.wordtable import ROW_HEADER, escape_cell, read_table, unescape_cell
 from workbench.errors import DataError, OutputError
@@ -155,8 +156,6 @@ def test_two_writers_of_one_path_never_mix_their_files_silently(tmp_path):
             _emb(words).save({str(tmp_path / "v.npz")!r}, sentence_ids=["a", "b"])
         """
     )
-    from tests.conftest import REPO
-
     procs = [
         subprocess.Popen([sys.executable, "-c", script, w], cwd=REPO, stderr=subprocess.PIPE)
         for w in ("x", "y")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from workbench import Encoder, LayerwiseEmbeddings
-from workbench.errors import InputError, ModelLoadError
+from workbench.errors import InputError, MismatchError, ModelLoadError
 
 SENTS = [
     ["The", "bank", "raised", "interest", "rates", "."],
@@ -88,8 +88,6 @@ def test_save_load_roundtrip(tiny_encoder, tmp_path):
     back = LayerwiseEmbeddings.load(path, expect_fingerprint=tiny_encoder.fingerprint)
     np.testing.assert_array_equal(back.vectors, emb.vectors)
     assert back.words == emb.words and back.layers == emb.layers
-    from workbench.errors import MismatchError
-
     with pytest.raises(MismatchError, match="not by the model in use"):
         LayerwiseEmbeddings.load(path, expect_fingerprint="another")
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workbench import Encoder
+from workbench.encoding.extra_models import fetch_mpnet
+
 
 @pytest.fixture(scope="session")
 def mpnet_encoder():
-    from workbench import Encoder
-    from workbench.encoding.extra_models import fetch_mpnet
-
     # A persistent place (not the per-session test cache), so the 420 MB come once per machine.
     dest = os.environ.get("WORKBENCH_MPNET") or (
         Path.home() / ".cache" / "workbench" / "models" / "all-mpnet-base-v2"

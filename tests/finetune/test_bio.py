@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from workbench.encoding.models import default_model_path
 from workbench.finetune.bio import (
     IGNORE_INDEX,
     align_labels,
@@ -81,8 +82,6 @@ def test_orphan_inside_and_repair():
 @pytest.fixture(scope="module")
 def tokenizer():
     from transformers import AutoTokenizer
-
-    from workbench.encoding.models import default_model_path
 
     return AutoTokenizer.from_pretrained(default_model_path())
 

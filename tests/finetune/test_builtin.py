@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 
 import pytest
 
+from workbench import Encoder
+from workbench.corpora.datasets import load_dataset
 from workbench.finetune.bio import is_valid_tag, orphan_inside
+from workbench.finetune.compare import CompareConfig, compare_measure, compare_report
+from workbench.finetune.compare_senses import SenseConfig
+from workbench.finetune.config import TrainConfig
+from workbench.finetune.data import TextExample, in_memory, read_table
+from workbench.finetune.supersense import build_supersense
+from workbench.finetune.tasks import finetune
+from workbench.finetune.wic import build_wic, read_jsonl, write_jsonl
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.reports.writers import write_report
 
 pytestmark = pytest.mark.slow
 
@@ -15,15 +27,11 @@ LEXNAMES = 45  # WordNet 3.0 lexicographer files
 
 @pytest.fixture(scope="module")
 def semcor(wsd_data):
-    from workbench.corpora.datasets import load_dataset
-
     return load_dataset("semcor", wsd_data)
 
 
 @pytest.fixture(scope="module")
 def wic(semcor):
-    from workbench.finetune.wic import build_wic
-
     return build_wic(semcor, seed=0)
 
 
@@ -53,8 +61,6 @@ def test_wic_split_by_lemma_and_balanced(wic):
 
 
 def test_wic_is_deterministic_and_seeded(semcor, wic):
-    from workbench.finetune.wic import build_wic
-
     small = semcor.head(4000)
     a, b = build_wic(small, seed=1), build_wic(small, seed=1)
     assert a.train == b.train
@@ -62,9 +68,6 @@ def test_wic_is_deterministic_and_seeded(semcor, wic):
 
 
 def test_wic_jsonl_round_trip(wic, tmp_path):
-    from workbench.finetune.data import read_table
-    from workbench.finetune.wic import read_jsonl, write_jsonl
-
     path = write_jsonl(wic.dev[:50], tmp_path / "dev.jsonl")
     assert read_jsonl(path) == wic.dev[:50]
     table = read_table(path, pair=True)
@@ -72,9 +75,6 @@ def test_wic_jsonl_round_trip(wic, tmp_path):
 
 
 def test_supersense_tags(semcor):
-    from workbench.finetune.supersense import build_supersense
-    from workbench.lexicon.wordnet import load_wordnet
-
     splits = build_supersense(semcor.head(3000), load_wordnet(), seed=0)
     assert splits.params["documents"]["train"] > splits.params["documents"]["dev"] > 0
     kinds = set()
@@ -103,10 +103,6 @@ def test_real_model_short_run_loads_in_encoder(tmp_path, default_encoder, wic):
     Encoder and gives the trained encoder's hidden states."""
     import torch
 
-    from workbench import Encoder
-    from workbench.finetune.config import TrainConfig
-    from workbench.finetune.tasks import finetune
-
     train, dev = wic.data("train", 48), wic.data("dev", 16)
     cfg = TrainConfig(
         epochs=1, batch_size=16, max_length=96, lr=5e-5, freeze_layers=3, freeze_embeddings=True
@@ -130,15 +126,6 @@ def test_real_model_short_run_loads_in_encoder(tmp_path, default_encoder, wic):
 
 def test_compare_report_base_vs_tuned(tiny_model_dir, tmp_path, wsd_data, monkeypatch):
     """The before/after report on small corpora with the tiny model and a tuned copy of it."""
-    import json
-
-    from workbench.finetune.compare import CompareConfig, compare_measure, compare_report
-    from workbench.finetune.compare_senses import SenseConfig
-    from workbench.finetune.config import TrainConfig
-    from workbench.finetune.data import TextExample, in_memory
-    from workbench.finetune.tasks import finetune
-    from workbench.reports.writers import write_report
-
     monkeypatch.setenv("WORKBENCH_DATA", str(wsd_data))
     train = in_memory([TextExample(f"the {w} film", w) for w in ("good", "bad") * 16], "t")
     finetune(

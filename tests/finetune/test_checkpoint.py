@@ -4,6 +4,7 @@ nothing in them is executed."""
 
 from __future__ import annotations
 
+import ast
 import json
 import pickle
 import random
@@ -148,8 +149,6 @@ def test_best_weights_round_trip(tmp_path):
 
 def test_every_torch_load_says_weights_only_true():
     """No torch.load in the project may unpickle arbitrary objects (checked on the source)."""
-    import ast
-
     bad = []
     for folder in ("workbench", "webapp", "bench", "tests"):
         for path in (REPO / folder).rglob("*.py"):

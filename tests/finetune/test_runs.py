@@ -19,6 +19,7 @@ from workbench.finetune.runs import (
     train_with_baselines,
     uploaded_data,
 )
+from workbench.finetune.store import read_card
 
 
 def test_uploaded_files_are_read_by_kind_and_named_by_their_upload(tmp_path, monkeypatch):
@@ -102,8 +103,6 @@ def _sentiment(n: int) -> list[TextExample]:
 def test_train_with_baselines_writes_the_baselines_into_the_card(
     tiny_model_dir, tmp_path, monkeypatch
 ):
-    from workbench.finetune.store import read_card
-
     monkeypatch.delenv("RANK", raising=False)
     data = TaskData(in_memory(_sentiment(32), "train"), in_memory(_sentiment(12), "dev"),
                     in_memory(_sentiment(8), "test"), {"builtin": {"name": "toy"}})  # fmt: skip

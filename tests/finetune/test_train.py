@@ -15,10 +15,23 @@ import numpy as np
 import pytest
 import torch
 
+from workbench import Encoder
+from workbench.encoding.models import load_model, load_tokenizer, resolve_model
 from workbench.fileio import stale_temporaries
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import TaggedSentence, TextExample, in_memory, read_text
+from workbench.finetune.modeling import (
+    SequenceModel,
+    TokenModel,
+    add_lora,
+    count_parameters,
+    freeze,
+    merge_lora,
+    param_groups,
+)
+from workbench.finetune.runs import file_data
+from workbench.finetune.store import load_finetuned, read_card, save_model_dir
 from workbench.finetune.tasks import finetune
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,9 +84,6 @@ def _hidden(model, tokenizer, words: list[str]) -> torch.Tensor:
 
 
 def test_sequence_task_learns_and_saved_model_loads_in_encoder(tiny_model_dir, tmp_path):
-    from workbench import Encoder
-    from workbench.finetune.store import load_finetuned, read_card
-
     train = in_memory(_sentiment(160, 0), "train")
     dev = in_memory(_sentiment(60, 1), "dev")
     out = tmp_path / "seq"
@@ -129,9 +139,6 @@ def test_token_task_entity_f1_and_label_modes(tiny_model_dir, tmp_path):
 def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
     from safetensors.torch import load_file
 
-    from workbench.encoding.models import load_model, resolve_model
-    from workbench.finetune.modeling import SequenceModel, freeze, param_groups
-
     cfg = TrainConfig(lr=1e-3, layer_lr_decay=0.5, freeze_embeddings=True, freeze_layers=1)
     model = SequenceModel(load_model(resolve_model(str(tiny_model_dir))), 2, "cls", 0.1)
     freeze(model, cfg)
@@ -179,11 +186,6 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
 
 
 def test_lora_merged_model_loads_in_encoder(tiny_model_dir, tmp_path):
-    from workbench import Encoder
-    from workbench.encoding.models import load_model, load_tokenizer, resolve_model
-    from workbench.finetune.modeling import TokenModel, add_lora, count_parameters, merge_lora
-    from workbench.finetune.store import save_model_dir
-
     source = resolve_model(str(tiny_model_dir))
     model = TokenModel(load_model(source), 3, 0.0)
     add_lora(model, TrainConfig(lora_r=4))
@@ -208,9 +210,6 @@ def test_lora_merged_model_loads_in_encoder(tiny_model_dir, tmp_path):
 
 
 def test_mlm_creates_a_new_head_and_learns(tiny_model_dir, tmp_path):
-    from workbench import Encoder
-    from workbench.finetune.store import load_finetuned
-
     lines = [f"the {w} cat sat on the {v} mat ." for w in POS for v in NEG] * 6
     (tmp_path / "text.txt").write_text("\n".join(lines) + "\n")
     data = read_text(tmp_path / "text.txt")
@@ -297,8 +296,6 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, tmp_path
     assert not stale_temporaries(killed) and not (killed / "checkpoint").exists()
     # the same run, uninterrupted, in this process
     cfg = TrainConfig(epochs=4, lr=1e-3, batch_size=8, max_length=32, seed=3)
-    from workbench.finetune.runs import file_data
-
     data = file_data("seqcls", train, dev)
     ref = finetune(
         "seqcls",

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from workbench.cli.main import main
+from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Instance, Sentence
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
@@ -79,8 +80,6 @@ def write_xml(sentences, path: Path, gold: bool = True, drop: tuple[str, ...] = 
 @pytest.fixture(scope="module")
 def semcor(wsd_data):
     """The first 40 SemCor sentences with instances, and the next 12 (dev)."""
-    from workbench.corpora.datasets import load_dataset
-
     sentences = [s for s in load_dataset("semcor", wsd_data).sentences[:80] if s.instances]
     return sentences[:40], sentences[40:52]
 

@@ -8,10 +8,14 @@ import math
 import numpy as np
 import pytest
 
+from workbench.cli.main import main
+from workbench.corpora.readers import corpus_from_texts
+from workbench.corpora.reference import WORDNET_CORPUS_NAME, load_reference_corpus, sample_corpus
+from workbench.encoding.cache import encode_cached
 from workbench.errors import InputError
 from workbench.geometry import measures as g
 from workbench.geometry.analysis import GeometryConfig, analyze_layers, split_contexts
-from workbench.geometry.corrections import Standardizer
+from workbench.geometry.corrections import Standardizer, load_postprocessor
 from workbench.geometry.pairs import sample_pairs
 from workbench.geometry.report import geometry_report, geometry_table
 from workbench.reports.tables import UNDEFINED
@@ -256,9 +260,6 @@ def test_split_contexts_is_disjoint_and_seeded():
 
 
 def test_geometry_command_on_text_file(tmp_path, tiny_model_dir, capsys):
-    from workbench.cli.main import main
-    from workbench.geometry.corrections import load_postprocessor
-
     text = tmp_path / "corpus.txt"
     lines = [f"the cat number {i % 7} sat on the mat near the bank ." for i in range(40)]
     text.write_text("\n".join(lines) + "\n")
@@ -280,8 +281,6 @@ def test_geometry_command_on_text_file(tmp_path, tiny_model_dir, capsys):
 
 
 def test_geometry_command_bad_corpus(capsys):
-    from workbench.cli.main import main
-
     assert main(["geometry", "--corpus", "/no/such/file.txt"]) == 2
     assert "unknown corpus" in capsys.readouterr().err
 
@@ -289,9 +288,6 @@ def test_geometry_command_bad_corpus(capsys):
 @pytest.mark.slow
 def test_default_model_on_semcor_sample(default_encoder, wsd_data, tmp_cache):
     """Acceptance on real data: standardized anisotropy near 0 on every layer of the model."""
-    from workbench.corpora.reference import load_reference_corpus, sample_corpus
-    from workbench.encoding.cache import encode_cached
-
     sample = sample_corpus(load_reference_corpus("semcor", wsd_data), 120, random_state=0)
     emb = encode_cached(default_encoder, sample.words)
     cfg = GeometryConfig(n_pairs=5000, corrections=("none", "zscore"))
@@ -307,9 +303,6 @@ def test_default_model_on_semcor_sample(default_encoder, wsd_data, tmp_cache):
 
 
 def test_sample_corpus_units_and_seed(tmp_path):
-    from workbench.corpora.readers import corpus_from_texts
-    from workbench.corpora.reference import load_reference_corpus, sample_corpus
-
     corpus = corpus_from_texts([" ".join(["w"] * (1 + i % 5)) for i in range(100)], "toy")
     a = sample_corpus(corpus, 10, random_state=1)
     assert a.n_sentences == 10 and list(a.indices) == sorted(a.indices)
@@ -327,8 +320,6 @@ def test_sample_corpus_units_and_seed(tmp_path):
 
 @pytest.mark.slow
 def test_wordnet_reference_corpus():
-    from workbench.corpora.reference import WORDNET_CORPUS_NAME, load_reference_corpus
-
     corpus = load_reference_corpus("wordnet")
     assert corpus.name == WORDNET_CORPUS_NAME
     assert corpus.n_sentences > 160_000  # 117,659 glosses + their example sentences

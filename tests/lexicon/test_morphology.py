@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from workbench.corpora.occurrences import demo_sentences
 from workbench.lexicon.morphology import base_forms, morphy
+from workbench.lexicon.wordnet import load_wordnet
 
 
 def test_agrees_with_nltk_morphy_on_demo_words_and_irregulars():
-    from workbench.corpora.occurrences import demo_sentences
-    from workbench.lexicon.wordnet import load_wordnet
-
     reader = load_wordnet().reader
     words = {w.lower() for s in demo_sentences() for w in s}
     words |= {"geese", "died", "dying", "better", "ran", "went", "mice", "taller", "boxes"}

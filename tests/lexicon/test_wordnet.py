@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from workbench.corpora.datasets import load_dataset
 from workbench.errors import DataError, InputError
 from workbench.fileio import sha256_file
 from workbench.lexicon import wordnet as wnmod
@@ -82,8 +83,6 @@ def test_lemma_lookup_is_exact(wn):
 
 
 def test_every_gold_key_of_all_resolves(wn, wsd_data):
-    from workbench.corpora.datasets import load_dataset
-
     corpus = load_dataset("ALL", wsd_data)
     keys = {k for _, inst in corpus.instances() for k in inst.keys}
     assert len(keys) == 3669

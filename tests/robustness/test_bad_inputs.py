@@ -23,7 +23,20 @@ import numpy as np
 import pytest
 
 from tests.robustness.cli_errors import assert_one_line_error
+from workbench.cli.main import main
+from workbench.corpora.readers import read_xml
+from workbench.encoding.cache import EmbeddingCache, encode_cached
+from workbench.encoding.embeddings import LayerwiseEmbeddings
+from workbench.encoding.encoder import Encoder
+from workbench.encoding.models import choose_device
+from workbench.encoding.wordtable import read_table
 from workbench.errors import WorkbenchError
+from workbench.finetune import checkpoint as ckpt
+from workbench.finetune.checkpoint import load_checkpoint
+from workbench.geometry.corrections import Standardizer, load_postprocessor
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.sources import definition_vectors
+from workbench.wsd.store import load_index
 
 HAS_PROC = Path("/proc/self").is_dir()
 
@@ -69,10 +82,6 @@ class _Planted:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, tiny_model_dir) -> Path:
     """Every file the cases need, made once."""
-    from workbench.encoding.embeddings import LayerwiseEmbeddings
-    from workbench.finetune import checkpoint as ckpt
-    from workbench.geometry.corrections import Standardizer
-
     w = tmp_path_factory.mktemp("world")
     (w / "ok.txt").write_text("The bank is closed.\nHe sat by the river.\n")
     (w / "sent.tsv").write_text("The bank\tis closed.\n")
@@ -333,15 +342,11 @@ CLI_CASES = [
 
 
 def _encode(w: Path, sentences: object) -> object:
-    from workbench.encoding.encoder import Encoder
-
     return Encoder(str(w / "tiny"), device="cpu").encode(sentences)  # type: ignore[arg-type]
 
 
 def _load_z(name: str) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        from workbench.geometry.corrections import load_postprocessor
-
         return load_postprocessor(w / name)
 
     return call
@@ -349,23 +354,17 @@ def _load_z(name: str) -> Callable[[Path], object]:
 
 def _embeddings(name: str) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        from workbench.encoding.embeddings import LayerwiseEmbeddings
-
         return LayerwiseEmbeddings.load(w / name)
 
     return call
 
 
 def _table(w: Path) -> object:
-    from workbench.encoding.wordtable import read_table
-
     return read_table(w / "mixed.tsv")
 
 
 def _checkpoint(name: str) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        from workbench.finetune.checkpoint import load_checkpoint
-
         return load_checkpoint(w / name / "checkpoint", {})
 
     return call
@@ -373,8 +372,6 @@ def _checkpoint(name: str) -> Callable[[Path], object]:
 
 def _xml(name: str) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        from workbench.corpora.readers import read_xml
-
         return read_xml(w / name)
 
     return call
@@ -382,8 +379,6 @@ def _xml(name: str) -> Callable[[Path], object]:
 
 def _device(name: str) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        from workbench.encoding.models import choose_device
-
         return choose_device(name)
 
     return call
@@ -391,8 +386,6 @@ def _device(name: str) -> Callable[[Path], object]:
 
 def _index(name: str) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        from workbench.wsd.store import load_index
-
         return load_index(w / name)
 
     return call
@@ -484,8 +477,6 @@ CACHE_FAULTS: dict[str, Callable[[Path, Path], None]] = {
 
 @pytest.mark.parametrize("fault", list(CACHE_FAULTS))
 def test_a_damaged_cache_entry_is_reported_and_recomputed(fault, tiny_encoder, tmp_cache):
-    from workbench.encoding.cache import EmbeddingCache, encode_cached
-
     mine = [["The", "bank", "is", "closed"], ["He", "sat", "by", "the", "river"]]
     other = [["A", "cat", "is", "asleep"], ["We", "ran", "to", "the", "shore"]]
     cache = EmbeddingCache()
@@ -506,8 +497,6 @@ def test_a_damaged_cache_entry_is_reported_and_recomputed(fault, tiny_encoder, t
 def test_a_word_whose_senses_have_no_usage_example_gets_an_answer(capsys):
     """``helium``: none of its senses has a usage example; the WordNet-only index still ranks
     them (it raised an IndexError once)."""
-    from workbench.cli.main import main
-
     argv = ["wsd", "disambiguate", "The balloon was filled with helium", "--word", "helium",
             "--system", "wordnet", "--device", "cpu"]  # fmt: skip
     assert main(argv) == 0
@@ -516,8 +505,6 @@ def test_a_word_whose_senses_have_no_usage_example_gets_an_answer(capsys):
 
 @pytest.mark.parametrize("action", [["cache"], ["cache", "prune", "--all"]])
 def test_a_cache_dir_that_is_a_file_is_named(action, tmp_path, monkeypatch, capsys):
-    from workbench.cli.main import main
-
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "a-file"))
     (tmp_path / "a-file").write_text("not a directory")
     assert main(action) == 2
@@ -530,9 +517,6 @@ def test_a_cache_dir_that_is_a_file_is_named(action, tmp_path, monkeypatch, caps
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "other-shape"])
 def test_damaged_cached_definition_vectors_are_recomputed(damage, tiny_encoder, tmp_cache):
-    from workbench.lexicon.wordnet import load_wordnet
-    from workbench.wsd.sources import definition_vectors
-
     wordnet = load_wordnet()
     synsets = ["bank.n.01", "bank.n.09", "river.n.01"]
     first = np.array(definition_vectors(tiny_encoder, wordnet, synsets))

@@ -22,11 +22,13 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO
+from workbench.cli.main import main
 from workbench.encoding.cache import EmbeddingCache, encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.wordtable import read_table
 from workbench.errors import DataError
 from workbench.fileio import stale_temporaries
+from workbench.finetune import checkpoint as ckpt
 
 SENTENCES = [f"sentence number {i} about the bank of the river {i % 7}" for i in range(60)]
 
@@ -101,8 +103,6 @@ def _tables_match(npz) -> bool:
 
 @pytest.mark.parametrize("point", ["atomic:out.sentences.tsv", "atomic:out.npz"])
 def test_embed_killed_while_writing_its_outputs(tiny_model_dir, tmp_path, tmp_cache, point):
-    from workbench.cli.main import main
-
     old_input, new_input = tmp_path / "old.txt", tmp_path / "new.txt"
     old_input.write_text("An older run.\nIts vectors stay whole.\n")
     new_input.write_text("\n".join(SENTENCES[:5]) + "\n")
@@ -135,8 +135,6 @@ def write_checkpoints(directory: str) -> None:
     """Three epochs of a small model, a checkpoint after each (run by the writer killed)."""
     import torch
 
-    from workbench.finetune import checkpoint as ckpt
-
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 2)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -157,8 +155,6 @@ CHECKPOINT_WRITER = """
 
 
 def test_checkpoint_writer_killed_keeps_the_previous_checkpoint(tmp_path):
-    from workbench.finetune import checkpoint as ckpt
-
     env = {"WORKBENCH_KILL_AT": f"atomic:{ckpt.LAST}#2"}  # while epoch 2's is written
     done = _python(CHECKPOINT_WRITER, env, str(tmp_path))
     assert done.returncode == -signal.SIGKILL, done.stderr

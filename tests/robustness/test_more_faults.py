@@ -20,7 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workbench.cli.main import main
+from workbench.encoding import cache as cache_module
+from workbench.encoding.cache import EmbeddingCache
+from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import DataError, MismatchError, WorkbenchError
+from workbench.geometry.corrections import load_postprocessor, make_postprocessor
 
 TINY = ("--model", "{tiny}", "--device", "cpu")
 FINETUNE = ("finetune", "seqcls", "--train", "{w}/train.csv", "--epochs", "1", "--no-progress")
@@ -51,8 +56,6 @@ class Case:
 
 
 def _main(argv: list[str]) -> tuple[int, list[str]]:
-    from workbench.cli.main import main
-
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         code = main(argv)
@@ -92,9 +95,6 @@ def _plus_file_entry(w: Path) -> None:
 
 
 def _recomputed(w: Path) -> None:
-    from workbench.encoding.cache import EmbeddingCache
-    from workbench.encoding.embeddings import LayerwiseEmbeddings
-
     (entry,) = EmbeddingCache(w / "cache").entries(verify=True)
     assert entry.problem == ""
     assert (_cache_dir(w) / entry.key).is_dir()
@@ -214,8 +214,6 @@ def test_command_line_fault(case, tiny_model_dir, tmp_path, monkeypatch, capsys)
 
 
 def _saved(w: Path, kind: str, x: np.ndarray, **params: object) -> Path:
-    from workbench.geometry.corrections import make_postprocessor
-
     return make_postprocessor(kind, **params).fit(x).save(w / kind)[1]
 
 
@@ -226,8 +224,6 @@ def _edit(meta: Path, **fields: object) -> None:
 
 
 def _load(meta: Path) -> object:
-    from workbench.geometry.corrections import load_postprocessor
-
     return load_postprocessor(meta)
 
 
@@ -307,9 +303,6 @@ def test_a_saved_postprocessor_still_loads_and_transforms(tmp_path):
 
 
 def test_cache_remove_reports_what_it_could_not_remove(tmp_path, monkeypatch):
-    from workbench.encoding import cache as cache_module
-    from workbench.encoding.cache import EmbeddingCache
-
     store = EmbeddingCache(tmp_path)
     store.dir.mkdir(parents=True)
     (store.dir / ("a" * 32)).write_text("x")

@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.robustness.cli_errors import assert_one_line_error
+from workbench.cli.main import main
+from workbench.corpora.readers import read_text
+from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import WorkbenchError
 
 DEV_FULL = Path("/dev/full")
@@ -55,8 +58,6 @@ def _embed(*args: str) -> tuple[str, ...]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, tiny_model_dir) -> Path:
     """Inputs, a folder, and an earlier output ``col/foo.npz`` with its two tables."""
-    from workbench.cli.main import main
-
     w = tmp_path_factory.mktemp("names")
     (w / "tiny").symlink_to(tiny_model_dir)
     (w / "ok.txt").write_text("The bank is closed.\nHe sat by the river.\n")
@@ -79,8 +80,6 @@ BESIDE_D2 = ("d2.npz", "d2.tsv", "d2.sentences.tsv", "d2/.npz", "d2/.tsv")
 
 def _save(out: Callable[[Path], str]) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        from workbench.encoding.embeddings import LayerwiseEmbeddings
-
         emb = LayerwiseEmbeddings.load(w / "col/foo.npz")
         return emb.save(out(w), sentence_ids=["a", "b"])
 
@@ -89,8 +88,6 @@ def _save(out: Callable[[Path], str]) -> Callable[[Path], object]:
 
 def _read_text(name: str) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        from workbench.corpora.readers import read_text
-
         return read_text(w / name if not name.startswith("/") else name)
 
     return call
@@ -180,8 +177,6 @@ def test_library_bad_output_name_raises_the_projects_error(case, world):
 
 
 def test_dir_with_trailing_slash_leaves_nothing_beside_or_inside_the_folder(world, tmp_cache):
-    from workbench.cli.main import main
-
     siblings = sorted(p.name for p in world.iterdir())
     inside = sorted(p.name for p in (world / "d2").iterdir())
     argv = [a.format(w=world) for a in _embed("{w}/ok.txt", "--out", "{w}/d2/")]
@@ -193,10 +188,6 @@ def test_dir_with_trailing_slash_leaves_nothing_beside_or_inside_the_folder(worl
 
 
 def test_a_byte_order_mark_is_not_a_word(world, tmp_cache, capsys):
-    from workbench.cli.main import main
-    from workbench.corpora.readers import read_text
-    from workbench.encoding.embeddings import LayerwiseEmbeddings
-
     corpus = read_text(world / "bom.txt")
     assert corpus.sentences[0].words[0] == "Bank"
     argv = [a.format(w=world) for a in _embed("{w}/bom.txt", "--out", "{w}/bom.npz")]
@@ -228,8 +219,6 @@ EMPTY_PATH_OPTIONS = [
 @pytest.mark.parametrize("argv", EMPTY_PATH_OPTIONS, ids=lambda a: "-".join(x for x in a if x))
 def test_an_empty_path_is_refused_before_any_work(argv, tmp_path, capsys, monkeypatch):
     # Path("") is the current directory: geometry once wrote its reports there for --out ""
-    from workbench.cli.main import main
-
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exc:
         main(list(argv))
@@ -240,7 +229,5 @@ def test_an_empty_path_is_refused_before_any_work(argv, tmp_path, capsys, monkey
 
 
 def test_settings_of_a_directory_says_so(tmp_path, capsys):
-    from workbench.cli.main import main
-
     assert main(["settings", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err

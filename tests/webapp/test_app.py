@@ -10,6 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import workbench.encoding.cache
+import workbench.viz.projection
+from workbench.errors import InputError
+
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 240  # the first UMAP of a process compiles numba code
 
@@ -149,9 +153,6 @@ def test_senses_predicted_colours_and_export():
 
 
 def test_senses_rerun_after_unrelated_change_recomputes_nothing(monkeypatch):
-    import workbench.encoding.cache
-    import workbench.viz.projection
-
     at = _app().run()
     at.switch_page("webapp/pages/senses.py").run()
     at.select_slider(key="senses_layer").set_value("3").run()
@@ -203,7 +204,6 @@ def test_semcor_without_the_lemma_is_a_message(wsd_data):
 
 def test_upload_that_is_not_text_is_refused():
     import webapp.caches
-    from workbench.errors import InputError
 
     with pytest.raises(InputError, match="not a text file"):
         webapp.caches.occurrences.__wrapped__(

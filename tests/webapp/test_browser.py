@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+from workbench.encoding.models import default_model_path
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -273,8 +274,6 @@ def twelve_layer_model(tmp_path_factory) -> Path:
     """A randomly initialised 12-layer BERT (hidden 32): 13 hidden states, fast."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from workbench.encoding.models import default_model_path
 
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("bert-12")

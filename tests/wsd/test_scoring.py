@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.errors import DataError
+from workbench.errors import DataError, InputError
 from workbench.wsd.scoring import (
     dataset_groups,
     format_score,
@@ -122,8 +122,6 @@ def test_some_unknown_ids_are_ignored_as_the_official_scorer_does(tmp_path):
 
 @pytest.mark.parametrize("answers", [{"a b": "k1"}, {"a": "k 1"}, {"a": ["k1", ""]}, {"": "k"}])
 def test_ids_or_keys_that_would_break_a_key_file_are_refused(tmp_path, answers):
-    from workbench.errors import InputError
-
     with pytest.raises(InputError, match="whitespace"):
         write_keys(tmp_path / "keys.txt", answers)
     assert not (tmp_path / "keys.txt").exists()

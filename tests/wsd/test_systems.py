@@ -7,7 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
+from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.config import SenseIndexConfig, TrainingInfo
 from workbench.wsd.disambiguate import Disambiguation, SenseCandidate, disambiguate, evidence
 from workbench.wsd.systems import (
@@ -55,8 +57,6 @@ def test_the_cache_path_changes_with_everything_that_changes_the_rows(tiny_encod
 
 
 def test_semcor_index_is_built_once_then_loaded(tiny_encoder, wsd_data, tmp_cache):
-    from workbench.corpora.datasets import load_dataset
-
     corpus = load_dataset("semeval2015", wsd_data)  # stands in for SemCor: small
     said: list[str] = []
     index = semcor_index(tiny_encoder, "plain", semcor=corpus, say=said.append)
@@ -77,8 +77,6 @@ def test_semcor_index_is_built_once_then_loaded(tiny_encoder, wsd_data, tmp_cach
 
 @pytest.mark.slow
 def test_wordnet_index_represents_every_sense_the_same_way(default_encoder):
-    from workbench.lexicon.wordnet import load_wordnet
-
     wordnet = load_wordnet()
     lemmas = [("bass", "NOUN"), ("bass", "ADJ"), ("helium", "NOUN")]
     index = wordnet_index(default_encoder, lemmas, wordnet)

@@ -5,10 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, MismatchError
-from workbench.lexicon.wordnet import key_lemma_pos
+from workbench.lexicon.wordnet import key_lemma_pos, load_wordnet
+from workbench.wsd.baselines import first_sense_predictions
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
+from workbench.wsd.disambiguate import disambiguate
+from workbench.wsd.evaluate import evaluate
 from workbench.wsd.predict import answers, build_index, encode_instances, predict, train_index
+from workbench.wsd.scoring import score
+from workbench.wsd.sources import gloss_vectors, sense_graph, synset_sentence
 from workbench.wsd.store import load_index, save_index
 
 N_TRAIN_SENTENCES = 2000
@@ -18,15 +24,11 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wordnet():
-    from workbench.lexicon.wordnet import load_wordnet
-
     return load_wordnet()
 
 
 @pytest.fixture(scope="module")
 def corpora(wsd_data):
-    from workbench.corpora.datasets import load_dataset
-
     semcor = load_dataset("semcor", wsd_data)
     return semcor, semcor.head(N_TRAIN_SENTENCES), load_dataset("semeval2007", wsd_data)
 
@@ -51,10 +53,6 @@ def test_instances_are_aligned(encoded, corpora):
 
 
 def test_end_to_end_semcor_subset_to_semeval2007(default_encoder, encoded, corpora, wordnet):
-    from workbench.wsd.baselines import first_sense_predictions
-    from workbench.wsd.evaluate import evaluate
-    from workbench.wsd.scoring import score
-
     training, test = encoded
     gold = test.gold()
     index = train_index(
@@ -100,8 +98,6 @@ def test_standardized_index_and_round_trip(default_encoder, tiny_encoder, encode
 
 
 def test_propagation_and_glosses_cover_every_instance(default_encoder, encoded, wordnet):
-    from workbench.wsd.sources import gloss_vectors, sense_graph
-
     training, test = encoded
     keys = sorted({k for lemma, pos in set(zip(test.lemmas, test.pos))
                    for k in wordnet.candidates(lemma, pos)})  # fmt: skip
@@ -118,8 +114,6 @@ def test_propagation_and_glosses_cover_every_instance(default_encoder, encoded, 
 
 
 def test_gloss_vectors_both_poolings(default_encoder, wordnet):
-    from workbench.wsd.sources import gloss_vectors, synset_sentence
-
     keys = ["bank%1:17:01::", "bank%1:14:00::", "depository_financial_institution%1:14:00::"]
     names, defs = gloss_vectors(default_encoder, wordnet, "6", keys=keys, pooling="definition")
     assert names == tuple(sorted(keys)) and defs.shape == (3, 384)
@@ -148,8 +142,6 @@ def test_build_index_fetches_wordnet_inputs(default_encoder, encoded):
 
 
 def test_disambiguate_after_install_without_semcor(default_encoder, wordnet, tmp_path, monkeypatch):
-    from workbench.wsd.disambiguate import disambiguate
-
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))  # a data dir without SemCor
     river = disambiguate(default_encoder, None, "He sat on the bank of the river", "bank")
     # the WordNet-only index answers (gloss vectors), and says that it loses to the first sense
