@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from workbench.wsd.systems import (
     FIRST_SENSE_F1_ALL,
     SYSTEMS,
     WORDNET_CORPUS,
+    build_message,
     default_index,
     get_system,
     semcor_index,
@@ -146,3 +149,14 @@ def test_a_winner_on_fewer_than_a_handful_of_occurrences_is_flagged():
     assert "no occurrence in semcor" in propagated.warning
     assert "lexicographer file" in propagated.candidates[0].evidence
     assert "warning:" in propagated.to_text()
+
+
+@pytest.mark.parametrize(
+    ("layers", "dim", "expected"),
+    [(6, 384, "about 10 minutes"), (12, 768, "about 1.6 hours"), (2, 128, "about 5 minutes")],
+)
+def test_build_message_scales_the_cpu_estimate_with_the_model(layers, dim, expected):
+    encoder = SimpleNamespace(name="m", n_hidden=layers + 1, dim=dim)
+    line = build_message(encoder, SYSTEMS["best"], Path("/cache/x"))  # type: ignore[arg-type]
+    assert f"once: {expected} on a 2-core CPU" in line and "definitions" in line
+    assert "definitions" not in build_message(encoder, SYSTEMS["plain"], Path("/c"))  # type: ignore[arg-type]

@@ -15,10 +15,11 @@ and of the app):
 
 :func:`semcor_index` builds a SemCor system's index once per encoder (it encodes SemCor's 226k
 tagged words and, for ``best``, the definitions of WordNet's 117k synsets: about 10 minutes on
-a 2-core CPU) and stores it in the cache dir, keyed by the system's config, the encoder's
-identity and SemCor's checksum; later calls load it in seconds. :func:`wordnet_index` builds
-the WordNet-only index, for some lemmas in a second or two. :func:`default_index` picks: the
-SemCor system when SemCor is here, else the WordNet-only index.
+a 2-core CPU with the packaged model, longer for larger ones, :func:`build_minutes`) and stores
+it in the cache dir, keyed by the system's config, the encoder's identity and SemCor's
+checksum; later calls load it in seconds. :func:`wordnet_index` builds the WordNet-only index,
+for some lemmas in a second or two. :func:`default_index` picks: the SemCor system when SemCor
+is here, else the WordNet-only index.
 
 Example::
 
@@ -183,14 +184,32 @@ def system_index_path(encoder: Encoder, system: System, training_sha256: str) ->
     return default_cache_dir() / "wsd-index" / f"{system.name}-{system.training}-{tag}"
 
 
+#: Minutes the packaged model (6 layers, 384 wide) takes to build the ``best`` index on a
+#: 2-core CPU (docs/benchmarks.md); other encoders scale with their compute per token.
+PACKAGED_BUILD_MINUTES = 12.0
+
+
+def build_minutes(encoder: Encoder) -> float:
+    """Roughly how many minutes building a SemCor index takes with ``encoder`` on a 2-core CPU:
+    :data:`PACKAGED_BUILD_MINUTES` scaled by its layers x width² against the packaged model's
+    (all-mpnet-base-v2, 12 x 768: 8x, about 1.5 hours; measured there: 77-99 minutes)."""
+    return PACKAGED_BUILD_MINUTES * (encoder.n_hidden - 1) * encoder.dim**2 / (6 * 384**2)
+
+
 def build_message(encoder: Encoder, system: System, path: Path) -> str:
     """The line shown before a system's index is built: what, and why it takes a while."""
     glosses = " and the definitions of WordNet's 117,659 synsets"
+    minutes = build_minutes(encoder)
+    cpu = (
+        f"about {max(5, 5 * round(minutes / 5))} minutes"
+        if minutes < 90
+        else (f"about {minutes / 60:.1f} hours")
+    )
     return (
         f"Building the '{system.name}' sense index for {encoder.name} ({system.description}). "
         f"It encodes SemCor's 226,036 sense-tagged words"
-        f"{glosses if system.config.gloss != 'none' else ''} once: about 10 minutes on a "
-        f"2-core CPU, a minute or two on a GPU. Later runs load it from {path}."
+        f"{glosses if system.config.gloss != 'none' else ''} once: {cpu} on a 2-core CPU, a "
+        f"few minutes on a GPU. Later runs load it from {path}."
     )
 
 
