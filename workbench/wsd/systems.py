@@ -192,7 +192,8 @@ PACKAGED_BUILD_MINUTES = 12.0
 def build_minutes(encoder: Encoder) -> float:
     """Roughly how many minutes building a SemCor index takes with ``encoder`` on a 2-core CPU:
     :data:`PACKAGED_BUILD_MINUTES` scaled by its layers x width² against the packaged model's
-    (all-mpnet-base-v2, 12 x 768: 8x, about 1.5 hours; measured there: 77-99 minutes)."""
+    (all-mpnet-base-v2, 12 x 768: 8x, about 1.6 hours; its one build here, on a shared machine,
+    took 99 minutes of wall time)."""
     return PACKAGED_BUILD_MINUTES * (encoder.n_hidden - 1) * encoder.dim**2 / (6 * 384**2)
 
 
@@ -200,11 +201,10 @@ def build_message(encoder: Encoder, system: System, path: Path) -> str:
     """The line shown before a system's index is built: what, and why it takes a while."""
     glosses = " and the definitions of WordNet's 117,659 synsets"
     minutes = build_minutes(encoder)
-    cpu = (
-        f"about {max(5, 5 * round(minutes / 5))} minutes"
-        if minutes < 90
-        else (f"about {minutes / 60:.1f} hours")
-    )
+    if minutes < 90:
+        cpu = f"about {max(5, 5 * round(minutes / 5))} minutes"
+    else:
+        cpu = f"about {minutes / 60:.1f} hours"
     return (
         f"Building the '{system.name}' sense index for {encoder.name} ({system.description}). "
         f"It encodes SemCor's 226,036 sense-tagged words"
