@@ -95,9 +95,8 @@ def _pane(
 
     # similarity to the chosen occurrence at every layer
     sims = explore.layerwise_similarity(fixed[rows], query)
-    low = float(np.floor(np.nanmin(sims) * 10) / 10)
     heat = plotting.similarity_heatmaps(
-        [(label, sims)], occ_labels, [str(v) for v in emb.layers], zrange=(low, 1.0)
+        [(label, sims)], occ_labels, [str(v) for v in emb.layers], fit_scale=True
     )
     heat.update_layout(height=max(260, 110 + 30 * len(places)))
     area.plotly_chart(heat, key=f"explore_{pane.name}_heatmap")

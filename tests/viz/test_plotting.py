@@ -46,6 +46,27 @@ def test_heatmaps_side_by_side_share_scale():
         similarity_heatmaps([("raw", raw)], ["a", "b"], list("0123"))
 
 
+def test_heatmap_scale_fitted_to_the_values_and_cell_labels_shrink_with_layers():
+    sims = np.array([[1.0, 0.62, 0.55], [0.71, 1.0, 0.48]])
+    fitted = similarity_heatmaps([("raw", sims), ("z", sims + 0.1)], ["a", "b"], list("012"),
+                                 fit_scale=True)  # fmt: skip
+    assert {(h.zmin, h.zmax) for h in fitted.data} == {(0.4, 1.0)}  # 0.48 down to a tenth
+    full = similarity_heatmaps([("raw", sims)], ["a", "b"], list("012"))
+    assert (full.data[0].zmin, full.data[0].zmax) == (-1.0, 1.0)
+    ones = similarity_heatmaps([("raw", np.ones((2, 3)))], ["a", "b"], list("012"), fit_scale=True)
+    assert ones.data[0].zmin < ones.data[0].zmax  # never an empty scale
+
+    def label_size(n_layers: int) -> tuple[int | None, str]:
+        heat = similarity_heatmaps([("raw", np.zeros((1, n_layers)))], ["a"],
+                                   [str(i) for i in range(n_layers)]).data[0]  # fmt: skip
+        return heat.textfont.size, heat.texttemplate
+
+    assert label_size(7) == (14, "%{z:.2f}")  # MiniLM: 7 hidden states
+    assert label_size(13) == (12, "%{z:.2f}")  # mpnet
+    assert label_size(25) == (10, "%{z:.2f}")  # a 24-layer model
+    assert label_size(49)[1] == ""  # too many columns to label
+
+
 def test_sense_scatter_one_trace_per_sense_plus_centroids():
     rng = np.random.default_rng(0)
     coords = np.concatenate([rng.normal(size=(5, 2)), rng.normal(size=(3, 2)) + 10])

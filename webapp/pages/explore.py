@@ -144,19 +144,10 @@ else:
         help="Contextual vectors are anisotropic: most cosines lie between 0.3 and 1, where the "
         "full scale shows one colour.",
     )  # fmt: skip
-    low = min(float(np.nanmin(raw_sim)), float(np.nanmin(fixed_sim)))
-    zrange = (np.floor(low * 10) / 10, 1.0) if fit else (-1.0, 1.0)
     fig = plotting.similarity_heatmaps(
         [("raw vectors", raw_sim), (f"{CORRECTION_LABELS[correction]} vectors", fixed_sim)],
-        labels, layer_labels, zrange=zrange,
+        labels, layer_labels, fit_scale=fit,
     )  # fmt: skip
-    # cell labels stay readable as layers multiply: smaller type, none past 26 columns
-    n_cols = len(layer_labels)
-    size = 14 if n_cols <= 8 else 12 if n_cols <= 13 else 10 if n_cols <= 26 else 0
-    if size:
-        fig.update_traces(textfont=dict(size=size), texttemplate="%{z:.2f}")
-    else:
-        fig.update_traces(texttemplate="")
     st.plotly_chart(fig, key="explore_heatmap")
     shown = ViewSettings.of(emb, "explore-similarity", "all", correction, reference, None, data)
     panels = {"none": raw_sim, correction: fixed_sim}

@@ -77,11 +77,15 @@ def similarity_heatmaps(
     panels: Sequence[tuple[str, np.ndarray]],
     row_labels: Sequence[str],
     layer_labels: Sequence[str],
-    zrange: tuple[float, float] = (-1.0, 1.0),
+    fit_scale: bool = False,
 ) -> go.Figure:
     """Several ``(title, sim)`` heatmaps side by side on one shared colour scale.
 
-    Each ``sim`` is ``(n_occurrences, n_layers)``; e.g. raw vs standardized.
+    Each ``sim`` is ``(n_occurrences, n_layers)``; e.g. raw vs standardized. The colour scale
+    is the full cosine range -1 ... 1, or with ``fit_scale`` the panels' lowest value (down to
+    a tenth) ... 1: contextual vectors are anisotropic, most of their cosines lie between 0.3
+    and 1, where the full scale shows one colour. Each cell is labelled with its value, in
+    smaller type as layers multiply and not at all past 26 layers.
     """
     if not panels:
         raise InputError("no heatmap to draw")
@@ -89,6 +93,11 @@ def similarity_heatmaps(
     for title, sim in panels:
         if np.shape(sim) != (n_rows, n_cols):
             raise InputError(f"panel {title!r}: shape {np.shape(sim)} != ({n_rows}, {n_cols})")
+    zrange = (-1.0, 1.0)
+    if fit_scale:
+        low = min(float(np.nanmin(np.asarray(sim, dtype=float))) for _, sim in panels)
+        zrange = (min(float(np.floor(low * 10) / 10), 0.9), 1.0)
+    size = 14 if n_cols <= 8 else 12 if n_cols <= 13 else 10 if n_cols <= 26 else 0
     fig = make_subplots(
         rows=1, cols=len(panels), subplot_titles=[t for t, _ in panels], shared_yaxes=True,
         horizontal_spacing=0.04,
@@ -100,7 +109,7 @@ def similarity_heatmaps(
                 z=np.asarray(sim, dtype=float), x=list(layer_labels), y=rows,
                 zmin=zrange[0], zmax=zrange[1], colorscale=SIMILARITY_SCALE,
                 showscale=i == len(panels), colorbar=dict(title="cosine"),
-                text=np.round(np.asarray(sim, dtype=float), 2), texttemplate="%{text}",
+                texttemplate="%{z:.2f}" if size else "", textfont=dict(size=size or None),
                 hovertemplate="layer %{x}<br>%{y}<br>cosine %{z:.3f}<extra></extra>",
             ),  # fmt: skip
             row=1, col=i,
