@@ -80,6 +80,11 @@ def test_predict_senses_leaves_out_the_shown_and_counts_agreement():
     assert result.n_training == 6 and result.source == "semcor" and result.layers == "1"
     assert result.n_left_out == 1  # shown0: on screen, so not learnt from
     assert result.scores.shape == (4,) and (result.scores > 0.9).all()
+    assert result.describe("bank") == (
+        "Predicted: nearest sense centroid of 6 SemCor occurrences of “bank” that are not on "
+        "screen (1 more is among the points shown, so it was left out), at layers 1; "
+        "agrees with the gold label for 2 of 4 occurrences."
+    )
     # the layer spec picks the vectors compared: at layer 0 the shown senses swap places
     assert predict_senses(
         shown_vectors, TrainingOccurrences("semcor", tuple(training)), "0", encode

@@ -176,17 +176,7 @@ if colour == "predicted":
             ov, training, layer_spec, encode=webapp.caches.encode_occurrence_list
         )
     labels = list(prediction.labels)
-    left_out = (
-        f" ({prediction.n_left_out} more are among the points shown, so they were left out)"
-        if prediction.n_left_out
-        else ""
-    )
-    predicted_note = (
-        f"Predicted: nearest sense centroid of {prediction.n_training} "
-        f"{SOURCES[prediction.source]} occurrences of “{lemma}” that are not on screen"
-        f"{left_out}, at layers {layer_spec}; agrees with the gold label for "
-        f"{prediction.n_agree} of {prediction.n} occurrences."
-    )
+    predicted_note = prediction.describe(lemma)
 gl = webapp.caches.glosses(tuple(dict.fromkeys(gold + labels)))
 names = occ.sense_names(gl)
 categories = sorted(set(gold) | set(labels))  # one colour per sense, gold or predicted

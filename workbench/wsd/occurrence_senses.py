@@ -82,6 +82,23 @@ class SensePrediction:
         """Occurrences labelled."""
         return len(self.labels)
 
+    def describe(self, lemma: str) -> str:
+        """One sentence for a reader: how the senses were predicted and how often the
+        prediction agrees with the gold labels."""
+        name = SOURCE_NAMES.get(self.source, self.source)
+        k = self.n_left_out
+        left_out = (
+            f" ({k} more {'is' if k == 1 else 'are'} among the points shown, so "
+            f"{'it was' if k == 1 else 'they were'} left out)"
+            if k
+            else ""
+        )
+        return (
+            f"Predicted: nearest sense centroid of {self.n_training} {name} occurrences of "
+            f"“{lemma}” that are not on screen{left_out}, at layers {self.layers}; agrees with "
+            f"the gold label for {self.n_agree} of {self.n} occurrences."
+        )
+
 
 def training_occurrences(
     wordnet: WordNet,
