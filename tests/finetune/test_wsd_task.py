@@ -31,6 +31,7 @@ from workbench.finetune.store import load_finetuned
 from workbench.finetune.tasks import finetune, make_task
 from workbench.finetune.wsd_eval import rebuild_model_index
 from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.store import MODEL_INDEX, load_index, model_index
 
@@ -198,6 +199,12 @@ def test_loss_falls_and_the_model_directory_answers_through_its_gloss_index(trai
     for inst in (i for s in semcor[1] for i in s.instances):
         start, stop = index.candidate_rows(inst.lemma, inst.pos)
         assert set(index.keys_[start:stop]) == set(wordnet.candidates(inst.lemma, inst.pos))
+    # every row is a gloss vector, the system itself: no "weaker than a centroid" warning
+    sentence = next(s for s in semcor[1] if s.instances)
+    answer = disambiguate(
+        enc, index, list(sentence.words), sentence.instances[0].index, wordnet=wordnet
+    )
+    assert not index.has_centroids and answer.best is not None and answer.warning == ""
     model, _, head = load_finetuned(out)
     assert isinstance(model, BiEncoderModel) and head["task"] == "wsd"
     # rebuilt from the saved directory (workbench finetune wsd-index), the same rows

@@ -149,6 +149,11 @@ def test_a_winner_on_fewer_than_a_handful_of_occurrences_is_flagged():
     assert "no occurrence in semcor" in propagated.warning
     assert "lexicographer file" in propagated.candidates[0].evidence
     assert "warning:" in propagated.to_text()
+    # a trained bi-encoder's gloss index has no centroids: its gloss vectors are the system
+    gloss_only = (_candidate("w%1:00:00::", 0.9, "gloss", 0),)
+    glosses = Disambiguation(("w",), 0, (("w", "NOUN"),), gloss_only, TrainingInfo("semcor"),
+                             "L-1", "custom", centroids=False)  # fmt: skip
+    assert glosses.warning == "" and "warning:" not in glosses.to_text()
 
 
 @pytest.mark.parametrize(

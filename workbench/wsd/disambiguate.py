@@ -107,6 +107,8 @@ class Disambiguation:
         config: the index's config label; system: its system name (``best``, ``plain``,
             ``wordnet``, ``custom``: :func:`workbench.wsd.systems.system_of`).
         note: what the user must know about the index's quality ("" if nothing).
+        centroids: whether the index has centroid rows at all (a trained bi-encoder's gloss
+            index has none: its gloss vectors are the system, not a weaker stand-in).
     """
 
     words: tuple[str, ...]
@@ -117,6 +119,7 @@ class Disambiguation:
     config: str
     system: str = "custom"
     note: str = ""
+    centroids: bool = True
 
     @property
     def best(self) -> SenseCandidate | None:
@@ -136,9 +139,10 @@ class Disambiguation:
     @property
     def warning(self) -> str:
         """A warning when the chosen sense rests on fewer than a handful of training
-        occurrences ("" otherwise, and when :attr:`note` already says it)."""
+        occurrences ("" otherwise, when :attr:`note` already says it, and for an index without
+        centroids, where no sense has occurrences to rest on)."""
         best = self.best
-        if best is None or self.note or np.isnan(best.score):
+        if best is None or self.note or np.isnan(best.score) or not self.centroids:
             return ""
         if best.count >= FEW_OCCURRENCES:
             return ""
@@ -323,4 +327,5 @@ def disambiguate(
         index.config.label,
         system_of(index),
         system_note(index),
+        index.has_centroids,
     )

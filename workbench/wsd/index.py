@@ -309,6 +309,12 @@ class SenseIndex:
         """Width of the index rows (``2 * encoder dim`` with gloss concatenation)."""
         return int(self.vectors_.shape[1])
 
+    @property
+    def has_centroids(self) -> bool:
+        """Whether any row is the centroid of training occurrences (a gloss index, such as a
+        trained bi-encoder's, has none)."""
+        return bool((self.origin_ == ORIGINS.index("centroid")).any())
+
     def origin_of(self, key: str) -> str | None:
         """How the row of ``key`` was made (``ORIGINS``), None without a row."""
         row = self._row_of.get(key)
