@@ -55,6 +55,9 @@ def test_heatmap_scale_fitted_to_the_values_and_cell_labels_shrink_with_layers()
     assert (full.data[0].zmin, full.data[0].zmax) == (-1.0, 1.0)
     ones = similarity_heatmaps([("raw", np.ones((2, 3)))], ["a", "b"], list("012"), fit_scale=True)
     assert ones.data[0].zmin < ones.data[0].zmax  # never an empty scale
+    blank = similarity_heatmaps([("raw", np.full((2, 3), np.nan))], ["a", "b"], list("012"),
+                                fit_scale=True)  # fmt: skip
+    assert (blank.data[0].zmin, blank.data[0].zmax) == (-1.0, 1.0)  # nothing to fit to
 
     def label_size(n_layers: int) -> tuple[int | None, str]:
         heat = similarity_heatmaps([("raw", np.zeros((1, n_layers)))], ["a"],
