@@ -22,7 +22,7 @@ from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Instance, Sentence
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
-from workbench.errors import DataError, MismatchError
+from workbench.errors import DataError, InputError, MismatchError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
@@ -273,6 +273,39 @@ def test_frozen_glosses_train_the_context_encoder_alone_and_encode_each_gloss_on
         if name in saved:
             torch.testing.assert_close(saved[name], weight, atol=0, rtol=0)
     assert card["test"]["f1"] == pytest.approx(card["best_metric"], abs=1e-9)
+
+
+def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
+    trained, semcor, tmp_path
+):
+    out, _ = trained
+    saved, _, _ = load_finetuned(out)
+    source = models.resolve_model(str(out))
+    train = DataFile(tuple(semcor[0]), "semcor[:40]", "a")
+    task = make_task("wsd", CFG, models.load_tokenizer(source), train)
+    model, notes = task.build_model(source)
+    assert "training continues from the WSD bi-encoder" in notes[0]
+    for built, kept in ((model.encoder, saved.encoder), (model.gloss_encoder, saved.gloss_encoder)):
+        for name, weight in kept.state_dict().items():
+            torch.testing.assert_close(built.state_dict()[name], weight, atol=0, rtol=0)
+    # the two trained encoders differ, so the gloss encoder really is the saved one
+    assert any(
+        not torch.equal(w, saved.encoder.state_dict()[n])
+        for n, w in saved.gloss_encoder.state_dict().items()
+    )
+    # another head pooling would change what the trained gloss vectors mean: refused
+    cls = CFG.replace(head_pooling="cls")
+    with pytest.raises(InputError, match="trained with head pooling 'mean'"):
+        make_task("wsd", cls, models.load_tokenizer(source), train).build_model(source)
+    # one more epoch with frozen glosses: the saved gloss encoder is the one it started from
+    dev = DataFile(tuple(semcor[1]), "semcor[40:52]", "b")
+    more = tmp_path / "more"
+    result = finetune("wsd", train, dev, CFG.replace(epochs=1, freeze_glosses=True), more,
+                      model=str(out), progress=False, test=dev)  # fmt: skip
+    assert result.card["base_location"] == str(out.resolve())
+    again, _, _ = load_finetuned(more)
+    for name, weight in saved.gloss_encoder.state_dict().items():
+        torch.testing.assert_close(again.gloss_encoder.state_dict()[name], weight, atol=0, rtol=0)
 
 
 def test_wsd_eval_and_disambiguate_run_on_the_trained_model(trained, semcor, tmp_path, capsys):

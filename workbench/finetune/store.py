@@ -116,6 +116,17 @@ def read_card(directory: str | Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
+    """The head config of a trained WSD bi-encoder directory (its ``head.json``, task
+    ``wsd``, with a ``gloss_encoder/`` beside it); None for any other directory or model."""
+    directory = Path(directory)
+    config = directory / HEAD_CONFIG
+    if not (config.is_file() and (directory / GLOSS_ENCODER).is_dir()):
+        return None
+    head = json.loads(config.read_text())
+    return head if isinstance(head, dict) and head.get("task") == "wsd" else None
+
+
 def load_finetuned(
     directory: str | Path,
 ) -> tuple[TaskModel, PreTrainedTokenizerBase, dict[str, Any]]:

@@ -47,13 +47,14 @@ from workbench.corpora.readers import Corpus, Instance, Sentence, read_xml
 from workbench.encoding.models import ModelSource
 from workbench.encoding.pooling import pooling_plan_flat
 from workbench.encoding.prepare import prepare
-from workbench.errors import DataError
+from workbench.errors import DataError, InputError
 from workbench.finetune.base import Features, Task, load_encoder, special_template
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile, LabelSet
 from workbench.finetune.gloss_index import CONTEXT_LAYERS, CONTEXT_POOLING
 from workbench.finetune.glosses import GlossTable
 from workbench.finetune.modeling import Batch, BiEncoderModel, TaskModel
+from workbench.finetune.store import GLOSS_ENCODER, bi_encoder_head
 from workbench.finetune.wsd_eval import finish_wsd_model
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.sources import sense_graph
@@ -302,17 +303,44 @@ class WsdTask(Task):
 
     # -- model ---------------------------------------------------------------------------
     def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
-        """Two copies of the base model: the context encoder and the gloss encoder."""
+        """Two copies of the base model: the context encoder and the gloss encoder; or, when
+        ``source`` is a trained WSD bi-encoder's directory, its two encoders (training goes
+        on from both, e.g. one more epoch after a finished run).
+
+        Raises:
+            InputError: the trained bi-encoder pooled its glosses otherwise than
+                ``head_pooling`` asks (its gloss vectors would change meaning).
+        """
+        head = bi_encoder_head(source.location) if source.is_local else None
+        gloss_source = source
+        if head is not None:
+            if head["gloss_pooling"] != self.cfg.head_pooling:
+                raise InputError(
+                    f"'{source.name}' is a WSD bi-encoder trained with head pooling "
+                    f"'{head['gloss_pooling']}'; continuing it with '{self.cfg.head_pooling}' "
+                    f"would change what its gloss vectors mean: pass --head-pooling "
+                    f"{head['gloss_pooling']}, or start from its base model."
+                )
+            location = Path(source.location) / GLOSS_ENCODER
+            gloss_source = ModelSource(f"{source.name}/{GLOSS_ENCODER}", str(location), True)
         model = BiEncoderModel(
             load_encoder(source),
-            load_encoder(source),
+            load_encoder(gloss_source),
             self.cfg.head_pooling,
             freeze_glosses=self.cfg.freeze_glosses,
         )
-        note = (
-            f"context and gloss encoders both start from '{source.name}'; the gloss vector is "
-            f"the gloss encoder's {'[CLS]' if self.cfg.head_pooling == 'cls' else 'mean'} of "
-            f"the sense's {self.cfg.gloss_text}"
+        pooled = "[CLS]" if self.cfg.head_pooling == "cls" else "mean"
+        if head is None:
+            note = f"context and gloss encoders both start from '{source.name}'"
+        else:
+            note = (
+                f"training continues from the WSD bi-encoder '{source.name}': the context "
+                f"encoder from it, the gloss encoder from '{gloss_source.name}'"
+            )
+            if head["gloss_text"] != self.cfg.gloss_text:
+                note += f" (its glosses were the sense's {head['gloss_text']})"
+        note += f"; the gloss vector is the gloss encoder's {pooled} of the sense's " + (
+            self.cfg.gloss_text
         )
         if self.cfg.freeze_glosses:
             note += "; the gloss encoder is frozen (each gloss encoded once), the context trains"
