@@ -147,6 +147,12 @@ def throughput(epochs: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     }
 
 
+def bi_encoder_corpus(source: str, gloss_text: str) -> str:
+    """How a trained bi-encoder's gloss index names its training (its ``TrainingInfo.corpus``,
+    shown as "trained on ..." with every answer)."""
+    return f"{source}, as a bi-encoder with {gloss_text} glosses"
+
+
 def finish_wsd_model(
     output: Path,
     model: BiEncoderModel,
@@ -177,7 +183,7 @@ def finish_wsd_model(
     train_corpus = corpus_of(train)
     counts = Counter(k for _, inst in train_corpus.instances() for k in inst.keys)
     training = TrainingInfo(
-        corpus=f"bi-encoder gloss vectors ({cfg.gloss_text}), trained on {train.source}",
+        corpus=bi_encoder_corpus(train.source, cfg.gloss_text),
         sha256=train.sha256,
         n_sentences=len(train.examples),
         n_occurrences=train_corpus.n_instances,
@@ -243,7 +249,7 @@ def rebuild_model_index(
     model.to(choose_device(device))
     table = GlossTable(tokenizer, load_wordnet(), head["gloss_text"], head["gloss_max_length"])
     previous = model_index_path(model_dir)
-    training = TrainingInfo(corpus=f"bi-encoder gloss vectors ({head['gloss_text']})")
+    training = TrainingInfo(corpus=bi_encoder_corpus("unrecorded data", head["gloss_text"]))
     counts: dict[str, int] = {}
     if previous is not None:
         old = load_index(previous)
