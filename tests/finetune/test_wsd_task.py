@@ -279,7 +279,7 @@ def test_frozen_glosses_train_the_context_encoder_alone_and_encode_each_gloss_on
 
 
 def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
-    trained, semcor, tmp_path
+    trained, semcor, tmp_path, capsys
 ):
     out, _ = trained
     saved, _, _ = load_finetuned(out)
@@ -300,6 +300,13 @@ def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
     cls = CFG.replace(head_pooling="cls")
     with pytest.raises(InputError, match="trained with head pooling 'mean'"):
         make_task("wsd", cls, models.load_tokenizer(source), train).build_model(source)
+    # ... on the command line before the data is read (this --train does not exist), exit 2
+    refused = tmp_path / "refused"
+    args = ["finetune", "wsd", "--train", str(tmp_path / "absent.data.xml"), "--model", str(out),
+            "--head-pooling", "cls", "--out", str(refused)]  # fmt: skip
+    assert main(args) == 2
+    assert "trained with head pooling 'mean'" in capsys.readouterr().err
+    assert not refused.exists()
     # one more epoch with frozen glosses: the saved gloss encoder is the one it started from
     dev = DataFile(tuple(semcor[1]), "semcor[40:52]", "b")
     more = tmp_path / "more"

@@ -39,7 +39,7 @@ from workbench.finetune.runs import (
     train_with_baselines,
 )
 from workbench.finetune.supersense import write_conll
-from workbench.finetune.tasks import TASKS, TaskKind
+from workbench.finetune.tasks import TASKS, TaskKind, check_start
 from workbench.finetune.wic import build_wic, write_jsonl
 from workbench.finetune.wsd_eval import rebuild_model_index
 from workbench.wsd.store import MODEL_INDEX
@@ -219,6 +219,7 @@ def _data(args: argparse.Namespace) -> TaskData:
 
 def cmd_train(args: argparse.Namespace) -> int:
     cfg = _config(args)
+    check_start(args.kind, cfg, args.model)  # before the data is read
     data = _data(args)
     card = train_with_baselines(
         args.kind,

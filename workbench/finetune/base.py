@@ -116,6 +116,12 @@ class Task:
         return pad_batch(rows, self.tokenizer.pad_token_id or 0)
 
     # -- model ---------------------------------------------------------------------------
+    @classmethod
+    def check_source(cls, cfg: TrainConfig, source: ModelSource) -> None:
+        """Raise InputError for a base model this task cannot start from with ``cfg``, before
+        any data is read or model loaded (every model is accepted unless a task says
+        otherwise)."""
+
     def build_model(self, source: ModelSource) -> tuple[TaskModel, list[str]]:
         """The task model on the pretrained encoder of ``source``, and notes for the user."""
         raise NotImplementedError

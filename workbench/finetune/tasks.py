@@ -153,6 +153,16 @@ def make_task(
     return spec.task(cfg, tokenizer, found)
 
 
+def check_start(kind: str, cfg: TrainConfig, model: str | None) -> models.ModelSource:
+    """Refuse what can be refused before any data is read or model loaded: options of another
+    task (:meth:`TrainConfig.check_task`, before the model is looked for) and a base model the
+    task cannot start from (``Task.check_source``). Returns the resolved model."""
+    cfg.check_task(kind)
+    source = models.resolve_model(model)
+    task_kind(kind).task.check_source(cfg, source)
+    return source
+
+
 def finetune(
     kind: str,
     train: DataFile,
@@ -178,8 +188,7 @@ def finetune(
     Returns:
         :class:`workbench.finetune.loop.FitResult`.
     """
-    cfg.check_task(kind)  # before the model is looked for
-    source = models.resolve_model(model)
+    source = check_start(kind, cfg, model)
     tokenizer = models.load_tokenizer(source)
     task = make_task(kind, cfg, tokenizer, train, labels)
     if dev is not None:

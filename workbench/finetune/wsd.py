@@ -302,25 +302,32 @@ class WsdTask(Task):
         return stats
 
     # -- model ---------------------------------------------------------------------------
-    def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
-        """Two copies of the base model: the context encoder and the gloss encoder; or, when
-        ``source`` is a trained WSD bi-encoder's directory, its two encoders (training goes
-        on from both, e.g. one more epoch after a finished run).
+    @classmethod
+    def check_source(cls, cfg: TrainConfig, source: ModelSource) -> None:
+        """A trained WSD bi-encoder as the base model is continued (:meth:`build_model`) only
+        with the head pooling it was trained with.
 
         Raises:
             InputError: the trained bi-encoder pooled its glosses otherwise than
                 ``head_pooling`` asks (its gloss vectors would change meaning).
         """
         head = bi_encoder_head(source.location) if source.is_local else None
+        if head is not None and head["gloss_pooling"] != cfg.head_pooling:
+            raise InputError(
+                f"'{source.name}' is a WSD bi-encoder trained with head pooling "
+                f"'{head['gloss_pooling']}'; continuing it with '{cfg.head_pooling}' "
+                f"would change what its gloss vectors mean: pass --head-pooling "
+                f"{head['gloss_pooling']}, or start from its base model."
+            )
+
+    def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
+        """Two copies of the base model: the context encoder and the gloss encoder; or, when
+        ``source`` is a trained WSD bi-encoder's directory, its two encoders (training goes
+        on from both, e.g. one more epoch after a finished run; see :meth:`check_source`)."""
+        self.check_source(self.cfg, source)
+        head = bi_encoder_head(source.location) if source.is_local else None
         gloss_source = source
         if head is not None:
-            if head["gloss_pooling"] != self.cfg.head_pooling:
-                raise InputError(
-                    f"'{source.name}' is a WSD bi-encoder trained with head pooling "
-                    f"'{head['gloss_pooling']}'; continuing it with '{self.cfg.head_pooling}' "
-                    f"would change what its gloss vectors mean: pass --head-pooling "
-                    f"{head['gloss_pooling']}, or start from its base model."
-                )
             location = Path(source.location) / GLOSS_ENCODER
             gloss_source = ModelSource(f"{source.name}/{GLOSS_ENCODER}", str(location), True)
         model = BiEncoderModel(
