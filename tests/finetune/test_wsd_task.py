@@ -307,6 +307,13 @@ def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
     assert main(args) == 2
     assert "trained with head pooling 'mean'" in capsys.readouterr().err
     assert not refused.exists()
+    # a damaged head.json is one line naming it, not a traceback
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    (broken / "head.json").write_text('{"task": "wsd", ')
+    args[args.index(str(out))] = str(broken)
+    assert main(args) == 2
+    assert "head.json cannot be read as JSON" in capsys.readouterr().err
     # one more epoch with frozen glosses: the saved gloss encoder is the one it started from
     dev = DataFile(tuple(semcor[1]), "semcor[40:52]", "b")
     more = tmp_path / "more"

@@ -118,13 +118,26 @@ def read_card(directory: str | Path) -> dict[str, Any]:
 
 def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
     """The head config of a trained WSD bi-encoder directory (its ``head.json``, task
-    ``wsd``, with a ``gloss_encoder/`` beside it); None for any other directory or model."""
+    ``wsd``, with a ``gloss_encoder/`` beside it); None for any other directory or model.
+
+    Raises:
+        ModelLoadError: such a directory whose ``head.json`` is not a readable WSD head
+            (damaged, or missing the gloss pooling and text).
+    """
     directory = Path(directory)
     config = directory / HEAD_CONFIG
     if not (config.is_file() and (directory / GLOSS_ENCODER).is_dir()):
         return None
-    head = json.loads(config.read_text())
-    return head if isinstance(head, dict) and head.get("task") == "wsd" else None
+    try:
+        head = json.loads(config.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelLoadError(f"{config} cannot be read as JSON: {exc}") from exc
+    if not isinstance(head, dict) or head.get("task") != "wsd":
+        return None
+    missing = [k for k in ("gloss_pooling", "gloss_text") if not isinstance(head.get(k), str)]
+    if missing:
+        raise ModelLoadError(f"{config} is a WSD head without {' or '.join(missing)}.")
+    return head
 
 
 def load_finetuned(
