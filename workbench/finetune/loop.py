@@ -479,7 +479,6 @@ def fit(
     acc = _accelerator(cfg)
     set_seed(cfg.seed)
     task.check(train, dev)
-    task.check_source(cfg, source)
     if test is not None:  # refused now, not after the training
         task.check(train, test)
     directory, identity = output / "checkpoint", _identity(task, train, dev, source.name)

@@ -79,6 +79,25 @@ def read_wsd(path: str | Path) -> DataFile:
     return wsd_data(read_xml(path), name)
 
 
+def continued_head(cfg: TrainConfig, source: ModelSource) -> dict[str, Any] | None:
+    """The head config of ``source`` when it is a trained WSD bi-encoder that training would
+    continue (:func:`~workbench.finetune.store.bi_encoder_head`), None for any other model.
+
+    Raises:
+        InputError: the trained bi-encoder pooled its glosses otherwise than ``head_pooling``
+            asks (its gloss vectors would change meaning).
+    """
+    head = bi_encoder_head(source.location) if source.is_local else None
+    if head is not None and head["gloss_pooling"] != cfg.head_pooling:
+        raise InputError(
+            f"'{source.name}' is a WSD bi-encoder trained with head pooling "
+            f"'{head['gloss_pooling']}'; continuing it with '{cfg.head_pooling}' "
+            f"would change what its gloss vectors mean: pass --head-pooling "
+            f"{head['gloss_pooling']}, or start from its base model."
+        )
+    return head
+
+
 @dataclass(frozen=True)
 class Candidates:
     """The candidate senses of one (lemma, POS): keys in WordNet order, their gloss rows."""
@@ -305,27 +324,14 @@ class WsdTask(Task):
     @classmethod
     def check_source(cls, cfg: TrainConfig, source: ModelSource) -> None:
         """A trained WSD bi-encoder as the base model is continued (:meth:`build_model`) only
-        with the head pooling it was trained with.
-
-        Raises:
-            InputError: the trained bi-encoder pooled its glosses otherwise than
-                ``head_pooling`` asks (its gloss vectors would change meaning).
-        """
-        head = bi_encoder_head(source.location) if source.is_local else None
-        if head is not None and head["gloss_pooling"] != cfg.head_pooling:
-            raise InputError(
-                f"'{source.name}' is a WSD bi-encoder trained with head pooling "
-                f"'{head['gloss_pooling']}'; continuing it with '{cfg.head_pooling}' "
-                f"would change what its gloss vectors mean: pass --head-pooling "
-                f"{head['gloss_pooling']}, or start from its base model."
-            )
+        with the head pooling it was trained with (:func:`continued_head`)."""
+        continued_head(cfg, source)
 
     def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
         """Two copies of the base model: the context encoder and the gloss encoder; or, when
         ``source`` is a trained WSD bi-encoder's directory, its two encoders (training goes
         on from both, e.g. one more epoch after a finished run; see :meth:`check_source`)."""
-        self.check_source(self.cfg, source)
-        head = bi_encoder_head(source.location) if source.is_local else None
+        head = continued_head(self.cfg, source)
         gloss_source = source
         if head is not None:
             location = Path(source.location) / GLOSS_ENCODER

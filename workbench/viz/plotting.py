@@ -94,10 +94,11 @@ def similarity_heatmaps(
         if np.shape(sim) != (n_rows, n_cols):
             raise InputError(f"panel {title!r}: shape {np.shape(sim)} != ({n_rows}, {n_cols})")
     zrange = (-1.0, 1.0)
-    values = np.concatenate([np.asarray(sim, dtype=float).ravel() for _, sim in panels])
-    if fit_scale and np.isfinite(values).any():
-        low = float(values[np.isfinite(values)].min())
-        zrange = (min(float(np.floor(low * 10) / 10), 0.9), 1.0)
+    if fit_scale:
+        values = np.concatenate([np.asarray(sim, dtype=float).ravel() for _, sim in panels])
+        if np.isfinite(values).any():
+            low = float(values[np.isfinite(values)].min())
+            zrange = (min(float(np.floor(low * 10) / 10), 0.9), 1.0)
     size = 14 if n_cols <= 8 else 12 if n_cols <= 13 else 10 if n_cols <= 26 else 0
     fig = make_subplots(
         rows=1, cols=len(panels), subplot_titles=[t for t, _ in panels], shared_yaxes=True,
