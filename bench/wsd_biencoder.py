@@ -4,7 +4,9 @@ Run:  python bench/wsd_biencoder.py runs/wsd [--test ALL] [--weights 0.2,0.5,0.8
                                     [--json docs/bench_runs/wsd_biencoder.json]
 
 The model directory is one written by ``workbench finetune wsd`` (its training card names the
-training data: the built-in SemCor split with its seed and size, or files). Every system is
+training data: the built-in SemCor split with its seed and size, or files). A run that continued
+another WSD run (``--model runs/...``) is measured against the whole chain: its training data is
+every run's sentences (each sentence once) and its base model is the first run's. Every system is
 scored with the framework's rules on ``--test`` (per dataset of ALL and per POS), with WordNet's
 first sense as the back-off when no candidate has a row, and on the *zero-shot* instances (none
 of whose gold senses occurs in the training data):
@@ -25,13 +27,14 @@ Quality only: timings of training are in the training card (``throughput``).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
 from pathlib import Path
 
 from workbench.corpora.datasets import load_dataset
-from workbench.corpora.readers import Corpus
+from workbench.corpora.readers import Corpus, Sentence
 from workbench.encoding.encoder import Encoder
 from workbench.finetune.gloss_index import (
     CONTEXT_LAYERS,
@@ -42,7 +45,7 @@ from workbench.finetune.gloss_index import (
 from workbench.finetune.glosses import GlossTable
 from workbench.finetune.modeling import BiEncoderModel
 from workbench.finetune.runs import wsd_splits
-from workbench.finetune.store import read_card
+from workbench.finetune.store import bi_encoder_head, read_card
 from workbench.finetune.wsd import read_wsd
 from workbench.finetune.wsd_eval import corpus_of, evaluate_wsd_model
 from workbench.lexicon.wordnet import load_wordnet
@@ -59,6 +62,28 @@ def training_corpus(card: dict) -> Corpus:
         n = builtin["sizes"]["train"]
         return corpus_of(wsd_splits(seed=builtin["seed"], limits=(n, None, None)).train)
     return corpus_of(read_wsd(card["data"]["train"]["source"]))
+
+
+def lineage(model: Path) -> list[dict]:
+    """The training cards of ``model`` and of the WSD runs it continued, newest first (a run
+    whose base model is a trained bi-encoder's directory went on from that run)."""
+    cards = [read_card(model)]
+    while bi_encoder_head(cards[-1]["base_location"]) is not None:
+        cards.append(read_card(Path(cards[-1]["base_location"])))
+    return cards
+
+
+def chain_corpus(cards: list[dict]) -> Corpus:
+    """Every sentence the runs of ``cards`` trained on, each once (by sentence id)."""
+    corpora = [training_corpus(card) for card in reversed(cards)]
+    if len(corpora) == 1:
+        return corpora[0]
+    seen: dict[str, Sentence] = {}
+    for corpus in corpora:
+        seen.update((s.id, s) for s in corpus.sentences if s.id not in seen)
+    name = " + ".join(c.name for c in corpora)
+    digest = hashlib.sha256(" ".join(c.sha256 for c in corpora).encode()).hexdigest()
+    return Corpus(name, tuple(seen.values()), sha256=digest)
 
 
 def say(message: str) -> None:
@@ -80,10 +105,11 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    card = read_card(args.model)
+    cards = lineage(args.model)
+    card = cards[0]
     head = json.loads((args.model / "head.json").read_text())
-    base_name = card["base_location"]
-    train = training_corpus(card)
+    base_name = cards[-1]["base_location"]
+    train = chain_corpus(cards)
     test = load_dataset(args.test)
     dev = load_dataset("semeval2007")
     say(f"training data: {train.name}, {train.n_instances} instances")
@@ -144,6 +170,7 @@ def main() -> int:
     out = {
         "model": str(args.model),
         "base": base_name,
+        "continues": [c["base_location"] for c in cards[:-1]],
         "training": {"name": train.name, "sentences": len(train), "instances": train.n_instances},
         "test": test.name,
         "training_card": {

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
@@ -314,15 +315,32 @@ def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
     args[args.index(str(out))] = str(broken)
     assert main(args) == 2
     assert "head.json cannot be read as JSON" in capsys.readouterr().err
-    # one more epoch with frozen glosses: the saved gloss encoder is the one it started from
+    # one more epoch with frozen glosses on 10 of the sentences: the saved gloss encoder is the
+    # one it started from, and the new index and zero-shot view count both trainings
     dev = DataFile(tuple(semcor[1]), "semcor[40:52]", "b")
+    part = DataFile(tuple(semcor[0][:10]), "semcor[:10]", "c")
     more = tmp_path / "more"
-    result = finetune("wsd", train, dev, CFG.replace(epochs=1, freeze_glosses=True), more,
+    result = finetune("wsd", part, dev, CFG.replace(epochs=1, freeze_glosses=True), more,
                       model=str(out), progress=False, test=dev)  # fmt: skip
     assert result.card["base_location"] == str(out.resolve())
     again, _, _ = load_finetuned(more)
     for name, weight in saved.gloss_encoder.state_dict().items():
         torch.testing.assert_close(again.gloss_encoder.state_dict()[name], weight, atol=0, rtol=0)
+    before, after = load_index(out / MODEL_INDEX), load_index(more / MODEL_INDEX)
+    assert (
+        after.training_.corpus
+        == "semcor[:40] then semcor[:10], as a bi-encoder with definition glosses"
+    )
+    in_part = Counter(k for s in semcor[0][:10] for i in s.instances for k in i.keys)
+    assert in_part and all(
+        after.count_of(k) == before.count_of(k) + in_part[k] for k in before.keys_
+    )
+    seen_40 = {k for s in semcor[0] for i in s.instances for k in i.keys}
+    unseen = [i for s in semcor[1] for i in s.instances if not set(i.keys) & seen_40]
+    unseen_10 = [i for s in semcor[1] for i in s.instances if not set(i.keys) & set(in_part)]
+    assert len(unseen_10) > len(unseen)  # so counting only this run's data would show
+    assert result.card["wsd_eval"]["zero_shot"]["n"] == len(unseen)
+    assert result.card["wsd_eval"]["earlier_training"] == "semcor[:40]"
 
 
 def test_wsd_eval_and_disambiguate_run_on_the_trained_model(trained, semcor, tmp_path, capsys):

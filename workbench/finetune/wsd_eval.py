@@ -8,7 +8,11 @@ where a system can only answer from what it knows of the sense (its gloss), not 
 
 :func:`finish_wsd_model` runs once after training, in the main process: it embeds the glosses
 into the model directory's sense index (:mod:`workbench.finetune.gloss_index`), scores the test
-data through it, and reports training throughput; the result goes into the training card.
+data through it, and reports training throughput; the result goes into the training card. A run
+that continued a trained bi-encoder (its directory as the base model) goes on from that training:
+its index names both runs' data, sums their sense counts and (``wsd_index="data"``) covers
+the senses of both runs' indexes, and its zero-shot instances are
+those whose senses neither run saw (the ``semcor_mfs`` baseline stays this run's data's).
 
 Example::
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +36,13 @@ from workbench.corpora.readers import Corpus
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import choose_device
 from workbench.errors import ModelLoadError
+from workbench.fileio import sha256_json
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
 from workbench.finetune.gloss_index import CONTEXT_POOLING, embed_synsets, gloss_index
 from workbench.finetune.glosses import GlossTable
 from workbench.finetune.modeling import BiEncoderModel
-from workbench.finetune.store import load_finetuned
+from workbench.finetune.store import bi_encoder_head, load_finetuned
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.config import TrainingInfo
 from workbench.wsd.evaluate import DatasetResult, Evaluation, baseline_answers, evaluate
@@ -104,9 +110,12 @@ def evaluate_wsd_model(
     test: Corpus,
     training: Corpus | None = None,
     instances: InstanceSet | None = None,
+    seen_before: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Score ``index`` with ``encoder``'s vectors on ``test`` (see the module docstring);
-    ``instances``: ``test`` already encoded by ``encoder`` (else it is encoded here).
+    ``instances``: ``test`` already encoded by ``encoder`` (else it is encoded here);
+    ``seen_before``: sense keys an earlier training run saw (a run continued from it): they
+    are not zero-shot either.
 
     Returns:
         ``{"datasets": {name: {n, f1, by_pos, n_by_pos, baselines}}, "zero_shot": {n, f1,
@@ -120,7 +129,8 @@ def evaluate_wsd_model(
     result = evaluate(index, instances, bases, backoff=wordnet.first_sense)
     out: dict[str, Any] = {"datasets": {d.name: _dataset(d) for d in result.datasets}}
     if training is not None:
-        out["zero_shot"] = zero_shot(result, test, training_keys(training), bases)
+        seen = training_keys(training) | set(seen_before)
+        out["zero_shot"] = zero_shot(result, test, seen, bases)
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -153,6 +163,52 @@ def bi_encoder_corpus(source: str, gloss_text: str) -> str:
     return f"{source}, as a bi-encoder with {gloss_text} glosses"
 
 
+@dataclass(frozen=True)
+class EarlierTraining:
+    """What a trained bi-encoder that a run continued had been trained on (its own gloss
+    index's provenance): the data, without the gloss phrase; its sense counts; the senses its
+    index covered."""
+
+    data: str
+    training: TrainingInfo
+    counts: dict[str, int]
+    keys: tuple[str, ...]
+
+
+def earlier_training(base: str | Path) -> EarlierTraining | None:
+    """The training of ``base`` when it is a trained WSD bi-encoder's directory with its gloss
+    index (a run from it continues that training), else None."""
+    head = bi_encoder_head(base)
+    path = model_index_path(base) if head is not None else None
+    if head is None or path is None:
+        return None
+    index = load_index(path)
+    suffix = bi_encoder_corpus("", head["gloss_text"])
+    counts = {k: int(c) for k, c in zip(index.keys_, index.counts_, strict=True) if c}
+    data = index.training_.corpus.removesuffix(suffix)
+    return EarlierTraining(data, index.training_, counts, tuple(index.keys_))
+
+
+def run_training(
+    train: DataFile, n_instances: int, gloss_text: str, earlier: EarlierTraining | None
+) -> TrainingInfo:
+    """The provenance of a run's gloss index: its training data, after ``earlier``'s when the
+    run continued a trained bi-encoder."""
+    if earlier is None:
+        return TrainingInfo(
+            corpus=bi_encoder_corpus(train.source, gloss_text),
+            sha256=train.sha256,
+            n_sentences=len(train.examples),
+            n_occurrences=n_instances,
+        )
+    return TrainingInfo(
+        corpus=bi_encoder_corpus(f"{earlier.data} then {train.source}", gloss_text),
+        sha256=sha256_json([earlier.training.sha256, train.sha256]),
+        n_sentences=earlier.training.n_sentences + len(train.examples),
+        n_occurrences=earlier.training.n_occurrences + n_instances,
+    )
+
+
 def finish_wsd_model(
     output: Path,
     model: BiEncoderModel,
@@ -178,16 +234,16 @@ def finish_wsd_model(
         ``wsd_eval`` (:func:`evaluate_wsd_model`) and ``test`` (F1 on the whole test data).
     """
     t0 = time.perf_counter()
-    keys = None if cfg.wsd_index == "wordnet" else sorted(set(data_keys))
     train, _, test = data
+    earlier = earlier_training(card["base_location"]) if "base_location" in card else None
+    keys = None
+    if cfg.wsd_index != "wordnet":
+        keys = sorted(set(data_keys) | set(earlier.keys if earlier is not None else ()))
     train_corpus = corpus_of(train)
     counts = Counter(k for _, inst in train_corpus.instances() for k in inst.keys)
-    training = TrainingInfo(
-        corpus=bi_encoder_corpus(train.source, cfg.gloss_text),
-        sha256=train.sha256,
-        n_sentences=len(train.examples),
-        n_occurrences=train_corpus.n_instances,
-    )
+    if earlier is not None:  # a continued run: its index and zero-shot count both trainings
+        counts.update(earlier.counts)
+    training = run_training(train, train_corpus.n_instances, cfg.gloss_text, earlier)
     index, encoder, n_synsets = build_model_index(output, model, table, training, keys, counts)
     out: dict[str, Any] = {
         "gloss_index": {
@@ -200,7 +256,10 @@ def finish_wsd_model(
         "throughput": throughput(card.get("epochs", [])),
     }
     if test is not None:
-        report = evaluate_wsd_model(encoder, index, corpus_of(test), train_corpus)
+        seen = earlier.counts if earlier is not None else ()
+        report = evaluate_wsd_model(encoder, index, corpus_of(test), train_corpus, None, seen)
+        if earlier is not None:
+            report["earlier_training"] = earlier.data
         whole = list(report["datasets"].values())[-1]
         out["wsd_eval"] = report
         out["test"] = {"f1": whole["f1"], "n_instances": float(whole["n"])}
