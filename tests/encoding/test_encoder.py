@@ -75,6 +75,17 @@ def test_store_float16_and_memmap(tiny_encoder, tmp_path):
     np.testing.assert_allclose(emb.vectors, ref.vectors, atol=2e-2, rtol=1e-2)
 
 
+def test_encoding_is_in_eval_mode_even_after_the_model_was_set_to_train(tiny_encoder):
+    # a wrapper sharing the model (e.g. an untrained bi-encoder around it) may leave it in
+    # training mode; dropout must not reach the vectors
+    words = [["the", "bank", "of", "the", "river"], ["a", "cell", "divided"]]
+    before = tiny_encoder.encode(words).select("-1")
+    tiny_encoder.model.train()
+    after = tiny_encoder.encode(words).select("-1")
+    np.testing.assert_array_equal(before, after)
+    assert not tiny_encoder.model.training
+
+
 def test_progress_callback(tiny_encoder):
     seen = []
     tiny_encoder.encode(SENTS * 20, progress=seen.append)

@@ -341,6 +341,7 @@ class Encoder:
                 callback(done / max(total, 1))
 
         args = (builder, builder.batches(), self.runner, list(kept_layers), target, self.device)
+        self.model.eval()  # dropout off, even when a wrapper sharing the model switched it on
         try:
             with torch.inference_mode():
                 if profile is not None:
