@@ -27,7 +27,6 @@ Quality only: timings of training are in the training card (``throughput``).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus, Sentence
 from workbench.encoding.encoder import Encoder
+from workbench.fileio import sha256_json
 from workbench.finetune.gloss_index import (
     CONTEXT_LAYERS,
     CONTEXT_POOLING,
@@ -82,7 +82,7 @@ def chain_corpus(cards: list[dict]) -> Corpus:
     for corpus in corpora:
         seen.update((s.id, s) for s in corpus.sentences if s.id not in seen)
     name = " + ".join(c.name for c in corpora)
-    digest = hashlib.sha256(" ".join(c.sha256 for c in corpora).encode()).hexdigest()
+    digest = sha256_json([c.sha256 for c in corpora])
     return Corpus(name, tuple(seen.values()), sha256=digest)
 
 

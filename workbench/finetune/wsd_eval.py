@@ -307,11 +307,9 @@ def rebuild_model_index(
         raise ModelLoadError(f"{model_dir} holds a '{head['task']}' model, not a WSD bi-encoder")
     model.to(choose_device(device))
     table = GlossTable(tokenizer, load_wordnet(), head["gloss_text"], head["gloss_max_length"])
-    previous = model_index_path(model_dir)
+    previous = earlier_training(model_dir)
     training = TrainingInfo(corpus=bi_encoder_corpus("unrecorded data", head["gloss_text"]))
     counts: dict[str, int] = {}
     if previous is not None:
-        old = load_index(previous)
-        training = old.training_
-        counts = {k: int(c) for k, c in zip(old.keys_, old.counts_, strict=True) if c}
+        training, counts = previous.training, previous.counts
     return build_model_index(model_dir, model, table, training, keys, counts)[0]
