@@ -178,9 +178,15 @@ def _choose(page, label: str, option: str) -> None:
     _idle(page)
 
 
-def _chosen_sense(page) -> str:
-    """The text of the page's answer box (the chosen sense key and its gloss)."""
-    return page.locator('[data-testid="stAlertContentSuccess"]').first.inner_text()
+def _chosen_sense(page, word: str) -> str:
+    """The text of the page's answer box (chosen sense key and gloss) once it answers `word`.
+
+    The candidates chart comes before the answer box, so the chart's new title can show while the
+    box still holds the previous word's answer: wait for a box naming one of `word`'s sense keys.
+    """
+    box = page.locator('[data-testid="stAlertContentSuccess"]').filter(has_text=f"{word}%").first
+    box.wait_for(timeout=SLOW_MS)
+    return box.inner_text()
 
 
 @pytest.mark.parametrize(
@@ -200,7 +206,7 @@ def test_wsd_default_app_answers_bass_with_a_noun_sense(
     _fill(page, "Word", "bass")
     _choose(page, "POS", pos)
     page.get_by_text("Candidate senses of “bass”").first.wait_for()
-    answer = _chosen_sense(page)
+    answer = _chosen_sense(page, "bass")
     assert "bass%1:" in answer, answer  # a noun sense (the adjective is bass%5:...)
     assert "score from:" in answer
     # the winning sense rests on one SemCor occurrence: the page says so
@@ -220,12 +226,14 @@ def test_wsd_helium_is_answered_by_the_default_and_by_wordnet_only(
     _fill(page, "Sentence", "The balloon was filled with helium")
     _fill(page, "Word", "helium")
     page.get_by_text("Candidate senses of “helium”").first.wait_for()
-    assert "helium%1:27:00::" in _chosen_sense(page)
+    assert "helium%1:27:00::" in _chosen_sense(page, "helium")
     _no_exception(page)
     _choose(page, "Sense index", "WordNet glosses only (no SemCor; below WordNet's first sense)")
     page.get_by_text("below WordNet's first sense (65.2)").first.wait_for()
-    assert "helium%1:27:00::" in _chosen_sense(page)
+    # the back-off line comes after the answer box and only with this index: once it shows, the
+    # answer box above it is this index's answer, not the previous one's
     page.get_by_text("WordNet's first sense, the back-off").first.wait_for()
+    assert "helium%1:27:00::" in _chosen_sense(page, "helium")
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "wsd-helium-wordnet.png"), full_page=True)
 
