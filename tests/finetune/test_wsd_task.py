@@ -32,8 +32,12 @@ from workbench.finetune.store import load_finetuned
 from workbench.finetune.tasks import finetune, make_task
 from workbench.finetune.wsd_eval import rebuild_model_index
 from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.config import SenseIndexConfig
 from workbench.wsd.disambiguate import disambiguate
+from workbench.wsd.evaluate import load_corpus
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.predict import build_index, encode_instances
+from workbench.wsd.sources import gloss_vectors
 from workbench.wsd.store import MODEL_INDEX, load_index, model_index
 
 CFG = TrainConfig(
@@ -359,6 +363,63 @@ def test_wsd_eval_and_disambiguate_run_on_the_trained_model(trained, semcor, tmp
     code = main(["wsd", "disambiguate", "The bank raised its rates .", "--word", "bank",
                  "--model", str(out), "--device", "cpu"])  # fmt: skip
     assert code == 0 and TRAINED_ON in capsys.readouterr().out
+
+
+def test_the_trained_gloss_vectors_join_centroids_built_here(trained, semcor, tmp_path, capsys):
+    """``--gloss-pooling trained``: the tuned context encoder's centroids beside the vectors its
+    own gloss encoder gave the senses (the bench's "centroids tuned + glosses" system)."""
+    out, _ = trained
+    enc = Encoder(model=str(out), device="cpu")
+    own = model_index(enc)
+    present = own.keys_[3]
+    keys, vectors = gloss_vectors(enc, load_wordnet(), "-1", [present, "nosuch%1:00:00::"],
+                                  pooling="trained")  # fmt: skip
+    assert keys == (present,)  # a key the model's index lacks is left out
+    np.testing.assert_array_equal(vectors[0], own.vectors_[3])
+    config = SenseIndexConfig(layers="-1", gloss="concat", gloss_weight=0.5,
+                              gloss_pooling="trained")  # fmt: skip
+    train = write_xml(semcor[0], tmp_path / "train.data.xml")
+    training = encode_instances(enc, load_corpus(str(train)), cache=False)
+    index = build_index(enc, training, config)
+    dim = enc.dim
+    row_of = {k: i for i, k in enumerate(own.keys_)}
+    seen = sorted({k for keys in training.keys for k in keys if k in row_of})
+    assert seen
+    for key in seen:  # the right half of a row is the trained gloss vector at weight 0.5
+        row = index.vectors_[index.keys_.index(key)]
+        gloss = own.vectors_[row_of[key]] / np.linalg.norm(own.vectors_[row_of[key]])
+        np.testing.assert_allclose(row[dim:], np.sqrt(0.5) * gloss, atol=1e-5)
+    # the command line: index options on a trained model build the index from them
+    data = write_xml(semcor[1], tmp_path / "dev.data.xml")
+    report = tmp_path / "report.json"
+    code = main(
+        ["wsd", "eval", "--model", str(out), "--data", str(data), "--train", str(train),
+         "--system", "plain", "--gloss", "concat", "--gloss-pooling", "trained",
+         "--gloss-weight", "0.5", "--no-baselines", "--device", "cpu", "--json", str(report)]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "the index is built from" in captured.err
+    assert TRAINED_ON not in captured.out  # not the model's own index
+    facts = json.loads(report.read_text())
+    assert "+gloss(trained,0.5)" in facts["title"]
+    assert "--system plain" in facts["command"]
+
+
+def test_trained_gloss_vectors_need_a_trained_bi_encoder(tiny_model_dir, semcor, tmp_path, capsys):
+    enc = Encoder(model=str(tiny_model_dir), device="cpu")
+    with pytest.raises(InputError, match="has no sense index of its own"):
+        gloss_vectors(enc, load_wordnet(), "-1", ["bank%1:17:01::"], pooling="trained")
+    data = write_xml(semcor[1], tmp_path / "dev.data.xml")
+    code = main(
+        ["wsd", "eval", "--model", str(tiny_model_dir), "--data", str(data), "--train",
+         str(data), "--gloss", "concat", "--gloss-pooling", "trained", "--no-baselines",
+         "--device", "cpu"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "has no sense index of its own" in err and "Traceback" not in err
+    with pytest.raises(InputError, match="own sense index"):
+        SenseIndexConfig(gloss="only", gloss_pooling="trained")
 
 
 def _cli(args: list[str], env: dict) -> subprocess.Popen:

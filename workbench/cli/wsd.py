@@ -102,8 +102,9 @@ def _index_args(p: argparse.ArgumentParser) -> None:
         "--gloss-pooling",
         choices=GLOSS_POOLINGS,
         default=None,
-        help="gloss vector: mean of the definition's words (with the usage examples), or the "
-        "lemma's own vector",
+        help="gloss vector: mean of the definition's words (with the usage examples), the "
+        "lemma's own vector, or (trained) the vectors of a WSD bi-encoder's own gloss encoder, "
+        "for --gloss concat on a model trained by `workbench finetune wsd`",
     )
 
 
@@ -148,7 +149,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--ignore-model-index",
         action="store_true",
         help="a --model directory with its own sense index (a trained WSD bi-encoder answers "
-        "through its gloss vectors by default): build the --system index from it instead",
+        "through its gloss vectors by default): build the --system index from it instead "
+        "(any of the index options below does the same)",
     )
     _model_args(e)
     _index_args(e)
@@ -235,6 +237,10 @@ def _system_facts(index) -> dict:
     }
 
 
+#: The positional arguments of the commands whose reports carry their command line.
+POSITIONALS = ("datasets", "text")
+
+
 def _command_line(args: argparse.Namespace) -> str:
     """The command that produced a report, rebuilt from the parsed arguments."""
     parts = ["workbench", "wsd", args.wsd_command]
@@ -242,7 +248,7 @@ def _command_line(args: argparse.Namespace) -> str:
         if name in ("func", "command", "wsd_command") or value in (None, False, [], ""):
             continue
         flag = "--" + name.replace("_", "-")
-        if name in ("datasets", "text", "gold_file", "system"):
+        if name in POSITIONALS:
             parts += [str(v) for v in (value if isinstance(value, list) else [value])]
         elif value is True:
             parts.append(flag)
@@ -362,7 +368,14 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     given = [(args.data, args.gold)] if args.data else [(n, None) for n in args.datasets or ["ALL"]]
+    # a trained WSD bi-encoder answers through its own sense index unless told otherwise: by
+    # --ignore-model-index, or by index options, which only an index built here can follow
+    options = [f"--{k.replace('_', '-')}" for k in OVERRIDES if getattr(args, k) is not None]
     own = args.index is None and not args.ignore_model_index and model_index_path(args.model)
+    if own and options:
+        _say(f"  {' '.join(options)} given: the index is built from {args.model} with them "
+             "(its own sense index answers when no index option is given)")  # fmt: skip
+        own = None
     # the training corpus only matters (and its no-SemCor fallback is only said) when an
     # index is built here
     builds = args.index is None and not own

@@ -92,6 +92,8 @@ def evidence(origin: str | None, count: int, corpus: str, config: SenseIndexConf
         return f"{PROPAGATED_FROM[origin]} (no occurrence of its own){plus}"
     if config.gloss == "concat":
         return "gloss only (no occurrence, nothing to propagate from)"
+    if config.gloss_pooling == "trained":
+        return "gloss vector (the trained gloss encoder)"
     return f"gloss vector ({config.gloss_pooling.replace('-', ' and ')})"
 
 

@@ -37,6 +37,7 @@ from workbench.errors import InputError
 from workbench.fileio import atomic_path, sha256_bytes
 from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.config import GlossPooling
+from workbench.wsd.store import model_index
 from workbench.wsd.vectors import SenseGraph
 
 if TYPE_CHECKING:
@@ -145,9 +146,18 @@ def gloss_vectors(
             :func:`definition_vectors`); ``definition-examples``: the same over the synset
             text ``"<lemmas> - <definition> ; <example> ; ..."`` (definition and usage
             examples); ``lemma``: the vector of the sense's own lemma, word 0 of its LMMS
-            sentence ``"<lemma> - <lemmas> - <definition>"``.
+            sentence ``"<lemma> - <lemmas> - <definition>"``; ``trained``: the vectors of the
+            encoder's own sense index (a WSD bi-encoder trained by ``workbench finetune wsd``:
+            what its gloss encoder gave each sense, :func:`workbench.wsd.store.model_index`),
+            whatever ``layers`` is; only the keys that index has.
         progress: passed to the encoder.
+
+    Raises:
+        InputError: an unknown pooling, or ``trained`` for an encoder with no sense index of
+            its own.
     """
+    if pooling == "trained":
+        return trained_gloss_vectors(encoder, keys)
     if pooling in ("definition", "definition-examples"):
         graph = sense_graph(wordnet)
         rows = graph.key_row
@@ -173,6 +183,27 @@ def gloss_vectors(
         parts.append(emb.select(layers))
     dim = int(encoder.dim)
     return names, np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
+
+
+def trained_gloss_vectors(
+    encoder: Encoder, keys: Iterable[str] | None = None
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """The gloss vectors of a trained WSD bi-encoder (its own sense index) for ``keys`` (default:
+    all the index has): ``(keys, (n, dim) float32)``, the keys that index lacks left out.
+
+    Raises:
+        InputError: the encoder's model directory holds no sense index.
+    """
+    own = model_index(encoder)
+    if own is None:
+        raise InputError(
+            f"gloss pooling 'trained' takes the gloss vectors of a WSD bi-encoder trained by "
+            f"'workbench finetune wsd', and {encoder.source.location} has no sense index of its "
+            "own: pick another gloss pooling (definition, definition-examples, lemma)"
+        )
+    row_of = {k: i for i, k in enumerate(own.keys_)}
+    wanted = sorted(row_of) if keys is None else sorted(k for k in set(keys) if k in row_of)
+    return tuple(wanted), np.asarray(own.vectors_)[[row_of[k] for k in wanted]]
 
 
 def synset_sentence(synset: Synset, examples: bool = False) -> tuple[list[str], int]:
