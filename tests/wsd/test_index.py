@@ -9,7 +9,7 @@ from workbench.errors import DataError, InputError, MismatchError
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import answers, predict
-from workbench.wsd.store import load_index, save_index
+from workbench.wsd.store import load_index, load_index_senses, save_index
 from workbench.wsd.vectors import (
     SenseGraph,
     combine_rows,
@@ -203,6 +203,30 @@ def test_save_load_round_trip_and_mismatch(tmp_path):
     (path / "senses.npz").write_bytes(b"broken")
     with pytest.raises(DataError):
         load_index(path)
+
+
+def test_index_senses_are_read_without_the_vectors(tmp_path):
+    rng = np.random.default_rng(2)
+    vecs = rng.normal(size=(30, DIM)).astype(np.float32)
+    keys = [(f"w{i % 4}%1:00:0{i % 3}::",) for i in range(30)]
+    training = TrainingInfo("toy-corpus", "abc", 3, 30)
+    index = SenseIndex(SenseIndexConfig(layers="-1")).fit(
+        vecs, keys, encoder=INFO, training=training
+    )
+    path = save_index(index, tmp_path / "toy.index")
+    senses = load_index_senses(path)
+    assert senses.training == training and senses.keys == index.keys_
+    np.testing.assert_array_equal(senses.counts, index.counts_)
+    # the same directory without its vectors: the senses still read, the index does not
+    with np.load(path / "senses.npz") as data:
+        kept = {k: data[k] for k in ("keys", "origin", "counts")}
+    np.savez(path / "senses.npz", **kept)
+    assert load_index_senses(path).keys == index.keys_
+    with pytest.raises(DataError, match="not a workbench sense index"):
+        load_index(path)
+    (path / "meta.json").write_text("[]")
+    with pytest.raises(DataError, match="not a workbench sense index"):
+        load_index_senses(path)
 
 
 def test_config_validation():

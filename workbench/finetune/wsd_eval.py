@@ -50,7 +50,12 @@ from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import InstanceSet, answers, encode_instances
 from workbench.wsd.scoring import Score, score
 from workbench.wsd.sources import sense_graph
-from workbench.wsd.store import MODEL_INDEX, load_index, model_index_path, save_model_index
+from workbench.wsd.store import (
+    MODEL_INDEX,
+    load_index_senses,
+    model_index_path,
+    save_model_index,
+)
 
 
 def corpus_of(data: DataFile) -> Corpus:
@@ -182,11 +187,11 @@ def earlier_training(base: str | Path) -> EarlierTraining | None:
     path = model_index_path(base) if head is not None else None
     if head is None or path is None:
         return None
-    index = load_index(path)
+    senses = load_index_senses(path)  # its vectors are not needed (318 MB over all of WordNet)
     suffix = bi_encoder_corpus("", head["gloss_text"])
-    counts = {k: int(c) for k, c in zip(index.keys_, index.counts_, strict=True) if c}
-    data = index.training_.corpus.removesuffix(suffix)
-    return EarlierTraining(data, index.training_, counts, tuple(index.keys_))
+    counts = {k: int(c) for k, c in zip(senses.keys, senses.counts, strict=True) if c}
+    data = senses.training.corpus.removesuffix(suffix)
+    return EarlierTraining(data, senses.training, counts, senses.keys)
 
 
 def run_training(

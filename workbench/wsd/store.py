@@ -67,6 +67,50 @@ def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
     return path
 
 
+#: The arrays of ``senses.npz``; the vectors are by far the largest (206,949 x 384 float32,
+#: 318 MB, for an index over all of WordNet).
+ARRAYS = ("keys", "vectors", "origin", "counts")
+
+
+@dataclasses.dataclass(frozen=True)
+class IndexSenses:
+    """What a saved index says about its senses, without its vectors: its training, its sense
+    keys and how many training occurrences each has (0: a propagated or gloss row)."""
+
+    training: TrainingInfo
+    keys: tuple[str, ...]
+    counts: np.ndarray
+
+
+def _read(path: Path, arrays: tuple[str, ...]) -> tuple[dict, TrainingInfo, dict[str, np.ndarray]]:
+    """``meta.json`` (checked), its training and the named arrays of an index directory."""
+    try:  # a damaged file of any kind (truncated zip, meta.json of the wrong shape) is refused
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        with np.load(path / "senses.npz", allow_pickle=False) as data:
+            read = {k: data[k] for k in arrays}  # an npz member is read only when asked for
+        if not isinstance(meta, dict):
+            raise ValueError(f"meta.json holds a {type(meta).__name__}, not an object")
+        if meta.get("format") != FORMAT_VERSION:
+            raise DataError(f"{path} has index format {meta.get('format')}, not {FORMAT_VERSION}")
+        training = dict(meta["training"])
+        training["restricted_to"] = tuple(training.get("restricted_to", ()))
+        return meta, TrainingInfo(**training), read
+    except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
+
+
+def load_index_senses(path: str | os.PathLike) -> IndexSenses:
+    """The training, sense keys and counts of the index saved at ``path``, its vectors left
+    unread (what a run continuing a trained bi-encoder needs of its predecessor's index).
+
+    Raises:
+        DataError: not a readable workbench sense index.
+    """
+    path = Path(path)
+    _, training, arrays = _read(path, ("keys", "counts"))
+    return IndexSenses(training, tuple(arrays["keys"].tolist()), arrays["counts"])
+
+
 def load_index(
     path: str | os.PathLike,
     encoder: Encoder | LayerwiseEmbeddings | EncoderInfo | None = None,
@@ -75,21 +119,13 @@ def load_index(
     """Read an index written by :func:`save_index`; refuse it (MismatchError) if ``encoder`` or
     ``layers`` differ from the ones it was built with."""
     path = Path(path)
-    try:  # a damaged file of any kind (truncated zip, meta.json of the wrong shape) is refused
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-        with np.load(path / "senses.npz", allow_pickle=False) as data:
-            arrays = {k: data[k] for k in ("keys", "vectors", "origin", "counts")}
-        if not isinstance(meta, dict):
-            raise ValueError(f"meta.json holds a {type(meta).__name__}, not an object")
-        if meta.get("format") != FORMAT_VERSION:
-            raise DataError(f"{path} has index format {meta.get('format')}, not {FORMAT_VERSION}")
-        training = dict(meta["training"])
-        training["restricted_to"] = tuple(training.get("restricted_to", ()))
+    meta, training, arrays = _read(path, ARRAYS)
+    try:
         index = SenseIndex(SenseIndexConfig(**meta["config"]))
         index.encoder_ = EncoderInfo(**meta["encoder"])
-        index.training_ = TrainingInfo(**training)
-    except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+    except (KeyError, ValueError, TypeError) as exc:
         raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
+    index.training_ = training
     index.postprocessor_ = None
     if index.config.postprocess != "none":
         index.postprocessor_ = load_postprocessor(path / "postprocessor")
