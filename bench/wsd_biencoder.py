@@ -1,6 +1,6 @@
 """What a trained WSD bi-encoder scores against nearest-centroid systems on the same data.
 
-Run:  python bench/wsd_biencoder.py runs/wsd [--test ALL] [--weights 0.2,0.5,0.8]
+Run:  python bench/wsd_biencoder.py runs/wsd [--test ALL] [--weights 0.2,0.3,0.4,0.5,0.6,0.7,0.8]
                                     [--json docs/bench_runs/wsd_biencoder.json]
 
 The model directory is one written by ``workbench finetune wsd`` (its training card names the
@@ -18,8 +18,12 @@ of whose gold senses occurs in the training data):
   propagation, no glosses) trained on the same training sentences, with the base model and with
   the tuned context encoder;
 * ``centroids tuned + glosses w``: the tuned encoder's centroids concatenated with the trained
-  gloss vectors at weight ``w`` (:class:`~workbench.wsd.config.SenseIndexConfig` ``gloss=concat``;
-  senses without a centroid keep their gloss vector); ``w`` chosen on SemEval-2007.
+  gloss vectors at weight ``w`` (:class:`~workbench.wsd.config.SenseIndexConfig` ``gloss=concat``,
+  ``gloss_pooling=trained``: ``workbench wsd eval --model DIR --system plain --gloss concat
+  --gloss-pooling trained --gloss-weight w``; senses without a centroid keep their gloss vector);
+  ``w`` chosen on SemEval-2007;
+* ``centroids tuned + lexname + glosses w``: the same with LMMS propagation (lexname) to the senses
+  without a centroid (``--system best --gloss-pooling trained --gloss-weight w``).
 
 Quality only: timings of training are in the training card (``throughput``).
 """
@@ -51,7 +55,7 @@ from workbench.finetune.wsd_eval import corpus_of, evaluate_wsd_model
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.predict import encode_instances, train_index
-from workbench.wsd.sources import sense_graph
+from workbench.wsd.sources import gloss_vectors, sense_graph
 from workbench.wsd.store import model_index
 
 
@@ -100,7 +104,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("model", type=Path, help="a model directory of `workbench finetune wsd`")
     ap.add_argument("--test", default="ALL")
-    ap.add_argument("--weights", default="0.2,0.5,0.8", help="gloss weights tried on SE07")
+    ap.add_argument(
+        "--weights", default="0.2,0.3,0.4,0.5,0.6,0.7,0.8", help="gloss weights tried on SE07"
+    )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
@@ -156,17 +162,27 @@ def main() -> int:
         if label != "tuned":
             continue
         dev_set = encode_instances(enc, dev, cache=False)
-        best_w, best_f1, best_index = None, -1.0, None
-        for w in (float(x) for x in args.weights.split(",")):
-            config = SenseIndexConfig(layers=CONTEXT_LAYERS, gloss="concat", gloss_weight=w)
-            combined = train_index(training, config, EncoderInfo.of(enc),
-                                   gloss=(own.keys_, own.vectors_))  # fmt: skip
-            f1 = evaluate_wsd_model(enc, combined, dev, train, dev_set)["datasets"]["semeval2007"]
-            say(f"  gloss weight {w}: SE07 F1 {100 * f1['f1']:.1f}")
-            if f1["f1"] > best_f1:
-                best_w, best_f1, best_index = w, f1["f1"], combined
-        name = f"centroids tuned + glosses {best_w:g}"
-        systems[name] = run(name, enc, best_index, test, tested)
+        trained_glosses = gloss_vectors(enc, load_wordnet(), CONTEXT_LAYERS, pooling="trained")
+        for propagate, suffix in (("none", ""), ("lexname", " + lexname")):
+            best_w, best_f1, best_index = None, -1.0, None
+            for w in (float(x) for x in args.weights.split(",")):
+                config = SenseIndexConfig(
+                    layers=CONTEXT_LAYERS,
+                    propagate=propagate,
+                    gloss="concat",
+                    gloss_weight=w,
+                    gloss_pooling="trained",
+                )
+                combined = train_index(training, config, EncoderInfo.of(enc),
+                                       graph=graph if propagate != "none" else None,
+                                       gloss=trained_glosses)  # fmt: skip
+                on_dev = evaluate_wsd_model(enc, combined, dev, train, dev_set)["datasets"]
+                f1 = on_dev["semeval2007"]["f1"]
+                say(f"  {propagate} propagation, gloss weight {w}: SE07 F1 {100 * f1:.1f}")
+                if f1 > best_f1:
+                    best_w, best_f1, best_index = w, f1, combined
+            name = f"centroids tuned{suffix} + glosses {best_w:g}"
+            systems[name] = run(name, enc, best_index, test, tested)
     out = {
         "model": str(args.model),
         "base": base_name,
