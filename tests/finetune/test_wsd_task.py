@@ -404,6 +404,20 @@ def test_the_trained_gloss_vectors_join_centroids_built_here(trained, semcor, tm
     facts = json.loads(report.read_text())
     assert "+gloss(trained,0.5)" in facts["title"]
     assert "--system plain" in facts["command"]
+    # `wsd train` keeps such an index in the cache dir under a name that changes when the model's
+    # own index (its trained gloss vectors) is rebuilt
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    train_args = ["wsd", "train", "--model", str(copy), "--corpus", str(train), "--gloss",
+                  "concat", "--gloss-pooling", "trained", "--device", "cpu"]  # fmt: skip
+    paths = []
+    for _ in range(2):
+        assert main(train_args) == 0
+        printed = capsys.readouterr().out
+        paths.append(next(line for line in printed.splitlines() if line.startswith("index: ")))
+        meta = copy / MODEL_INDEX / "meta.json"
+        meta.write_text(meta.read_text() + "\n")  # what a rebuild does to its meta.json
+    assert paths[0] != paths[1]
 
 
 def test_trained_gloss_vectors_need_a_trained_bi_encoder(tiny_model_dir, semcor, tmp_path, capsys):

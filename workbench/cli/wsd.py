@@ -20,7 +20,7 @@ from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError
-from workbench.fileio import check_writable
+from workbench.fileio import check_writable, sha256_file
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.config import (
@@ -298,10 +298,15 @@ def _train(enc, corpus_name: str, gold, config, seconds: dict[str, float], syste
 
 
 def _default_index_path(enc, corpus: str, config) -> Path:
-    slug = "-".join(
-        [Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
-         config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", enc.fingerprint]
-    )  # fmt: skip
+    parts = [
+        Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
+        config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", enc.fingerprint,
+    ]  # fmt: skip
+    local = enc.source.location if enc.source.is_local else None
+    own = model_index_path(local) if config.gloss_pooling == "trained" else None
+    if own is not None:  # the trained gloss vectors change when the model's index is rebuilt
+        parts.append(sha256_file(own / "meta.json")[:12])
+    slug = "-".join(parts)
     return default_cache_dir() / "wsd-index" / slug.replace("/", "_").replace(":", "_")
 
 
