@@ -46,7 +46,13 @@ from workbench.wsd.report import (
     write_wsd_report,
 )
 from workbench.wsd.scoring import format_table, scorer_output
-from workbench.wsd.store import load_index, model_index, model_index_path, save_index
+from workbench.wsd.store import (
+    encoder_index_path,
+    load_index,
+    model_index,
+    model_index_path,
+    save_index,
+)
 from workbench.wsd.systems import (
     DEFAULT_SYSTEM,
     SYSTEM_NAMES,
@@ -302,8 +308,7 @@ def _default_index_path(enc, corpus: str, config) -> Path:
         Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
         config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", enc.fingerprint,
     ]  # fmt: skip
-    local = enc.source.location if enc.source.is_local else None
-    own = model_index_path(local) if config.gloss_pooling == "trained" else None
+    own = encoder_index_path(enc) if config.gloss_pooling == "trained" else None
     if own is not None:  # the trained gloss vectors change when the model's index is rebuilt
         parts.append(sha256_file(own / "meta.json")[:12])
     slug = "-".join(parts)

@@ -162,7 +162,7 @@ def model_index(encoder: Encoder) -> SenseIndex | None:
     Raises:
         MismatchError: the weights changed since, or another width, depth or pooling.
     """
-    path = model_index_path(encoder.source.location if encoder.source.is_local else None)
+    path = encoder_index_path(encoder)
     if path is None:
         return None
     index = load_index(path)
@@ -179,6 +179,11 @@ def model_index(encoder: Encoder) -> SenseIndex | None:
     index.check_encoder(dataclasses.replace(info, fingerprint=index.encoder_.fingerprint))
     index.encoder_ = info
     return index
+
+
+def encoder_index_path(encoder: Encoder) -> Path | None:
+    """:func:`model_index_path` of the directory the encoder was loaded from (None for a hub id)."""
+    return model_index_path(encoder.source.location if encoder.source.is_local else None)
 
 
 def model_index_path(model: str | os.PathLike | None) -> Path | None:
