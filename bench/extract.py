@@ -36,7 +36,6 @@ Options measured once, on the largest N or on the whole of SemCor:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -48,6 +47,7 @@ from pathlib import Path
 
 import torch
 from machine import machine_facts
+from record import write_json
 
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
@@ -463,7 +463,7 @@ def main() -> None:
     if args.wsd_eval:
         result["wsd_eval"] = wsd_eval(args)
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1, default=str))
+        write_json(args.json, result)
 
 
 if __name__ == "__main__":

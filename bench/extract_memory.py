@@ -27,6 +27,8 @@ import threading
 import time
 from pathlib import Path
 
+from record import write_json
+
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
 
@@ -112,7 +114,7 @@ def main() -> None:
             f"peak file-backed {r['peak_file_mb']:6.0f} MB"
         )
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        write_json(args.json, rows)
 
 
 if __name__ == "__main__":

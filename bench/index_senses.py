@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from machine import machine_facts
+from record import write_json
 
 from workbench.wsd.store import load_index, load_index_senses
 
@@ -60,8 +61,7 @@ def main() -> int:
     }
     print(json.dumps({k: v for k, v in out.items() if k != "machine"}, indent=1))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=1) + "\n")
+        write_json(args.json, out)
     return 0
 
 

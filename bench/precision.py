@@ -21,12 +21,11 @@ F1 moves by 0.1 point or less and every anisotropy by 0.005 or less.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
-from pathlib import Path
 
 import numpy as np
+from record import write_json
 
 from workbench import Encoder
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
@@ -118,10 +117,10 @@ def main() -> None:
             out["dtypes"][dtype][f"wsd_{system}_s"] = time.perf_counter() - t
             print(f"WSD {system} on ALL, {dtype}: F1 {f1:.2f} ({time.perf_counter() - t:.0f} s)")
             if args.json:  # partial results survive a long run being stopped
-                Path(args.json).write_text(json.dumps(out, indent=1, default=str))
+                write_json(args.json, out)
     os.environ["WORKBENCH_CACHE"] = str(base_cache)
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1, default=str))
+        write_json(args.json, out)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ shared, so the load average is printed and stored.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -37,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from record import write_json
 
 from workbench.corpora.datasets import dataset_paths
 from workbench.corpora.parsing import parse_xml
@@ -193,10 +193,9 @@ def main() -> None:
         checkpoint(encoder, args.repeats),
     ]
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
         facts = {"load_average": load, "cpus": os.cpu_count(), "sentences": args.sentences,
                  "words": sum(map(len, words)), "repeats": args.repeats}  # fmt: skip
-        args.json.write_text(json.dumps({"machine": facts, "rows": rows}, indent=1) + "\n")
+        write_json(args.json, {"machine": facts, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from machine import machine_facts
+from record import write_json
 
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import read_text
@@ -120,8 +121,7 @@ def main() -> None:
               "device": enc.device, "model": enc.name, "rows": rows, "median": median}  # fmt: skip
     print(json.dumps(median, indent=1))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        write_json(args.json, report)
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from record import write_json
+
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus, Sentence
 from workbench.encoding.encoder import Encoder
@@ -199,8 +201,7 @@ def main() -> int:
     }
     print(json.dumps(out["systems"], indent=1))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=1) + "\n")
+        write_json(args.json, out)
     return 0
 
 

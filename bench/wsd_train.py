@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import torch
+from record import write_json
 
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
@@ -155,7 +156,7 @@ def main() -> int:
     }
     print(json.dumps(out, indent=1))
     if args.json:
-        args.json.write_text(json.dumps(out, indent=1) + "\n")
+        write_json(args.json, out)
     return 0
 
 

@@ -1,0 +1,19 @@
+"""Writing a benchmark's raw JSON (docs/bench_runs/), the same way for every bench script (which
+run as ``python bench/NAME.py`` and so find this module beside them)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from workbench.fileio import atomic_path
+
+
+def write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """Write ``data`` as indented JSON (values JSON does not know as their ``str``) to ``path``,
+    making its directory; atomically, so a stopped run never leaves half a file, and an earlier
+    run's file stays whole until the new one is complete."""
+    text = json.dumps(data, indent=1, default=str) + "\n"
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
