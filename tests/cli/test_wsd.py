@@ -7,6 +7,9 @@ import json
 import pytest
 
 from workbench.cli.main import main
+from workbench.corpora.wordnet_examples import example_corpus, with_examples
+from workbench.wsd.evaluate import load_corpus
+from workbench.wsd.store import load_index
 
 
 def test_score_prints_like_the_official_scorer(tmp_path, capsys):
@@ -130,3 +133,29 @@ def test_eval_without_semcor_is_the_wordnet_system_and_says_it_loses(
     system = report["datasets"]["semeval2007"]["system"]["F1"]
     first = report["datasets"]["semeval2007"]["wordnet_first_sense"]["F1"]
     assert 30 < system < first  # what the note says
+
+
+@pytest.mark.slow
+def test_a_training_corpus_with_wordnets_examples(wsd_data, tiny_model_dir, tmp_path, capsys):
+    # semeval2015+examples: the set's instances, then WordNet's 47,184 located usage examples;
+    # a sense the set never tags gets a centroid of its own from its examples
+    index_dir = tmp_path / "index"
+    code = main(["wsd", "train", "--model", str(tiny_model_dir), "--corpus",
+                 "semeval2015+examples", "--system", "plain", "--device", "cpu",
+                 "--out", str(index_dir)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    s15 = load_corpus("semeval2015")
+    examples = example_corpus()
+    assert f"trained on: semeval2015+examples ({s15.n_instances + examples.n_instances} " in out
+    index = load_index(index_dir)
+    assert index.training_.corpus == "semeval2015+examples"
+    assert index.training_.sha256 == with_examples(s15, examples).sha256
+    tagged = {k for _, inst in s15.instances() for k in inst.keys}
+    only_examples = {inst.keys[0] for _, inst in examples.instances()} - tagged
+    assert len(only_examples) > 20_000 and only_examples <= set(index.keys_)  # a centroid each
+    # a corpus that is not there is named, with the suffix taken off, before any work
+    code = main(["wsd", "train", "--model", str(tiny_model_dir), "--corpus",
+                 str(tmp_path / "absent.data.xml") + "+examples", "--device", "cpu"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "absent.data.xml: file not found" in err and "Traceback" not in err

@@ -1,11 +1,22 @@
 """WordNet's usage examples and glosses as sense-tagged sentences: each example locates the
-lemma of its synset, a gloss gives one sentence per lemma."""
+lemma of its synset, a gloss gives one sentence per lemma; the examples join another training
+corpus as ``<name>+examples``."""
 
 from __future__ import annotations
 
 import pytest
 
-from workbench.corpora.wordnet_examples import ExampleConfig, ExampleStats, iter_examples, locate
+from workbench.corpora.readers import Corpus
+from workbench.corpora.wordnet_examples import (
+    ExampleConfig,
+    ExampleStats,
+    example_corpus,
+    iter_examples,
+    locate,
+    split_examples,
+    with_examples,
+)
+from workbench.errors import InputError
 from workbench.lexicon.wordnet import key_lemma_pos, load_wordnet
 
 
@@ -45,3 +56,25 @@ def test_glosses_give_one_sentence_per_lemma(wn):
     assert first.instances[0].index == 0 and first.words[1] == ":"
     keys = [s.instances[0].keys[0] for s in sentences]
     assert len(set(keys)) == len(keys)
+
+
+def test_a_name_ending_in_examples_asks_for_wordnets_examples():
+    assert split_examples("semcor+examples") == ("semcor", True)
+    assert split_examples("my/train.data.xml+examples") == ("my/train.data.xml", True)
+    assert split_examples("semcor") == ("semcor", False)
+    assert split_examples("+examples") == ("+examples", False)  # no corpus before it
+
+
+def test_with_examples_appends_them_under_a_name_and_hash_of_its_own(wn):
+    examples = example_corpus(ExampleConfig(pos=("NOUN",), limit=30), wn)
+    base = Corpus("mine", (), sha256="another corpus")
+    other = example_corpus(ExampleConfig(pos=("VERB",), limit=5), wn)
+    corpus = Corpus("mine", other.sentences, sha256="abc", n_skipped=2)
+    joined = with_examples(corpus, examples)
+    assert joined.name == "mine+examples"
+    assert joined.sentences == corpus.sentences + examples.sentences
+    assert joined.n_instances == corpus.n_instances + examples.n_instances
+    assert joined.n_skipped == 2 + examples.n_skipped
+    assert len({joined.sha256, corpus.sha256, with_examples(base, examples).sha256}) == 3
+    with pytest.raises(InputError, match="already has a sentence with id 'wn\\."):
+        with_examples(examples, examples)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workbench.cli.options import name_or_path_arg, path_arg
 from workbench.corpora.datasets import corpus_files
+from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import POOLINGS
@@ -123,7 +124,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--corpus",
         type=name_or_path_arg,
         default="semcor",
-        help="semcor | wordnet | a *.data.xml path",
+        help="semcor | wordnet | a *.data.xml path; semcor+examples (or PATH+examples): with "
+        "WordNet's usage examples added",
     )
     t.add_argument(
         "--gold", type=path_arg, default=None, help="gold key file of --corpus (if a path)"
@@ -142,7 +144,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument("--index", type=path_arg, default=None, help="a saved index (else: train)")
     e.add_argument(
         "--train", default=None,
-        help="training corpus when no --index (default: semcor when it is here, else wordnet)",
+        help="training corpus when no --index: semcor, wordnet, a *.data.xml path, or "
+        "semcor+examples (or PATH+examples: with WordNet's usage examples added) (default: "
+        "semcor when it is here, else wordnet)",
     )  # fmt: skip
     e.add_argument("--out", type=path_arg, default=None, help="write reports and key files here")
     e.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
@@ -343,7 +347,7 @@ def check_inputs(
     """
     for name, gold in corpora:
         if name != "wordnet":
-            corpus_files(name, gold)
+            corpus_files(split_examples(name)[0], gold)
     if index is not None and not index.is_dir():
         raise DataError(f"--index {index}: no saved index there")
     if out_dir is not None:

@@ -10,6 +10,10 @@ default training corpus when no SemCor exists, and the fallback reference corpus
 Glosses can be added as ``"<lemma> : <gloss>"`` sentences whose instance is the lemma (first
 lemma of each synset, or every lemma: one sentence per sense key, full WordNet coverage).
 
+:func:`with_examples` appends the examples to another training corpus (``semcor+examples``, the
+name :func:`split_examples` reads): real centroids for senses the corpus lacks, where propagation
+would otherwise guess.
+
 Example::
 
     >>> corpus = example_corpus(ExampleConfig(pos=("NOUN",)))
@@ -25,11 +29,16 @@ from typing import TYPE_CHECKING, Literal
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
 from workbench.encoding.alignment import split_words
-from workbench.fileio import sha256_bytes
+from workbench.errors import InputError
+from workbench.fileio import sha256_bytes, sha256_json
 from workbench.lexicon.wordnet import POS_TAGS, UPOS_TO_WN, WN_TO_UPOS, WordNet, load_wordnet
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import Synset
+
+#: A training corpus name ending in this stands for that corpus followed by WordNet's usage
+#: examples (:func:`with_examples`): ``semcor+examples``.
+EXAMPLES_SUFFIX = "+examples"
 
 _SUFFIXES = (
     ("'s", ""), ("’s", ""), ("ies", "y"), ("ied", "y"), ("es", ""), ("es", "e"), ("s", ""),
@@ -169,3 +178,42 @@ def example_corpus(
     sentences = tuple(iter_examples(config, wordnet, stats))
     digest = sha256_bytes(f"wordnet-3.0-examples:{config!r}")
     return Corpus("wordnet-examples", sentences, (), digest, n_skipped=stats.skipped)
+
+
+def split_examples(name: str) -> tuple[str, bool]:
+    """``(corpus name, whether WordNet's examples are added)`` of a training corpus name:
+    ``"semcor+examples"`` -> ``("semcor", True)``, ``"semcor"`` -> ``("semcor", False)``."""
+    if name.endswith(EXAMPLES_SUFFIX) and len(name) > len(EXAMPLES_SUFFIX):
+        return name.removesuffix(EXAMPLES_SUFFIX), True
+    return name, False
+
+
+def with_examples(corpus: Corpus, examples: Corpus | None = None) -> Corpus:
+    """``corpus`` followed by WordNet's usage examples as one training corpus named
+    ``<name>+examples``, hashed over both (cache keys and reports tell it from ``corpus``).
+
+    Args:
+        corpus: a sense-tagged corpus (SemCor, a ``*.data.xml``).
+        examples: the examples to add (default: :func:`example_corpus` with every POS, 47,184
+            sentences).
+
+    Raises:
+        InputError: a sentence id of ``examples`` is also one of ``corpus``'s (the examples'
+            ids start with ``wn.``).
+    """
+    examples = examples if examples is not None else example_corpus()
+    ids = {s.id for s in corpus.sentences}
+    clash = next((s.id for s in examples.sentences if s.id in ids), None)
+    if clash is not None:
+        raise InputError(
+            f"corpus '{corpus.name}' already has a sentence with id {clash!r}, which is the id of "
+            "a WordNet example: it cannot take WordNet's examples"
+        )
+    return Corpus(
+        corpus.name + EXAMPLES_SUFFIX,
+        corpus.sentences + examples.sentences,
+        corpus.source,
+        sha256_json([corpus.sha256, examples.sha256]),
+        corpus.n_unknown_gold,
+        corpus.n_skipped + examples.n_skipped,
+    )

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from workbench.corpora.datasets import EVALUATION_SETS, load_dataset
 from workbench.corpora.readers import Corpus, read_xml
+from workbench.corpora.wordnet_examples import split_examples, with_examples
 from workbench.encoding.pooling import LayerSpec
 from workbench.encoding.rows import Progress
 from workbench.lexicon.wordnet import WordNet
@@ -248,7 +249,12 @@ def layer_sweep(
 
 def load_corpus(name: str, gold: str | None = None) -> Corpus:
     """A framework dataset by name (``semcor``, ``ALL``, ...) or a ``*.data.xml`` path (with
-    its gold key file, found beside it when not given)."""
+    its gold key file, found beside it when not given); either with ``+examples`` appended:
+    followed by WordNet's usage examples (``semcor+examples``,
+    :func:`~workbench.corpora.wordnet_examples.with_examples`)."""
+    base, examples = split_examples(name)
+    if examples:
+        return with_examples(load_corpus(base, gold))
     if name.endswith((".xml", ".xml.xz")) or Path(name).is_file():
         return read_xml(name, gold)
     return load_dataset(name)
