@@ -23,7 +23,12 @@ of whose gold senses occurs in the training data):
   --gloss-pooling trained --gloss-weight w``; senses without a centroid keep their gloss vector);
   ``w`` chosen on SemEval-2007;
 * ``centroids tuned + lexname + glosses w``: the same with LMMS propagation (lexname) to the senses
-  without a centroid (``--system best --gloss-pooling trained --gloss-weight w``).
+  without a centroid (``--system best --gloss-pooling trained --gloss-weight w``);
+* ``centroids tuned + examples + lexname + glosses w``: the same with the centroids trained on the
+  training sentences followed by WordNet's usage examples (``--train semcor+examples``), so a
+  sense the training data lacks has a centroid from its examples where it has some. Its
+  zero-shot instances are the same as every other row's (gold senses absent from the training
+  sentences).
 
 Quality only: timings of training are in the training card (``throughput``).
 """
@@ -40,6 +45,7 @@ from record import write_json
 
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus, Sentence
+from workbench.corpora.wordnet_examples import with_examples
 from workbench.encoding.encoder import Encoder
 from workbench.fileio import sha256_json
 from workbench.finetune.gloss_index import (
@@ -165,7 +171,13 @@ def main() -> int:
             continue
         dev_set = encode_instances(enc, dev, cache=False)
         trained_glosses = gloss_vectors(enc, load_wordnet(), CONTEXT_LAYERS, pooling="trained")
-        for propagate, suffix in (("none", ""), ("lexname", " + lexname")):
+        with_wordnet = encode_instances(enc, with_examples(train), cache=False)
+        variants = (
+            ("none", "", training),
+            ("lexname", " + lexname", training),
+            ("lexname", " + examples + lexname", with_wordnet),
+        )
+        for propagate, suffix, centroids in variants:
             best_w, best_f1, best_index = None, -1.0, None
             for w in (float(x) for x in args.weights.split(",")):
                 config = SenseIndexConfig(
@@ -175,12 +187,12 @@ def main() -> int:
                     gloss_weight=w,
                     gloss_pooling="trained",
                 )
-                combined = train_index(training, config, EncoderInfo.of(enc),
+                combined = train_index(centroids, config, EncoderInfo.of(enc),
                                        graph=graph if propagate != "none" else None,
                                        gloss=trained_glosses)  # fmt: skip
                 on_dev = evaluate_wsd_model(enc, combined, dev, train, dev_set)["datasets"]
                 f1 = on_dev["semeval2007"]["f1"]
-                say(f"  {propagate} propagation, gloss weight {w}: SE07 F1 {100 * f1:.1f}")
+                say(f"  {suffix or 'no propagation'}, gloss weight {w}: SE07 F1 {100 * f1:.1f}")
                 if f1 > best_f1:
                     best_w, best_f1, best_index = w, f1, combined
             name = f"centroids tuned{suffix} + glosses {best_w:g}"
