@@ -58,8 +58,11 @@ def test_glosses_give_one_sentence_per_lemma(wn):
     assert len(set(keys)) == len(keys)
 
 
-def test_a_name_ending_in_examples_asks_for_wordnets_examples():
+def test_a_name_ending_in_examples_asks_for_wordnets_examples(tmp_path):
     assert split_examples("semcor+examples") == ("semcor", True)
+    odd = tmp_path / "mine.data.xml+examples"
+    odd.write_text("<corpus/>")
+    assert split_examples(str(odd)) == (str(odd), False)  # a file called so is that file
     assert split_examples("my/train.data.xml+examples") == ("my/train.data.xml", True)
     assert split_examples("semcor") == ("semcor", False)
     assert split_examples("+examples") == ("+examples", False)  # no corpus before it

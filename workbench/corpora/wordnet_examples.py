@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
@@ -182,8 +183,13 @@ def example_corpus(
 
 def split_examples(name: str) -> tuple[str, bool]:
     """``(corpus name, whether WordNet's examples are added)`` of a training corpus name:
-    ``"semcor+examples"`` -> ``("semcor", True)``, ``"semcor"`` -> ``("semcor", False)``."""
-    if name.endswith(EXAMPLES_SUFFIX) and len(name) > len(EXAMPLES_SUFFIX):
+    ``"semcor+examples"`` -> ``("semcor", True)``, ``"semcor"`` -> ``("semcor", False)``; a
+    name that is an existing path is that file, whatever it ends with."""
+    if (
+        name.endswith(EXAMPLES_SUFFIX)
+        and len(name) > len(EXAMPLES_SUFFIX)
+        and not Path(name).exists()
+    ):
         return name.removesuffix(EXAMPLES_SUFFIX), True
     return name, False
 
