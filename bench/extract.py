@@ -462,8 +462,7 @@ def main() -> None:
         result["semcor_whole"] = semcor_whole(enc, args.semcor_limit)
     if args.wsd_eval:
         result["wsd_eval"] = wsd_eval(args)
-    if args.json:
-        write_json(args.json, result)
+    write_json(args.json, result)
 
 
 if __name__ == "__main__":

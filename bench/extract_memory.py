@@ -113,8 +113,7 @@ def main() -> None:
             f"(+{r['peak_anon_mb'] - idle:6.0f} over idle)  "
             f"peak file-backed {r['peak_file_mb']:6.0f} MB"
         )
-    if args.json:
-        write_json(args.json, rows)
+    write_json(args.json, rows)
 
 
 if __name__ == "__main__":

@@ -60,8 +60,7 @@ def main() -> int:
         "machine": machine_facts(),
     }
     print(json.dumps({k: v for k, v in out.items() if k != "machine"}, indent=1))
-    if args.json:
-        write_json(args.json, out)
+    write_json(args.json, out)
     return 0
 
 

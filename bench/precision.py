@@ -116,11 +116,9 @@ def main() -> None:
             out["dtypes"][dtype][f"wsd_{system}_f1"] = f1
             out["dtypes"][dtype][f"wsd_{system}_s"] = time.perf_counter() - t
             print(f"WSD {system} on ALL, {dtype}: F1 {f1:.2f} ({time.perf_counter() - t:.0f} s)")
-            if args.json:  # partial results survive a long run being stopped
-                write_json(args.json, out)
+            write_json(args.json, out)  # partial results survive a long run being stopped
     os.environ["WORKBENCH_CACHE"] = str(base_cache)
-    if args.json:
-        write_json(args.json, out)
+    write_json(args.json, out)
 
 
 if __name__ == "__main__":

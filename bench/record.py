@@ -10,10 +10,13 @@ from typing import Any
 from workbench.fileio import atomic_path
 
 
-def write_json(path: str | os.PathLike[str], data: Any) -> None:
-    """Write ``data`` as indented JSON (values JSON does not know as their ``str``) to ``path``,
-    making its directory; atomically, so a stopped run never leaves half a file, and an earlier
-    run's file stays whole until the new one is complete."""
+def write_json(path: str | os.PathLike[str] | None, data: Any) -> None:
+    """Write ``data`` as indented JSON (values JSON does not know as their ``str``) to ``path``
+    (nothing when it is None: no ``--json`` given), making its directory; atomically, so a
+    stopped run never leaves half a file, and an earlier run's file stays whole until the new
+    one is complete."""
+    if path is None:
+        return
     text = json.dumps(data, indent=1, default=str) + "\n"
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")

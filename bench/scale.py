@@ -120,8 +120,7 @@ def main() -> None:
     report = {"args": vars(args) | {"json": str(args.json)}, "machine": facts,
               "device": enc.device, "model": enc.name, "rows": rows, "median": median}  # fmt: skip
     print(json.dumps(median, indent=1))
-    if args.json:
-        write_json(args.json, report)
+    write_json(args.json, report)
     shutil.rmtree(tmp, ignore_errors=True)
 
 

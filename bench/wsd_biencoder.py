@@ -212,8 +212,7 @@ def main() -> int:
         "seconds": {**seconds, "total": time.perf_counter() - t0},
     }
     print(json.dumps(out["systems"], indent=1))
-    if args.json:
-        write_json(args.json, out)
+    write_json(args.json, out)
     return 0
 
 

@@ -89,8 +89,7 @@ def main() -> int:
         for model, rows in out["models"].items() for train, row in rows.items()
     }  # fmt: skip
     print(json.dumps(summary, indent=1))
-    if args.json:
-        write_json(args.json, out)
+    write_json(args.json, out)
     return 0
 
 

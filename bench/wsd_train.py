@@ -155,8 +155,7 @@ def main() -> int:
         "frozen_first_batch_loss_difference": abs(first_frozen[0] - first_task[0]),
     }
     print(json.dumps(out, indent=1))
-    if args.json:
-        write_json(args.json, out)
+    write_json(args.json, out)
     return 0
 
 
