@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.corpora import wordnet_examples
 from workbench.corpora.readers import Corpus
+from workbench.corpora.store import read_corpus
 from workbench.corpora.wordnet_examples import (
     ExampleConfig,
     ExampleStats,
     example_corpus,
     iter_examples,
     locate,
+    saved_examples_path,
     split_examples,
     with_examples,
 )
@@ -81,3 +84,34 @@ def test_with_examples_appends_them_under_a_name_and_hash_of_its_own(wn):
     assert len({joined.sha256, corpus.sha256, with_examples(base, examples).sha256}) == 3
     with pytest.raises(InputError, match="already has a sentence with id 'wn\\."):
         with_examples(examples, examples)
+
+
+def test_the_example_corpus_is_built_once_and_read_back(wn, tmp_cache, monkeypatch):
+    config = ExampleConfig(pos=("ADV",), limit=30)
+    built = example_corpus(config, wn)
+    path = saved_examples_path(config, wn)
+    assert path.is_file() and path.is_relative_to(tmp_cache)
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(wordnet_examples, "iter_examples", not_again)
+    assert example_corpus(config, wn) == built
+    assert saved_examples_path(ExampleConfig(pos=("ADV",), limit=31), wn) != path
+    monkeypatch.undo()
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_cache))
+    path.write_bytes(path.read_bytes()[:100])  # a damaged copy is reported and rebuilt
+    with pytest.warns(UserWarning, match="rebuilding"):
+        assert example_corpus(config, wn) == built
+    assert example_corpus(config, wn, cache=False) == built
+    assert read_corpus(path) == built
+
+
+def test_an_unwritable_cache_dir_leaves_the_corpus_built_not_saved(wn, tmp_path, monkeypatch):
+    blocker = tmp_path / "cache-is-a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("WORKBENCH_CACHE", str(blocker))
+    config = ExampleConfig(pos=("ADV",), limit=5)
+    with pytest.warns(UserWarning, match="not kept for next time"):
+        corpus = example_corpus(config, wn)
+    assert corpus == example_corpus(config, wn, cache=False) and len(corpus) == 5

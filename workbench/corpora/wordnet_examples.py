@@ -4,8 +4,8 @@ Each usage example of a synset becomes a :class:`~workbench.corpora.readers.Sent
 instance is the synset lemma found in it (the lemma itself or an inflected form: NLTK's morphy,
 which knows irregular forms such as *took* -> *take*, plus simple suffix rules). A multiword
 lemma found as consecutive words becomes one word (``"took place"``), as in the framework's
-XML. Examples where no lemma of the synset can be found are skipped and counted. This is the
-default training corpus when no SemCor exists, and the fallback reference corpus for geometry.
+XML. Examples where no lemma of the synset can be found are skipped and counted. The corpus is
+built once per configuration and kept in the cache dir (:func:`example_corpus`).
 
 Glosses can be added as ``"<lemma> : <gloss>"`` sentences whose instance is the lemma (first
 lemma of each synset, or every lemma: one sentence per sense key, full WordNet coverage).
@@ -23,14 +23,17 @@ Example::
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
+from workbench.corpora.store import read_corpus, save_corpus
 from workbench.encoding.alignment import split_words
-from workbench.errors import InputError
+from workbench.encoding.models import default_cache_dir
+from workbench.errors import CacheError, InputError, OutputError
 from workbench.fileio import sha256_bytes, sha256_json
 from workbench.lexicon.wordnet import POS_TAGS, UPOS_TO_WN, WN_TO_UPOS, WordNet, load_wordnet
 
@@ -172,13 +175,42 @@ def iter_examples(
 
 
 def example_corpus(
-    config: ExampleConfig = ExampleConfig(), wordnet: WordNet | None = None
+    config: ExampleConfig = ExampleConfig(), wordnet: WordNet | None = None, cache: bool = True
 ) -> Corpus:
-    """The WordNet example corpus as a :class:`Corpus` (``n_skipped``: unmatched examples)."""
+    """The WordNet example corpus as a :class:`Corpus` (``n_skipped``: unmatched examples).
+
+    Built once and kept in the cache dir (``<cache>/corpora/``, :func:`saved_examples_path`),
+    read back after that (about 1 s instead of 20); ``cache=False`` builds it every time and
+    keeps nothing. A saved copy that cannot be read is reported, deleted and rebuilt; a cache
+    dir that cannot be written leaves the corpus built, not saved.
+    """
+    wordnet = wordnet or load_wordnet()
+    path = saved_examples_path(config, wordnet)
+    if cache and path.is_file():
+        try:
+            return read_corpus(path)
+        except CacheError as exc:
+            warnings.warn(f"{exc}; rebuilding it", stacklevel=2)
+            path.unlink(missing_ok=True)
     stats = ExampleStats()
     sentences = tuple(iter_examples(config, wordnet, stats))
     digest = sha256_bytes(f"wordnet-3.0-examples:{config!r}")
-    return Corpus("wordnet-examples", sentences, (), digest, n_skipped=stats.skipped)
+    corpus = Corpus("wordnet-examples", sentences, (), digest, n_skipped=stats.skipped)
+    if cache:
+        try:
+            save_corpus(corpus, path)
+        except OutputError as exc:
+            warnings.warn(f"WordNet's examples are not kept for next time: {exc}", stacklevel=2)
+    return corpus
+
+
+def saved_examples_path(config: ExampleConfig, wordnet: WordNet) -> Path:
+    """Where :func:`example_corpus` keeps the corpus of ``config``: named by the WordNet version
+    and a hash of ``config`` and of this module's source (a change to how examples are located
+    makes a new file)."""
+    source = sha256_bytes(Path(__file__).read_bytes())
+    digest = sha256_json([wordnet.version, repr(config), source])[:16]
+    return default_cache_dir() / "corpora" / f"wordnet-{wordnet.version}-examples-{digest}.json.gz"
 
 
 def split_examples(name: str) -> tuple[str, bool]:
