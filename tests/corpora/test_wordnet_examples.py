@@ -115,3 +115,16 @@ def test_an_unwritable_cache_dir_leaves_the_corpus_built_not_saved(wn, tmp_path,
     with pytest.warns(UserWarning, match="not kept for next time"):
         corpus = example_corpus(config, wn)
     assert corpus == example_corpus(config, wn, cache=False) and len(corpus) == 5
+
+
+def test_a_copy_made_by_other_code_is_replaced_not_kept(wn, tmp_cache):
+    config = ExampleConfig(pos=("ADV",), limit=3)
+    path = saved_examples_path(config, wn)
+    stem = path.name.rsplit("-", 1)[0]
+    older = path.with_name(f"{stem}-000000000000.json.gz")
+    other_config = saved_examples_path(ExampleConfig(pos=("ADV",), limit=4), wn)
+    for p in (older, other_config):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"made by another version")
+    example_corpus(config, wn)
+    assert path.is_file() and not older.exists() and other_config.exists()

@@ -201,16 +201,28 @@ def example_corpus(
             save_corpus(corpus, path)
         except OutputError as exc:
             warnings.warn(f"WordNet's examples are not kept for next time: {exc}", stacklevel=2)
+        else:
+            _remove_older_copies(path)
     return corpus
 
 
 def saved_examples_path(config: ExampleConfig, wordnet: WordNet) -> Path:
-    """Where :func:`example_corpus` keeps the corpus of ``config``: named by the WordNet version
-    and a hash of ``config`` and of this module's source (a change to how examples are located
-    makes a new file)."""
-    source = sha256_bytes(Path(__file__).read_bytes())
-    digest = sha256_json([wordnet.version, repr(config), source])[:16]
-    return default_cache_dir() / "corpora" / f"wordnet-{wordnet.version}-examples-{digest}.json.gz"
+    """Where :func:`example_corpus` keeps the corpus of ``config``:
+    ``<cache>/corpora/wordnet-<version>-examples-<config hash>-<source hash>.json.gz``, the
+    source hash that of this module (a change to how examples are located makes a new file, and
+    the copy made by the older code is then removed)."""
+    configured = sha256_json([wordnet.version, repr(config)])[:16]
+    source = sha256_bytes(Path(__file__).read_bytes())[:12]
+    name = f"wordnet-{wordnet.version}-examples-{configured}-{source}.json.gz"
+    return default_cache_dir() / "corpora" / name
+
+
+def _remove_older_copies(path: Path) -> None:
+    """Delete the copies of ``path``'s configuration saved by other versions of this module."""
+    stem = path.name.rsplit("-", 1)[0]
+    for other in path.parent.glob(f"{stem}-*.json.gz"):
+        if other != path:
+            other.unlink(missing_ok=True)
 
 
 def split_examples(name: str) -> tuple[str, bool]:
