@@ -6,11 +6,13 @@ Run here on the CPU; on a machine with a GPU the same search runs on cuda (Sense
 
 from __future__ import annotations
 
+import sys
+
 import faiss
 import numpy as np
 import pytest
 
-from workbench.errors import InputError
+from workbench.errors import DataError, InputError
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import predict
@@ -85,3 +87,21 @@ def test_sense_index_torch_and_faiss_agree():
     auto = SenseIndex(cfg).fit(vecs, keys, encoder=info)
     predict(auto, queries[:5], q_lemmas[:5], ["NOUN"] * 5)
     assert auto.search_ == "faiss:cpu"  # no GPU here: FAISS on the CPU
+
+
+def test_torch_search_needs_no_faiss(monkeypatch):
+    """A machine without FAISS (a GPU box given only torch) still searches with torch; asking
+    FAISS to search there is a one-line error naming the package."""
+    monkeypatch.setitem(sys.modules, "faiss", None)  # `import faiss` now raises ImportError
+    info = EncoderInfo("toy", "fp-toy", 8, 3, "mean")
+    vecs = unit_rows(12, 8)
+    keys = [(f"lemma{i % 3}%1:0{i % 2}:00::",) for i in range(12)]
+    cfg = SenseIndexConfig(layers="-1")
+    by_torch = SenseIndex(cfg, search="torch").fit(vecs, keys, encoder=info)
+    preds = predict(by_torch, vecs[:4], ["lemma0", "lemma1", "lemma2", "lemma0"], ["NOUN"] * 4)
+    assert all(p.key and p.key.startswith(lemma) for p, lemma in
+               zip(preds, ["lemma0", "lemma1", "lemma2", "lemma0"]))  # fmt: skip
+    assert by_torch.search_ == "torch:cpu"
+    by_faiss = SenseIndex(cfg, search="faiss").fit(vecs, keys, encoder=info)
+    with pytest.raises(DataError, match="FAISS is not installed"):
+        predict(by_faiss, vecs[:2], ["lemma0", "lemma1"], ["NOUN"] * 2)

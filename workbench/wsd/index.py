@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from workbench.encoding.pooling import LayerSpec
-from workbench.errors import InputError, MismatchError
+from workbench.errors import DataError, InputError, MismatchError
 from workbench.geometry.corrections import make_postprocessor as make
 from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import key_lemma_pos
@@ -71,13 +71,23 @@ def _spec_id(spec, n_hidden: int) -> tuple:
 
 
 def _faiss():
-    import faiss
-
+    try:
+        import faiss
+    except ImportError as exc:
+        raise DataError(
+            "FAISS is not installed: pip install faiss-cpu, or search the sense index with "
+            "torch (SenseIndex(search='torch'))"
+        ) from exc
     return faiss
 
 
-def _n_gpus(faiss) -> int:
-    """GPUs FAISS can use (0 for a CPU-only build)."""
+def _faiss_gpus() -> int:
+    """GPUs FAISS can use: 0 for a CPU-only build, and 0 when FAISS is not installed (a GPU
+    machine can search with torch alone)."""
+    try:
+        faiss = _faiss()
+    except DataError:
+        return 0
     get = getattr(faiss, "get_num_gpus", None)
     return int(get()) if get is not None else 0
 
@@ -93,7 +103,8 @@ class SenseIndex:
             refuses range selectors), ``torch`` (exact inner products in torch:
             :class:`~workbench.wsd.search.TorchRangeSearch`, on cuda when ``device`` allows it
             and torch sees a GPU, else on the CPU), or ``auto``: FAISS on the GPU, else torch on
-            the GPU, else FAISS on the CPU. All give the same neighbours.
+            the GPU, else FAISS on the CPU. All give the same neighbours. FAISS is needed only
+            where it searches: without it installed, ``torch`` (and ``auto`` on a GPU) work.
 
     Learned attributes (after :meth:`fit` or :meth:`load`):
         keys_: sense key of each row, sorted by (lemma, POS, key).
@@ -369,7 +380,7 @@ class SenseIndex:
             index = faiss.IndexFlatIP(self.dim)
             index.add(self.vectors_)
             self._cpu_index, self.device_ = index, "cpu"
-            if self.device != "cpu" and _n_gpus(faiss) > 0:
+            if self.device != "cpu" and _faiss_gpus() > 0:
                 try:
                     res = faiss.StandardGpuResources()
                     index = faiss.index_cpu_to_gpu(res, 0, index)
@@ -402,7 +413,7 @@ class SenseIndex:
         gpu = self.device != "cpu" and torch.cuda.is_available()
         if self.search == "torch":
             return "cuda" if gpu else "cpu"
-        if gpu and _n_gpus(_faiss()) == 0:  # auto: FAISS on a GPU first, then torch on one
+        if gpu and _faiss_gpus() == 0:  # auto: FAISS on a GPU first, then torch on one
             return "cuda"
         return None
 

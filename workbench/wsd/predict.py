@@ -193,9 +193,13 @@ def _groups(lemmas: Sequence[str], pos: Sequence[str]) -> dict[tuple[str, str], 
     return groups
 
 
-def _faiss_threads(n: int | None):
-    import faiss
-
+def _faiss_threads(n: int | None) -> int | None:
+    """Set FAISS's OpenMP threads to ``n`` (None: leave them); the number before. None without
+    FAISS installed (the index then searches with torch)."""
+    try:
+        import faiss
+    except ImportError:
+        return None
     previous = faiss.omp_get_max_threads()
     if n is not None:
         faiss.omp_set_num_threads(n)
