@@ -383,3 +383,30 @@ def test_early_stopping_and_gradient_accumulation(tiny_model_dir, tmp_path):
     assert result.best_epoch == 1
     # 48 examples / batch 8 = 6 forward passes per epoch = 3 optimizer steps with accum 2
     assert [r.steps for r in result.history] == [3, 6, 9]
+
+
+def test_max_minutes_ends_the_epoch_at_the_next_step_and_a_resume_may_change_it(
+    tiny_model_dir, tmp_path
+):
+    train = in_memory(_sentiment(48, 0), "train")
+    dev = in_memory(_sentiment(20, 1), "dev")
+    # a limit already past when training starts: one optimizer step, then the epoch ends
+    cfg = TrainConfig(epochs=3, **{**FAST, "batch_size": 8}, max_minutes=1e-9)
+    out = tmp_path / "timed"
+    result = finetune(
+        "seqcls", train, dev, cfg, out, model=str(tiny_model_dir), progress=False,
+        keep_checkpoint=True,
+    )  # fmt: skip
+    assert [(r.epoch, r.steps) for r in result.history] == [(1, 1)]  # 6 batches planned
+    assert set(result.history[0].dev) >= {"accuracy"}  # the cut epoch is evaluated
+    card = read_card(out)
+    assert any("stopped by max_minutes=1e-09 after 1 of 18 planned" in n for n in card["notes"])
+    assert card["options"]["max_minutes"] == 1e-9
+    Encoder(out, device="cpu")  # a finished model directory
+    # the limit is not part of the run's identity: resuming without one trains the rest
+    more = finetune(
+        "seqcls", train, dev, cfg.replace(max_minutes=0.0), out, model=str(tiny_model_dir),
+        progress=False, resume=True,
+    )  # fmt: skip
+    assert [(r.epoch, r.steps) for r in more.history] == [(1, 1), (2, 7), (3, 13)]
+    assert not any("max_minutes" in n for n in read_card(out)["notes"])

@@ -76,6 +76,8 @@ OPTION_HELP = {
     "candidates of the data's lemmas only (quick runs)",
     "precision": "auto: bf16 on a GPU that has it, else fp32",
     "early_stopping": "stop after N epochs without dev improvement (0: off)",
+    "max_minutes": "end training after this many minutes of it: the epoch in progress ends "
+    "at the next optimizer step, is evaluated and saved, and no other starts (0: no limit)",
     "seed": "random seed (shuffling, dropout, masks, head init)",
     "eval_batch_size": "examples per forward pass at evaluation",
     "device": "cpu or cuda (default: cuda if available)",

@@ -3,10 +3,11 @@
 ``fit(task, train, dev, cfg, output)`` does: seeding; the task model on the base encoder;
 freezing / LoRA; AdamW with per-layer learning rates and a linear warm-up/decay schedule;
 gradient accumulation; bf16 autocast on a GPU; a dev evaluation, a checkpoint and the
-best-so-far weights after every epoch; early stopping; at the end the best epoch's weights
-saved as a model directory (:mod:`workbench.finetune.store`) with its training card, and the
-task's own finishing work (:meth:`~workbench.finetune.base.Task.finish`: the WSD task's gloss
-index).
+best-so-far weights after every epoch; early stopping; a time limit (``max_minutes``: the epoch
+in progress ends at the next optimizer step and is evaluated and saved); at the end the best
+epoch's weights saved as a model directory (:mod:`workbench.finetune.store`) with its training
+card, and the task's own finishing work (:meth:`~workbench.finetune.base.Task.finish`: the WSD
+task's gloss index).
 
 Multi-GPU / multi-node: the loop uses :class:`accelerate.Accelerator` throughout, so the same
 command runs data-parallel under ``accelerate launch`` or ``torchrun`` with no code change
@@ -170,10 +171,12 @@ def _improved(task: Task, value: float, best: float | None) -> bool:
 
 
 def _identity(task: Task, train: DataFile, dev: DataFile | None, base: str) -> dict[str, Any]:
+    options = task.cfg.to_dict()
+    options.pop("max_minutes")  # when to stop, not what a step does: a resume may change it
     return {
         "task": task.kind,
         "base": base,
-        "options": task.cfg.to_dict(),
+        "options": options,
         "train": train.sha256,
         "dev": dev.sha256 if dev else None,
     }
@@ -226,6 +229,18 @@ def _log(message: str, acc: Accelerator) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+def _out_of_time(deadline: float | None, acc: Accelerator) -> bool:
+    """Whether training time is up (``deadline`` on ``time.monotonic()``); every process gets
+    the main process's answer, so all of them stop at the same step."""
+    if deadline is None:
+        return False
+    expired = time.monotonic() >= deadline
+    if acc.num_processes == 1:
+        return expired
+    flag = torch.tensor(float(expired and acc.is_main_process), device=acc.device)
+    return bool(acc.reduce(flag, "sum").item() > 0)
+
+
 def _train_epoch(
     task: Task,
     model: nn.Module,
@@ -236,8 +251,11 @@ def _train_epoch(
     acc: Accelerator,
     progress: bool,
     callback: Callback | None,
-) -> tuple[float, int]:
-    """One pass over the shuffled training features; returns (mean loss, optimizer steps)."""
+    deadline: float | None = None,
+) -> tuple[float, int, bool]:
+    """One pass over the shuffled training features, or its part before ``deadline``
+    (``time.monotonic()``, checked after each optimizer step); returns (mean loss, optimizer
+    steps, whether the deadline ended it)."""
     from tqdm.auto import tqdm
 
     cfg = task.cfg
@@ -248,7 +266,7 @@ def _train_epoch(
     )
     show = progress and acc.is_local_main_process
     bar = tqdm(loader, desc=f"epoch {epoch}/{cfg.epochs}", disable=not show, leave=False)
-    total, count, steps = 0.0, 0, 0
+    total, count, steps, stopped = 0.0, 0, 0, False
     for i, batch in enumerate(bar):
         with acc.accumulate(model):
             loss, _ = model(**batch)
@@ -259,6 +277,7 @@ def _train_epoch(
             if acc.sync_gradients:
                 scheduler.step()
                 steps += 1
+                stopped = _out_of_time(deadline, acc)
             optimizer.zero_grad()
         value = float(loss.detach().item())
         total, count = total + value, count + 1
@@ -273,8 +292,11 @@ def _train_epoch(
                     "loss": value,
                 }
             )
+        if stopped:
+            break
+    bar.close()
     mean = acc.reduce(torch.tensor(total / max(count, 1), device=acc.device), "mean")
-    return float(mean.item()), steps
+    return float(mean.item()), steps, stopped
 
 
 def _restore(
@@ -353,6 +375,12 @@ def _setup_model(
     return model, notes, count_parameters(model)
 
 
+def _planned_steps(cfg: TrainConfig, n_rows: int, acc: Accelerator) -> int:
+    """Optimizer steps of the whole run (every epoch): the length of the schedule."""
+    batches = math.ceil(n_rows / (cfg.batch_size * acc.num_processes))
+    return math.ceil(batches / cfg.grad_accum) * cfg.epochs
+
+
 def _optimizer(
     model: TaskModel, cfg: TrainConfig, n_rows: int, acc: Accelerator
 ) -> tuple[torch.optim.Optimizer, LRScheduler]:
@@ -360,8 +388,7 @@ def _optimizer(
     from transformers import get_linear_schedule_with_warmup
 
     optimizer = torch.optim.AdamW(param_groups(model, cfg))
-    batches = math.ceil(n_rows / (cfg.batch_size * acc.num_processes))
-    total = math.ceil(batches / cfg.grad_accum) * cfg.epochs
+    total = _planned_steps(cfg, n_rows, acc)
     return optimizer, get_linear_schedule_with_warmup(
         optimizer, int(cfg.warmup_ratio * total), total
     )
@@ -378,17 +405,24 @@ def _run_epochs(
     where: tuple[Path, dict[str, Any]],
     progress: bool,
     callback: Callback | None,
-) -> None:
-    """Train epoch after epoch from ``state.epoch + 1``, evaluating and checkpointing each."""
+) -> str | None:
+    """Train epoch after epoch from ``state.epoch + 1``, evaluating and checkpointing each.
+
+    Returns:
+        None, or why the run ended before its last epoch: the ``max_minutes`` note for the
+        card (the epoch it cut short is evaluated and saved like any other).
+    """
+    cfg = task.cfg
     train_f, dev_f = feats
     task.epoch_stats()  # counts start with the first training batch (not the set-up's probe)
-    for epoch in range(state.epoch + 1, task.cfg.epochs + 1):
-        if task.cfg.early_stopping and state.bad_epochs >= task.cfg.early_stopping:
+    deadline = time.monotonic() + 60 * cfg.max_minutes if cfg.max_minutes > 0 else None
+    for epoch in range(state.epoch + 1, cfg.epochs + 1):
+        if cfg.early_stopping and state.bad_epochs >= cfg.early_stopping:
             _log(f"early stopping: no dev improvement for {state.bad_epochs} epoch(s)", acc)
             break
         t0 = time.perf_counter()
-        loss, steps = _train_epoch(
-            task, model, optimizer, scheduler, train_f, epoch, acc, progress, callback
+        loss, steps, stopped = _train_epoch(
+            task, model, optimizer, scheduler, train_f, epoch, acc, progress, callback, deadline
         )
         stats = task.epoch_stats()
         t1 = time.perf_counter()
@@ -400,6 +434,16 @@ def _run_epochs(
         _log(_describe(record, task), acc)
         if callback is not None:
             callback({"event": "epoch", **asdict(record)})
+        if stopped:
+            planned = _planned_steps(cfg, len(train_f.rows), acc)
+            note = (
+                f"training stopped by max_minutes={cfg.max_minutes:g} after {state.step} of "
+                f"{planned} planned optimizer steps, in epoch {epoch} of {cfg.epochs} (the "
+                "learning rate had not decayed to 0)"
+            )
+            _log(note, acc)
+            return note
+    return None
 
 
 def _card(
@@ -495,7 +539,7 @@ def fit(
     state = ckpt.RunState(history=[])
     if saved is not None:
         state = _restore(saved, directory, acc, model, optimizer, scheduler)
-    _run_epochs(
+    stop = _run_epochs(
         task,
         acc,
         model,
@@ -507,6 +551,8 @@ def fit(
         progress,
         callback,
     )
+    if stop is not None:
+        notes.append(stop)
     final = acc.unwrap_model(model)
     if state.best_epoch and (directory / ckpt.BEST).is_file():
         final.load_state_dict(ckpt.load_weights(directory / ckpt.BEST))
