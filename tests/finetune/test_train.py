@@ -410,3 +410,25 @@ def test_max_minutes_ends_the_epoch_at_the_next_step_and_a_resume_may_change_it(
     )  # fmt: skip
     assert [(r.epoch, r.steps) for r in more.history] == [(1, 1), (2, 7), (3, 13)]
     assert not any("max_minutes" in n for n in read_card(out)["notes"])
+
+
+def test_a_half_precision_checkpoint_trains_in_float32(tiny_model_dir, tmp_path):
+    """Checkpoints stored in float16 load in that dtype by default (transformers >= 5): the
+    trainer asks for float32, so AdamW's small updates are not rounded away."""
+    from safetensors.torch import load_file
+    from transformers import AutoModel
+
+    half = tmp_path / "half"
+    AutoModel.from_pretrained(tiny_model_dir).half().save_pretrained(half)
+    for p in tiny_model_dir.iterdir():
+        if p.name not in ("config.json", "model.safetensors"):
+            (half / p.name).write_bytes(p.read_bytes())
+    assert {v.dtype for v in load_file(half / "model.safetensors").values()} == {torch.float16}
+    train = in_memory(_sentiment(32, 0), "train")
+    cfg = TrainConfig(epochs=1, **{**FAST, "lr": 1e-4})
+    out = tmp_path / "tuned"
+    finetune("seqcls", train, None, cfg, out, model=str(half), progress=False)
+    tuned, base = load_file(out / "model.safetensors"), load_file(half / "model.safetensors")
+    assert {v.dtype for v in tuned.values()} == {torch.float32}
+    key = "encoder.layer.1.attention.self.query.weight"
+    assert 0 < (tuned[key] - base[key].float()).abs().max() < 1e-2  # it trained, from there

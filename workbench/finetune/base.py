@@ -191,5 +191,7 @@ def special_template(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], lis
 
 
 def load_encoder(source: ModelSource) -> nn.Module:
-    """The bare pretrained transformer of ``source`` (``AutoModel``), in train mode."""
-    return models.load_model(source).train()
+    """The bare pretrained transformer of ``source`` (``AutoModel``), in train mode, its
+    weights in float32 whatever the checkpoint stores (a float16 or bfloat16 checkpoint would
+    otherwise train in that dtype: AdamW's updates vanish below its precision)."""
+    return models.load_model(source, torch.float32).train()

@@ -106,7 +106,7 @@ def probe_sequence(
     source = models.resolve_model(model)
     task = make_task(kind, cfg, models.load_tokenizer(source), train, labels)
     task.check(train, dev)
-    encoder = models.load_model(source)
+    encoder = models.load_model(source, torch.float32)  # a half-precision checkpoint too
     torch.nn.Module.to(encoder, models.choose_device(device))  # in place
     x_tr, y_tr = _pooled(task, encoder, train)
     x_dev, y_dev = _pooled(task, encoder, dev)

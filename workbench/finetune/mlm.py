@@ -117,8 +117,8 @@ class MlmTask(Task):
         try:
             with quiet_transformers():  # the load report is replaced by the note below
                 lm, info = AutoModelForMaskedLM.from_pretrained(
-                    source.location, output_loading_info=True
-                )
+                    source.location, output_loading_info=True, dtype=torch.float32
+                )  # float32 master weights whatever the checkpoint stores (see load_encoder)
         except (OSError, ValueError) as exc:
             raise ModelLoadError(
                 f"Could not build a masked-LM model from '{source.name}': {exc}"
