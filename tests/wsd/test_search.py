@@ -90,8 +90,8 @@ def test_sense_index_torch_and_faiss_agree():
 
 
 def test_torch_search_needs_no_faiss(monkeypatch):
-    """A machine without FAISS (a GPU box given only torch) still searches with torch; asking
-    FAISS to search there is a one-line error naming the package."""
+    """A machine without FAISS (a GPU box given only torch) still searches with torch, and
+    ``auto`` picks it; asking FAISS to search there is a one-line error naming the package."""
     monkeypatch.setitem(sys.modules, "faiss", None)  # `import faiss` now raises ImportError
     info = EncoderInfo("toy", "fp-toy", 8, 3, "mean")
     vecs = unit_rows(12, 8)
@@ -102,6 +102,11 @@ def test_torch_search_needs_no_faiss(monkeypatch):
     assert all(p.key and p.key.startswith(lemma) for p, lemma in
                zip(preds, ["lemma0", "lemma1", "lemma2", "lemma0"]))  # fmt: skip
     assert by_torch.search_ == "torch:cpu"
+    auto = SenseIndex(cfg).fit(vecs, keys, encoder=info)
+    assert [p.key for p in predict(auto, vecs[:4], ["lemma0"] * 4, ["NOUN"] * 4)] == [
+        p.key for p in predict(by_torch, vecs[:4], ["lemma0"] * 4, ["NOUN"] * 4)
+    ]
+    assert auto.search_ == "torch:cpu"
     by_faiss = SenseIndex(cfg, search="faiss").fit(vecs, keys, encoder=info)
     with pytest.raises(DataError, match="FAISS is not installed"):
         predict(by_faiss, vecs[:2], ["lemma0", "lemma1"], ["NOUN"] * 2)

@@ -81,13 +81,12 @@ def _faiss():
     return faiss
 
 
-def _faiss_gpus() -> int:
-    """GPUs FAISS can use: 0 for a CPU-only build, and 0 when FAISS is not installed (a GPU
-    machine can search with torch alone)."""
+def _faiss_gpus() -> int | None:
+    """GPUs FAISS can use (0 for a CPU-only build); None when FAISS is not installed."""
     try:
         faiss = _faiss()
     except DataError:
-        return 0
+        return None
     get = getattr(faiss, "get_num_gpus", None)
     return int(get()) if get is not None else 0
 
@@ -103,8 +102,8 @@ class SenseIndex:
             refuses range selectors), ``torch`` (exact inner products in torch:
             :class:`~workbench.wsd.search.TorchRangeSearch`, on cuda when ``device`` allows it
             and torch sees a GPU, else on the CPU), or ``auto``: FAISS on the GPU, else torch on
-            the GPU, else FAISS on the CPU. All give the same neighbours. FAISS is needed only
-            where it searches: without it installed, ``torch`` (and ``auto`` on a GPU) work.
+            the GPU, else FAISS on the CPU; torch wherever FAISS is not installed. All give the
+            same neighbours. FAISS is needed only where it searches.
 
     Learned attributes (after :meth:`fit` or :meth:`load`):
         keys_: sense key of each row, sorted by (lemma, POS, key).
@@ -380,7 +379,7 @@ class SenseIndex:
             index = faiss.IndexFlatIP(self.dim)
             index.add(self.vectors_)
             self._cpu_index, self.device_ = index, "cpu"
-            if self.device != "cpu" and _faiss_gpus() > 0:
+            if self.device != "cpu" and (_faiss_gpus() or 0) > 0:
                 try:
                     res = faiss.StandardGpuResources()
                     index = faiss.index_cpu_to_gpu(res, 0, index)
@@ -413,9 +412,10 @@ class SenseIndex:
         gpu = self.device != "cpu" and torch.cuda.is_available()
         if self.search == "torch":
             return "cuda" if gpu else "cpu"
-        if gpu and _faiss_gpus() == 0:  # auto: FAISS on a GPU first, then torch on one
-            return "cuda"
-        return None
+        n_gpus = _faiss_gpus()  # auto: FAISS on a GPU first, then torch on one, then FAISS
+        if n_gpus is None:  # no FAISS installed: torch, wherever
+            return "cuda" if gpu else "cpu"
+        return "cuda" if gpu and n_gpus == 0 else None
 
     def search_groups(
         self, queries: np.ndarray, groups: Sequence[tuple[int, int, np.ndarray]], k: int = 2
