@@ -5,10 +5,10 @@ at most 64 MiB of files with the working tree. It has PyTorch, transformers and 
 but not the WSD data, WordNet, the packaged model, FAISS, NLTK or plotly. So the work comes in
 two halves:
 
-    python bench/gpu_session.py prepare                  # here: build .gpu/ and check its size
-    python3 bench/gpu_session.py run --out "$OUT"        # there, with carry=[".gpu"]
+    python bench/gpu_prepare.py                  # here: build .gpu/ and check its size
+    python3 bench/gpu_session.py --out "$OUT"    # there, with carry=[".gpu"]
 
-``prepare`` writes ``.gpu/`` (ignored by git), each piece a ``.tar.xz``:
+``bench/gpu_prepare.py`` writes ``.gpu/`` (ignored by git), each piece a ``.tar.xz``:
 
 * ``minilm``: the packaged all-MiniLM-L6-v2 (config, tokenizer) with its weights in float16
   (45 MB, not 91: the GPU computes in bfloat16, so the figures are those of the float32 weights
@@ -23,16 +23,16 @@ two halves:
 * ``site``: the pure-Python packages the library needs that the machine lacks (nltk; plotly
   without its browser bundles, which only HTML export reads).
 
-``run`` unpacks them under ``/tmp/wb``, then runs the steps (``--steps``, default all) in order,
-each a subprocess with its own time limit inside one budget (``--budget`` seconds): a step that
-fails or runs out of time is recorded and the next one runs; a step is skipped when less time
-is left than it needs. After every step ``$OUT/results.json`` holds everything so far (each
+This script (standard library only: the machine has no workbench installed) unpacks them under
+``/tmp/wb``, records the machine (GPU, driver, versions), then runs the steps (``--steps``,
+default all) in order, each a subprocess with its own time limit inside one budget (``--budget``
+seconds): a step that fails or runs out of time is recorded and the next one runs; a step is
+skipped when less time is left than it needs. After every step ``$OUT/results.json`` holds everything so far (each
 step's status, seconds, command, the JSON it wrote and the end of its output) and
 ``$OUT/log.txt`` the whole output, so a call cut short still brings back every finished step.
 
 Steps (issue 14: the GPU encoder; issue 15: the WSD bi-encoder):
 
-* ``env``: the GPU, driver, torch / transformers versions;
 * ``extract`` (14): ``bench/extract.py`` on MiniLM, bf16, 2,000 and 20,000 SemCor sentences,
   the per-stage profile, whole SemCor (instance words; every word to a float16 memory map) and
   ``workbench wsd eval ALL --layers 6`` cold and warm;
@@ -82,122 +82,6 @@ PIECES: dict[str, tuple[str | None, str]] = {
     "wsd-data": ("WSD_Evaluation_Framework", "data"),  # $WORKBENCH_DATA
     "site": (None, "site"),  # on PYTHONPATH
 }
-TOKENIZER_FILES = (
-    "config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-    "vocab.txt", "vocab.json", "merges.txt", "sentencepiece.bpe.model",
-)  # fmt: skip
-PLOTLY_DROPPED = ("package_data/plotly.min.js", "package_data/datasets", "labextension")
-
-
-# --------------------------------------------------------------------------- prepare (here)
-
-
-def _add_tree(tar: tarfile.TarFile, source: Path, name: str, skip: tuple[str, ...] = ()) -> None:
-    """Add ``source`` as ``name``, leaving out paths under it that start with one of ``skip``
-    and Python's bytecode caches."""
-
-    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-        inner = info.name[len(name) + 1 :]
-        if "__pycache__" in info.name or any(inner.startswith(s) for s in skip):
-            return None
-        return info
-
-    tar.add(source, arcname=name, filter=keep)
-
-
-def _write_minilm(target: Path) -> None:
-    """The packaged model's config and tokenizer, its weights in float16."""
-    import torch
-    from safetensors.torch import load_file, save_file
-
-    from workbench.encoding.models import default_model_path
-
-    source = default_model_path()
-    target.mkdir(parents=True)
-    for name in TOKENIZER_FILES:
-        if (source / name).is_file():
-            shutil.copyfile(source / name, target / name)
-    weights = load_file(source / "model.safetensors")
-    half = {k: v.to(torch.float16).contiguous() for k, v in weights.items()}
-    save_file(half, target / "model.safetensors", metadata={"format": "pt"})
-    (target / "CARRIED.txt").write_text(
-        f"float16 copy of the weights of {source} (float32); config and tokenizer unchanged\n"
-    )
-
-
-def _write_mpnet_shape(target: Path) -> bool:
-    """all-mpnet-base-v2's config and tokenizer (after ``workbench model fetch``), no weights."""
-    from workbench.encoding.models import model_root, models_dir
-
-    source = model_root(models_dir() / "all-mpnet-base-v2")
-    if source is None:
-        print("  all-mpnet-base-v2 is not fetched (workbench model fetch): no mpnet step there")
-        return False
-    target.mkdir(parents=True)
-    for name in TOKENIZER_FILES:
-        if (source / name).is_file():
-            shutil.copyfile(source / name, target / name)
-    return True
-
-
-def _tracked_bytes() -> int:
-    """Bytes of what a device call sends besides the carried paths: tracked files and
-    untracked ones git does not ignore."""
-    names = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, check=True,
-    ).stdout.split(b"\0")  # fmt: skip
-    return sum(
-        (REPO / n.decode()).stat().st_size for n in names if n and (REPO / n.decode()).is_file()
-    )
-
-
-def prepare(args: argparse.Namespace) -> int:
-    import nltk
-    import plotly
-
-    from workbench.corpora.datasets import data_dir
-    from workbench.lexicon.wordnet import normalised_copy
-
-    if CARRY.exists():
-        shutil.rmtree(CARRY)
-    CARRY.mkdir()
-    staging = CARRY / "staging"
-    made: dict[str, Path] = {}
-    print("minilm (float16) ...")
-    _write_minilm(staging / MINILM)
-    made[MINILM] = staging / MINILM
-    print("mpnet-shape ...")
-    if _write_mpnet_shape(staging / MPNET):
-        made[MPNET] = staging / MPNET
-    made["wordnet"] = normalised_copy()
-    made["wsd-data"] = data_dir() / "WSD_Evaluation_Framework"
-    for name, source in made.items():
-        print(f"{name} <- {source}")
-        with tarfile.open(CARRY / f"{name}.tar.xz", "w:xz", preset=6) as tar:
-            _add_tree(tar, source, str(PIECES[name][0]))
-    with tarfile.open(CARRY / "site.tar.xz", "w:xz", preset=6) as tar:
-        for module, skip in ((nltk, ()), (plotly, PLOTLY_DROPPED)):
-            package = Path(module.__file__).parent
-            _add_tree(tar, package, package.name, skip=skip)
-            for info in package.parent.glob(f"{package.name}-*.dist-info"):  # its version
-                _add_tree(tar, info, info.name)
-        _add_tree(tar, package.parent / "_plotly_utils", "_plotly_utils")
-    shutil.rmtree(staging)
-    sizes = {p.name: p.stat().st_size for p in sorted(CARRY.iterdir())}
-    tree = _tracked_bytes()
-    total = tree + sum(sizes.values())
-    manifest = {"pieces": sizes, "tree_bytes": tree, "total_bytes": total,
-                "limit_bytes": LIMIT_MIB * 2**20}  # fmt: skip
-    (CARRY / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    for name, size in sizes.items():
-        print(f"  {name:24s} {size / 2**20:7.1f} MiB")
-    print(f"  {'working tree':24s} {tree / 2**20:7.1f} MiB")
-    print(f"  {'in all':24s} {total / 2**20:7.1f} MiB of {LIMIT_MIB} MiB a call may take")
-    if total > LIMIT_MIB * 2**20:
-        print("too large for one device call", file=sys.stderr)
-        return 1
-    return 0
 
 
 # --------------------------------------------------------------------------- run (there)
@@ -470,15 +354,11 @@ def run(args: argparse.Namespace) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="what", required=True)
-    sub.add_parser("prepare", help="build .gpu/ here and check its size")
-    r = sub.add_parser("run", help="unpack .gpu/ and run the steps (on the GPU machine)")
-    r.add_argument("--out", required=True, help="where results.json and log.txt go ($OUT)")
-    r.add_argument("--budget", type=float, default=540, help="seconds for everything")
-    r.add_argument("--steps", default=None, help=f"comma-separated, of {[s.name for s in STEPS]}")
-    r.add_argument("--rehearse", action="store_true", help="tiny sizes on the CPU: a check")
-    args = ap.parse_args()
-    return prepare(args) if args.what == "prepare" else run(args)
+    ap.add_argument("--out", required=True, help="where results.json and log.txt go ($OUT)")
+    ap.add_argument("--budget", type=float, default=540, help="seconds for everything")
+    ap.add_argument("--steps", default=None, help=f"comma-separated, of {[s.name for s in STEPS]}")
+    ap.add_argument("--rehearse", action="store_true", help="tiny sizes on the CPU: a check")
+    return run(ap.parse_args())
 
 
 if __name__ == "__main__":
