@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from workbench.cli.options import layer_list, path_arg
+from workbench.cli.options import add_dtype, layer_list, path_arg
 from workbench.corpora.readers import read_text, read_xml
 from workbench.distributed.config import KEEPS, ClusterConfig, ShardConfig
 from workbench.distributed.jobs import embed_shards
@@ -45,6 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--model", default=None)
     p.add_argument("--device", default=None)
+    add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
     p.add_argument("--layers", default=None, help="hidden states to keep, e.g. '0,6' (default all)")
     p.add_argument("--float16", action="store_true", help="store float16 vectors")
@@ -166,6 +167,7 @@ def embed_on_ray(args: argparse.Namespace) -> int:
         pooling=args.pooling,
         layers=tuple(layers) if layers is not None else None,
         dtype="float16" if args.float16 else "float32",
+        compute_dtype=args.dtype,
         keep=args.keep,
         shard_size=args.shard_size,
         text_column=args.text_column,
@@ -200,6 +202,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     enc = Encoder(
         model=args.model,
         device=args.device,
+        dtype=args.dtype,
         pooling=args.pooling,
         max_batch_tokens=args.batch_tokens,
         compile=args.compile,

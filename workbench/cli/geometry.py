@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.cli.options import layer_list, path_arg
+from workbench.cli.options import add_dtype, layer_list, path_arg
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
@@ -40,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available)")
+    add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
     p.add_argument(
         "--corpus", default="auto",
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     corpus = load_reference_corpus(args.corpus, args.data_dir)
     sample = sample_corpus(corpus, args.sample or None, args.sample_unit, args.seed)
     _log(f"corpus {corpus.name}: {sample.n_sentences} sentences, {sample.n_words} words sampled")
-    enc = Encoder(model=args.model, device=args.device, pooling=args.pooling)
+    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
     emb = encode_cached(enc, sample.words, layers=layers)
     _log(f"encoded with {enc.name} in {time.perf_counter() - start:.1f}s; measuring ...")
 
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     )
     run_config = {
         "model": enc.name, "fingerprint": enc.fingerprint, "device": enc.device,
-        "dtype": str(enc.dtype).replace("torch.", ""), "pooling": emb.pooling,
+        "dtype": enc.dtype_name, "pooling": emb.pooling,
         "layers": list(emb.layers), "dim": int(emb.vectors.shape[-1]),
         "max_length": enc.max_length, "sample": sample.describe(),
     }  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from workbench.cli.options import add_dtype
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 
@@ -13,13 +14,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("info", help="device, model facts, cache dir")
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
+    add_dtype(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_info)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
 
-    facts = Encoder(model=args.model, device=args.device).describe()
+    facts = Encoder(model=args.model, device=args.device, dtype=args.dtype).describe()
     facts["cache_dir"] = str(default_cache_dir())
     if args.json:
         print(json.dumps(facts, indent=2))

@@ -11,6 +11,18 @@ from pathlib import Path
 
 from workbench.errors import InputError
 
+#: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.models).
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def add_dtype(p: argparse.ArgumentParser) -> None:
+    """The ``--dtype`` option: the encoder's compute dtype."""
+    p.add_argument(
+        "--dtype", choices=DTYPES, default="auto",
+        help="the model's compute dtype (default auto: bfloat16 on a GPU and on a CPU with "
+        "bfloat16 instructions, float32 elsewhere; results are float32 either way)",
+    )  # fmt: skip
+
 
 def layer_list(text: str | None, option: str = "--layers") -> list[int] | None:
     """``"0,6"`` -> ``[0, 6]`` (negative indices count from the last layer); ``None`` -> None.

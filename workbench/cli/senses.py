@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.cli.options import path_arg
+from workbench.cli.options import add_dtype, path_arg
 from workbench.corpora.occurrences import (
     OccurrenceVectors,
     encode_occurrences,
@@ -131,6 +131,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="random_state of sample and projection")
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
+    add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
     p.add_argument(
         "--reference", default="auto",
@@ -186,7 +187,7 @@ def _prepare(
         )  # fmt: skip
         for lemma in args.lemmas
     ]
-    enc = Encoder(model=args.model, device=args.device, pooling=args.pooling)
+    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
     _log(f"{enc.name}: encoding {sum(len(o) for _, o in found)} occurrences of "
          f"{len(found)} word(s) from {args.source}")  # fmt: skip
     parts = [(lemma, encode_occurrences(enc, occs)) for lemma, occs in found]

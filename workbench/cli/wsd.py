@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.cli.options import name_or_path_arg, path_arg
+from workbench.cli.options import add_dtype, name_or_path_arg, path_arg
 from workbench.corpora.datasets import corpus_files
 from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
@@ -74,6 +74,7 @@ from workbench.wsd.vectors import LEVELS
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
+    add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
 
 
@@ -205,7 +206,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _encoder(args):
-    return Encoder(model=args.model, device=args.device, pooling=args.pooling)
+    return Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
 
 
 #: The index options that change single settings of a system, by config field.
@@ -312,6 +313,8 @@ def _default_index_path(enc, corpus: str, config) -> Path:
         Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
         config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", enc.fingerprint,
     ]  # fmt: skip
+    if enc.dtype_name != "float32":  # float32 indexes keep the names they had before
+        parts.append(enc.dtype_name)
     own = encoder_index_path(enc) if config.gloss_pooling == "trained" else None
     if own is not None:  # the trained gloss vectors change when the model's index is rebuilt
         parts.append(sha256_file(own / "meta.json")[:12])

@@ -39,7 +39,7 @@ class ShardConfig:
     keep: Keep = "all"  # rows: every word, or only the sense-annotated instances of XML input
     shard_size: int = 2000  # input items (text lines, JSONL lines, Parquet rows, XML sentences)
     text_column: str = "text"  # the Parquet column / JSON field holding a sentence
-    compute_dtype: DtypeName = "auto"  # model dtype: auto = bfloat16 on cuda, float32 elsewhere
+    compute_dtype: DtypeName = "auto"  # model dtype (auto: each worker's choose_dtype)
     max_length: int | None = None  # model input length (None: the model's own limit)
     stride: int | None = None  # subwords between window starts of long sentences (None: half)
     max_batch_tokens: int = 8192  # padded tokens per forward batch (speed only, not in manifest)

@@ -95,6 +95,13 @@ class ShardedEmbeddings:
     def names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.records)
 
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype every shard's model computed in; "" when the shards differ (workers of
+        a mixed cluster resolve ``compute_dtype="auto"`` each on its own device)."""
+        dtypes = {r.compute_dtype for r in self.records}
+        return dtypes.pop() if len(dtypes) == 1 else ""
+
     def __iter__(self) -> Iterator[LayerwiseEmbeddings]:
         for record in self.records:
             yield self.shard(record.name)
@@ -131,6 +138,7 @@ class ShardedEmbeddings:
             fingerprint=self.fingerprint,
             pooling=self.pooling,
             notes=list(record.notes),
+            compute_dtype=record.compute_dtype,
         )
 
     def dataset(self) -> pads.Dataset:
@@ -184,6 +192,7 @@ class ShardedEmbeddings:
             fingerprint=self.fingerprint,
             pooling=self.pooling,
             notes=[n for p in parts for n in p.notes],
+            compute_dtype=self.compute_dtype,
         )  # fmt: skip
 
     def verify(self, level: Verify = "sha256") -> list[str]:

@@ -234,8 +234,9 @@ def fit_sense_index(
         raise InputError(f"{shards.directory}: no row carries a sense key (keys column empty)")
     keys = sorted(sums)
     encoder = EncoderInfo(
-        shards.model_name, shards.fingerprint, shards.dim, shards.n_hidden, shards.pooling
-    )
+        shards.model_name, shards.fingerprint, shards.dim, shards.n_hidden, shards.pooling,
+        shards.compute_dtype,
+    )  # fmt: skip
     source = training or TrainingInfo(
         corpus=shards.directory.name,
         sha256=corpus_hash(shards),

@@ -143,7 +143,7 @@ def encode_part(encoder: Encoder, part: Part, config: ShardConfig, directory: st
         vectors_bytes=paths.vectors.stat().st_size,
         table_bytes=paths.table.stat().st_size,
         device=str(encoder.device),
-        compute_dtype=str(encoder.dtype).replace("torch.", ""),
+        compute_dtype=encoder.dtype_name,
         seconds=round(time.perf_counter() - started, 3),
         notes=notes,
     )

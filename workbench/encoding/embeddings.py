@@ -43,6 +43,8 @@ class LayerwiseEmbeddings:
         n_hidden: the model's hidden-state count (n_layers + 1).
         model_name, fingerprint, pooling: what made the vectors.
         notes: things the user should know (words cut, words mapped to [UNK]).
+        compute_dtype: the dtype the model computed in (``float32``, ``bfloat16``, ...; ""
+            when unknown, as in files written before it was recorded).
     """
 
     vectors: np.ndarray
@@ -57,6 +59,7 @@ class LayerwiseEmbeddings:
     fingerprint: str
     pooling: str
     notes: list[str] = field(default_factory=list)
+    compute_dtype: str = ""
 
     def __len__(self) -> int:
         return len(self.words)
@@ -82,6 +85,7 @@ class LayerwiseEmbeddings:
             "model_name": self.model_name,
             "fingerprint": self.fingerprint,
             "pooling": self.pooling,
+            "compute_dtype": self.compute_dtype,
             "notes": self.notes,
             "shape": list(self.vectors.shape),
             "dtype": str(self.vectors.dtype),
@@ -235,6 +239,7 @@ class LayerwiseEmbeddings:
             fingerprint=meta["fingerprint"],
             pooling=meta["pooling"],
             notes=[str(v) for v in meta.get("notes") or []],
+            compute_dtype=str(meta.get("compute_dtype") or ""),
         )
 
 

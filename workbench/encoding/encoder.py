@@ -62,8 +62,8 @@ class Encoder:
             or a HuggingFace hub id (looked up in the local cache first, then online).
         device: ``cuda``, ``cuda:1``, ``mps``, ``cpu``; default: cuda, else mps, else cpu.
         dtype: compute dtype (:func:`workbench.encoding.models.choose_dtype`); ``auto`` =
-            bfloat16 on cuda, float32 elsewhere. Results are always float32 (or float16 if
-            stored so).
+            bfloat16 on cuda and on a CPU with bfloat16 instructions, float32 elsewhere.
+            Results are always float32 (or float16 if stored so).
         pooling: default subword -> word pooling (``first``, ``mean``, ``last``).
         max_batch_tokens: padded tokens per batch (batch size x longest sequence); default:
             8,192 on a CPU, measured on a GPU (:mod:`workbench.encoding.budget`).
@@ -193,6 +193,11 @@ class Encoder:
         )
 
     @property
+    def dtype_name(self) -> str:
+        """The compute dtype's name: ``float32``, ``bfloat16`` or ``float16``."""
+        return str(self.dtype).replace("torch.", "")
+
+    @property
     def n_hidden(self) -> int:
         """Number of hidden states (embedding output + each layer)."""
         return self.n_layers + 1
@@ -211,7 +216,7 @@ class Encoder:
             "parameters": n_params,
             "max_length": self.max_length,
             "device": self.device,
-            "dtype": str(self.dtype).replace("torch.", ""),
+            "dtype": self.dtype_name,
             "pooling": self.pooling,
             "max_batch_tokens": self.max_batch_tokens,
         }
@@ -311,6 +316,7 @@ class Encoder:
             fingerprint=self.fingerprint,
             pooling=pooling,
             notes=prep.notes,
+            compute_dtype=self.dtype_name,
         )
 
     def check_layers(self, layers: Sequence[int] | None) -> tuple[int, ...]:

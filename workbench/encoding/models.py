@@ -270,20 +270,41 @@ def cpu_bf16_native(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> bool:
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
-def choose_dtype(dtype: DtypeName, device: str) -> torch.dtype:
-    """The compute dtype: ``auto`` is bfloat16 on cuda (where supported), float32 elsewhere.
+#: The environment variable that sets what ``dtype="auto"`` means (``float32``, ``bfloat16``,
+#: ``float16``), for every encoder of a process and its children: the app, the tests.
+DTYPE_ENV = "WORKBENCH_DTYPE"
 
-    On a CPU ``auto`` stays float32 even where :func:`cpu_bf16_native` holds: bfloat16 is
-    ``dtype="bfloat16"`` away (docs/benchmarks.md, "bfloat16 on the CPU", has its speed and
-    its effect on the results).
+
+def choose_dtype(dtype: DtypeName, device: str) -> torch.dtype:
+    """The compute dtype: ``auto`` is ``$WORKBENCH_DTYPE`` when set, else bfloat16 on cuda
+    (where supported) and on a CPU that computes in bfloat16 natively
+    (:func:`cpu_bf16_native`), float32 elsewhere.
+
+    On such a CPU bfloat16 encodes 1.7x as fast as float32 and moves WSD F1 and the geometry
+    table by less than the noise (docs/benchmarks.md, "bfloat16 on the CPU"); float32 is
+    ``dtype="float32"`` (or ``WORKBENCH_DTYPE=float32``) away, and every cache key and report
+    names the dtype used.
+
+    Raises:
+        ModelLoadError: an unknown ``dtype`` or ``$WORKBENCH_DTYPE``.
     """
     import torch
 
+    table = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
     if dtype == "auto":
+        forced = os.environ.get(DTYPE_ENV, "").strip()
+        if forced:
+            if forced not in table:
+                raise ModelLoadError(
+                    f"{DTYPE_ENV}={forced!r} is not a dtype; choose one of {', '.join(table)} "
+                    "(or unset it for the automatic choice)."
+                )
+            return table[forced]
         if device.startswith("cuda") and torch.cuda.is_bf16_supported():
             return torch.bfloat16
+        if device == "cpu" and cpu_bf16_native():
+            return torch.bfloat16
         return torch.float32
-    table = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
     if dtype not in table:
         raise ModelLoadError(f"Unknown dtype '{dtype}'; choose one of auto, {', '.join(table)}.")
     return table[dtype]

@@ -84,6 +84,7 @@ class ViewSettings:
     projection: ProjectionConfig | None = None  # projection settings, None without a projection
     seed: int | None = None  # random_state of the projection (None: none or not seeded)
     data: Mapping[str, Any] = field(default_factory=dict)  # lemma, source, counts, hashes...
+    dtype: str = ""  # the model's compute dtype ("float32", "bfloat16"; "" when not recorded)
 
     @classmethod
     def of(
@@ -96,13 +97,14 @@ class ViewSettings:
         projection: ProjectionConfig | None = None,
         data: Mapping[str, Any] | None = None,
     ) -> ViewSettings:
-        """Settings of a view of ``emb`` (model, fingerprint and pooling taken from it)."""
+        """Settings of a view of ``emb`` (model, fingerprint, pooling and compute dtype taken
+        from it)."""
         return cls(
             view=view, model=str(emb.model_name), fingerprint=str(emb.fingerprint),
             pooling=str(emb.pooling), layer=str(layer), correction=correction,
             reference=reference if correction != "none" else "", projection=projection,
             seed=projection.random_state if projection is not None else None,
-            data=dict(data or {}),
+            data=dict(data or {}), dtype=emb.compute_dtype,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:

@@ -97,15 +97,18 @@ class EncoderInfo:
     dim: int
     n_hidden: int
     pooling: str
+    dtype: str = ""  # the model's compute dtype ("": not recorded, as in older index files)
 
     @classmethod
     def of(cls, encoder: Encoder | LayerwiseEmbeddings) -> EncoderInfo:
         """From an :class:`~workbench.encoding.encoder.Encoder` or a ``LayerwiseEmbeddings``."""
         if isinstance(encoder, LayerwiseEmbeddings):
             n_hidden, dim, name = encoder.n_hidden, encoder.vectors.shape[2], encoder.model_name
+            dtype = encoder.compute_dtype
         else:
             n_hidden, dim, name = encoder.n_hidden, encoder.dim, encoder.name
-        return cls(name, encoder.fingerprint, int(dim), int(n_hidden), encoder.pooling)
+            dtype = encoder.dtype_name
+        return cls(name, encoder.fingerprint, int(dim), int(n_hidden), encoder.pooling, dtype)
 
 
 @dataclass(frozen=True)

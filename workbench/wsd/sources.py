@@ -225,7 +225,11 @@ def _definitions_path(
     ident = f"wordnet-{wordnet.version}|v{GRAPH_VERSION}|{encoder.max_length}|" + "\n".join(synsets)
     tag = sha256_bytes(ident)[:24]
     kind = "definitions-examples" if examples else "definitions"
-    return default_cache_dir() / "wsd" / f"{kind}-{encoder.fingerprint}-{encoder.pooling}-{tag}.npy"
+    dtype = (
+        "" if encoder.dtype_name == "float32" else f"-{encoder.dtype_name}"
+    )  # float32: as before
+    name = f"{kind}-{encoder.fingerprint}{dtype}-{encoder.pooling}-{tag}.npy"
+    return default_cache_dir() / "wsd" / name
 
 
 def read_stored_vectors(path: Path, n: int, shape: tuple[int, ...]) -> np.ndarray | None:

@@ -78,7 +78,9 @@ class System:
         config: how the index is built.
         training: the training corpus (``semcor``; ``wordnet``: WordNet's glosses only).
         description: one line for a user.
-        f1_all: F1 on ALL with the packaged all-MiniLM-L6-v2 (docs/results.md).
+        f1_all: F1 on ALL with the packaged all-MiniLM-L6-v2 in float32 (docs/results.md; in
+            bfloat16, the default on a GPU and on CPUs with bfloat16 instructions, ``best``
+            scores 70.1 and ``plain`` 68.3: docs/benchmarks.md, "bfloat16 on the CPU").
     """
 
     name: str
@@ -170,12 +172,15 @@ def semcor_sha256() -> str:
 def system_index_path(encoder: Encoder, system: System, training_sha256: str) -> Path:
     """Where the index of ``system`` for ``encoder`` trained on the corpus with checksum
     ``training_sha256`` is cached: a name from everything that changes its rows (the config,
-    the training corpus, the encoder's identity, the index format)."""
+    the training corpus, the encoder's identity and compute dtype, the index format)."""
+    info = asdict(EncoderInfo.of(encoder))
+    if info["dtype"] == "float32":  # float32 indexes keep the names they had before the dtype
+        del info["dtype"]  # was part of the encoder's identity
     ident = json.dumps(
         {
             "config": asdict(system.config),
             "training": [system.training, training_sha256],
-            "encoder": asdict(EncoderInfo.of(encoder)),
+            "encoder": info,
             "format": FORMAT_VERSION,
         },
         sort_keys=True,
