@@ -27,9 +27,10 @@ This script (standard library only: the machine has no workbench installed) unpa
 ``/tmp/wb``, records the machine (GPU, driver, versions), then runs the steps (``--steps``,
 default all) in order, each a subprocess with its own time limit inside one budget (``--budget``
 seconds): a step that fails or runs out of time is recorded and the next one runs; a step is
-skipped when less time is left than it needs. After every step ``$OUT/results.json`` holds everything so far (each
-step's status, seconds, command, the JSON it wrote and the end of its output) and
-``$OUT/log.txt`` the whole output, so a call cut short still brings back every finished step.
+skipped when less time is left than it needs. After every step ``$OUT/results.json`` holds
+everything so far (each step's status, seconds, command, the JSON it wrote and the end of its
+output) and ``$OUT/log.txt`` the whole output, so a call cut short still brings back every
+finished step.
 
 Steps (issue 14: the GPU encoder; issue 15: the WSD bi-encoder):
 
