@@ -157,11 +157,12 @@ def test_a_winner_on_fewer_than_a_handful_of_occurrences_is_flagged():
 
 
 @pytest.mark.parametrize(
-    ("layers", "dim", "expected"),
-    [(6, 384, "about 10 minutes"), (12, 768, "about 1.6 hours"), (2, 128, "about 5 minutes")],
-)
-def test_build_message_scales_the_cpu_estimate_with_the_model(layers, dim, expected):
-    encoder = SimpleNamespace(name="m", n_hidden=layers + 1, dim=dim)
+    ("layers", "dim", "dtype", "expected"),
+    [(6, 384, "float32", "about 10 minutes"), (12, 768, "float32", "about 1.6 hours"),
+     (2, 128, "float32", "about 5 minutes"), (12, 768, "bfloat16", "about 55 minutes")],
+)  # fmt: skip
+def test_build_message_scales_the_cpu_estimate_with_the_model(layers, dim, dtype, expected):
+    encoder = SimpleNamespace(name="m", n_hidden=layers + 1, dim=dim, dtype_name=dtype)
     line = build_message(encoder, SYSTEMS["best"], Path("/cache/x"))  # type: ignore[arg-type]
     assert f"once: {expected} on a 2-core CPU" in line and "definitions" in line
     assert "definitions" not in build_message(encoder, SYSTEMS["plain"], Path("/c"))  # type: ignore[arg-type]

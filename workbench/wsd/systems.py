@@ -190,16 +190,21 @@ def system_index_path(encoder: Encoder, system: System, training_sha256: str) ->
 
 
 #: Minutes the packaged model (6 layers, 384 wide) takes to build the ``best`` index on a
-#: 2-core CPU (docs/benchmarks.md); other encoders scale with their compute per token.
+#: 2-core CPU in float32 (docs/benchmarks.md); other encoders scale with their compute per token.
 PACKAGED_BUILD_MINUTES = 12.0
+#: How much faster a CPU with bfloat16 instructions encodes in bfloat16 than in float32
+#: (docs/benchmarks.md, "bfloat16 on the CPU": 1.71x on a 2-core AMD EPYC).
+CPU_BF16_SPEEDUP = 1.7
 
 
 def build_minutes(encoder: Encoder) -> float:
     """Roughly how many minutes building a SemCor index takes with ``encoder`` on a 2-core CPU:
     :data:`PACKAGED_BUILD_MINUTES` scaled by its layers x width² against the packaged model's
     (all-mpnet-base-v2, 12 x 768: 8x, about 1.6 hours; its one build here, on a shared machine,
-    took 99 minutes of wall time)."""
-    return PACKAGED_BUILD_MINUTES * (encoder.n_hidden - 1) * encoder.dim**2 / (6 * 384**2)
+    took 99 minutes of wall time), and divided by :data:`CPU_BF16_SPEEDUP` when it computes
+    in bfloat16."""
+    minutes = PACKAGED_BUILD_MINUTES * (encoder.n_hidden - 1) * encoder.dim**2 / (6 * 384**2)
+    return minutes / CPU_BF16_SPEEDUP if encoder.dtype_name == "bfloat16" else minutes
 
 
 def build_message(encoder: Encoder, system: System, path: Path) -> str:
