@@ -29,6 +29,7 @@ from workbench.wsd.config import (
     GLOSS_POOLINGS,
     EncoderInfo,
     SenseIndexConfig,
+    cache_dtype_tag,
 )
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.evaluate import (
@@ -313,8 +314,8 @@ def _default_index_path(enc, corpus: str, config) -> Path:
         Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
         config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", enc.fingerprint,
     ]  # fmt: skip
-    if enc.dtype_name != "float32":  # float32 indexes keep the names they had before
-        parts.append(enc.dtype_name)
+    if tag := cache_dtype_tag(enc.dtype_name):
+        parts.append(tag)
     own = encoder_index_path(enc) if config.gloss_pooling == "trained" else None
     if own is not None:  # the trained gloss vectors change when the model's index is rebuilt
         parts.append(sha256_file(own / "meta.json")[:12])

@@ -111,6 +111,12 @@ class EncoderInfo:
         return cls(name, encoder.fingerprint, int(dim), int(n_hidden), encoder.pooling, dtype)
 
 
+def cache_dtype_tag(dtype: str) -> str:
+    """A compute dtype as it enters the name of a cached index or vector file: "" for float32
+    (those files keep the names they had before the dtype was recorded), else the dtype."""
+    return "" if dtype == "float32" else dtype
+
+
 @dataclass(frozen=True)
 class TrainingInfo:
     """Where the centroids come from (stated with every result)."""

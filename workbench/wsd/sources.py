@@ -36,7 +36,7 @@ from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.fileio import atomic_path, sha256_bytes
 from workbench.lexicon.wordnet import WordNet
-from workbench.wsd.config import GlossPooling
+from workbench.wsd.config import GlossPooling, cache_dtype_tag
 from workbench.wsd.store import model_index
 from workbench.wsd.vectors import SenseGraph
 
@@ -225,9 +225,7 @@ def _definitions_path(
     ident = f"wordnet-{wordnet.version}|v{GRAPH_VERSION}|{encoder.max_length}|" + "\n".join(synsets)
     tag = sha256_bytes(ident)[:24]
     kind = "definitions-examples" if examples else "definitions"
-    dtype = (
-        "" if encoder.dtype_name == "float32" else f"-{encoder.dtype_name}"
-    )  # float32: as before
+    dtype = f"-{dtype_tag}" if (dtype_tag := cache_dtype_tag(encoder.dtype_name)) else ""
     name = f"{kind}-{encoder.fingerprint}{dtype}-{encoder.pooling}-{tag}.npy"
     return default_cache_dir() / "wsd" / name
 

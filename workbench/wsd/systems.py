@@ -46,7 +46,7 @@ from workbench.encoding.rows import Progress
 from workbench.errors import DataError, InputError
 from workbench.fileio import sha256_bytes, sha256_files
 from workbench.lexicon.wordnet import WORDNET_VERSION, WordNet, load_wordnet
-from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo, cache_dtype_tag
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.sources import gloss_vectors
@@ -174,8 +174,8 @@ def system_index_path(encoder: Encoder, system: System, training_sha256: str) ->
     ``training_sha256`` is cached: a name from everything that changes its rows (the config,
     the training corpus, the encoder's identity and compute dtype, the index format)."""
     info = asdict(EncoderInfo.of(encoder))
-    if info["dtype"] == "float32":  # float32 indexes keep the names they had before the dtype
-        del info["dtype"]  # was part of the encoder's identity
+    if tag := cache_dtype_tag(info.pop("dtype")):
+        info["dtype"] = tag
     ident = json.dumps(
         {
             "config": asdict(system.config),
