@@ -17,6 +17,7 @@ import torch
 
 from workbench import Encoder
 from workbench.encoding.models import load_model, load_tokenizer, resolve_model
+from workbench.errors import InputError
 from workbench.fileio import stale_temporaries
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
@@ -410,6 +411,36 @@ def test_max_minutes_ends_the_epoch_at_the_next_step_and_a_resume_may_change_it(
     )  # fmt: skip
     assert [(r.epoch, r.steps) for r in more.history] == [(1, 1), (2, 7), (3, 13)]
     assert not any("max_minutes" in n for n in read_card(out)["notes"])
+
+
+def test_max_steps_cuts_the_run_at_that_step_with_the_full_schedule(tiny_model_dir, tmp_path):
+    train = in_memory(_sentiment(48, 0), "train")
+    dev = in_memory(_sentiment(20, 1), "dev")
+    cfg = TrainConfig(epochs=3, **{**FAST, "batch_size": 8}, max_steps=8)  # 6 steps an epoch
+    out = tmp_path / "stepped"
+    result = finetune(
+        "seqcls", train, dev, cfg, out, model=str(tiny_model_dir), progress=False,
+        keep_checkpoint=True,
+    )  # fmt: skip
+    assert [(r.epoch, r.steps) for r in result.history] == [(1, 6), (2, 8)]
+    card = read_card(out)
+    assert any("stopped by max_steps=8 after 8 of 18 planned" in n for n in card["notes"])
+    # the same steps as an uncut run's first 8: the schedule is the full run's, not 8 steps'
+    full = finetune(
+        "seqcls", train, dev, cfg.replace(max_steps=0), tmp_path / "full",
+        model=str(tiny_model_dir), progress=False,
+    )  # fmt: skip
+    assert result.history[0].train_loss == full.history[0].train_loss
+    assert not any("max_steps" in n for n in read_card(tmp_path / "full")["notes"])
+    # a limit at the schedule's end is no cut; a bad one is refused before any work
+    ends = finetune(
+        "seqcls", train, dev, cfg.replace(max_steps=18), tmp_path / "ends",
+        model=str(tiny_model_dir), progress=False,
+    )  # fmt: skip
+    assert [r.steps for r in ends.history] == [6, 12, 18]
+    assert not any("max_steps" in n for n in read_card(tmp_path / "ends")["notes"])
+    with pytest.raises(InputError, match="max_steps must be >= 0"):
+        cfg.replace(max_steps=-1)
 
 
 def test_a_half_precision_checkpoint_trains_in_float32(tiny_model_dir, tmp_path):

@@ -78,6 +78,9 @@ OPTION_HELP = {
     "early_stopping": "stop after N epochs without dev improvement (0: off)",
     "max_minutes": "end training after this many minutes of it: the epoch in progress ends "
     "at the next optimizer step, is evaluated and saved, and no other starts (0: no limit)",
+    "max_steps": "end training after this many optimizer steps in all, the learning-rate "
+    "schedule still planned over every epoch: a time-limited run's cut (its card says the step) "
+    "on any machine (0: no limit)",
     "seed": "random seed (shuffling, dropout, masks, head init)",
     "eval_batch_size": "examples per forward pass at evaluation",
     "device": "cpu or cuda (default: cuda if available)",

@@ -69,6 +69,7 @@ class TrainConfig:
     precision: Precision = "auto"  # auto: bf16 autocast on a GPU that supports it, else fp32
     early_stopping: int = 0  # stop after N epochs without dev improvement (0: never)
     max_minutes: float = 0.0  # stop training after this many minutes of it (0: no limit)
+    max_steps: int = 0  # stop training after this many optimizer steps in all (0: no limit)
     seed: int = 0  # seeds Python, NumPy, torch, the shuffling and the MLM masks
     eval_batch_size: int = 64  # examples per forward pass at evaluation
     device: str | None = None  # None: whatever accelerate picks (cuda if present)
@@ -88,6 +89,7 @@ class TrainConfig:
             (0 < self.mlm_probability < 1, "mlm_probability must be in (0, 1)"),
             (self.early_stopping >= 0, "early_stopping must be >= 0"),
             (self.max_minutes >= 0, "max_minutes must be >= 0"),
+            (self.max_steps >= 0, "max_steps must be >= 0"),
             (self.precision in ("auto", "fp32", "bf16"), "precision must be auto, fp32 or bf16"),
             (self.label_mode in ("first", "all"), "label_mode must be 'first' or 'all'"),
             (self.head_pooling in ("cls", "mean"), "head_pooling must be 'cls' or 'mean'"),

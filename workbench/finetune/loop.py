@@ -172,7 +172,8 @@ def _improved(task: Task, value: float, best: float | None) -> bool:
 
 def _identity(task: Task, train: DataFile, dev: DataFile | None, base: str) -> dict[str, Any]:
     options = task.cfg.to_dict()
-    options.pop("max_minutes")  # when to stop, not what a step does: a resume may change it
+    for limit in ("max_minutes", "max_steps"):  # when to stop, not what a step does: a resume
+        options.pop(limit)  # may change it
     return {
         "task": task.kind,
         "base": base,
@@ -252,10 +253,12 @@ def _train_epoch(
     progress: bool,
     callback: Callback | None,
     deadline: float | None = None,
-) -> tuple[float, int, bool]:
+    max_steps: int | None = None,
+) -> tuple[float, int, str | None]:
     """One pass over the shuffled training features, or its part before ``deadline``
-    (``time.monotonic()``, checked after each optimizer step); returns (mean loss, optimizer
-    steps, whether the deadline ended it)."""
+    (``time.monotonic()``, checked after each optimizer step) or ``max_steps`` optimizer steps;
+    returns (mean loss, optimizer steps, the option that ended it early: ``max_minutes``,
+    ``max_steps`` or None)."""
     from tqdm.auto import tqdm
 
     cfg = task.cfg
@@ -266,7 +269,7 @@ def _train_epoch(
     )
     show = progress and acc.is_local_main_process
     bar = tqdm(loader, desc=f"epoch {epoch}/{cfg.epochs}", disable=not show, leave=False)
-    total, count, steps, stopped = 0.0, 0, 0, False
+    total, count, steps, stopped = 0.0, 0, 0, None
     for i, batch in enumerate(bar):
         with acc.accumulate(model):
             loss, _ = model(**batch)
@@ -277,7 +280,10 @@ def _train_epoch(
             if acc.sync_gradients:
                 scheduler.step()
                 steps += 1
-                stopped = _out_of_time(deadline, acc)
+                if max_steps is not None and steps >= max_steps:
+                    stopped = "max_steps"
+                elif _out_of_time(deadline, acc):
+                    stopped = "max_minutes"
             optimizer.zero_grad()
         value = float(loss.detach().item())
         total, count = total + value, count + 1
@@ -409,8 +415,8 @@ def _run_epochs(
     """Train epoch after epoch from ``state.epoch + 1``, evaluating and checkpointing each.
 
     Returns:
-        None, or why the run ended before its last epoch: the ``max_minutes`` note for the
-        card (the epoch it cut short is evaluated and saved like any other).
+        None, or why the run ended before its last epoch: the ``max_minutes`` or ``max_steps``
+        note for the card (the epoch it cut short is evaluated and saved like any other).
     """
     cfg = task.cfg
     train_f, dev_f = feats
@@ -420,9 +426,22 @@ def _run_epochs(
         if cfg.early_stopping and state.bad_epochs >= cfg.early_stopping:
             _log(f"early stopping: no dev improvement for {state.bad_epochs} epoch(s)", acc)
             break
+        left = cfg.max_steps - state.step if cfg.max_steps else None
+        if left is not None and left <= 0:  # a resumed run that had reached its step limit
+            return _stop_note(task, "max_steps", state.step, len(train_f.rows), epoch - 1, acc)
         t0 = time.perf_counter()
         loss, steps, stopped = _train_epoch(
-            task, model, optimizer, scheduler, train_f, epoch, acc, progress, callback, deadline
+            task,
+            model,
+            optimizer,
+            scheduler,
+            train_f,
+            epoch,
+            acc,
+            progress,
+            callback,
+            deadline,
+            left,
         )
         stats = task.epoch_stats()
         t1 = time.perf_counter()
@@ -435,15 +454,26 @@ def _run_epochs(
         if callback is not None:
             callback({"event": "epoch", **asdict(record)})
         if stopped:
-            planned = _planned_steps(cfg, len(train_f.rows), acc)
-            note = (
-                f"training stopped by max_minutes={cfg.max_minutes:g} after {state.step} of "
-                f"{planned} planned optimizer steps, in epoch {epoch} of {cfg.epochs} (the "
-                "learning rate had not decayed to 0)"
-            )
-            _log(note, acc)
-            return note
+            return _stop_note(task, stopped, state.step, len(train_f.rows), epoch, acc)
     return None
+
+
+def _stop_note(
+    task: Task, limit: str, step: int, n_rows: int, epoch: int, acc: Accelerator
+) -> str | None:
+    """The card's note on a run that ``limit`` (``max_minutes`` or ``max_steps``) ended at
+    optimizer step ``step`` in ``epoch``; None when that was the end of the schedule anyway."""
+    cfg = task.cfg
+    planned = _planned_steps(cfg, n_rows, acc)
+    if step >= planned:
+        return None
+    value = f"{cfg.max_minutes:g}" if limit == "max_minutes" else str(cfg.max_steps)
+    note = (
+        f"training stopped by {limit}={value} after {step} of {planned} planned optimizer "
+        f"steps, in epoch {epoch} of {cfg.epochs} (the learning rate had not decayed to 0)"
+    )
+    _log(note, acc)
+    return note
 
 
 def _card(
