@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Literal
 
@@ -264,8 +265,9 @@ class Encoder:
             store_dtype: ``float32`` (default) or ``float16`` for the stored vectors.
             pooling: subword pooling for this call (default: the encoder's).
             profile: a :class:`~workbench.encoding.pipeline.StageTimes` to add each stage's
-                seconds to; the stages then run one after another (no overlap), so that
-                each is timed alone (for benchmarks).
+                seconds to, the whole call's (tokenizing, the output layout, each batch's
+                stages, the finishing); the stages then run one after another (no overlap),
+                so that each is timed alone (for benchmarks).
 
         Raises:
             InputError: bad input (named), before any work starts.
@@ -281,6 +283,7 @@ class Encoder:
             )
 
     def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling, profile):
+        lap = _lap(profile)
         words = normalize_input(sentences)
         pooling = check_pooling(pooling or self.pooling)
         kept_layers = self.check_layers(layers)
@@ -288,22 +291,26 @@ class Encoder:
         if store_dtype not in ("float32", "float16"):
             raise InputError(f"store_dtype must be float32 or float16, not '{store_dtype}'.")
         prep = self._prepare(words)
-
+        lap("tokenize")
         layout = RowLayout.build(words, masks)
         shape = (layout.n, len(kept_layers), self.dim)
         builder = self._builder(prep, layout.row_of, pooling)
         if out is None:
             vectors = allocate(shape, np.dtype(store_dtype), None)
+            lap("layout")
             self._run(builder, kept_layers, vectors, progress, profile)
+            lap()
         else:
             with atomic_path(out, suffix=".npy") as tmp:  # at `out` only once complete
                 stream = allocate(shape, np.dtype(store_dtype), tmp)
+                lap("layout")
                 self._run(builder, kept_layers, stream, progress, profile)
+                lap()
                 if isinstance(stream, np.memmap):
                     stream.flush()
                 del stream
             vectors = np.load(out, mmap_mode="r")
-        return LayerwiseEmbeddings(
+        result = LayerwiseEmbeddings(
             vectors=vectors,
             layers=kept_layers,
             words=layout.words,
@@ -318,6 +325,8 @@ class Encoder:
             notes=prep.notes,
             compute_dtype=self.dtype_name,
         )
+        lap("finish")
+        return result
 
     def check_layers(self, layers: Sequence[int] | None) -> tuple[int, ...]:
         """Absolute, sorted, distinct hidden-state indices to keep (all by default).
@@ -372,6 +381,21 @@ class Encoder:
         for batch in builder.batches():
             ids, mask, _, _ = builder.inputs(batch)
             yield ids, mask
+
+
+def _lap(profile: StageTimes | None) -> Callable[..., None]:
+    """``lap(stage)`` adds the seconds since the last lap to ``profile``'s ``stage``; ``lap()``
+    only restarts the clock (the batch stages time themselves); nothing without a profile."""
+    last = time.perf_counter()
+
+    def lap(stage: str | None = None) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if profile is not None and stage is not None:
+            profile.seconds[stage] += now - last
+        last = now
+
+    return lap
 
 
 @contextmanager

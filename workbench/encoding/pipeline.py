@@ -56,7 +56,11 @@ if TYPE_CHECKING:
     import torch
 
 Transfer = Literal["auto", "direct", "staged"]
-STAGES: tuple[str, ...] = ("prep", "h2d", "forward", "pooling", "d2h", "write")
+#: ``tokenize`` (the whole input, before the first batch) and ``layout`` (output rows, the
+#: output array) are timed by ``Encoder.encode``; the rest per batch by :func:`run_batches_timed`.
+STAGES: tuple[str, ...] = (
+    "tokenize", "layout", "prep", "h2d", "forward", "pooling", "d2h", "write", "finish",
+)  # fmt: skip
 _POLL_S = 0.05  # how often a blocked thread looks whether the run was stopped
 
 T = TypeVar("T")

@@ -1,0 +1,118 @@
+"""Benchmark: the encoder's tokenizing step, by distinct word against by whole sentence.
+
+Run:  python bench/tokenizing.py --sentences 2000,20000,all --repeats 5 \
+          --json docs/bench_runs/tokenize_cpu.json
+
+Before the first batch runs, ``Encoder.encode`` tokenizes its whole input and lays out each
+sentence's subword ids and word offsets (:func:`workbench.encoding.prepare.prepare`). On a GPU
+that step is host time the device waits for (docs/benchmarks.md, "GPU"). This times, on the
+first N SemCor sentences (WordNet's example sentences where SemCor is missing) and in the same
+process, interleaved:
+
+(a) ``by_sentence``: the reference, every sentence tokenized whole by the Rust tokenizer's
+    batch call, its subwords grouped by word in Python (what ``prepare`` did before);
+(b) ``by_word``: each distinct word tokenized once, the corpus laid out by array operations
+    (``prepare``'s default);
+
+each as seconds and tokens/s, (b) as a speed-up over (a), after checking both give the same
+ids, offsets and windows. The tokenizer's own thread pool is on unless ``TOKENIZERS_PARALLELISM``
+says otherwise; the run records the setting and the CPUs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+from extract import load_sentences
+from machine import machine_facts
+from record import write_json
+
+from workbench import Encoder
+from workbench.encoding.alignment import normalize_input
+from workbench.encoding.prepare import Prepared, prepare
+
+
+def same(a: Prepared, b: Prepared) -> bool:
+    return (
+        all(np.array_equal(x, y) for x, y in zip(a.ids, b.ids))
+        and all(np.array_equal(x, y) for x, y in zip(a.offsets, b.offsets))
+        and a.windows == b.windows
+        and a.notes == b.notes
+    )
+
+
+def run_size(enc: Encoder, n: int | None, repeats: int) -> dict:
+    raw, source, _ = load_sentences(n)
+    words = normalize_input(raw)
+    tok, window = enc.tokenizer, enc.window_tokens
+
+    def run(by_word: bool) -> tuple[float, Prepared]:
+        t = time.perf_counter()
+        prep = prepare(tok, words, window, enc.stride, by_word=by_word)
+        return time.perf_counter() - t, prep
+
+    _, ref = run(False)  # warm-up, and the reference
+    _, fast = run(True)
+    if not same(fast, ref):
+        print("by_word differs from by_sentence: not a valid comparison", file=sys.stderr)
+        sys.exit(1)
+    tokens = int(sum(len(i) for i in ref.ids))
+    times: dict[str, list[float]] = {"by_sentence": [], "by_word": []}
+    for _ in range(repeats):
+        times["by_sentence"].append(run(False)[0])
+        times["by_word"].append(run(True)[0])
+    med = {k: statistics.median(v) for k, v in times.items()}
+    row: dict[str, Any] = {
+        "corpus": source,
+        "sentences": len(words),
+        "words": sum(map(len, words)),
+        "distinct_words": len(set(w for s in words for w in s)),
+        "tokens": tokens,
+        "seconds": times,
+        "median_s": med,
+        "tokens_per_s": {k: tokens / v for k, v in med.items()},
+        "speedup": med["by_sentence"] / med["by_word"],
+    }
+    print(
+        f"{source}, {len(words)} sentences ({row['words']} words, {row['distinct_words']} "
+        f"distinct, {tokens} subwords): by sentence {med['by_sentence']:.3f} s "
+        f"({row['tokens_per_s']['by_sentence']:,.0f} tok/s), by word {med['by_word']:.3f} s "
+        f"({row['tokens_per_s']['by_word']:,.0f} tok/s): x{row['speedup']:.2f}"
+    )
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sentences", default="2000,20000,all", help="sizes, comma-separated")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--model", default=None, help="model whose tokenizer (default: packaged)")
+    ap.add_argument("--json", default=None, help="write the results here")
+    args = ap.parse_args()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        enc = Encoder(model=args.model, device="cpu")
+    sizes = [None if s == "all" else int(s) for s in args.sentences.split(",")]
+    result = {
+        "args": vars(args),
+        "machine": machine_facts(),
+        "tokenizers_parallelism": os.environ.get("TOKENIZERS_PARALLELISM", "(unset: on)"),
+        "model": enc.name,
+        "rows": [],
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in sizes:
+            result["rows"].append(run_size(enc, n, args.repeats))
+    write_json(args.json, result)
+
+
+if __name__ == "__main__":
+    main()

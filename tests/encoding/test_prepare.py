@@ -1,0 +1,154 @@
+"""Tokenizing by distinct word gives exactly what tokenizing whole sentences gives."""
+
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+from workbench.corpora.wordnet_examples import example_corpus
+from workbench.encoding.models import default_model_path
+from workbench.encoding.prepare import CHECK_SENTENCES, Prepared, prepare, word_pieces
+from workbench.errors import InputError
+
+#: Words that stress a tokenizer: accents, other scripts, emoji, a special token's text, clitics,
+#: numbers, a word the tokenizer maps to nothing (a combining mark alone), a very long word.
+ODD = [
+    ["Café", "naïve", "Ångström", "über", "façade", "—", "don't", "U.S.A.", "3.14", "1,000"],
+    ["東京", "Москва", "αβγ", "🙂", "[MASK]", "\u0301", "a" * 60, "", "x"],
+    ["the", "bank", "\u0301", "the", "bank", "supercalifragilisticexpialidocious"],
+]
+
+
+def _sentences(n: int) -> list[list[str]]:
+    corpus = [list(s.words) for s in example_corpus().sentences[:n]]
+    return corpus + [[w for w in s if w] for s in ODD]
+
+
+def _same(a: Prepared, b: Prepared) -> None:
+    assert len(a.ids) == len(b.ids)
+    for x, y in zip(a.ids, b.ids):
+        np.testing.assert_array_equal(x, y)
+        assert x.dtype == y.dtype == np.int64
+    for x, y in zip(a.offsets, b.offsets):
+        np.testing.assert_array_equal(x, y)
+    assert a.windows == b.windows
+    assert a.notes == b.notes
+
+
+def _both(tok, sentences, window_tokens=510, stride=None) -> tuple[Prepared, Prepared]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = prepare(tok, sentences, window_tokens, stride)
+        ref = prepare(tok, sentences, window_tokens, stride, by_word=False)
+    return fast, ref
+
+
+def _trained(model, trainer, pre, normalizer=None, decoder=None) -> PreTrainedTokenizerFast:
+    """A real tokenizer of another family, trained here on WordNet's examples."""
+    tk = Tokenizer(model)
+    tk.pre_tokenizer = pre
+    if normalizer is not None:
+        tk.normalizer = normalizer
+    if decoder is not None:
+        tk.decoder = decoder
+    text = [" ".join(s.words) for s in example_corpus().sentences[:3000]]
+    tk.train_from_iterator(text, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]")
+
+
+@pytest.fixture(scope="module")
+def minilm_tokenizer():
+    return AutoTokenizer.from_pretrained(default_model_path())
+
+
+def test_by_word_equals_whole_sentences_for_the_packaged_tokenizer(minilm_tokenizer):
+    sentences = _sentences(3000)
+    fast, ref = _both(minilm_tokenizer, sentences)
+    _same(fast, ref)
+    assert any("unknown token" in n for n in fast.notes)  # the combining mark alone
+    # small windows: long sentences cut into windows, a long word cut, notes in the same order
+    fast, ref = _both(minilm_tokenizer, sentences, window_tokens=12, stride=6)
+    _same(fast, ref)
+    assert any("more subwords than fit" in n for n in fast.notes)
+    assert sum(len(w.owned) for w in fast.windows) == sum(map(len, sentences))
+
+
+@pytest.mark.parametrize(
+    "family",
+    ["byte-level BPE (RoBERTa, GPT-2)", "Unigram with Metaspace (SentencePiece)", "WordPiece"],
+)
+def test_by_word_equals_whole_sentences_for_other_tokenizer_families(family):
+    if family.startswith("byte"):
+        tok = _trained(
+            models.BPE(unk_token="[UNK]"),
+            trainers.BpeTrainer(vocab_size=2000, special_tokens=["[UNK]"]),
+            pre_tokenizers.ByteLevel(add_prefix_space=True),
+            decoder=decoders.ByteLevel(),
+        )
+    elif family.startswith("Unigram"):
+        tok = _trained(
+            models.Unigram(),
+            trainers.UnigramTrainer(vocab_size=2000, special_tokens=["[UNK]"], unk_token="[UNK]"),
+            pre_tokenizers.Metaspace(prepend_scheme="first"),
+            normalizer=normalizers.NFKC(),
+        )
+    else:
+        tok = _trained(
+            models.WordPiece(unk_token="[UNK]"),
+            trainers.WordPieceTrainer(vocab_size=2000, special_tokens=["[UNK]"]),
+            pre_tokenizers.BertPreTokenizer(),
+            normalizer=normalizers.BertNormalizer(lowercase=True),
+        )
+    sentences = _sentences(2000)
+    assert word_pieces(tok, sentences, tok.unk_token_id, 510) is not None
+    _same(*_both(tok, sentences))
+    _same(*_both(tok, sentences, window_tokens=10, stride=5))
+
+
+class _ContextTokenizer:
+    """A tokenizer whose words depend on their neighbours (a word's id is shifted by its
+    position), which the by-word path must notice on the corpus's first sentences."""
+
+    unk_token_id = 0
+
+    def __init__(self) -> None:
+        self.backend_tokenizer = SimpleNamespace(truncation=None, encode_batch=self._encode)
+
+    @staticmethod
+    def _encode(batch, is_pretokenized, add_special_tokens):
+        assert is_pretokenized and not add_special_tokens
+        return [
+            SimpleNamespace(
+                ids=[10 + len(w) + j for j, w in enumerate(s)], word_ids=list(range(len(s)))
+            )
+            for s in batch
+        ]
+
+
+def test_a_tokenizer_whose_words_depend_on_context_is_tokenized_by_sentence():
+    tok = _ContextTokenizer()
+    sentences = [["a", "bb", "ccc"], ["ccc", "a"]] * CHECK_SENTENCES
+    assert word_pieces(tok, sentences, 0, 510) is None
+    fast, ref = _both(tok, sentences)
+    _same(fast, ref)
+    assert fast.ids[1].tolist() == [13, 12]  # "ccc" first, "a" second: in context
+
+
+def test_a_word_with_no_subword_and_no_unknown_token_is_named(minilm_tokenizer):
+    tok = _ContextTokenizer()
+    tok.unk_token_id = None
+    tok.backend_tokenizer.encode_batch = lambda batch, **_: [
+        SimpleNamespace(
+            ids=[len(w) for w in s if w != "-"], word_ids=[j for j, w in enumerate(s) if w != "-"]
+        )
+        for s in batch
+    ]
+    assert word_pieces(tok, [["a", "b"]], None, 510) is not None  # context-free
+    for by_word in (True, False):
+        with pytest.raises(InputError, match=r"Word 1 of sentence 2 \('-'\) maps to no token"):
+            prepare(tok, [["a"], ["b", "c"], ["d", "-", "e"]], 510, by_word=by_word)
