@@ -46,7 +46,13 @@ from workbench.wsd.evaluate import Evaluation, Stage, evaluate_corpus
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import TrainingOccurrences
 from workbench.wsd.store import load_index
-from workbench.wsd.systems import SYSTEMS, WORDNET_SYSTEM, semcor_available, semcor_index
+from workbench.wsd.systems import (
+    SYSTEMS,
+    WORDNET_SYSTEM,
+    f1_phrase,
+    semcor_available,
+    semcor_index,
+)
 
 # --------------------------------------------------------------------------- data
 
@@ -305,12 +311,13 @@ def glosses(labels: tuple[str, ...]) -> dict[str, str]:
 EVAL_DATASETS = ("semeval2007", *(d for d in EVALUATION_SETS if d != "semeval2007"))
 
 
-def system_options() -> dict[str, str]:
-    """System name -> its label in the index choice: the SemCor systems when SemCor is here
-    (``best`` first, the default), and the WordNet-only one."""
+def system_options(fingerprint: str, dtype: str) -> dict[str, str]:
+    """System name -> its label in the index choice, with the F1 measured for the model of
+    ``fingerprint`` in ``dtype`` (or the packaged model's, said so): the SemCor systems when
+    SemCor is here (``best`` first, the default), and the WordNet-only one."""
     labels = {
-        "best": f"best: SemCor + propagation + glosses ({SYSTEMS['best'].f1_all} F1 on ALL)",
-        "plain": f"plain 1-NN on SemCor ({SYSTEMS['plain'].f1_all} F1 on ALL)",
+        "best": f"best: SemCor + propagation + glosses ({f1_phrase('best', fingerprint, dtype)})",
+        "plain": f"plain 1-NN on SemCor ({f1_phrase('plain', fingerprint, dtype)})",
         "wordnet": "WordNet glosses only (no SemCor; below WordNet's first sense)",
     }
     if not semcor_available():

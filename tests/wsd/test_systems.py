@@ -18,11 +18,15 @@ from workbench.wsd.systems import (
     DEFAULT_SYSTEM,
     FEW_OCCURRENCES,
     FIRST_SENSE_F1_ALL,
+    MEASURED_F1_ALL,
+    PACKAGED_FINGERPRINT,
     SYSTEMS,
     WORDNET_CORPUS,
     build_message,
     default_index,
+    f1_phrase,
     get_system,
+    measured_f1,
     semcor_index,
     system_index_path,
     system_note,
@@ -166,3 +170,16 @@ def test_build_message_scales_the_cpu_estimate_with_the_model(layers, dim, dtype
     line = build_message(encoder, SYSTEMS["best"], Path("/cache/x"))  # type: ignore[arg-type]
     assert f"once: {expected} on a 2-core CPU" in line and "definitions" in line
     assert "definitions" not in build_message(encoder, SYSTEMS["plain"], Path("/c"))  # type: ignore[arg-type]
+
+
+def test_the_f1_a_user_is_told_is_the_one_measured_for_the_model_and_dtype(default_encoder):
+    assert default_encoder.fingerprint == PACKAGED_FINGERPRINT  # the table's key is this model
+    assert MEASURED_F1_ALL[("best", PACKAGED_FINGERPRINT, "float32")] == SYSTEMS["best"].f1_all
+    assert measured_f1("best", PACKAGED_FINGERPRINT, "bfloat16") == 70.1
+    assert f1_phrase("plain", PACKAGED_FINGERPRINT, "bfloat16") == (
+        "68.3 F1 on ALL with this model in bfloat16"
+    )
+    assert f1_phrase("best", "0123456789abcdef", "float32") == (
+        "70.2 F1 on ALL with the packaged model; not measured for this one"
+    )
+    assert measured_f1("best", PACKAGED_FINGERPRINT, "float16") is None

@@ -27,7 +27,9 @@ st.caption(
     "your sentence is compared with the vectors of its candidate senses; the most similar one "
     "is chosen."
 )
-systems = webapp.caches.system_options()
+settings = webapp.state.current()
+enc = webapp.state.encoder(settings)  # the labels give the F1 measured for this model
+systems = webapp.caches.system_options(enc.fingerprint, enc.dtype_name)
 choices = {**{f"system:{k}": v for k, v in systems.items()}, **webapp.caches.saved_indexes()}
 index_label = st.selectbox(
     "Sense index", list(choices), key="wsd_index",
@@ -35,7 +37,6 @@ index_label = st.selectbox(
     help="The best measured system is the default. Indexes saved with `workbench wsd train "
     "--out` in the cache dir are listed too.",
 )  # fmt: skip
-settings = webapp.state.current()
 system = index_label.removeprefix("system:") if index_label.startswith("system:") else None
 index = None
 if system is not None and system != WORDNET_SYSTEM.name:
@@ -68,7 +69,6 @@ with one:
                          key="wsd_text")  # fmt: skip
     word = c2.text_input("Word", "bank", key="wsd_word")
     pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="wsd_pos")
-    enc = webapp.state.encoder()
 
     def run_one():
         return disambiguate(

@@ -119,6 +119,35 @@ SYSTEMS: dict[str, System] = {
 #: The index without SemCor (:func:`wordnet_index`).
 WORDNET_SYSTEM = SYSTEMS["wordnet"]
 
+#: Weights fingerprints (``Encoder.fingerprint``) of the models whose systems were measured.
+PACKAGED_FINGERPRINT = "f412054b280245dd"  # all-MiniLM-L6-v2, the packaged default
+MPNET_FINGERPRINT = "1584582ce4d5fbf5"  # all-mpnet-base-v2 (``workbench model fetch``)
+#: F1 on ALL as measured, per (system, model fingerprint, compute dtype): docs/results.md, "WSD";
+#: the packaged model in bfloat16: docs/benchmarks.md, "bfloat16 on the CPU".
+MEASURED_F1_ALL: dict[tuple[str, str, str], float] = {
+    ("best", PACKAGED_FINGERPRINT, "float32"): 70.2,
+    ("best", PACKAGED_FINGERPRINT, "bfloat16"): 70.1,
+    ("plain", PACKAGED_FINGERPRINT, "float32"): 68.4,
+    ("plain", PACKAGED_FINGERPRINT, "bfloat16"): 68.3,
+    ("best", MPNET_FINGERPRINT, "float32"): 74.5,
+    ("plain", MPNET_FINGERPRINT, "float32"): 72.6,
+}
+
+
+def measured_f1(system: str, fingerprint: str, dtype: str) -> float | None:
+    """F1 on ALL measured for ``system`` with the model of ``fingerprint`` computing in
+    ``dtype``; None where that combination was not measured (another model, say)."""
+    return MEASURED_F1_ALL.get((system, fingerprint, dtype))
+
+
+def f1_phrase(system: str, fingerprint: str, dtype: str) -> str:
+    """What a user is told ``system`` scores with this model: its own measured F1 on ALL, or
+    the packaged model's with that said."""
+    f1 = measured_f1(system, fingerprint, dtype)
+    if f1 is not None:
+        return f"{f1} F1 on ALL with this model in {dtype}"
+    return f"{SYSTEMS[system].f1_all} F1 on ALL with the packaged model; not measured for this one"
+
 
 def get_system(name: str) -> System:
     """The system called ``name`` (:data:`SYSTEMS`)."""
