@@ -45,6 +45,9 @@ H200 on 2026-11-26, docs/results.md):
   only), with ``--compile reduce-overhead``;
 * ``precision`` (14): ``bench/precision.py --device cuda``: bf16 against fp32 on the geometry
   table and on F1 of the plain and best systems;
+* ``wsdtrain`` (15): ``bench/wsd_train.py --device cuda`` at the training run's batch (32
+  sentences): a training step's forward and backward with the gloss union in the GPU's default
+  chunks (16,384 tokens) against the CPU's (1,024), and against a per-instance loop;
 * ``train`` (15): ``workbench finetune wsd`` on all of SemCor, both encoders training, bf16,
   its ``--max-minutes`` set so that the ``biencoder`` step after it fits the budget; its card
   (F1 per set, throughput) is part of the results;
@@ -167,6 +170,16 @@ def _biencoder(ctx: Context) -> list[str] | None:
     return cmd + ["--json", str(ctx.work / "biencoder.json")]
 
 
+def _wsdtrain(ctx: Context) -> list[str]:
+    cmd = [ctx.python, "bench/wsd_train.py", "--model", str(ctx.minilm), "--device", ctx.device]
+    if ctx.rehearse:
+        cmd += ["--sentences", "8", "--batch-size", "4", "--repeats", "1"]
+    else:  # the training run's batch; its 4.84 steps/s were the host's pace (docs/results.md)
+        cmd += ["--sentences", "256", "--batch-size", "32", "--repeats", "2",
+                "--gloss-batch-tokens", "1024"]  # fmt: skip
+    return cmd + ["--json", str(ctx.work / "wsdtrain.json")]
+
+
 def _precision(ctx: Context) -> list[str]:
     cmd = [ctx.python, "bench/precision.py", "--device", ctx.device, "--model", str(ctx.minilm)]
     if ctx.rehearse:
@@ -197,6 +210,7 @@ STEPS = (
     Step("extract", 14, _extract, limit_s=260, need_s=200, writes="extract.json"),
     Step("mpnet", 14, _mpnet, limit_s=200, need_s=120, writes="mpnet.json"),
     Step("precision", 14, _precision, limit_s=180, need_s=120, writes="precision.json"),
+    Step("wsdtrain", 15, _wsdtrain, limit_s=150, need_s=60, writes="wsdtrain.json"),
     Step("train", 15, _train, limit_s=540, need_s=240),
     Step("biencoder", 15, _biencoder, limit_s=200, need_s=90, writes="biencoder.json"),
 )

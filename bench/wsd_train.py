@@ -2,6 +2,8 @@
 
 Run:  python bench/wsd_train.py [--model default] [--sentences 48] [--batch-size 4]
                                 [--repeats 3] [--json docs/bench_runs/wsd_train.json]
+      python bench/wsd_train.py --device cuda --sentences 512 --batch-size 32 \
+          --gloss-batch-tokens 1024    # on a GPU: the task at 1,024-token gloss chunks too
 
 Both sides run the forward and backward pass (no optimizer step) of the same bi-encoder over
 the polysemous instances of the same SemCor sentences (a seeded sample), in one process:
@@ -17,6 +19,10 @@ the polysemous instances of the same SemCor sentences (a seeded sample), in one 
     gloss encoded once in a run): timed after one untimed pass has encoded the sample's
     glosses, as every epoch after the first runs (the first pass's time is reported too).
 
+With ``--gloss-batch-tokens N,...`` (b) also runs with the gloss union in chunks of at most N
+padded tokens (``task@N``; (b) itself uses the device's default, 1,024 on a CPU and 16,384 on a
+GPU). ``--device cuda`` runs everything there under bf16 autocast, as training does.
+
 Reported: instances per second of each and their ratios (medians of ``--repeats``,
 interleaved), the tokens each side runs (padding included: the task's glosses as its chunks
 pad them), and the largest absolute difference between the two sides' losses on the first
@@ -26,6 +32,7 @@ batch (they compute the same loss: 0 up to float error).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -48,10 +55,11 @@ from workbench.finetune.tasks import make_task
 def plain_pass(model: BiEncoderModel, task, rows) -> tuple[int, int, list[float]]:
     """Forward + backward per instance; returns (instances, tokens run, losses)."""
     pad = task.tokenizer.pad_token_id or 0
+    device = next(model.parameters()).device
     n = tokens = 0
     losses = []
     for row in rows:
-        ids = torch.tensor([row["input_ids"]])
+        ids = torch.tensor([row["input_ids"]], device=device)
         for (a, b), cands, gold in zip(row["spans"], row["cands"], row["gold"], strict=True):
             hidden = model.encoder(input_ids=ids, attention_mask=torch.ones_like(ids))
             vector = hidden.last_hidden_state[0, a:b].mean(0)
@@ -61,6 +69,7 @@ def plain_pass(model: BiEncoderModel, task, rows) -> tuple[int, int, list[float]
             for i, g in enumerate(cands):
                 g_ids[i, : len(task.glosses.ids[g])] = torch.tensor(task.glosses.ids[g])
                 g_mask[i, : len(task.glosses.ids[g])] = 1
+            g_ids, g_mask = g_ids.to(device), g_mask.to(device)
             out = model.gloss_encoder(input_ids=g_ids, attention_mask=g_mask).last_hidden_state
             glosses = pool_sequence(out, g_mask, model.pooling)
             scores = glosses @ vector
@@ -74,17 +83,18 @@ def plain_pass(model: BiEncoderModel, task, rows) -> tuple[int, int, list[float]
 
 def task_pass(model: BiEncoderModel, task, rows, batch_size: int) -> tuple[int, int, list[float]]:
     """Forward + backward per batch of sentences; returns (instances, tokens run, losses)."""
+    device = next(model.parameters()).device
     n = tokens = 0
     losses = []
     for start in range(0, len(rows), batch_size):
-        batch = task.collate(rows[start : start + batch_size])
+        batch = {k: v.to(device) for k, v in task.collate(rows[start : start + batch_size]).items()}
         loss, scores = model(**batch)
         loss.backward()
         losses.append(float(loss))
         n += scores.shape[0]
         lengths = batch["gloss_attention_mask"].sum(1).tolist()
         glosses = sum(
-            (b - a) * lengths[a] for a, b in chunk_bounds(lengths, model.gloss_batch_tokens)
+            (b - a) * lengths[a] for a, b in chunk_bounds(lengths, model.gloss_chunk_tokens(device))
         )
         # frozen glosses were all encoded by the warm-up pass: the step runs the contexts only
         tokens += batch["input_ids"].numel() + (0 if model.freeze_glosses else glosses)
@@ -98,8 +108,13 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--gloss-max-length", type=int, default=32)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (bf16 autocast there)")
+    ap.add_argument("--gloss-batch-tokens", default="", help="extra gloss chunk sizes for (b)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
+    device = torch.device(args.device)
+    cuda = device.type == "cuda"
+    extra = [int(x) for x in args.gloss_batch_tokens.split(",") if x]
     sentences = [s for s in load_dataset("semcor").sentences if s.instances]
     random.Random(0).shuffle(sentences)
     data = DataFile(tuple(sentences[: args.sentences]), "semcor-sample", "bench")
@@ -114,26 +129,44 @@ def main() -> int:
     frozen.eval()
     frozen_rows = frozen_task.features(data, train=True).rows  # rows of its own gloss table
     assert isinstance(model, BiEncoderModel) and isinstance(frozen, BiEncoderModel)
-    first_plain = plain_pass(model, task, rows[: args.batch_size])[2]
-    first_task = task_pass(model, task, rows[: args.batch_size], args.batch_size)[2]
-    n_first = sum(len(r["spans"]) for r in rows[: args.batch_size])
-    mean_plain = sum(first_plain) / n_first
-    t0 = time.perf_counter()
-    first_frozen = task_pass(frozen, frozen_task, frozen_rows, args.batch_size)[2]  # glosses
-    frozen_first_pass = time.perf_counter() - t0
-    times: dict[str, list[float]] = {"plain": [], "task": [], "frozen": []}
+    model.to(device)
+    frozen.to(device)
+    autocast = (
+        (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if cuda else contextlib.nullcontext
+    )
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize()
+
+    with autocast():
+        first_plain = plain_pass(model, task, rows[: args.batch_size])[2]
+        first_task = task_pass(model, task, rows[: args.batch_size], args.batch_size)[2]
+        n_first = sum(len(r["spans"]) for r in rows[: args.batch_size])
+        mean_plain = sum(first_plain) / n_first
+        sync()
+        t0 = time.perf_counter()
+        first_frozen = task_pass(frozen, frozen_task, frozen_rows, args.batch_size)[2]
+        sync()
+        frozen_first_pass = time.perf_counter() - t0
+    names = ["plain", "task", *(f"task@{x}" for x in extra), "frozen"]
+    times: dict[str, list[float]] = {k: [] for k in names}
     counts: dict[str, tuple[int, int]] = {}
     for _ in range(args.repeats):
         for name in times:
             model.zero_grad(set_to_none=True)
             frozen.zero_grad(set_to_none=True)
+            model.gloss_batch_tokens = int(name[5:]) if name.startswith("task@") else 0
+            sync()
             t0 = time.perf_counter()
-            if name == "plain":
-                n, tokens, _ = plain_pass(model, task, rows)
-            elif name == "task":
-                n, tokens, _ = task_pass(model, task, rows, args.batch_size)
-            else:
-                n, tokens, _ = task_pass(frozen, frozen_task, frozen_rows, args.batch_size)
+            with autocast():
+                if name == "plain":
+                    n, tokens, _ = plain_pass(model, task, rows)
+                elif name.startswith("task"):
+                    n, tokens, _ = task_pass(model, task, rows, args.batch_size)
+                else:
+                    n, tokens, _ = task_pass(frozen, frozen_task, frozen_rows, args.batch_size)
+            sync()
             times[name].append(time.perf_counter() - t0)
             counts[name] = (n, tokens)
     median = {k: statistics.median(v) for k, v in times.items()}
@@ -142,6 +175,11 @@ def main() -> int:
         "sentences": len(rows),
         "instances": counts["task"][0],
         "batch_size": args.batch_size,
+        "device": str(device),
+        "gloss_chunk_tokens": {
+            "task": BiEncoderModel.gloss_chunk_tokens(frozen, device),
+            **{f"task@{x}": x for x in extra},
+        },  # fmt: skip
         "threads": torch.get_num_threads(),
         "load_average": os.getloadavg(),
         "seconds": times,

@@ -27,7 +27,11 @@ from workbench.errors import DataError, InputError, MismatchError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import BiEncoderModel
+from workbench.finetune.modeling import (
+    CPU_GLOSS_BATCH_TOKENS,
+    GPU_GLOSS_BATCH_TOKENS,
+    BiEncoderModel,
+)
 from workbench.finetune.store import load_finetuned
 from workbench.finetune.tasks import finetune, make_task
 from workbench.finetune.wsd_eval import rebuild_model_index
@@ -281,6 +285,31 @@ def test_frozen_glosses_train_the_context_encoder_alone_and_encode_each_gloss_on
         if name in saved:
             torch.testing.assert_close(saved[name], weight, atol=0, rtol=0)
     assert card["test"]["f1"] == pytest.approx(card["best_metric"], abs=1e-9)
+
+
+def test_gloss_chunks_by_device_give_the_same_vectors_in_fewer_passes(tiny_model_dir, semcor):
+    source = models.resolve_model(str(tiny_model_dir))
+    train = DataFile(tuple(semcor[0]), "semcor[:40]", "a")
+    task = make_task("wsd", CFG, models.load_tokenizer(source), train)
+    batch = task.collate(task.features(train, train=True).rows[:8])
+    ids, mask = batch["gloss_input_ids"], batch["gloss_attention_mask"]
+    model, _ = task.build_model(source)
+    model.eval()
+    assert model.gloss_batch_tokens == 0  # auto: by the device the glosses are on
+    assert model.gloss_chunk_tokens(torch.device("cpu")) == CPU_GLOSS_BATCH_TOKENS == 1024
+    assert model.gloss_chunk_tokens(torch.device("cuda")) == GPU_GLOSS_BATCH_TOKENS
+    calls: list[int] = []
+    model.gloss_encoder.register_forward_hook(lambda *a: calls.append(1))
+    with torch.no_grad():
+        small = model.encode_glosses(ids, mask)  # the CPU's 1,024-token chunks
+        n_small = len(calls)
+        model.gloss_batch_tokens = GPU_GLOSS_BATCH_TOKENS  # what a GPU runs
+        large = model.encode_glosses(ids, mask)
+    assert int(mask.numel()) > 2 * CPU_GLOSS_BATCH_TOKENS and n_small > 2
+    assert len(calls) - n_small == 1  # the whole union in one pass
+    torch.testing.assert_close(small, large, atol=1e-5, rtol=1e-5)
+    with pytest.raises(InputError, match="gloss_batch_tokens must be >= 0"):
+        CFG.replace(gloss_batch_tokens=-1)
 
 
 def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(

@@ -72,6 +72,8 @@ OPTION_HELP = {
     "freeze_glosses": "wsd: keep the gloss encoder at the base weights and train the context "
     "encoder only; each gloss is encoded once per run, so a step costs the context pass alone "
     "(several times faster; docs/results.md compares the two)",
+    "gloss_batch_tokens": "wsd: padded tokens per gloss-encoder pass; 0 (auto): 1024 on a CPU, "
+    "16384 on a GPU (a step's gloss union in one or two passes instead of a dozen)",
     "wsd_index": "wsd: the gloss index saved with the model holds every WordNet sense, or the "
     "candidates of the data's lemmas only (quick runs)",
     "precision": "auto: bf16 on a GPU that has it, else fp32",

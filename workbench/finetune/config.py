@@ -64,6 +64,7 @@ class TrainConfig:
     gloss_text: GlossText = "definition"  # wsd: what the gloss encoder reads for a sense
     gloss_max_length: int = 48  # wsd: subword tokens per gloss, incl. special tokens
     freeze_glosses: bool = False  # wsd: keep the gloss encoder at the base weights (see wsd.py)
+    gloss_batch_tokens: int = 0  # wsd: padded tokens per gloss-encoder pass (0: by device)
     wsd_index: WsdIndexScope = "wordnet"  # wsd: senses of the gloss index saved with the model
     # run control
     precision: Precision = "auto"  # auto: bf16 autocast on a GPU that supports it, else fp32
@@ -95,6 +96,7 @@ class TrainConfig:
             (self.head_pooling in ("cls", "mean"), "head_pooling must be 'cls' or 'mean'"),
             (self.gloss_text in GLOSS_TEXTS, f"gloss_text must be one of {', '.join(GLOSS_TEXTS)}"),
             (self.gloss_max_length >= 4, "gloss_max_length must be >= 4"),
+            (self.gloss_batch_tokens >= 0, "gloss_batch_tokens must be >= 0"),
             (self.wsd_index in ("wordnet", "data"), "wsd_index must be 'wordnet' or 'data'"),
         ]
         for ok, message in checks:

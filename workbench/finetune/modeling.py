@@ -25,6 +25,13 @@ if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
 
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: Padded tokens per gloss-encoder pass when ``gloss_batch_tokens`` is 0 (auto): on a CPU small
+#: chunks of similar length pad little and train fastest (docs/benchmarks.md, "Fine-tuning");
+#: on a GPU each pass costs its kernel launches, and a step's gloss union (about 10,000 tokens
+#: at 32 sentences a batch) in 1,024-token chunks is a dozen small passes each way: there it
+#: goes in one or two.
+CPU_GLOSS_BATCH_TOKENS = 1024
+GPU_GLOSS_BATCH_TOKENS = 16384
 
 #: A padded batch: ``{key: tensor (batch, seq) or (batch,)}``.
 Batch: TypeAlias = dict[str, torch.Tensor]
@@ -193,7 +200,7 @@ class BiEncoderModel(nn.Module):
         encoder: nn.Module,
         gloss_encoder: nn.Module,
         pooling: str,
-        gloss_batch_tokens: int = 1024,
+        gloss_batch_tokens: int = 0,
         freeze_glosses: bool = False,
     ) -> None:
         super().__init__()
@@ -205,8 +212,7 @@ class BiEncoderModel(nn.Module):
         if freeze_glosses:
             gloss_encoder.requires_grad_(False)
             gloss_encoder.eval()
-        # padded tokens per gloss-encoder pass: small chunks of similar length pad little and
-        # train faster than one large chunk (docs/benchmarks.md)
+        # padded tokens per gloss-encoder pass (0: by device, CPU_/GPU_GLOSS_BATCH_TOKENS)
         self.gloss_batch_tokens = int(gloss_batch_tokens)
         dims = {encoder_config(m).hidden_size for m in (encoder, gloss_encoder)}
         if len(dims) != 1:
@@ -224,13 +230,20 @@ class BiEncoderModel(nn.Module):
             n_instances,
         )
 
+    def gloss_chunk_tokens(self, device: torch.device) -> int:
+        """Padded tokens per gloss-encoder pass on ``device``: ``gloss_batch_tokens``, or by
+        the device when it is 0."""
+        if self.gloss_batch_tokens:
+            return self.gloss_batch_tokens
+        return CPU_GLOSS_BATCH_TOKENS if device.type == "cpu" else GPU_GLOSS_BATCH_TOKENS
+
     def encode_glosses(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Gloss vectors ``(n_glosses, dim)`` float32 of padded glosses sorted longest first,
-        encoded in chunks of at most ``gloss_batch_tokens`` padded tokens, each chunk trimmed
-        to its own longest gloss."""
+        encoded in chunks of at most :meth:`gloss_chunk_tokens` padded tokens, each chunk
+        trimmed to its own longest gloss."""
         lengths = mask.sum(1).tolist()
         parts = []
-        for start, stop in chunk_bounds(lengths, self.gloss_batch_tokens):
+        for start, stop in chunk_bounds(lengths, self.gloss_chunk_tokens(ids.device)):
             width = max(int(lengths[start]), 1)
             part_mask = mask[start:stop, :width]
             hidden = self.gloss_encoder(

@@ -340,6 +340,7 @@ class WsdTask(Task):
             load_encoder(source),
             load_encoder(gloss_source),
             self.cfg.head_pooling,
+            gloss_batch_tokens=self.cfg.gloss_batch_tokens,
             freeze_glosses=self.cfg.freeze_glosses,
         )
         pooled = "[CLS]" if self.cfg.head_pooling == "cls" else "mean"
