@@ -117,7 +117,9 @@ class _ContextTokenizer:
     unk_token_id = 0
 
     def __init__(self) -> None:
-        self.backend_tokenizer = SimpleNamespace(truncation=None, encode_batch=self._encode)
+        self.backend_tokenizer = SimpleNamespace(
+            truncation=None, padding=None, encode_batch=self._encode
+        )
 
     @staticmethod
     def _encode(batch, is_pretokenized, add_special_tokens):
@@ -152,3 +154,28 @@ def test_a_word_with_no_subword_and_no_unknown_token_is_named(minilm_tokenizer):
     for by_word in (True, False):
         with pytest.raises(InputError, match=r"Word 1 of sentence 2 \('-'\) maps to no token"):
             prepare(tok, [["a"], ["b", "c"], ["d", "-", "e"]], 510, by_word=by_word)
+
+
+def test_a_tokenizer_left_truncating_and_padding_by_another_call_still_tokenizes_whole_words(
+    minilm_tokenizer, tiny_encoder
+):
+    sentences = _sentences(200)
+    clean = _both(minilm_tokenizer, sentences)[0]
+    tok = AutoTokenizer.from_pretrained(default_model_path())
+    tok(["a b c"], truncation=True, max_length=8, padding="max_length")  # the state it leaves
+    backend = tok.backend_tokenizer
+    assert backend.truncation["max_length"] == 8 and backend.padding is not None
+    for prep in _both(tok, sentences):
+        _same(prep, clean)
+    assert backend.truncation["max_length"] == 8 and backend.padding["length"] == 8  # restored
+    # the encoder too: a shared tokenizer cut at 8 subwords by someone else changes nothing
+    words = ["the", "canoe", "was", "pulled", "up", "on", "the", "bank", "of", "the", "river"]
+    before = tiny_encoder.encode([words], progress=False).vectors
+    tiny_encoder.tokenizer.backend_tokenizer.enable_truncation(4)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no word may come out as the unknown token
+            after = tiny_encoder.encode([words], progress=False).vectors
+    finally:
+        tiny_encoder.tokenizer.backend_tokenizer.no_truncation()
+    np.testing.assert_array_equal(before, after)

@@ -20,9 +20,11 @@ Example::
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,6 +56,30 @@ class Prepared:
         return int(off[w.word_end] - off[w.word_start])
 
 
+@contextmanager
+def untruncated(backend: Any) -> Iterator[None]:
+    """The Rust tokenizer with no truncation and no padding for the block, then as it was.
+
+    Both are state of the tokenizer object: a ``tokenizer(..., truncation=True, max_length=16)``
+    call anywhere leaves it cutting every later ``encode_batch`` at 16 subwords (and a
+    checkpoint's ``tokenizer.json`` may carry a truncation of its own), which would turn the
+    words past the cut into words with no subword. The encoder tokenizes every word whole.
+    """
+    truncation, padding = backend.truncation, backend.padding
+    if truncation is None and padding is None:
+        yield
+        return
+    backend.no_truncation()
+    backend.no_padding()
+    try:
+        yield
+    finally:
+        if truncation is not None:
+            backend.enable_truncation(**truncation)
+        if padding is not None:
+            backend.enable_padding(**padding)
+
+
 def tokenize_words(
     tokenizer: PreTrainedTokenizerBase, sentences: list[list[str]]
 ) -> list[tuple[list[int], list[int | None]]]:
@@ -65,11 +91,14 @@ def tokenize_words(
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
         try:
-            encs = backend.encode_batch(sentences, is_pretokenized=True, add_special_tokens=False)
+            with untruncated(backend):
+                encs = backend.encode_batch(
+                    sentences, is_pretokenized=True, add_special_tokens=False
+                )
             return [(e.ids, e.word_ids) for e in encs]
         except Exception:  # noqa: BLE001 - any oddity: the public API below is the reference
             pass
-    enc = tokenizer(sentences, is_split_into_words=True, add_special_tokens=False)
+    enc = tokenizer(sentences, is_split_into_words=True, add_special_tokens=False, truncation=False)
     return [(enc["input_ids"][i], enc.word_ids(i)) for i in range(len(sentences))]
 
 
@@ -121,10 +150,10 @@ def word_pieces(
 
     A word with no subword gets ``unk`` (left empty when ``unk`` is None: the caller raises);
     a word with more than ``max_word`` subwords keeps its first ``max_word``. Returns None
-    when the tokenizer has no Rust backend, truncates, or its words depend on their context.
+    when the tokenizer has no Rust backend or its words depend on their context.
     """
     backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None or backend.truncation is not None:
+    if backend is None:
         return None
     running = list(chain.from_iterable(sentences))
     distinct = list(dict.fromkeys(running))  # in order of first occurrence
@@ -132,7 +161,8 @@ def word_pieces(
     flat = np.fromiter(map(index.__getitem__, running), dtype=np.int64, count=len(running))
     chunks = [distinct[k : k + CHUNK_WORDS] for k in range(0, len(distinct), CHUNK_WORDS)]
     try:
-        encs = backend.encode_batch(chunks, is_pretokenized=True, add_special_tokens=False)
+        with untruncated(backend):
+            encs = backend.encode_batch(chunks, is_pretokenized=True, add_special_tokens=False)
         table = np.fromiter(chain.from_iterable(e.ids for e in encs), dtype=np.int64)
         raw = np.concatenate(
             [
