@@ -8,6 +8,7 @@ import pytest
 from workbench import Encoder
 from workbench.encoding.batching import BUCKET_WIDTH, BatchBuilder, bucket_width, plan_batches
 from workbench.encoding.pipeline import PipelineConfig
+from workbench.encoding.pooling import pooled_order, pooling_plan_flat
 from workbench.encoding.prepare import prepare
 from workbench.encoding.rows import RowLayout, keep_masks
 
@@ -57,3 +58,64 @@ def test_model_inputs_are_the_batches_encode_runs(tiny_encoder):
     assert sum(ids.shape[0] for ids, _ in batches) == len(SENTENCES)
     assert sum(int(mask.sum()) for _, mask in batches) == sum(len(s) + 2 for s in SENTENCES)
     assert all(ids.dtype == np.int64 and ids.shape == mask.shape for ids, mask in batches)
+
+
+def _reference(builder: BatchBuilder, prep, row_of, batch):
+    """The batch built one window at a time from the prepared input: what build() gathers."""
+    sp = builder.specials
+    prefix, windows = len(sp.head), [prep.windows[i] for i in batch.tolist()]
+    bounds = [
+        (int(prep.offsets[w.sentence][w.word_start]), int(prep.offsets[w.sentence][w.word_end]))
+        for w in windows
+    ]
+    width = max(b - a for a, b in bounds) + sp.count
+    n_rows = len(windows)
+    if builder.shapes == "bucketed":
+        width = bucket_width(width, builder.max_width)
+        n_rows = max(n_rows, builder.max_batch_tokens // width)
+    ids = np.full((n_rows, width), sp.pad, dtype=np.int64)
+    mask = np.zeros((n_rows, width), dtype=np.int64)
+    ids[:, :prefix] = sp.head
+    ids[:, prefix : prefix + len(sp.tail)] = sp.tail
+    mask[:, : sp.count] = 1
+    starts, ends, rows = [], [], []
+    for r, (w, (a, b)) in enumerate(zip(windows, bounds)):
+        end = prefix + b - a
+        ids[r, prefix:end] = prep.ids[w.sentence][a:b]
+        ids[r, end : end + len(sp.tail)] = sp.tail
+        mask[r, : end + len(sp.tail)] = 1
+        for j in w.owned:
+            if row_of[w.sentence][j] >= 0:
+                off = prep.offsets[w.sentence]
+                starts.append(r * width + prefix + int(off[j]) - a)
+                ends.append(r * width + prefix + int(off[j + 1]) - a)
+                rows.append(int(row_of[w.sentence][j]))
+    return ids, mask, starts, ends, rows, sum(b - a for a, b in bounds)
+
+
+@pytest.mark.parametrize("shapes", ["exact", "bucketed"])
+def test_batches_gathered_at_once_equal_window_by_window(tiny_encoder, shapes):
+    enc = tiny_encoder
+    long = [f"w{i % 37}" for i in range(150)]  # cut into windows: each owns part of its words
+    sentences = [*SENTENCES, long, ["solo"], long[:70]]
+    keep = [sorted(RNG.choice(len(s), size=max(1, len(s) // 3), replace=False)) for s in sentences]
+    for masks in (keep_masks(sentences, None), keep_masks(sentences, keep)):
+        prep = prepare(enc.tokenizer, sentences, 40)
+        assert len(prep.windows) > len(sentences)  # the long ones are windowed
+        layout = RowLayout.build(sentences, masks)
+        builder = BatchBuilder(prep, enc.specials, layout.row_of, "mean", shapes, 512, 64)
+        seen = []
+        for batch in builder.batches():
+            hb = builder.build(batch)
+            ids, mask, starts, ends, rows, n_tokens = _reference(
+                builder, prep, layout.row_of, batch
+            )
+            np.testing.assert_array_equal(hb.ids, ids)
+            np.testing.assert_array_equal(hb.mask, mask)
+            assert hb.n_tokens == n_tokens and hb.padded == (not mask.all())
+            want = pooling_plan_flat(np.array(starts), np.array(ends), "mean")
+            np.testing.assert_array_equal(hb.plan.single_positions, want.single_positions)
+            np.testing.assert_array_equal(hb.plan.multi_positions, want.multi_positions)
+            np.testing.assert_array_equal(hb.rows, np.array(rows)[pooled_order(want)])
+            seen.extend(hb.rows.tolist())
+        assert sorted(seen) == list(range(layout.n))  # every kept word once

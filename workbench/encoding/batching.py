@@ -162,7 +162,37 @@ class BatchBuilder:
         self.shapes = shapes
         self.max_batch_tokens = max_batch_tokens
         self.max_width = max_width
-        self.lengths = np.array([prep.window_length(w) for w in prep.windows], dtype=np.int64)
+        # the whole input as flat arrays, so that a batch is gathered, not looped over: every
+        # sentence's subwords end to end (``_ids`` from ``_id_base[s]``), every word's subword
+        # range in its sentence (``_word_a`` / ``_word_b``, word j of sentence s at
+        # ``_word_base[s] + j``) and output row (``_rows``), every window's sentence, words and
+        # subword range, and whether it owns all its words (the usual case)
+        wins = prep.windows
+
+        def per_window(values, dtype=np.int64) -> np.ndarray:
+            return np.fromiter(values, dtype=dtype, count=len(wins))
+
+        self._w_sentence = per_window(w.sentence for w in wins)
+        self._w_start = per_window(w.word_start for w in wins)
+        self._w_end = per_window(w.word_end for w in wins)
+        self._w_full = per_window((len(w.owned) == w.word_end - w.word_start for w in wins), bool)
+        n_words = np.fromiter((len(o) - 1 for o in prep.offsets), np.int64, len(prep.offsets))
+        self._word_base = np.concatenate([[0], np.cumsum(n_words)]).astype(np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        self._word_a = np.concatenate([o[:-1] for o in prep.offsets] or [empty])
+        self._word_b = np.concatenate([o[1:] for o in prep.offsets] or [empty])
+        n_ids = np.fromiter((len(i) for i in prep.ids), np.int64, len(prep.ids))
+        self._id_base = np.concatenate([[0], np.cumsum(n_ids)]).astype(np.int64)
+        self._ids = np.concatenate([*prep.ids, empty]).astype(np.int64, copy=False)
+        self._rows = (
+            np.concatenate([*row_of, empty]).astype(np.int64, copy=False)
+            if len(row_of) == len(prep.offsets)
+            else None  # no output rows (model_inputs): build() is not called
+        )
+        first = self._word_base[self._w_sentence]
+        self._w_a = self._word_a[first + self._w_start] if len(wins) else empty
+        self._w_b = self._word_b[first + self._w_end - 1] if len(wins) else empty
+        self.lengths = self._w_b - self._w_a
 
     def batches(self) -> list[np.ndarray]:
         """The batches to run (:func:`plan_batches` with this builder's settings)."""
@@ -170,62 +200,91 @@ class BatchBuilder:
             self.lengths, self.max_batch_tokens, self.shapes, self.specials.count, self.max_width
         )
 
+    def _padded(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The padded ``(ids, mask)`` int64 arrays ``(batch, width)`` of a batch of windows,
+        gathered from the flat arrays in a few array operations."""
+        sp = self.specials
+        head, tail, prefix = sp.head, sp.tail, len(sp.head)
+        n = len(batch)
+        a, length = self._w_a[batch], self.lengths[batch]
+        width = int(length.max()) + sp.count
+        n_rows = n
+        if self.shapes == "bucketed":
+            width = bucket_width(width, self.max_width)
+            n_rows = max(n_rows, self.max_batch_tokens // width)
+        ids = np.full((n_rows, width), sp.pad, dtype=np.int64)
+        ids[:, :prefix] = head  # dummy rows too: specials only, so no row is fully masked
+        row, k = _ranges(length)  # subword k of row `row`
+        src = np.repeat(self._id_base[self._w_sentence[batch]] + a, length) + k
+        ids[row, prefix + k] = self._ids[src]
+        end = np.full(n_rows, prefix, dtype=np.int64)
+        end[:n] += length
+        for t, token in enumerate(tail):
+            ids[np.arange(n_rows), end + t] = token
+        mask = (np.arange(width) < (end + len(tail))[:, None]).astype(np.int64)
+        return ids, mask
+
     def inputs(
         self, batch: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, list[Window], list[tuple[int, int]]]:
         """The padded ``(ids, mask)`` int64 arrays ``(batch, width)`` of a batch of windows,
         with the windows and each one's subword range ``(a, b)`` in its sentence."""
-        prep, sp = self.prep, self.specials
-        head, tail, prefix = sp.head, sp.tail, len(sp.head)
-        windows = [prep.windows[i] for i in batch.tolist()]
-        bounds = [
-            (int(prep.offsets[w.sentence][w.word_start]), int(prep.offsets[w.sentence][w.word_end]))
-            for w in windows
-        ]
-        width = max(b - a for a, b in bounds) + sp.count
-        n_rows = len(windows)
-        if self.shapes == "bucketed":
-            width = bucket_width(width, self.max_width)
-            n_rows = max(n_rows, self.max_batch_tokens // width)
-        ids = np.full((n_rows, width), sp.pad, dtype=np.int64)
-        mask = np.zeros((n_rows, width), dtype=np.int64)
-        for r, (w, (a, b)) in enumerate(zip(windows, bounds)):
-            end = prefix + b - a
-            ids[r, :prefix] = head
-            ids[r, prefix:end] = prep.ids[w.sentence][a:b]
-            ids[r, end : end + len(tail)] = tail
-            mask[r, : end + len(tail)] = 1
-        if n_rows > len(windows):  # dummy rows: specials only, so no row is fully masked
-            ids[len(windows) :, :prefix] = head
-            ids[len(windows) :, prefix : prefix + len(tail)] = tail
-            mask[len(windows) :, : sp.count] = 1
+        ids, mask = self._padded(batch)
+        windows = [self.prep.windows[i] for i in batch.tolist()]
+        bounds = list(zip(self._w_a[batch].tolist(), self._w_b[batch].tolist()))
         return ids, mask, windows, bounds
 
     def build(self, batch: np.ndarray) -> HostBatch:
         """Pad the batch's windows into one input and plan the pooling of its kept words."""
-        ids, mask, windows, bounds = self.inputs(batch)
+        ids, mask = self._padded(batch)
         width = ids.shape[1]
         prefix = len(self.specials.head)
+        if self._w_full[batch].all():  # the usual case: gather every word of every window
+            start = self._word_base[self._w_sentence[batch]] + self._w_start[batch]
+            row, j = _ranges(self._w_end[batch] - self._w_start[batch])
+            word = start[row] + j  # flat index of each word
+            # sentence offset -> flattened batch position
+            shift = row * width + prefix - self._w_a[batch][row]
+            starts, ends = self._word_a[word] + shift, self._word_b[word] + shift
+            if self._rows is None:
+                raise ValueError("this builder has no output rows (row_of): it only pads inputs")
+            targets = self._rows[word]
+            kept = targets >= 0
+            if not kept.all():
+                starts, ends, targets = starts[kept], ends[kept], targets[kept]
+        else:  # windows of a long sentence own part of their words: one window at a time
+            starts, ends, targets = self._owned_words(batch, width, prefix)
+        plan = pooling_plan_flat(starts, ends, self.pooling)
+        padded = not bool(mask.all())
+        n_tokens = int(self.lengths[batch].sum())
+        return HostBatch(ids, mask, plan, targets[pooled_order(plan)], n_tokens, padded)
+
+    def _owned_words(
+        self, batch: np.ndarray, width: int, prefix: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Flattened subword ranges and output rows of the kept words each window owns."""
         starts: list[np.ndarray] = []
         ends: list[np.ndarray] = []
         target_parts: list[np.ndarray] = []
-        n_tokens = 0
-        for r, (w, (a, b)) in enumerate(zip(windows, bounds)):
-            n_tokens += b - a
-            if len(w.owned) == w.word_end - w.word_start:
-                own = np.arange(w.word_start, w.word_end)
-            else:
-                own = np.asarray(w.owned, dtype=np.int64)
+        for r, i in enumerate(batch.tolist()):
+            w = self.prep.windows[i]
+            own = np.asarray(w.owned, dtype=np.int64)
             rows = self.row_of[w.sentence][own]
             kept = rows >= 0
             if not kept.all():
                 own, rows = own[kept], rows[kept]
             off = self.prep.offsets[w.sentence]
-            shift = r * width + prefix - a  # sentence offset -> flattened batch position
+            shift = r * width + prefix - int(self._w_a[i])
             starts.append(off[own] + shift)
             ends.append(off[own + 1] + shift)
             target_parts.append(rows)
-        plan = pooling_plan_flat(np.concatenate(starts), np.concatenate(ends), self.pooling)
-        targets = np.concatenate(target_parts)
-        padded = not bool(mask.all())
-        return HostBatch(ids, mask, plan, targets[pooled_order(plan)], n_tokens, padded)
+        return np.concatenate(starts), np.concatenate(ends), np.concatenate(target_parts)
+
+
+def _ranges(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For runs of ``lengths`` items: each item's run and its place in the run."""
+    total = int(lengths.sum())
+    run = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    first = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=first[1:])
+    return run, np.arange(total, dtype=np.int64) - first[run]
