@@ -104,9 +104,15 @@ def test_batches_gathered_at_once_equal_window_by_window(tiny_encoder, shapes):
         assert len(prep.windows) > len(sentences)  # the long ones are windowed
         layout = RowLayout.build(sentences, masks)
         builder = BatchBuilder(prep, enc.specials, layout.row_of, "mean", shapes, 512, 64)
+        by_window = BatchBuilder(
+            prep, enc.specials, layout.row_of, "mean", shapes, 512, 64, gather=False
+        )
         seen = []
         for batch in builder.batches():
             hb = builder.build(batch)
+            slow = by_window.build(batch)
+            np.testing.assert_array_equal(hb.rows, slow.rows)
+            np.testing.assert_array_equal(hb.plan.multi_weights, slow.plan.multi_weights)
             ids, mask, starts, ends, rows, n_tokens = _reference(
                 builder, prep, layout.row_of, batch
             )

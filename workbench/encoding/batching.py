@@ -140,6 +140,8 @@ class BatchBuilder:
             width and to ``max_batch_tokens // width`` rows.
         max_batch_tokens: the budget (for ``bucketed`` row counts).
         max_width: the model's input limit (for ``bucketed`` widths).
+        gather: take a batch's words from flat arrays of the whole input in a few array
+            operations (default); False: window by window, the reference (same result).
 
     Attributes:
         lengths: ``(n_windows,)`` int64 subwords of each window (specials excluded).
@@ -154,8 +156,10 @@ class BatchBuilder:
         shapes: Shapes = "exact",
         max_batch_tokens: int = 8192,
         max_width: int = 512,
+        gather: bool = True,
     ) -> None:
         self.prep = prep
+        self.gather = gather  # False: every batch's words window by window (the reference)
         self.specials = specials
         self.row_of = row_of
         self.pooling = pooling
@@ -239,7 +243,7 @@ class BatchBuilder:
         ids, mask = self._padded(batch)
         width = ids.shape[1]
         prefix = len(self.specials.head)
-        if self._w_full[batch].all():  # the usual case: gather every word of every window
+        if self.gather and self._w_full[batch].all():  # the usual case: gather every word
             start = self._word_base[self._w_sentence[batch]] + self._w_start[batch]
             row, j = _ranges(self._w_end[batch] - self._w_start[batch])
             word = start[row] + j  # flat index of each word

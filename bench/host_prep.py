@@ -1,7 +1,7 @@
-"""Benchmark: the encoder's tokenizing step, by distinct word against by whole sentence.
+"""Benchmark: the encoder's host work around the model, each step against its reference path.
 
-Run:  python bench/tokenizing.py --sentences 2000,20000,all --repeats 5 \
-          --json docs/bench_runs/tokenize_cpu.json
+Run:  python bench/host_prep.py --sentences 2000,20000,all --repeats 5 \
+          --json docs/bench_runs/host_prep_cpu.json
 
 Before the first batch runs, ``Encoder.encode`` tokenizes its whole input and lays out each
 sentence's subword ids and word offsets (:func:`workbench.encoding.prepare.prepare`). On a GPU
@@ -15,8 +15,17 @@ process, interleaved:
     (``prepare``'s default);
 
 each as seconds and tokens/s, (b) as a speed-up over (a), after checking both give the same
-ids, offsets and windows. The tokenizer's own thread pool is on unless ``TOKENIZERS_PARALLELISM``
-says otherwise; the run records the setting and the CPUs.
+ids, offsets and windows. Then the batches ``encode`` runs (at a GPU's token budget, 65,536, so
+that the batch count is a GPU's; every word kept) built two ways, checked equal:
+
+(c) ``batches_by_window``: each batch's pooling plan and output rows window by window
+    (``BatchBuilder(gather=False)``, the reference);
+(d) ``batches_gathered``: from flat arrays of the whole input (``BatchBuilder``'s default), the
+    flat arrays' set-up included.
+
+On a GPU the batch building is the producer thread's work while the model runs (the "prep"
+stage of ``bench/extract.py --profile``). The tokenizer's own thread pool is on unless
+``TOKENIZERS_PARALLELISM`` says otherwise; the run records the setting and the CPUs.
 """
 
 from __future__ import annotations
@@ -36,7 +45,11 @@ from record import write_json
 
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
+from workbench.encoding.batching import BatchBuilder, HostBatch
 from workbench.encoding.prepare import Prepared, prepare
+from workbench.encoding.rows import RowLayout, keep_masks
+
+GPU_BATCH_TOKENS = 65536  # the H200's measured budget for the packaged model
 
 
 def same(a: Prepared, b: Prepared) -> bool:
@@ -46,6 +59,53 @@ def same(a: Prepared, b: Prepared) -> bool:
         and a.windows == b.windows
         and a.notes == b.notes
     )
+
+
+def same_batch(a: HostBatch, b: HostBatch) -> bool:
+    return (
+        np.array_equal(a.ids, b.ids)
+        and np.array_equal(a.mask, b.mask)
+        and np.array_equal(a.rows, b.rows)
+        and np.array_equal(a.plan.single_positions, b.plan.single_positions)
+        and np.array_equal(a.plan.multi_positions, b.plan.multi_positions)
+        and np.array_equal(a.plan.multi_weights, b.plan.multi_weights)
+    )
+
+
+def batch_times(enc: Encoder, words: list[list[str]], prep: Prepared, repeats: int) -> dict:
+    layout = RowLayout.build(words, keep_masks(words, None))
+
+    def builder(gather: bool) -> BatchBuilder:
+        return BatchBuilder(
+            prep, enc.specials, layout.row_of, enc.pooling, "exact", GPU_BATCH_TOKENS,
+            enc.max_length, gather=gather,
+        )  # fmt: skip
+
+    batches = builder(True).batches()
+    fast, ref = builder(True), builder(False)
+    if not all(same_batch(fast.build(b), ref.build(b)) for b in batches):
+        print("gathered batches differ from window by window: not valid", file=sys.stderr)
+        sys.exit(1)
+
+    def run(gather: bool) -> float:
+        t = time.perf_counter()
+        bb = builder(gather)
+        for b in batches:
+            bb.build(b)
+        return time.perf_counter() - t
+
+    times: dict[str, list[float]] = {"batches_by_window": [], "batches_gathered": []}
+    for _ in range(repeats):
+        times["batches_by_window"].append(run(False))
+        times["batches_gathered"].append(run(True))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {
+        "batches": len(batches),
+        "batch_tokens": GPU_BATCH_TOKENS,
+        "seconds": times,
+        "median_s": med,
+        "speedup": med["batches_by_window"] / med["batches_gathered"],
+    }
 
 
 def run_size(enc: Encoder, n: int | None, repeats: int) -> dict:
@@ -85,6 +145,12 @@ def run_size(enc: Encoder, n: int | None, repeats: int) -> dict:
         f"distinct, {tokens} subwords): by sentence {med['by_sentence']:.3f} s "
         f"({row['tokens_per_s']['by_sentence']:,.0f} tok/s), by word {med['by_word']:.3f} s "
         f"({row['tokens_per_s']['by_word']:,.0f} tok/s): x{row['speedup']:.2f}"
+    )
+    row["build"] = build = batch_times(enc, words, ref, repeats)
+    med = build["median_s"]
+    print(
+        f"  {build['batches']} batches: window by window {med['batches_by_window']:.3f} s, "
+        f"gathered {med['batches_gathered']:.3f} s: x{build['speedup']:.2f}"
     )
     return row
 
