@@ -204,8 +204,8 @@ def _mpnet(ctx: Context) -> list[str] | None:
 #: In order of value. Issue 15's run is done (H200, 2026-11-26: train 313 s, biencoder 166 s;
 #: docs/results.md), so issue 14's figures come first: ``extract`` took about 150 s before its
 #: ``--wsd-eval`` part (cut at 170 s), ``precision`` more than the 74 s it had, ``mpnet`` 33 s
-#: of compiling before its runs (cut at 63 s). Limits from those times; one 540-second call
-#: holds the three, a second call (the same command: finished steps are skipped) the rest.
+#: of compiling before its runs (cut at 63 s). Limits from those times; what one 540-second
+#: call does not finish, a second call (the same command: finished steps are skipped) goes on with.
 STEPS = (
     Step("extract", 14, _extract, limit_s=260, need_s=200, writes="extract.json"),
     Step("mpnet", 14, _mpnet, limit_s=200, need_s=120, writes="mpnet.json"),
