@@ -14,6 +14,8 @@ process, interleaved:
 (b) ``by_word``: each distinct word tokenized once, the corpus laid out by array operations
     (``prepare``'s default);
 
+both with the per-sentence word offsets ``encode`` reads for its output spans;
+
 each as seconds and tokens/s, (b) as a speed-up over (a), after checking both give the same
 ids, offsets and windows. Then the batches ``encode`` runs (at a GPU's token budget, 65,536, so
 that the batch count is a GPU's; every word kept) built two ways, checked equal:
@@ -116,6 +118,7 @@ def run_size(enc: Encoder, n: int | None, repeats: int) -> dict:
     def run(by_word: bool) -> tuple[float, Prepared]:
         t = time.perf_counter()
         prep = prepare(tok, words, window, enc.stride, by_word=by_word)
+        prep.offsets  # noqa: B018 - per-sentence offsets, which encode's output spans read
         return time.perf_counter() - t, prep
 
     _, ref = run(False)  # warm-up, and the reference

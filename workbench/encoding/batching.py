@@ -166,11 +166,9 @@ class BatchBuilder:
         self.shapes = shapes
         self.max_batch_tokens = max_batch_tokens
         self.max_width = max_width
-        # the whole input as flat arrays, so that a batch is gathered, not looped over: every
-        # sentence's subwords end to end (``_ids`` from ``_id_base[s]``), every word's subword
-        # range in its sentence (``_word_a`` / ``_word_b``, word j of sentence s at
-        # ``_word_base[s] + j``) and output row (``_rows``), every window's sentence, words and
-        # subword range, and whether it owns all its words (the usual case)
+        # a batch is gathered from the input's flat arrays (Prepared), not looped over: each
+        # window's sentence, words and subword range in ``prep.flat_ids`` (``_w_a`` to
+        # ``_w_b``), whether it owns all its words (the usual case), every word's output row
         wins = prep.windows
 
         def per_window(values, dtype=np.int64) -> np.ndarray:
@@ -180,22 +178,15 @@ class BatchBuilder:
         self._w_start = per_window(w.word_start for w in wins)
         self._w_end = per_window(w.word_end for w in wins)
         self._w_full = per_window((len(w.owned) == w.word_end - w.word_start for w in wins), bool)
-        n_words = np.fromiter((len(o) - 1 for o in prep.offsets), np.int64, len(prep.offsets))
-        self._word_base = np.concatenate([[0], np.cumsum(n_words)]).astype(np.int64)
+        self._w_first = prep.sentence_words[self._w_sentence]  # the sentence's first word
+        self._w_a = prep.word_offsets[self._w_first + self._w_start]
+        self._w_b = prep.word_offsets[self._w_first + self._w_end]
         empty = np.zeros(0, dtype=np.int64)
-        self._word_a = np.concatenate([o[:-1] for o in prep.offsets] or [empty])
-        self._word_b = np.concatenate([o[1:] for o in prep.offsets] or [empty])
-        n_ids = np.fromiter((len(i) for i in prep.ids), np.int64, len(prep.ids))
-        self._id_base = np.concatenate([[0], np.cumsum(n_ids)]).astype(np.int64)
-        self._ids = np.concatenate([*prep.ids, empty]).astype(np.int64, copy=False)
         self._rows = (
             np.concatenate([*row_of, empty]).astype(np.int64, copy=False)
-            if len(row_of) == len(prep.offsets)
+            if len(row_of) == len(prep.sentence_words) - 1
             else None  # no output rows (model_inputs): build() is not called
         )
-        first = self._word_base[self._w_sentence]
-        self._w_a = self._word_a[first + self._w_start] if len(wins) else empty
-        self._w_b = self._word_b[first + self._w_end - 1] if len(wins) else empty
         self.lengths = self._w_b - self._w_a
 
     def batches(self) -> list[np.ndarray]:
@@ -219,8 +210,7 @@ class BatchBuilder:
         ids = np.full((n_rows, width), sp.pad, dtype=np.int64)
         ids[:, :prefix] = head  # dummy rows too: specials only, so no row is fully masked
         row, k = _ranges(length)  # subword k of row `row`
-        src = np.repeat(self._id_base[self._w_sentence[batch]] + a, length) + k
-        ids[row, prefix + k] = self._ids[src]
+        ids[row, prefix + k] = self.prep.flat_ids[a[row] + k]
         end = np.full(n_rows, prefix, dtype=np.int64)
         end[:n] += length
         for t, token in enumerate(tail):
@@ -235,7 +225,8 @@ class BatchBuilder:
         with the windows and each one's subword range ``(a, b)`` in its sentence."""
         ids, mask = self._padded(batch)
         windows = [self.prep.windows[i] for i in batch.tolist()]
-        bounds = list(zip(self._w_a[batch].tolist(), self._w_b[batch].tolist()))
+        first = self.prep.word_offsets[self._w_first[batch]]  # sentence start in flat_ids
+        bounds = list(zip((self._w_a[batch] - first).tolist(), (self._w_b[batch] - first).tolist()))
         return ids, mask, windows, bounds
 
     def build(self, batch: np.ndarray) -> HostBatch:
@@ -244,12 +235,13 @@ class BatchBuilder:
         width = ids.shape[1]
         prefix = len(self.specials.head)
         if self.gather and self._w_full[batch].all():  # the usual case: gather every word
-            start = self._word_base[self._w_sentence[batch]] + self._w_start[batch]
+            start = self._w_first[batch] + self._w_start[batch]
             row, j = _ranges(self._w_end[batch] - self._w_start[batch])
-            word = start[row] + j  # flat index of each word
-            # sentence offset -> flattened batch position
+            word = start[row] + j  # running index of each word
+            # input position -> flattened batch position
             shift = row * width + prefix - self._w_a[batch][row]
-            starts, ends = self._word_a[word] + shift, self._word_b[word] + shift
+            off = self.prep.word_offsets
+            starts, ends = off[word] + shift, off[word + 1] + shift
             if self._rows is None:
                 raise ValueError("this builder has no output rows (row_of): it only pads inputs")
             targets = self._rows[word]
@@ -277,10 +269,10 @@ class BatchBuilder:
             kept = rows >= 0
             if not kept.all():
                 own, rows = own[kept], rows[kept]
-            off = self.prep.offsets[w.sentence]
+            word = int(self._w_first[i]) + own  # running index of each owned word
             shift = r * width + prefix - int(self._w_a[i])
-            starts.append(off[own] + shift)
-            ends.append(off[own + 1] + shift)
+            starts.append(self.prep.word_offsets[word] + shift)
+            ends.append(self.prep.word_offsets[word + 1] + shift)
             target_parts.append(rows)
         return np.concatenate(starts), np.concatenate(ends), np.concatenate(target_parts)
 

@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -43,17 +44,42 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Prepared:
-    """Tokenized input: subword ids and word offsets per sentence, the windows to run, notes."""
+    """Tokenized input, flat: every sentence's subword ids end to end and where each word's
+    subwords start in them; the windows to run; notes. ``ids`` and ``offsets`` give the same
+    per sentence.
 
-    ids: list[np.ndarray]  # per sentence, its subword ids (int64, no special tokens)
-    offsets: list[np.ndarray]  # per sentence, (n_words + 1,) where each word's subwords start
+    Attributes:
+        flat_ids: ``(n_subwords,)`` int64, every sentence's subwords in order, no specials.
+        word_offsets: ``(n_words + 1,)`` int64, where each running word's subwords start in
+            ``flat_ids`` (word ``j`` of sentence ``i`` is running word ``sentence_words[i] + j``).
+        sentence_words: ``(n_sentences + 1,)`` int64, where each sentence's words start.
+        windows: the model inputs to run.
+        notes: what was changed on the way (unknown tokens, cut words).
+    """
+
+    flat_ids: np.ndarray
+    word_offsets: np.ndarray
+    sentence_words: np.ndarray
     windows: list[Window]
     notes: list[str]
 
+    @cached_property
+    def offsets(self) -> list[np.ndarray]:
+        """Per sentence, ``(n_words + 1,)`` where each word's subwords start in the sentence."""
+        sw, off = self.sentence_words.tolist(), self.word_offsets
+        return [off[a : b + 1] - off[a] for a, b in zip(sw[:-1], sw[1:])]
+
+    @cached_property
+    def ids(self) -> list[np.ndarray]:
+        """Per sentence, its subword ids (views of ``flat_ids``)."""
+        bounds = self.word_offsets[self.sentence_words].tolist()
+        return [self.flat_ids[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
     def window_length(self, w: Window) -> int:
         """Subwords of a window (special tokens excluded)."""
-        off = self.offsets[w.sentence]
-        return int(off[w.word_end] - off[w.word_start])
+        first = int(self.sentence_words[w.sentence])
+        off = self.word_offsets
+        return int(off[first + w.word_end] - off[first + w.word_start])
 
 
 @contextmanager
@@ -225,16 +251,17 @@ def prepare(
     unk = tokenizer.unk_token_id
     pieces = word_pieces(tokenizer, sentences, unk, window_tokens) if by_word else None
     if pieces is None:
-        ids, offsets, notes, unk_words = _in_context(tokenizer, sentences, unk, window_tokens)
+        pieces, notes, unk_words = _in_context(tokenizer, sentences, unk, window_tokens)
     else:
-        ids, offsets, notes, unk_words = _from_pieces(pieces, sentences, unk, window_tokens)
+        notes, unk_words = _odd_words(pieces, sentences, unk, window_tokens)
+    sw, off = pieces.sentence_words, pieces.word_offsets
+    totals = np.diff(off[sw]).tolist()  # subwords of each sentence
     windows: list[Window] = []
     for i, words in enumerate(sentences):
-        off = offsets[i]
-        if off[-1] <= window_tokens:  # the usual case: one window, no planning
+        if totals[i] <= window_tokens:  # the usual case: one window, no planning
             windows.append(Window(i, 0, len(words), tuple(range(len(words)))))
             continue
-        lengths = np.diff(off).tolist()
+        lengths = np.diff(off[sw[i] : sw[i + 1] + 1]).tolist()
         spans = plan_windows(lengths, window_tokens, stride)
         owners = assign_owners(spans, lengths)
         windows.extend(Window(i, s, e, own) for (s, e), own in zip(spans, owners))
@@ -247,7 +274,7 @@ def prepare(
         )
     for note in notes:
         warnings.warn(note, stacklevel=5)
-    return Prepared(ids, offsets, windows, notes)
+    return Prepared(pieces.ids, off, sw, windows, notes)
 
 
 def _no_token(i: int, j: int, word: str) -> InputError:
@@ -269,14 +296,15 @@ def _in_context(
     sentences: list[list[str]],
     unk: int | None,
     window_tokens: int,
-) -> tuple[list[np.ndarray], list[np.ndarray], list[str], list[str]]:
-    """Per sentence its ids and word offsets, tokenized as whole sentences; the notes and the
-    words given the unknown token (the reference for :func:`_from_pieces`)."""
-    ids: list[np.ndarray] = []
-    offsets: list[np.ndarray] = []
+) -> tuple[WordPieces, list[str], list[str]]:
+    """The input tokenized sentence by sentence (the reference for :func:`word_pieces`), the
+    notes, and the words given the unknown token."""
+    groups_of: list[list[list[int]]] = []
     notes: list[str] = []
     unk_words: list[str] = []
+    raw: list[int] = []
     for i, (words, groups) in enumerate(zip(sentences, _word_groups(tokenizer, sentences))):
+        raw.extend(map(len, groups))
         for j, group in enumerate(groups):
             if not group:
                 if unk is None:
@@ -286,17 +314,22 @@ def _in_context(
             elif len(group) > window_tokens:
                 del group[window_tokens:]
                 notes.append(_too_long(i, j, words[j], window_tokens))
-        off = np.zeros(len(groups) + 1, dtype=np.int64)
-        np.cumsum([len(g) for g in groups], out=off[1:])
-        offsets.append(off)
-        ids.append(np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(off[-1])))
-    return ids, offsets, notes, unk_words
+        groups_of.append(groups)
+    every = [g for groups in groups_of for g in groups]
+    lengths = np.fromiter(map(len, every), dtype=np.int64, count=len(every))
+    offsets = np.zeros(len(every) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    ids = np.fromiter(chain.from_iterable(every), dtype=np.int64, count=int(offsets[-1]))
+    sentence_words = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in sentences], out=sentence_words[1:])
+    raw_lengths = np.asarray(raw, dtype=np.int64)
+    return WordPieces(ids, offsets, sentence_words, raw_lengths), notes, unk_words
 
 
-def _from_pieces(
+def _odd_words(
     pieces: WordPieces, sentences: list[list[str]], unk: int | None, window_tokens: int
-) -> tuple[list[np.ndarray], list[np.ndarray], list[str], list[str]]:
-    """What :func:`_in_context` returns, sliced out of the corpus-wide :class:`WordPieces`."""
+) -> tuple[list[str], list[str]]:
+    """The notes and unknown-token words of :func:`_in_context`, from :class:`WordPieces`."""
     starts = pieces.sentence_words
 
     def where(k: int) -> tuple[int, int]:  # running word k -> (sentence, position)
@@ -314,8 +347,4 @@ def _from_pieces(
             raise _no_token(i, j, sentences[i][j])
         else:
             unk_words.append(visible(sentences[i][j]))
-    offs = pieces.word_offsets
-    bounds = offs[starts]  # where each sentence's subwords start (and the last one ends)
-    ids = [pieces.ids[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-    offsets = [offs[a : b + 1] - offs[a] for a, b in zip(starts[:-1].tolist(), starts[1:].tolist())]
-    return ids, offsets, notes, unk_words
+    return notes, unk_words
