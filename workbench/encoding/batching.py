@@ -174,11 +174,11 @@ class BatchBuilder:
         def per_window(values, dtype=np.int64) -> np.ndarray:
             return np.fromiter(values, dtype=dtype, count=len(wins))
 
-        self._w_sentence = per_window(w.sentence for w in wins)
         self._w_start = per_window(w.word_start for w in wins)
         self._w_end = per_window(w.word_end for w in wins)
         self._w_full = per_window((len(w.owned) == w.word_end - w.word_start for w in wins), bool)
-        self._w_first = prep.sentence_words[self._w_sentence]  # the sentence's first word
+        # the running index of each window's sentence's first word
+        self._w_first = prep.sentence_words[per_window(w.sentence for w in wins)]
         self._w_a = prep.word_offsets[self._w_first + self._w_start]
         self._w_b = prep.word_offsets[self._w_first + self._w_end]
         empty = np.zeros(0, dtype=np.int64)

@@ -75,12 +75,6 @@ class Prepared:
         bounds = self.word_offsets[self.sentence_words].tolist()
         return [self.flat_ids[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
-    def window_length(self, w: Window) -> int:
-        """Subwords of a window (special tokens excluded)."""
-        first = int(self.sentence_words[w.sentence])
-        off = self.word_offsets
-        return int(off[first + w.word_end] - off[first + w.word_start])
-
 
 @contextmanager
 def untruncated(backend: Any) -> Iterator[None]:
