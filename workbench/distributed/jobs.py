@@ -15,9 +15,10 @@ Data, record the result in the manifest.
    shards into ``DIR``; print progress for the whole job (shards, rows, rows/s, ETA);
 6. write ``manifest.json``: complete when every item of every input is in a verified shard.
 
-A killed worker's part is retried by Ray Data on a new actor; a killed driver loses the parts in
-flight only: a rerun with the same arguments picks up from the shards on disk. Only one job
-writes to a directory at a time (an advisory lock on ``DIR/.lock``).
+A killed worker's part is retried by Ray Data on a new actor (its half-written file is deleted
+when the job ends); a killed driver loses the parts in flight only: a rerun with the same
+arguments picks up from the shards on disk. Only one job writes to a directory at a time (an
+advisory lock on ``DIR/.lock``).
 
 Example::
 
@@ -337,6 +338,7 @@ def embed_shards(
             failures, workers = _run_parts(
                 todo, directory, config, settings["fingerprint"], cluster, report
             )
+            remove_temporaries(directory)  # of workers killed mid-write (their retries redid the part)
         final = {p.name: read_record(shard_paths(directory, p.name).record) for p in parts}
         records = {n: r for n, r in final.items() if r is not None}
         complete = not problems and not failures and len(records) == len(parts)
