@@ -338,7 +338,7 @@ def embed_shards(
             failures, workers = _run_parts(
                 todo, directory, config, settings["fingerprint"], cluster, report
             )
-            remove_temporaries(directory)  # of workers killed mid-write (their retries redid the part)
+            remove_temporaries(directory)  # of workers killed mid-write (retried elsewhere)
         final = {p.name: read_record(shard_paths(directory, p.name).record) for p in parts}
         records = {n: r for n, r in final.items() if r is not None}
         complete = not problems and not failures and len(records) == len(parts)
