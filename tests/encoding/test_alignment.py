@@ -65,6 +65,18 @@ def test_any_ordered_iterable_of_strings_or_word_lists_is_taken():
     assert normalize_input(np.array([["a", "b"], ["c", "d"]])) == [["a", "b"], ["c", "d"]]
 
 
+def test_word_lists_are_copied_and_string_subclasses_made_plain():
+    class Word(str):
+        pass
+
+    given = [["a", Word("b")], ["c"]]
+    got = normalize_input(given)
+    assert got == [["a", "b"], ["c"]] and [type(w) for w in got[0]] == [str, str]
+    assert got[0] is not given[0] and got[1] is not given[1]
+    given[1].append("d")  # the caller changing its lists later changes nothing here
+    assert got[1] == ["c"]
+
+
 @pytest.mark.parametrize(
     ("bad", "needle"),
     [

@@ -104,7 +104,7 @@ def normalize_input(sentences: object) -> list[list[str]]:
                 raise InputError(f"Sentence {i} ({_describe(sent)}) contains no words.")
             out.append(words)
             continue
-        seq = _as_list(sent)
+        seq = sent if type(sent) is list else _as_list(sent)  # a list: copied below
         if seq is None:
             raise InputError(
                 f"Sentence {i} is {_kind(sent)} {_describe(sent)}; "
@@ -114,7 +114,7 @@ def normalize_input(sentences: object) -> list[list[str]]:
             raise InputError(f"Sentence {i} is an empty word list.")
         try:  # fast path in C: every word a string with a non-blank character
             if min(map(len, map(str.strip, seq))) > 0:
-                out.append([w if type(w) is str else str(w) for w in seq])
+                out.append(list(map(str, seq)))  # a copy; str subclasses made plain strings
                 continue
         except TypeError:
             pass  # a non-string word: the loop below names it
