@@ -16,7 +16,8 @@ and as medians, words/s and tokens/s of
 (d) ``forward``: the model's bare forward pass on the encoder's own batches
     (:meth:`Encoder.model_inputs`, on the device beforehand): the ceiling for any pipeline;
 (e) with ``--also-dtype bfloat16``: (c) and (d) of a second encoder in that dtype;
-(f) with ``--pipelines inline,threaded``: (c) with those :class:`PipelineConfig` settings;
+(f) with ``--pipelines inline,whole``: (c) with those :class:`PipelineConfig` settings
+    (``whole``: the default but the input tokenized in one chunk, not streamed);
 (g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart).
 Each as a speed-up over (a), as a fraction of the FLOP bound (the measured GFLOP/s of a
 2048^3 torch matmul in the device's dtype, divided by the model's FLOPs per token: its linear
@@ -24,8 +25,8 @@ layers plus attention at the corpus's mean length), and ``encode / forward`` of 
 encoder. All from the same process, interleaved, so machine noise hits them alike.
 
 Options measured once, on the largest N or on the whole of SemCor:
-  ``--profile``       seconds per stage of a whole ``encode`` call (tokenize, layout; per batch
-                      host prep, H2D, forward, pooling, D2H, write; finish) against its wall
+  ``--profile``       seconds per stage of a whole ``encode`` call (input, tokenize, layout; per
+                      batch host prep, H2D, forward, pooling, D2H, write; finish) against its wall
                       time, the stages run one after another, the device synchronised between;
   ``--semcor-whole``  all of SemCor (37,176 sentences) with (1) only the instance words kept,
                       all layers, in RAM, twice; (2) every word, every layer, float16, streamed
@@ -61,6 +62,7 @@ PIPELINES = {  # --pipelines names
     "inline": PipelineConfig(prefetch=0, transfer="direct"),
     "threaded": PipelineConfig(prefetch=2, transfer="staged"),
     "prefetch": PipelineConfig(prefetch=2, transfer="direct"),
+    "whole": PipelineConfig(stream_words=0),  # the default, the input tokenized in one chunk
 }
 
 

@@ -135,7 +135,8 @@ def _extract(ctx: Context) -> list[str]:
                 "--profile", "--semcor-whole", "--semcor-limit", "60"]  # fmt: skip
     else:
         cmd += ["--sentences", "2000,20000", "--repeats", "3", "--baseline-sentences", "200",
-                "--pipelines", "inline", "--profile", "--semcor-whole", "--wsd-eval"]  # fmt: skip
+                "--pipelines", "inline,whole", "--profile", "--semcor-whole",
+                "--wsd-eval"]  # fmt: skip
     return cmd + ["--json", str(ctx.work / "extract.json")]
 
 

@@ -26,8 +26,17 @@ that the batch count is a GPU's; every word kept) built two ways, checked equal:
     flat arrays' set-up included.
 
 On a GPU the batch building is the producer thread's work while the model runs (the "prep"
-stage of ``bench/extract.py --profile``). The tokenizer's own thread pool is on unless
-``TOKENIZERS_PARALLELISM`` says otherwise; the run records the setting and the CPUs.
+stage of ``bench/extract.py --profile``). Last, the encoder's whole host work before and
+around its batches (tokenizing, windows, batch plans, every batch built; every word kept, the
+GPU's budget), its input in one chunk or streamed (:mod:`workbench.encoding.stream`, chunks
+from 16,384 words up, doubling: the cuda default at that budget):
+
+(e) ``whole`` / ``streamed``: seconds until the first batch is ready (what the device waits
+    for before it starts), seconds for all of it, and the padding and batch count of the
+    batches each one plans (streaming sorts within chunks, so it pads a little more).
+
+The tokenizer's own thread pool is on unless ``TOKENIZERS_PARALLELISM`` says otherwise; the
+run records the setting and the CPUs.
 """
 
 from __future__ import annotations
@@ -48,8 +57,10 @@ from record import write_json
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
 from workbench.encoding.batching import BatchBuilder, HostBatch
+from workbench.encoding.pipeline import PipelineConfig
 from workbench.encoding.prepare import Prepared, prepare
-from workbench.encoding.rows import RowLayout, keep_masks
+from workbench.encoding.rows import RowLayout
+from workbench.encoding.stream import first_chunk_words
 
 GPU_BATCH_TOKENS = 65536  # the H200's measured budget for the packaged model
 
@@ -75,11 +86,11 @@ def same_batch(a: HostBatch, b: HostBatch) -> bool:
 
 
 def batch_times(enc: Encoder, words: list[list[str]], prep: Prepared, repeats: int) -> dict:
-    layout = RowLayout.build(words, keep_masks(words, None))
+    layout = RowLayout.build(words, None)
 
     def builder(gather: bool) -> BatchBuilder:
         return BatchBuilder(
-            prep, enc.specials, layout.row_of, enc.pooling, "exact", GPU_BATCH_TOKENS,
+            prep, enc.specials, layout.rows, enc.pooling, "exact", GPU_BATCH_TOKENS,
             enc.max_length, gather=gather,
         )  # fmt: skip
 
@@ -110,7 +121,40 @@ def batch_times(enc: Encoder, words: list[list[str]], prep: Prepared, repeats: i
     }
 
 
-def run_size(enc: Encoder, n: int | None, repeats: int) -> dict:
+def stream_times(encs: dict[str, Encoder], words: list[list[str]], repeats: int) -> dict:
+    """(e): time to the first batch and in all, one chunk against streamed chunks."""
+    layout = RowLayout.build(words, None)
+    tokens = 0
+
+    def run(enc: Encoder) -> tuple[float, float, dict]:
+        nonlocal tokens
+        t = time.perf_counter()
+        first = None
+        padded = real = batches = 0
+        stream = enc.batch_stream(words, layout.rows, enc.pooling)
+        for builder, batch in stream:
+            hb = builder.build(batch)
+            if first is None:
+                first = time.perf_counter() - t
+            padded += hb.ids.size
+            real += int(hb.mask.sum())
+            batches += 1
+        total = time.perf_counter() - t
+        shape = {"chunks": len(stream.bounds), "batches": batches, "padding": padded / real - 1}
+        return first or total, total, shape
+
+    times: dict[str, dict[str, list[float]]] = {k: {"first": [], "all": []} for k in encs}
+    shapes = {name: run(enc)[2] for name, enc in encs.items()}  # warm-up
+    for _ in range(repeats):
+        for name, enc in encs.items():
+            first, total, _ = run(enc)
+            times[name]["first"].append(first)
+            times[name]["all"].append(total)
+    med = {k: {s: statistics.median(v) for s, v in t.items()} for k, t in times.items()}
+    return {"seconds": times, "median_s": med, "shapes": shapes}
+
+
+def run_size(enc: Encoder, n: int | None, repeats: int, streams: dict[str, Encoder]) -> dict:
     raw, source, _ = load_sentences(n)
     words = normalize_input(raw)
     tok, window = enc.tokenizer, enc.window_tokens
@@ -155,6 +199,14 @@ def run_size(enc: Encoder, n: int | None, repeats: int) -> dict:
         f"  {build['batches']} batches: window by window {med['batches_by_window']:.3f} s, "
         f"gathered {med['batches_gathered']:.3f} s: x{build['speedup']:.2f}"
     )
+    row["stream"] = stream = stream_times(streams, words, repeats)
+    for name, med in stream["median_s"].items():
+        shape = stream["shapes"][name]
+        print(
+            f"  {name}: first batch ready after {med['first']:.3f} s, all in {med['all']:.3f} s "
+            f"({shape['chunks']} chunk(s), {shape['batches']} batches, "
+            f"{100 * shape['padding']:.1f}% padding)"
+        )
     return row
 
 
@@ -168,6 +220,15 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         enc = Encoder(model=args.model, device="cpu")
+        streams = {
+            name: Encoder(
+                model=args.model,
+                device="cpu",
+                max_batch_tokens=GPU_BATCH_TOKENS,
+                pipeline=PipelineConfig(stream_words=words),
+            )  # fmt: skip
+            for name, words in (("whole", 0), ("streamed", first_chunk_words(GPU_BATCH_TOKENS)))
+        }
     sizes = [None if s == "all" else int(s) for s in args.sentences.split(",")]
     result = {
         "args": vars(args),
@@ -179,7 +240,7 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for n in sizes:
-            result["rows"].append(run_size(enc, n, args.repeats))
+            result["rows"].append(run_size(enc, n, args.repeats, streams))
     write_json(args.json, result)
 
 

@@ -35,7 +35,7 @@ def test_bucketed_inputs_have_few_shapes_and_the_same_vectors(tiny_model_dir, ti
     enc = tiny_encoder
     prep = prepare(enc.tokenizer, SENTENCES, enc.window_tokens)
     layout = RowLayout.build(SENTENCES, keep_masks(SENTENCES, None))
-    builder = BatchBuilder(prep, enc.specials, layout.row_of, "mean", "bucketed", 512, 64)
+    builder = BatchBuilder(prep, enc.specials, layout.rows, "mean", "bucketed", 512, 64)
     shapes = set()
     for batch in builder.batches():
         ids, mask, windows, _ = builder.inputs(batch)
@@ -103,11 +103,11 @@ def test_batches_gathered_at_once_equal_window_by_window(tiny_encoder, shapes):
         prep = prepare(enc.tokenizer, sentences, 40)
         assert len(prep.windows) > len(sentences)  # the long ones are windowed
         layout = RowLayout.build(sentences, masks)
-        builder = BatchBuilder(prep, enc.specials, layout.row_of, "mean", shapes, 512, 64)
+        builder = BatchBuilder(prep, enc.specials, layout.rows, "mean", shapes, 512, 64)
         by_window = BatchBuilder(
-            prep, enc.specials, layout.row_of, "mean", shapes, 512, 64, gather=False
+            prep, enc.specials, layout.rows, "mean", shapes, 512, 64, gather=False
         )
-        seen = []
+        seen, owned = [], 0
         for batch in builder.batches():
             hb = builder.build(batch)
             slow = by_window.build(batch)
@@ -116,6 +116,7 @@ def test_batches_gathered_at_once_equal_window_by_window(tiny_encoder, shapes):
             ids, mask, starts, ends, rows, n_tokens = _reference(
                 builder, prep, layout.row_of, batch
             )
+            owned += hb.n_owned
             np.testing.assert_array_equal(hb.ids, ids)
             np.testing.assert_array_equal(hb.mask, mask)
             assert hb.n_tokens == n_tokens and hb.padded == (not mask.all())
@@ -125,3 +126,4 @@ def test_batches_gathered_at_once_equal_window_by_window(tiny_encoder, shapes):
             np.testing.assert_array_equal(hb.rows, np.array(rows)[pooled_order(want)])
             seen.extend(hb.rows.tolist())
         assert sorted(seen) == list(range(layout.n))  # every kept word once
+        assert owned == sum(map(len, sentences))  # each word owned by one window

@@ -25,6 +25,8 @@ from workbench.encoding.rows import RowLayout, keep_masks
 from workbench.errors import EncodingError, InputError
 
 THREADED = PipelineConfig(prefetch=2, transfer="staged", in_flight=1)
+#: threaded, the input tokenized in chunks of 40, 80, 160, ... words by the producer thread
+STREAMED = PipelineConfig(prefetch=2, transfer="staged", in_flight=1, stream_words=40)
 RNG = np.random.default_rng(0)
 VOCAB = "the of river bank money unbelievably sat deposit loan fishing boat walked quickly".split()
 # short and long sentences (max_length 64 on the tiny model: the 150-word one runs in windows)
@@ -39,17 +41,15 @@ def pipeline_threads() -> list[str]:
 
 
 def plain_loop(enc, sentences, layers=None, keep=None, pooling="mean", store=np.float32):
-    """A straightforward loop over the encoder's batches: run the model, then pool every kept
-    word of every window in Python, one word and one layer at a time."""
-    prep = prepare(enc.tokenizer, sentences, enc.window_tokens, enc.stride)
+    """A straightforward loop over the encoder's batches (chunk by chunk where it streams):
+    run the model, then pool every kept word of every window in Python, one word and one layer
+    at a time."""
     layout = RowLayout.build(sentences, keep_masks(sentences, keep))
     kept = enc.check_layers(layers)
-    builder = BatchBuilder(
-        prep, enc.specials, layout.row_of, pooling, "exact", enc.max_batch_tokens, enc.max_length
-    )
     out = np.full((layout.n, len(kept), enc.dim), np.nan, dtype=store)
     prefix = len(enc.specials.head)
-    for batch in builder.batches():
+    for builder, batch in enc.batch_stream(sentences, layout.rows, pooling):
+        prep = builder.prep  # the chunk's: sentence indices within the chunk
         ids, mask, windows, bounds = builder.inputs(batch)
         with torch.inference_mode():
             hs = enc.model(
@@ -60,7 +60,7 @@ def plain_loop(enc, sentences, layers=None, keep=None, pooling="mean", store=np.
         for r, (w, (a, _)) in enumerate(zip(windows, bounds)):
             off = prep.offsets[w.sentence]
             for j in w.owned:
-                row = layout.row_of[w.sentence][j]
+                row = builder.rows[prep.sentence_words[w.sentence] + j]
                 if row < 0:
                     continue
                 span = list(range(prefix + off[j] - a, prefix + off[j + 1] - a))
@@ -84,14 +84,14 @@ def small_batches(tiny_model_dir):
     """The tiny model with a small token budget (many batches) and each pipeline setting."""
     return {
         name: Encoder(model=str(tiny_model_dir), device="cpu", max_batch_tokens=256, pipeline=cfg)
-        for name, cfg in (("inline", None), ("threaded", THREADED))
+        for name, cfg in (("inline", None), ("threaded", THREADED), ("streamed", STREAMED))
     }
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "profiled"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "profiled"])
 @pytest.mark.parametrize("pooling", ["first", "mean", "last"])
 def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
-    enc = small_batches["threaded" if setting == "threaded" else "inline"]
+    enc = small_batches["inline" if setting == "profiled" else setting]
     expected = plain_loop(enc, SENTENCES, pooling=pooling)
     times = StageTimes() if setting == "profiled" else None
     emb = enc.encode(SENTENCES, pooling=pooling, profile=times, progress=False)
@@ -104,7 +104,7 @@ def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
         assert times.seconds["forward"] > 0 and sum(times.shares().values()) == pytest.approx(1)
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_keep_layers_out_and_float16(small_batches, setting, tmp_path):
     enc = small_batches[setting]
     layers = [-1, 0]
@@ -127,6 +127,54 @@ def test_threaded_and_inline_agree_on_the_default_budget(tiny_model_dir, tiny_en
     )
 
 
+def test_streamed_chunks_agree_with_the_whole_input(small_batches):
+    """Chunks change which sentences share a batch, nothing else: the same rows, spans and
+    notes, vectors equal up to the rounding of other batch shapes; model_inputs gives the
+    batches encode runs."""
+    streamed, whole = small_batches["streamed"], small_batches["inline"]
+    odd = [*SENTENCES, ["the", "\u0301", "bank"]] * 3  # an unknown-token word in three chunks
+    stream = streamed.batch_stream(odd, None, "mean")
+    batches = [(b.prep, batch.tolist()) for b, batch in stream]
+    assert len(stream.bounds) > 3 and stream.complete()
+    assert [ids.shape for ids, _ in streamed.model_inputs(odd)] == [
+        (len(batch), max(p.word_offsets[p.sentence_words[w.sentence] + w.word_end]
+                         - p.word_offsets[p.sentence_words[w.sentence] + w.word_start]
+                         for w in (p.windows[i] for i in batch)) + streamed.specials.count)
+        for p, batch in batches
+    ]  # fmt: skip
+    with pytest.warns(UserWarning, match="3 word.s. map to no subword") as caught:
+        a = streamed.encode(odd, progress=False)
+    assert len([w for w in caught if "no subword" in str(w.message)]) == 1  # one note, merged
+    with pytest.warns(UserWarning, match="no subword"):
+        b = whole.encode(odd, progress=False)
+    assert a.notes == b.notes and a.words == b.words
+    np.testing.assert_array_equal(a.spans, b.spans)
+    np.testing.assert_array_equal(a.sentence_index, b.sentence_index)
+    np.testing.assert_allclose(a.vectors, b.vectors, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_input_found_in_a_later_chunk_names_its_sentence(small_batches, tmp_path):
+    """A word with no subword and no unknown token, first met in a chunk the producer
+    tokenizes while earlier batches run: the caller gets the error naming the sentence of
+    the whole input; no thread left, no output file."""
+    enc = small_batches["streamed"]
+    tok = enc.tokenizer
+    unk = tok.unk_token_id
+    bad = [*SENTENCES, ["the", "\u0301", "bank"]]
+    try:
+        tok.unk_token = None
+        assert tok.unk_token_id is None
+        with pytest.raises(InputError, match=f"Word 1 of sentence {len(SENTENCES)} "):
+            enc.encode(bad, out=tmp_path / "v.npy", progress=False)
+    finally:
+        tok.unk_token = tok.convert_ids_to_tokens(unk)
+    assert tok.unk_token_id == unk
+    bounds = enc.batch_stream(bad, None, "mean").bounds
+    assert len(bounds) > 2 and bounds[-1][0] > 0  # in the last chunk: found late, not at once
+    assert pipeline_threads() == []
+    assert list(tmp_path.iterdir()) == []
+
+
 def _fail_on_call(n, exc):
     """A BatchBuilder.build that raises ``exc`` on its n-th call (bad input found late)."""
     real = BatchBuilder.build
@@ -141,7 +189,7 @@ def _fail_on_call(n, exc):
     return build
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 @pytest.mark.parametrize(
     ("exc", "kind", "needle"),
     [
@@ -163,7 +211,7 @@ def test_producer_error_reaches_the_caller(
     assert [p.name for p in tmp_path.iterdir()] == ["vectors.npy"]
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_out_of_memory_in_the_forward_pass(small_batches, setting, monkeypatch, tmp_path):
     enc = small_batches[setting]
     real = enc.runner
@@ -182,7 +230,7 @@ def test_out_of_memory_in_the_forward_pass(small_batches, setting, monkeypatch, 
     assert list(tmp_path.iterdir()) == []  # no output file, complete or not
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_keyboard_interrupt_stops_the_threads(small_batches, setting, tmp_path):
     enc = small_batches[setting]
     seen = []
@@ -206,10 +254,11 @@ def test_writer_error_reaches_the_caller(tiny_encoder):
     enc = tiny_encoder
     prep = prepare(enc.tokenizer, SENTENCES, enc.window_tokens)
     layout = RowLayout.build(SENTENCES, keep_masks(SENTENCES, None))
-    builder = BatchBuilder(prep, enc.specials, layout.row_of, "mean", max_batch_tokens=256)
+    builder = BatchBuilder(prep, enc.specials, layout.rows, "mean", max_batch_tokens=256)
     dest = torch.zeros((5, enc.n_hidden, enc.dim))
     with pytest.raises(EncodingError, match="write stage"), torch.inference_mode():
-        run_batches(builder, builder.batches(), enc.runner, [0, 1, 2], dest, "cpu", THREADED)
+        work = [(builder, batch) for batch in builder.batches()]
+        run_batches(work, enc.runner, [0, 1, 2], dest, "cpu", THREADED)
     assert pipeline_threads() == []
 
 
@@ -238,7 +287,7 @@ def test_pack_round_trip(tiny_encoder):
     enc = tiny_encoder
     prep = prepare(enc.tokenizer, SENTENCES, enc.window_tokens)
     layout = RowLayout.build(SENTENCES, keep_masks(SENTENCES, KEEP))
-    builder = BatchBuilder(prep, enc.specials, layout.row_of, "mean", max_batch_tokens=256)
+    builder = BatchBuilder(prep, enc.specials, layout.rows, "mean", max_batch_tokens=256)
     for batch in builder.batches():
         hb = builder.build(batch)
         direct = to_device(hb, None, "cpu")

@@ -1,4 +1,5 @@
-"""Tokenizing by distinct word gives exactly what tokenizing whole sentences gives."""
+"""Tokenizing by distinct word gives exactly what tokenizing whole sentences gives, in one go
+or chunk by chunk."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from workbench.corpora.wordnet_examples import example_corpus
 from workbench.encoding.models import default_model_path
-from workbench.encoding.prepare import CHECK_SENTENCES, Prepared, prepare, word_pieces
+from workbench.encoding.prepare import (
+    CHECK_SENTENCES,
+    Prepared,
+    Preparer,
+    WordPieceTable,
+    prepare,
+)
+from workbench.encoding.stream import chunk_bounds
 from workbench.errors import InputError
 
 #: Words that stress a tokenizer: accents, other scripts, emoji, a special token's text, clitics,
@@ -105,7 +113,7 @@ def test_by_word_equals_whole_sentences_for_other_tokenizer_families(family):
             normalizer=normalizers.BertNormalizer(lowercase=True),
         )
     sentences = _sentences(2000)
-    assert word_pieces(tok, sentences, tok.unk_token_id, 510) is not None
+    assert WordPieceTable(tok, tok.unk_token_id, 510).lay_out(sentences) is not None
     _same(*_both(tok, sentences))
     _same(*_both(tok, sentences, window_tokens=10, stride=5))
 
@@ -135,7 +143,7 @@ class _ContextTokenizer:
 def test_a_tokenizer_whose_words_depend_on_context_is_tokenized_by_sentence():
     tok = _ContextTokenizer()
     sentences = [["a", "bb", "ccc"], ["ccc", "a"]] * CHECK_SENTENCES
-    assert word_pieces(tok, sentences, 0, 510) is None
+    assert WordPieceTable(tok, 0, 510).lay_out(sentences) is None
     fast, ref = _both(tok, sentences)
     _same(fast, ref)
     assert fast.ids[1].tolist() == [13, 12]  # "ccc" first, "a" second: in context
@@ -150,7 +158,7 @@ def test_a_word_with_no_subword_and_no_unknown_token_is_named(minilm_tokenizer):
         )
         for s in batch
     ]
-    assert word_pieces(tok, [["a", "b"]], None, 510) is not None  # context-free
+    assert WordPieceTable(tok, None, 510).lay_out([["a", "b"]]) is not None  # context-free
     for by_word in (True, False):
         with pytest.raises(InputError, match=r"Word 1 of sentence 2 \('-'\) maps to no token"):
             prepare(tok, [["a"], ["b", "c"], ["d", "-", "e"]], 510, by_word=by_word)
@@ -179,3 +187,52 @@ def test_a_tokenizer_left_truncating_and_padding_by_another_call_still_tokenizes
     finally:
         tiny_encoder.tokenizer.backend_tokenizer.no_truncation()
     np.testing.assert_array_equal(before, after)
+
+
+def test_chunk_by_chunk_equals_one_go_and_tokenizes_each_word_once(minilm_tokenizer):
+    sentences = _sentences(1500)
+    starts = np.cumsum([0] + [len(s) for s in sentences])
+    bounds = chunk_bounds(starts, 500)
+    assert len(bounds) > 3 and bounds[0][0] == 0 and bounds[-1][1] == len(sentences)
+    assert all(a < b for a, b in bounds) and all(x[1] == y[0] for x, y in zip(bounds, bounds[1:]))
+    for window_tokens, stride in ((510, None), (12, 6)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            whole = prepare(minilm_tokenizer, sentences, window_tokens, stride)
+        preparer = Preparer(minilm_tokenizer, window_tokens, stride)
+        seen: list[str] = []
+        real = preparer.table._add
+
+        def counting(words, real=real, seen=seen):
+            seen.extend(words)
+            return real(words)
+
+        preparer.table._add = counting
+        parts = [preparer(sentences[a:b], a) for a, b in bounds]
+        assert len(seen) == len(set(seen)) == len({w for s in sentences for w in s})
+        ids = [x for p in parts for x in p.ids]
+        assert len(ids) == len(whole.ids)
+        for x, y in zip(ids, whole.ids):
+            np.testing.assert_array_equal(x, y)
+        for x, y in zip([x for p in parts for x in p.offsets], whole.offsets):
+            np.testing.assert_array_equal(x, y)
+        shifted = [
+            type(w)(w.sentence + a, w.word_start, w.word_end, w.owned)
+            for p, (a, _) in zip(parts, bounds)
+            for w in p.windows
+        ]
+        assert shifted == whole.windows
+        # notes name sentences of the whole input
+        assert [n for p in parts for n in p.cut] == whole.cut
+        assert [w for p in parts for w in p.unknown] == whole.unknown
+        np.testing.assert_array_equal(
+            np.concatenate([p.word_spans() for p in parts]), whole.word_spans()
+        )
+    assert chunk_bounds(starts, 0) == [(0, len(sentences))]
+
+
+def test_word_spans_are_each_words_subword_range_in_its_sentence(minilm_tokenizer):
+    prep = prepare(minilm_tokenizer, [["The", "embedding", "works"], ["unbelievably", "so"]], 510)
+    spans = prep.word_spans().tolist()
+    expected = [[int(o[j]), int(o[j + 1])] for o in prep.offsets for j in range(len(o) - 1)]
+    assert spans == expected and spans[1] == [1, 4] and spans[3][0] == 0

@@ -12,22 +12,30 @@ WORDS = [["a", "b", "c"], ["d"], ["e", "f"]]
 
 
 def test_all_words_kept_in_input_order():
-    layout = RowLayout.build(WORDS, keep_masks(WORDS, None))
+    assert keep_masks(WORDS, None) is None
+    layout = RowLayout.build(WORDS, None)
     assert layout.n == 6
     assert layout.words == ["a", "b", "c", "d", "e", "f"]
     assert layout.sentence.tolist() == [0, 0, 0, 1, 2, 2]
     assert layout.position.tolist() == [0, 1, 2, 0, 0, 1]
     assert [r.tolist() for r in layout.row_of] == [[0, 1, 2], [3], [4, 5]]
+    assert layout.rows.tolist() == [0, 1, 2, 3, 4, 5]
+    assert layout.sentence_words.tolist() == [0, 3, 4, 6]
+    every = RowLayout.build(WORDS, keep_masks(WORDS, [[0, 1, 2], [0], [0, 1]]))
+    for name in ("rows", "sentence_words", "sentence", "position"):
+        np.testing.assert_array_equal(getattr(every, name), getattr(layout, name))
+    assert every.words == layout.words
 
 
-def test_kept_subset_and_spans_from_offsets():
+def test_kept_subset_and_spans_from_word_spans():
     layout = RowLayout.build(WORDS, keep_masks(WORDS, [[2, 0], [], [1]]))
     assert layout.n == 3
     assert layout.words == ["a", "c", "f"]
     assert layout.sentence.tolist() == [0, 0, 2] and layout.position.tolist() == [0, 2, 1]
     assert [r.tolist() for r in layout.row_of] == [[0, -1, 1], [-1], [-1, 2]]
-    offsets = [np.array([0, 2, 3, 6]), np.array([0, 1]), np.array([0, 1, 4])]
-    assert layout.spans(offsets).tolist() == [[0, 2], [3, 6], [1, 4]]
+    assert layout.rows.tolist() == [0, -1, 1, -1, -1, 2]
+    word_spans = np.array([[0, 2], [2, 3], [3, 6], [0, 1], [0, 1], [1, 4]])
+    assert layout.spans(word_spans).tolist() == [[0, 2], [3, 6], [1, 4]]
 
 
 def test_keep_errors_name_the_problem():

@@ -16,7 +16,7 @@ is captured once.
 
 Example::
 
-    builder = BatchBuilder(prep, SpecialTokens((101,), (102,), 0), layout.row_of, "mean")
+    builder = BatchBuilder(prep, SpecialTokens((101,), (102,), 0), layout.rows, "mean")
     for batch in plan_batches(builder.lengths, max_batch_tokens=8192):
         hb = builder.build(batch)      # hb.ids (B, W), hb.plan, hb.rows
 """
@@ -62,7 +62,8 @@ class HostBatch:
         rows: ``(plan.n_words,)`` int64 output row of each pooled word, in the order
             :func:`workbench.encoding.pooling.pool_words` returns them (one-subword words
             first).
-        n_tokens: subwords of its windows (no specials, no padding): the progress it makes.
+        n_tokens: subwords of its windows (no specials, no padding).
+        n_owned: words whose vectors its windows give (kept or not): the progress it makes.
         padded: whether any position is padding (else the model needs no mask).
     """
 
@@ -71,6 +72,7 @@ class HostBatch:
     plan: PoolingPlan
     rows: np.ndarray
     n_tokens: int
+    n_owned: int
     padded: bool
 
 
@@ -134,7 +136,8 @@ class BatchBuilder:
     Args:
         prep: the tokenized input and its windows.
         specials: the special tokens around each window.
-        row_of: per sentence, ``(n_words,)`` output row of each word (``-1``: not kept).
+        rows: ``(n_words,)`` output row of each running word of ``prep`` (``-1``: not kept);
+            None for a builder that only pads inputs (:meth:`inputs`).
         pooling: ``first``, ``mean`` or ``last``.
         shapes: ``exact`` pads to the batch's longest window; ``bucketed`` to its bucket
             width and to ``max_batch_tokens // width`` rows.
@@ -151,7 +154,7 @@ class BatchBuilder:
         self,
         prep: Prepared,
         specials: SpecialTokens,
-        row_of: list[np.ndarray],
+        rows: np.ndarray | None,
         pooling: Pooling,
         shapes: Shapes = "exact",
         max_batch_tokens: int = 8192,
@@ -161,7 +164,7 @@ class BatchBuilder:
         self.prep = prep
         self.gather = gather  # False: every batch's words window by window (the reference)
         self.specials = specials
-        self.row_of = row_of
+        self.rows = rows
         self.pooling = pooling
         self.shapes = shapes
         self.max_batch_tokens = max_batch_tokens
@@ -176,17 +179,12 @@ class BatchBuilder:
 
         self._w_start = per_window(w.word_start for w in wins)
         self._w_end = per_window(w.word_end for w in wins)
-        self._w_full = per_window((len(w.owned) == w.word_end - w.word_start for w in wins), bool)
+        self._w_owned = per_window(len(w.owned) for w in wins)
+        self._w_full = self._w_owned == self._w_end - self._w_start
         # the running index of each window's sentence's first word
         self._w_first = prep.sentence_words[per_window(w.sentence for w in wins)]
         self._w_a = prep.word_offsets[self._w_first + self._w_start]
         self._w_b = prep.word_offsets[self._w_first + self._w_end]
-        empty = np.zeros(0, dtype=np.int64)
-        self._rows = (
-            np.concatenate([*row_of, empty]).astype(np.int64, copy=False)
-            if len(row_of) == len(prep.sentence_words) - 1
-            else None  # no output rows (model_inputs): build() is not called
-        )
         self.lengths = self._w_b - self._w_a
 
     def batches(self) -> list[np.ndarray]:
@@ -231,6 +229,9 @@ class BatchBuilder:
 
     def build(self, batch: np.ndarray) -> HostBatch:
         """Pad the batch's windows into one input and plan the pooling of its kept words."""
+        all_rows = self.rows
+        if all_rows is None:
+            raise ValueError("this builder has no output rows: it only pads inputs")
         ids, mask = self._padded(batch)
         width = ids.shape[1]
         prefix = len(self.specials.head)
@@ -242,21 +243,19 @@ class BatchBuilder:
             shift = row * width + prefix - self._w_a[batch][row]
             off = self.prep.word_offsets
             starts, ends = off[word] + shift, off[word + 1] + shift
-            if self._rows is None:
-                raise ValueError("this builder has no output rows (row_of): it only pads inputs")
-            targets = self._rows[word]
+            targets = all_rows[word]
             kept = targets >= 0
             if not kept.all():
                 starts, ends, targets = starts[kept], ends[kept], targets[kept]
         else:  # windows of a long sentence own part of their words: one window at a time
-            starts, ends, targets = self._owned_words(batch, width, prefix)
+            starts, ends, targets = self._owned_words(batch, width, prefix, all_rows)
         plan = pooling_plan_flat(starts, ends, self.pooling)
         padded = not bool(mask.all())
-        n_tokens = int(self.lengths[batch].sum())
-        return HostBatch(ids, mask, plan, targets[pooled_order(plan)], n_tokens, padded)
+        n_tokens, n_owned = int(self.lengths[batch].sum()), int(self._w_owned[batch].sum())
+        return HostBatch(ids, mask, plan, targets[pooled_order(plan)], n_tokens, n_owned, padded)
 
     def _owned_words(
-        self, batch: np.ndarray, width: int, prefix: int
+        self, batch: np.ndarray, width: int, prefix: int, all_rows: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Flattened subword ranges and output rows of the kept words each window owns."""
         starts: list[np.ndarray] = []
@@ -264,12 +263,11 @@ class BatchBuilder:
         target_parts: list[np.ndarray] = []
         for r, i in enumerate(batch.tolist()):
             w = self.prep.windows[i]
-            own = np.asarray(w.owned, dtype=np.int64)
-            rows = self.row_of[w.sentence][own]
+            word = int(self._w_first[i]) + np.asarray(w.owned, dtype=np.int64)  # running index
+            rows = all_rows[word]
             kept = rows >= 0
             if not kept.all():
-                own, rows = own[kept], rows[kept]
-            word = int(self._w_first[i]) + own  # running index of each owned word
+                word, rows = word[kept], rows[kept]
             shift = r * width + prefix - int(self._w_a[i])
             starts.append(self.prep.word_offsets[word] + shift)
             ends.append(self.prep.word_offsets[word + 1] + shift)

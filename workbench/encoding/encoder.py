@@ -3,14 +3,16 @@
 Pipeline of :meth:`Encoder.encode`:
 
 1. validate and split the input (:func:`workbench.encoding.alignment.normalize_input`);
-2. tokenize every sentence at once with the fast tokenizer, group subwords by word
-   (``word_ids()``) into one id array and word offsets per sentence; a word the tokenizer maps
-   to nothing is given the unknown token (noted);
+2. tokenize each distinct word once with the fast tokenizer and lay the subwords out per
+   word and sentence (:mod:`workbench.encoding.prepare`); a word the tokenizer maps to nothing
+   is given the unknown token (noted);
 3. cut sentences longer than the model's maximum into overlapping windows of whole words;
    each word takes its vector from the window where it has the most context;
 4. sort windows by length and form batches under a token budget (padding only to each
    batch's own longest sequence; a batch closes early where lengths drop by more than 3%:
-   :mod:`workbench.encoding.batching`);
+   :mod:`workbench.encoding.batching`); steps 2-4 run on the whole input at once on a CPU,
+   chunk by chunk on cuda, the next chunk tokenized while the device runs this one
+   (:mod:`workbench.encoding.stream`);
 5. run the batches through the pipeline of :mod:`workbench.encoding.pipeline`: pad each batch
    and plan its pooling (on a producer thread ahead of the model, on cuda), run the model
    (eagerly, or compiled: :mod:`workbench.encoding.runner`) under ``torch.inference_mode``
@@ -31,6 +33,7 @@ from __future__ import annotations
 import gc
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Literal
@@ -45,9 +48,10 @@ from workbench.encoding.budget import CPU_BATCH_TOKENS, BudgetChoice, measure_ba
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pipeline import PipelineConfig, StageTimes, run_batches, run_batches_timed
 from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling
-from workbench.encoding.prepare import Prepared, prepare
+from workbench.encoding.prepare import Prepared, Preparer
 from workbench.encoding.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
 from workbench.encoding.runner import CompileMode, ModelRunner
+from workbench.encoding.stream import BatchStream
 from workbench.errors import InputError
 from workbench.fileio import atomic_path
 
@@ -223,19 +227,39 @@ class Encoder:
         }
 
     # ------------------------------------------------------------------ tokenization
-    def _prepare(self, sentences: list[list[str]]) -> Prepared:
-        return prepare(self.tokenizer, sentences, self.window_tokens, self.stride)
+    def batch_stream(
+        self,
+        words: list[list[str]],
+        rows: np.ndarray | None,
+        pooling: Pooling,
+        lap: Callable[..., None] | None = None,
+    ) -> BatchStream:
+        """The batches :meth:`encode` runs for validated word lists, chunk by chunk as the
+        pipeline configuration asks (:mod:`workbench.encoding.stream`).
 
-    def _builder(self, prep: Prepared, row_of: list[np.ndarray], pooling: Pooling) -> BatchBuilder:
-        return BatchBuilder(
-            prep,
-            self.specials,
-            row_of,
-            pooling,
-            self.shapes,
-            self.max_batch_tokens,
-            self.max_length,
-        )
+        Args:
+            words: from :func:`workbench.encoding.alignment.normalize_input`.
+            rows: ``(n_words,)`` output row of each running word (``-1``: not kept), or None
+                for batches that only give model inputs (:meth:`BatchBuilder.inputs`).
+            pooling: subword pooling.
+            lap: records each chunk's tokenizing and planning (a profile).
+        """
+
+        def builder(prep: Prepared, first: int, last: int) -> BatchBuilder:
+            chunk = None if rows is None else rows[first:last]
+            return BatchBuilder(
+                prep,
+                self.specials,
+                chunk,
+                pooling,
+                self.shapes,
+                self.max_batch_tokens,
+                self.max_length,
+            )
+
+        preparer = Preparer(self.tokenizer, self.window_tokens, self.stride)
+        first = self.pipeline.stream_on(self.device, self.max_batch_tokens)
+        return BatchStream(words, preparer, builder, first, lap)
 
     # ------------------------------------------------------------------ encoding
     def encode(
@@ -290,41 +314,42 @@ class Encoder:
         masks = keep_masks(words, keep)
         if store_dtype not in ("float32", "float16"):
             raise InputError(f"store_dtype must be float32 or float16, not '{store_dtype}'.")
-        prep = self._prepare(words)
-        lap("tokenize")
         layout = RowLayout.build(words, masks)
         shape = (layout.n, len(kept_layers), self.dim)
-        builder = self._builder(prep, layout.row_of, pooling)
+        batches = self.batch_stream(words, layout.rows, pooling, lap)
         if out is None:
             vectors = allocate(shape, np.dtype(store_dtype), None)
-            lap("layout")
-            self._run(builder, kept_layers, vectors, progress, profile)
+            lap("input")
+            self._run(batches, kept_layers, vectors, progress, profile)
             lap()
         else:
             with atomic_path(out, suffix=".npy") as tmp:  # at `out` only once complete
                 stream = allocate(shape, np.dtype(store_dtype), tmp)
-                lap("layout")
-                self._run(builder, kept_layers, stream, progress, profile)
+                lap("input")
+                self._run(batches, kept_layers, stream, progress, profile)
                 lap()
                 if isinstance(stream, np.memmap):
                     stream.flush()
                 del stream
             vectors = np.load(out, mmap_mode="r")
+        notes = batches.notes()
         result = LayerwiseEmbeddings(
             vectors=vectors,
             layers=kept_layers,
             words=layout.words,
             sentence_index=layout.sentence,
             word_index=layout.position,
-            spans=layout.spans(prep.offsets),
+            spans=layout.spans(batches.word_spans()),
             n_sentences=len(words),
             n_hidden=self.n_hidden,
             model_name=self.name,
             fingerprint=self.fingerprint,
             pooling=pooling,
-            notes=prep.notes,
+            notes=notes,
             compute_dtype=self.dtype_name,
         )
+        for note in notes:
+            warnings.warn(note, stacklevel=3)  # the caller of encode
         lap("finish")
         return result
 
@@ -340,22 +365,22 @@ class Encoder:
             raise InputError("layers is empty: keep at least one hidden state.")
         return tuple(sorted(set(LayerSpec(tuple(int(x) for x in layers)).resolve(self.n_hidden))))
 
-    def _run(self, builder, kept_layers, vectors, progress, profile) -> None:
+    def _run(self, batches, kept_layers, vectors, progress, profile) -> None:
         """Run every batch and write the pooled rows of owned, kept words into ``vectors``."""
-        total = int(builder.lengths.sum())
-        bar, callback = progress_reporter(progress, total, sum(len(r) for r in builder.row_of))
+        total = int(batches.sentence_words[-1])
+        bar, callback = progress_reporter(progress, total)
         target = torch.from_numpy(vectors)  # shares memory (also with a memory map)
         done = 0
 
-        def on_batch(tokens: int) -> None:
+        def on_batch(words: int) -> None:
             nonlocal done
-            done += tokens
+            done += words
             if bar is not None:
-                bar.update(tokens)
+                bar.update(words)
             if callback is not None:
                 callback(done / max(total, 1))
 
-        args = (builder, builder.batches(), self.runner, list(kept_layers), target, self.device)
+        args = (batches, self.runner, list(kept_layers), target, self.device)
         self.model.eval()  # dropout off, even when a wrapper sharing the model switched it on
         try:
             with torch.inference_mode():
@@ -377,8 +402,7 @@ class Encoder:
             for ids, mask in enc.model_inputs(sentences):
                 enc.model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
         """
-        builder = self._builder(self._prepare(normalize_input(sentences)), [], self.pooling)
-        for batch in builder.batches():
+        for builder, batch in self.batch_stream(normalize_input(sentences), None, self.pooling):
             ids, mask, _, _ = builder.inputs(batch)
             yield ids, mask
 

@@ -11,7 +11,9 @@ On a CUDA device the stages overlap (``transfer="staged"``, ``prefetch=4``):
 
 - a producer thread (:class:`Prefetcher`) prepares the next batches while the current one
   runs, each packed into one pinned int64 host buffer (ids, mask, pooling indices:
-  :func:`pack`); numpy's copies release the GIL, and the tokenizer ran before;
+  :func:`pack`); numpy's copies release the GIL, and so does the Rust tokenizer, which the
+  same thread runs on the input's next chunk (:mod:`workbench.encoding.stream`) while the
+  device works on this one;
 - that buffer goes to the device in one non-blocking copy (:func:`to_device`);
 - the pooled rows go to pinned host buffers on a side stream (:func:`to_host`) while the next
   batch computes, and a writer thread (:class:`RowWriter`) waits for each copy and writes
@@ -30,9 +32,10 @@ failure becomes an :class:`~workbench.errors.EncodingError` naming the batch).
 
 Example::
 
-    builder = BatchBuilder(prep, specials, layout.row_of, "mean")
+    builder = BatchBuilder(prep, specials, layout.rows, "mean")
     with torch.inference_mode():
-        run_batches(builder, builder.batches(), runner, [0, 6], torch.from_numpy(out), "cpu")
+        work = [(builder, batch) for batch in builder.batches()]
+        run_batches(work, runner, [0, 6], torch.from_numpy(out), "cpu")
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -50,17 +53,21 @@ import numpy as np
 from workbench.encoding.batching import BatchBuilder, HostBatch, Shapes
 from workbench.encoding.pooling import PoolingIndex, pool_words
 from workbench.encoding.runner import ForwardOutput
+from workbench.encoding.stream import first_chunk_words
 from workbench.errors import EncodingError, WorkbenchError
 
 if TYPE_CHECKING:
     import torch
 
 Transfer = Literal["auto", "direct", "staged"]
-#: ``tokenize`` (the whole input, before the first batch) and ``layout`` (output rows, the
-#: output array) are timed by ``Encoder.encode``; the rest per batch by :func:`run_batches_timed`.
+#: ``input`` (checking it, the output rows and array), ``tokenize`` and ``layout`` (each
+#: chunk's tokens, windows and batches) and ``finish`` (the result) are timed by
+#: ``Encoder.encode``; the rest per batch by :func:`run_batches_timed`.
 STAGES: tuple[str, ...] = (
-    "tokenize", "layout", "prep", "h2d", "forward", "pooling", "d2h", "write", "finish",
+    "input", "tokenize", "layout", "prep", "h2d", "forward", "pooling", "d2h", "write", "finish",
 )  # fmt: skip
+#: What :func:`run_batches` runs: each batch (window indices) with the builder that prepares it.
+Work = Iterable[tuple[BatchBuilder, np.ndarray]]
 _POLL_S = 0.05  # how often a blocked thread looks whether the run was stopped
 
 T = TypeVar("T")
@@ -81,18 +88,29 @@ class PipelineConfig:
         shapes: ``exact`` pads each batch to its longest window; ``bucketed`` to few
             distinct shapes (for CUDA graphs); ``auto``: bucketed when the model is compiled
             with ``mode="reduce-overhead"``, else exact.
+        stream_words: words in the input's first chunk, tokenized before the first batch
+            runs; each later chunk is twice the one before, tokenized by the producer while
+            the device runs the one before (:mod:`workbench.encoding.stream`); ``0``: the
+            whole input at once; ``None``: the batch budget's worth on cuda, 0 elsewhere.
     """
 
     prefetch: int | None = None  # None: 4 on cuda, 0 (in the calling thread) elsewhere
     transfer: Transfer = "auto"  # auto: staged on cuda, direct elsewhere
     in_flight: int = 3  # staged batches queued for the writer thread at most
     shapes: Literal["auto"] | Shapes = "auto"  # auto: bucketed for CUDA graphs only
+    stream_words: int | None = None  # None: max_batch_tokens // 4 on cuda, 0 (one chunk) elsewhere
 
     def prefetch_on(self, device: str) -> int:
         """Batches prepared ahead on ``device`` (0: in the calling thread)."""
         if self.prefetch is not None:
             return max(0, int(self.prefetch))
         return 4 if device.startswith("cuda") else 0
+
+    def stream_on(self, device: str, max_batch_tokens: int) -> int:
+        """Words in the first chunk of an input on ``device`` (0: one chunk)."""
+        if self.stream_words is not None:
+            return max(0, int(self.stream_words))
+        return first_chunk_words(max_batch_tokens) if device.startswith("cuda") else 0
 
     def staged_on(self, device: str) -> bool:
         """Whether pooled rows are staged and written by a writer thread on ``device``."""
@@ -231,7 +249,7 @@ class Prefetcher(Generic[T, R]):
     def __init__(
         self,
         fn: Callable[[T], R],
-        items: Sequence[T],
+        items: Iterable[T],
         depth: int,
         name: str = "workbench-prepare",
     ) -> None:
@@ -398,8 +416,7 @@ def _failure(exc: Exception, stage: str, hb: HostBatch | None) -> WorkbenchError
 
 
 def run_batches(
-    builder: BatchBuilder,
-    batches: Sequence[np.ndarray],
+    work: Work,
     forward: Callable[[torch.Tensor, torch.Tensor | None], ForwardOutput],
     layers: Sequence[int],
     dest: torch.Tensor,
@@ -410,8 +427,9 @@ def run_batches(
     """Run every batch through the model and write its kept words into ``dest``.
 
     Args:
-        builder: prepares each batch (:meth:`BatchBuilder.build`).
-        batches: window indices of each batch, in run order.
+        work: each batch's window indices with the builder that prepares it
+            (:meth:`BatchBuilder.build`), in run order; iterated by the producer thread, so a
+            generator may tokenize as it goes.
         forward: ``forward(ids, mask)`` -> the model's output with every hidden state (``mask``
             None: no padding).
         layers: hidden-state indices to keep, in output order.
@@ -419,7 +437,8 @@ def run_batches(
             dtype (float32 or float16).
         device: where the model runs.
         config: how stages overlap (default :class:`PipelineConfig`).
-        on_batch: called with each batch's subword count once it is running.
+        on_batch: called with each batch's word count (:attr:`HostBatch.n_owned`) once it is
+            running.
 
     Raises:
         WorkbenchError: bad input found while preparing a batch (as raised there);
@@ -432,15 +451,15 @@ def run_batches(
     staged = config.staged_on(device)
     on_host = device == "cpu"
 
-    def produce(batch: np.ndarray) -> tuple[HostBatch, PackedBatch | None]:
-        hb = builder.build(batch)
+    def produce(item: tuple[BatchBuilder, np.ndarray]) -> tuple[HostBatch, PackedBatch | None]:
+        hb = item[0].build(item[1])
         return hb, (None if on_host or not hb.plan.n_words else pack(hb, pin=cuda))
 
     stream = torch.cuda.Stream(device=device) if cuda and staged else None
     hb: HostBatch | None = None
     stage = "prep"
     with ExitStack() as threads:  # on leaving: the writer, then the producer, stopped and joined
-        source = threads.enter_context(Prefetcher(produce, batches, config.prefetch_on(device)))
+        source = threads.enter_context(Prefetcher(produce, work, config.prefetch_on(device)))
         writer = threads.enter_context(RowWriter(dest, config.in_flight)) if staged else None
         try:
             for hb, packed in source:
@@ -460,7 +479,7 @@ def run_batches(
                     else:
                         dest.index_copy_(0, rows, pooled.to("cpu"))
                 if on_batch is not None:
-                    on_batch(hb.n_tokens)
+                    on_batch(hb.n_owned)
                 stage, hb = "prep", None
             if writer is not None:
                 stage = "write"
@@ -470,8 +489,7 @@ def run_batches(
 
 
 def run_batches_timed(
-    builder: BatchBuilder,
-    batches: Sequence[np.ndarray],
+    work: Work,
     forward: Callable[[torch.Tensor, torch.Tensor | None], ForwardOutput],
     layers: Sequence[int],
     dest: torch.Tensor,
@@ -480,7 +498,8 @@ def run_batches_timed(
 ) -> None:
     """:func:`run_batches` one stage at a time, waiting for the device after each, adding
     each stage's seconds to ``times``: where the time goes, not how fast the overlapped run
-    is. Same stage functions, same results."""
+    is. Same stage functions, same results; the time ``work`` takes to give each batch (a
+    chunk's tokenizing) is its own to record."""
     import torch
 
     cuda = device.startswith("cuda")
@@ -499,7 +518,7 @@ def run_batches_timed(
         times.seconds[stage] += now - clock
         clock = now
 
-    for batch in batches:
+    for builder, batch in work:
         clock = time.perf_counter()
         hb = builder.build(batch)
         packed = None if device == "cpu" or not hb.plan.n_words else pack(hb, pin=cuda)

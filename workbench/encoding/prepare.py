@@ -7,9 +7,11 @@ into overlapping windows of whole words, each word owned by the window where it 
 context (:func:`workbench.encoding.alignment.plan_windows`,
 :func:`workbench.encoding.alignment.assign_owners`).
 
-Each distinct word is tokenized once (:func:`word_pieces`: a corpus repeats its words, and with
-pre-split input a word's subwords do not depend on its neighbours), then laid out per sentence
-with array operations; a tokenizer where that does not hold is tokenized sentence by sentence.
+Each distinct word is tokenized once (:class:`WordPieceTable`: a corpus repeats its words, and
+with pre-split input a word's subwords do not depend on its neighbours), then laid out per
+sentence with array operations; a tokenizer where that does not hold is tokenized sentence by
+sentence. :class:`Preparer` does it chunk by chunk (the encoder's producer thread tokenizes
+the next chunk of a long input while the device runs this one), :func:`prepare` in one go.
 
 Example::
 
@@ -53,15 +55,29 @@ class Prepared:
         word_offsets: ``(n_words + 1,)`` int64, where each running word's subwords start in
             ``flat_ids`` (word ``j`` of sentence ``i`` is running word ``sentence_words[i] + j``).
         sentence_words: ``(n_sentences + 1,)`` int64, where each sentence's words start.
-        windows: the model inputs to run.
-        notes: what was changed on the way (unknown tokens, cut words).
+        windows: the model inputs to run (``sentence``: the index within this input).
+        cut: a note for each word cut to fit one input.
+        unknown: the words given the unknown token (printable forms), in input order.
     """
 
     flat_ids: np.ndarray
     word_offsets: np.ndarray
     sentence_words: np.ndarray
     windows: list[Window]
-    notes: list[str]
+    cut: list[str]
+    unknown: list[str]
+
+    @property
+    def notes(self) -> list[str]:
+        """What was changed on the way (:func:`merged_notes`)."""
+        return merged_notes(self.cut, self.unknown)
+
+    def word_spans(self) -> np.ndarray:
+        """``(n_words, 2)`` int64 each running word's subword range in its sentence."""
+        off = self.word_offsets
+        n_words = np.diff(self.sentence_words)
+        first = np.repeat(off[self.sentence_words[:-1]], n_words)
+        return np.stack([off[:-1] - first, off[1:] - first], axis=1)
 
     @cached_property
     def offsets(self) -> list[np.ndarray]:
@@ -137,7 +153,7 @@ class WordPieces:
     With pre-split input a fast tokenizer tokenizes each word on its own (WordPiece, BPE and
     Unigram models alike), so a word's subwords do not depend on its neighbours and a corpus
     needs its distinct words tokenized, not its running words: SemCor has 13 times fewer.
-    :func:`word_pieces` checks that on the corpus's first sentences and returns None for a
+    :class:`WordPieceTable` checks that on the corpus's first sentences and gives None for a
     tokenizer where it fails (a pre-tokenizer that marks only the first word, say).
 
     Attributes:
@@ -160,69 +176,182 @@ CHECK_SENTENCES = 64
 CHUNK_WORDS = 256
 
 
-def word_pieces(
-    tokenizer: PreTrainedTokenizerBase,
-    sentences: list[list[str]],
-    unk: int | None,
-    max_word: int,
-) -> WordPieces | None:
-    """Tokenize each distinct word of ``sentences`` once and lay the subwords out per word.
+class WordPieceTable:
+    """The subwords of each distinct word seen so far, tokenized once, for an input laid out in
+    chunks (:meth:`lay_out` once per chunk: a word of a later chunk already seen is not
+    tokenized again).
 
-    A word with no subword gets ``unk`` (left empty when ``unk`` is None: the caller raises);
-    a word with more than ``max_word`` subwords keeps its first ``max_word``. Returns None
-    when the tokenizer has no Rust backend or its words depend on their context.
+    Whether the tokenizer's words are context-free is checked on the first chunk's first
+    :data:`CHECK_SENTENCES` sentences (against tokenizing them whole) and holds for every
+    later chunk; where it fails, or the tokenizer has no Rust backend, :meth:`lay_out` returns
+    None.
+
+    Args:
+        tokenizer: a HuggingFace fast tokenizer.
+        unk: the unknown token, given to a word with no subword (None: left empty; the caller
+            raises).
+        max_word: a word with more subwords keeps its first ``max_word``.
     """
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None:
-        return None
-    running = list(chain.from_iterable(sentences))
-    distinct = list(dict.fromkeys(running))  # in order of first occurrence
-    index = {w: k for k, w in enumerate(distinct)}
-    flat = np.fromiter(map(index.__getitem__, running), dtype=np.int64, count=len(running))
-    chunks = [distinct[k : k + CHUNK_WORDS] for k in range(0, len(distinct), CHUNK_WORDS)]
-    try:
-        with untruncated(backend):
-            encs = backend.encode_batch(chunks, is_pretokenized=True, add_special_tokens=False)
-        table = np.fromiter(chain.from_iterable(e.ids for e in encs), dtype=np.int64)
-        raw = np.concatenate(
-            [
-                np.bincount(np.asarray(e.word_ids, dtype=np.int64), minlength=len(c))
-                for e, c in zip(encs, chunks)
-            ]  # fmt: skip
-            or [np.zeros(0, dtype=np.int64)]
-        )
-    except Exception:  # noqa: BLE001 - any oddity (a special token, say): the reference path
-        return None
-    if len(raw) != len(distinct) or raw.sum() != len(table):
-        return None
-    lengths = raw
-    if ((raw == 0) | (raw > max_word)).any():  # rare: give no-subword words unk, cut long ones
-        parts = np.split(table, np.cumsum(raw)[:-1])
-        fixed = [
-            q[:max_word] if len(q) else np.asarray([] if unk is None else [unk], dtype=np.int64)
-            for q in parts
-        ]
-        lengths = np.fromiter(map(len, fixed), dtype=np.int64, count=len(fixed))
-        table = np.concatenate(fixed) if fixed else table
-    starts = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    sample = sentences[:CHECK_SENTENCES]
-    for words, groups in zip(sample, _word_groups(tokenizer, sample)):
-        for w, g in zip(words, groups):
-            k = index[w]
-            want = g[:max_word] if g else ([] if unk is None else [unk])
-            if table[starts[k] : starts[k + 1]].tolist() != want:
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, unk: int | None, max_word: int) -> None:
+        self.tokenizer = tokenizer
+        self.unk = unk
+        self.max_word = max_word
+        self.backend = getattr(tokenizer, "backend_tokenizer", None)
+        self.context_free: bool | None = None if self.backend is not None else False
+        self.index: dict[str, int] = {}  # word -> its row in the table
+        self._parts: list[np.ndarray] = []  # fixed subwords of the words, in table order
+        self._raw: list[np.ndarray] = []  # each word's subword count before any fix
+        self._fixed: list[np.ndarray] = []  # ... and after (unk given, long words cut)
+        self._table = np.zeros(0, dtype=np.int64)
+        self._starts = np.zeros(1, dtype=np.int64)
+        self._raw_all = np.zeros(0, dtype=np.int64)
+
+    def lay_out(self, sentences: list[list[str]]) -> WordPieces | None:
+        """Each running word's subwords, laid out per word (None: tokenize in context)."""
+        if self.context_free is False:
+            return None
+        running = list(chain.from_iterable(sentences))
+        index = self.index
+        new = [w for w in dict.fromkeys(running) if w not in index]  # in order of first use
+        if new and not self._add(new):
+            self.context_free = False
+            return None
+        if self.context_free is None:
+            self.context_free = self._check(sentences[:CHECK_SENTENCES])
+            if not self.context_free:
                 return None
-    word_len = lengths[flat]
-    offsets = np.zeros(len(flat) + 1, dtype=np.int64)
-    np.cumsum(word_len, out=offsets[1:])
-    # subword k of running word j is table[starts[flat[j]] + k]: one gather for the corpus
-    gather = np.arange(offsets[-1], dtype=np.int64) + np.repeat(
-        starts[flat] - offsets[:-1], word_len
-    )
-    sentence_words = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum([len(s) for s in sentences], out=sentence_words[1:])
-    return WordPieces(table[gather], offsets, sentence_words, raw[flat])
+        flat = np.fromiter(map(index.__getitem__, running), dtype=np.int64, count=len(running))
+        starts = self._starts
+        word_len = starts[flat + 1] - starts[flat]
+        offsets = np.zeros(len(flat) + 1, dtype=np.int64)
+        np.cumsum(word_len, out=offsets[1:])
+        # subword k of running word j is table[starts[flat[j]] + k]: one gather for the input
+        gather = np.arange(offsets[-1], dtype=np.int64) + np.repeat(
+            starts[flat] - offsets[:-1], word_len
+        )
+        sentence_words = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum([len(s) for s in sentences], out=sentence_words[1:])
+        return WordPieces(self._table[gather], offsets, sentence_words, self._raw_all[flat])
+
+    def _add(self, words: list[str]) -> bool:
+        """Tokenize new distinct words into the table; False if the tokenizer's answer does
+        not give each word its own subwords (a special token's text, say)."""
+        backend = self.backend
+        if backend is None:
+            return False
+        chunks = [words[k : k + CHUNK_WORDS] for k in range(0, len(words), CHUNK_WORDS)]
+        try:
+            with untruncated(backend):
+                encs = backend.encode_batch(chunks, is_pretokenized=True, add_special_tokens=False)
+            table = np.fromiter(chain.from_iterable(e.ids for e in encs), dtype=np.int64)
+            raw = np.concatenate(
+                [
+                    np.bincount(np.asarray(e.word_ids, dtype=np.int64), minlength=len(c))
+                    for e, c in zip(encs, chunks)
+                ]  # fmt: skip
+            )
+        except Exception:  # noqa: BLE001 - any oddity: the reference path
+            return False
+        if len(raw) != len(words) or raw.sum() != len(table):
+            return False
+        lengths = raw
+        if ((raw == 0) | (raw > self.max_word)).any():  # rare: unk for none, long ones cut
+            unk = np.asarray([] if self.unk is None else [self.unk], dtype=np.int64)
+            parts = np.split(table, np.cumsum(raw)[:-1])
+            fixed = [q[: self.max_word] if len(q) else unk for q in parts]
+            lengths = np.fromiter(map(len, fixed), dtype=np.int64, count=len(fixed))
+            table = np.concatenate(fixed)
+        base = len(self.index)
+        self.index.update(zip(words, range(base, base + len(words))))
+        self._parts.append(table)
+        self._raw.append(raw)
+        self._fixed.append(lengths)
+        self._table = np.concatenate(self._parts)
+        self._raw_all = np.concatenate(self._raw)
+        self._starts = np.zeros(len(self.index) + 1, dtype=np.int64)
+        np.cumsum(np.concatenate(self._fixed), out=self._starts[1:])
+        return True
+
+    def _check(self, sample: list[list[str]]) -> bool:
+        """Whether the table gives ``sample``'s words the subwords they get in context."""
+        table, starts, index, unk = self._table, self._starts, self.index, self.unk
+        for words, groups in zip(sample, _word_groups(self.tokenizer, sample)):
+            for w, g in zip(words, groups):
+                k = index[w]
+                want = g[: self.max_word] if g else ([] if unk is None else [unk])
+                if table[starts[k] : starts[k + 1]].tolist() != want:
+                    return False
+        return True
+
+
+class Preparer:
+    """Tokenizes word lists and plans their windows, one chunk of an input after another.
+
+    Each distinct word is tokenized once over all the chunks (:class:`WordPieceTable`) where
+    the tokenizer allows it, else every sentence whole. A chunk's notes name its sentences by
+    their index in the whole input (``first``).
+
+    Args:
+        tokenizer: a HuggingFace fast tokenizer.
+        window_tokens: most subwords one model input holds (special tokens excluded).
+        stride: subwords between window starts for longer sentences (default: half).
+        by_word: tokenize each distinct word once where the tokenizer allows it; False: every
+            sentence whole, the reference (the result is the same).
+    """
+
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        window_tokens: int,
+        stride: int | None = None,
+        by_word: bool = True,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.window_tokens = window_tokens
+        self.stride = stride
+        self.unk = tokenizer.unk_token_id
+        self.table = WordPieceTable(tokenizer, self.unk, window_tokens) if by_word else None
+
+    def __call__(self, sentences: list[list[str]], first: int = 0) -> Prepared:
+        """The chunk ``sentences`` (validated word lists, the first of them sentence ``first``
+        of the input) tokenized, with its windows (sentence indices within the chunk).
+
+        Raises:
+            InputError: a word maps to no subword and the tokenizer has no unknown token.
+        """
+        unk, window_tokens = self.unk, self.window_tokens
+        pieces = self.table.lay_out(sentences) if self.table is not None else None
+        if pieces is None:
+            pieces, cut, unknown = _in_context(self.tokenizer, sentences, unk, window_tokens, first)
+        else:
+            cut, unknown = _odd_words(pieces, sentences, unk, window_tokens, first)
+        sw, off = pieces.sentence_words, pieces.word_offsets
+        totals = np.diff(off[sw]).tolist()  # subwords of each sentence
+        windows: list[Window] = []
+        for i, words in enumerate(sentences):
+            if totals[i] <= window_tokens:  # the usual case: one window, no planning
+                windows.append(Window(i, 0, len(words), tuple(range(len(words)))))
+                continue
+            lengths = np.diff(off[sw[i] : sw[i + 1] + 1]).tolist()
+            spans = plan_windows(lengths, window_tokens, self.stride)
+            owners = assign_owners(spans, lengths)
+            windows.extend(Window(i, s, e, own) for (s, e), own in zip(spans, owners))
+        return Prepared(pieces.ids, off, sw, windows, cut, unknown)
+
+
+def merged_notes(cut: list[str], unknown: list[str]) -> list[str]:
+    """The notes of a prepared input: each word cut, then one line for the words given the
+    unknown token (the first ten shown)."""
+    notes = list(cut)
+    if unknown:
+        shown = ", ".join(f"'{w}'" for w in unknown[:10])
+        more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+        notes.append(
+            f"{len(unknown)} word(s) map to no subword and were encoded as the unknown "
+            f"token: {shown}{more}"
+        )
+    return notes
 
 
 def prepare(
@@ -232,43 +361,21 @@ def prepare(
     stride: int | None = None,
     by_word: bool = True,
 ) -> Prepared:
-    """Tokenize validated word lists and plan the windows the model runs.
+    """Tokenize validated word lists and plan the windows the model runs, in one chunk; each
+    note is also issued as a warning.
 
     Args:
         tokenizer: a HuggingFace fast tokenizer.
         sentences: word lists (from :func:`workbench.encoding.alignment.normalize_input`).
         window_tokens: most subwords one model input holds (special tokens excluded).
         stride: subwords between window starts for longer sentences (default: half).
-        by_word: tokenize each distinct word once (:func:`word_pieces`) where the tokenizer
-            allows it; False: every sentence whole, the reference (the result is the same).
+        by_word: tokenize each distinct word once (:class:`WordPieceTable`) where the
+            tokenizer allows it; False: every sentence whole, the reference (same result).
     """
-    unk = tokenizer.unk_token_id
-    pieces = word_pieces(tokenizer, sentences, unk, window_tokens) if by_word else None
-    if pieces is None:
-        pieces, notes, unk_words = _in_context(tokenizer, sentences, unk, window_tokens)
-    else:
-        notes, unk_words = _odd_words(pieces, sentences, unk, window_tokens)
-    sw, off = pieces.sentence_words, pieces.word_offsets
-    totals = np.diff(off[sw]).tolist()  # subwords of each sentence
-    windows: list[Window] = []
-    for i, words in enumerate(sentences):
-        if totals[i] <= window_tokens:  # the usual case: one window, no planning
-            windows.append(Window(i, 0, len(words), tuple(range(len(words)))))
-            continue
-        lengths = np.diff(off[sw[i] : sw[i + 1] + 1]).tolist()
-        spans = plan_windows(lengths, window_tokens, stride)
-        owners = assign_owners(spans, lengths)
-        windows.extend(Window(i, s, e, own) for (s, e), own in zip(spans, owners))
-    if unk_words:
-        shown = ", ".join(f"'{w}'" for w in unk_words[:10])
-        more = f" and {len(unk_words) - 10} more" if len(unk_words) > 10 else ""
-        notes.append(
-            f"{len(unk_words)} word(s) map to no subword and were encoded as the unknown "
-            f"token: {shown}{more}"
-        )
-    for note in notes:
-        warnings.warn(note, stacklevel=5)
-    return Prepared(pieces.ids, off, sw, windows, notes)
+    prep = Preparer(tokenizer, window_tokens, stride, by_word)(sentences)
+    for note in prep.notes:
+        warnings.warn(note, stacklevel=2)
+    return prep
 
 
 def _no_token(i: int, j: int, word: str) -> InputError:
@@ -290,9 +397,11 @@ def _in_context(
     sentences: list[list[str]],
     unk: int | None,
     window_tokens: int,
+    first: int = 0,
 ) -> tuple[WordPieces, list[str], list[str]]:
-    """The input tokenized sentence by sentence (the reference for :func:`word_pieces`), the
-    notes, and the words given the unknown token."""
+    """The input tokenized sentence by sentence (the reference for :class:`WordPieceTable`),
+    the notes of words cut, and the words given the unknown token (sentences named from
+    ``first``)."""
     groups_of: list[list[list[int]]] = []
     notes: list[str] = []
     unk_words: list[str] = []
@@ -302,12 +411,12 @@ def _in_context(
         for j, group in enumerate(groups):
             if not group:
                 if unk is None:
-                    raise _no_token(i, j, words[j])
+                    raise _no_token(first + i, j, words[j])
                 group.append(unk)
                 unk_words.append(visible(words[j]))
             elif len(group) > window_tokens:
                 del group[window_tokens:]
-                notes.append(_too_long(i, j, words[j], window_tokens))
+                notes.append(_too_long(first + i, j, words[j], window_tokens))
         groups_of.append(groups)
     every = [g for groups in groups_of for g in groups]
     lengths = np.fromiter(map(len, every), dtype=np.int64, count=len(every))
@@ -321,7 +430,11 @@ def _in_context(
 
 
 def _odd_words(
-    pieces: WordPieces, sentences: list[list[str]], unk: int | None, window_tokens: int
+    pieces: WordPieces,
+    sentences: list[list[str]],
+    unk: int | None,
+    window_tokens: int,
+    first: int = 0,
 ) -> tuple[list[str], list[str]]:
     """The notes and unknown-token words of :func:`_in_context`, from :class:`WordPieces`."""
     starts = pieces.sentence_words
@@ -336,9 +449,9 @@ def _odd_words(
     for k in odd.tolist():  # rare: in corpus order, as the in-context path finds them
         i, j = where(k)
         if pieces.raw_lengths[k]:
-            notes.append(_too_long(i, j, sentences[i][j], window_tokens))
+            notes.append(_too_long(first + i, j, sentences[i][j], window_tokens))
         elif unk is None:
-            raise _no_token(i, j, sentences[i][j])
+            raise _no_token(first + i, j, sentences[i][j])
         else:
             unk_words.append(visible(sentences[i][j]))
     return notes, unk_words

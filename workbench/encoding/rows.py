@@ -29,15 +29,17 @@ Progress = bool | Callable[[float], None] | None
 AUTO_PROGRESS_MIN_WORDS = 5_000  # a progress bar appears by itself from this many words on
 
 
-def keep_masks(words: list[list[str]], keep: Sequence[Sequence[int]] | None) -> list[np.ndarray]:
-    """Per sentence, a boolean mask of the word positions to keep (all when ``keep`` is None).
+def keep_masks(
+    words: list[list[str]], keep: Sequence[Sequence[int]] | None
+) -> list[np.ndarray] | None:
+    """Per sentence, a boolean mask of the word positions to keep (None: every word).
 
     Raises:
         InputError: ``keep`` has another number of entries than there are sentences, or names
             a position outside its sentence.
     """
     if keep is None:
-        return [np.ones(len(w), dtype=bool) for w in words]
+        return None
     if len(keep) != len(words):
         raise InputError(f"keep has {len(keep)} entries for {len(words)} sentences.")
     masks = []
@@ -57,43 +59,55 @@ class RowLayout:
 
     Attributes:
         n: number of rows (kept words).
-        row_of: per sentence, ``(n_words,)`` row of each word, ``-1`` if not kept.
+        rows: ``(n_words,)`` int64 row of each running word of the input (sentence by
+            sentence), ``-1`` if not kept.
+        sentence_words: ``(n_sentences + 1,)`` int64 where each sentence's words start.
         sentence, position: ``(n,)`` sentence index and word position of each row.
         words: the word of each row.
     """
 
     n: int
-    row_of: list[np.ndarray]
+    rows: np.ndarray
+    sentence_words: np.ndarray
     sentence: np.ndarray
     position: np.ndarray
     words: list[str]
 
     @classmethod
-    def build(cls, words: list[list[str]], masks: list[np.ndarray]) -> RowLayout:
+    def build(cls, words: list[list[str]], masks: list[np.ndarray] | None) -> RowLayout:
+        """The layout of ``words`` keeping the words ``masks`` marks (None: every word)."""
         lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
         first = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum(lengths, out=first[1:])
-        kept = np.flatnonzero(np.concatenate(masks)) if len(words) else np.zeros(0, np.int64)
-        flat_rows = np.full(int(first[-1]), -1, dtype=np.int64)
-        flat_rows[kept] = np.arange(len(kept))
-        sentence = np.repeat(np.arange(len(words), dtype=np.int64), lengths)[kept]
-        position = kept - first[sentence]
+        n_words = int(first[-1])
+        sentence = np.repeat(np.arange(len(words), dtype=np.int64), lengths)
         flat_words = list(chain.from_iterable(words))
-        kept_words = flat_words if len(kept) == len(flat_words) else [flat_words[k] for k in kept]
-        row_of = np.split(flat_rows, first[1:-1])
-        return cls(len(kept), row_of, sentence, position, kept_words)
+        if masks is None:
+            kept = np.arange(n_words, dtype=np.int64)
+            rows, kept_words = kept, flat_words
+        else:
+            kept = np.flatnonzero(np.concatenate(masks)) if words else np.zeros(0, np.int64)
+            rows = np.full(n_words, -1, dtype=np.int64)
+            rows[kept] = np.arange(len(kept))
+            sentence = sentence[kept]
+            kept_words = [flat_words[k] for k in kept.tolist()]
+        return cls(len(kept), rows, first, sentence, kept - first[sentence], kept_words)
 
-    def spans(self, offsets: list[np.ndarray]) -> np.ndarray:
+    @property
+    def row_of(self) -> list[np.ndarray]:
+        """Per sentence, ``(n_words,)`` row of each word (views of ``rows``)."""
+        return np.split(self.rows, self.sentence_words[1:-1])
+
+    def chunk_rows(self, start: int, stop: int) -> np.ndarray:
+        """``rows`` of the words of sentences ``start`` to ``stop`` (a view)."""
+        return self.rows[self.sentence_words[start] : self.sentence_words[stop]]
+
+    def spans(self, word_spans: np.ndarray) -> np.ndarray:
         """``(n, 2)`` subword span of each row within its sentence (specials excluded), from
-        each sentence's word offsets ``(n_words + 1,)``."""
-        out = np.zeros((self.n, 2), dtype=np.int64)
-        if not self.row_of:
-            return out
-        rows = np.concatenate(self.row_of)
-        sel = rows >= 0
-        out[rows[sel], 0] = np.concatenate([o[:-1] for o in offsets])[sel]
-        out[rows[sel], 1] = np.concatenate([o[1:] for o in offsets])[sel]
-        return out
+        every running word's span ``(n_words, 2)``
+        (:meth:`workbench.encoding.prepare.Prepared.word_spans`)."""
+        kept = self.rows >= 0
+        return np.ascontiguousarray(word_spans[kept] if not kept.all() else word_spans)
 
 
 def allocate(
@@ -112,9 +126,10 @@ def allocate(
 
 
 def progress_reporter(
-    progress: Progress, total_tokens: int, n_words: int
+    progress: Progress, n_words: int
 ) -> tuple[Any, Callable[[float], None] | None]:
-    """A tqdm bar and/or a callback, as asked (auto: a bar for long runs only)."""
+    """A tqdm bar counting ``n_words`` words and/or a callback, as asked (auto: a bar for long
+    runs only)."""
     if callable(progress):
         return None, progress
     show = progress if progress is not None else n_words >= AUTO_PROGRESS_MIN_WORDS
@@ -122,4 +137,4 @@ def progress_reporter(
         return None, None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total_tokens, unit="tok", unit_scale=True, desc="encoding"), None
+    return tqdm(total=n_words, unit="word", unit_scale=True, desc="encoding"), None
