@@ -17,7 +17,9 @@ and as medians, words/s and tokens/s of
     (:meth:`Encoder.model_inputs`, on the device beforehand): the ceiling for any pipeline;
 (e) with ``--also-dtype bfloat16``: (c) and (d) of a second encoder in that dtype;
 (f) with ``--pipelines inline,whole``: (c) with those :class:`PipelineConfig` settings
-    (``whole``: the default but the input tokenized in one chunk, not streamed);
+    (``whole``: the default but the input tokenized in one chunk, not streamed; ``fill10``:
+    the default with the CPU's ``min_fill``, more and smaller batches), each with its own bare
+    forward where its batches differ;
 (g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart).
 Each as a speed-up over (a), as a fraction of the FLOP bound (the measured GFLOP/s of a
 2048^3 torch matmul in the device's dtype, divided by the model's FLOPs per token: its linear
@@ -63,6 +65,7 @@ PIPELINES = {  # --pipelines names
     "threaded": PipelineConfig(prefetch=2, transfer="staged"),
     "prefetch": PipelineConfig(prefetch=2, transfer="direct"),
     "whole": PipelineConfig(stream_words=0),  # the default, the input tokenized in one chunk
+    "fill10": PipelineConfig(min_fill=0.1),  # the default with the CPU's batch plan
 }
 
 
@@ -259,11 +262,14 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
         "careful": lambda: careful_loop(enc, sentences),
     }
     pairs = {}  # encode run -> its forward run
+    plans = {}  # each encoder's batch shapes
     for name, e in encs.items():
         batches = forward_batches(e, sentences)
+        plans[name] = [tuple(ids.shape) for ids, _ in batches]
         e.encode(sentences[:50], progress=False)  # warm-up
         runs[name] = lambda e=e: timed(e, e.encode, sentences, progress=False)
-        if not name.startswith("encode_pipeline"):
+        # a pipeline setting that runs other batches (whole: not streamed) gets its own forward
+        if not name.startswith("encode_pipeline") or plans[name] != plans["encode"]:
             fwd = name.replace("encode", "forward")
             runs[fwd] = lambda e=e, b=batches: forward_only(e, b)
             pairs[name] = fwd
@@ -301,6 +307,8 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
         )
     return {
         "sentences": len(sentences),
+        "batches": {name: len(plan) for name, plan in plans.items()},
+        "padded_tokens": {name: sum(r * w for r, w in plan) for name, plan in plans.items()},
         "n_tokens": n_tokens,
         "n_words": n_words,
         "mflop_per_token": fpt / 1e6,

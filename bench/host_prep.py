@@ -28,8 +28,9 @@ that the batch count is a GPU's; every word kept) built two ways, checked equal:
 On a GPU the batch building is the producer thread's work while the model runs (the "prep"
 stage of ``bench/extract.py --profile``). Last, the encoder's whole host work before and
 around its batches (tokenizing, windows, batch plans, every batch built; every word kept, the
-GPU's budget), its input in one chunk or streamed (:mod:`workbench.encoding.stream`, chunks
-from 16,384 words up, doubling: the cuda default at that budget):
+GPU's budget and batch plan, ``min_fill`` 0.25), its input in one chunk or streamed
+(:mod:`workbench.encoding.stream`, chunks from 16,384 words up, doubling: the cuda default at
+that budget):
 
 (e) ``whole`` / ``streamed``: seconds until the first batch is ready (what the device waits
     for before it starts), seconds for all of it, and the padding and batch count of the
@@ -56,7 +57,7 @@ from record import write_json
 
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
-from workbench.encoding.batching import BatchBuilder, HostBatch
+from workbench.encoding.batching import GPU_MIN_FILL, BatchBuilder, HostBatch
 from workbench.encoding.pipeline import PipelineConfig
 from workbench.encoding.prepare import Prepared, prepare
 from workbench.encoding.rows import RowLayout
@@ -225,7 +226,7 @@ def main() -> None:
                 model=args.model,
                 device="cpu",
                 max_batch_tokens=GPU_BATCH_TOKENS,
-                pipeline=PipelineConfig(stream_words=words),
+                pipeline=PipelineConfig(stream_words=words, min_fill=GPU_MIN_FILL),
             )  # fmt: skip
             for name, words in (("whole", 0), ("streamed", first_chunk_words(GPU_BATCH_TOKENS)))
         }

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from workbench import Encoder
-from workbench.encoding.batching import BUCKET_WIDTH, BatchBuilder, bucket_width, plan_batches
+from workbench.encoding.batching import (
+    BUCKET_WIDTH,
+    GPU_MIN_FILL,
+    MIN_FILL,
+    BatchBuilder,
+    bucket_width,
+    plan_batches,
+)
 from workbench.encoding.pipeline import PipelineConfig
 from workbench.encoding.pooling import pooled_order, pooling_plan_flat
 from workbench.encoding.prepare import prepare
@@ -29,6 +36,34 @@ def test_every_window_once_longest_first_under_the_budget(shapes):
     assert all(w * len(b) <= 2048 + w for w, b in zip(widths, batches))  # one past at most
     assert all(len(b) == 1 or w * len(b) <= 2048 for w, b in zip(widths, batches))
     assert widths == sorted(widths, reverse=True)
+
+
+def test_a_larger_min_fill_makes_fewer_fuller_batches_under_the_same_budget():
+    lengths = RNG.integers(5, 80, 3000)
+    plans = {f: plan_batches(lengths, 8192, min_fill=f) for f in (0.1, 0.25, 0.5)}
+    assert [len(p) for p in plans.values()] == sorted(
+        (len(p) for p in plans.values()), reverse=True
+    )
+    assert len(plans[0.5]) < len(plans[0.1])
+    for fill, plan in plans.items():
+        assert sorted(np.concatenate(plan).tolist()) == list(range(3000))
+        sizes = [int(lengths[b].max()) * len(b) for b in plan]
+        assert max(sizes) <= 8192
+        # a batch closed before the budget was full held at least min_fill of it (the last
+        # batch excepted)
+        assert all(s >= fill * 8192 - 80 for s in sizes[:-1])
+    np.testing.assert_array_equal(
+        np.concatenate(plans[0.1]), np.concatenate(plan_batches(lengths, 8192))
+    )  # the default
+
+
+def test_the_devices_defaults_of_the_batch_plan():
+    auto = PipelineConfig()
+    assert auto.min_fill_on("cpu") == MIN_FILL == 0.1 and auto.stream_on("cpu", 8192) == 0
+    assert auto.min_fill_on("cuda:0") == GPU_MIN_FILL == 0.25
+    assert auto.stream_on("cuda", 65536) == 16384
+    given = PipelineConfig(min_fill=0.5, stream_words=100)
+    assert given.min_fill_on("cpu") == 0.5 and given.stream_on("cpu", 8192) == 100
 
 
 def test_bucketed_inputs_have_few_shapes_and_the_same_vectors(tiny_model_dir, tiny_encoder):

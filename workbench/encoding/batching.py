@@ -34,6 +34,11 @@ from workbench.encoding.prepare import Prepared
 
 Shapes = Literal["exact", "bucketed"]
 BUCKET_WIDTH = 32  # "bucketed" widths are multiples of this (with specials)
+MIN_FILL = 0.1  # an "exact" batch holds this share of the budget before a length drop closes it
+#: :data:`MIN_FILL` on a GPU, where a batch costs a fixed time however small: on an H200 the
+#: packaged model's bare forward took 2.2 ms for 8,192 tokens and 2.3 ms for 16,384
+#: (docs/benchmarks.md, "The batch pipeline and the GPU"), so fewer, fuller batches win.
+GPU_MIN_FILL = 0.25
 
 
 @dataclass(frozen=True)
@@ -87,13 +92,14 @@ def plan_batches(
     shapes: Shapes = "exact",
     specials: int = 0,
     max_width: int = 512,
+    min_fill: float = MIN_FILL,
 ) -> list[np.ndarray]:
     """Window indices grouped into batches, longest first.
 
     ``exact``: a batch closes when one more window would take its padded size (windows x the
-    longest one) past ``max_batch_tokens``, or, once it holds a tenth of the budget, when the
-    next window is more than 3% shorter than its longest, so many batches hold windows of one
-    length (the padding this leaves is measured in docs/benchmarks.md, "Extraction").
+    longest one) past ``max_batch_tokens``, or, once it holds ``min_fill`` of the budget, when
+    the next window is more than 3% shorter than its longest, so many batches hold windows of
+    one length (the padding this leaves is measured in docs/benchmarks.md, "Extraction").
     ``bucketed``: a batch holds windows of one bucket width (``length +
     specials`` rounded up, at most ``max_width``), as many as the budget allows.
 
@@ -103,12 +109,14 @@ def plan_batches(
         shapes: ``exact`` or ``bucketed`` (see the module docstring).
         specials: special tokens per window (for ``bucketed`` widths).
         max_width: the model's input limit (for ``bucketed`` widths).
+        min_fill: the share of the budget a batch holds before a drop in length closes it
+            (``exact``): less padding when small, larger batches when large.
     """
     order = np.argsort(-np.asarray(lengths), kind="stable")
     batches: list[np.ndarray] = []
     current: list[int] = []
     width = 0
-    min_tokens = max_batch_tokens // 10
+    min_tokens = int(max_batch_tokens * min_fill)
     for idx in order.tolist():
         length = int(lengths[idx])
         if shapes == "bucketed":
@@ -145,6 +153,8 @@ class BatchBuilder:
         max_width: the model's input limit (for ``bucketed`` widths).
         gather: take a batch's words from flat arrays of the whole input in a few array
             operations (default); False: window by window, the reference (same result).
+        min_fill: share of the budget a batch holds before a drop in length closes it
+            (:func:`plan_batches`).
 
     Attributes:
         lengths: ``(n_windows,)`` int64 subwords of each window (specials excluded).
@@ -160,8 +170,10 @@ class BatchBuilder:
         max_batch_tokens: int = 8192,
         max_width: int = 512,
         gather: bool = True,
+        min_fill: float = MIN_FILL,
     ) -> None:
         self.prep = prep
+        self.min_fill = min_fill
         self.gather = gather  # False: every batch's words window by window (the reference)
         self.specials = specials
         self.rows = rows
@@ -190,7 +202,12 @@ class BatchBuilder:
     def batches(self) -> list[np.ndarray]:
         """The batches to run (:func:`plan_batches` with this builder's settings)."""
         return plan_batches(
-            self.lengths, self.max_batch_tokens, self.shapes, self.specials.count, self.max_width
+            self.lengths,
+            self.max_batch_tokens,
+            self.shapes,
+            self.specials.count,
+            self.max_width,
+            self.min_fill,
         )
 
     def _padded(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

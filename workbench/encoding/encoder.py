@@ -141,6 +141,7 @@ class Encoder:
         )
         self.budget = self._choose_budget(max_batch_tokens)
         self.max_batch_tokens = self.budget.tokens
+        self.min_fill = self.pipeline.min_fill_on(self.device)
 
     # ------------------------------------------------------------------ set-up helpers
     def _input_limit(self, requested: int | None) -> int:
@@ -255,6 +256,7 @@ class Encoder:
                 self.shapes,
                 self.max_batch_tokens,
                 self.max_length,
+                min_fill=self.min_fill,
             )
 
         preparer = Preparer(self.tokenizer, self.window_tokens, self.stride)

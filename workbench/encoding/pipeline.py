@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import numpy as np
 
-from workbench.encoding.batching import BatchBuilder, HostBatch, Shapes
+from workbench.encoding.batching import GPU_MIN_FILL, MIN_FILL, BatchBuilder, HostBatch, Shapes
 from workbench.encoding.pooling import PoolingIndex, pool_words
 from workbench.encoding.runner import ForwardOutput
 from workbench.encoding.stream import first_chunk_words
@@ -91,7 +91,11 @@ class PipelineConfig:
         stream_words: words in the input's first chunk, tokenized before the first batch
             runs; each later chunk is twice the one before, tokenized by the producer while
             the device runs the one before (:mod:`workbench.encoding.stream`); ``0``: the
-            whole input at once; ``None``: the batch budget's worth on cuda, 0 elsewhere.
+            whole input at once; ``None``: a quarter of the batch budget on cuda
+            (:func:`~workbench.encoding.stream.first_chunk_words`), 0 elsewhere.
+        min_fill: share of the budget an ``exact`` batch holds before a drop in length
+            closes it (:func:`~workbench.encoding.batching.plan_batches`); ``None``:
+            :data:`~workbench.encoding.batching.GPU_MIN_FILL` on cuda, ``MIN_FILL`` elsewhere.
     """
 
     prefetch: int | None = None  # None: 4 on cuda, 0 (in the calling thread) elsewhere
@@ -99,6 +103,7 @@ class PipelineConfig:
     in_flight: int = 3  # staged batches queued for the writer thread at most
     shapes: Literal["auto"] | Shapes = "auto"  # auto: bucketed for CUDA graphs only
     stream_words: int | None = None  # None: max_batch_tokens // 4 on cuda, 0 (one chunk) elsewhere
+    min_fill: float | None = None  # None: 0.25 on cuda, 0.1 elsewhere
 
     def prefetch_on(self, device: str) -> int:
         """Batches prepared ahead on ``device`` (0: in the calling thread)."""
@@ -111,6 +116,12 @@ class PipelineConfig:
         if self.stream_words is not None:
             return max(0, int(self.stream_words))
         return first_chunk_words(max_batch_tokens) if device.startswith("cuda") else 0
+
+    def min_fill_on(self, device: str) -> float:
+        """The share of the budget a batch holds before a drop in length closes it."""
+        if self.min_fill is not None:
+            return min(max(float(self.min_fill), 0.0), 1.0)
+        return GPU_MIN_FILL if device.startswith("cuda") else MIN_FILL
 
     def staged_on(self, device: str) -> bool:
         """Whether pooled rows are staged and written by a writer thread on ``device``."""
