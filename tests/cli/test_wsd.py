@@ -43,6 +43,8 @@ def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
     assert set(entry) == {"n", "system", "wordnet_first_sense", "semcor_mfs"}
     assert entry["wordnet_first_sense"]["F1"] == pytest.approx(55.2, abs=0.1)
     assert report["config"]["index"]["config"]["layers"] == "5"
+    assert report["config"]["search"] in ("faiss:cpu", "torch:cpu")  # no GPU in CI
+    assert f"search: {report['config']['search']}" in printed
     assert report["config"]["system"]["name"] == "custom"  # plain's settings at another layer
     assert report["config"]["test_data"]["semeval2007"]["sha256"]
     for suffix in ("md", "html", "json"):

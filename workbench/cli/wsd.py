@@ -326,6 +326,7 @@ def _default_index_path(enc, corpus: str, config) -> Path:
 def _provenance(enc, index, tests) -> dict:
     return {
         "index": index.summary(),
+        "search": getattr(index, "search_", None),  # the engine and device it searched on
         "model": enc.describe() if hasattr(enc, "describe") else enc.name,
         "test_data": {c.name: {"sha256": c.sha256, "files": [str(p) for p in c.source]}
                       for c in tests},
@@ -455,6 +456,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             sweeps.append(_timed(f"sweep {corpus.name}", seconds, _sweep, enc, train_set, test))
     seconds["total"] = time.perf_counter() - t_start
     print("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
+    engines = sorted({getattr(i, "search_", None) or "none" for i in used})
+    print(f"search: {', '.join(engines)}")  # faiss:cpu, faiss:gpu, torch:cuda, torch:cpu
     command = _command_line(args)
     for i, (corpus, result, this) in enumerate(zip(tests, results, used)):
         config_facts = {
