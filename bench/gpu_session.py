@@ -132,7 +132,8 @@ def _extract(ctx: Context) -> list[str]:
     cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device]
     if ctx.rehearse:
         cmd += ["--sentences", "40", "--repeats", "1", "--baseline-sentences", "10",
-                "--profile", "--semcor-whole", "--semcor-limit", "60"]  # fmt: skip
+                "--pipelines", "whole,fill10", "--profile", "--semcor-whole",
+                "--semcor-limit", "60"]  # fmt: skip
     else:
         cmd += ["--sentences", "2000,20000", "--repeats", "3", "--baseline-sentences", "200",
                 "--pipelines", "inline,whole,fill10", "--profile", "--semcor-whole",
