@@ -18,7 +18,7 @@ import bisect
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence, Set
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -113,7 +113,7 @@ def normalize_input(sentences: object) -> list[list[str]]:
         if len(seq) == 0:
             raise InputError(f"Sentence {i} is an empty word list.")
         try:  # fast path in C: every word a string with a non-blank character
-            if min(map(len, map(str.strip, seq))) > 0:
+            if all(map(str.strip, seq)):
                 out.append(list(map(str, seq)))  # a copy; str subclasses made plain strings
                 continue
         except TypeError:
@@ -154,20 +154,21 @@ def word_token_lists(
     return groups
 
 
-@dataclass(frozen=True)
-class Window:
-    """A run of whole words of one sentence that is encoded as one model input.
+class Window(NamedTuple):
+    """A run of whole words of one sentence that is encoded as one model input (a named
+    tuple: an input holds one per sentence, and tuples are quick to make).
 
     Attributes:
         sentence: index of the sentence in the input.
         word_start, word_end: the words ``[word_start, word_end)`` in the window.
-        owned: the words (sentence positions) whose vectors this window provides.
+        owned: the words (sentence positions) whose vectors this window provides, in order
+            (a ``range`` for a sentence in one window).
     """
 
     sentence: int
     word_start: int
     word_end: int
-    owned: tuple[int, ...]
+    owned: Sequence[int]
 
 
 def plan_windows(

@@ -331,7 +331,7 @@ class Preparer:
         windows: list[Window] = []
         for i, words in enumerate(sentences):
             if totals[i] <= window_tokens:  # the usual case: one window, no planning
-                windows.append(Window(i, 0, len(words), tuple(range(len(words)))))
+                windows.append(Window(i, 0, len(words), range(len(words))))
                 continue
             lengths = np.diff(off[sw[i] : sw[i + 1] + 1]).tolist()
             spans = plan_windows(lengths, window_tokens, self.stride)
