@@ -7,6 +7,7 @@ from workbench.encoding.alignment import (
     assign_owners,
     normalize_input,
     plan_windows,
+    run_starts,
     split_words,
     word_token_lists,
 )
@@ -136,3 +137,10 @@ def test_owners_pick_the_window_with_most_context():
             for s2, e2 in windows:
                 if s2 <= w < e2:
                     assert ctx >= min(w - s2, e2 - w - 1)
+
+
+def test_run_starts_from_lengths_lists_and_arrays():
+    assert run_starts([2, 0, 3]).tolist() == [0, 2, 2, 5]
+    assert run_starts(np.array([1, 4])).tolist() == [0, 1, 5]
+    assert run_starts(map(len, [["a", "b"], ["c"]])).tolist() == [0, 2, 3]
+    assert run_starts([]).tolist() == [0] and run_starts([]).dtype == np.int64

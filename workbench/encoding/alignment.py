@@ -154,6 +154,19 @@ def word_token_lists(
     return groups
 
 
+def run_starts(lengths: np.ndarray | Iterable[int]) -> np.ndarray:
+    """``(n + 1,)`` int64: where each of ``n`` consecutive runs of these lengths starts, then
+    their total (a sentence's word offsets from its words' subword counts, the input's sentence
+    starts from its sentences' word counts)."""
+    if isinstance(lengths, np.ndarray):
+        counts = lengths
+    else:
+        counts = np.fromiter(lengths, dtype=np.int64)
+    starts = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return starts
+
+
 class Window(NamedTuple):
     """A run of whole words of one sentence that is encoded as one model input (a named
     tuple: an input holds one per sentence, and tuples are quick to make).

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.encoding.alignment import run_starts
 from workbench.encoding.pooling import LayerSpec, combine_layers
 from workbench.encoding.wordtable import ROW_HEADER, SENTENCE_HEADER, SENTENCES_SUFFIX, table_text
 from workbench.errors import DataError, InputError, MismatchError, OutputError
@@ -261,9 +262,7 @@ def pack_words(words: Sequence[str]) -> dict[str, np.ndarray]:
     Unlike a fixed-width string array, this keeps every character (a trailing NUL too) and
     takes the words' size, not ``n`` times the longest word's.
     """
-    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    offsets = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = run_starts(map(len, words))
     blob = "".join(words).encode("utf-8", "surrogatepass")
     return {"words_utf8": np.frombuffer(blob, dtype=np.uint8), "words_offsets": offsets}
 

@@ -35,6 +35,7 @@ from workbench.encoding.alignment import (
     Window,
     assign_owners,
     plan_windows,
+    run_starts,
     visible,
     word_token_lists,
 )
@@ -224,14 +225,12 @@ class WordPieceTable:
         flat = np.fromiter(map(index.__getitem__, running), dtype=np.int64, count=len(running))
         starts = self._starts
         word_len = starts[flat + 1] - starts[flat]
-        offsets = np.zeros(len(flat) + 1, dtype=np.int64)
-        np.cumsum(word_len, out=offsets[1:])
+        offsets = run_starts(word_len)
         # subword k of running word j is table[starts[flat[j]] + k]: one gather for the input
         gather = np.arange(offsets[-1], dtype=np.int64) + np.repeat(
             starts[flat] - offsets[:-1], word_len
         )
-        sentence_words = np.zeros(len(sentences) + 1, dtype=np.int64)
-        np.cumsum([len(s) for s in sentences], out=sentence_words[1:])
+        sentence_words = run_starts(map(len, sentences))
         return WordPieces(self._table[gather], offsets, sentence_words, self._raw_all[flat])
 
     def _add(self, words: list[str]) -> bool:
@@ -269,8 +268,7 @@ class WordPieceTable:
         self._fixed.append(lengths)
         self._table = np.concatenate(self._parts)
         self._raw_all = np.concatenate(self._raw)
-        self._starts = np.zeros(len(self.index) + 1, dtype=np.int64)
-        np.cumsum(np.concatenate(self._fixed), out=self._starts[1:])
+        self._starts = run_starts(np.concatenate(self._fixed))
         return True
 
     def _check(self, sample: list[list[str]]) -> bool:
@@ -419,12 +417,9 @@ def _in_context(
                 notes.append(_too_long(first + i, j, words[j], window_tokens))
         groups_of.append(groups)
     every = [g for groups in groups_of for g in groups]
-    lengths = np.fromiter(map(len, every), dtype=np.int64, count=len(every))
-    offsets = np.zeros(len(every) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = run_starts(map(len, every))
     ids = np.fromiter(chain.from_iterable(every), dtype=np.int64, count=int(offsets[-1]))
-    sentence_words = np.zeros(len(sentences) + 1, dtype=np.int64)
-    np.cumsum([len(s) for s in sentences], out=sentence_words[1:])
+    sentence_words = run_starts(map(len, sentences))
     raw_lengths = np.asarray(raw, dtype=np.int64)
     return WordPieces(ids, offsets, sentence_words, raw_lengths), notes, unk_words
 

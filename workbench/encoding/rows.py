@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.encoding.alignment import run_starts
 from workbench.errors import InputError
 
 Progress = bool | Callable[[float], None] | None
@@ -76,9 +77,8 @@ class RowLayout:
     @classmethod
     def build(cls, words: list[list[str]], masks: list[np.ndarray] | None) -> RowLayout:
         """The layout of ``words`` keeping the words ``masks`` marks (None: every word)."""
-        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        first = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=first[1:])
+        first = run_starts(map(len, words))
+        lengths = np.diff(first)
         n_words = int(first[-1])
         sentence = np.repeat(np.arange(len(words), dtype=np.int64), lengths)
         flat_words = list(chain.from_iterable(words))

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from workbench.encoding.alignment import run_starts
 from workbench.encoding.batching import BatchBuilder
 from workbench.encoding.prepare import Prepared, Preparer, merged_notes
 
@@ -94,8 +95,7 @@ class BatchStream:
         self.preparer = preparer
         self.make_builder = make_builder
         self.lap = lap or (lambda stage=None: None)
-        self.sentence_words = np.zeros(len(words) + 1, dtype=np.int64)
-        np.cumsum([len(w) for w in words], out=self.sentence_words[1:])
+        self.sentence_words = run_starts(map(len, words))
         self.bounds = chunk_bounds(self.sentence_words, first_words)
         self.preps: list[Prepared] = []
 
