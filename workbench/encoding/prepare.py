@@ -201,12 +201,9 @@ class WordPieceTable:
         self.backend = getattr(tokenizer, "backend_tokenizer", None)
         self.context_free: bool | None = None if self.backend is not None else False
         self.index: dict[str, int] = {}  # word -> its row in the table
-        self._parts: list[np.ndarray] = []  # fixed subwords of the words, in table order
-        self._raw: list[np.ndarray] = []  # each word's subword count before any fix
-        self._fixed: list[np.ndarray] = []  # ... and after (unk given, long words cut)
-        self._table = np.zeros(0, dtype=np.int64)
-        self._starts = np.zeros(1, dtype=np.int64)
-        self._raw_all = np.zeros(0, dtype=np.int64)
+        self._table = np.zeros(0, dtype=np.int64)  # every word's (fixed) subwords, in order
+        self._starts = np.zeros(1, dtype=np.int64)  # where each word's subwords start in it
+        self._raw_all = np.zeros(0, dtype=np.int64)  # each word's subword count before any fix
 
     def lay_out(self, sentences: list[list[str]]) -> WordPieces | None:
         """Each running word's subwords, laid out per word (None: tokenize in context)."""
@@ -263,12 +260,9 @@ class WordPieceTable:
             table = np.concatenate(fixed)
         base = len(self.index)
         self.index.update(zip(words, range(base, base + len(words))))
-        self._parts.append(table)
-        self._raw.append(raw)
-        self._fixed.append(lengths)
-        self._table = np.concatenate(self._parts)
-        self._raw_all = np.concatenate(self._raw)
-        self._starts = run_starts(np.concatenate(self._fixed))
+        self._table = np.concatenate([self._table, table])
+        self._raw_all = np.concatenate([self._raw_all, raw])
+        self._starts = np.concatenate([self._starts, self._starts[-1] + np.cumsum(lengths)])
         return True
 
     def _check(self, sample: list[list[str]]) -> bool:
