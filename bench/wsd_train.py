@@ -25,8 +25,10 @@ GPU). ``--device cuda`` runs everything there under bf16 autocast, as training d
 
 Reported: instances per second of each and their ratios (medians of ``--repeats``,
 interleaved), the tokens each side runs (padding included: the task's glosses as its chunks
-pad them), and the largest absolute difference between the two sides' losses on the first
-batch (they compute the same loss: 0 up to float error).
+pad them), the largest absolute difference between the two sides' losses on the first
+batch (they compute the same loss: 0 up to float error), and the host's share: the time
+(b)'s batches take to build alone (``collate_seconds``, per batch, and as a share of (b)'s
+pass; the training loop builds each batch before its step, on the main thread).
 """
 
 from __future__ import annotations
@@ -101,6 +103,19 @@ def task_pass(model: BiEncoderModel, task, rows, batch_size: int) -> tuple[int, 
     return n, tokens, losses
 
 
+def collate_seconds(task, rows, batch_size: int, repeats: int) -> float:
+    """Median seconds to build all of (b)'s batches on the host (no model, no device), as
+    the training loop builds them (with its generator, so the step's token counting is in)."""
+    gen = torch.Generator().manual_seed(0)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for start in range(0, len(rows), batch_size):
+            task.collate(rows[start : start + batch_size], gen)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="default")
@@ -170,6 +185,7 @@ def main() -> int:
             times[name].append(time.perf_counter() - t0)
             counts[name] = (n, tokens)
     median = {k: statistics.median(v) for k, v in times.items()}
+    collate = collate_seconds(task, rows, args.batch_size, args.repeats)
     out = {
         "model": source.name,
         "sentences": len(rows),
@@ -189,6 +205,9 @@ def main() -> int:
         "frozen_speedup": median["plain"] / median["frozen"],
         "frozen_vs_task": median["task"] / median["frozen"],
         "frozen_first_pass_seconds": frozen_first_pass,
+        "collate_seconds": collate,  # all of (b)'s batches, built on the host, no model
+        "collate_ms_per_batch": 1000 * collate / -(-len(rows) // args.batch_size),
+        "collate_share_of_task": collate / median["task"],
         "first_batch_loss_difference": abs(mean_plain - first_task[0]),
         "frozen_first_batch_loss_difference": abs(first_frozen[0] - first_task[0]),
     }
