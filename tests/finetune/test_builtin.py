@@ -11,7 +11,7 @@ from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
 from workbench.finetune.bio import is_valid_tag, orphan_inside
 from workbench.finetune.compare import CompareConfig, compare_measure, compare_report
-from workbench.finetune.compare_senses import SenseConfig
+from workbench.finetune.compare_senses import SenseConfig, separation_figure
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import TextExample, in_memory, read_table
 from workbench.finetune.supersense import build_supersense
@@ -169,3 +169,9 @@ def test_compare_report_base_vs_tuned(tiny_model_dir, tmp_path, wsd_data, monkey
         assert base.separation.get("2").n_senses >= 2
     html = paths["html"].read_text()
     assert "Senses of ambiguous words" in html and html.count("layer -1") >= 4
+    # the separation curves: one colour per word, solid before and dashed after training
+    curve = separation_figure({"base": c.base.senses, "tuned": c.tuned.senses}, "silhouette")
+    styles = {t.name: (t.line.color, t.line.dash) for t in curve.data}
+    assert styles["bank base"][0] == styles["bank tuned"][0] != styles["bass base"][0]
+    assert {d for _, d in styles.values()} == {"solid", "dash"}
+    assert styles["bass base"][1] == "solid" and styles["bass tuned"][1] == "dash"

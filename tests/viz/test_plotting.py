@@ -129,6 +129,17 @@ def test_layer_lines_and_dimension_bars():
         layer_lines({"raw": [1.0]}, ["0", "1"])
 
 
+def test_layer_lines_pairs_share_a_colour_and_legend_group():
+    series = {"bank base": [0.1, 0.2], "bass base": [0.0, 0.1], "bank tuned": [0.3, 0.4]}
+    fig = layer_lines(series, ["0", "1"], colors=[0, 1, 0], dashes=["solid", "solid", "dash"])
+    bank, bass, tuned = fig.data
+    assert bank.line.color == tuned.line.color != bass.line.color
+    assert bank.legendgroup == tuned.legendgroup != bass.legendgroup
+    assert (bank.line.dash, tuned.line.dash) == ("solid", "dash")
+    with pytest.raises(InputError, match="3 series need 3 colours"):
+        layer_lines(series, ["0", "1"], colors=[0, 1])
+
+
 def test_color_map_is_stable():
     assert color_map(["b", "a", "b"]) == color_map(["b", "a"])
 

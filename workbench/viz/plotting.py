@@ -317,6 +317,8 @@ def layer_lines(
     layer_labels: Sequence[str],
     title: str = "",
     y_title: str = "",
+    colors: Sequence[int] | None = None,
+    dashes: Sequence[str] | None = None,
 ) -> go.Figure:
     """One line per named series over layers (e.g. anisotropy raw vs standardized).
 
@@ -325,14 +327,25 @@ def layer_lines(
         layer_labels: ``n_layers`` x labels.
         title: figure title.
         y_title: y-axis title.
+        colors: per series, its colour's place in the palette (default: one colour each);
+            series that share a colour also share a legend group (one click shows or hides them).
+        dashes: per series, its plotly dash style (default: all solid).
     """
+    n = len(series)
+    colors = list(range(n)) if colors is None else list(colors)
+    dashes = ["solid"] * n if dashes is None else list(dashes)
+    if len(colors) != n or len(dashes) != n:
+        raise InputError(
+            f"{n} series need {n} colours and dashes, not {len(colors)} and {len(dashes)}"
+        )
     fig = go.Figure()
-    for i, (name, values) in enumerate(series.items()):
+    for (name, values), color, dash in zip(series.items(), colors, dashes, strict=True):
         if len(values) != len(layer_labels):
             raise InputError(f"series {name!r} has {len(values)} values, not {len(layer_labels)}")
         fig.add_trace(go.Scatter(x=list(layer_labels), y=[float(v) for v in values],
-                                 mode="lines+markers", name=name,
-                                 line=dict(color=PALETTE[i % len(PALETTE)], width=3)))  # fmt: skip
+                                 mode="lines+markers", name=name, legendgroup=str(color),
+                                 line=dict(color=PALETTE[color % len(PALETTE)], width=3,
+                                           dash=dash)))  # fmt: skip
     fig.update_layout(title=title, font=_FONT, xaxis_title="layer", yaxis_title=y_title,
                       xaxis_type="category", height=420, margin=dict(t=60))  # fmt: skip
     return fig
