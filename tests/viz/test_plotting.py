@@ -112,6 +112,16 @@ def test_small_multiples_grid_and_single_legend():
         small_multiples(coords, list("aabbcc"), list("123456"), ["one title"])
 
 
+def test_small_multiples_grows_to_show_a_long_legend():
+    few = small_multiples(np.zeros((2, 6, 2)), list("aabbcc"), list("123456"), ["A", "B"])
+    assert few.layout.height == 260 + 80  # one row, a short legend
+    labels = [f"s{i}" for i in range(12)]
+    many = small_multiples(np.zeros((2, 12, 2)), labels, labels, ["A", "B"])
+    assert many.layout.height == 32 * 14 + 140  # a title, 12 senses and the centroids' line
+    crowd = [f"s{i}" for i in range(40)]
+    assert small_multiples(np.zeros((2, 40, 2)), crowd, crowd, ["A", "B"]).layout.height == 900
+
+
 def test_candidate_bars_sorted_and_chosen_highlighted():
     fig = candidate_bars(["k1", "k2", "k3"], [0.2, 0.9, 0.5], ["g1", "g2", "g3"], chosen="k2")
     bar = fig.data[0]

@@ -226,6 +226,12 @@ def sense_scatter(
     return fig
 
 
+#: Height of a legend line in :func:`small_multiples` (at the figures' font size), and the most
+#: height a grid takes to show its whole legend (a longer legend scrolls).
+LEGEND_LINE_PX = 32
+MAX_GRID_PX = 900
+
+
 def small_multiples(
     coords: np.ndarray,
     labels: Sequence[str],
@@ -236,7 +242,8 @@ def small_multiples(
     centroids: bool = True,
     categories: Sequence[str] | None = None,
 ) -> go.Figure:
-    """One 2-D sense scatter per layer in a grid, with one shared legend.
+    """One 2-D sense scatter per layer in a grid, with one shared legend; tall enough to show
+    the legend whole (up to :data:`MAX_GRID_PX`), so a word with many senses lists them all.
 
     Args:
         coords: ``(n_panels, n_points, 2)`` (e.g. from ``projection.project_layers``).
@@ -262,7 +269,9 @@ def small_multiples(
             fig.add_trace(trace, row=i // n_cols + 1, col=i % n_cols + 1)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
-    fig.update_layout(height=260 * n_rows + 80, font=_FONT, legend=dict(title="sense"),
+    lines = 1 + len(dict.fromkeys(labels)) + centroids  # the legend's title and entries
+    height = max(260 * n_rows + 80, min(LEGEND_LINE_PX * lines + 140, MAX_GRID_PX))
+    fig.update_layout(height=height, font=_FONT, legend=dict(title="sense"),
                       hoverlabel=dict(align="left"), margin=dict(t=60))  # fmt: skip
     return fig
 
