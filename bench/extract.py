@@ -20,7 +20,9 @@ and as medians, words/s and tokens/s of
     (``whole``: the default but the input tokenized in one chunk, not streamed; ``fill10``:
     the default with the CPU's ``min_fill``, more and smaller batches), each with its own bare
     forward where its batches differ;
-(g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart).
+(g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart);
+(h) with ``--also-store-dtype float16``: (c) storing float16 vectors (cast on the device, half
+    the bytes to copy back and write), against the same bare forward as (c).
 Each as a speed-up over (a), as a fraction of the FLOP bound (the measured GFLOP/s of a
 2048^3 torch matmul in the device's dtype, divided by the model's FLOPs per token: its linear
 layers plus attention at the corpus's mean length), and ``encode / forward`` of the same
@@ -273,6 +275,12 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
             fwd = name.replace("encode", "forward")
             runs[fwd] = lambda e=e, b=batches: forward_only(e, b)
             pairs[name] = fwd
+    if args.also_store_dtype:  # the same batches as encode: its forward is the same too
+        name = f"encode_store_{args.also_store_dtype}"
+        runs[name] = lambda: timed(
+            enc, enc.encode, sentences, progress=False, store_dtype=args.also_store_dtype
+        )
+        pairs[name] = "forward"
     plain_loop(enc, base_sents[:20])
     careful_loop(enc, sentences[:100])
     rows = []
@@ -414,6 +422,12 @@ def main() -> None:
         default=None,
         choices=COMPILE_MODES,
         help="also time Encoder(compile=MODE) (default mode: default)",
+    )
+    ap.add_argument(
+        "--also-store-dtype",
+        default=None,
+        choices=("float16",),
+        help="also time encode storing vectors in this dtype (against the same forward)",
     )
     ap.add_argument("--profile", action="store_true", help="per-stage profile on the largest N")
     ap.add_argument("--semcor-whole", action="store_true", help="whole-SemCor runs")

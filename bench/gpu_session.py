@@ -38,8 +38,9 @@ with the trained model still there.
 Steps, in this order (issue 14: the GPU encoder; issue 15: the WSD bi-encoder, measured on an
 H200 on 2026-11-26, docs/results.md):
 
-* ``extract`` (14): ``bench/extract.py`` on MiniLM, bf16, 2,000 and 20,000 SemCor sentences,
-  the per-stage profile of a whole call, whole SemCor (instance words; every word to a float16
+* ``extract`` (14): ``bench/extract.py`` on MiniLM, bf16, 2,000 and 20,000 SemCor sentences
+  (the default pipeline, inline, one chunk, the CPU's batch plan, float16 storage), the per-stage
+  profile of a whole call, whole SemCor (instance words; every word to a float16
   memory map) and ``workbench wsd eval ALL --layers 6`` cold and warm;
 * ``mpnet`` (14): ``bench/extract.py`` on random weights of all-mpnet-base-v2's shape (speed
   only), with ``--compile reduce-overhead``;
@@ -132,12 +133,12 @@ def _extract(ctx: Context) -> list[str]:
     cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device]
     if ctx.rehearse:
         cmd += ["--sentences", "40", "--repeats", "1", "--baseline-sentences", "10",
-                "--pipelines", "whole,fill10", "--profile", "--semcor-whole",
-                "--semcor-limit", "60"]  # fmt: skip
+                "--pipelines", "whole,fill10", "--also-store-dtype", "float16", "--profile",
+                "--semcor-whole", "--semcor-limit", "60"]  # fmt: skip
     else:
         cmd += ["--sentences", "2000,20000", "--repeats", "3", "--baseline-sentences", "200",
-                "--pipelines", "inline,whole,fill10", "--profile", "--semcor-whole",
-                "--wsd-eval"]  # fmt: skip
+                "--pipelines", "inline,whole,fill10", "--also-store-dtype", "float16",
+                "--profile", "--semcor-whole", "--wsd-eval"]  # fmt: skip
     return cmd + ["--json", str(ctx.work / "extract.json")]
 
 
