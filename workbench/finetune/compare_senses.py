@@ -44,11 +44,8 @@ from workbench.errors import InputError
 from workbench.geometry.separation import MEASURE_LABELS, LayerSeparation, separation_by_layer
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.reports.tables import Table
-from workbench.viz.plotting import hover_text, layer_lines, small_multiples
+from workbench.viz.plotting import DASHES, hover_text, layer_lines, small_multiples
 from workbench.viz.projection import MIN_POINTS, ProjectionConfig, project
-
-#: Line styles of the encoders in :func:`separation_figure`, in the order they are given.
-MODEL_DASHES: tuple[str, ...] = ("solid", "dash", "dot")
 
 #: The ambiguous lemmas pictured by default.
 SENSE_LEMMAS: tuple[str, ...] = ("bank", "bass", "die", "play", "cell")
@@ -177,7 +174,7 @@ def picture_figure(views: Mapping[str, LemmaView], layer: str = "-1") -> go.Figu
 
 def separation_figure(views: Mapping[str, Sequence[LemmaView]], measure: str) -> go.Figure:
     """``measure`` (silhouette or nn_accuracy) per layer, one line per lemma and encoder: one
-    colour per lemma, solid for the first encoder, dashed for the second (dotted for a third)."""
+    colour per lemma, solid for the first encoder, dashed for the second (then :data:`DASHES`)."""
     series: dict[str, list[float]] = {}
     colors: list[int] = []
     dashes: list[str] = []
@@ -188,6 +185,6 @@ def separation_figure(views: Mapping[str, Sequence[LemmaView]], measure: str) ->
             layers = view.separation.layers
             series[f"{view.lemma} {label}"] = view.separation.series(measure)["none"]
             colors.append(lemmas.setdefault(view.lemma, len(lemmas)))
-            dashes.append(MODEL_DASHES[k % len(MODEL_DASHES)])
+            dashes.append(DASHES[k % len(DASHES)])
     return layer_lines(series, list(layers), f"Sense separation per layer: {measure}",
                        MEASURE_LABELS.get(measure, measure), colors, dashes)  # fmt: skip

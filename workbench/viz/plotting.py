@@ -24,6 +24,8 @@ from workbench.errors import InputError
 
 #: Colours for categories (senses): colour-blind-friendly first, then more.
 PALETTE: tuple[str, ...] = tuple(qualitative.Safe) + tuple(qualitative.Dark24)
+#: Line styles in order, for lines told apart by style within one colour (corrections, models).
+DASHES: tuple[str, ...] = ("solid", "dash", "dot", "dashdot")
 #: Diverging colour scale for cosine similarity.
 SIMILARITY_SCALE = "RdBu_r"
 _FONT = dict(size=14)

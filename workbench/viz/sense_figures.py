@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 from workbench.errors import InputError
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.separation import MEASURE_LABELS, LayerSeparation, Separation
-from workbench.viz.plotting import PALETTE, hover_text, sense_scatter
+from workbench.viz.plotting import DASHES, PALETTE, hover_text, sense_scatter
 from workbench.viz.sense_views import AtlasView, SenseView
 
 #: Marker symbols that tell a word's senses apart in the many-words view.
@@ -31,7 +31,6 @@ SYMBOLS: tuple[str, ...] = (
 )  # fmt: skip
 #: A strong base colour per word in the many-words view (its senses get shades of it).
 WORD_PALETTE: tuple[str, ...] = tuple(qualitative.D3)
-_DASHES = ("solid", "dash", "dot", "dashdot")
 
 
 def separation_text(s: Separation) -> str:
@@ -107,7 +106,7 @@ def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") ->
                 fig.add_trace(go.Scatter(
                     x=x, y=[None if math.isnan(v) else v for v in values], mode="lines+markers",
                     name=label, legendgroup=label, showlegend=col == 1,
-                    line=dict(color=color, width=3, dash=_DASHES[j % len(_DASHES)]),
+                    line=dict(color=color, width=3, dash=DASHES[j % len(DASHES)]),
                     hovertemplate=f"{label}<br>layer %{{x}}: %{{y:.3f}}<extra></extra>",
                 ), row=1, col=col)  # fmt: skip
         chance = [curve.get(layer).chance for layer in curve.layers]
