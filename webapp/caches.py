@@ -1,5 +1,6 @@
 """The app's data caches: WordNet, corpora, encodings, projections, reference corpora, sense
-indexes and WSD evaluations (the settings, model and memo they use live in :mod:`webapp.state`).
+indexes and WSD evaluations (the settings, model and memo they use live in :mod:`webapp.state`,
+the background builds in :mod:`webapp.builds`).
 
 Every function is cached (``st.cache_resource`` / ``st.cache_data`` or the in-process memo), so a
 rerun after an unrelated widget recomputes nothing; user errors become in-page messages.
@@ -8,14 +9,12 @@ rerun after an unrelated widget recomputes nothing; user errors become in-page m
 from __future__ import annotations
 
 import dataclasses
-import threading
-import time
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import streamlit as st
 
+from webapp.builds import Build, background
 from webapp.state import Settings, current, encoder, memo, user_errors, with_progress
 from workbench.corpora import occurrences as occ
 from workbench.corpora.datasets import EVALUATION_SETS
@@ -334,65 +333,6 @@ def saved_indexes() -> dict[str, str]:
     )
     systems = tuple(f"{s.name}-{s.training}-" for s in SYSTEMS.values())
     return {p.name: str(p) for p in found if not p.name.startswith(systems)}
-
-
-@dataclass
-class Build:
-    """A long computation in a background thread, shared by every session: it goes on when
-    the user changes a widget or leaves the page, and nothing it computed is lost.
-
-    Attributes:
-        message: what is being built and why it takes a while.
-        fraction: progress, 0 to 1; stage: what runs now.
-        result: the value once done; error: the exception it ended with, if any.
-    """
-
-    message: str = ""
-    stage: str = ""
-    fraction: float = 0.0
-    result: object = None
-    error: BaseException | None = None
-    thread: threading.Thread | None = field(default=None, repr=False)
-
-    @property
-    def done(self) -> bool:
-        return self.thread is not None and not self.thread.is_alive()
-
-
-@st.cache_resource
-def _builds() -> tuple[dict[Hashable, Build], threading.Lock]:
-    return {}, threading.Lock()
-
-
-def background(key: Hashable, work: Callable[[Build], object]) -> Build:
-    """The :class:`Build` of ``key``, started (``work(build)`` in a thread) unless one is
-    running or done; a failed one starts again."""
-    builds, lock = _builds()
-    with lock:
-        build = builds.get(key)
-        if build is not None and not (build.done and build.error is not None):
-            return build
-        build = builds[key] = Build()
-
-        def run() -> None:
-            try:
-                build.result = work(build)
-                build.fraction = 1.0
-            except BaseException as exc:  # noqa: BLE001 - shown on the page that asked
-                build.error = exc
-
-        build.thread = threading.Thread(target=run, name=f"workbench-build-{key}", daemon=True)
-        build.thread.start()
-        return build
-
-
-def settle(build: Build, seconds: float = 30.0) -> Build:
-    """Wait up to ``seconds`` while ``build`` is quick work (loading from the cache dir): until
-    it is done, or says that it is building (then its page shows the progress instead)."""
-    deadline = time.monotonic() + seconds
-    while not build.done and not build.message and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return build
 
 
 def system_index_build(system: str) -> Build:

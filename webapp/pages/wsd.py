@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import webapp.builds
 import webapp.caches
 import webapp.state
 from workbench.lexicon.wordnet import POS_TAGS
@@ -40,7 +41,7 @@ index_label = st.selectbox(
 system = index_label.removeprefix("system:") if index_label.startswith("system:") else None
 index = None
 if system is not None and system != WORDNET_SYSTEM.name:
-    build = webapp.caches.settle(webapp.caches.system_index_build(system))
+    build = webapp.builds.settle(webapp.caches.system_index_build(system))
     if not build.done:
 
         @st.fragment(run_every=1.0)
