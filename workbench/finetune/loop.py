@@ -33,8 +33,7 @@ from torch.utils.data import DataLoader
 
 from workbench import __version__
 from workbench.encoding import models
-from workbench.errors import InputError, OutputError
-from workbench.fileio import check_writable
+from workbench.errors import InputError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.base import Features, Task
 from workbench.finetune.config import TrainConfig
@@ -49,7 +48,12 @@ from workbench.finetune.modeling import (
     merge_lora,
     param_groups,
 )
-from workbench.finetune.store import CARD, save_model_dir, write_card
+from workbench.finetune.store import (
+    CHECKPOINT_DIR,
+    prepare_output,
+    save_model_dir,
+    write_card,
+)
 
 if TYPE_CHECKING:
     from accelerate import Accelerator
@@ -181,48 +185,6 @@ def _identity(task: Task, train: DataFile, dev: DataFile | None, base: str) -> d
         "train": train.sha256,
         "dev": dev.sha256 if dev else None,
     }
-
-
-def is_run_dir(directory: Path) -> bool:
-    """Whether ``directory`` is a run directory of the trainer: it holds the training card of
-    a finished run or the ``checkpoint/`` folder of a started one."""
-    return (directory / CARD).is_file() or (directory / "checkpoint").is_dir()
-
-
-def check_output_dir(output: Path) -> None:
-    """Refuse an ``output`` that exists, is not empty and is not a run directory
-    (:func:`is_run_dir`): fine-tuning writes ``config.json``, the tokenizer files and more
-    there and would replace the user's files of those names (``--overwrite`` would delete
-    them all).
-
-    Raises:
-        OutputError: naming the directory.
-    """
-    if not output.is_dir() or is_run_dir(output):
-        return  # absent, a file (check_writable says so) or a run directory
-    try:
-        empty = next(output.iterdir(), None) is None
-    except OSError as exc:
-        raise OutputError(f"cannot use {output} as the output directory: {exc}") from exc
-    if not empty:
-        raise OutputError(
-            f"{output} is not empty and is not a workbench run directory (no {CARD} or "
-            "checkpoint/): choose a new or empty output directory; its files are left as "
-            "they are"
-        )
-
-
-def _prepare_output(output: Path, resume: bool, overwrite: bool) -> None:
-    check_output_dir(output)  # nothing of the user's is replaced
-    check_writable(output / CARD)  # before any work
-    finished = (output / CARD).is_file() and not (output / "checkpoint").is_dir()
-    if finished and not (resume or overwrite):
-        raise InputError(
-            f"{output} already holds a fine-tuned model: choose another output "
-            "directory or pass overwrite=True (--overwrite)."
-        )
-    if overwrite and not resume and output.exists():
-        shutil.rmtree(output)
 
 
 def _log(message: str, acc: Accelerator) -> None:
@@ -549,13 +511,13 @@ def fit(
     from accelerate.utils import set_seed
 
     cfg, output = task.cfg, Path(output)
-    _prepare_output(output, resume, overwrite)
+    prepare_output(output, resume, overwrite)
     acc = _accelerator(cfg)
     set_seed(cfg.seed)
     task.check(train, dev)
     if test is not None:  # refused now, not after the training
         task.check(train, test)
-    directory, identity = output / "checkpoint", _identity(task, train, dev, source.name)
+    directory, identity = output / CHECKPOINT_DIR, _identity(task, train, dev, source.name)
     # a missing, damaged or foreign checkpoint is refused before any work
     saved = ckpt.load_checkpoint(directory, identity) if resume else None
     train_f = task.features(train, train=True)

@@ -11,7 +11,12 @@ Layout of ``<output>/``:
 * ``gloss_encoder/`` (WSD bi-encoder only): the gloss encoder as a model directory of its own,
   and ``sense_index/``, the gloss vectors of the WordNet senses
   (:mod:`workbench.finetune.gloss_index`);
-* ``training_card.json``: task, base model, data checksums, options, per-epoch metrics.
+* ``training_card.json``: task, base model, data checksums, options, per-epoch metrics;
+* ``checkpoint/`` while a run is unfinished (:mod:`workbench.finetune.checkpoint`).
+
+A directory holding a card or ``checkpoint/`` is a *run directory* (:func:`is_run_dir`): the
+only kind of non-empty directory a run writes into (:func:`prepare_output`), so no file of the
+user's is replaced.
 
 Example::
 
@@ -22,12 +27,14 @@ Example::
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from workbench.errors import InputError, ModelLoadError
+from workbench.errors import InputError, ModelLoadError, OutputError
+from workbench.fileio import check_writable
 from workbench.finetune.base import quiet_transformers
 from workbench.finetune.modeling import (
     BiEncoderModel,
@@ -44,6 +51,7 @@ CARD = "training_card.json"
 HEAD_WEIGHTS = "head.safetensors"
 HEAD_CONFIG = "head.json"
 GLOSS_ENCODER = "gloss_encoder"  # the WSD bi-encoder's gloss encoder, a model directory
+CHECKPOINT_DIR = "checkpoint"  # a started run's checkpoints (workbench.finetune.checkpoint)
 
 
 def head_state(model: TaskModel) -> dict[str, torch.Tensor]:
@@ -95,6 +103,56 @@ def save_model_dir(
     (output / HEAD_CONFIG).write_text(json.dumps(head_config, indent=2) + "\n")
     write_card(card, output)
     return output
+
+
+def is_run_dir(directory: Path) -> bool:
+    """Whether ``directory`` is a run directory of the trainer: it holds the training card of
+    a finished run or the ``checkpoint/`` folder of a started one."""
+    return (directory / CARD).is_file() or (directory / CHECKPOINT_DIR).is_dir()
+
+
+def check_output_dir(output: Path) -> None:
+    """Refuse an ``output`` that exists, is not empty and is not a run directory
+    (:func:`is_run_dir`): fine-tuning writes ``config.json``, the tokenizer files and more
+    there and would replace the user's files of those names (``--overwrite`` would delete
+    them all).
+
+    Raises:
+        OutputError: naming the directory.
+    """
+    if not output.is_dir() or is_run_dir(output):
+        return  # absent, a file (check_writable says so) or a run directory
+    try:
+        empty = next(output.iterdir(), None) is None
+    except OSError as exc:
+        raise OutputError(f"cannot use {output} as the output directory: {exc}") from exc
+    if not empty:
+        raise OutputError(
+            f"{output} is not empty and is not a workbench run directory (no {CARD} or "
+            "checkpoint/): choose a new or empty output directory; its files are left as "
+            "they are"
+        )
+
+
+def prepare_output(output: Path, resume: bool, overwrite: bool) -> None:
+    """Make ``output`` ready for a run, before any work: refuse a directory holding other
+    files (:func:`check_output_dir`) or one that cannot be written; a finished run is kept unless
+    ``resume`` (continue it) or ``overwrite`` (delete it first) says otherwise.
+
+    Raises:
+        OutputError: the directory holds other files or cannot be written.
+        InputError: it holds a finished run and neither ``resume`` nor ``overwrite`` is set.
+    """
+    check_output_dir(output)  # nothing of the user's is replaced
+    check_writable(output / CARD)  # before any work
+    finished = (output / CARD).is_file() and not (output / CHECKPOINT_DIR).is_dir()
+    if finished and not (resume or overwrite):
+        raise InputError(
+            f"{output} already holds a fine-tuned model: choose another output "
+            "directory or pass overwrite=True (--overwrite)."
+        )
+    if overwrite and not resume and output.exists():
+        shutil.rmtree(output)
 
 
 def write_card(card: dict[str, Any], output: Path) -> None:
