@@ -14,7 +14,6 @@ from workbench import Encoder
 from workbench.encoding.batching import BatchBuilder
 from workbench.encoding.pipeline import (
     PipelineConfig,
-    Prefetcher,
     StageTimes,
     pack,
     run_batches,
@@ -259,26 +258,6 @@ def test_writer_error_reaches_the_caller(tiny_encoder):
     with pytest.raises(EncodingError, match="write stage"), torch.inference_mode():
         work = [(builder, batch) for batch in builder.batches()]
         run_batches(work, enc.runner, [0, 1, 2], dest, "cpu", THREADED)
-    assert pipeline_threads() == []
-
-
-def test_prefetcher_order_errors_and_early_exit():
-    with Prefetcher(lambda x: x * x, list(range(50)), depth=3) as source:
-        assert list(source) == [x * x for x in range(50)]
-
-    def boom(x):
-        if x == 7:
-            raise ValueError("bad item 7")
-        return x
-
-    got = []
-    with pytest.raises(ValueError, match="bad item 7"), Prefetcher(boom, range(20), 2) as source:
-        got.extend(source)
-    assert got == list(range(7))  # everything before the failure, in order
-    with Prefetcher(lambda x: x, range(10_000), 2) as source:  # the consumer stops early
-        for x in source:
-            if x == 3:
-                break
     assert pipeline_threads() == []
 
 

@@ -9,15 +9,15 @@ layers, on the device, cast there to the store dtype:
 
 On a CUDA device the stages overlap (``transfer="staged"``, ``prefetch=4``):
 
-- a producer thread (:class:`Prefetcher`) prepares the next batches while the current one
-  runs, each packed into one pinned int64 host buffer (ids, mask, pooling indices:
-  :func:`pack`); numpy's copies release the GIL, and so does the Rust tokenizer, which the
-  same thread runs on the input's next chunk (:mod:`workbench.encoding.stream`) while the
-  device works on this one;
+- a producer thread (:class:`~workbench.encoding.workers.Prefetcher`) prepares the next
+  batches while the current one runs, each packed into one pinned int64 host buffer (ids,
+  mask, pooling indices: :func:`pack`); numpy's copies release the GIL, and so does the Rust
+  tokenizer, which the same thread runs on the input's next chunk
+  (:mod:`workbench.encoding.stream`) while the device works on this one;
 - that buffer goes to the device in one non-blocking copy (:func:`to_device`);
 - the pooled rows go to pinned host buffers on a side stream (:func:`to_host`) while the next
-  batch computes, and a writer thread (:class:`RowWriter`) waits for each copy and writes
-  its rows into the output; at most ``in_flight`` batches wait for it.
+  batch computes, and a writer thread (:class:`~workbench.encoding.workers.RowWriter`) waits
+  for each copy and writes its rows into the output; at most ``in_flight`` batches wait for it.
 
 On the CPU the same functions run in the calling thread (``prefetch=0``,
 ``transfer="direct"``): a producer or writer thread only competes with torch's threads for
@@ -40,13 +40,11 @@ Example::
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -54,6 +52,7 @@ from workbench.encoding.batching import GPU_MIN_FILL, MIN_FILL, BatchBuilder, Ho
 from workbench.encoding.pooling import PoolingIndex, pool_words
 from workbench.encoding.runner import ForwardOutput
 from workbench.encoding.stream import first_chunk_words
+from workbench.encoding.workers import Prefetcher, RowWriter
 from workbench.errors import EncodingError, WorkbenchError
 
 if TYPE_CHECKING:
@@ -68,10 +67,6 @@ STAGES: tuple[str, ...] = (
 )  # fmt: skip
 #: What :func:`run_batches` runs: each batch (window indices) with the builder that prepares it.
 Work = Iterable[tuple[BatchBuilder, np.ndarray]]
-_POLL_S = 0.05  # how often a blocked thread looks whether the run was stopped
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -246,169 +241,6 @@ def to_host(pooled: torch.Tensor, stream: Any) -> tuple[torch.Tensor, Any]:
         ready.record(stream)
     pooled.record_stream(stream)  # its memory is not reused before the copy is done
     return host, ready
-
-
-class Prefetcher(Generic[T, R]):
-    """``fn(item)`` for each item, in order, computed by a producer thread at most ``depth``
-    items ahead of the consumer (``depth`` 0: in the consumer's thread, when asked for).
-
-    Use as a context manager: leaving it (normally, on an exception or a KeyboardInterrupt)
-    stops the producer and joins it. An exception raised by ``fn`` is raised in the
-    consumer when it reaches that item.
-    """
-
-    def __init__(
-        self,
-        fn: Callable[[T], R],
-        items: Iterable[T],
-        depth: int,
-        name: str = "workbench-prepare",
-    ) -> None:
-        self.fn = fn
-        self.items = items
-        self.depth = depth
-        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=max(depth, 1))
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
-
-    def __enter__(self) -> Prefetcher[T, R]:
-        if self.depth > 0:
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __iter__(self) -> Iterator[R]:
-        if self.depth == 0:
-            for item in self.items:
-                yield self.fn(item)
-            return
-        while True:
-            kind, value = self._get()
-            if kind == "done":
-                return
-            if kind == "error":
-                raise value
-            yield value
-
-    def close(self) -> None:
-        """Stop the producer and wait for it to end (idempotent)."""
-        self._stop.set()
-        while self._thread.is_alive():
-            _drain(self._queue)
-            self._thread.join(_POLL_S)
-
-    def _get(self) -> tuple[str, Any]:
-        while True:
-            try:
-                return self._queue.get(timeout=_POLL_S)
-            except queue.Empty:
-                if not self._thread.is_alive() and self._queue.empty():
-                    raise EncodingError("the batch producer stopped without a result") from None
-
-    def _put(self, message: tuple[str, Any]) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(message, timeout=_POLL_S)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _work(self) -> None:
-        try:
-            for item in self.items:
-                if self._stop.is_set() or not self._put(("item", self.fn(item))):
-                    return
-            self._put(("done", None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
-            self._put(("error", exc))
-
-
-class RowWriter:
-    """Writes staged rows into the output on a writer thread, in the order they are given.
-
-    Args:
-        dest: the output ``(n_rows, n_layers, dim)`` (CPU; may share a memory map's pages).
-        depth: staged batches queued at most; :meth:`put` blocks beyond that.
-
-    Use as a context manager; :meth:`finish` waits for every write and raises a write's
-    error; leaving the block without it (an exception) stops the thread without waiting.
-    """
-
-    def __init__(self, dest: torch.Tensor, depth: int, name: str = "workbench-write") -> None:
-        self.dest = dest
-        self._queue: queue.Queue[tuple[torch.Tensor, torch.Tensor, Any] | None] = queue.Queue(
-            maxsize=max(depth, 1)
-        )
-        self._stop = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
-
-    def __enter__(self) -> RowWriter:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        while self._thread.is_alive():
-            _drain(self._queue)
-            self._thread.join(_POLL_S)
-
-    def put(self, rows: torch.Tensor, host: torch.Tensor, ready: Any) -> None:
-        """Queue ``host`` ``(n, n_layers, dim)`` for rows ``rows`` ``(n,)`` of the output, to
-        be written once ``ready`` (a CUDA event, or None) has completed."""
-        while True:
-            self._raise_error()
-            try:
-                self._queue.put((rows, host, ready), timeout=_POLL_S)
-                return
-            except queue.Full:
-                continue
-
-    def finish(self) -> None:
-        """Wait until every queued row is written; raise a write's error."""
-        while self._thread.is_alive():
-            try:
-                self._queue.put(None, timeout=_POLL_S)
-                break
-            except queue.Full:
-                self._raise_error()
-        self._thread.join()
-        self._raise_error()
-
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def _work(self) -> None:
-        import torch
-
-        try:
-            with torch.inference_mode():
-                while not self._stop.is_set():
-                    try:
-                        job = self._queue.get(timeout=_POLL_S)
-                    except queue.Empty:
-                        continue
-                    if job is None:
-                        return
-                    rows, host, ready = job
-                    if ready is not None:
-                        ready.synchronize()
-                    self.dest.index_copy_(0, rows, host)
-        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
-            self._error = exc
-
-
-def _drain(q: queue.Queue) -> None:
-    """Empty a queue without blocking (so a producer blocked on ``put`` can see the stop)."""
-    while True:
-        try:
-            q.get_nowait()
-        except queue.Empty:
-            return
 
 
 def _failure(exc: Exception, stage: str, hb: HostBatch | None) -> WorkbenchError:

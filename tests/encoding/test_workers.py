@@ -1,0 +1,70 @@
+"""The pipeline's worker threads (workbench.encoding.workers): results in order, a thread's
+error raised in the caller, and no thread left running however the block is left."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from workbench.encoding.workers import Prefetcher, RowWriter
+
+
+def worker_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("workbench-")]
+
+
+def test_prefetcher_order_errors_and_early_exit():
+    with Prefetcher(lambda x: x * x, list(range(50)), depth=3) as source:
+        assert list(source) == [x * x for x in range(50)]
+
+    def boom(x):
+        if x == 7:
+            raise ValueError("bad item 7")
+        return x
+
+    got = []
+    with pytest.raises(ValueError, match="bad item 7"), Prefetcher(boom, range(20), 2) as source:
+        got.extend(source)
+    assert got == list(range(7))  # everything before the failure, in order
+    with Prefetcher(lambda x: x, range(10_000), 2) as source:  # the consumer stops early
+        for x in source:
+            if x == 3:
+                break
+    assert worker_threads() == []
+
+
+def test_prefetcher_depth_zero_runs_in_the_callers_thread():
+    seen = []
+    with Prefetcher(lambda x: seen.append(threading.current_thread().name) or x, [1, 2], 0) as s:
+        assert list(s) == [1, 2]
+    assert set(seen) == {threading.current_thread().name}
+
+
+def test_row_writer_puts_each_batch_at_its_rows():
+    dest = torch.zeros((6, 2, 3))
+    batches = [(torch.tensor([4, 0]), torch.full((2, 2, 3), 1.0)),
+               (torch.tensor([5, 1, 3]), torch.full((3, 2, 3), 2.0))]  # fmt: skip
+    with RowWriter(dest, depth=1) as writer:
+        for rows, host in batches:
+            writer.put(rows, host, None)
+        writer.finish()
+    assert dest[:, 0, 0].tolist() == [1.0, 2.0, 0.0, 2.0, 1.0, 2.0]
+    assert worker_threads() == []
+
+
+def test_row_writer_error_is_raised_in_the_caller():
+    dest = torch.zeros((2, 2, 3))
+    with pytest.raises(IndexError), RowWriter(dest, depth=1) as writer:
+        writer.put(torch.tensor([7]), torch.ones((1, 2, 3)), None)  # row 7 of 2
+        writer.finish()
+    assert worker_threads() == []
+
+
+def test_row_writer_left_without_finish_stops_its_thread():
+    dest = torch.zeros((4, 1, 1))
+    with pytest.raises(KeyboardInterrupt), RowWriter(dest, depth=2) as writer:
+        writer.put(torch.tensor([0]), torch.ones((1, 1, 1)), None)
+        raise KeyboardInterrupt
+    assert worker_threads() == []
