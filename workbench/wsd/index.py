@@ -32,7 +32,7 @@ import numpy as np
 
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import DataError, InputError, MismatchError
-from workbench.geometry.corrections import make_postprocessor as make
+from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import key_lemma_pos
 from workbench.wsd.config import CandidateScores, EncoderInfo, SenseIndexConfig, TrainingInfo
@@ -51,15 +51,6 @@ if TYPE_CHECKING:
 
 #: How a row of the index got its vector (``origin_`` codes).
 ORIGINS: tuple[str, ...] = ("centroid", "synset", "hypernym", "lexname", "gloss")
-
-
-def make_postprocessor(name: str) -> PostProcessor | None:
-    """The post-processor named ``name`` (``none`` -> None), from
-    :mod:`workbench.geometry.corrections`."""
-    if name == "none":
-        return None
-
-    return make(name)
 
 
 def _spec_id(spec, n_hidden: int) -> tuple:
@@ -166,7 +157,7 @@ class SenseIndex:
             raise InputError("propagation needs the WordNet sense graph (graph=...)")
         if cfg.gloss != "none" and gloss is None:
             raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
-        post = make_postprocessor(cfg.postprocess)
+        post = None if cfg.postprocess == "none" else make_postprocessor(cfg.postprocess)
         if cfg.gloss == "only" and gloss is not None:  # every row a gloss vector, no centroids
             gkeys, gvecs = gloss
             gvecs = np.asarray(gvecs, dtype=np.float32)
