@@ -22,9 +22,8 @@ from workbench.fileio import stale_temporaries
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import TaggedSentence, TextExample, in_memory, read_text
-from workbench.finetune.modeling import (
-    SequenceModel,
-    TokenModel,
+from workbench.finetune.modeling import SequenceModel, TokenModel
+from workbench.finetune.parameters import (
     add_lora,
     count_parameters,
     freeze,

@@ -38,9 +38,8 @@ from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.base import Features, Task
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import (
-    Batch,
-    TaskModel,
+from workbench.finetune.modeling import Batch, TaskModel
+from workbench.finetune.parameters import (
     add_lora,
     count_parameters,
     freeze,
