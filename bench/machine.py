@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from workbench.encoding.models import cpu_bf16_native
+from workbench.encoding.device import cpu_bf16_native
 
 
 def machine_facts() -> dict[str, Any]:

@@ -9,8 +9,9 @@ import shutil
 
 import pytest
 
+from workbench.encoding.device import choose_device
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.models import choose_device, default_model_path, resolve_model
+from workbench.encoding.models import default_model_path, resolve_model
 from workbench.errors import ModelLoadError
 
 

@@ -9,8 +9,8 @@ import torch
 
 from workbench import Encoder
 from workbench.encoding.cache import encode_cached
+from workbench.encoding.device import choose_dtype, cpu_bf16_native
 from workbench.encoding.embeddings import LayerwiseEmbeddings
-from workbench.encoding.models import choose_dtype, cpu_bf16_native
 from workbench.errors import ModelLoadError
 from workbench.wsd.config import EncoderInfo
 from workbench.wsd.systems import SYSTEMS, system_index_path
@@ -31,17 +31,17 @@ def test_native_bf16_is_read_from_the_cpu_flags(tmp_path):
 
 def test_auto_is_bfloat16_on_a_cpu_with_bfloat16_instructions_else_float32(monkeypatch):
     monkeypatch.delenv("WORKBENCH_DTYPE")  # the suite's float32 (conftest)
-    monkeypatch.setattr("workbench.encoding.models.cpu_bf16_native", lambda: True)
+    monkeypatch.setattr("workbench.encoding.device.cpu_bf16_native", lambda: True)
     assert choose_dtype("auto", "cpu") == torch.bfloat16
     assert choose_dtype("float32", "cpu") == torch.float32  # one option away
-    monkeypatch.setattr("workbench.encoding.models.cpu_bf16_native", lambda: False)
+    monkeypatch.setattr("workbench.encoding.device.cpu_bf16_native", lambda: False)
     assert choose_dtype("auto", "cpu") == torch.float32
     assert choose_dtype("bfloat16", "cpu") == torch.bfloat16
     assert choose_dtype("auto", "mps") == torch.float32
 
 
 def test_workbench_dtype_sets_what_auto_means(monkeypatch):
-    monkeypatch.setattr("workbench.encoding.models.cpu_bf16_native", lambda: False)
+    monkeypatch.setattr("workbench.encoding.device.cpu_bf16_native", lambda: False)
     monkeypatch.setenv("WORKBENCH_DTYPE", "bfloat16")
     assert choose_dtype("auto", "cpu") == torch.bfloat16
     assert choose_dtype("float32", "cpu") == torch.float32  # an explicit dtype wins

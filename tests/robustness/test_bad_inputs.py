@@ -26,9 +26,9 @@ from tests.robustness.cli_errors import assert_one_line_error
 from workbench.cli.main import main
 from workbench.corpora.readers import read_xml
 from workbench.encoding.cache import EmbeddingCache, encode_cached
+from workbench.encoding.device import choose_device
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.models import choose_device
 from workbench.encoding.wordtable import read_table
 from workbench.errors import WorkbenchError
 from workbench.finetune import checkpoint as ckpt

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from workbench.encoding.models import DtypeName
+from workbench.encoding.device import DtypeName
 from workbench.encoding.pooling import POOLINGS, Pooling
 from workbench.errors import InputError
 

@@ -45,6 +45,7 @@ from workbench.encoding import models
 from workbench.encoding.alignment import Sentences, normalize_input
 from workbench.encoding.batching import BatchBuilder, Shapes, SpecialTokens
 from workbench.encoding.budget import CPU_BATCH_TOKENS, BudgetChoice, measure_batch_tokens
+from workbench.encoding.device import DtypeName, choose_device, choose_dtype
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pipeline import PipelineConfig, StageTimes, run_batches, run_batches_timed
 from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling
@@ -66,7 +67,7 @@ class Encoder:
         model: ``None`` for the packaged default (all-MiniLM-L6-v2), a local model directory,
             or a HuggingFace hub id (looked up in the local cache first, then online).
         device: ``cuda``, ``cuda:1``, ``mps``, ``cpu``; default: cuda, else mps, else cpu.
-        dtype: compute dtype (:func:`workbench.encoding.models.choose_dtype`); ``auto`` =
+        dtype: compute dtype (:func:`workbench.encoding.device.choose_dtype`); ``auto`` =
             bfloat16 on cuda and on a CPU with bfloat16 instructions, float32 elsewhere.
             Results are always float32 (or float16 if stored so).
         pooling: default subword -> word pooling (``first``, ``mean``, ``last``).
@@ -97,7 +98,7 @@ class Encoder:
         self,
         model: str | os.PathLike | None = None,
         device: str | None = None,
-        dtype: models.DtypeName = "auto",
+        dtype: DtypeName = "auto",
         pooling: Pooling = "mean",
         max_batch_tokens: int | None = None,
         max_length: int | None = None,
@@ -107,8 +108,8 @@ class Encoder:
         pipeline: PipelineConfig | None = None,
     ) -> None:
         self.source = models.resolve_model(model)
-        self.device = models.choose_device(device)
-        self.dtype = models.choose_dtype(dtype, self.device)
+        self.device = choose_device(device)
+        self.dtype = choose_dtype(dtype, self.device)
         self.pooling = check_pooling(pooling)
         if max_batch_tokens is not None and max_batch_tokens < 1:
             raise InputError("max_batch_tokens must be positive.")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from workbench.encoding import models
+from workbench.encoding.device import choose_device
 from workbench.encoding.encoder import Encoder
 from workbench.finetune.base import Task
 from workbench.finetune.bio import entity_scores
@@ -107,7 +108,7 @@ def probe_sequence(
     task = make_task(kind, cfg, models.load_tokenizer(source), train, labels)
     task.check(train, dev)
     encoder = models.load_model(source, torch.float32)  # a half-precision checkpoint too
-    torch.nn.Module.to(encoder, models.choose_device(device))  # in place
+    torch.nn.Module.to(encoder, choose_device(device))  # in place
     x_tr, y_tr = _pooled(task, encoder, train)
     x_dev, y_dev = _pooled(task, encoder, dev)
     pred = _probe(x_tr, y_tr, x_dev, cfg.seed)

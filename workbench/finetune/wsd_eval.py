@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from workbench.corpora.readers import Corpus
+from workbench.encoding.device import choose_device
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.models import choose_device
 from workbench.errors import ModelLoadError
 from workbench.fileio import sha256_json
 from workbench.finetune.config import TrainConfig
