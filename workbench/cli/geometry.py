@@ -10,12 +10,11 @@ Example::
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 from pathlib import Path
 
-from workbench.cli.options import add_dtype, layer_list, path_arg
+from workbench.cli.options import add_dtype, command_line, layer_list, path_arg
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
@@ -105,17 +104,6 @@ def _config(args: argparse.Namespace):
     )
 
 
-def _command_line(args: argparse.Namespace) -> str:
-    """The command with every option spelled out (defaults included), to rerun it exactly."""
-    parts = ["workbench", "geometry"]
-    for key, value in sorted(vars(args).items()):
-        if key in ("func", "command") or value is None or value is False:
-            continue
-        flag = "--" + key.replace("_", "-")
-        parts += [flag] if value is True else [flag, str(value)]
-    return shlex.join(parts)
-
-
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -149,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         "layers": list(emb.layers), "dim": int(emb.vectors.shape[-1]),
         "max_length": enc.max_length, "sample": sample.describe(),
     }  # fmt: skip
-    command = _command_line(args)
+    command = command_line(args, ["geometry"])
     report = geometry_report(result, run_config, args.rogue_layer, command=command)
     paths = write_report(report, args.out, stem=args.stem)
     print(geometry_table(result).to_markdown())

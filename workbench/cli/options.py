@@ -1,4 +1,5 @@
-"""Option values the commands share, parsed into what the library takes.
+"""Option values the commands share, parsed into what the library takes, and the command line
+rebuilt from them for reports (:func:`command_line`).
 
 Each parser raises :class:`~workbench.errors.InputError` naming the option and the bad value,
 so the command line prints one line and exits with code 2.
@@ -7,11 +8,13 @@ so the command line prints one line and exits with code 2.
 from __future__ import annotations
 
 import argparse
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from workbench.errors import InputError
 
-#: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.models).
+#: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.device).
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
@@ -57,3 +60,39 @@ def name_or_path_arg(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty name: give a dataset name or a file path")
     return text
+
+
+def command_line(
+    args: argparse.Namespace, command: Sequence[str], positionals: Sequence[str] = ()
+) -> str:
+    """The command that produced a report, rebuilt from its parsed arguments with every option
+    spelled out (defaults included), so that running it again does the same work.
+
+    Args:
+        args: the parsed arguments.
+        command: the words after ``workbench`` (``["wsd", "eval"]``).
+        positionals: the names of the positional arguments, written first, in this order
+            (before the options, so that an option taking several values cannot swallow them).
+
+    Example::
+
+        command_line(args, ["senses", "separation"], ["lemmas"])
+        # 'workbench senses separation bank plant --limit 200 --pooling mean ...'
+    """
+    parts = ["workbench", *command]
+    for name in positionals:
+        value = getattr(args, name, None)
+        if value is not None:
+            parts += [str(v) for v in (value if isinstance(value, list) else [value])]
+    for name, value in sorted(vars(args).items()):
+        skipped = name in positionals or name in ("func", "command") or name.endswith("_command")
+        if skipped or value is None or value is False or value in ([], ""):
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            parts.append(flag)
+        elif isinstance(value, list):
+            parts += [flag, *map(str, value)]
+        else:
+            parts += [flag, str(value)]
+    return shlex.join(parts)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.cli.options import add_dtype, path_arg
+from workbench.cli.options import add_dtype, command_line, path_arg
 from workbench.corpora.occurrences import (
     OccurrenceVectors,
     encode_occurrences,
@@ -144,18 +143,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _rerun(args: argparse.Namespace) -> str:
+    """The command that produced a table or figure (its positionals: the lemmas)."""
+    return command_line(args, ["senses", args.senses_command], ["lemmas"])
+
+
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def _command_line(argv_args: argparse.Namespace) -> str:
-    parts = ["workbench", "senses", argv_args.senses_command, *argv_args.lemmas]
-    for key, value in sorted(vars(argv_args).items()):
-        if key in ("func", "command", "senses_command", "lemmas") or value is None:
-            continue
-        flag = "--" + key.replace("_", "-")
-        parts += [flag, *(str(v) for v in value)] if isinstance(value, list) else [flag, str(value)]
-    return shlex.join(parts)
 
 
 def _check_outputs(args: argparse.Namespace, figure: Path | None, *tables: Path | None) -> None:
@@ -255,7 +249,7 @@ def run_separation(args: argparse.Namespace) -> int:
          "reference_sample": args.reference_sample if post is not None else None,
          "senses": senses,
          "occurrences_sha256": {lemma: occurrences_sha256(ov.occurrences) for lemma, ov in parts},
-         "command": _command_line(args)},
+         "command": _rerun(args)},
     )  # fmt: skip
     for path in (args.json, args.csv):
         if path is not None:
@@ -285,7 +279,7 @@ def run_plot(args: argparse.Namespace) -> int:
     reference = args.reference if post is not None else ""
     wordnet = load_wordnet()
     common = {"source": args.source, "pos": args.pos, "limit": args.limit,
-              "sample_seed": args.seed, "command": _command_line(args)}  # fmt: skip
+              "sample_seed": args.seed, "command": _rerun(args)}  # fmt: skip
     labels = [o.label for _, ov in parts for o in ov.occurrences]
     glosses = sense_glosses(wordnet, labels)
     names = sense_names(glosses)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import shlex
 import sys
 import time
 from pathlib import Path
 
-from workbench.cli.options import add_dtype, name_or_path_arg, path_arg
+from workbench.cli.options import add_dtype, command_line, name_or_path_arg, path_arg
 from workbench.corpora.datasets import corpus_files
 from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
@@ -249,26 +248,9 @@ def _system_facts(index) -> dict:
     }
 
 
-#: The positional arguments of the commands whose reports carry their command line.
-POSITIONALS = ("datasets", "text")
-
-
-def _command_line(args: argparse.Namespace) -> str:
-    """The command that produced a report, rebuilt from the parsed arguments."""
-    parts = ["workbench", "wsd", args.wsd_command]
-    for name, value in vars(args).items():
-        if name in ("func", "command", "wsd_command") or value in (None, False, [], ""):
-            continue
-        flag = "--" + name.replace("_", "-")
-        if name in POSITIONALS:
-            parts += [str(v) for v in (value if isinstance(value, list) else [value])]
-        elif value is True:
-            parts.append(flag)
-        elif isinstance(value, list):
-            parts += [flag, *map(str, value)]
-        else:
-            parts += [flag, str(value)]
-    return shlex.join(parts)
+def _rerun(args: argparse.Namespace) -> str:
+    """The command that produced a report (its positionals: the datasets, the text)."""
+    return command_line(args, ["wsd", args.wsd_command], ["datasets", "text"])
 
 
 def _say(message: str) -> None:
@@ -458,7 +440,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
     engines = sorted({getattr(i, "search_", None) or "none" for i in used})
     print(f"search: {', '.join(engines)}")  # faiss:cpu, faiss:gpu, torch:cuda, torch:cpu
-    command = _command_line(args)
+    command = _rerun(args)
     for i, (corpus, result, this) in enumerate(zip(tests, results, used)):
         config_facts = {
             "system": _system_facts(this),
@@ -517,7 +499,7 @@ def cmd_layers(args: argparse.Namespace) -> int:
         "seconds": seconds,
     }
     report = evaluation_report(None, config, sweep=points, title="WSD per-layer sweep",
-                               command=_command_line(args))  # fmt: skip
+                               command=_rerun(args))  # fmt: skip
     if args.out:
         paths = write_wsd_report(report, args.out, stem=f"wsd-layers-{test_corpus.name}")
         print(f"report: {paths['html']}")
