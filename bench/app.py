@@ -1,6 +1,6 @@
 """Benchmark: the app's three numbers (issue 5), each against a plain baseline in this process.
 
-Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|render ...]
+Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|render|rerun ...]
       python bench/app.py --only compare --only separation      # issue 13's two numbers
 
 1. UMAP on 5,000 word vectors at one layer, warm (numba already compiled): the workbench's
@@ -31,6 +31,18 @@ Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|rend
    vectors (``geometry.separation.separation_by_layer``), against a plain scikit-learn loop
    (``silhouette_score(metric="cosine")`` and a leave-one-out 1-NN with ``NearestNeighbors``).
 
+6. A rerun of the WSD page (found by trying the app on an empty cache): seconds from
+   entering another word in the "One sentence" tab until its answer shows, warm (model, WordNet
+   and the best index loaded, answers memoised after their first time), and the server's CPU
+   seconds meanwhile, with the project's ``.streamlit/config.toml`` (no forced garbage
+   collection after a script run) against Streamlit's default (``--runner.postScriptGC true``,
+   a full ``gc.collect(2)`` after every run and every tick of a page's progress poll).
+
+7. The WSD page on an empty cache (a new user's first visit, ``--only cold``, once): seconds from
+   opening it on a fresh server with an empty ``WORKBENCH_CACHE`` until it answers its example
+   sentence with the default ``best`` index, which it builds meanwhile (SemCor, WordNet's
+   definitions) while its progress poll reruns every second, and the server's CPU seconds.
+
 Numbers are medians of ``--repeats``; the machine is shared, so the load average is printed.
 """
 
@@ -48,6 +60,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from record import write_json
 
 from workbench import Encoder
 from workbench.corpora.occurrences import demo_sentences, encode_occurrences
@@ -364,15 +377,86 @@ def bench_separation(repeats: int) -> None:
           f"(largest silhouette gap {gap:.1e})")  # fmt: skip
 
 
+def _answered(page, word: str, pid: int) -> tuple[float, float]:
+    """Seconds from entering ``word`` in the WSD page's Word box until its answer shows, and
+    the server's CPU seconds meanwhile."""
+    box = page.get_by_label("Word", exact=True)
+    cpu, t = _cpu_seconds(pid), time.perf_counter()
+    box.fill(word)
+    box.press("Enter")
+    page.locator('[data-testid="stAlert"]', has_text=f"{word}%").first.wait_for()
+    return time.perf_counter() - t, _cpu_seconds(pid) - cpu
+
+
+def bench_rerun(repeats: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+
+    print("\n6. a WSD page rerun (another word of the sentence), warm, in headless Chromium")
+    results, raw = {}, {}
+    for label, options in (
+        ("Streamlit's default: gc.collect(2) after every run (baseline)",
+         ["--runner.postScriptGC", "true"]),
+        ("the project's config: no forced collection", []),
+    ):  # fmt: skip
+        app = AppServer(REPO, timeout=600, options=options)
+        with app as url, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                         args=CHROMIUM_ARGS)  # fmt: skip
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            page.set_default_timeout(900_000)
+            page.goto(f"{url}/wsd")
+            page.locator('[data-testid="stAlert"]', has_text="bank%").first.wait_for()
+            _answered(page, "river", app.proc.pid)  # first answers: computed, then memoised
+            _answered(page, "bank", app.proc.pid)
+            runs = [_answered(page, w, app.proc.pid) for w in ("river", "bank") * repeats]
+            browser.close()
+        wall = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] for r in runs)
+        results[label] = wall
+        raw[label] = {"options": options, "median_seconds": wall, "seconds": [r[0] for r in runs],
+                      "server_cpu_seconds": [r[1] for r in runs]}  # fmt: skip
+        print(f"   {label}: median {wall:.2f} s (max {max(r[0] for r in runs):.2f} s); "
+              f"server CPU {cpu:.2f} s")  # fmt: skip
+    base, ours = results.values()
+    print(f"   RERUN: {ours:.2f} s, baseline / ours {base / ours:.1f}x")
+    return {"runs": raw, "ratio_baseline_over_ours": base / ours}
+
+
+def bench_cold_wsd() -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+
+    print("\n7. the WSD page on an empty cache: the best index built, then the first answer")
+    with tempfile.TemporaryDirectory(prefix="wb-cold-") as cache:
+        app = AppServer(REPO, env={"WORKBENCH_CACHE": cache}, timeout=600)
+        with app as url, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                         args=CHROMIUM_ARGS)  # fmt: skip
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+            page.set_default_timeout(3_600_000)
+            cpu, t = _cpu_seconds(app.proc.pid), time.perf_counter()
+            page.goto(f"{url}/wsd")
+            page.locator('[data-testid="stAlert"]', has_text="bank%").first.wait_for()
+            wall, cpu = time.perf_counter() - t, _cpu_seconds(app.proc.pid) - cpu
+            browser.close()
+    print(f"   COLD WSD PAGE: answered after {wall:.0f} s; server CPU {cpu:.0f} s "
+          f"({cpu / wall:.2f} cores)")  # fmt: skip
+    return {"seconds": wall, "server_cpu_seconds": cpu}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=5000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", choices=("umap", "switch", "render", "compare", "separation"),
-                    action="append",
+    ap.add_argument("--only", action="append",
+                    choices=("umap", "switch", "render", "compare", "separation", "rerun", "cold"),
                     help="run only these parts (repeatable); default all")  # fmt: skip
+    ap.add_argument("--json", help="write the raw figures of the parts that give them here")
     args = ap.parse_args()
-    parts = set(args.only or ("umap", "switch", "render", "compare", "separation"))
+    parts = set(args.only or ("umap", "switch", "render", "compare", "separation", "rerun"))
     os.chdir(REPO)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     if "umap" in parts:
@@ -385,6 +469,12 @@ def main() -> int:
         bench_compare(args.repeats)
     if "separation" in parts:
         bench_separation(args.repeats)
+    raw = {"load_average_start": os.getloadavg()[0], "cpus": os.cpu_count()}
+    if "rerun" in parts:
+        raw["rerun"] = bench_rerun(args.repeats)
+    if "cold" in parts:
+        raw["cold"] = bench_cold_wsd()
+    write_json(args.json, raw)
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
     return 0
 

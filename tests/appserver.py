@@ -44,6 +44,8 @@ class AppServer:
         timeout: seconds to wait for the health endpoint.
         watcher: keep Streamlit's file watcher as ``.streamlit/config.toml`` sets it (what a
             user's ``streamlit run app.py`` gets; the benchmark); default off (tests).
+        options: more ``streamlit run`` options, e.g. ``["--runner.postScriptGC", "true"]``
+            (they override ``.streamlit/config.toml``; a benchmark's baseline).
     """
 
     def __init__(
@@ -53,9 +55,11 @@ class AppServer:
         log=None,
         timeout: float = 90,
         watcher: bool = False,
+        options: list[str] | None = None,
     ):
         self.repo = Path(repo)
         self.watcher = watcher
+        self.options = list(options or [])
         self.env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **(env or {})}
         self.log = log
         self.timeout = timeout
@@ -79,6 +83,7 @@ class AppServer:
                 "--server.address",
                 "127.0.0.1",
                 *([] if self.watcher else ["--server.fileWatcherType", "none"]),
+                *self.options,
             ],
             cwd=self.repo,
             env=self.env,

@@ -341,8 +341,8 @@ def system_index_build(system: str) -> Build:
     enc, wn = encoder(), wordnet()
 
     def work(build: Build) -> SenseIndex:
-        def say(message: str) -> None:
-            build.message = message
+        def say(message: str) -> None:  # said once a build starts (not when it loads)
+            build.message, build.stage = message, "Building the sense index…"
 
         def progress(fraction: float) -> None:
             build.fraction = min(max(float(fraction), 0.0), 1.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.encoding.rows import RowLayout, allocate, keep_masks
+from workbench.encoding.rows import RowLayout, allocate, keep_masks, progress_part
 from workbench.errors import InputError
 
 WORDS = [["a", "b", "c"], ["d"], ["e", "f"]]
@@ -51,3 +51,13 @@ def test_allocate_in_memory_or_memory_mapped(tmp_path):
     mm[:] = 1.5
     mm.flush()
     assert np.load(tmp_path / "sub" / "v.npy").sum() == 2 * 3 * 4 * 1.5
+
+
+def test_progress_part_maps_a_step_onto_its_share_of_the_whole():
+    seen: list[float] = []
+    first, second = progress_part(seen.append, 0.0, 0.25), progress_part(seen.append, 0.25, 1.0)
+    for step in (first, second):
+        for f in (0.0, 0.5, 1.0):
+            step(f)  # type: ignore[operator]
+    assert seen == [0.0, 0.125, 0.25, 0.25, 0.625, 1.0]
+    assert progress_part(True, 0.0, 0.5) is True and progress_part(None, 0.5, 1.0) is None

@@ -125,6 +125,21 @@ def allocate(
     return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
 
 
+def progress_part(progress: Progress, start: float, stop: float) -> Progress:
+    """The part ``start`` .. ``stop`` (fractions of the whole) of a job's ``progress``, for one
+    of its steps: a callback gets ``start + f * (stop - start)`` for the step's own fraction
+    ``f``, so it moves from 0 to 1 once over the whole job; a bar (True) or None passes
+    unchanged (each step shows its own bar)."""
+    if not callable(progress):
+        return progress
+    report = progress
+
+    def part(fraction: float) -> None:
+        report(start + fraction * (stop - start))
+
+    return part
+
+
 def progress_reporter(
     progress: Progress, n_words: int
 ) -> tuple[Any, Callable[[float], None] | None]:

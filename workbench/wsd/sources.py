@@ -32,7 +32,7 @@ from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import combine_layers
-from workbench.encoding.rows import Progress
+from workbench.encoding.rows import Progress, progress_part
 from workbench.errors import InputError
 from workbench.fileio import atomic_path, sha256_bytes
 from workbench.lexicon.wordnet import WordNet
@@ -280,12 +280,7 @@ def definition_vectors(
     out = np.zeros((len(sentences), encoder.n_hidden, encoder.dim), dtype=np.float32)
     for start in range(0, len(sentences), DEFINITION_CHUNK):
         stop = min(start + DEFINITION_CHUNK, len(sentences))
-        step = progress
-        if callable(progress):  # one callback over all chunks: 0 -> 1 once, not once per chunk
-
-            def step(f: float, a: int = start, b: int = stop, n: int = len(sentences)) -> None:
-                progress((a + f * (b - a)) / n)
-
+        step = progress_part(progress, start / len(sentences), stop / len(sentences))
         emb = encoder.encode(sentences[start:stop], keep=keep[start:stop], progress=step)
         counts = np.bincount(emb.sentence_index, minlength=stop - start).astype(np.float32)
         flat = np.asarray(emb.vectors, dtype=np.float32).reshape(len(emb.words), -1)

@@ -14,8 +14,9 @@ and of the app):
   (:func:`system_note` says so, and the first sense is shown as the back-off).
 
 :func:`semcor_index` builds a SemCor system's index once per encoder (it encodes SemCor's 226k
-tagged words and, for ``best``, the definitions of WordNet's 117k synsets: about 10 minutes on
-a 2-core CPU with the packaged model, longer for larger ones, :func:`build_minutes`) and stores
+tagged words and, for ``best``, the definitions of WordNet's 117k synsets: about 7 minutes on
+a 2-core CPU with the packaged model in bfloat16, 12 in float32, longer for larger models,
+:func:`build_minutes`) and stores
 it in the cache dir, keyed by the system's config, the encoder's identity and SemCor's
 checksum; later calls load it in seconds. :func:`wordnet_index` builds the WordNet-only index,
 for some lemmas in a second or two. :func:`default_index` picks: the SemCor system when SemCor
@@ -42,7 +43,7 @@ import numpy as np
 from workbench.corpora.datasets import available_datasets, dataset_paths, load_dataset
 from workbench.corpora.readers import Corpus
 from workbench.encoding.models import default_cache_dir
-from workbench.encoding.rows import Progress
+from workbench.encoding.rows import Progress, progress_part
 from workbench.errors import DataError, InputError
 from workbench.fileio import sha256_bytes, sha256_files
 from workbench.lexicon.wordnet import WORDNET_VERSION, WordNet, load_wordnet
@@ -219,6 +220,10 @@ def system_index_path(encoder: Encoder, system: System, training_sha256: str) ->
 #: Minutes the packaged model (6 layers, 384 wide) takes to build the ``best`` index on a
 #: 2-core CPU in float32 (docs/benchmarks.md); other encoders scale with their compute per token.
 PACKAGED_BUILD_MINUTES = 12.0
+#: The part of a build with gloss vectors that encoding SemCor takes, the rest being WordNet's
+#: definitions (measured in the app with the packaged model, bfloat16, 2 cores: SemCor 107 s,
+#: sense graph 12 s, definitions 286 s; docs/benchmarks.md, "The app's background builds").
+SEMCOR_SHARE = 0.25
 #: How much faster a CPU with bfloat16 instructions encodes in bfloat16 than in float32
 #: (docs/benchmarks.md, "bfloat16 on the CPU": 1.71x on a 2-core AMD EPYC).
 CPU_BF16_SPEEDUP = 1.7
@@ -238,8 +243,10 @@ def build_message(encoder: Encoder, system: System, path: Path) -> str:
     """The line shown before a system's index is built: what, and why it takes a while."""
     glosses = " and the definitions of WordNet's 117,659 synsets"
     minutes = build_minutes(encoder)
-    if minutes < 90:
-        cpu = f"about {max(5, 5 * round(minutes / 5))} minutes"
+    if minutes < 20:
+        cpu = f"about {max(2, round(minutes))} minutes"
+    elif minutes < 90:
+        cpu = f"about {5 * round(minutes / 5)} minutes"
     else:
         cpu = f"about {minutes / 60:.1f} hours"
     return (
@@ -265,7 +272,9 @@ def semcor_index(
         encoder: the encoder.
         system: a name of :data:`SYSTEMS`.
         wordnet: default :func:`load_wordnet`.
-        progress: passed to the encoder (a bar, or a ``fraction -> None`` callback).
+        progress: passed to the encoder (a bar per step, or a ``fraction -> None`` callback
+            that goes from 0 to 1 once over the whole build: :data:`SEMCOR_SHARE` of it for
+            SemCor, the rest for the gloss vectors).
         say: called with a line before a build starts (what is built and why it takes long).
         semcor: the training corpus (default: SemCor from the data dir). Another corpus is
             cached under its own checksum.
@@ -286,8 +295,10 @@ def semcor_index(
     if say is not None:
         say(build_message(encoder, chosen, path))
     corpus = semcor if semcor is not None else load_dataset("semcor")
-    training = encode_instances(encoder, corpus, progress=progress)
-    index = build_index(encoder, training, chosen.config, wordnet, progress=progress)
+    share = SEMCOR_SHARE if chosen.config.gloss != "none" else 1.0
+    training = encode_instances(encoder, corpus, progress=progress_part(progress, 0.0, share))
+    index = build_index(encoder, training, chosen.config, wordnet,
+                        progress=progress_part(progress, share, 1.0))  # fmt: skip
     save_index(index, path)
     return index
 
