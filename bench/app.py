@@ -458,7 +458,8 @@ def main() -> int:
     args = ap.parse_args()
     parts = set(args.only or ("umap", "switch", "render", "compare", "separation", "rerun"))
     os.chdir(REPO)
-    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    raw = {"load_average_start": os.getloadavg()[0], "cpus": os.cpu_count()}
+    print(f"load average at start: {raw['load_average_start']:.1f} on {raw['cpus']} CPUs")
     if "umap" in parts:
         bench_umap(args.points, args.repeats)
     if "switch" in parts:
@@ -469,7 +470,6 @@ def main() -> int:
         bench_compare(args.repeats)
     if "separation" in parts:
         bench_separation(args.repeats)
-    raw = {"load_average_start": os.getloadavg()[0], "cpus": os.cpu_count()}
     if "rerun" in parts:
         raw["rerun"] = bench_rerun(args.repeats)
     if "cold" in parts:
