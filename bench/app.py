@@ -1,4 +1,5 @@
-"""Benchmark: the app's three numbers (issue 5), each against a plain baseline in this process.
+"""Benchmark: the app's numbers, each against a plain baseline in this process (part 7: the
+first visit, measured alone).
 
 Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|render|rerun ...]
       python bench/app.py --only compare --only separation      # issue 13's two numbers
