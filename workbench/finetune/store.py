@@ -129,7 +129,7 @@ def check_output_dir(output: Path) -> None:
     if not empty:
         raise OutputError(
             f"{output} is not empty and is not a workbench run directory (no {CARD} or "
-            "checkpoint/): choose a new or empty output directory; its files are left as "
+            f"{CHECKPOINT_DIR}/): choose a new or empty output directory; its files are left as "
             "they are"
         )
 
