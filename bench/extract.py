@@ -22,7 +22,13 @@ and as medians, words/s and tokens/s of
     forward where its batches differ;
 (g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart);
 (h) with ``--also-store-dtype float16``: (c) storing float16 vectors (cast on the device, half
-    the bytes to copy back and write), against the same bare forward as (c).
+    the bytes to copy back and write), against the same bare forward as (c);
+(i) with ``--also-switch-interval S``: (c) with Python's GIL switch interval set to ``S``
+    seconds for the call (``sys.setswitchinterval``; Python's default is 0.005), against the
+    same bare forward as (c): on a GPU the calling thread hands the GIL back at each of the
+    forward pass's operations, and waits up to an interval to get it back whenever the
+    producer or the writer thread is running Python.
+``--no-careful`` leaves (b) out (it is the slowest run on a GPU and no target is set on it).
 Each as a speed-up over (a), as a fraction of the FLOP bound (the measured GFLOP/s of a
 2048^3 torch matmul in the device's dtype, divided by the model's FLOPs per token: its linear
 layers plus attention at the corpus's mean length), and ``encode / forward`` of the same
@@ -32,6 +38,9 @@ Options measured once, on the largest N or on the whole of SemCor:
   ``--profile``       seconds per stage of a whole ``encode`` call (input, tokenize, layout; per
                       batch host prep, H2D, forward, pooling, D2H, write; finish) against its wall
                       time, the stages run one after another, the device synchronised between;
+                      then the real, overlapped call's threads: what each did and waited for
+                      (``StageTimes(overlapped=True)``), also storing float16 with
+                      ``--also-store-dtype``;
   ``--semcor-whole``  all of SemCor (37,176 sentences) with (1) only the instance words kept,
                       all layers, in RAM, twice; (2) every word, every layer, float16, streamed
                       to a memory map: wall time and peak host memory (anonymous and file-backed);
@@ -186,6 +195,16 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def switched(interval: float, fn, *args, **kwargs):
+    """``fn(...)`` with Python's GIL switch interval at ``interval`` seconds, restored after."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        sys.setswitchinterval(before)
+
+
 def timed(enc, fn, *args, **kwargs) -> float:
     """Seconds of ``fn(...)``; its result is freed after the clock stops (freeing gigabytes of
     vectors is not part of computing them: the caller keeps them)."""
@@ -259,10 +278,9 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
         f"\ncorpus {source}: {len(sentences)} sentences, {n_words} words, {n_tokens} tokens "
         f"(mean {mean_len:.1f}/sentence); {fpt / 1e6:.1f} MFLOP/token"
     )
-    runs = {
-        "plain": lambda: plain_loop(enc, base_sents) / base_ratio,
-        "careful": lambda: careful_loop(enc, sentences),
-    }
+    runs = {"plain": lambda: plain_loop(enc, base_sents) / base_ratio}
+    if not args.no_careful:
+        runs["careful"] = lambda: careful_loop(enc, sentences)
     pairs = {}  # encode run -> its forward run
     plans = {}  # each encoder's batch shapes
     for name, e in encs.items():
@@ -275,6 +293,11 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
             fwd = name.replace("encode", "forward")
             runs[fwd] = lambda e=e, b=batches: forward_only(e, b)
             pairs[name] = fwd
+    if args.also_switch_interval:  # the same batches as encode: its forward is the same too
+        name = "encode_switch_interval"
+        runs[name] = lambda: switched(args.also_switch_interval, timed, enc, enc.encode,
+                                      sentences, progress=False)  # fmt: skip
+        pairs[name] = "forward"
     if args.also_store_dtype:  # the same batches as encode: its forward is the same too
         name = f"encode_store_{args.also_store_dtype}"
         runs[name] = lambda: timed(
@@ -325,7 +348,8 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
     }
 
 
-def profile_stages(enc, sentences) -> dict:
+def profile_stages(enc, sentences, store_dtypes: tuple[str, ...] = ("float32",)) -> dict:
+    """The call's stages in turn, then its threads in the real run (each store dtype)."""
     times = StageTimes()
     enc.encode(sentences[:50], progress=False, profile=StageTimes())  # warm-up
     wall = timed(enc, enc.encode, sentences, progress=False, profile=times)
@@ -335,8 +359,18 @@ def profile_stages(enc, sentences) -> dict:
         print(f"  {stage:8s} {sec:8.3f} s  {100 * shares[stage]:5.1f}%")
     accounted = sum(times.seconds.values())
     print(f"  (the call took {wall:.3f} s; the stages account for {accounted:.3f})")
-    return {"seconds": times.seconds, "batches": times.batches, "tokens": times.tokens,
-            "wall_s": wall}  # fmt: skip
+    out = {"seconds": times.seconds, "batches": times.batches, "tokens": times.tokens,
+           "wall_s": wall, "overlapped": {}}  # fmt: skip
+    for store in store_dtypes:
+        over = StageTimes(overlapped=True)
+        wall = timed(enc, enc.encode, sentences, progress=False, profile=over, store_dtype=store)
+        print(f"the overlapped call, {store} stored: {wall:.3f} s; each thread's activities:")
+        for key, sec in sorted(over.threads.items()):
+            print(f"  {key:30s} {sec:8.3f} s  {100 * sec / wall:5.1f}% of the call")
+        outside = {k: v for k, v in over.seconds.items() if v}
+        print(f"  timed outside the batches: {outside}")
+        out["overlapped"][store] = {"wall_s": wall, "threads": over.threads, "seconds": outside}
+    return out
 
 
 def semcor_whole(enc, limit: int | None = None) -> dict:
@@ -430,6 +464,13 @@ def main() -> None:
         help="also time encode storing vectors in this dtype (against the same forward)",
     )
     ap.add_argument("--profile", action="store_true", help="per-stage profile on the largest N")
+    ap.add_argument(
+        "--also-switch-interval",
+        type=float,
+        default=None,
+        help="also time encode with this GIL switch interval (seconds)",
+    )
+    ap.add_argument("--no-careful", action="store_true", help="leave the careful loop out")
     ap.add_argument("--semcor-whole", action="store_true", help="whole-SemCor runs")
     ap.add_argument(
         "--semcor-limit", type=int, default=None, help="--semcor-whole on N sentences (a check)"
@@ -483,17 +524,25 @@ def main() -> None:
         "compile_first_call_s": compile_s,
         "sizes": [],
     }
+    # the JSON is rewritten after every part, marked incomplete until the last: a run stopped
+    # from outside (a lent machine's time limit) keeps every part it finished
+    result["complete"] = False
     sizes = [int(x) for x in args.sentences.split(",")]
     for n in sizes:
         sentences, source, _ = load_sentences(n)
         result["sizes"].append(run_size(args, encs, sentences, source))
+        write_json(args.json, result)
     if args.profile:
         sentences, _, _ = load_sentences(max(sizes))
-        result["profile"] = profile_stages(enc, sentences)
+        stores = ("float32", args.also_store_dtype) if args.also_store_dtype else ("float32",)
+        result["profile"] = profile_stages(enc, sentences, stores)
+        write_json(args.json, result)
     if args.semcor_whole:
         result["semcor_whole"] = semcor_whole(enc, args.semcor_limit)
+        write_json(args.json, result)
     if args.wsd_eval:
         result["wsd_eval"] = wsd_eval(args)
+    result["complete"] = True
     write_json(args.json, result)
 
 

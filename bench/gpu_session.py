@@ -42,6 +42,9 @@ H200 on 2026-11-26, docs/results.md):
   (the default pipeline, inline, one chunk, the CPU's batch plan, float16 storage), the per-stage
   profile of a whole call, whole SemCor (instance words; every word to a float16
   memory map) and ``workbench wsd eval ALL --layers 6`` cold and warm;
+* ``overlap`` (14): its follow-up on 20,000 sentences, five repeats: the GIL's switch interval
+  at 50 us against Python's 5 ms, float16 storage, the in-turn profile and the overlapped
+  call's threads (what each did and waited for), whole SemCor;
 * ``mpnet`` (14): ``bench/extract.py`` on random weights of all-mpnet-base-v2's shape (speed
   only), with ``--compile reduce-overhead``;
 * ``precision`` (14): ``bench/precision.py --device cuda``: bf16 against fp32 on the geometry
@@ -192,6 +195,20 @@ def _precision(ctx: Context) -> list[str]:
     return cmd + ["--json", str(ctx.work / "precision.json")]
 
 
+def _overlap(ctx: Context) -> list[str]:
+    """The follow-up of ``extract``: 20,000 sentences, the GIL's switch interval at 50 us,
+    the overlapped call's threads, whole SemCor; five repeats, no careful loop (speed only)."""
+    cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device,
+           "--also-switch-interval", "0.00005", "--also-store-dtype", "float16", "--profile",
+           "--semcor-whole", "--no-careful"]  # fmt: skip
+    if ctx.rehearse:
+        cmd += ["--sentences", "40", "--repeats", "1", "--baseline-sentences", "10",
+                "--semcor-limit", "60"]  # fmt: skip
+    else:
+        cmd += ["--sentences", "20000", "--repeats", "5", "--baseline-sentences", "50"]
+    return cmd + ["--json", str(ctx.work / "overlap.json")]
+
+
 def _mpnet(ctx: Context) -> list[str] | None:
     if ctx.mpnet is None:
         return None
@@ -211,6 +228,7 @@ def _mpnet(ctx: Context) -> list[str] | None:
 #: call does not finish, a second call (the same command: finished steps are skipped) goes on with.
 STEPS = (
     Step("extract", 14, _extract, limit_s=300, need_s=200, writes="extract.json"),
+    Step("overlap", 14, _overlap, limit_s=170, need_s=80, writes="overlap.json"),
     Step("mpnet", 14, _mpnet, limit_s=200, need_s=120, writes="mpnet.json"),
     Step("precision", 14, _precision, limit_s=180, need_s=120, writes="precision.json"),
     Step("wsdtrain", 15, _wsdtrain, limit_s=150, need_s=60, writes="wsdtrain.json"),
@@ -327,7 +345,9 @@ def _run_step(step: Step, ctx: Context, env: dict[str, str], log: Path) -> dict:
     record: dict = {"issue": step.issue}
     done = step.done(ctx)
     if done is not None and done.is_file():  # an earlier call on this warm machine ran it
-        return {**record, "status": "done in an earlier call", "json": json.loads(done.read_text())}
+        earlier = json.loads(done.read_text())
+        if earlier.get("complete", True):  # not a part-written one (a step cut short)
+            return {**record, "status": "done in an earlier call", "json": earlier}
     if left < step.need_s:
         return {**record, "status": "skipped",
                 "why": f"{left:.0f} s left, the step needs {step.need_s:.0f}"}  # fmt: skip

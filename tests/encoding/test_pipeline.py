@@ -104,6 +104,26 @@ def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
 
 
 @pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
+def test_overlapped_profile_times_the_real_run(small_batches, setting):
+    """StageTimes(overlapped=True): the run is the usual one (same vectors), and the profile
+    holds what each of its threads did and waited for."""
+    enc = small_batches[setting]
+    times = StageTimes(overlapped=True)
+    emb = enc.encode(SENTENCES, profile=times, progress=False)
+    np.testing.assert_array_equal(emb.vectors, enc.encode(SENTENCES, progress=False).vectors)
+    assert times.batches == 0 and times.seconds["forward"] == 0  # nothing run in turn
+    assert times.seconds["tokenize"] > 0 and all(v >= 0 for v in times.threads.values())
+    threads = {key.split(":")[0] for key in times.threads}
+    if setting == "inline":  # the calling thread does everything
+        assert set(times.threads) == {"main: wait for a batch", "main: run and write"}
+    else:
+        assert threads == {"main", "producer", "writer"}
+        assert times.threads["producer: prepare"] > 0 and times.threads["writer: write"] > 0
+        assert times.threads["main: launch"] > 0
+    assert not pipeline_threads()
+
+
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_keep_layers_out_and_float16(small_batches, setting, tmp_path):
     enc = small_batches[setting]
     layers = [-1, 0]

@@ -4,11 +4,12 @@ error raised in the caller, and no thread left running however the block is left
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import torch
 
-from workbench.encoding.workers import Prefetcher, RowWriter
+from workbench.encoding.workers import Clock, Prefetcher, RowWriter
 
 
 def worker_threads() -> list[str]:
@@ -68,3 +69,23 @@ def test_row_writer_left_without_finish_stops_its_thread():
         writer.put(torch.tensor([0]), torch.ones((1, 1, 1)), None)
         raise KeyboardInterrupt
     assert worker_threads() == []
+
+
+def test_clock_adds_time_per_activity_or_nothing():
+    """A Clock adds each activity's seconds and returns the time to go on from; without a dict
+    it records nothing (the pipeline's default)."""
+    seconds: dict[str, float] = {}
+    clock = Clock(seconds)
+    t0 = time.perf_counter()
+    time.sleep(0.01)
+    t1 = clock.add("main: work", t0)
+    clock.add("main: work", t1)
+    assert t1 > t0 and seconds["main: work"] >= 0.01 and list(seconds) == ["main: work"]
+    assert Clock().add("main: work", t0) >= t1 and Clock().seconds is None
+
+
+def test_prefetcher_times_its_producer():
+    seconds: dict[str, float] = {}
+    with Prefetcher(lambda x: x * 2, range(5), depth=2, clock=Clock(seconds)) as source:
+        assert list(source) == [0, 2, 4, 6, 8]
+    assert set(seconds) == {"producer: input", "producer: prepare", "producer: wait for room"}

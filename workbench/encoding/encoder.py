@@ -53,6 +53,7 @@ from workbench.encoding.prepare import Prepared, Preparer
 from workbench.encoding.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
 from workbench.encoding.runner import CompileMode, ModelRunner
 from workbench.encoding.stream import BatchStream
+from workbench.encoding.workers import Clock
 from workbench.errors import InputError
 from workbench.fileio import atomic_path
 
@@ -294,7 +295,9 @@ class Encoder:
             profile: a :class:`~workbench.encoding.pipeline.StageTimes` to add each stage's
                 seconds to, the whole call's (tokenizing, the output layout, each batch's
                 stages, the finishing); the stages then run one after another (no overlap),
-                so that each is timed alone (for benchmarks).
+                so that each is timed alone (for benchmarks). With ``StageTimes(overlapped=
+                True)`` the call runs as usual and the profile gets what each of its threads
+                did and waited for instead.
 
         Raises:
             InputError: bad input (named), before any work starts.
@@ -387,11 +390,12 @@ class Encoder:
         self.model.eval()  # dropout off, even when a wrapper sharing the model switched it on
         try:
             with torch.inference_mode():
-                if profile is not None:
+                if profile is not None and not profile.overlapped:
                     run_batches_timed(*args, profile)
                     on_batch(total)
                 else:
-                    run_batches(*args, self.pipeline, on_batch)
+                    clock = Clock(profile.threads if profile is not None else None)
+                    run_batches(*args, self.pipeline, on_batch, clock)
         finally:
             if bar is not None:
                 bar.close()

@@ -52,7 +52,7 @@ from workbench.encoding.batching import GPU_MIN_FILL, MIN_FILL, BatchBuilder, Ho
 from workbench.encoding.pooling import PoolingIndex, pool_words
 from workbench.encoding.runner import ForwardOutput
 from workbench.encoding.stream import first_chunk_words
-from workbench.encoding.workers import Prefetcher, RowWriter
+from workbench.encoding.workers import Clock, Prefetcher, RowWriter
 from workbench.errors import EncodingError, WorkbenchError
 
 if TYPE_CHECKING:
@@ -127,16 +127,30 @@ class PipelineConfig:
 
 @dataclass
 class StageTimes:
-    """Seconds spent in each stage (:data:`STAGES`), filled by :func:`run_batches_timed`.
+    """Where an encoding call's time goes: each stage's seconds (:data:`STAGES`) with the
+    stages run one after another (:func:`run_batches_timed`), or, ``overlapped``, what each
+    thread of the real, overlapped run (:func:`run_batches`) did and waited for.
 
     Attributes:
-        seconds: stage -> seconds, summed over the batches.
-        batches, tokens: batches run and subwords they held (specials, padding excluded).
+        seconds: stage -> seconds, summed over the batches (``overlapped``: only the stages
+            timed outside the batches: input, tokenize and layout (on the producer thread
+            when streamed), finish).
+        batches, tokens: batches run and subwords they held (specials, padding excluded; in
+            turn only).
+        overlapped: profile the overlapped run instead of running the stages in turn.
+        threads: ``overlapped``: ``"thread: activity"`` -> seconds, for the calling thread
+            (``main: wait for a batch``, ``main: launch`` (inputs to the device, the forward
+            pass, pooling and the copy back queued; the forward waits for the device where
+            the model synchronises), ``main: wait for the writer``, ``main: finish``), the
+            producer's and the writer's (:class:`~workbench.encoding.workers.Prefetcher`,
+            :class:`~workbench.encoding.workers.RowWriter`).
     """
 
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     batches: int = 0
     tokens: int = 0
+    overlapped: bool = False
+    threads: dict[str, float] = field(default_factory=dict)
 
     def shares(self) -> dict[str, float]:
         """Each stage's fraction of the total."""
@@ -266,6 +280,7 @@ def run_batches(
     device: str,
     config: PipelineConfig | None = None,
     on_batch: Callable[[int], None] | None = None,
+    clock: Clock | None = None,
 ) -> None:
     """Run every batch through the model and write its kept words into ``dest``.
 
@@ -282,6 +297,7 @@ def run_batches(
         config: how stages overlap (default :class:`PipelineConfig`).
         on_batch: called with each batch's word count (:attr:`HostBatch.n_owned`) once it is
             running.
+        clock: gets each thread's time per activity (:attr:`StageTimes.threads`).
 
     Raises:
         WorkbenchError: bad input found while preparing a batch (as raised there);
@@ -299,13 +315,21 @@ def run_batches(
         return hb, (None if on_host or not hb.plan.n_words else pack(hb, pin=cuda))
 
     stream = torch.cuda.Stream(device=device) if cuda and staged else None
+    clock = clock or Clock()
     hb: HostBatch | None = None
     stage = "prep"
     with ExitStack() as threads:  # on leaving: the writer, then the producer, stopped and joined
-        source = threads.enter_context(Prefetcher(produce, work, config.prefetch_on(device)))
-        writer = threads.enter_context(RowWriter(dest, config.in_flight)) if staged else None
+        depth = config.prefetch_on(device)
+        source = threads.enter_context(Prefetcher(produce, work, depth, clock=clock))
+        writer = (
+            threads.enter_context(RowWriter(dest, config.in_flight, clock=clock))
+            if staged
+            else None
+        )
         try:
+            t = time.perf_counter()
             for hb, packed in source:
+                t = clock.add("main: wait for a batch", t)
                 if hb.plan.n_words:
                     stage = "h2d"
                     db = to_device(hb, packed, device)
@@ -318,15 +342,21 @@ def run_batches(
                     rows = torch.from_numpy(hb.rows)
                     stage = "write"
                     if writer is not None:
-                        writer.put(rows, *to_host(pooled, stream))
+                        host, ready = to_host(pooled, stream)
+                        t = clock.add("main: launch", t)
+                        writer.put(rows, host, ready)
+                        t = clock.add("main: wait for the writer", t)
                     else:
                         dest.index_copy_(0, rows, pooled.to("cpu"))
+                        t = clock.add("main: run and write", t)
                 if on_batch is not None:
                     on_batch(hb.n_owned)
                 stage, hb = "prep", None
+                t = time.perf_counter()
             if writer is not None:
                 stage = "write"
                 writer.finish()
+                clock.add("main: finish", t)
         except Exception as exc:
             raise _failure(exc, stage, hb) from exc
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -32,13 +33,39 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+class Clock:
+    """Seconds per activity of a pipeline's threads, for a profile of an overlapped run: each
+    thread adds to its own keys (``"producer: prepare"``, ``"writer: write"``, ...) of
+    ``seconds``; with ``seconds`` None nothing is recorded.
+
+    Example::
+
+        clock = Clock({})
+        t = time.perf_counter()
+        work()
+        t = clock.add("main: work", t)   # the time now, to time the next activity from
+    """
+
+    def __init__(self, seconds: dict[str, float] | None = None) -> None:
+        self.seconds = seconds
+
+    def add(self, activity: str, since: float) -> float:
+        """Add the seconds from ``since`` to now to ``activity``; returns now."""
+        now = time.perf_counter()
+        if self.seconds is not None:
+            self.seconds[activity] = self.seconds.get(activity, 0.0) + now - since
+        return now
+
+
 class Prefetcher(Generic[T, R]):
     """``fn(item)`` for each item, in order, computed by a producer thread at most ``depth``
     items ahead of the consumer (``depth`` 0: in the consumer's thread, when asked for).
 
     Use as a context manager: leaving it (normally, on an exception or a KeyboardInterrupt)
     stops the producer and joins it. An exception raised by ``fn`` is raised in the
-    consumer when it reaches that item.
+    consumer when it reaches that item. ``clock`` gets the producer's time getting each item
+    (``producer: input``: a chunk's tokenizing happens there), computing ``fn``
+    (``producer: prepare``) and waiting for room in the queue (``producer: wait for room``).
     """
 
     def __init__(
@@ -47,10 +74,12 @@ class Prefetcher(Generic[T, R]):
         items: Iterable[T],
         depth: int,
         name: str = "workbench-prepare",
+        clock: Clock | None = None,
     ) -> None:
         self.fn = fn
         self.items = items
         self.depth = depth
+        self.clock = clock or Clock()
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=max(depth, 1))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
@@ -101,10 +130,17 @@ class Prefetcher(Generic[T, R]):
         return False
 
     def _work(self) -> None:
+        clock, t = self.clock, time.perf_counter()
         try:
             for item in self.items:
-                if self._stop.is_set() or not self._put(("item", self.fn(item))):
+                t = clock.add("producer: input", t)
+                if self._stop.is_set():
                     return
+                result = self.fn(item)
+                t = clock.add("producer: prepare", t)
+                if not self._put(("item", result)):
+                    return
+                t = clock.add("producer: wait for room", t)
             self._put(("done", None))
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
             self._put(("error", exc))
@@ -119,10 +155,19 @@ class RowWriter:
 
     Use as a context manager; :meth:`finish` waits for every write and raises a write's
     error; leaving the block without it (an exception) stops the thread without waiting.
+    ``clock`` gets the writer's time waiting for rows (``writer: wait for rows``), for their
+    copy to the host (``writer: wait for the copy``) and writing them (``writer: write``).
     """
 
-    def __init__(self, dest: torch.Tensor, depth: int, name: str = "workbench-write") -> None:
+    def __init__(
+        self,
+        dest: torch.Tensor,
+        depth: int,
+        name: str = "workbench-write",
+        clock: Clock | None = None,
+    ) -> None:
         self.dest = dest
+        self.clock = clock or Clock()
         self._queue: queue.Queue[tuple[torch.Tensor, torch.Tensor, Any] | None] = queue.Queue(
             maxsize=max(depth, 1)
         )
@@ -169,6 +214,7 @@ class RowWriter:
     def _work(self) -> None:
         import torch
 
+        clock, t = self.clock, time.perf_counter()
         try:
             with torch.inference_mode():
                 while not self._stop.is_set():
@@ -176,12 +222,16 @@ class RowWriter:
                         job = self._queue.get(timeout=POLL_S)
                     except queue.Empty:
                         continue
+                    finally:
+                        t = clock.add("writer: wait for rows", t)
                     if job is None:
                         return
                     rows, host, ready = job
                     if ready is not None:
                         ready.synchronize()
+                    t = clock.add("writer: wait for the copy", t)
                     self.dest.index_copy_(0, rows, host)
+                    t = clock.add("writer: write", t)
         except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
             self._error = exc
 
