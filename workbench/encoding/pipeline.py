@@ -141,8 +141,9 @@ class StageTimes:
         threads: ``overlapped``: ``"thread: activity"`` -> seconds, for the calling thread
             (``main: wait for a batch``, ``main: launch`` (inputs to the device, the forward
             pass, pooling and the copy back queued; the forward waits for the device where
-            the model synchronises), ``main: wait for the writer``, ``main: finish``), the
-            producer's and the writer's (:class:`~workbench.encoding.workers.Prefetcher`,
+            the model synchronises), ``main: wait for the writer``, ``main: finish``; without
+            a writer thread, as on a CPU, ``main: run and write``), the producer's and the
+            writer's (:class:`~workbench.encoding.workers.Prefetcher`,
             :class:`~workbench.encoding.workers.RowWriter`).
     """
 
