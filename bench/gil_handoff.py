@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import threading
 import time
 
 import torch
-from extract import load_sentences
+from extract import load_sentences, switched
 from machine import machine_facts
 from record import write_json
 
@@ -54,22 +53,19 @@ def issue_ops(n: int) -> float:
 
 def with_busy_thread(n: int, interval: float) -> float:
     """:func:`issue_ops` while another thread runs Python, the switch interval at ``interval``."""
-    before = sys.getswitchinterval()
     stop = threading.Event()
 
     def busy() -> None:
         while not stop.is_set():
             sum(range(1000))
 
-    sys.setswitchinterval(interval)
     thread = threading.Thread(target=busy, daemon=True)
     thread.start()
     try:
-        return issue_ops(n)
+        return switched(interval, issue_ops, n)
     finally:
         stop.set()
         thread.join()
-        sys.setswitchinterval(before)
 
 
 def produce(enc: Encoder, words: list[list[str]], rows) -> float:
@@ -82,11 +78,19 @@ def produce(enc: Encoder, words: list[list[str]], rows) -> float:
     return time.perf_counter() - t
 
 
+def ops_rate_until(done: threading.Event) -> float:
+    """Small torch operations per second issued on this thread until ``done`` is set."""
+    x = torch.ones(8)
+    n, t = 0, time.perf_counter()
+    while not done.is_set():
+        torch.add(x, 1)
+        n += 1
+    return n / (time.perf_counter() - t)
+
+
 def beside_producer(enc: Encoder, words, rows, interval: float | None) -> tuple[float, float]:
     """(operations per second, producer seconds): small torch operations issued on this thread
     while another runs :func:`produce` (``interval`` None: the operations alone, 0.5 s)."""
-    before = sys.getswitchinterval()
-    x = torch.ones(8)
     done = threading.Event()
     seconds = [0.0]
 
@@ -96,17 +100,9 @@ def beside_producer(enc: Encoder, words, rows, interval: float | None) -> tuple[
 
     if interval is None:
         threading.Timer(0.5, done.set).start()
-    else:
-        sys.setswitchinterval(interval)
-        threading.Thread(target=run, daemon=True).start()
-    try:
-        n, t = 0, time.perf_counter()
-        while not done.is_set():
-            torch.add(x, 1)
-            n += 1
-        return n / (time.perf_counter() - t), seconds[0]
-    finally:
-        sys.setswitchinterval(before)
+        return ops_rate_until(done), 0.0
+    threading.Thread(target=run, daemon=True).start()
+    return switched(interval, ops_rate_until, done), seconds[0]
 
 
 def producer_part(n: int, intervals: list[float], repeats: int) -> dict:
