@@ -23,6 +23,10 @@ and as medians, words/s and tokens/s of
 (g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart);
 (h) with ``--also-store-dtype float16``: (c) storing float16 vectors (cast on the device, half
     the bytes to copy back and write), against the same bare forward as (c);
+``--main-pipeline NAME`` gives the main encoder (``encode``, the profile, whole SemCor) one of
+the ``--pipelines`` settings: ``--main-pipeline process --pipelines auto`` times the batches
+prepared in a worker process (``PipelineConfig(producer="process")``) against the producer
+thread, each with its own float16 run under ``--also-store-dtype``.
 (i) with ``--also-switch-interval S``: (c) with Python's GIL switch interval set to ``S``
     seconds for the call (``sys.setswitchinterval``; Python's default is 0.005), against the
     same bare forward as (c): on a GPU the calling thread hands the GIL back at each of the
@@ -77,6 +81,8 @@ PIPELINES = {  # --pipelines names
     "prefetch": PipelineConfig(prefetch=2, transfer="direct"),
     "whole": PipelineConfig(stream_words=0),  # the default, the input tokenized in one chunk
     "fill10": PipelineConfig(min_fill=0.1),  # the default with the CPU's batch plan
+    # batches prepared in a worker process, 4 ahead (the cuda default; on a CPU too)
+    "process": PipelineConfig(prefetch=4, producer="process"),
 }
 
 
@@ -292,18 +298,22 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
         if not name.startswith("encode_pipeline") or plans[name] != plans["encode"]:
             fwd = name.replace("encode", "forward")
             runs[fwd] = lambda e=e, b=batches: forward_only(e, b)
-            pairs[name] = fwd
+        else:
+            fwd = "forward"
+        pairs[name] = fwd
     if args.also_switch_interval:  # the same batches as encode: its forward is the same too
         name = "encode_switch_interval"
         runs[name] = lambda: switched(args.also_switch_interval, timed, enc, enc.encode,
                                       sentences, progress=False)  # fmt: skip
         pairs[name] = "forward"
-    if args.also_store_dtype:  # the same batches as encode: its forward is the same too
-        name = f"encode_store_{args.also_store_dtype}"
-        runs[name] = lambda: timed(
-            enc, enc.encode, sentences, progress=False, store_dtype=args.also_store_dtype
-        )
-        pairs[name] = "forward"
+    if args.also_store_dtype:  # the main encoder's and each pipeline's, against its forward
+        for base in [n for n in encs if n == "encode" or n.startswith("encode_pipeline")]:
+            e = encs[base]
+            name = f"{base}_store_{args.also_store_dtype}"
+            runs[name] = lambda e=e: timed(
+                e, e.encode, sentences, progress=False, store_dtype=args.also_store_dtype
+            )
+            pairs[name] = pairs[base]
     plain_loop(enc, base_sents[:20])
     careful_loop(enc, sentences[:100])
     rows = []
@@ -450,6 +460,12 @@ def main() -> None:
         "--pipelines", default="", help=f"also time encode with these: {', '.join(PIPELINES)}"
     )
     ap.add_argument(
+        "--main-pipeline",
+        default=None,
+        choices=tuple(PIPELINES),
+        help="the main encoder's pipeline setting (default: the library's default)",
+    )
+    ap.add_argument(
         "--compile",
         nargs="?",
         const="default",
@@ -489,7 +505,7 @@ def main() -> None:
             pipeline=pipeline,
         )
 
-    enc = make()
+    enc = make(pipeline=PIPELINES[args.main_pipeline] if args.main_pipeline else None)
     facts = machine_facts()
     measured = f"; measured {enc.budget.measured}" if enc.budget.measured else ""
     print(

@@ -42,6 +42,11 @@ H200 on 2026-11-26, docs/results.md):
   (the default pipeline, inline, one chunk, the CPU's batch plan, float16 storage), the per-stage
   profile of a whole call, whole SemCor (instance words; every word to a float16
   memory map) and ``workbench wsd eval ALL --layers 6`` cold and warm;
+* ``process`` (14): the batches prepared in a worker process (``PipelineConfig(producer=
+  "process")``: the producer's Python off the launching thread's GIL) against the producer
+  thread, on 2,000 and 20,000 sentences, five repeats, float32 and float16 storage, the
+  profiles (in turn, and the overlapped call's threads with the worker's activities), whole
+  SemCor;
 * ``overlap`` (14): its follow-up on 20,000 sentences, five repeats: the GIL's switch interval
   at 50 us against Python's 5 ms, float16 storage, the in-turn profile and the overlapped
   call's threads (what each did and waited for), whole SemCor;
@@ -195,18 +200,36 @@ def _precision(ctx: Context) -> list[str]:
     return cmd + ["--json", str(ctx.work / "precision.json")]
 
 
+#: ``bench/extract.py``'s sizes in a rehearsal (tiny: a check of the command, not a measurement)
+REHEARSE_SIZES = ["--sentences", "40", "--repeats", "1", "--baseline-sentences", "10",
+                  "--semcor-limit", "60"]  # fmt: skip
+
+
+def _extract_on_minilm(ctx: Context, flags: list[str], sizes: list[str], json: str) -> list[str]:
+    """``bench/extract.py`` on MiniLM with ``flags``, at ``sizes`` (tiny in a rehearsal)."""
+    cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device]
+    return (
+        cmd + flags + (REHEARSE_SIZES if ctx.rehearse else sizes) + ["--json", str(ctx.work / json)]
+    )
+
+
 def _overlap(ctx: Context) -> list[str]:
     """The follow-up of ``extract``: 20,000 sentences, the GIL's switch interval at 50 us,
     the overlapped call's threads, whole SemCor; five repeats, no careful loop (speed only)."""
-    cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device,
-           "--also-switch-interval", "0.00005", "--also-store-dtype", "float16", "--profile",
-           "--semcor-whole", "--no-careful"]  # fmt: skip
-    if ctx.rehearse:
-        cmd += ["--sentences", "40", "--repeats", "1", "--baseline-sentences", "10",
-                "--semcor-limit", "60"]  # fmt: skip
-    else:
-        cmd += ["--sentences", "20000", "--repeats", "5", "--baseline-sentences", "50"]
-    return cmd + ["--json", str(ctx.work / "overlap.json")]
+    flags = ["--also-switch-interval", "0.00005", "--also-store-dtype", "float16", "--profile",
+             "--semcor-whole", "--no-careful"]  # fmt: skip
+    sizes = ["--sentences", "20000", "--repeats", "5", "--baseline-sentences", "50"]
+    return _extract_on_minilm(ctx, flags, sizes, "overlap.json")
+
+
+def _process(ctx: Context) -> list[str]:
+    """The worker-process producer against the producer thread (``bench/extract.py
+    --main-pipeline process --pipelines auto``): the ratios to the bare forward, the profile
+    of the worker's run, whole SemCor with it; speed only (no careful loop)."""
+    flags = ["--main-pipeline", "process", "--pipelines", "auto", "--also-store-dtype", "float16",
+             "--profile", "--semcor-whole", "--no-careful"]  # fmt: skip
+    sizes = ["--sentences", "2000,20000", "--repeats", "5", "--baseline-sentences", "50"]
+    return _extract_on_minilm(ctx, flags, sizes, "process.json")
 
 
 def _mpnet(ctx: Context) -> list[str] | None:
@@ -222,11 +245,13 @@ def _mpnet(ctx: Context) -> list[str] | None:
 
 
 #: In order of value. Issue 15's run is done (H200, 2026-11-26: train 313 s, biencoder 166 s;
-#: docs/results.md), so issue 14's figures come first: ``extract`` took about 150 s before its
+#: docs/results.md), so issue 14's figures come first, the open one (``process``) before those
+#: an H100 measured on 2026-11-26 (docs/benchmarks.md): ``extract`` took about 150 s before its
 #: ``--wsd-eval`` part (cut at 170 s), ``precision`` more than the 74 s it had, ``mpnet`` 33 s
 #: of compiling before its runs (cut at 63 s). Limits from those times; what one 540-second
 #: call does not finish, a second call (the same command: finished steps are skipped) goes on with.
 STEPS = (
+    Step("process", 14, _process, limit_s=240, need_s=120, writes="process.json"),
     Step("extract", 14, _extract, limit_s=300, need_s=200, writes="extract.json"),
     Step("overlap", 14, _overlap, limit_s=170, need_s=80, writes="overlap.json"),
     Step("mpnet", 14, _mpnet, limit_s=200, need_s=120, writes="mpnet.json"),

@@ -26,6 +26,10 @@ from workbench.errors import EncodingError, InputError
 THREADED = PipelineConfig(prefetch=2, transfer="staged", in_flight=1)
 #: threaded, the input tokenized in chunks of 40, 80, 160, ... words by the producer thread
 STREAMED = PipelineConfig(prefetch=2, transfer="staged", in_flight=1, stream_words=40)
+#: streamed, the batches prepared in a worker process (workbench.encoding.batch_process)
+PROCESS = PipelineConfig(
+    prefetch=2, transfer="staged", in_flight=1, stream_words=40, producer="process"
+)
 RNG = np.random.default_rng(0)
 VOCAB = "the of river bank money unbelievably sat deposit loan fishing boat walked quickly".split()
 # short and long sentences (max_length 64 on the tiny model: the 150-word one runs in windows)
@@ -83,11 +87,16 @@ def small_batches(tiny_model_dir):
     """The tiny model with a small token budget (many batches) and each pipeline setting."""
     return {
         name: Encoder(model=str(tiny_model_dir), device="cpu", max_batch_tokens=256, pipeline=cfg)
-        for name, cfg in (("inline", None), ("threaded", THREADED), ("streamed", STREAMED))
+        for name, cfg in (
+            ("inline", None),
+            ("threaded", THREADED),
+            ("streamed", STREAMED),
+            ("process", PROCESS),
+        )
     }
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "profiled"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process", "profiled"])
 @pytest.mark.parametrize("pooling", ["first", "mean", "last"])
 def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
     enc = small_batches["inline" if setting == "profiled" else setting]
@@ -103,7 +112,7 @@ def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
         assert times.seconds["forward"] > 0 and sum(times.shares().values()) == pytest.approx(1)
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process"])
 def test_overlapped_profile_times_the_real_run(small_batches, setting):
     """StageTimes(overlapped=True): the run is the usual one (same vectors), and the profile
     holds what each of its threads did and waited for."""
@@ -112,18 +121,24 @@ def test_overlapped_profile_times_the_real_run(small_batches, setting):
     emb = enc.encode(SENTENCES, profile=times, progress=False)
     np.testing.assert_array_equal(emb.vectors, enc.encode(SENTENCES, progress=False).vectors)
     assert times.batches == 0 and times.seconds["forward"] == 0  # nothing run in turn
-    assert times.seconds["tokenize"] > 0 and all(v >= 0 for v in times.threads.values())
+    assert all(v >= 0 for v in times.threads.values())
     threads = {key.split(":")[0] for key in times.threads}
-    if setting == "inline":  # the calling thread does everything
+    if setting == "process":  # the worker tokenizes and builds; the producer thread receives
+        assert threads == {"main", "producer", "writer", "worker"}
+        assert times.threads["worker: input"] > 0 and times.threads["worker: build"] > 0
+        assert times.threads["producer: input"] > 0 and times.threads["main: launch"] > 0
+    elif setting == "inline":  # the calling thread does everything
+        assert times.seconds["tokenize"] > 0
         assert set(times.threads) == {"main: wait for a batch", "main: run and write"}
     else:
+        assert times.seconds["tokenize"] > 0
         assert threads == {"main", "producer", "writer"}
         assert times.threads["producer: prepare"] > 0 and times.threads["writer: write"] > 0
         assert times.threads["main: launch"] > 0
     assert not pipeline_threads()
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process"])
 def test_keep_layers_out_and_float16(small_batches, setting, tmp_path):
     enc = small_batches[setting]
     layers = [-1, 0]
@@ -172,11 +187,13 @@ def test_streamed_chunks_agree_with_the_whole_input(small_batches):
     np.testing.assert_allclose(a.vectors, b.vectors, rtol=1e-5, atol=1e-5)
 
 
-def test_bad_input_found_in_a_later_chunk_names_its_sentence(small_batches, tmp_path):
+@pytest.mark.parametrize("setting", ["streamed", "process"])
+def test_bad_input_found_in_a_later_chunk_names_its_sentence(small_batches, setting, tmp_path):
     """A word with no subword and no unknown token, first met in a chunk the producer
     tokenizes while earlier batches run: the caller gets the error naming the sentence of
-    the whole input; no thread left, no output file."""
-    enc = small_batches["streamed"]
+    the whole input; no thread left, no output file. (A worker process gets the tokenizer
+    as changed here.)"""
+    enc = small_batches[setting]
     tok = enc.tokenizer
     unk = tok.unk_token_id
     bad = [*SENTENCES, ["the", "\u0301", "bank"]]
@@ -230,7 +247,7 @@ def test_producer_error_reaches_the_caller(
     assert [p.name for p in tmp_path.iterdir()] == ["vectors.npy"]
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process"])
 def test_out_of_memory_in_the_forward_pass(small_batches, setting, monkeypatch, tmp_path):
     enc = small_batches[setting]
     real = enc.runner
@@ -247,9 +264,12 @@ def test_out_of_memory_in_the_forward_pass(small_batches, setting, monkeypatch, 
         enc.encode(SENTENCES, out=tmp_path / "v.npy", progress=False)
     assert pipeline_threads() == []
     assert list(tmp_path.iterdir()) == []  # no output file, complete or not
+    monkeypatch.undo()
+    again = enc.encode(SENTENCES[:3], progress=False)  # the encoder still works
+    assert len(again) == sum(len(s) for s in SENTENCES[:3])
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process"])
 def test_keyboard_interrupt_stops_the_threads(small_batches, setting, tmp_path):
     enc = small_batches[setting]
     seen = []
@@ -326,3 +346,4 @@ def test_config_defaults_per_device():
     assert cfg.prefetch_on("cpu") == 0 and not cfg.staged_on("cpu")
     assert cfg.prefetch_on("cuda:0") == 4 and cfg.staged_on("cuda:0")
     assert not cfg.staged_on("mps")
+    assert cfg.producer == "thread"

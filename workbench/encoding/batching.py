@@ -80,6 +80,18 @@ class HostBatch:
     n_owned: int
     padded: bool
 
+    def device_arrays(self) -> list[np.ndarray]:
+        """The flat arrays the device needs, in the order they are packed for it: ids, mask,
+        single positions, multi positions, multi segments (the multi weights aside)."""
+        plan = self.plan
+        return [
+            self.ids.reshape(-1),
+            self.mask.reshape(-1),
+            plan.single_positions,
+            plan.multi_positions,
+            plan.multi_segments,
+        ]
+
 
 def bucket_width(width: int, limit: int) -> int:
     """``width`` rounded up to a multiple of :data:`BUCKET_WIDTH`, at most ``limit``."""
@@ -290,6 +302,42 @@ class BatchBuilder:
             ends.append(self.prep.word_offsets[word + 1] + shift)
             target_parts.append(rows)
         return np.concatenate(starts), np.concatenate(ends), np.concatenate(target_parts)
+
+
+@dataclass(frozen=True)
+class ChunkBuilders:
+    """Makes the :class:`BatchBuilder` of each chunk of an input
+    (:class:`~workbench.encoding.stream.BatchStream`'s ``make_builder``); plain data, so a
+    stream pickles to a worker process with it.
+
+    Attributes:
+        specials, pooling, shapes, max_batch_tokens, max_width, min_fill: as
+            :class:`BatchBuilder` takes them.
+        rows: ``(n_words,)`` output row of each running word of the whole input (``-1``: not
+            kept), or None for builders that only pad inputs.
+    """
+
+    specials: SpecialTokens
+    rows: np.ndarray | None
+    pooling: Pooling
+    shapes: Shapes
+    max_batch_tokens: int
+    max_width: int
+    min_fill: float
+
+    def __call__(self, prep: Prepared, first: int, last: int) -> BatchBuilder:
+        """The builder of a chunk whose running words are the input's ``first`` to ``last``."""
+        rows = None if self.rows is None else self.rows[first:last]
+        return BatchBuilder(
+            prep,
+            self.specials,
+            rows,
+            self.pooling,
+            self.shapes,
+            self.max_batch_tokens,
+            self.max_width,
+            min_fill=self.min_fill,
+        )
 
 
 def _ranges(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

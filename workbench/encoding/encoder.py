@@ -34,8 +34,10 @@ import gc
 import os
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -43,13 +45,14 @@ import torch
 
 from workbench.encoding import models
 from workbench.encoding.alignment import Sentences, normalize_input
-from workbench.encoding.batching import BatchBuilder, Shapes, SpecialTokens
+from workbench.encoding.batch_process import BatchProcess
+from workbench.encoding.batching import ChunkBuilders, Shapes, SpecialTokens
 from workbench.encoding.budget import CPU_BATCH_TOKENS, BudgetChoice, measure_batch_tokens
 from workbench.encoding.device import DtypeName, choose_device, choose_dtype
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pipeline import PipelineConfig, StageTimes, run_batches, run_batches_timed
 from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling
-from workbench.encoding.prepare import Prepared, Preparer
+from workbench.encoding.prepare import Preparer
 from workbench.encoding.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
 from workbench.encoding.runner import CompileMode, ModelRunner
 from workbench.encoding.stream import BatchStream
@@ -93,6 +96,8 @@ class Encoder:
         budget: how ``max_batch_tokens`` was chosen (:class:`BudgetChoice`).
         specials: the special tokens around each window.
         shapes: ``exact`` or ``bucketed`` batch shapes (bucketed for CUDA graphs).
+        batch_process: the worker process preparing batches (``pipeline.producer ==
+            "process"`` with batches prepared ahead), else None; it ends with the encoder.
     """
 
     def __init__(
@@ -119,6 +124,11 @@ class Encoder:
             raise InputError(f"Unknown attention '{attention}'; choose one of {choices}.")
         self.pipeline = pipeline or PipelineConfig()
         self.tokenizer = models.load_tokenizer(self.source)
+        self.batch_process: BatchProcess | None = None
+        if self.pipeline.producer == "process" and self.pipeline.prefetch_on(self.device) > 0:
+            self.batch_process = BatchProcess()
+            weakref.finalize(self, self.batch_process.close)
+            self.batch_process.start(self.tokenizer)  # its imports load while the model does
         self.model = models.load_model(self.source, self.dtype)
         # nn.Module.to moves in place; transformers' own `to` is typed for another call form
         torch.nn.Module.to(self.model, self.device)
@@ -243,27 +253,24 @@ class Encoder:
         Args:
             words: from :func:`workbench.encoding.alignment.normalize_input`.
             rows: ``(n_words,)`` output row of each running word (``-1``: not kept), or None
-                for batches that only give model inputs (:meth:`BatchBuilder.inputs`).
+                for batches that only give model inputs
+                (:meth:`~workbench.encoding.batching.BatchBuilder.inputs`).
             pooling: subword pooling.
             lap: records each chunk's tokenizing and planning (a profile).
         """
 
-        def builder(prep: Prepared, first: int, last: int) -> BatchBuilder:
-            chunk = None if rows is None else rows[first:last]
-            return BatchBuilder(
-                prep,
-                self.specials,
-                chunk,
-                pooling,
-                self.shapes,
-                self.max_batch_tokens,
-                self.max_length,
-                min_fill=self.min_fill,
-            )
-
+        builders = ChunkBuilders(
+            self.specials,
+            rows,
+            pooling,
+            self.shapes,
+            self.max_batch_tokens,
+            self.max_length,
+            self.min_fill,
+        )
         preparer = Preparer(self.tokenizer, self.window_tokens, self.stride)
         first = self.pipeline.stream_on(self.device, self.max_batch_tokens)
-        return BatchStream(words, preparer, builder, first, lap)
+        return BatchStream(words, preparer, builders, first, lap)
 
     # ------------------------------------------------------------------ encoding
     def encode(
@@ -395,7 +402,12 @@ class Encoder:
                     on_batch(total)
                 else:
                     clock = Clock(profile.threads if profile is not None else None)
-                    run_batches(*args, self.pipeline, on_batch, clock)
+                    worker = self.batch_process
+                    source = partial(worker.batches, batches, self.device) if worker else None
+                    run_batches(*args, self.pipeline, on_batch, clock, source)
+                    if profile is not None and worker is not None:
+                        for activity, seconds in worker.seconds.items():
+                            profile.threads[activity] = profile.threads.get(activity, 0.0) + seconds
         finally:
             if bar is not None:
                 bar.close()

@@ -19,6 +19,11 @@ On a CUDA device the stages overlap (``transfer="staged"``, ``prefetch=4``):
   batch computes, and a writer thread (:class:`~workbench.encoding.workers.RowWriter`) waits
   for each copy and writes its rows into the output; at most ``in_flight`` batches wait for it.
 
+With ``PipelineConfig(producer="process")`` the producer's work (tokenizing, planning, building
+each batch) runs in a worker process instead and a receiver thread here reads each batch into
+pinned buffers (:mod:`workbench.encoding.batch_process`): the launching thread then shares the
+GIL with no Python-heavy thread; same batches, same vectors.
+
 On the CPU the same functions run in the calling thread (``prefetch=0``,
 ``transfer="direct"``): a producer or writer thread only competes with torch's threads for
 the cores there (docs/benchmarks.md, "Extraction"). Either way the vectors are bit-identical
@@ -42,7 +47,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -67,6 +72,7 @@ STAGES: tuple[str, ...] = (
 )  # fmt: skip
 #: What :func:`run_batches` runs: each batch (window indices) with the builder that prepares it.
 Work = Iterable[tuple[BatchBuilder, np.ndarray]]
+Producer = Literal["thread", "process"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,11 @@ class PipelineConfig:
         min_fill: share of the budget an ``exact`` batch holds before a drop in length
             closes it (:func:`~workbench.encoding.batching.plan_batches`); ``None``:
             :data:`~workbench.encoding.batching.GPU_MIN_FILL` on cuda, ``MIN_FILL`` elsewhere.
+        producer: where batches prepared ahead (``prefetch`` > 0) are prepared: ``thread``, a
+            producer thread of this process; ``process``, a worker process
+            (:mod:`workbench.encoding.batch_process`: tokenizing and building leave this
+            process's GIL to the thread launching the device's work; same batches, same
+            vectors).
     """
 
     prefetch: int | None = None  # None: 4 on cuda, 0 (in the calling thread) elsewhere
@@ -99,6 +110,7 @@ class PipelineConfig:
     shapes: Literal["auto"] | Shapes = "auto"  # auto: bucketed for CUDA graphs only
     stream_words: int | None = None  # None: max_batch_tokens // 4 on cuda, 0 (one chunk) elsewhere
     min_fill: float | None = None  # None: 0.25 on cuda, 0.1 elsewhere
+    producer: Producer = "thread"  # or "process": batches prepared in a worker process
 
     def prefetch_on(self, device: str) -> int:
         """Batches prepared ahead on ``device`` (0: in the calling thread)."""
@@ -195,13 +207,7 @@ def pack(hb: HostBatch, pin: bool) -> PackedBatch:
     import torch
 
     plan = hb.plan
-    parts = [
-        hb.ids.reshape(-1),
-        hb.mask.reshape(-1),
-        plan.single_positions,
-        plan.multi_positions,
-        plan.multi_segments,
-    ]
+    parts = hb.device_arrays()
     sizes = tuple(len(p) for p in parts)
     ints = torch.empty(sum(sizes), dtype=torch.int64, pin_memory=pin)
     np.concatenate(parts, out=ints.numpy())
@@ -273,6 +279,13 @@ def _failure(exc: Exception, stage: str, hb: HostBatch | None) -> WorkbenchError
     return EncodingError(f"Encoding failed in the {stage} stage{where}: {name}: {text}")
 
 
+#: ``source(depth, clock)``: a context manager giving each batch prepared, in run order, at most
+#: ``depth`` ahead (:meth:`workbench.encoding.batch_process.BatchProcess.batches`).
+BatchSource = Callable[
+    [int, Clock], AbstractContextManager[Iterable[tuple[HostBatch, PackedBatch | None]]]
+]
+
+
 def run_batches(
     work: Work,
     forward: Callable[[torch.Tensor, torch.Tensor | None], ForwardOutput],
@@ -282,6 +295,7 @@ def run_batches(
     config: PipelineConfig | None = None,
     on_batch: Callable[[int], None] | None = None,
     clock: Clock | None = None,
+    source: BatchSource | None = None,
 ) -> None:
     """Run every batch through the model and write its kept words into ``dest``.
 
@@ -299,6 +313,8 @@ def run_batches(
         on_batch: called with each batch's word count (:attr:`HostBatch.n_owned`) once it is
             running.
         clock: gets each thread's time per activity (:attr:`StageTimes.threads`).
+        source: gives the prepared batches instead of a producer thread building ``work``'s
+            (then not read here): a worker process's (``config.producer == "process"``).
 
     Raises:
         WorkbenchError: bad input found while preparing a batch (as raised there);
@@ -321,7 +337,11 @@ def run_batches(
     stage = "prep"
     with ExitStack() as threads:  # on leaving: the writer, then the producer, stopped and joined
         depth = config.prefetch_on(device)
-        source = threads.enter_context(Prefetcher(produce, work, depth, clock=clock))
+        batches: Iterable[tuple[HostBatch, PackedBatch | None]]
+        if source is None:
+            batches = threads.enter_context(Prefetcher(produce, work, depth, clock=clock))
+        else:
+            batches = threads.enter_context(source(depth, clock))
         writer = (
             threads.enter_context(RowWriter(dest, config.in_flight, clock=clock))
             if staged
@@ -329,7 +349,7 @@ def run_batches(
         )
         try:
             t = time.perf_counter()
-            for hb, packed in source:
+            for hb, packed in batches:
                 t = clock.add("main: wait for a batch", t)
                 if hb.plan.n_words:
                     stage = "h2d"

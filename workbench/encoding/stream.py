@@ -26,6 +26,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -64,6 +65,25 @@ def chunk_bounds(sentence_words: np.ndarray, first_words: int) -> list[tuple[int
     return bounds
 
 
+@dataclass(frozen=True)
+class ChunkNotes:
+    """What a chunk's tokenizing gives the result besides its batches.
+
+    Attributes:
+        cut: a note for each word cut to fit one input.
+        unknown: the words given the unknown token (printable forms).
+        spans: ``(n_words, 2)`` each running word's subword range in its sentence.
+    """
+
+    cut: list[str]
+    unknown: list[str]
+    spans: np.ndarray
+
+    @classmethod
+    def of(cls, prep: Prepared) -> ChunkNotes:
+        return cls(list(prep.cut), list(prep.unknown), prep.word_spans())
+
+
 class BatchStream:
     """The batches of an input, tokenized and planned one chunk at a time as they are asked for.
 
@@ -80,7 +100,12 @@ class BatchStream:
     Attributes:
         sentence_words: ``(n_sentences + 1,)`` where each sentence's words start.
         bounds: each chunk's sentence range.
-        preps: each chunk's tokenized input, once it has been reached.
+        preps: each chunk's tokenized input, once this process has reached it.
+        chunks: each reached chunk's notes and spans, in order: appended as the chunk is
+            reached here, or by :meth:`record` for a chunk another process tokenized
+            (:mod:`workbench.encoding.batch_process`).
+
+    A stream pickles without its ``lap`` (a worker process times itself).
     """
 
     def __init__(
@@ -98,12 +123,24 @@ class BatchStream:
         self.sentence_words = run_starts(map(len, words))
         self.bounds = chunk_bounds(self.sentence_words, first_words)
         self.preps: list[Prepared] = []
+        self.chunks: list[ChunkNotes] = []
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["lap"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self.lap is None:
+            self.lap = lambda stage=None: None
 
     def __iter__(self) -> Iterator[tuple[BatchBuilder, np.ndarray]]:
         for start, stop in self.bounds:
             self.lap()
             prep = self.preparer(self.words[start:stop], start)
             self.preps.append(prep)
+            self.chunks.append(ChunkNotes.of(prep))
             self.lap("tokenize")
             first, last = self.sentence_words[start], self.sentence_words[stop]
             builder = self.make_builder(prep, int(first), int(last))
@@ -112,17 +149,21 @@ class BatchStream:
             for batch in batches:
                 yield builder, batch
 
+    def record(self, notes: ChunkNotes) -> None:
+        """Add the notes of the next chunk, tokenized by another process."""
+        self.chunks.append(notes)
+
     def complete(self) -> bool:
         """Whether every chunk has been tokenized."""
-        return len(self.preps) == len(self.bounds)
+        return len(self.chunks) == len(self.bounds)
 
     def notes(self) -> list[str]:
         """What tokenizing changed, over every chunk reached (words cut, unknown tokens)."""
-        cut = [n for p in self.preps for n in p.cut]
-        unknown = [w for p in self.preps for w in p.unknown]
+        cut = [n for c in self.chunks for n in c.cut]
+        unknown = [w for c in self.chunks for w in c.unknown]
         return merged_notes(cut, unknown)
 
     def word_spans(self) -> np.ndarray:
         """``(n_words, 2)`` each running word's subword range in its sentence, over every
         chunk reached (:meth:`~workbench.encoding.prepare.Prepared.word_spans`)."""
-        return np.concatenate([p.word_spans() for p in self.preps] or [np.zeros((0, 2), np.int64)])
+        return np.concatenate([c.spans for c in self.chunks] or [np.zeros((0, 2), np.int64)])
