@@ -137,9 +137,12 @@ class BatchProcess:
                 env=env,
                 stdin=subprocess.DEVNULL,
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: no pass_fds (Windows)
             ours.close()
-            raise EncodingError(f"The batch worker process could not start: {exc}") from exc
+            raise EncodingError(
+                f"The batch worker process could not start: {exc}; "
+                'use PipelineConfig(producer="thread").'
+            ) from exc
         finally:
             theirs.close()
         self._conn = Connection(ours.detach())
