@@ -83,6 +83,8 @@ PIPELINES = {  # --pipelines names
     "fill10": PipelineConfig(min_fill=0.1),  # the default with the CPU's batch plan
     # batches prepared in a worker process, 4 ahead (the cuda default; on a CPU too)
     "process": PipelineConfig(prefetch=4, producer="process"),
+    # ... and the output zeroed in parallel before the run (the writer then faults no page)
+    "process_prefault": PipelineConfig(prefetch=4, producer="process", prefault=True),
 }
 
 

@@ -44,7 +44,8 @@ H200 on 2026-11-26, docs/results.md):
   memory map) and ``workbench wsd eval ALL --layers 6`` cold and warm;
 * ``process`` (14): the batches prepared in a worker process (``PipelineConfig(producer=
   "process")``: the producer's Python off the launching thread's GIL) against the producer
-  thread, on 2,000 and 20,000 sentences, five repeats, float32 and float16 storage, the
+  thread, and with the output zeroed before the run (``prefault=True``: the writer faults no
+  page), on 2,000 and 20,000 sentences, five repeats, float32 and float16 storage, the
   profiles (in turn, and the overlapped call's threads with the worker's activities), whole
   SemCor;
 * ``overlap`` (14): its follow-up on 20,000 sentences, five repeats: the GIL's switch interval
@@ -226,8 +227,9 @@ def _process(ctx: Context) -> list[str]:
     """The worker-process producer against the producer thread (``bench/extract.py
     --main-pipeline process --pipelines auto``): the ratios to the bare forward, the profile
     of the worker's run, whole SemCor with it; speed only (no careful loop)."""
-    flags = ["--main-pipeline", "process", "--pipelines", "auto", "--also-store-dtype", "float16",
-             "--profile", "--semcor-whole", "--no-careful"]  # fmt: skip
+    flags = ["--main-pipeline", "process", "--pipelines", "auto,process_prefault",
+             "--also-store-dtype", "float16", "--profile", "--semcor-whole",
+             "--no-careful"]  # fmt: skip
     sizes = ["--sentences", "2000,20000", "--repeats", "5", "--baseline-sentences", "50"]
     return _extract_on_minilm(ctx, flags, sizes, "process.json")
 

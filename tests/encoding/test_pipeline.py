@@ -30,6 +30,8 @@ STREAMED = PipelineConfig(prefetch=2, transfer="staged", in_flight=1, stream_wor
 PROCESS = PipelineConfig(
     prefetch=2, transfer="staged", in_flight=1, stream_words=40, producer="process"
 )
+#: threaded, an in-RAM output zeroed (its pages mapped) before the run
+PREFAULT = PipelineConfig(prefetch=2, transfer="staged", in_flight=1, prefault=True)
 RNG = np.random.default_rng(0)
 VOCAB = "the of river bank money unbelievably sat deposit loan fishing boat walked quickly".split()
 # short and long sentences (max_length 64 on the tiny model: the 150-word one runs in windows)
@@ -92,11 +94,14 @@ def small_batches(tiny_model_dir):
             ("threaded", THREADED),
             ("streamed", STREAMED),
             ("process", PROCESS),
+            ("prefault", PREFAULT),
         )
     }
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process", "profiled"])
+@pytest.mark.parametrize(
+    "setting", ["inline", "threaded", "streamed", "process", "prefault", "profiled"]
+)
 @pytest.mark.parametrize("pooling", ["first", "mean", "last"])
 def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
     enc = small_batches["inline" if setting == "profiled" else setting]
@@ -138,7 +143,7 @@ def test_overlapped_profile_times_the_real_run(small_batches, setting):
     assert not pipeline_threads()
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process", "prefault"])
 def test_keep_layers_out_and_float16(small_batches, setting, tmp_path):
     enc = small_batches[setting]
     layers = [-1, 0]

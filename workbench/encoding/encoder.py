@@ -332,6 +332,8 @@ class Encoder:
         batches = self.batch_stream(words, layout.rows, pooling, lap)
         if out is None:
             vectors = allocate(shape, np.dtype(store_dtype), None)
+            if self.pipeline.prefault:
+                torch.from_numpy(vectors).zero_()  # the pages mapped now, by torch's threads
             lap("input")
             self._run(batches, kept_layers, vectors, progress, profile)
             lap()

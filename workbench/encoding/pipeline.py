@@ -102,6 +102,11 @@ class PipelineConfig:
             (:mod:`workbench.encoding.batch_process`: tokenizing and building leave this
             process's GIL to the thread launching the device's work; same batches, same
             vectors).
+        prefault: zero an in-RAM output with torch's threads before the run, so the writer
+            copies into pages already mapped rather than faulting each one in as it writes
+            (docs/benchmarks.md, "The batch pipeline and the GPU": half of a copy into fresh
+            memory is the faults); a memory-mapped output is never zeroed (that would write
+            the file twice). Off by default until a GPU measures it.
     """
 
     prefetch: int | None = None  # None: 4 on cuda, 0 (in the calling thread) elsewhere
@@ -111,6 +116,7 @@ class PipelineConfig:
     stream_words: int | None = None  # None: max_batch_tokens // 4 on cuda, 0 (one chunk) elsewhere
     min_fill: float | None = None  # None: 0.25 on cuda, 0.1 elsewhere
     producer: Producer = "thread"  # or "process": batches prepared in a worker process
+    prefault: bool = False  # zero an in-RAM output in parallel before the run
 
     def prefetch_on(self, device: str) -> int:
         """Batches prepared ahead on ``device`` (0: in the calling thread)."""
