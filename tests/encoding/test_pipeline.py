@@ -352,3 +352,5 @@ def test_config_defaults_per_device():
     assert cfg.prefetch_on("cuda:0") == 4 and cfg.staged_on("cuda:0")
     assert not cfg.staged_on("mps")
     assert cfg.producer == "thread"
+    with pytest.raises(InputError, match="Unknown producer 'processes'"):
+        PipelineConfig(producer="processes")  # type: ignore[arg-type]

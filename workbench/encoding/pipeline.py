@@ -58,7 +58,7 @@ from workbench.encoding.pooling import PoolingIndex, pool_words
 from workbench.encoding.runner import ForwardOutput
 from workbench.encoding.stream import first_chunk_words
 from workbench.encoding.workers import Clock, Prefetcher, RowWriter
-from workbench.errors import EncodingError, WorkbenchError
+from workbench.errors import EncodingError, InputError, WorkbenchError
 
 if TYPE_CHECKING:
     import torch
@@ -118,6 +118,10 @@ class PipelineConfig:
     producer: Producer = "thread"  # or "process": batches prepared in a worker process
     prefault: bool = False  # zero an in-RAM output in parallel before the run
 
+    def __post_init__(self) -> None:
+        if self.producer not in ("thread", "process"):
+            raise InputError(f"Unknown producer '{self.producer}'; choose 'thread' or 'process'.")
+
     def prefetch_on(self, device: str) -> int:
         """Batches prepared ahead on ``device`` (0: in the calling thread)."""
         if self.prefetch is not None:
@@ -152,7 +156,7 @@ class StageTimes:
     Attributes:
         seconds: stage -> seconds, summed over the batches (``overlapped``: only the stages
             timed outside the batches: input, tokenize and layout (on the producer thread
-            when streamed), finish).
+            when streamed; in a worker process, its ``worker: input`` in ``threads``), finish).
         batches, tokens: batches run and subwords they held (specials, padding excluded; in
             turn only).
         overlapped: profile the overlapped run instead of running the stages in turn.
