@@ -20,9 +20,11 @@ and as medians, words/s and tokens/s of
     (``whole``: the default but the input tokenized in one chunk, not streamed; ``fill10``:
     the default with the CPU's ``min_fill``, more and smaller batches), each with its own bare
     forward where its batches differ;
-(g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart);
+(g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart), with
+    the main encoder's pipeline setting;
 (h) with ``--also-store-dtype float16``: (c) storing float16 vectors (cast on the device, half
-    the bytes to copy back and write), against the same bare forward as (c);
+    the bytes to copy back and write), against the same bare forward as (c); the same for the
+    compiled encoder of (g) and each of (f), against theirs;
 ``--main-pipeline NAME`` gives the main encoder (``encode``, the profile, whole SemCor) one of
 the ``--pipelines`` settings: ``--main-pipeline process --pipelines auto`` times the batches
 prepared in a worker process (``PipelineConfig(producer="process")``) against the producer
@@ -308,8 +310,9 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
         runs[name] = lambda: switched(args.also_switch_interval, timed, enc, enc.encode,
                                       sentences, progress=False)  # fmt: skip
         pairs[name] = "forward"
-    if args.also_store_dtype:  # the main encoder's and each pipeline's, against its forward
-        for base in [n for n in encs if n == "encode" or n.startswith("encode_pipeline")]:
+    if args.also_store_dtype:  # the main, compiled and pipeline encoders', against their forward
+        bases = [n for n in encs if n in ("encode", "encode_compiled") or "_pipeline_" in n]
+        for base in bases:
             e = encs[base]
             name = f"{base}_store_{args.also_store_dtype}"
             runs[name] = lambda e=e: timed(
@@ -507,7 +510,8 @@ def main() -> None:
             pipeline=pipeline,
         )
 
-    enc = make(pipeline=PIPELINES[args.main_pipeline] if args.main_pipeline else None)
+    main_pipeline = PIPELINES[args.main_pipeline] if args.main_pipeline else None
+    enc = make(pipeline=main_pipeline)
     facts = machine_facts()
     measured = f"; measured {enc.budget.measured}" if enc.budget.measured else ""
     print(
@@ -523,7 +527,7 @@ def main() -> None:
         encs[f"encode_pipeline_{name}"] = make(pipeline=PIPELINES[name])
     compile_s = None
     if args.compile:
-        fast = make(compile=args.compile)
+        fast = make(compile=args.compile, pipeline=main_pipeline)
         first, _, _ = load_sentences(400)
         compile_s = timed(fast, fast.encode, first, progress=False)
         if not fast.runner.compiled:

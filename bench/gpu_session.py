@@ -48,6 +48,9 @@ H200 on 2026-11-26, docs/results.md):
   page), on 2,000 and 20,000 sentences, five repeats, float32 and float16 storage, the
   profiles (in turn, and the overlapped call's threads with the worker's activities), whole
   SemCor;
+* ``compiled`` (14): the same worker-process pipeline with the forward compiled in
+  ``torch.compile``'s default mode (one dynamic-shape graph, fused kernels: fewer launches for
+  the launching thread), after its compilation, against the same eager;
 * ``overlap`` (14): its follow-up on 20,000 sentences, five repeats: the GIL's switch interval
   at 50 us against Python's 5 ms, float16 storage, the in-turn profile and the overlapped
   call's threads (what each did and waited for), whole SemCor;
@@ -234,6 +237,16 @@ def _process(ctx: Context) -> list[str]:
     return _extract_on_minilm(ctx, flags, sizes, "process.json")
 
 
+def _compiled(ctx: Context) -> list[str]:
+    """The worker-process producer with the forward compiled in ``torch.compile``'s default mode
+    (dynamic shapes, one graph: fused kernels, fewer launches for the launching thread; never
+    measured on a GPU, where only ``reduce-overhead`` was), against the same eager."""
+    flags = ["--main-pipeline", "process", "--compile", "default", "--also-store-dtype",
+             "float16", "--no-careful"]  # fmt: skip
+    sizes = ["--sentences", "2000,20000", "--repeats", "3", "--baseline-sentences", "50"]
+    return _extract_on_minilm(ctx, flags, sizes, "compiled.json")
+
+
 def _mpnet(ctx: Context) -> list[str] | None:
     if ctx.mpnet is None:
         return None
@@ -254,6 +267,7 @@ def _mpnet(ctx: Context) -> list[str] | None:
 #: call does not finish, a second call (the same command: finished steps are skipped) goes on with.
 STEPS = (
     Step("process", 14, _process, limit_s=240, need_s=120, writes="process.json"),
+    Step("compiled", 14, _compiled, limit_s=240, need_s=150, writes="compiled.json"),
     Step("extract", 14, _extract, limit_s=300, need_s=200, writes="extract.json"),
     Step("overlap", 14, _overlap, limit_s=170, need_s=80, writes="overlap.json"),
     Step("mpnet", 14, _mpnet, limit_s=200, need_s=120, writes="mpnet.json"),
