@@ -21,7 +21,9 @@ and as medians, words/s and tokens/s of
     the default with the CPU's ``min_fill``, more and smaller batches), each with its own bare
     forward where its batches differ;
 (g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart), with
-    the main encoder's pipeline setting;
+    the main encoder's pipeline setting (``cudagraphs``: the eager kernels replayed from CUDA
+    graphs, cuda only); its ``encode`` also as a fraction of the main encoder's bare forward
+    (``_over_main_forward``), and with ``--profile`` its profile too;
 (h) with ``--also-store-dtype float16``: (c) storing float16 vectors (cast on the device, half
     the bytes to copy back and write), against the same bare forward as (c); the same for the
     compiled encoder of (g) and each of (f), against theirs;
@@ -200,6 +202,19 @@ def forward_only(enc, batches) -> float:
     return time.perf_counter() - t
 
 
+def agree(a, b) -> dict[str, float]:
+    """How close two encoders' vectors of the same words are: the lowest and mean cosine of
+    a word's vector at a layer, and the largest absolute difference."""
+    x = torch.from_numpy(a.vectors).double()
+    y = torch.from_numpy(b.vectors).double()
+    cos = torch.nn.functional.cosine_similarity(x, y, dim=-1)
+    return {
+        "min_cosine": float(cos.min()),
+        "mean_cosine": float(cos.mean()),
+        "max_abs_diff": float((x - y).abs().max()),
+    }
+
+
 def sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -334,6 +349,8 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
             row[f"{name}_fraction_of_bound"] = (n_tokens / sec) / bound_tps
         for name, fwd in pairs.items():
             row[f"{name}_over_forward"] = secs[fwd] / secs[name]
+            if fwd != "forward":  # other batches (compiled, bucketed): also against the eager's
+                row[f"{name}_over_main_forward"] = secs["forward"] / secs[name]
         rows.append(row)
         shown = " | ".join(
             f"{name} {row[f'{name}_tokens_s']:6.0f} tok/s x{row[f'{name}_speedup']:.2f}"
@@ -346,6 +363,8 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
         ratio = (
             f"  {100 * med[f'{name}_over_forward']:.0f}% of its forward" if name in pairs else ""
         )
+        if f"{name}_over_main_forward" in med:
+            ratio += f", {100 * med[f'{name}_over_main_forward']:.0f}% of the main forward"
         print(
             f"  {name:24s} {med[f'{name}_tokens_s']:9.0f} tok/s {med[f'{name}_words_s']:9.0f} "
             f"words/s  x{med[f'{name}_speedup']:.2f} the plain loop  "
@@ -525,7 +544,7 @@ def main() -> None:
         encs[f"encode_{args.also_dtype}"] = make(dtype=args.also_dtype)
     for name in filter(None, args.pipelines.split(",")):
         encs[f"encode_pipeline_{name}"] = make(pipeline=PIPELINES[name])
-    compile_s = None
+    compile_s, agreement = None, None
     if args.compile:
         fast = make(compile=args.compile, pipeline=main_pipeline)
         first, _, _ = load_sentences(400)
@@ -534,6 +553,8 @@ def main() -> None:
             print(f"compilation failed: {fast.runner.error}")
         print(f"compiled encoder: first call (400 sentences, with compilation) {compile_s:.1f} s")
         encs["encode_compiled"] = fast
+        agreement = agree(fast.encode(first, progress=False), enc.encode(first, progress=False))
+        print(f"compiled against eager on those sentences: {agreement}")
 
     result: dict = {
         "args": vars(args),
@@ -544,6 +565,7 @@ def main() -> None:
         "batch_tokens": enc.max_batch_tokens,
         "budget": {"note": enc.budget.note, "measured": enc.budget.measured},
         "compile_first_call_s": compile_s,
+        "compiled_agreement": agreement,
         "sizes": [],
     }
     # the JSON is rewritten after every part, marked incomplete until the last: a run stopped
@@ -559,6 +581,10 @@ def main() -> None:
         stores = ("float32", args.also_store_dtype) if args.also_store_dtype else ("float32",)
         result["profile"] = profile_stages(enc, sentences, stores)
         write_json(args.json, result)
+        if "encode_compiled" in encs:
+            print("\nthe compiled encoder:")
+            result["profile_compiled"] = profile_stages(encs["encode_compiled"], sentences, stores)
+            write_json(args.json, result)
     if args.semcor_whole:
         result["semcor_whole"] = semcor_whole(enc, args.semcor_limit)
         write_json(args.json, result)

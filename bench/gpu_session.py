@@ -38,24 +38,28 @@ with the trained model still there.
 Steps, in this order (issue 14: the GPU encoder; issue 15: the WSD bi-encoder, measured on an
 H200 on 2026-11-26, docs/results.md):
 
-* ``extract`` (14): ``bench/extract.py`` on MiniLM, bf16, 2,000 and 20,000 SemCor sentences
-  (the default pipeline, inline, one chunk, the CPU's batch plan, float16 storage), the per-stage
-  profile of a whole call, whole SemCor (instance words; every word to a float16
-  memory map) and ``workbench wsd eval ALL --layers 6`` cold and warm;
 * ``process`` (14): the batches prepared in a worker process (``PipelineConfig(producer=
   "process")``: the producer's Python off the launching thread's GIL) against the producer
   thread, and with the output zeroed before the run (``prefault=True``: the writer faults no
   page), on 2,000 and 20,000 sentences, five repeats, float32 and float16 storage, the
   profiles (in turn, and the overlapped call's threads with the worker's activities), whole
   SemCor;
+* ``graphs`` (14): the same worker-process pipeline with the forward replayed from CUDA
+  graphs (``compile="cudagraphs"``: the eager kernels captured once per bucketed batch shape,
+  one replay a batch for the launching thread), against the eager forward and its own bare
+  replays, float32 and float16 storage, on 2,000 and 20,000 sentences, with both profiles;
 * ``compiled`` (14): the same worker-process pipeline with the forward compiled in
   ``torch.compile``'s default mode (one dynamic-shape graph, fused kernels: fewer launches for
   the launching thread), after its compilation, against the same eager;
+* ``extract`` (14): ``bench/extract.py`` on MiniLM, bf16, 2,000 and 20,000 SemCor sentences
+  (the default pipeline, inline, one chunk, the CPU's batch plan, float16 storage), the per-stage
+  profile of a whole call, whole SemCor (instance words; every word to a float16
+  memory map) and ``workbench wsd eval ALL --layers 6`` cold and warm;
 * ``overlap`` (14): its follow-up on 20,000 sentences, five repeats: the GIL's switch interval
   at 50 us against Python's 5 ms, float16 storage, the in-turn profile and the overlapped
   call's threads (what each did and waited for), whole SemCor;
 * ``mpnet`` (14): ``bench/extract.py`` on random weights of all-mpnet-base-v2's shape (speed
-  only), with ``--compile reduce-overhead``;
+  only), with ``--compile cudagraphs``;
 * ``precision`` (14): ``bench/precision.py --device cuda``: bf16 against fp32 on the geometry
   table and on F1 of the plain and best systems;
 * ``wsdtrain`` (15): ``bench/wsd_train.py --device cuda`` at the training run's batch (32
@@ -237,6 +241,16 @@ def _process(ctx: Context) -> list[str]:
     return _extract_on_minilm(ctx, flags, sizes, "process.json")
 
 
+def _graphs(ctx: Context) -> list[str]:
+    """The worker-process producer with the forward replayed from CUDA graphs (``bench/extract.py
+    --compile cudagraphs``: one replay a batch instead of ~150 launches from Python), against
+    the same eager, with both profiles; speed only."""
+    flags = ["--main-pipeline", "process", "--compile", "cudagraphs", "--also-store-dtype",
+             "float16", "--profile", "--no-careful"]  # fmt: skip
+    sizes = ["--sentences", "2000,20000", "--repeats", "3", "--baseline-sentences", "50"]
+    return _extract_on_minilm(ctx, flags, sizes, "graphs.json")
+
+
 def _compiled(ctx: Context) -> list[str]:
     """The worker-process producer with the forward compiled in ``torch.compile``'s default mode
     (dynamic shapes, one graph: fused kernels, fewer launches for the launching thread; never
@@ -255,18 +269,20 @@ def _mpnet(ctx: Context) -> list[str] | None:
         cmd += ["--sentences", "20", "--repeats", "1", "--baseline-sentences", "5"]
     else:
         cmd += ["--sentences", "2000,20000", "--repeats", "2", "--baseline-sentences", "100",
-                "--profile", "--semcor-whole", "--compile", "reduce-overhead"]  # fmt: skip
+                "--profile", "--semcor-whole", "--compile", "cudagraphs"]  # fmt: skip
     return cmd + ["--json", str(ctx.work / "mpnet.json")]
 
 
 #: In order of value. Issue 15's run is done (H200, 2026-11-26: train 313 s, biencoder 166 s;
-#: docs/results.md), so issue 14's figures come first, the open one (``process``) before those
+#: docs/results.md), so issue 14's figures come first, the open ones (``process``, ``graphs``,
+#: ``compiled``: the levers never run on a GPU) before those
 #: an H100 measured on 2026-11-26 (docs/benchmarks.md): ``extract`` took about 150 s before its
 #: ``--wsd-eval`` part (cut at 170 s), ``precision`` more than the 74 s it had, ``mpnet`` 33 s
 #: of compiling before its runs (cut at 63 s). Limits from those times; what one 540-second
 #: call does not finish, a second call (the same command: finished steps are skipped) goes on with.
 STEPS = (
     Step("process", 14, _process, limit_s=240, need_s=120, writes="process.json"),
+    Step("graphs", 14, _graphs, limit_s=240, need_s=120, writes="graphs.json"),
     Step("compiled", 14, _compiled, limit_s=240, need_s=150, writes="compiled.json"),
     Step("extract", 14, _extract, limit_s=300, need_s=200, writes="extract.json"),
     Step("overlap", 14, _overlap, limit_s=170, need_s=80, writes="overlap.json"),

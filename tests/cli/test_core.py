@@ -25,6 +25,19 @@ def test_embed_text_file(tmp_path, capsys, tmp_cache):
     assert [r.split("\t")[1] for r in rows] == ["s.l1", "s.l4"]  # blank lines skipped, numbers kept
 
 
+def test_a_warning_is_one_line(tmp_path, capsys, tmp_cache):
+    """A library warning reaches the command line's user as one line, no source code."""
+    src = tmp_path / "s.txt"
+    src.write_text("The bank is closed.\n", encoding="utf-8")
+    out = tmp_path / "v.npz"
+    args = ["embed", str(src), "--out", str(out), "--device", "cpu", "--compile", "cudagraphs"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "workbench: warning: compile='cudagraphs' ignored: CUDA graphs need a cuda" in err
+    assert "UserWarning" not in err and "Encoder(" not in err
+    assert np.load(out)["vectors"].shape == (5, 7, 384)
+
+
 def test_embed_framework_xml(tmp_path, wsd_data, tmp_cache):
     xml = next(wsd_data.rglob("semeval2007.data.xml"))
     out = tmp_path / "s7.npz"

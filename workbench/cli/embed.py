@@ -19,6 +19,7 @@ from workbench.encoding.embeddings import (
 )
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
+from workbench.encoding.runner import COMPILE_MODES
 from workbench.errors import DataError, InputError, OutputError
 from workbench.fileio import check_writable
 
@@ -58,9 +59,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument(
         "--compile",
-        action="store_true",
-        help="torch.compile the model: faster after a one-off compilation "
-        "(worth it for long corpora; see docs/benchmarks.md)",
+        nargs="?",
+        const="default",
+        default=None,
+        choices=COMPILE_MODES,
+        help="torch.compile the model (MODE default: 'default'): faster after a one-off "
+        "compilation (worth it for long corpora; see docs/benchmarks.md); 'cudagraphs' on a "
+        "GPU replays the model from CUDA graphs, no compiler",
     )
     ray = p.add_argument_group("past one machine (--engine ray, docs/scaling.md)")
     ray.add_argument(
@@ -205,7 +210,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         pooling=args.pooling,
         max_batch_tokens=args.batch_tokens,
-        compile=args.compile,
+        compile=args.compile or False,
     )
     dtype = "float16" if args.float16 else "float32"
     if args.no_cache:

@@ -3,13 +3,15 @@
 Thin: every sub-command lives in a module of :mod:`workbench.cli` that defines
 ``register(subparsers)``; this module lists them in :data:`COMMANDS`, parses, and turns a
 :class:`~workbench.errors.WorkbenchError` (or an ``OSError`` the system raised on a file) into a
-clear one-line message and exit code 2.
+clear one-line message and exit code 2; a warning is one line too, ``workbench: warning: ...``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+from typing import TextIO
 
 from workbench import __version__
 from workbench.cli import (
@@ -44,6 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning as the command line shows it: one line, without the library's source line."""
+    print(f"workbench: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = build_parser()
@@ -51,6 +65,14 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 1
+    with warnings.catch_warnings():  # restores the caller's way of showing warnings after
+        warnings.showwarning = show_warning
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed command; the project's errors and the system's file errors become one
+    line and exit code 2."""
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:

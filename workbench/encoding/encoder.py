@@ -83,7 +83,8 @@ class Encoder:
         compile: run the forward pass through ``torch.compile``: ``True`` (dynamic shapes)
             or a mode, ``reduce-overhead`` for CUDA graphs (see
             :mod:`workbench.encoding.runner`); faster after a one-off compilation, so worth
-            it for long runs only (docs/benchmarks.md).
+            it for long runs only (docs/benchmarks.md). ``cudagraphs`` (cuda only): the
+            eager kernels replayed from one CUDA graph per batch shape, no compiler.
         attention: the attention kernel: ``auto`` (the model's default: ``sdpa``, PyTorch's
             fused attention, where transformers supports it), ``sdpa`` or ``eager``.
         pipeline: how the stages of a batch overlap (:class:`PipelineConfig`; the default

@@ -1,8 +1,8 @@
-"""Run the encoder's forward pass eagerly or through ``torch.compile``.
+"""Run the encoder's forward pass eagerly, through ``torch.compile``, or from CUDA graphs.
 
 ``torch.compile`` (inductor, weights frozen as constants) fuses the model's element-wise work
 (bias adds, GELU, layer norm, the attention reshapes) into the matrix products around it.
-Modes (:data:`CompileMode`, torch's names):
+Modes (:data:`CompileMode`, torch's names, and ``cudagraphs``):
 
 - ``default`` (``compile=True``): dynamic shapes, one graph for every batch shape. Compiling
   is paid once per process (less when inductor's on-disk cache is warm) and the compiled model
@@ -14,10 +14,15 @@ Modes (:data:`CompileMode`, torch's names):
   (``shapes="bucketed"``, :mod:`workbench.encoding.batching`). Each replay reuses the graph's
   output memory, so a batch's hidden states are read (pooled) before the next batch runs.
 - ``max-autotune-no-cudagraphs``: inductor's autotuned kernels without CUDA graphs.
+- ``cudagraphs``: no compiler: the model's own eager kernels captured in one CUDA graph per
+  bucketed batch shape and replayed (:mod:`workbench.encoding.graphs`), so a batch costs the
+  launching thread one replay instead of ~150 operations queued from Python. cuda only;
+  elsewhere a warning says so and the model runs eagerly.
 
-Batches of one sequence always run eagerly: torch specialises sizes of 1, and compiling a
-second graph for them would cost more than it saves. If compilation fails (no C++ compiler,
-an operation inductor cannot handle), a warning says why and every batch runs eagerly.
+Batches of one sequence always run eagerly when compiled: torch specialises sizes of 1, and
+compiling a second graph for them would cost more than it saves. If compilation or a capture
+fails (no C++ compiler, an operation inductor cannot handle, a model that waits for the device
+inside its forward pass), a warning says why and every batch runs eagerly.
 """
 
 from __future__ import annotations
@@ -28,16 +33,20 @@ from typing import Any, Literal, Protocol
 
 import torch
 
+from workbench.encoding.graphs import GraphedForward
 from workbench.errors import InputError
 
-CompileMode = Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]
+CompileMode = Literal[
+    "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs", "cudagraphs"
+]
 COMPILE_MODES: tuple[str, ...] = (
     "default",
     "reduce-overhead",
     "max-autotune",
     "max-autotune-no-cudagraphs",
+    "cudagraphs",
 )
-CUDA_GRAPH_MODES: tuple[str, ...] = ("reduce-overhead", "max-autotune")  # capture CUDA graphs
+CUDA_GRAPH_MODES: tuple[str, ...] = ("reduce-overhead", "max-autotune", "cudagraphs")
 
 
 def compile_mode(compile: bool | str) -> CompileMode | None:
@@ -73,13 +82,14 @@ class ModelRunner:
 
     Args:
         model: a loaded HuggingFace encoder, in eval mode, on ``device``.
-        device: where it runs (``mps`` is never compiled).
+        device: where it runs (``mps`` is never compiled; ``cudagraphs`` needs cuda).
         compile: ``False`` (eager), ``True`` (``default``) or a :data:`CompileMode`.
 
     Attributes:
-        mode: the compile mode asked for (None: eager).
-        compiled: whether batches currently go through the compiled graph.
-        error: why compilation was abandoned, if it was.
+        mode: the compile mode in use (None: eager).
+        compiled: whether batches currently go through the compiled graph or the CUDA graphs.
+        graphs: the CUDA graphs of ``cudagraphs`` (None in other modes).
+        error: why compilation or capturing was abandoned, if it was.
     """
 
     def __init__(
@@ -88,15 +98,21 @@ class ModelRunner:
         self.model = model
         self.mode = compile_mode(compile)
         self.error: str | None = None
+        self.graphs: GraphedForward | None = None
         self._compiled: Callable[..., Any] | None = None  # torch.compile's wrapper
         if self.mode is not None and device.startswith("mps"):
             self.error = "torch.compile is not used on mps"
-            warnings.warn(f"compile={compile!r} ignored: {self.error}.", stacklevel=3)
-            self.mode = None
+        elif self.mode == "cudagraphs" and not device.startswith("cuda"):
+            self.error = f"CUDA graphs need a cuda device, not {device}"
+        elif self.mode == "cudagraphs":
+            self.graphs = GraphedForward(model)
         elif self.mode == "default":
             self._compiled = torch.compile(model, dynamic=True, options={"freezing": True})
         elif self.mode is not None:  # torch's automatic dynamism: graphs per bucketed shape
             self._compiled = torch.compile(model, mode=self.mode)
+        if self.error is not None:
+            warnings.warn(f"compile={compile!r} ignored: {self.error}.", stacklevel=3)
+            self.mode = None
 
     @property
     def cuda_graphs(self) -> bool:
@@ -105,12 +121,18 @@ class ModelRunner:
 
     @property
     def compiled(self) -> bool:
-        return self._compiled is not None
+        return self._compiled is not None or self.graphs is not None
 
     def __call__(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
     ) -> ForwardOutput:
         """The model's output for ``(batch, seq)`` ids; ``attention_mask`` None: no padding."""
+        if self.graphs is not None:
+            try:
+                return self.graphs(input_ids, attention_mask)
+            except Exception as exc:  # noqa: BLE001 - any capture failure: eager is the reference
+                self.graphs = None
+                self._fall_back("CUDA graph capture", exc)
         kwargs = {
             "input_ids": input_ids,
             "attention_mask": attention_mask,
@@ -124,8 +146,10 @@ class ModelRunner:
             return self._compiled(**kwargs)
         except Exception as exc:  # noqa: BLE001 - any compiler failure: eager is the reference
             self._compiled = None
-            self.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
-            warnings.warn(
-                f"torch.compile failed ({self.error}); running the model uncompiled.", stacklevel=3
-            )
+            self._fall_back("torch.compile", exc)
             return self.model(**kwargs)
+
+    def _fall_back(self, what: str, exc: Exception) -> None:
+        """Record and warn that ``what`` failed with ``exc``: eager from now on."""
+        self.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
+        warnings.warn(f"{what} failed ({self.error}); running the model uncompiled.", stacklevel=4)
