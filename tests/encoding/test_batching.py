@@ -7,10 +7,10 @@ import pytest
 
 from workbench import Encoder
 from workbench.encoding.batching import (
-    BUCKET_WIDTH,
     GPU_MIN_FILL,
     MIN_FILL,
     BatchBuilder,
+    bucket_rows,
     bucket_width,
     plan_batches,
 )
@@ -57,6 +57,22 @@ def test_a_larger_min_fill_makes_fewer_fuller_batches_under_the_same_budget():
     )  # the default
 
 
+def test_bucket_widths_climb_a_ladder_of_four_steps_an_octave():
+    ladder = sorted({bucket_width(w, 512) for w in range(1, 513)})
+    assert ladder == [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256,
+                      320, 384, 448, 512]  # fmt: skip
+    assert all(bucket_width(w, 512) >= w for w in range(1, 513))
+    assert all(bucket_width(w, 512) <= 1.25 * w for w in range(57, 513))  # a quarter at most
+    assert bucket_width(500, 490) == 500 and bucket_width(300, 310) == 310  # the model's limit
+    assert bucket_width(600, 1024) == 640
+
+
+def test_bucket_rows_are_powers_of_two_up_to_the_budgets():
+    assert [bucket_rows(n, 16) for n in (1, 2, 3, 5, 8, 9, 16)] == [1, 2, 4, 8, 8, 16, 16]
+    assert bucket_rows(9, 12) == 12  # never past the budget's rows ...
+    assert bucket_rows(5, 0) == 5  # ... nor below the windows
+
+
 def test_the_devices_defaults_of_the_batch_plan():
     auto = PipelineConfig()
     assert auto.min_fill_on("cpu") == MIN_FILL == 0.1 and auto.stream_on("cpu", 8192) == 0
@@ -74,11 +90,11 @@ def test_bucketed_inputs_have_few_shapes_and_the_same_vectors(tiny_model_dir, ti
     shapes = set()
     for batch in builder.batches():
         ids, mask, windows, _ = builder.inputs(batch)
-        assert ids.shape[1] % BUCKET_WIDTH == 0 or ids.shape[1] == 64
-        assert ids.shape[0] == 512 // ids.shape[1] >= len(windows)
+        assert bucket_width(ids.shape[1], 64) == ids.shape[1]
+        assert ids.shape[0] == bucket_rows(len(windows), 512 // ids.shape[1]) >= len(windows)
         assert (mask[len(windows) :].sum(1) == enc.specials.count).all()  # dummy rows
         shapes.add(ids.shape)
-    assert len(shapes) <= 2  # widths 32 and 64 on this model
+    assert len({width for _, width in shapes}) <= 11  # 8, 16, ..., 64 on this model
     bucketed = Encoder(
         model=str(tiny_model_dir), device="cpu", pipeline=PipelineConfig(shapes="bucketed")
     )
@@ -107,7 +123,7 @@ def _reference(builder: BatchBuilder, prep, row_of, batch):
     n_rows = len(windows)
     if builder.shapes == "bucketed":
         width = bucket_width(width, builder.max_width)
-        n_rows = max(n_rows, builder.max_batch_tokens // width)
+        n_rows = bucket_rows(n_rows, builder.max_batch_tokens // width)
     ids = np.full((n_rows, width), sp.pad, dtype=np.int64)
     mask = np.zeros((n_rows, width), dtype=np.int64)
     ids[:, :prefix] = sp.head

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from workbench import Encoder
+from workbench.encoding.batching import bucket_width
 from workbench.encoding.graphs import Captured, GraphedForward
 from workbench.encoding.pipeline import PipelineConfig
 from workbench.encoding.runner import ModelRunner
@@ -90,12 +91,15 @@ def test_replayed_graphs_give_the_eager_vectors(
 
 def test_one_capture_per_shape_and_thread(tiny_model_dir, monkeypatch):
     enc = graphed_encoder(tiny_model_dir, monkeypatch)
-    shapes = {tuple(ids.shape) for ids, _ in enc.model_inputs(SENTENCES)}
-    assert all(width % 32 == 0 for _, width in shapes)
+    # a graph per shape and mask (a batch without padding runs without one)
+    shapes = {(*ids.shape, not mask.all()) for ids, mask in enc.model_inputs(SENTENCES)}
+    assert all(bucket_width(width, 512) == width for _, width, _ in shapes)
+    assert all(rows & (rows - 1) == 0 or rows == 96 // width for rows, width, _ in shapes)
     enc.encode(SENTENCES)
     graphs = enc.runner.graphs
     assert graphs is not None and graphs.captures == len(shapes)
-    enc.encode(SENTENCES[:7])  # shapes already captured: replayed
+    assert set(graphs.shapes) == shapes
+    enc.encode(SENTENCES[::-1])  # the same shapes, already captured: replayed
     assert graphs.captures == len(shapes)
     other = threading.Thread(target=enc.encode, args=(SENTENCES,))
     other.start()
@@ -114,6 +118,40 @@ def test_a_failed_capture_falls_back_to_eager(tiny_model_dir, tiny_encoder, monk
     assert not enc.runner.compiled and enc.runner.graphs is None
     assert "RuntimeError" in (enc.runner.error or "")
     np.testing.assert_allclose(got.vectors, tiny_encoder.encode(SENTENCES).vectors, atol=1e-5)
+
+
+def test_a_capture_out_of_memory_frees_the_graphs_and_goes_on(
+    tiny_model_dir, tiny_encoder, monkeypatch
+):
+    """Out of memory while capturing: this thread's graphs are dropped, that batch runs
+    eagerly, and later shapes are captured again (the graphs stay on)."""
+    enc = graphed_encoder(tiny_model_dir, monkeypatch)
+    graphs = enc.runner.graphs
+    assert graphs is not None
+    calls = {"n": 0}
+
+    def sometimes_out_of_memory(self, ids, mask):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return emulated_capture(self, ids, mask)
+
+    monkeypatch.setattr(GraphedForward, "capture", sometimes_out_of_memory)
+    got = enc.encode(SENTENCES)
+    assert enc.runner.graphs is graphs and enc.runner.error is None
+    shapes = {(*ids.shape, not mask.all()) for ids, mask in enc.model_inputs(SENTENCES)}
+    assert len(graphs.shapes) == len(shapes) - 2  # the first dropped, the second eager
+    np.testing.assert_allclose(got.vectors, tiny_encoder.encode(SENTENCES).vectors, atol=1e-5)
+
+
+def test_clear_drops_this_threads_graphs(tiny_encoder, monkeypatch):
+    monkeypatch.setattr(GraphedForward, "capture", emulated_capture)
+    graphs = GraphedForward(tiny_encoder.model)
+    ids = torch.tensor([[101, 2000, 102]])
+    graphs(ids, None)
+    graphs.clear()
+    graphs(ids, None)
+    assert graphs.captures == 2
 
 
 def test_runner_replays_with_the_new_inputs(tiny_encoder, monkeypatch):

@@ -182,7 +182,9 @@ class Encoder:
             ) from exc
 
     def _choose_budget(self, requested: int | None) -> BudgetChoice:
-        """The given budget, else 8,192 tokens on a CPU or mps, else one measured on cuda."""
+        """The given budget, else 8,192 tokens on a CPU or mps, else one measured on cuda (with
+        CUDA graphs, through them: a replayed batch pays no launches, so a smaller one keeps
+        the device busy; the graphs of the trial batches are dropped after)."""
         if requested is not None:
             return BudgetChoice(int(requested), (), "given")
         if not self.device.startswith("cuda"):
@@ -193,7 +195,13 @@ class Encoder:
             return model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
 
         vocab = int(getattr(model.config, "vocab_size", 0) or len(self.tokenizer))
-        return measure_batch_tokens(forward, self.device, vocab)
+        graphs = self.runner.graphs
+        choice = measure_batch_tokens(
+            forward if graphs is None else self.runner, self.device, vocab
+        )
+        if graphs is not None:
+            graphs.clear()
+        return choice
 
     def _special_template(self) -> SpecialTokens:
         """The special tokens the tokenizer puts before and after a sentence ([CLS] .. [SEP]).

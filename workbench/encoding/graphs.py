@@ -10,17 +10,21 @@ replay.
 :class:`GraphedForward` keeps, per calling thread, one captured graph per input shape
 ``(batch, width)`` and whether it has a mask: the model's own eager kernels (transformers
 skips its host-side mask checks while a stream is capturing), no compiler. The encoder pads
-batches to few shapes for it (``shapes="bucketed"``: widths in multiples of 32, a fixed row
-count per width, so at most ``max_length / 32`` graphs). A graph's inputs and hidden states
-live at fixed addresses: each call copies its inputs in, replays, and returns hidden states
-that the next call on this thread overwrites, so the caller reads them (queues its pooling
-on the same stream) before calling again, as :func:`workbench.encoding.pipeline.run_batches`
-does. Graphs of one thread share one memory pool (safe: one graph runs at a time, and its
-outputs are read before the next); threads do not share graphs or pools.
+batches to few shapes for it (``shapes="bucketed"``: 20 widths for a 512-token model, row
+counts in powers of two; :mod:`workbench.encoding.batching`) and measures its batch budget
+through the graphs. A graph's inputs and hidden states live at fixed addresses: each call
+copies its inputs in, replays, and returns hidden states that the next call on this thread
+overwrites, so the caller reads them (queues its pooling on the same stream) before calling
+again, as :func:`workbench.encoding.pipeline.run_batches` does. Graphs of one thread share
+one memory pool (safe: one graph runs at a time, and its outputs are read before the next);
+threads do not share graphs or pools.
 
 Memory: each graph holds its hidden states, ``(n_layers + 1) x batch x width x dim``
-elements (88 MB for the packaged model at a 16,384-token budget in bfloat16; 654 MB for a
-12-layer, 768-wide model at 32,768 tokens), for as long as the encoder lives.
+elements (a full batch: 88 MB for the packaged model at a 16,384-token budget in bfloat16;
+654 MB for a 12-layer, 768-wide model at 32,768 tokens), for as long as the encoder lives; the
+graphs of one width hold at most two full batches' worth (rows in powers of two), and 20,000
+SemCor sentences meet 17.5 full batches' worth in all. When a capture runs out of memory the
+runner drops the thread's graphs (:meth:`GraphedForward.clear`) and runs that batch eagerly.
 
 Example::
 
@@ -110,6 +114,16 @@ class GraphedForward:
                 graph.mask.copy_(mask, non_blocking=True)
             graph.replay()
         return GraphOutput(graph.hidden_states)
+
+    @property
+    def shapes(self) -> list[ShapeKey]:
+        """The shapes this thread has graphs for."""
+        return list(self._graphs())
+
+    def clear(self) -> None:
+        """Drop this thread's graphs and their memory pool: its next call captures again."""
+        self._local.graphs = {}
+        self._local.pool = None
 
     def capture(self, ids: torch.Tensor, mask: torch.Tensor | None) -> Captured:
         """Capture the forward pass for ``ids``' shape (and mask or none) in a new CUDA graph,

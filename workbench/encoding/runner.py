@@ -22,7 +22,10 @@ Modes (:data:`CompileMode`, torch's names, and ``cudagraphs``):
 Batches of one sequence always run eagerly when compiled: torch specialises sizes of 1, and
 compiling a second graph for them would cost more than it saves. If compilation or a capture
 fails (no C++ compiler, an operation inductor cannot handle, a model that waits for the device
-inside its forward pass), a warning says why and every batch runs eagerly.
+inside its forward pass), a warning says why and every batch runs eagerly. A capture that runs
+out of memory drops the thread's graphs instead (their memory is freed, that batch runs
+eagerly, later batches are captured again), so an out-of-memory of the batch itself surfaces
+as it would eagerly (the budget's measurement stops there; ``encode`` names the batch).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, Literal, Protocol
 
 import torch
 
+from workbench.encoding.budget import is_out_of_memory
 from workbench.encoding.graphs import GraphedForward
 from workbench.errors import InputError
 
@@ -131,8 +135,11 @@ class ModelRunner:
             try:
                 return self.graphs(input_ids, attention_mask)
             except Exception as exc:  # noqa: BLE001 - any capture failure: eager is the reference
-                self.graphs = None
-                self._fall_back("CUDA graph capture", exc)
+                if is_out_of_memory(exc):  # the graphs' memory: free it, this batch runs eagerly
+                    self.graphs.clear()
+                else:
+                    self.graphs = None
+                    self._fall_back("CUDA graph capture", exc)
         kwargs = {
             "input_ids": input_ids,
             "attention_mask": attention_mask,
