@@ -137,7 +137,11 @@ class GraphedForward:
             )
             return tuple(out.hidden_states)
 
-        side = torch.cuda.Stream(device=ids.device)
+        # this thread's own side stream, for the warm-up and the capture: torch's default
+        # capture stream is one per process, and two threads must not capture on one stream
+        side = getattr(self._local, "stream", None)
+        if side is None:
+            side = self._local.stream = torch.cuda.Stream(device=ids.device)
         side.wait_stream(torch.cuda.current_stream(ids.device))
         with torch.cuda.stream(side):
             for _ in range(self.warmup):
@@ -147,7 +151,7 @@ class GraphedForward:
         pool = getattr(self._local, "pool", None)
         # thread_local: the pipeline's other threads (pinning host buffers, waiting on copies)
         # go on while this one captures; nothing of theirs runs on the capturing stream
-        with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
+        with torch.cuda.graph(graph, pool=pool, stream=side, capture_error_mode="thread_local"):
             hidden = forward()
         if pool is None:
             self._local.pool = graph.pool()
