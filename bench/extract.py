@@ -544,7 +544,7 @@ def main() -> None:
         encs[f"encode_{args.also_dtype}"] = make(dtype=args.also_dtype)
     for name in filter(None, args.pipelines.split(",")):
         encs[f"encode_pipeline_{name}"] = make(pipeline=PIPELINES[name])
-    compile_s, agreement = None, None
+    compile_s, agreement, compiled_budget = None, None, None
     if args.compile:
         fast = make(compile=args.compile, pipeline=main_pipeline)
         first, _, _ = load_sentences(400)
@@ -552,6 +552,9 @@ def main() -> None:
         if not fast.runner.compiled:
             print(f"compilation failed: {fast.runner.error}")
         print(f"compiled encoder: first call (400 sentences, with compilation) {compile_s:.1f} s")
+        print(f"compiled encoder: batch budget {fast.max_batch_tokens} tokens ({fast.budget.note})")
+        compiled_budget = {"tokens": fast.max_batch_tokens, "note": fast.budget.note,
+                           "measured": fast.budget.measured}  # fmt: skip
         encs["encode_compiled"] = fast
         agreement = agree(fast.encode(first, progress=False), enc.encode(first, progress=False))
         print(f"compiled against eager on those sentences: {agreement}")
@@ -566,6 +569,7 @@ def main() -> None:
         "budget": {"note": enc.budget.note, "measured": enc.budget.measured},
         "compile_first_call_s": compile_s,
         "compiled_agreement": agreement,
+        "compiled_budget": compiled_budget,
         "sizes": [],
     }
     # the JSON is rewritten after every part, marked incomplete until the last: a run stopped
