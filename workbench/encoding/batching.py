@@ -14,9 +14,9 @@ multiples of 8 up to 64, of 16 up to 128, of 32 up to 256, of 64 up to 512: 20 w
 a 512-token model, at most about a quarter of a row's tokens added) and the row count up to a
 power of two, at most the budget's (:func:`bucket_rows`: dummy rows of padding), so a run
 sees few distinct input shapes: what CUDA graphs need, since each shape is captured once. On
-20,000 SemCor sentences at a 16,384-token budget this pads 1.20 tokens for each real one
-(exact shapes: 1.07) in 61 shapes; multiples of 32 with full row counts padded 2.17
-(docs/benchmarks.md, "The forward pass replayed from CUDA graphs").
+20,000 SemCor sentences streamed at a 16,384-token budget this pads to 1.34 tokens for each
+real one in 61 shapes (exact shapes: 1.07; multiples of 32 with full row counts: 2.17;
+docs/benchmarks.md, "The forward pass replayed from CUDA graphs").
 
 Example::
 
