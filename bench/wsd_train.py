@@ -48,9 +48,10 @@ from record import write_json
 
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
+from workbench.encoding.pooling import pool_sequence
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import BiEncoderModel, chunk_bounds, pool_sequence
+from workbench.finetune.modeling import BiEncoderModel, chunk_bounds
 from workbench.finetune.tasks import make_task
 
 

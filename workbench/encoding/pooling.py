@@ -1,4 +1,4 @@
-"""Pure functions: subword -> word pooling, and layer selection / combination.
+"""Pure functions: subword -> word pooling, sequence pooling, and layer selection / combination.
 
 Pooling turns each word's span of subword vectors into one vector (``first``, ``mean`` or
 ``last`` subword). A :class:`LayerSpec` turns a word's stack of hidden states
@@ -274,6 +274,15 @@ class LayerSpec:
                 + ")"
             )
         return f"{self.op}({body})"
+
+
+def pool_sequence(hidden: torch.Tensor, mask: torch.Tensor, how: str) -> torch.Tensor:
+    """One vector per sequence, ``(batch, seq, dim) -> (batch, dim)``: the first token's
+    (``"cls"``) or the mean over the tokens ``mask`` marks (``"mean"``; special tokens count)."""
+    if how == "cls":
+        return hidden[:, 0]
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
 
 
 def combine_layers(

@@ -25,11 +25,12 @@ import numpy as np
 from workbench.encoding import models
 from workbench.encoding.device import choose_device
 from workbench.encoding.encoder import Encoder
+from workbench.encoding.pooling import pool_sequence
 from workbench.finetune.base import Task
 from workbench.finetune.bio import entity_scores
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import encoder_inputs, pool_sequence
+from workbench.finetune.modeling import encoder_inputs
 from workbench.finetune.tasks import make_task
 from workbench.finetune.wic import WicPair
 

@@ -1,14 +1,9 @@
-"""The glosses a WSD bi-encoder reads: one text per WordNet synset, tokenized once, batched by
-length.
+"""The glosses a WSD bi-encoder trains on: one text per WordNet synset, tokenized once, batched
+by length.
 
 Every sense key of a synset shares its synset's gloss, so glosses are kept, encoded and
-indexed per synset. What the text holds is ``gloss_text`` (:class:`~.config.TrainConfig`):
-
-* ``definition``: the definition alone, as the bi-encoder of Blevins & Zettlemoyer (2020) reads
-  it: ``"sloping land (especially the slope beside a body of water)"``;
-* ``lemmas``: the synset's lemmas first: ``"bank : sloping land (...)"``;
-* ``lemmas+examples``: and its usage examples: ``"bank : sloping land (...) ; they pulled the
-  canoe up on the bank ; ..."``.
+indexed per synset. What the text holds is ``gloss_text`` (:class:`~.config.TrainConfig`;
+:func:`workbench.lexicon.glosses.gloss_text`).
 
 A :class:`GlossTable` tokenizes each synset's text once (special tokens included, cut to
 ``gloss_max_length`` subwords) and gives each synset a row number; :meth:`GlossTable.batch` pads
@@ -32,25 +27,13 @@ import numpy as np
 
 from workbench.errors import InputError
 from workbench.finetune.base import special_template
-from workbench.finetune.config import GlossText
+from workbench.lexicon.glosses import GlossText, gloss_text
 from workbench.lexicon.wordnet import WordNet
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 TOKENIZE_CHUNK = 8192  # synset texts tokenized per call
-
-
-def gloss_text(wordnet: WordNet, synset: str, how: GlossText) -> str:
-    """The text the gloss encoder reads for ``synset`` (a name such as ``bank.n.01``)."""
-    definition = wordnet.gloss(synset)
-    if how == "definition":
-        return definition
-    lemmas = ", ".join(name.replace("_", " ") for name in wordnet.lemmas(synset))
-    text = f"{lemmas} : {definition}"
-    if how == "lemmas+examples":
-        text = " ; ".join([text, *wordnet.examples(synset)])
-    return text
 
 
 class GlossTable:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import torch
 from torch import nn
 
+from workbench.encoding.pooling import pool_sequence
 from workbench.errors import ModelLoadError
 from workbench.finetune.bio import IGNORE_INDEX
 
@@ -62,14 +63,6 @@ class ClassificationHead(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.out(self.dropout(x))
-
-
-def pool_sequence(hidden: torch.Tensor, mask: torch.Tensor, how: str) -> torch.Tensor:
-    """(batch, seq, dim) -> (batch, dim): the first token ("cls") or the masked mean ("mean")."""
-    if how == "cls":
-        return hidden[:, 0]
-    m = mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
 
 
 class SequenceModel(nn.Module):
