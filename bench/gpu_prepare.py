@@ -46,7 +46,7 @@ def _add_tree(tar: tarfile.TarFile, source: Path, name: str, skip: tuple[str, ..
     tar.add(source, arcname=name, filter=keep)
 
 
-def _write_minilm(target: Path) -> None:
+def write_minilm(target: Path) -> None:
     """The packaged model's config and tokenizer, its weights in float16."""
     source = default_model_path()
     target.mkdir(parents=True)
@@ -93,7 +93,7 @@ def prepare() -> int:
     staging = CARRY / "staging"
     made: dict[str, Path] = {}
     print("minilm (float16) ...")
-    _write_minilm(staging / MINILM)
+    write_minilm(staging / MINILM)
     made[MINILM] = staging / MINILM
     print("mpnet-shape ...")
     if _write_mpnet_shape(staging / MPNET):

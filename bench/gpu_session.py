@@ -65,6 +65,10 @@ H200 on 2026-11-26, docs/results.md):
 * ``wsdtrain`` (15): ``bench/wsd_train.py --device cuda`` at the training run's batch (32
   sentences): a training step's forward and backward with the gloss union in the GPU's default
   chunks (16,384 tokens) against the CPU's (1,024), and against a per-instance loop;
+* ``lora`` (33): the shipped bi-encoder's recipe, LoRA adapters on both encoders, all of SemCor
+  in bf16, its ``--max-minutes`` from the budget; the model directory and its adapters-only
+  checkpoint come back packed in ``$OUT/wsd-lora.tar.gz`` (a few MB), and a later call (or
+  another machine) goes on with ``--resume``;
 * ``train`` (15): ``workbench finetune wsd`` on all of SemCor, both encoders training, bf16,
   its ``--max-minutes`` set so that the ``biencoder`` step after it fits the budget; its card
   (F1 per set, throughput) is part of the results;
@@ -82,6 +86,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -121,6 +126,7 @@ class Context:
     mpnet: Path | None
     runs: Path  # where training writes its model directory
     work: Path  # where steps write their JSON
+    out: Path  # what comes back from the machine ($OUT)
     rehearse: bool
     device: str
     deadline: float  # time.monotonic() by which everything must be done
@@ -142,6 +148,8 @@ class Step:
         """What the step leaves when it has run (its JSON, or the training card)."""
         if self.name == "train":
             return ctx.runs / "wsd" / "training_card.json"
+        if self.name == "lora":
+            return ctx.out / LORA_ARCHIVE
         return ctx.work / self.writes if self.writes else None
 
 
@@ -177,6 +185,41 @@ def _train(ctx: Context) -> list[str]:
     # CPU continuations' rate with both encoders training), two epochs unless time runs out
     return cmd + ["--epochs", "2", "--batch-size", "32", "--lr", "5e-5",
                   "--wsd-index", "wordnet"]  # fmt: skip
+
+
+#: The shipped bi-encoder's recipe (docs/results.md, "The shipped bi-encoder"): LoRA adapters on
+#: every linear layer of both encoders, all of SemCor.
+LORA_OPTIONS = [
+    "--lora-r", "16", "--lora-alpha", "32", "--lora-targets", "query,key,value,dense",
+    "--head-pooling", "mean", "--gloss-max-length", "32",
+]  # fmt: skip
+#: The adapters, card and checkpoint of the ``lora`` step, packed as one file in $OUT (what comes
+#: back from the machine is a few files of at most 16 MiB each).
+LORA_ARCHIVE = "wsd-lora.tar.gz"
+
+
+def _lora(ctx: Context) -> list[str]:
+    """The shipped bi-encoder's recipe on the GPU: both encoders' LoRA adapters trained on all
+    of SemCor (bf16), cut by ``--max-minutes`` to the budget; the model directory with its
+    adapters-only checkpoint (``--keep-checkpoint``: ``--resume`` goes on in a later call or
+    on another machine) is packed into ``$OUT`` as one small archive. On this machine the base is
+    the float16 copy of the packaged model, so the adapters' record names that copy; ``bench/
+    gpu_adapters.py`` checks them against the packaged float32 base and re-records them."""
+    run = ctx.runs / "wsd-lora"
+    train = [
+        ctx.python, "-m", "workbench", "finetune", "wsd", "--builtin", "semcor",
+        "--model", str(ctx.minilm), *LORA_OPTIONS, "--keep-checkpoint", "--no-progress",
+        "--seed", "0", "--max-minutes", str(_train_minutes(ctx)), "--out", str(run),
+    ]  # fmt: skip
+    if ctx.rehearse:
+        train += ["--max-train", "48", "--epochs", "1", "--batch-size", "8", "--device", "cpu"]
+    else:
+        train += ["--epochs", "2", "--batch-size", "32", "--lr", "5e-4", "--wsd-index", "data"]
+    if (run / "checkpoint" / "last.safetensors").is_file():
+        train.append("--resume")
+    pack = ["tar", "-czf", str(ctx.out / LORA_ARCHIVE), "-C", str(ctx.runs), "wsd-lora"]
+    return ["sh", "-c", " ".join(shlex.quote(a) for a in train) + " && "
+            + " ".join(shlex.quote(a) for a in pack)]  # fmt: skip
 
 
 def _biencoder(ctx: Context) -> list[str] | None:
@@ -289,6 +332,7 @@ STEPS = (
     Step("mpnet", 14, _mpnet, limit_s=200, need_s=120, writes="mpnet.json"),
     Step("precision", 14, _precision, limit_s=180, need_s=120, writes="precision.json"),
     Step("wsdtrain", 15, _wsdtrain, limit_s=150, need_s=60, writes="wsdtrain.json"),
+    Step("lora", 33, _lora, limit_s=540, need_s=240),
     Step("train", 15, _train, limit_s=540, need_s=240),
     Step("biencoder", 15, _biencoder, limit_s=200, need_s=90, writes="biencoder.json"),
 )
@@ -453,7 +497,7 @@ def run(args: argparse.Namespace) -> int:
     after = [n for n in names[names.index("train") + 1 :] if n in wanted and "train" in wanted]
     ctx = Context(
         python=python, minilm=found[MINILM], mpnet=mpnet, runs=WORK / "runs", work=WORK / "json",
-        rehearse=args.rehearse, device="cpu" if args.rehearse else "cuda",
+        out=out, rehearse=args.rehearse, device="cpu" if args.rehearse else "cuda",
         deadline=start + args.budget,
         train_reserve_s=sum(AFTER_TRAIN_S.get(n, 0) for n in after),
     )  # fmt: skip

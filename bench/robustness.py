@@ -158,7 +158,7 @@ def checkpoint(encoder: Encoder, repeats: int) -> dict:
             rng["numpy"] = (rng["numpy"][0], torch.from_numpy(rng["numpy"][1].astype(np.int64)),
                             *rng["numpy"][2:])  # fmt: skip
             blob = {
-                "model": ckpt.cpu_state_dict(model),
+                "model": ckpt.trained_state_dict(model),
                 "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(),
                 "rng": rng,

@@ -11,9 +11,10 @@ scored with the framework's rules on ``--test`` (per dataset of ALL and per POS)
 first sense as the back-off when no candidate has a row, and on the *zero-shot* instances (none
 of whose gold senses occurs in the training data):
 
-* ``bi-encoder``: the tuned context encoder against the model's own gloss index;
+* ``bi-encoder``: the model as it answers (:class:`workbench.wsd.biencoder.BiEncoder`: its
+  context encoder against its gloss vectors);
 * ``bi-encoder untrained``: the same architecture before training (the base model as context
-  and gloss encoder, the same gloss text and pooling), for the senses of the tuned index;
+  and gloss encoder, the same gloss text and pooling), for the same senses;
 * ``centroids base`` / ``centroids tuned``: plain nearest-centroid WSD (last layer, no
   propagation, no glosses) trained on the same training sentences, with the base model and with
   the tuned context encoder;
@@ -41,6 +42,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import torch
 from record import write_json
 
 from workbench.corpora.datasets import load_dataset
@@ -48,23 +51,24 @@ from workbench.corpora.readers import Corpus, Sentence
 from workbench.corpora.wordnet_examples import with_examples
 from workbench.encoding.encoder import Encoder
 from workbench.fileio import sha256_json
-from workbench.finetune.gloss_index import (
-    CONTEXT_LAYERS,
-    CONTEXT_POOLING,
-    embed_synsets,
-    gloss_index,
-)
 from workbench.finetune.glosses import GlossTable
 from workbench.finetune.modeling import BiEncoderModel
 from workbench.finetune.runs import wsd_splits
-from workbench.finetune.store import bi_encoder_head, read_card
 from workbench.finetune.wsd import read_wsd
 from workbench.finetune.wsd_eval import corpus_of, evaluate_wsd_model
 from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.biencoder import (
+    CONTEXT_LAYERS,
+    CONTEXT_POOLING,
+    BiEncoder,
+    bi_encoder_head,
+    finished_card,
+    gloss_sense_index,
+)
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.disambiguate import instance_lemmas
 from workbench.wsd.predict import encode_instances, train_index
 from workbench.wsd.sources import gloss_vectors, sense_graph
-from workbench.wsd.store import model_index
 
 
 def training_corpus(card: dict) -> Corpus:
@@ -79,9 +83,9 @@ def training_corpus(card: dict) -> Corpus:
 def lineage(model: Path) -> list[dict]:
     """The training cards of ``model`` and of the WSD runs it continued, newest first (a run
     whose base model is a trained bi-encoder's directory went on from that run)."""
-    cards = [read_card(model)]
+    cards = [finished_card(model)]
     while bi_encoder_head(cards[-1]["base_location"]) is not None:
-        cards.append(read_card(Path(cards[-1]["base_location"])))
+        cards.append(finished_card(Path(cards[-1]["base_location"])))
     return cards
 
 
@@ -139,27 +143,32 @@ def main() -> int:
         say(f"{name}: {summary(report)}")
         return report
 
+    wordnet = load_wordnet()
+    bi = BiEncoder(args.model, device=args.device)
     tuned_test = encode_instances(tuned, test, cache=False)
     base_test = encode_instances(base, test, cache=False)
-    own = model_index(tuned)
-    if own is None:
-        raise SystemExit(f"{args.model} has no sense index")
+    own = bi.index(instance_lemmas(tuned_test, wordnet), wordnet)
     systems["bi-encoder"] = run("bi-encoder", tuned, own, test, tuned_test)
 
-    # the same architecture before training, for the senses of the tuned index
-    graph = sense_graph(load_wordnet())
+    # the same architecture before training, for the same senses
+    graph = sense_graph(wordnet)
     keys = list(own.keys_)
-    synset_of = [graph.synsets[graph.key_synset[graph.key_row[k]]] for k in keys]
+    synset_of = [wordnet.synset(k) for k in keys]
     synsets = sorted(set(synset_of))
-    untrained = BiEncoderModel(base.model, base.model, head["gloss_pooling"])
-    table = GlossTable(base.tokenizer, load_wordnet(), head["gloss_text"], head["gloss_max_length"])
+    untrained = BiEncoderModel(base.model, base.model, head["gloss_pooling"]).eval()
+    table = GlossTable(base.tokenizer, wordnet, head["gloss_text"], head["gloss_max_length"])
     t = time.perf_counter()
-    vectors = embed_synsets(untrained, table, synsets)
+    rows = table.rows_of(synsets)
+    order = table.by_length(rows)
+    ids, mask = table.batch(order, base.tokenizer.pad_token_id or 0)
+    with torch.inference_mode():
+        encoded = untrained.encode_glosses(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
+    by_row = dict(zip(order, encoded, strict=True))
     seconds["embed untrained glosses"] = time.perf_counter() - t
-    row = {s: i for i, s in enumerate(synsets)}
-    key_vectors = vectors[[row[s] for s in synset_of]]
+    row_of = dict(zip(synsets, rows, strict=True))
+    key_vectors = np.stack([by_row[row_of[s]] for s in synset_of])
     info = TrainingInfo(corpus="untrained bi-encoder gloss vectors")
-    before = gloss_index(base, keys, key_vectors, info)
+    before = gloss_sense_index(keys, key_vectors, EncoderInfo.of(base), info)
     systems["bi-encoder untrained"] = run("bi-encoder untrained", base, before, test, base_test)
 
     plain = SenseIndexConfig(layers=CONTEXT_LAYERS)

@@ -46,9 +46,9 @@ from workbench.corpora.wordnet_examples import (
 )
 from workbench.encoding.encoder import Encoder
 from workbench.fileio import sha256_json
-from workbench.finetune.gloss_index import CONTEXT_LAYERS, CONTEXT_POOLING
 from workbench.finetune.wsd_eval import evaluate_wsd_model, training_keys
 from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.biencoder import CONTEXT_LAYERS, CONTEXT_POOLING
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.predict import encode_instances, train_index
 from workbench.wsd.sources import gloss_vectors, sense_graph

@@ -86,14 +86,15 @@ def test_layers_sweep_table_and_figure(wsd_data, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_disambiguate_command_uses_the_best_system(best_wsd_index, capsys):
-    assert main(["wsd", "disambiguate", "He sat on the bank of the river", "--word", "bank"]) == 0
+def test_disambiguate_command_with_the_best_system(best_wsd_index, capsys):
+    assert main(["wsd", "disambiguate", "He sat on the bank of the river", "--word", "bank",
+                 "--system", "best"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     best = [line for line in out.splitlines() if line.startswith("*")]
     assert len(best) == 1 and "bank%1:17:01::" in best[0] and "sloping land" in best[0]
     assert "system: best, trained on semcor" in out and "centroid of" in best[0]
     assert main(["wsd", "disambiguate", "The balloon was filled with helium", "--word",
-                 "helium"]) == 0  # fmt: skip
+                 "helium", "--system", "best"]) == 0  # fmt: skip
     assert "* " in capsys.readouterr().out  # answered (an IndexError once)
     assert main(["wsd", "disambiguate", "He sat on the bank", "--word", "river"]) == 2
     err = capsys.readouterr().err
@@ -101,9 +102,10 @@ def test_disambiguate_command_uses_the_best_system(best_wsd_index, capsys):
 
 
 @pytest.mark.slow
-def test_eval_with_no_options_is_the_best_system(best_wsd_index, tmp_path, capsys):
-    # the default index (a stand-in trained on part of SemCor in a test session) on SemEval-2007
-    assert main(["wsd", "eval", "semeval2007", "--json", str(tmp_path / "r.json")]) == 0
+def test_eval_of_the_best_system(best_wsd_index, tmp_path, capsys):
+    # its index (a stand-in trained on part of SemCor in a test session) on SemEval-2007
+    assert main(["wsd", "eval", "semeval2007", "--system", "best", "--json",
+                 str(tmp_path / "r.json")]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "== semeval2007: system best (L-1 raw +lexname +gloss(definition,0.2))" in out
     report = json.loads((tmp_path / "r.json").read_text())
@@ -125,7 +127,8 @@ def test_eval_without_semcor_is_the_wordnet_system_and_says_it_loses(
     real = wsd_data / "WSD_Evaluation_Framework" / "Evaluation_Datasets"
     (framework / "Evaluation_Datasets").symlink_to(real)
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
-    assert main(["wsd", "eval", "semeval2007", "--json", str(tmp_path / "r.json")]) == 0
+    assert main(["wsd", "eval", "semeval2007", "--system", "best", "--json",
+                 str(tmp_path / "r.json")]) == 0  # fmt: skip
     captured = capsys.readouterr()
     assert "no SemCor in the data dir: the WordNet-only index is used" in captured.err
     assert "system wordnet" in captured.out and "note: No SemCor here" in captured.out

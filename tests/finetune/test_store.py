@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from workbench.errors import InputError, OutputError
-from workbench.finetune.store import CARD, CHECKPOINT_DIR, is_run_dir, prepare_output
+from workbench.finetune.store import CHECKPOINT_DIR, is_run_dir, prepare_output
+from workbench.wsd.biencoder import CARD
 
 
 def test_what_counts_as_a_run_directory(tmp_path):

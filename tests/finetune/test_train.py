@@ -27,11 +27,10 @@ from workbench.finetune.parameters import (
     add_lora,
     count_parameters,
     freeze,
-    merge_lora,
     param_groups,
 )
 from workbench.finetune.runs import file_data
-from workbench.finetune.store import load_finetuned, read_card, save_model_dir
+from workbench.finetune.store import adapter_base_of, load_finetuned, read_card, save_model_dir
 from workbench.finetune.tasks import finetune
 
 REPO = Path(__file__).resolve().parents[2]
@@ -185,10 +184,10 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
     )
 
 
-def test_lora_merged_model_loads_in_encoder(tiny_model_dir, tmp_path):
+def test_lora_adapters_are_saved_unmerged_and_load_in_encoder(tiny_model_dir, tmp_path):
     source = resolve_model(str(tiny_model_dir))
     model = TokenModel(load_model(source), 3, 0.0)
-    add_lora(model, TrainConfig(lora_r=4))
+    add_lora(model, TrainConfig(lora_r=4, lora_targets="query,value,dense"))
     trainable, total = count_parameters(model)
     assert trainable < total / 10
     with torch.no_grad():  # a trained adapter: non-zero B so the merge changes the weights
@@ -201,11 +200,33 @@ def test_lora_merged_model_loads_in_encoder(tiny_model_dir, tmp_path):
     with_adapters = _hidden(model.encoder, tok, words)
     base = _hidden(load_model(source), tok, words)
     assert not torch.allclose(with_adapters[-1], base[-1], atol=1e-3)
-    merge_lora(model)
-    save_model_dir(model, tok, {"task": "token", "labels": ["O", "B-X", "I-X"]}, {}, tmp_path)
-    enc = Encoder(model=str(tmp_path), device="cpu")
+    out = tmp_path / "run"
+    base_info = adapter_base_of(source, model)
+    head = {"task": "token", "labels": ["O", "B-X", "I-X"], "head_dropout": 0.0}
+    save_model_dir(model, tok, head, {}, out, base_info)
+    # PEFT's own format, no copy of the base weights, and the base recorded
+    assert (out / "adapter_config.json").is_file() and (out / "adapter_model.safetensors").is_file()
+    assert not (out / "model.safetensors").exists() and not (out / "config.json").exists()
+    record = json.loads((out / "base_model.json").read_text())
+    assert record["name"] == str(tiny_model_dir.resolve()) and not record["packaged"]
+    assert record["fingerprint"] == Encoder(model=str(tiny_model_dir), device="cpu").fingerprint
+    config = json.loads((out / "adapter_config.json").read_text())
+    assert config["peft_type"] == "LORA" and set(config["target_modules"]) >= {"query", "value"}
+    # the Encoder loads base + adapters (merged in memory): the same hidden states
+    enc = Encoder(model=str(out), device="cpu")
     torch.testing.assert_close(
         _hidden(enc.model, enc.tokenizer, words), with_adapters, atol=1e-5, rtol=1e-5
+    )
+    assert enc.fingerprint not in (record["fingerprint"], "")
+    # and PEFT itself loads them onto the base
+    from peft import PeftModel
+
+    peft = PeftModel.from_pretrained(load_model(source), str(out)).eval()
+    torch.testing.assert_close(_hidden(peft, tok, words), with_adapters, atol=1e-5, rtol=1e-5)
+    loaded, _, head = load_finetuned(out)
+    assert head["task"] == "token"
+    torch.testing.assert_close(
+        _hidden(loaded.encoder, tok, words), with_adapters, atol=1e-5, rtol=1e-5
     )
 
 

@@ -1,6 +1,6 @@
 """The WSD bi-encoder task on a tiny random BERT and a few dozen SemCor sentences: candidates are
 WordNet's, multi-gold targets, one context pass per sentence, the loss falls, resume after
-SIGKILL, the model directory and its gloss index, ``workbench wsd eval`` on it, bad input."""
+SIGKILL, the model directory answering as a bi-encoder, ``workbench wsd eval`` on it, bad input."""
 
 from __future__ import annotations
 
@@ -23,10 +23,11 @@ from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Instance, Sentence
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
-from workbench.errors import DataError, InputError, MismatchError
+from workbench.errors import DataError, InputError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
+from workbench.finetune.glosses import GlossTable
 from workbench.finetune.modeling import (
     CPU_GLOSS_BATCH_TOKENS,
     GPU_GLOSS_BATCH_TOKENS,
@@ -34,15 +35,14 @@ from workbench.finetune.modeling import (
 )
 from workbench.finetune.store import load_finetuned
 from workbench.finetune.tasks import finetune, make_task
-from workbench.finetune.wsd_eval import rebuild_model_index
 from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.biencoder import BiEncoder, read_sense_counts
 from workbench.wsd.config import SenseIndexConfig
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.evaluate import load_corpus
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.sources import gloss_vectors
-from workbench.wsd.store import MODEL_INDEX, load_index, model_index
 
 CFG = TrainConfig(
     epochs=3,
@@ -192,7 +192,7 @@ def test_multi_gold_target_is_the_gold_set_and_one_context_pass_serves_a_sentenc
     assert task.score((chosen.numpy(), rows.numpy()), feats)["f1"] >= 1 / 3
 
 
-def test_loss_falls_and_the_model_directory_answers_through_its_gloss_index(trained, semcor):
+def test_loss_falls_and_the_model_directory_answers_as_a_bi_encoder(trained, semcor):
     out, result = trained
     losses = [e.train_loss for e in result.history]
     assert losses[-1] < losses[0] * 0.8, losses
@@ -201,39 +201,51 @@ def test_loss_falls_and_the_model_directory_answers_through_its_gloss_index(trai
     speed = card["throughput"]
     assert speed["steps_per_s"] > 0 and speed["tokens_per_s"] > speed["gloss_tokens_per_s"] > 0
     assert all(e["stats"]["instances"] > 0 and e["eval_seconds"] > 0 for e in card["epochs"])
-    # the saved context encoder loads like any model; its gloss index loads in SenseIndex
-    enc = Encoder(model=str(out), device="cpu")
-    index = load_index(out / MODEL_INDEX, encoder=enc)
-    assert isinstance(index, SenseIndex) and index.config.layers == "-1"
-    found = model_index(enc)
-    assert found is not None and found.keys_ == index.keys_
+    # the saved directory answers as a bi-encoder: an index of exactly the candidates asked for
+    bi = BiEncoder(out, device="cpu")
     wordnet = load_wordnet()
-    for inst in (i for s in semcor[1] for i in s.instances):
-        start, stop = index.candidate_rows(inst.lemma, inst.pos)
-        assert set(index.keys_[start:stop]) == set(wordnet.candidates(inst.lemma, inst.pos))
+    pairs = sorted({(i.lemma, i.pos) for s in semcor[1] for i in s.instances})
+    index = bi.index(pairs, wordnet)
+    assert isinstance(index, SenseIndex) and index.config.layers == "-1"
+    for lemma, pos in pairs:
+        start, stop = index.candidate_rows(lemma, pos)
+        assert set(index.keys_[start:stop]) == set(wordnet.candidates(lemma, pos))
+    # its rows are what the trained gloss encoder gives (the training-time tokenizing and
+    # pooling), and how often each sense was seen in training
+    model, tokenizer, head = load_finetuned(out)
+    assert isinstance(model, BiEncoderModel) and head["task"] == "wsd"
+    table = GlossTable(tokenizer, wordnet, head["gloss_text"], head["gloss_max_length"])
+    synsets = sorted({wordnet.synset(k) for k in index.keys_})[:40]
+    rows = table.by_length(table.rows_of(synsets))
+    ids, mask = table.batch(rows, tokenizer.pad_token_id)
+    with torch.no_grad():
+        trained_vectors = model.encode_glosses(torch.from_numpy(ids), torch.from_numpy(mask))
+    answered = bi.gloss_vectors([table.synsets[r] for r in rows], wordnet)
+    np.testing.assert_allclose(answered, trained_vectors.numpy(), atol=1e-5)
+    counts = Counter(k for s in semcor[0] for i in s.instances for k in i.keys)
+    assert read_sense_counts(out) == dict(counts)
+    assert all(index.count_of(k) == counts.get(k, 0) for k in index.keys_)
     # every row is a gloss vector, the system itself: no "weaker than a centroid" warning
     sentence = next(s for s in semcor[1] if s.instances)
     answer = disambiguate(
-        enc, index, list(sentence.words), sentence.instances[0].index, wordnet=wordnet
-    )
+        bi.encoder, bi.index_for(), list(sentence.words), sentence.instances[0].index,
+        wordnet=wordnet,
+    )  # fmt: skip
     assert not index.has_centroids and answer.best is not None and answer.warning == ""
-    model, _, head = load_finetuned(out)
-    assert isinstance(model, BiEncoderModel) and head["task"] == "wsd"
-    # rebuilt from the saved directory (workbench finetune wsd-index), the same rows
-    rebuilt = rebuild_model_index(out, keys=index.keys_, device="cpu")
-    assert rebuilt.keys_ == index.keys_ and rebuilt.training_ == index.training_
-    np.testing.assert_allclose(rebuilt.vectors_, index.vectors_, atol=1e-5)
-    # the index belongs to the weights it was built from: other weights are refused
-    copy = out.parent / "copy"
-    shutil.copytree(out, copy)
-    (copy / "sense_index" / "weights.json").write_text('{"model.safetensors": "0"}')
-    with pytest.raises(MismatchError, match="changed since its sense index was built"):
-        model_index(Encoder(model=str(copy), device="cpu"))
-    # the index's answers (the Encoder's vectors, FAISS) are the training-time scorer's
+    assert answer.system == "biencoder" and "in training" in answer.best.evidence
+    # the glosses are encoded once: a second load finds them in the gloss cache
+    again = BiEncoder(out, device="cpu")
+    calls: list[int] = []
+    again.gloss_model.register_forward_hook(lambda *a: calls.append(1))
+    np.testing.assert_array_equal(again.index(pairs, wordnet).vectors_, index.vectors_)
+    assert calls == []
+    # the answers through the saved directory are the training-time scorer's
     assert card["test"]["f1"] == pytest.approx(card["best_metric"], abs=1e-9)
     evaluation = card["wsd_eval"]
     assert evaluation["datasets"]["semcor[40:52]"]["f1"] == card["test"]["f1"]
     assert 0 < evaluation["zero_shot"]["n"] < evaluation["datasets"]["semcor[40:52]"]["n"]
+    texts = {wordnet.gloss(wordnet.synset(k)) for k in index.keys_}  # some synsets share a gloss
+    assert card["glosses"]["cached"] >= len(texts)
 
 
 def test_frozen_glosses_train_the_context_encoder_alone_and_encode_each_gloss_once(
@@ -359,15 +371,14 @@ def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
     again, _, _ = load_finetuned(more)
     for name, weight in saved.gloss_encoder.state_dict().items():
         torch.testing.assert_close(again.gloss_encoder.state_dict()[name], weight, atol=0, rtol=0)
-    before, after = load_index(out / MODEL_INDEX), load_index(more / MODEL_INDEX)
+    before, after = read_sense_counts(out), read_sense_counts(more)
     assert (
-        after.training_.corpus
+        BiEncoder(more, device="cpu").training.corpus
         == "semcor[:40] then semcor[:10], as a bi-encoder with definition glosses"
     )
     in_part = Counter(k for s in semcor[0][:10] for i in s.instances for k in i.keys)
-    assert in_part and all(
-        after.count_of(k) == before.count_of(k) + in_part[k] for k in before.keys_
-    )
+    assert in_part and all(after[k] == before.get(k, 0) + in_part[k] for k in after)
+    assert set(after) == set(before) | set(in_part)
     seen_40 = {k for s in semcor[0] for i in s.instances for k in i.keys}
     unseen = [i for s in semcor[1] for i in s.instances if not set(i.keys) & seen_40]
     unseen_10 = [i for s in semcor[1] for i in s.instances if not set(i.keys) & set(in_part)]
@@ -396,29 +407,29 @@ def test_wsd_eval_and_disambiguate_run_on_the_trained_model(trained, semcor, tmp
 
 def test_the_trained_gloss_vectors_join_centroids_built_here(trained, semcor, tmp_path, capsys):
     """``--gloss-pooling trained``: the tuned context encoder's centroids beside the vectors its
-    own gloss encoder gave the senses (the bench's "centroids tuned + glosses" system)."""
+    own gloss encoder gives the senses (the bench's "centroids tuned + glosses" system)."""
     out, _ = trained
     enc = Encoder(model=str(out), device="cpu")
-    own = model_index(enc)
-    present = own.keys_[3]
-    keys, vectors = gloss_vectors(enc, load_wordnet(), "-1", [present, "nosuch%1:00:00::"],
-                                  pooling="trained")  # fmt: skip
-    assert keys == (present,)  # a key the model's index lacks is left out
-    np.testing.assert_array_equal(vectors[0], own.vectors_[3])
+    bi = BiEncoder(out, device="cpu")
+    wordnet = load_wordnet()
+    present = wordnet.candidates("bank", "NOUN")[1]
+    keys, vectors = gloss_vectors(enc, wordnet, "-1", [present], pooling="trained")
+    assert keys == (present,)
+    np.testing.assert_array_equal(vectors[0], bi.gloss_vectors([wordnet.synset(present)])[0])
     config = SenseIndexConfig(layers="-1", gloss="concat", gloss_weight=0.5,
                               gloss_pooling="trained")  # fmt: skip
     train = write_xml(semcor[0], tmp_path / "train.data.xml")
     training = encode_instances(enc, load_corpus(str(train)), cache=False)
     index = build_index(enc, training, config)
     dim = enc.dim
-    row_of = {k: i for i, k in enumerate(own.keys_)}
-    seen = sorted({k for keys in training.keys for k in keys if k in row_of})
+    seen = sorted({k for keys in training.keys for k in keys})
     assert seen
-    for key in seen:  # the right half of a row is the trained gloss vector at weight 0.5
+    for key in seen[:10]:  # the right half of a row is the trained gloss vector at weight 0.5
         row = index.vectors_[index.keys_.index(key)]
-        gloss = own.vectors_[row_of[key]] / np.linalg.norm(own.vectors_[row_of[key]])
-        np.testing.assert_allclose(row[dim:], np.sqrt(0.5) * gloss, atol=1e-5)
-    # the command line: index options on a trained model build the index from them
+        gloss = bi.gloss_vectors([wordnet.synset(key)])[0]
+        np.testing.assert_allclose(row[dim:], np.sqrt(0.5) * gloss / np.linalg.norm(gloss),
+                                   atol=1e-5)  # fmt: skip
+    # the command line: index options with a centroid system build the index from the model
     data = write_xml(semcor[1], tmp_path / "dev.data.xml")
     report = tmp_path / "report.json"
     code = main(
@@ -428,41 +439,51 @@ def test_the_trained_gloss_vectors_join_centroids_built_here(trained, semcor, tm
     )  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "the index is built from" in captured.err
-    assert TRAINED_ON not in captured.out  # not the model's own index
+    assert TRAINED_ON not in captured.out  # not the bi-encoder's own answers
     facts = json.loads(report.read_text())
     assert "+gloss(trained,0.5)" in facts["title"]
     assert "--system plain" in facts["command"]
-    # `wsd train` keeps such an index in the cache dir under a name that changes when the model's
-    # own index (its trained gloss vectors) is rebuilt
-    copy = tmp_path / "copy"
-    shutil.copytree(out, copy)
-    train_args = ["wsd", "train", "--model", str(copy), "--corpus", str(train), "--gloss",
-                  "concat", "--gloss-pooling", "trained", "--device", "cpu"]  # fmt: skip
-    paths = []
-    for _ in range(2):
-        assert main(train_args) == 0
-        printed = capsys.readouterr().out
-        paths.append(next(line for line in printed.splitlines() if line.startswith("index: ")))
-        meta = copy / MODEL_INDEX / "meta.json"
-        meta.write_text(meta.read_text() + "\n")  # what a rebuild does to its meta.json
-    assert paths[0] != paths[1]
+    # ... and for the bi-encoder (the default system), which has no such settings, refused
+    code = main(["wsd", "eval", "--model", str(out), "--data", str(data), "--gloss-weight",
+                 "0.5", "--device", "cpu"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "add --system best" in err
+    # `wsd train` keeps such an index in the cache dir under a name that names the gloss encoder
+    train_args = [
+        "wsd",
+        "train",
+        "--model",
+        str(out),
+        "--corpus",
+        str(train),
+        "--system",
+        "plain",
+        "--gloss",
+        "concat",
+        "--gloss-pooling",
+        "trained",
+        "--device",
+        "cpu",
+    ]
+    assert main(train_args) == 0
+    printed = capsys.readouterr().out
+    path = next(line for line in printed.splitlines() if line.startswith("index: "))
+    assert bi.gloss_fingerprint in path
 
 
 def test_trained_gloss_vectors_need_a_trained_bi_encoder(tiny_model_dir, semcor, tmp_path, capsys):
     enc = Encoder(model=str(tiny_model_dir), device="cpu")
-    with pytest.raises(InputError, match="has no sense index of its own"):
+    with pytest.raises(InputError, match="is not one: pick another gloss pooling"):
         gloss_vectors(enc, load_wordnet(), "-1", ["bank%1:17:01::"], pooling="trained")
     data = write_xml(semcor[1], tmp_path / "dev.data.xml")
     code = main(
         ["wsd", "eval", "--model", str(tiny_model_dir), "--data", str(data), "--train",
-         str(data), "--gloss", "concat", "--gloss-pooling", "trained", "--no-baselines",
-         "--device", "cpu"]
+         str(data), "--system", "best", "--gloss", "concat", "--gloss-pooling", "trained",
+         "--no-baselines", "--device", "cpu"]
     )  # fmt: skip
     err = capsys.readouterr().err
-    assert code == 2 and "has no sense index of its own" in err and "Traceback" not in err
-    with pytest.raises(InputError, match="own sense index"):
-        SenseIndexConfig(gloss="only", gloss_pooling="trained")
+    assert code == 2 and "is not one: pick another gloss pooling" in err
+    assert "Traceback" not in err
 
 
 def _cli(args: list[str], env: dict) -> subprocess.Popen:
@@ -515,10 +536,7 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, semcor, 
         a, b = load_file(str(killed / name)), load_file(str(tmp_path / "ref" / name))
         for key in a:
             torch.testing.assert_close(a[key], b[key], atol=1e-4, rtol=1e-4)
-    index_a = load_index(killed / MODEL_INDEX)
-    index_b = load_index(tmp_path / "ref" / MODEL_INDEX)
-    assert index_a.keys_ == index_b.keys_
-    np.testing.assert_allclose(index_a.vectors_, index_b.vectors_, atol=1e-4)
+    assert read_sense_counts(killed) == read_sense_counts(tmp_path / "ref")
 
 
 def _sentence(sid: str, lemma: str, keys: tuple[str, ...], word: str = "bank") -> Sentence:

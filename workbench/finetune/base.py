@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench.encoding import models
+from workbench.encoding import adapters, models
 from workbench.encoding.models import ModelSource
 from workbench.errors import InputError
 from workbench.finetune.bio import IGNORE_INDEX
@@ -190,8 +190,22 @@ def special_template(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], lis
     return list(ids[:first]), list(ids[last + 1 :])
 
 
-def load_encoder(source: ModelSource) -> nn.Module:
+def load_encoder(source: ModelSource, lora_r: int = 0) -> nn.Module:
     """The bare pretrained transformer of ``source`` (``AutoModel``), in train mode, its
     weights in float32 whatever the checkpoint stores (a float16 or bfloat16 checkpoint would
-    otherwise train in that dtype: AdamW's updates vanish below its precision)."""
+    otherwise train in that dtype: AdamW's updates vanish below its precision).
+
+    An adapter directory (:mod:`workbench.encoding.adapters`) gives its base with the adapters
+    merged in, or, for a LoRA run (``lora_r`` > 0), its base with the same adapters unmerged
+    and training on (:func:`~workbench.finetune.parameters.continue_adapters` checks they are
+    of the rank asked for), so the run's adapters stay relative to that base.
+    """
+    base = models.adapter_base(source)
+    if lora_r and base is not None:
+        model = models.load_model(base, torch.float32)
+        record = adapters.read_base_record(source.location)
+        adapters.check_base(
+            Path(source.location), record, models.weights_fingerprint(base, model.config)
+        )
+        return adapters.load_adapter(model, Path(source.location), trainable=True).train()
     return models.load_model(source, torch.float32).train()

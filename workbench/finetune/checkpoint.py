@@ -1,7 +1,9 @@
 """Per-epoch checkpoints for resuming an interrupted run, in a format that cannot run code.
 
 A checkpoint (``<output>/checkpoint/last.safetensors``) holds everything that decides what
-happens next: model and optimizer state, the scheduler, every random generator's state, the
+happens next: the trained weights (the parameters that train, not the frozen base: for a LoRA
+run its adapters only, a few MB with their optimizer state) and the optimizer state, the
+scheduler, every random generator's state, the
 epoch history, the best dev score so far and the early-stopping counter, plus the options and
 data checksums it was made with (a resume with other options or data is refused).
 ``best.safetensors`` keeps the weights of the best epoch so far (model selection on the dev
@@ -189,18 +191,38 @@ def load_tree(path: Path) -> Any:
 # ---------------------------------------------------------------------- checkpoints
 
 
-def cpu_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """A detached CPU copy of a model's state dict."""
-    return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+def trained_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Detached CPU copies of the parameters that train (``requires_grad``): what a run changes;
+    the frozen rest is rebuilt from the base model."""
+    return {
+        k: v.detach().to("cpu", copy=True) for k, v in model.named_parameters() if v.requires_grad
+    }
+
+
+def load_trained(model: torch.nn.Module, state: dict[str, torch.Tensor], path: Path) -> None:
+    """Put weights of :func:`trained_state_dict` back into ``model``.
+
+    Raises:
+        DataError: ``state`` lacks a parameter that trains in ``model`` or names one it does
+            not have (a checkpoint of another model).
+    """
+    trained = {k for k, v in model.named_parameters() if v.requires_grad}
+    missing, unknown = trained - set(state), set(state) - set(model.state_dict())
+    if missing or unknown:
+        raise DataError(
+            f"{path} does not hold this model's trained weights ({len(missing)} missing, "
+            f"{len(unknown)} unknown: {sorted(missing or unknown)[:2]}); start a new run"
+        )
+    model.load_state_dict(state, strict=False)
 
 
 def save_weights(model: torch.nn.Module, path: Path) -> None:
-    """Write a model's weights to ``path`` (safetensors), atomically."""
-    save_tree(cpu_state_dict(model), path)
+    """Write a model's trained weights (:func:`trained_state_dict`) to ``path``, atomically."""
+    save_tree(trained_state_dict(model), path)
 
 
 def load_weights(path: Path) -> dict[str, torch.Tensor]:
-    """The state dict :func:`save_weights` wrote (:class:`DataError` if damaged)."""
+    """The weights :func:`save_weights` wrote (:class:`DataError` if damaged)."""
     state = load_tree(path)
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise DataError(f"{path} holds no model weights")
@@ -219,7 +241,7 @@ def save_checkpoint(
     checksums."""
     save_tree(
         {
-            "model": cpu_state_dict(model),
+            "model": trained_state_dict(model),
             "optimizer": optimizer.state_dict(),
             "scheduler": scheduler.state_dict(),
             "rng": rng_state(),

@@ -6,14 +6,13 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from workbench.errors import InputError
+from workbench.lexicon.glosses import GLOSS_TEXTS, GlossText
 
 Precision = Literal["auto", "fp32", "bf16"]
 LabelMode = Literal["first", "all"]
 HeadPooling = Literal["cls", "mean"]
-#: The text a WSD gloss encoder reads for a sense (workbench.finetune.glosses).
-GlossText = Literal["definition", "lemmas", "lemmas+examples"]
-GLOSS_TEXTS: tuple[str, ...] = ("definition", "lemmas", "lemmas+examples")
-#: The senses the gloss index saved with a WSD model holds: all of WordNet, or the data's lemmas'.
+#: The glosses a WSD run encodes into the gloss cache after training: all of WordNet's, or
+#: those of the test data's candidates.
 WsdIndexScope = Literal["wordnet", "data"]
 
 
@@ -51,9 +50,10 @@ class TrainConfig:
     freeze_embeddings: bool = False  # keep the embedding layer fixed
     freeze_layers: int = 0  # keep the lowest N transformer layers fixed
     layer_lr_decay: float = 1.0  # layer k from the top gets lr * decay**k (1.0: no decay)
-    lora_r: int = 0  # LoRA rank (0: full fine-tuning); adapters are merged when saving
+    lora_r: int = 0  # LoRA rank (0: full fine-tuning); adapters are saved unmerged (PEFT format)
     lora_alpha: int = 16  # LoRA scaling numerator
     lora_dropout: float = 0.05  # dropout on the LoRA branch
+    lora_targets: str = ""  # modules that get adapters, comma-separated ("": peft's default)
     # model inputs and head
     max_length: int = 256  # subword tokens per input, incl. special tokens
     head_pooling: HeadPooling = "cls"  # sequence heads (and wsd glosses) read [CLS] or the mean
@@ -65,9 +65,9 @@ class TrainConfig:
     gloss_max_length: int = 48  # wsd: subword tokens per gloss, incl. special tokens
     freeze_glosses: bool = False  # wsd: keep the gloss encoder at the base weights (see wsd.py)
     gloss_batch_tokens: int = 0  # wsd: padded tokens per gloss-encoder pass (0: by device)
-    wsd_index: WsdIndexScope = "wordnet"  # wsd: senses of the gloss index saved with the model
+    wsd_index: WsdIndexScope = "data"  # wsd: glosses cached after training: all, or test data's
     # run control
-    precision: Precision = "auto"  # auto: bf16 autocast on a GPU that supports it, else fp32
+    precision: Precision = "auto"  # auto: bf16 autocast where the device has bf16, else fp32
     early_stopping: int = 0  # stop after N epochs without dev improvement (0: never)
     max_minutes: float = 0.0  # stop training after this many minutes of it (0: no limit)
     max_steps: int = 0  # stop training after this many optimizer steps in all (0: no limit)
@@ -86,6 +86,11 @@ class TrainConfig:
             (0 < self.layer_lr_decay <= 1, "layer_lr_decay must be in (0, 1]"),
             (self.freeze_layers >= 0, "freeze_layers must be >= 0"),
             (self.lora_r >= 0, "lora_r must be >= 0"),
+            (
+                all(t.strip().replace("_", "").isalnum() for t in self.lora_targets.split(","))
+                or not self.lora_targets,
+                "lora_targets must be module names separated by commas (e.g. query,value)",
+            ),
             (self.max_length >= 8, "max_length must be >= 8"),
             (0 < self.mlm_probability < 1, "mlm_probability must be in (0, 1)"),
             (self.early_stopping >= 0, "early_stopping must be >= 0"),

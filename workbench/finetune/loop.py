@@ -2,12 +2,13 @@
 
 ``fit(task, train, dev, cfg, output)`` does: seeding; the task model on the base encoder;
 freezing / LoRA; AdamW with per-layer learning rates and a linear warm-up/decay schedule;
-gradient accumulation; bf16 autocast on a GPU; a dev evaluation, a checkpoint and the
-best-so-far weights after every epoch; early stopping; a time limit (``max_minutes``: the epoch
-in progress ends at the next optimizer step and is evaluated and saved); at the end the best
-epoch's weights saved as a model directory (:mod:`workbench.finetune.store`) with its training
-card, and the task's own finishing work (:meth:`~workbench.finetune.base.Task.finish`: the WSD
-task's gloss index).
+gradient accumulation; bf16 autocast where the device has bfloat16 (:func:`auto_precision`);
+a dev evaluation, a checkpoint and the best-so-far weights after every epoch; early stopping;
+a time limit (``max_minutes``: the epoch in progress ends at the next optimizer step and is
+evaluated and saved); at the end the best
+epoch's weights saved as a model directory (:mod:`workbench.finetune.store`; a LoRA run's
+adapters unmerged) with its training card, and the task's own finishing work
+(:meth:`~workbench.finetune.base.Task.finish`: the WSD task scores its test data).
 
 Multi-GPU / multi-node: the loop uses :class:`accelerate.Accelerator` throughout, so the same
 command runs data-parallel under ``accelerate launch`` or ``torchrun`` with no code change
@@ -17,6 +18,7 @@ command runs data-parallel under ``accelerate launch`` or ``torchrun`` with no c
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import sys
 import time
@@ -33,6 +35,7 @@ from torch.utils.data import DataLoader
 
 from workbench import __version__
 from workbench.encoding import models
+from workbench.encoding.device import DTYPE_ENV, cpu_bf16_native
 from workbench.errors import InputError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.base import Features, Task
@@ -44,11 +47,11 @@ from workbench.finetune.parameters import (
     count_parameters,
     freeze,
     freeze_unused,
-    merge_lora,
     param_groups,
 )
 from workbench.finetune.store import (
     CHECKPOINT_DIR,
+    adapter_base_of,
     prepare_output,
     save_model_dir,
     write_card,
@@ -83,10 +86,22 @@ class FitResult:
     best: float | None
     card: dict[str, Any]
     notes: tuple[str, ...]
-    model: TaskModel | None = None  # the selected task model (encoder + head, LoRA merged)
+    model: TaskModel | None = None  # the selected task model (encoder + head; LoRA unmerged)
 
 
 Callback = Callable[[dict[str, Any]], None]
+
+
+def auto_precision(cuda: bool) -> str:
+    """What ``precision="auto"`` trains in: bf16 autocast on a GPU that supports it and on a
+    CPU with bfloat16 instructions (:func:`~workbench.encoding.device.cpu_bf16_native`), fp32
+    elsewhere; ``$WORKBENCH_DTYPE=float32`` makes it fp32 everywhere (the master weights and
+    the optimizer stay float32 either way)."""
+    if os.environ.get(DTYPE_ENV, "").strip() == "float32":
+        return "fp32"
+    if cuda:
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    return "bf16" if cpu_bf16_native() else "fp32"
 
 
 def _accelerator(cfg: TrainConfig) -> Accelerator:
@@ -100,11 +115,7 @@ def _accelerator(cfg: TrainConfig) -> Accelerator:
     if cfg.device == "cuda" and not torch.cuda.is_available():
         raise InputError("device=cuda was asked for, but CUDA is not available here.")
     cuda = torch.cuda.is_available() and cfg.device != "cpu"
-    precision = cfg.precision
-    if precision == "auto":
-        precision = "bf16" if cuda and torch.cuda.is_bf16_supported() else "fp32"
-    if precision == "bf16" and not cuda:
-        raise InputError("precision=bf16 needs a CUDA GPU; use auto or fp32 on this machine.")
+    precision = auto_precision(cuda) if cfg.precision == "auto" else cfg.precision
     return Accelerator(
         mixed_precision="bf16" if precision == "bf16" else "no",
         gradient_accumulation_steps=cfg.grad_accum,
@@ -276,7 +287,7 @@ def _restore(
 ) -> ckpt.RunState:
     """Put a checkpoint read by :func:`~workbench.finetune.checkpoint.load_checkpoint` back
     into the model, optimizer, scheduler and random generators; the run's bookkeeping."""
-    acc.unwrap_model(model).load_state_dict(saved["model"])
+    ckpt.load_trained(acc.unwrap_model(model), saved["model"], directory / ckpt.LAST)
     optimizer.load_state_dict(saved["optimizer"])
     scheduler.load_state_dict(saved["scheduler"])
     ckpt.set_rng_state(saved["rng"])
@@ -546,12 +557,11 @@ def fit(
         notes.append(stop)
     final = acc.unwrap_model(model)
     if state.best_epoch and (directory / ckpt.BEST).is_file():
-        final.load_state_dict(ckpt.load_weights(directory / ckpt.BEST))
+        ckpt.load_trained(final, ckpt.load_weights(directory / ckpt.BEST), directory / ckpt.BEST)
     test_metrics = None
     if test is not None and task.scores_test:
         test_metrics = evaluate(task, model, task.features(test, train=False), acc)
         _log("test: " + "  ".join(f"{k}={v:.4f}" for k, v in test_metrics.items()), acc)
-    merge_lora(final)
     final.eval()
     card = _card(
         task,
@@ -567,7 +577,8 @@ def fit(
         },
     )
     if acc.is_main_process:
-        save_model_dir(final, task.tokenizer, task.head_config(), card, output)
+        base = adapter_base_of(source, final) if cfg.lora_r else None
+        save_model_dir(final, task.tokenizer, task.head_config(), card, output, base)
         more = task.finish(output, final, card, (train, dev, test))
         if more:
             card.update(more)

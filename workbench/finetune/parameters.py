@@ -1,5 +1,6 @@
-"""What trains in a task model: its transformers and their layers, freezing, LoRA, parameters
-that get no gradient, and the optimizer's parameter groups with layer-wise learning-rate decay.
+"""What trains in a task model: its transformers and their layers, freezing, LoRA adapters (new,
+or continued from an adapter directory), parameters that get no gradient, and the optimizer's
+parameter groups with layer-wise learning-rate decay.
 
 Nothing here branches on a model's name: the transformer layers are found as the
 ``nn.ModuleList`` whose length is ``config.num_hidden_layers``; a parameter's depth is 0 for the
@@ -18,6 +19,7 @@ from typing import Any
 
 from torch import nn
 
+from workbench.encoding.adapters import quiet_peft
 from workbench.errors import InputError, ModelLoadError
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.modeling import (
@@ -94,29 +96,62 @@ def freeze(model: TaskModel, cfg: TrainConfig) -> None:
                 p.requires_grad_(False)
 
 
+def lora_config(cfg: TrainConfig) -> Any:
+    """peft's ``LoraConfig`` of ``cfg`` (rank, alpha, dropout, target modules: peft picks
+    them for the model type when ``lora_targets`` is empty)."""
+    from peft import LoraConfig
+
+    targets = [t.strip() for t in cfg.lora_targets.split(",") if t.strip()] or None
+    return LoraConfig(
+        r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        target_modules=targets,
+    )
+
+
+def carries_adapters(encoder: nn.Module) -> bool:
+    """Whether ``encoder`` is wrapped by peft (its adapters train, its base is frozen)."""
+    return hasattr(encoder, "peft_config")
+
+
+def check_continued(encoder: nn.Module, cfg: TrainConfig, where: str) -> None:
+    """Refuse to continue adapters of another rank, scaling or target modules than ``cfg``
+    asks for (they would train on under their own settings, not the ones the card records).
+
+    Raises:
+        InputError: naming the options to pass.
+    """
+    configs: dict[str, Any] = getattr(encoder, "peft_config")  # noqa: B009
+    saved = next(iter(configs.values()))
+    targets = sorted(saved.target_modules or [])
+    asked = sorted(t.strip() for t in cfg.lora_targets.split(",") if t.strip())
+    if saved.r != cfg.lora_r or saved.lora_alpha != cfg.lora_alpha or (asked and asked != targets):
+        raise InputError(
+            f"{where} holds LoRA adapters of rank {saved.r}, alpha {saved.lora_alpha} on "
+            f"{','.join(targets)}; to go on training them pass --lora-r {saved.r} --lora-alpha "
+            f"{saved.lora_alpha} --lora-targets {','.join(targets)} (or --lora-r 0 to fine-tune "
+            "the merged model in full)."
+        )
+
+
 def add_lora(model: TaskModel, cfg: TrainConfig) -> None:
-    """Wrap the encoder (and a bi-encoder's gloss encoder) with LoRA adapters (peft picks the
-    target modules for the model type); the base weights are frozen, the adapters and the task
-    head train."""
-    try:
-        from peft import LoraConfig, get_peft_model
-    except ImportError as exc:  # pragma: no cover - peft is in the train extra
-        raise ModelLoadError("LoRA needs peft: pip install 'embedding-workbench[train]'.") from exc
+    """Wrap the encoder (and a bi-encoder's gloss encoder, unless frozen) with LoRA adapters;
+    the base weights are frozen, the adapters and the task head train. An encoder that already
+    carries adapters (a run continuing an adapter directory, :func:`~.base.load_encoder`)
+    keeps them, training on."""
+    from peft import get_peft_model
+
     for i, encoder in enumerate(task_encoders(model)):
-        lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout)
+        if carries_adapters(encoder):
+            check_continued(encoder, cfg, "the base model's adapter directory")
+            continue
         try:
-            wrapped = get_peft_model(encoder, lora)
+            with quiet_peft():
+                wrapped = get_peft_model(encoder, lora_config(cfg))
         except ValueError as exc:
             raise ModelLoadError(f"LoRA cannot be applied to this model: {exc}") from exc
         set_encoder(model, wrapped, gloss=i == 1)
-
-
-def merge_lora(model: TaskModel) -> None:
-    """Fold LoRA adapters into the base weights (no-op without LoRA)."""
-    for i, encoder in enumerate(task_encoders(model)):
-        merge_and_unload = getattr(encoder, "merge_and_unload", None)  # peft's models only
-        if merge_and_unload is not None:
-            set_encoder(model, merge_and_unload(), gloss=i == 1)
 
 
 def param_groups(model: TaskModel, cfg: TrainConfig) -> list[dict[str, Any]]:

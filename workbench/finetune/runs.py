@@ -336,14 +336,13 @@ def summary(card: dict) -> str:
             f"tokens/s ({speed['context_tokens_per_s']:,.0f} context + "
             f"{speed['gloss_tokens_per_s']:,.0f} gloss)"
         )
-    if card.get("gloss_index"):
-        g = card["gloss_index"]
-        lines.append(f"gloss index: {g['senses']:,} senses ({g['synsets']:,} glosses) in "
-                     f"{g['path']}/, {g['seconds']:.0f}s")  # fmt: skip
+    if card.get("glosses"):
+        g = card["glosses"]
+        lines.append(f"gloss cache: {g['cached']:,} glosses ({g['scope']}), {g['seconds']:.0f}s")
     evaluation = card.get("wsd_eval")
     if evaluation:
         f1s = "  ".join(f"{n} {100 * d['f1']:.1f}" for n, d in evaluation["datasets"].items())
-        lines.append(f"WSD F1 through the gloss index: {f1s}")
+        lines.append(f"WSD F1 of the saved bi-encoder: {f1s}")
         zero = evaluation.get("zero_shot")
         if zero:
             bases = "  ".join(f"{b} {100 * v:.1f}" for b, v in zero["baselines"].items())

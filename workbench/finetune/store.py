@@ -2,15 +2,17 @@
 
 Layout of ``<output>/``:
 
-* ``config.json``, ``model.safetensors``: the fine-tuned encoder (``save_pretrained`` of the
-  bare transformer, LoRA adapters merged in), which ``AutoModel`` (and so the ``Encoder``) loads;
-* the tokenizer's files (``save_pretrained``);
+* the fine-tuned encoder, which the ``Encoder`` loads like any model: after a LoRA run
+  (``lora_r`` > 0) its adapters, unmerged, in PEFT's format with a record of the base model
+  (:mod:`workbench.encoding.adapters`: a few MB); after full fine-tuning ``config.json`` +
+  ``model.safetensors`` (``save_pretrained`` of the bare transformer) and the tokenizer's files;
 * ``head.safetensors`` + ``head.json``: the task head and what rebuilds it (task, labels);
   for masked-LM the LM head minus the weights it shares with the word embeddings; for the WSD
   bi-encoder no weights (its second transformer is a model directory of its own, next line);
 * ``gloss_encoder/`` (WSD bi-encoder only): the gloss encoder as a model directory of its own,
-  and ``sense_index/``, the gloss vectors of the WordNet senses
-  (:mod:`workbench.finetune.gloss_index`);
+  adapters or full weights as above; absent when a LoRA run kept it at the base model
+  (``head.json``: ``"gloss_encoder": "base"``; :mod:`workbench.wsd.biencoder` reads the
+  directory);
 * ``training_card.json``: task, base model, data checksums, options, per-epoch metrics;
 * ``checkpoint/`` while a run is unfinished (:mod:`workbench.finetune.checkpoint`).
 
@@ -33,6 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from workbench.encoding import models
+from workbench.encoding.adapters import (
+    AdapterBase,
+    apply_adapter,
+    read_base_record,
+    save_adapter,
+)
 from workbench.errors import InputError, ModelLoadError, OutputError
 from workbench.fileio import check_writable
 from workbench.finetune.base import quiet_transformers
@@ -42,15 +51,22 @@ from workbench.finetune.modeling import (
     SequenceModel,
     TaskModel,
     TokenModel,
+    encoder_config,
+)
+from workbench.finetune.parameters import carries_adapters
+from workbench.wsd.biencoder import (
+    BASE_GLOSS_ENCODER,
+    CARD,
+    GLOSS_ENCODER,
+    HEAD_CONFIG,
+    bi_encoder_head,
+    gloss_source,
 )
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-CARD = "training_card.json"
 HEAD_WEIGHTS = "head.safetensors"
-HEAD_CONFIG = "head.json"
-GLOSS_ENCODER = "gloss_encoder"  # the WSD bi-encoder's gloss encoder, a model directory
 CHECKPOINT_DIR = "checkpoint"  # a started run's checkpoints (workbench.finetune.checkpoint)
 
 
@@ -70,35 +86,59 @@ def head_state(model: TaskModel) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().contiguous().clone() for k, v in model.head.state_dict().items()}
 
 
+def adapter_base_of(source: models.ModelSource, model: TaskModel) -> AdapterBase:
+    """The base model a LoRA run's adapters are saved against: the base of an adapter
+    directory ``source`` (the run went on training its adapters), else ``source`` itself (the
+    packaged default named as such, a local directory by its full path, a hub id by name)."""
+    base = models.adapter_base(source)
+    if base is not None:
+        record = read_base_record(source.location)
+        return AdapterBase(record.name, record.packaged, record.fingerprint, "")
+    packaged = source.location == str(models.default_model_path())
+    name = models.DEFAULT_MODEL_LABEL if packaged else source.location
+    fingerprint = models.weights_fingerprint(source, encoder_config(model.encoder))
+    return AdapterBase(name, packaged, fingerprint, "")
+
+
+def save_encoder(
+    encoder: torch.nn.Module,
+    tokenizer: PreTrainedTokenizerBase,
+    output: Path,
+    base: AdapterBase | None,
+) -> None:
+    """Write one transformer as a model directory: its LoRA adapters against ``base`` when it
+    carries them (PEFT's format), else its full weights and the tokenizer."""
+    from transformers import PreTrainedModel
+
+    if carries_adapters(encoder):
+        if base is None:
+            raise InputError("Saving LoRA adapters needs the base model they were trained on.")
+        save_adapter(encoder, output, base.name, base.packaged, base.fingerprint)
+        return
+    if not isinstance(encoder, PreTrainedModel):
+        raise InputError(f"The encoder to save is a {type(encoder).__name__}, not a transformer.")
+    output.mkdir(parents=True, exist_ok=True)
+    with quiet_transformers():  # no "Writing model shards" bar for one file
+        encoder.save_pretrained(output)
+    tokenizer.save_pretrained(output)
+
+
 def save_model_dir(
     model: TaskModel,
     tokenizer: PreTrainedTokenizerBase,
     head_config: dict[str, Any],
     card: dict[str, Any],
     output: Path,
+    base: AdapterBase | None = None,
 ) -> Path:
-    """Write the model directory (see the module docstring); returns ``output``."""
+    """Write the model directory (see the module docstring); returns ``output``. ``base``:
+    the base model LoRA adapters are saved against (needed when the model carries them)."""
     from safetensors.torch import save_file
-    from transformers import PreTrainedModel
 
-    encoder = model.encoder
-    if not isinstance(encoder, PreTrainedModel):
-        raise InputError(
-            f"The encoder to save is a {type(encoder).__name__}, not a transformers model "
-            "(merge LoRA adapters first: merge_lora)."
-        )
-    gloss = model.gloss_encoder if isinstance(model, BiEncoderModel) else None
-    if gloss is not None and not isinstance(gloss, PreTrainedModel):
-        raise InputError(
-            f"The gloss encoder to save is a {type(gloss).__name__}: merge LoRA first."
-        )
     output.mkdir(parents=True, exist_ok=True)
-    with quiet_transformers():  # no "Writing model shards" bar for one file
-        encoder.save_pretrained(output)
-        if gloss is not None:
-            gloss.save_pretrained(output / GLOSS_ENCODER)
-            tokenizer.save_pretrained(output / GLOSS_ENCODER)
-    tokenizer.save_pretrained(output)
+    save_encoder(model.encoder, tokenizer, output, base)
+    if isinstance(model, BiEncoderModel) and head_config.get("gloss_encoder") != BASE_GLOSS_ENCODER:
+        save_encoder(model.gloss_encoder, tokenizer, output / GLOSS_ENCODER, base)
     save_file(head_state(model), str(output / HEAD_WEIGHTS))
     (output / HEAD_CONFIG).write_text(json.dumps(head_config, indent=2) + "\n")
     write_card(card, output)
@@ -174,61 +214,45 @@ def read_card(directory: str | Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
-    """The head config of a trained WSD bi-encoder directory (its ``head.json``, task
-    ``wsd``, with a ``gloss_encoder/`` beside it); None for any other directory or model.
-
-    Raises:
-        ModelLoadError: such a directory whose ``head.json`` is not a readable WSD head
-            (damaged, or missing the gloss pooling and text).
-    """
-    directory = Path(directory)
-    config = directory / HEAD_CONFIG
-    if not (config.is_file() and (directory / GLOSS_ENCODER).is_dir()):
-        return None
-    try:
-        head = json.loads(config.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelLoadError(f"{config} cannot be read as JSON: {exc}") from exc
-    if not isinstance(head, dict) or head.get("task") != "wsd":
-        return None
-    missing = [k for k in ("gloss_pooling", "gloss_text") if not isinstance(head.get(k), str)]
-    if missing:
-        raise ModelLoadError(f"{config} is a WSD head without {' or '.join(missing)}.")
-    return head
-
-
 def load_finetuned(
     directory: str | Path,
 ) -> tuple[TaskModel, PreTrainedTokenizerBase, dict[str, Any]]:
-    """Rebuild encoder + head from a model directory, for predictions (eval mode, CPU).
+    """Rebuild encoder + head from a model directory, for predictions (eval mode, CPU, float32;
+    LoRA adapters merged in).
 
     Returns:
         ``(model, tokenizer, head_config)``; ``model(**batch)`` returns ``(loss, logits)``.
     """
     from safetensors.torch import load_file
-    from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoModelForMaskedLM
 
     directory = Path(directory)
     if not (directory / HEAD_CONFIG).is_file():
         raise ModelLoadError(f"{directory} has no {HEAD_CONFIG}: not a fine-tuned model dir.")
     head = json.loads((directory / HEAD_CONFIG).read_text())
     weights = load_file(str(directory / HEAD_WEIGHTS))
-    tokenizer = AutoTokenizer.from_pretrained(directory)
+    source = models.resolve_model(str(directory))
+    tokenizer = models.load_tokenizer(source)
     task = head["task"]
     model: TaskModel
     if task == "mlm":
+        base = models.adapter_base(source)
         with quiet_transformers():  # it reports the head as missing; it is loaded next
-            model = MaskedLMModel(AutoModelForMaskedLM.from_pretrained(directory))
+            lm = AutoModelForMaskedLM.from_pretrained((base or source).location)
+        model = MaskedLMModel(lm)
+        if base is not None:
+            model.set_encoder(apply_adapter(model.encoder, directory))
         model.lm.load_state_dict(weights, strict=False)
     elif task == "wsd":
+        if bi_encoder_head(directory) is None:
+            raise ModelLoadError(f"{directory} is a WSD head without its gloss encoder.")
         model = BiEncoderModel(
-            AutoModel.from_pretrained(directory),
-            AutoModel.from_pretrained(directory / GLOSS_ENCODER),
+            models.load_model(source, torch.float32),
+            models.load_model(gloss_source(directory, head), torch.float32),
             head["gloss_pooling"],
         )
     else:
-        encoder = AutoModel.from_pretrained(directory)
+        encoder = models.load_model(source, torch.float32)
         n = len(head["labels"])
         if task == "token":
             model = TokenModel(encoder, n, head["head_dropout"])

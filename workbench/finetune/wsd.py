@@ -20,16 +20,16 @@ Training is organised around the context pass:
 * gradient accumulation (``grad_accum``) spreads a large step over several smaller batches,
   bf16 autocast runs on a GPU, the shared loop (:mod:`workbench.finetune.loop`) does the rest.
 
-The dev metric is ``f1`` (every instance is answered, so precision = recall = F1). After
-training, :meth:`WsdTask.finish` saves the gloss encoder, embeds the glosses of every WordNet
-sense into a :class:`~workbench.wsd.index.SenseIndex` saved in the model directory
-(:mod:`workbench.finetune.gloss_index`), and scores the test data through it.
+The dev metric is ``f1`` (every instance is answered, so precision = recall = F1). The model
+directory holds both encoders (a LoRA run: their adapters, a few MB; :mod:`.store`); after
+training, :meth:`WsdTask.finish` scores the test data through it, loaded as every later answer
+loads it (:class:`workbench.wsd.biencoder.BiEncoder`: glosses encoded when needed and cached).
 
 Example::
 
     data = builtin_data("semcor", limits=(2000, None, None))   # SemCor / SE07 / ALL
     finetune("wsd", data.train, data.dev, TrainConfig(epochs=1), "runs/wsd", test=data.test)
-    Encoder(model="runs/wsd")                                  # the tuned context encoder
+    load_biencoder("runs/wsd")                                 # the bi-encoder, for answers
 """
 
 from __future__ import annotations
@@ -51,12 +51,17 @@ from workbench.errors import DataError, InputError
 from workbench.finetune.base import Features, Task, load_encoder, special_template
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile, LabelSet
-from workbench.finetune.gloss_index import CONTEXT_LAYERS, CONTEXT_POOLING
 from workbench.finetune.glosses import GlossTable
 from workbench.finetune.modeling import Batch, BiEncoderModel, TaskModel
-from workbench.finetune.store import GLOSS_ENCODER, bi_encoder_head
 from workbench.finetune.wsd_eval import finish_wsd_model
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
+from workbench.wsd.biencoder import (
+    BASE_GLOSS_ENCODER,
+    CONTEXT_LAYERS,
+    CONTEXT_POOLING,
+    bi_encoder_head,
+    gloss_source,
+)
 from workbench.wsd.sources import sense_graph
 
 if TYPE_CHECKING:
@@ -81,7 +86,7 @@ def read_wsd(path: str | Path) -> DataFile:
 
 def continued_head(cfg: TrainConfig, source: ModelSource) -> dict[str, Any] | None:
     """The head config of ``source`` when it is a trained WSD bi-encoder that training would
-    continue (:func:`~workbench.finetune.store.bi_encoder_head`), None for any other model.
+    continue (:func:`~workbench.wsd.biencoder.bi_encoder_head`), None for any other model.
 
     Raises:
         InputError: the trained bi-encoder pooled its glosses otherwise than ``head_pooling``
@@ -111,7 +116,7 @@ class WsdTask(Task):
 
     kind = "wsd"
     metric = "f1"
-    scores_test = False  # finish() scores the test data through the saved gloss index
+    scores_test = False  # finish() scores the test data through the saved model directory
 
     def __init__(
         self, cfg: TrainConfig, tokenizer: PreTrainedTokenizerBase, labels: LabelSet | None
@@ -122,6 +127,7 @@ class WsdTask(Task):
         self._candidates: dict[tuple[str, str], Candidates] = {}
         self._counts = dict.fromkeys(("context_tokens", "gloss_tokens", "instances", "batches"), 0)
         self._encoded: set[int] = set()  # frozen glosses already encoded in training
+        self.gloss_is_base = False  # the gloss encoder is the base model (build_model says)
 
     # -- data ----------------------------------------------------------------------------
     def candidates(self, lemma: str, pos: str) -> Candidates:
@@ -330,15 +336,22 @@ class WsdTask(Task):
     def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
         """Two copies of the base model: the context encoder and the gloss encoder; or, when
         ``source`` is a trained WSD bi-encoder's directory, its two encoders (training goes
-        on from both, e.g. one more epoch after a finished run; see :meth:`check_source`)."""
+        on from both, e.g. one more epoch after a finished run; a LoRA run goes on training
+        their adapters; see :meth:`check_source`)."""
         head = continued_head(self.cfg, source)
-        gloss_source = source
+        gloss_from = source
         if head is not None:
-            location = Path(source.location) / GLOSS_ENCODER
-            gloss_source = ModelSource(f"{source.name}/{GLOSS_ENCODER}", str(location), True)
+            gloss_from = gloss_source(Path(source.location), head)
+        # the gloss encoder stays the base model's own (saved as "base", not as a copy) when a
+        # LoRA run keeps it frozen and it has no adapters of its own
+        self.gloss_is_base = bool(
+            self.cfg.lora_r
+            and self.cfg.freeze_glosses
+            and (head is None or head.get("gloss_encoder") == BASE_GLOSS_ENCODER)
+        )
         model = BiEncoderModel(
-            load_encoder(source),
-            load_encoder(gloss_source),
+            load_encoder(source, self.cfg.lora_r),
+            load_encoder(gloss_from, self.cfg.lora_r),
             self.cfg.head_pooling,
             gloss_batch_tokens=self.cfg.gloss_batch_tokens,
             freeze_glosses=self.cfg.freeze_glosses,
@@ -349,7 +362,7 @@ class WsdTask(Task):
         else:
             note = (
                 f"training continues from the WSD bi-encoder '{source.name}': the context "
-                f"encoder from it, the gloss encoder from '{gloss_source.name}'"
+                f"encoder from it, the gloss encoder from '{gloss_from.name}'"
             )
             if head["gloss_text"] != self.cfg.gloss_text:
                 note += f" (its glosses were the sense's {head['gloss_text']})"
@@ -369,6 +382,7 @@ class WsdTask(Task):
             "gloss_max_length": self.cfg.gloss_max_length,
             "context_pooling": CONTEXT_POOLING,
             "context_layers": CONTEXT_LAYERS,
+            **({"gloss_encoder": BASE_GLOSS_ENCODER} if self.gloss_is_base else {}),
         }
 
     # -- evaluation ----------------------------------------------------------------------
@@ -401,8 +415,6 @@ class WsdTask(Task):
         card: dict[str, Any],
         data: tuple[DataFile, DataFile | None, DataFile | None],
     ) -> dict[str, Any]:
-        """Save the gloss encoder and the gloss index in ``output``; score the test data."""
-        if not isinstance(model, BiEncoderModel):
-            raise TypeError(f"the wsd task trains a BiEncoderModel, not {type(model).__name__}")
-        keys = {k for found in self._candidates.values() for k in found.keys}
-        return finish_wsd_model(output, model, self.glosses, self.cfg, card, data, keys)
+        """Save the sense counts, score the test data through the saved directory
+        (:func:`~workbench.finetune.wsd_eval.finish_wsd_model`)."""
+        return finish_wsd_model(output, self.cfg, card, data)

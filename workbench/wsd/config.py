@@ -28,8 +28,8 @@ GlossCombination = Literal["none", "concat", "only"]
 GLOSS_COMBINATIONS: tuple[str, ...] = get_args(GlossCombination)
 #: A gloss vector: the mean of the definition's words, of the definition's and the usage
 #: examples' words, the lemma's own vector (workbench.wsd.sources.gloss_vectors), or the
-#: vector a trained WSD bi-encoder's gloss encoder gave the sense (its own sense index,
-#: workbench.wsd.store.model_index).
+#: vector a trained WSD bi-encoder's gloss encoder gives the sense (workbench.wsd.biencoder;
+#: ``gloss="only"`` with it is the bi-encoder itself).
 GlossPooling = Literal["definition", "definition-examples", "lemma", "trained"]
 GLOSS_POOLINGS: tuple[str, ...] = get_args(GlossPooling)
 
@@ -66,11 +66,6 @@ class SenseIndexConfig:
             raise InputError(
                 "an index of gloss vectors only has no corpus vectors to propagate or to fit a "
                 "post-processor on: use propagate='none' and postprocess='none'"
-            )
-        if self.gloss == "only" and self.gloss_pooling == "trained":
-            raise InputError(
-                "an index of a trained bi-encoder's gloss vectors only is the model's own sense "
-                "index: use it (do not ignore the model's index) instead of building one"
             )
         if not 0.0 <= self.gloss_weight <= 1.0:
             raise InputError(f"gloss_weight must be in [0, 1], not {self.gloss_weight}")

@@ -1,17 +1,20 @@
 """Disambiguate one word in one sentence: every candidate sense with its gloss and score.
 
-The library call behind ``workbench wsd disambiguate`` and the app's WSD page. With no index
-given, the default system is used (:func:`workbench.wsd.systems.default_index`): the best
-documented system trained on SemCor when SemCor is here (built once, then loaded from the
-cache), else the WordNet-only index of gloss vectors, which says that it loses to WordNet's
-first sense and shows that sense as the back-off. Every result names the corpus and the
-system its vectors come from, and every candidate where its score comes from.
+The library call behind ``workbench wsd disambiguate`` and the app's WSD page. The index is
+given, or a function giving the index for the word's possible lemmas (a system opened by
+:func:`workbench.wsd.systems.open_system`: the shipped bi-encoder by default, whose glosses are
+encoded when first needed), or None: the index of ``system`` for the encoder
+(:func:`workbench.wsd.systems.default_index`). Every result names the corpus and the system its
+vectors come from, and every candidate its definition, its score and where the score comes from
+(a trained gloss vector, and how often the sense occurred in the bi-encoder's training; a
+centroid of so many occurrences; a propagated vector).
 
 Example::
 
-    enc = Encoder()
-    result = disambiguate(enc, None, "He sat on the bank of the river", "bank")
-    print(result.to_text())        # ranked senses: key, score, where the vector comes from, gloss
+    opened = open_system()         # the shipped bi-encoder
+    result = disambiguate(opened.encoder, opened.index_for, "He sat on the bank of the river",
+                          "bank")
+    print(result.to_text())        # ranked senses: key, score, where the score comes from, gloss
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from workbench.wsd.config import SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import InstanceSet
 from workbench.wsd.systems import (
-    DEFAULT_SYSTEM,
+    FALLBACK_SYSTEM,
     FEW_OCCURRENCES,
     WORDNET_SYSTEM,
+    IndexFor,
     SystemProgress,
     default_index,
     system_note,
@@ -93,7 +97,8 @@ def evidence(origin: str | None, count: int, corpus: str, config: SenseIndexConf
     if config.gloss == "concat":
         return "gloss only (no occurrence, nothing to propagate from)"
     if config.gloss_pooling == "trained":
-        return "gloss vector (the trained gloss encoder)"
+        seen = f"seen {count}x" if count else "unseen"
+        return f"trained gloss ({seen} in training)"
     return f"gloss vector ({config.gloss_pooling.replace('-', ' and ')})"
 
 
@@ -246,12 +251,12 @@ def instance_index(
 
 def disambiguate(
     encoder: Encoder,
-    index: SenseIndex | None,
+    index: SenseIndex | IndexFor | None,
     text: str | Sequence[str],
     target: str | int,
     pos: str | None = None,
     wordnet: WordNet | None = None,
-    system: str = DEFAULT_SYSTEM,
+    system: str = FALLBACK_SYSTEM,
     progress: Progress = None,
     say: SystemProgress = None,
 ) -> Disambiguation:
@@ -259,16 +264,17 @@ def disambiguate(
 
     Args:
         encoder: the encoder (must be the index's: else MismatchError).
-        index: a sense index; None: the default one of ``system``
-            (:func:`workbench.wsd.systems.default_index`: SemCor's, built once, when SemCor is
-            here; else the WordNet-only index).
+        index: a sense index, or a function giving it for the word's ``(lemma, POS)`` pairs
+            (:attr:`workbench.wsd.systems.OpenedSystem.index_for`); None: the index of
+            ``system`` (:func:`workbench.wsd.systems.default_index`: SemCor's, built once, when
+            SemCor is here; else the WordNet-only index).
         text: the sentence, raw or as words.
         target: the word (first match, case-insensitive; a phrase becomes one word) or its
             position.
         pos: restrict to one universal POS (NOUN, VERB, ADJ, ADV); None: every POS the word
             can be.
         wordnet: default :func:`load_wordnet`.
-        system: the system of the default index (``best`` or ``plain``).
+        system: the system of the index when ``index`` is None (``best`` or ``plain``).
         progress, say: passed to :func:`~workbench.wsd.systems.default_index` (a bar or
             callback while the default index is built; the line saying what is built).
 
@@ -294,6 +300,8 @@ def disambiguate(
             )
     if index is None:
         index = default_index(encoder, system, lemmas, wordnet, progress=progress, say=say)
+    elif not isinstance(index, SenseIndex):
+        index = index(lemmas)
     index.check_encoder(encoder)
     emb = encoder.encode([words], keep=[[at]], progress=False)
     vector = emb.select(index.config.layers)[0]

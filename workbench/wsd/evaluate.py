@@ -34,7 +34,7 @@ from workbench.encoding.rows import Progress
 from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.baselines import first_sense_predictions, mfs_predictions
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
-from workbench.wsd.disambiguate import instance_index
+from workbench.wsd.disambiguate import instance_index, instance_lemmas
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import (
     InstanceSet,
@@ -309,7 +309,7 @@ class CorpusEvaluation:
 def evaluate_corpus(
     encoder: Encoder,
     corpus: Corpus,
-    index: SenseIndex | None,
+    index: SenseIndex | Callable[[Sequence[tuple[str, str]]], SenseIndex] | None,
     wordnet: WordNet,
     training: Corpus | None = None,
     *,
@@ -321,15 +321,19 @@ def evaluate_corpus(
 ) -> CorpusEvaluation:
     """Evaluate a sense index on one test corpus, every stage included.
 
-    Encodes the instances of ``corpus`` (through the encoding cache); with no ``index``, builds
-    the WordNet-only index for their lemmas (:func:`workbench.wsd.disambiguate.instance_index`);
+    Encodes the instances of ``corpus`` (through the encoding cache); ``index`` may be a
+    function of the ``(lemma, POS)`` pairs the instances can be
+    (:func:`workbench.wsd.disambiguate.instance_lemmas`: a bi-encoder's index, whose glosses are
+    encoded when first needed); with no ``index``, builds the WordNet-only index for their
+    lemmas (:func:`workbench.wsd.disambiguate.instance_index`);
     computes the baselines (:func:`baseline_answers`); predicts (back-off: WordNet's first
     sense) and scores (:func:`evaluate`).
 
     Args:
         encoder: the encoder (the index's).
         corpus: the test corpus, with gold keys.
-        index: the sense index; None: the WordNet-only index of the test lemmas.
+        index: the sense index, or the function giving it for the test lemmas; None: the
+            WordNet-only index of the test lemmas.
         wordnet: WordNet (candidates, the first-sense back-off and baseline).
         training: the training corpus of the most-frequent-sense baseline (None: no MFS).
         config: the settings of the WordNet-only index (default: the ``wordnet`` system's).
@@ -351,11 +355,14 @@ def evaluate_corpus(
     t0 = time.perf_counter()
     instances = encode_instances(encoder, corpus, progress)
     stage("encode", label, time.perf_counter() - t0)
-    if index is None:
-        label = f"wordnet index for {corpus.name}"
+    if not isinstance(index, SenseIndex):
+        label = f"{'wordnet' if index is None else 'gloss'} index for {corpus.name}"
         stage("index", label)
         t0 = time.perf_counter()
-        index = instance_index(encoder, instances, wordnet, config, progress)
+        if index is None:
+            index = instance_index(encoder, instances, wordnet, config, progress)
+        else:
+            index = index(instance_lemmas(instances, wordnet))
         stage("index", label, time.perf_counter() - t0)
     label = f"predict {corpus.name}"
     stage("predict", label)

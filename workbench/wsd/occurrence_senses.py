@@ -1,7 +1,11 @@
-"""Sense labels for a lemma's occurrences, predicted from other occurrences of the same lemma.
+"""Sense labels for a lemma's occurrences: the bi-encoder's answers, or the nearest centroid of
+other occurrences of the same lemma.
 
-The training occurrences are SemCor's sense-annotated ones when SemCor is at hand, else the
-lemma's WordNet usage examples (:func:`training_occurrences`). Any training occurrence that is
+:func:`biencoder_senses` asks a WSD bi-encoder (:mod:`workbench.wsd.biencoder`, the shipped one
+by default) for each occurrence's best sense among the lemma's WordNet senses; it needs no
+annotated occurrence, so it labels any text. The centroid way (:func:`predict_senses`) learns
+the senses from annotated occurrences: SemCor's when SemCor is at hand, else the lemma's
+WordNet usage examples (:func:`training_occurrences`). Any training occurrence that is
 also one of the occurrences to label (same ``source``) is left out, so nothing is predicted from
 itself (:func:`held_out`). Each occurrence then gets the sense whose centroid, the mean vector of
 its training occurrences at a layer spec, is the most cosine-similar
@@ -33,12 +37,16 @@ from workbench.corpora.occurrences import (
 )
 from workbench.corpora.readers import Corpus
 from workbench.errors import InputError
-from workbench.lexicon.wordnet import WordNet
+from workbench.lexicon.wordnet import WordNet, load_wordnet
+from workbench.wsd.biencoder import CONTEXT_LAYERS, BiEncoder
+from workbench.wsd.disambiguate import target_lemmas
 
 #: At most this many SemCor occurrences train the centroids (a seeded sample, in corpus order).
 TRAINING_LIMIT = 1000
 #: The training sources, for messages.
 SOURCE_NAMES = {"semcor": "SemCor", "wordnet": "WordNet usage-example"}
+#: The source of :func:`biencoder_senses`' predictions.
+BIENCODER_SOURCE = "biencoder"
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,13 @@ class SensePrediction:
     def describe(self, lemma: str) -> str:
         """One sentence for a reader: how the senses were predicted and how often the
         prediction agrees with the gold labels."""
+        if self.source == BIENCODER_SOURCE:
+            return (
+                f"Predicted: the WSD bi-encoder's best sense of each occurrence among the "
+                f"{self.n_training} WordNet senses of “{lemma}” (its trained context vector "
+                f"against each sense's trained gloss vector); agrees with the gold label for "
+                f"{self.n_agree} of {self.n} occurrences."
+            )
         name = SOURCE_NAMES.get(self.source, self.source)
         k = self.n_left_out
         left_out = (
@@ -163,6 +178,49 @@ def predict_senses(
     return SensePrediction(
         tuple(labels), scores, training.source, len(kept), layers, agree, total - len(kept)
     )
+
+
+def biencoder_senses(
+    bi: BiEncoder,
+    occurrences: Sequence[Occurrence],
+    lemma: str,
+    pos: str | None = None,
+    wordnet: WordNet | None = None,
+) -> SensePrediction:
+    """Label every occurrence with the bi-encoder's best sense among the WordNet senses of
+    ``lemma`` (of ``pos``, or of every POS it has); ``scores`` are the winners' scores (dot
+    products over the query's norm, :meth:`~workbench.wsd.index.SenseIndex.candidate_scores`).
+
+    Raises:
+        InputError: no occurrence, or WordNet has no sense of ``lemma`` (as ``pos``).
+    """
+    wordnet = wordnet or load_wordnet()
+    if not occurrences:
+        raise InputError("no occurrence to label: the word does not occur in the text")
+    pairs = target_lemmas(lemma, wordnet, pos)
+    if not pairs:
+        raise InputError(
+            f"WordNet has no {pos + ' ' if pos else ''}sense of “{lemma}” to choose from"
+        )
+    index = bi.index(pairs, wordnet)
+    emb = bi.encoder.encode(
+        [list(o.words) for o in occurrences], keep=[[o.index] for o in occurrences]
+    )
+    vectors = emb.select(CONTEXT_LAYERS)
+    labels, scores = [], []
+    for vector in vectors:
+        best = max(
+            (index.candidate_scores(vector, lem, upos) for lem, upos in pairs),
+            key=lambda c: float(c.scores[0]) if len(c.scores) else float("-inf"),
+        )
+        labels.append(best.keys[0])
+        scores.append(float(best.scores[0]))
+    n_senses = sum(len(wordnet.candidates(lem, upos)) for lem, upos in pairs)
+    agree = sum(p == o.label for p, o in zip(labels, occurrences) if o.label)
+    return SensePrediction(
+        tuple(labels), np.array(scores, dtype=np.float32), BIENCODER_SOURCE, n_senses,
+        CONTEXT_LAYERS, agree,
+    )  # fmt: skip
 
 
 def nearest_centroid(

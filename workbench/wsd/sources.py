@@ -35,9 +35,9 @@ from workbench.encoding.pooling import combine_layers
 from workbench.encoding.rows import Progress, progress_part
 from workbench.errors import InputError
 from workbench.fileio import atomic_path, sha256_bytes
-from workbench.lexicon.wordnet import WordNet
+from workbench.lexicon.wordnet import WordNet, load_wordnet
+from workbench.wsd.biencoder import is_biencoder_dir, load_biencoder
 from workbench.wsd.config import GlossPooling, cache_dtype_tag
-from workbench.wsd.store import model_index
 from workbench.wsd.vectors import SenseGraph
 
 if TYPE_CHECKING:
@@ -146,18 +146,16 @@ def gloss_vectors(
             :func:`definition_vectors`); ``definition-examples``: the same over the synset
             text ``"<lemmas> - <definition> ; <example> ; ..."`` (definition and usage
             examples); ``lemma``: the vector of the sense's own lemma, word 0 of its LMMS
-            sentence ``"<lemma> - <lemmas> - <definition>"``; ``trained``: the vectors of the
-            encoder's own sense index (a WSD bi-encoder trained by ``workbench finetune wsd``:
-            what its gloss encoder gave each sense, :func:`workbench.wsd.store.model_index`),
-            whatever ``layers`` is; only the keys that index has.
+            sentence ``"<lemma> - <lemmas> - <definition>"``; ``trained``: what the gloss
+            encoder of the WSD bi-encoder whose context encoder ``encoder`` is gives each sense
+            (:func:`trained_gloss_vectors`), whatever ``layers`` is.
         progress: passed to the encoder.
 
     Raises:
-        InputError: an unknown pooling, or ``trained`` for an encoder with no sense index of
-            its own.
+        InputError: an unknown pooling, or ``trained`` for an encoder that is no bi-encoder's.
     """
     if pooling == "trained":
-        return trained_gloss_vectors(encoder, keys)
+        return trained_gloss_vectors(encoder, keys, progress)
     if pooling in ("definition", "definition-examples"):
         graph = sense_graph(wordnet)
         rows = graph.key_row
@@ -186,24 +184,30 @@ def gloss_vectors(
 
 
 def trained_gloss_vectors(
-    encoder: Encoder, keys: Iterable[str] | None = None
+    encoder: Encoder, keys: Iterable[str] | None = None, progress: Progress = None
 ) -> tuple[tuple[str, ...], np.ndarray]:
-    """The gloss vectors of a trained WSD bi-encoder (its own sense index) for ``keys`` (default:
-    all the index has): ``(keys, (n, dim) float32)``, the keys that index lacks left out.
+    """The gloss vectors of the trained WSD bi-encoder whose context encoder ``encoder`` is
+    (:mod:`workbench.wsd.biencoder`: encoded when first needed, then cached) for ``keys``
+    (default: every WordNet sense): ``(keys, (n, dim) float32)``.
 
     Raises:
-        InputError: the encoder's model directory holds no sense index.
+        InputError: the encoder is not a bi-encoder's context encoder.
     """
-    own = model_index(encoder)
-    if own is None:
+    location = encoder.source.location if encoder.source.is_local else None
+    if not is_biencoder_dir(location):
         raise InputError(
             f"gloss pooling 'trained' takes the gloss vectors of a WSD bi-encoder trained by "
-            f"'workbench finetune wsd', and {encoder.source.location} has no sense index of its "
-            "own: pick another gloss pooling (definition, definition-examples, lemma)"
+            f"'workbench finetune wsd', and {encoder.source.location} is not one: pick another "
+            "gloss pooling (definition, definition-examples, lemma)"
         )
-    row_of = {k: i for i, k in enumerate(own.keys_)}
-    wanted = sorted(row_of) if keys is None else sorted(k for k in set(keys) if k in row_of)
-    return tuple(wanted), np.asarray(own.vectors_)[[row_of[k] for k in wanted]]
+    bi = load_biencoder(location, str(encoder.device), encoder.dtype_name)  # type: ignore[arg-type]
+    wordnet = load_wordnet()
+    wanted = sorted(wordnet.senses) if keys is None else sorted(set(keys))
+    synset_of = [wordnet.synset(k) for k in wanted]
+    synsets = sorted(set(synset_of))
+    vectors = bi.gloss_vectors(synsets, wordnet, progress)
+    row = {s: i for i, s in enumerate(synsets)}
+    return tuple(wanted), vectors[np.array([row[s] for s in synset_of], dtype=np.int64)]
 
 
 def synset_sentence(synset: Synset, examples: bool = False) -> tuple[list[str], int]:

@@ -4,10 +4,6 @@ Layout: ``meta.json`` (format version, config, encoder identity, training proven
 ``senses.npz`` (sense keys, L2-normalised rows, how each row got its vector, occurrence counts)
 and, for an index with a post-processor, that post-processor's own ``.npz`` + ``.json``. Writes
 go to a temporary directory renamed into place, so a reader never sees half an index.
-
-A model directory may carry its own index in ``<model dir>/sense_index`` (:data:`MODEL_INDEX`):
-a WSD bi-encoder (:mod:`workbench.finetune.wsd`) saves there the gloss vectors of its trained
-gloss encoder, and :func:`model_index` finds them for the encoder loaded from that directory.
 """
 
 from __future__ import annotations
@@ -23,8 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.errors import DataError, MismatchError
-from workbench.fileio import atomic_path, sha256_file
+from workbench.errors import DataError
 from workbench.geometry.corrections import load_postprocessor
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
@@ -34,10 +29,6 @@ if TYPE_CHECKING:
     from workbench.encoding.encoder import Encoder
 
 FORMAT_VERSION = 1
-#: Where a model directory keeps the sense index that belongs to it ...
-MODEL_INDEX = "sense_index"
-#: ... and, inside it, the SHA-256 of the weight files it was built from.
-MODEL_WEIGHTS = "weights.json"
 
 
 def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
@@ -101,7 +92,7 @@ def _read(path: Path, arrays: tuple[str, ...]) -> tuple[dict, TrainingInfo, dict
 
 def load_index_senses(path: str | os.PathLike) -> IndexSenses:
     """The training, sense keys and counts of the index saved at ``path``, its vectors left
-    unread (what a run continuing a trained bi-encoder needs of its predecessor's index).
+    unread.
 
     Raises:
         DataError: not a readable workbench sense index.
@@ -134,62 +125,3 @@ def load_index(
     if encoder is not None:
         index.check_encoder(encoder, layers)
     return index
-
-
-def save_model_index(index: SenseIndex, model_dir: str | os.PathLike) -> Path:
-    """Save ``index`` as the model directory's own (``<model_dir>/sense_index``), with the
-    SHA-256 of the directory's weight files (``weights.json``), which :func:`model_index`
-    checks: the index belongs to these weights whatever fingerprint an encoder computes."""
-    model_dir = Path(model_dir)
-    path = save_index(index, model_dir / MODEL_INDEX)
-    with atomic_path(path / MODEL_WEIGHTS) as tmp:
-        tmp.write_text(json.dumps(_weight_digests(model_dir), indent=2) + "\n", encoding="utf-8")
-    return path
-
-
-def _weight_digests(model_dir: Path) -> dict[str, str]:
-    return {p.name: sha256_file(p) for p in sorted(model_dir.glob("*.safetensors"))}
-
-
-def model_index(encoder: Encoder) -> SenseIndex | None:
-    """The sense index saved in the encoder's own model directory (a trained WSD bi-encoder's
-    gloss index, ``<model dir>/sense_index``, see :func:`save_model_index`); None without one.
-
-    The index is the encoder's when the directory's weight files are the ones it was built
-    from (their SHA-256), and its width, hidden-state count and pooling match; it then takes
-    the encoder's identity (name, fingerprint).
-
-    Raises:
-        MismatchError: the weights changed since, or another width, depth or pooling.
-    """
-    path = encoder_index_path(encoder)
-    if path is None:
-        return None
-    index = load_index(path)
-    try:
-        recorded = json.loads((path / MODEL_WEIGHTS).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path} has no readable {MODEL_WEIGHTS}: rebuild the index") from exc
-    if recorded != _weight_digests(path.parent):
-        raise MismatchError(
-            f"the weights in {path.parent} changed since its sense index was built: rebuild "
-            "it (workbench.finetune.wsd_eval.rebuild_model_index)"
-        )
-    info = EncoderInfo.of(encoder)
-    index.check_encoder(dataclasses.replace(info, fingerprint=index.encoder_.fingerprint))
-    index.encoder_ = info
-    return index
-
-
-def encoder_index_path(encoder: Encoder) -> Path | None:
-    """:func:`model_index_path` of the directory the encoder was loaded from (None for a hub id)."""
-    return model_index_path(encoder.source.location if encoder.source.is_local else None)
-
-
-def model_index_path(model: str | os.PathLike | None) -> Path | None:
-    """``<model>/sense_index`` when ``model`` is a model directory that holds a sense index
-    (checked without loading anything), else None."""
-    if model is None:
-        return None
-    path = Path(model).expanduser() / MODEL_INDEX
-    return path if (path / "meta.json").is_file() else None

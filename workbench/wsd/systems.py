@@ -1,32 +1,34 @@
-"""The named WSD systems a user gets without choosing, and their sense indexes, built once.
+"""The named WSD systems a user gets without choosing, and how each one is opened.
 
-A *system* is a named :class:`~workbench.wsd.config.SenseIndexConfig` and its training corpus
-(``workbench wsd ... --system best|plain|wordnet``; ``best`` is the default of the command line
-and of the app):
+A *system* is a named way of answering (``workbench wsd ... --system NAME``; the first is the
+default of the command line, the library and the app):
 
+* ``biencoder``: the gloss-informed bi-encoder (:mod:`workbench.wsd.biencoder`): the trained
+  context encoder's vector of the word against the trained gloss vector of each candidate
+  sense. The package ships one for its default model; a directory trained by ``workbench
+  finetune wsd`` answers the same way (``--model DIR``). Nothing is built ahead: the glosses an
+  answer needs are encoded then and cached.
 * ``best``: SemCor centroids at the last layer, LMMS propagation down to the lexicographer
-  file, definition gloss vectors weighted 0.2: 70.2 F1 on ALL with the packaged model, the best
-  system of docs/results.md.
-* ``plain``: SemCor centroids at the last layer, nothing else (textbook 1-NN): 68.4.
+  file, definition gloss vectors weighted 0.2 (the best untrained system of docs/results.md).
+* ``plain``: SemCor centroids at the last layer, nothing else (textbook 1-NN).
 * ``wordnet``: no SemCor, every sense represented the same way, by its gloss vector (its
   synset's definition and usage examples through the same encoder path), so the scores of any
   two candidates are comparable. It loses to WordNet's first sense on the benchmarks
   (:func:`system_note` says so, and the first sense is shown as the back-off).
 
-:func:`semcor_index` builds a SemCor system's index once per encoder (it encodes SemCor's 226k
-tagged words and, for ``best``, the definitions of WordNet's 117k synsets: about 7 minutes on
-a 2-core CPU with the packaged model in bfloat16, 12 in float32, longer for larger models,
-:func:`build_minutes`) and stores
-it in the cache dir, keyed by the system's config, the encoder's identity and SemCor's
-checksum; later calls load it in seconds. :func:`wordnet_index` builds the WordNet-only index,
-for some lemmas in a second or two. :func:`default_index` picks: the SemCor system when SemCor
-is here, else the WordNet-only index.
+:func:`open_system` gives the encoder a system reads and its index for the lemmas an input
+needs; the bi-encoder, asked for a model it has not been trained on, hands over to ``best``
+and says so. :func:`semcor_index` builds a SemCor system's index once per encoder (it encodes
+SemCor's 226k tagged words and, for ``best``, the definitions of WordNet's 117k synsets:
+minutes on a CPU, :func:`build_minutes`) and stores it in the cache dir, keyed by the system's
+config, the encoder's identity and SemCor's checksum; later calls load it in seconds.
+:func:`wordnet_index` builds the WordNet-only index, for some lemmas in a second or two.
 
 Example::
 
-    enc = Encoder()
-    index = default_index(enc, "best", say=print)   # SemCor's best index, built or loaded
-    system_of(index)                                # 'best'
+    opened = open_system()                          # the shipped bi-encoder
+    index = opened.index_for([("bank", "NOUN")])    # bank's noun senses, glosses encoded once
+    opened.name, opened.encoder.name                # ('biencoder', ...)
 """
 
 from __future__ import annotations
@@ -36,30 +38,42 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import Literal, get_args
 
 import numpy as np
 
 from workbench.corpora.datasets import available_datasets, dataset_paths, load_dataset
 from workbench.corpora.readers import Corpus
+from workbench.encoding.device import DtypeName
+from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
+from workbench.encoding.pooling import Pooling
 from workbench.encoding.rows import Progress, progress_part
-from workbench.errors import DataError, InputError
+from workbench.errors import DataError, InputError, ModelLoadError
 from workbench.fileio import sha256_bytes, sha256_files
 from workbench.lexicon.wordnet import WORDNET_VERSION, WordNet, load_wordnet
+from workbench.wsd.biencoder import (
+    BIENCODER_CONFIG,
+    CONTEXT_POOLING,
+    BiEncoder,
+    biencoder_dir,
+    finished_card,
+    is_biencoder_dir,
+    load_biencoder,
+    shipped_biencoder,
+)
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo, cache_dtype_tag
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.sources import gloss_vectors
-from workbench.wsd.store import FORMAT_VERSION, load_index, model_index, save_index
+from workbench.wsd.store import FORMAT_VERSION, load_index, save_index
 
-if TYPE_CHECKING:
-    from workbench.encoding.encoder import Encoder
-
-SystemName = Literal["best", "plain", "wordnet"]
+SystemName = Literal["biencoder", "best", "plain", "wordnet"]
 #: The system names, the default first.
 SYSTEM_NAMES: tuple[str, ...] = get_args(SystemName)
-DEFAULT_SYSTEM: SystemName = "best"
+DEFAULT_SYSTEM: SystemName = "biencoder"
+#: The system the bi-encoder hands over to for a model it was not trained on.
+FALLBACK_SYSTEM: SystemName = "best"
 #: Name of the training corpus of the WordNet-only index (stated with every result).
 WORDNET_CORPUS = "wordnet-3.0 glosses"
 #: WordNet's first sense on ALL (docs/results.md): what the WordNet-only index is compared with.
@@ -75,12 +89,13 @@ class System:
     """A named way of building a sense index, and what it scored.
 
     Attributes:
-        name: ``best``, ``plain`` or ``wordnet``.
-        config: how the index is built.
+        name: ``biencoder``, ``best``, ``plain`` or ``wordnet``.
+        config: how the index is built (the bi-encoder's: gloss vectors only, trained).
         training: the training corpus (``semcor``; ``wordnet``: WordNet's glosses only).
         description: one line for a user.
         f1_all: F1 on ALL with the packaged all-MiniLM-L6-v2 in float32 (docs/results.md;
-            other models and dtypes: :data:`MEASURED_F1_ALL`).
+            other models and dtypes: :data:`MEASURED_F1_ALL`; the shipped bi-encoder's own
+            figure is read from its training card, :func:`measured_f1`).
     """
 
     name: str
@@ -91,6 +106,14 @@ class System:
 
 
 SYSTEMS: dict[str, System] = {
+    "biencoder": System(
+        "biencoder",
+        BIENCODER_CONFIG,
+        "semcor",
+        "gloss-informed bi-encoder: the trained context encoder's word vector against each "
+        "candidate's trained gloss vector",
+        float("nan"),
+    ),
     "best": System(
         "best",
         SenseIndexConfig(layers="-1", propagate="lexname", gloss="concat", gloss_weight=0.2),
@@ -133,9 +156,25 @@ MEASURED_F1_ALL: dict[tuple[str, str, str], float] = {
 }
 
 
+def shipped_f1() -> float | None:
+    """F1 on ALL of the shipped bi-encoder, as its training card records it (None: none
+    shipped, or its card has no test score)."""
+    directory = shipped_biencoder()
+    if directory is None:
+        return None
+    try:
+        test = finished_card(directory).get("test") or {}
+        return round(100 * float(test["f1"]), 1)
+    except (ModelLoadError, KeyError, TypeError, ValueError):
+        return None
+
+
 def measured_f1(system: str, fingerprint: str, dtype: str) -> float | None:
     """F1 on ALL measured for ``system`` with the model of ``fingerprint`` computing in
-    ``dtype``; None where that combination was not measured (another model, say)."""
+    ``dtype``; None where that combination was not measured (another model, say). The
+    bi-encoder's is the shipped one's (its training card), for the packaged model."""
+    if system == "biencoder":
+        return shipped_f1() if fingerprint == PACKAGED_FINGERPRINT else None
     return MEASURED_F1_ALL.get((system, fingerprint, dtype))
 
 
@@ -143,9 +182,14 @@ def f1_phrase(system: str, fingerprint: str, dtype: str) -> str:
     """What a user is told ``system`` scores with this model: its own measured F1 on ALL, or
     the packaged model's with that said."""
     f1 = measured_f1(system, fingerprint, dtype)
+    if f1 is not None and system == "biencoder":
+        return f"{f1} F1 on ALL (its training card)"
     if f1 is not None:
         return f"{f1} F1 on ALL with this model in {dtype}"
-    return f"{SYSTEMS[system].f1_all} F1 on ALL with the packaged model; not measured for this one"
+    packaged = shipped_f1() if system == "biencoder" else SYSTEMS[system].f1_all
+    if packaged is None:
+        return "not measured"
+    return f"{packaged} F1 on ALL with the packaged model; not measured for this one"
 
 
 def get_system(name: str) -> System:
@@ -157,8 +201,10 @@ def get_system(name: str) -> System:
 
 
 def system_of(index: SenseIndex) -> str:
-    """The name of the system ``index`` was built as (``best``, ``plain``, ``wordnet``), or
-    ``custom`` for any other config or training corpus."""
+    """The name of the system ``index`` was built as (``biencoder``, ``best``, ``plain``,
+    ``wordnet``), or ``custom`` for any other config or training corpus."""
+    if index.config == BIENCODER_CONFIG:
+        return "biencoder"
     corpus = "wordnet" if index.training_.corpus == WORDNET_CORPUS else index.training_.corpus
     for system in SYSTEMS.values():
         if index.config == system.config and corpus == system.training:
@@ -283,8 +329,8 @@ def semcor_index(
         DataError: no SemCor in the data dir.
     """
     chosen = get_system(system)
-    if chosen.training != "semcor":
-        raise InputError(f"the {system} system is not trained on SemCor: use wordnet_index")
+    if chosen.training != "semcor" or chosen.config == BIENCODER_CONFIG:
+        raise InputError(f"the {system} system has no SemCor index: use open_system")
     sha = semcor.sha256 if semcor is not None else semcor_sha256()
     path = system_index_path(encoder, chosen, sha)
     if (path / "meta.json").is_file():
@@ -351,23 +397,123 @@ def wordnet_index(
 
 def default_index(
     encoder: Encoder,
-    system: str = DEFAULT_SYSTEM,
+    system: str = FALLBACK_SYSTEM,
     lemmas: Sequence[tuple[str, str]] | None = None,
     wordnet: WordNet | None = None,
     progress: Progress = None,
     say: SystemProgress = None,
 ) -> SenseIndex:
-    """The index a user gets without choosing one: the encoder's own (a trained WSD
-    bi-encoder's gloss index, :func:`workbench.wsd.store.model_index`) when its model directory
-    has one; else ``system`` trained on SemCor when SemCor is here (:func:`semcor_index`, built
-    once); else, and for the ``wordnet`` system, the WordNet-only index (the full one when
-    ``workbench wsd train --corpus wordnet`` has stored it, else one for ``lemmas``)."""
-    own = model_index(encoder)
-    if own is not None:
-        return own
+    """The index of ``system`` for ``encoder``: a bi-encoder's own (its gloss vectors, for
+    ``lemmas``) when the encoder is a bi-encoder's context encoder; else ``system`` trained on
+    SemCor when SemCor is here (:func:`semcor_index`, built once); else, and for the
+    ``wordnet`` system, the WordNet-only index (the full one when ``workbench wsd train
+    --corpus wordnet`` has stored it, else one for ``lemmas``).
+
+    Raises:
+        InputError: ``biencoder`` for an encoder that is no bi-encoder's (:func:`open_system`
+            finds the encoder a system reads).
+    """
+    get_system(system)
+    location = encoder.source.location if encoder.source.is_local else None
+    if is_biencoder_dir(location):
+        bi = load_biencoder(location, str(encoder.device), encoder.dtype_name)  # type: ignore[arg-type]
+        return bi.index(lemmas, wordnet, progress)
+    if system == "biencoder":
+        raise InputError(
+            f"{encoder.name} is not a WSD bi-encoder: the biencoder system reads its own "
+            "context encoder (open_system finds it)."
+        )
     if get_system(system).training == "semcor" and semcor_available():
         return semcor_index(encoder, system, wordnet, progress, say)
     path = wordnet_index_path(encoder)
     if (path / "meta.json").is_file():
         return load_index(path, encoder=encoder)
     return wordnet_index(encoder, lemmas, wordnet, progress=progress)
+
+
+#: An index for the ``(lemma, POS)`` pairs an input needs.
+IndexFor = Callable[[Sequence[tuple[str, str]]], SenseIndex]
+
+
+@dataclass(frozen=True)
+class OpenedSystem:
+    """A system ready to answer.
+
+    Attributes:
+        name: the system that answers (``biencoder``, ``best``, ...).
+        encoder: the encoder whose word vectors it reads (the bi-encoder's context encoder).
+        index_for: its index for the ``(lemma, POS)`` pairs an input needs.
+        note: why another system answers than the one asked for ("" when it is that one).
+        biencoder: the bi-encoder, when it answers.
+    """
+
+    name: str
+    encoder: Encoder
+    index_for: IndexFor
+    note: str = ""
+    biencoder: BiEncoder | None = None
+
+    def describe(self) -> dict[str, object]:
+        """What answers, for reports: the system, its description, the model(s)."""
+        model = self.biencoder.describe() if self.biencoder else self.encoder.describe()
+        return {
+            "name": self.name,
+            "description": SYSTEMS[self.name].description,
+            "model": model,
+            **({"note": self.note} if self.note else {}),
+        }
+
+
+def fallback_note(model: str | None) -> str:
+    """Why the :data:`FALLBACK_SYSTEM` answers where the bi-encoder was asked for."""
+    what = "the packaged default model" if model is None else f"'{model}'"
+    return (
+        f"there is no trained WSD bi-encoder for {what}, so the '{FALLBACK_SYSTEM}' system "
+        "answers (`workbench finetune wsd` trains one)"
+    )
+
+
+def open_system(
+    system: str = DEFAULT_SYSTEM,
+    model: str | None = None,
+    *,
+    device: str | None = None,
+    dtype: DtypeName = "auto",
+    pooling: Pooling = "mean",
+    encoder: Encoder | None = None,
+    wordnet: WordNet | None = None,
+    progress: Progress = None,
+    say: SystemProgress = None,
+) -> OpenedSystem:
+    """Open ``system`` on ``model`` (None: the packaged default model).
+
+    ``biencoder`` loads the bi-encoder of ``model`` (:func:`workbench.wsd.biencoder.
+    biencoder_dir`: a bi-encoder directory, or the one the package ships for that base); for
+    a model without one the :data:`FALLBACK_SYSTEM` answers, and :attr:`OpenedSystem.note`
+    says so. Any other system reads ``encoder`` (or a new ``Encoder(model, device, dtype,
+    pooling)``) and builds or loads its index (:func:`default_index`).
+
+    Raises:
+        InputError: an unknown system; ``pooling`` other than the bi-encoder's for it.
+        ModelLoadError: the model or the bi-encoder cannot be loaded.
+    """
+    get_system(system)
+    note = ""
+    if system == "biencoder":
+        directory = biencoder_dir(model)
+        if directory is not None:
+            if pooling != CONTEXT_POOLING:
+                raise InputError(
+                    f"the bi-encoder pools a word's subwords as it was trained "
+                    f"('{CONTEXT_POOLING}'), not '{pooling}': leave --pooling out"
+                )
+            bi = load_biencoder(str(directory), device, dtype)
+            return OpenedSystem("biencoder", bi.encoder, bi.index_for(), "", bi)
+        system, note = FALLBACK_SYSTEM, fallback_note(model)
+    enc = encoder or Encoder(model=model, device=device, dtype=dtype, pooling=pooling)
+    chosen = system
+
+    def index_for(lemmas: Sequence[tuple[str, str]]) -> SenseIndex:
+        return default_index(enc, chosen, lemmas, wordnet, progress, say)
+
+    return OpenedSystem(chosen, enc, index_for, note)

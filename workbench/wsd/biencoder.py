@@ -1,0 +1,465 @@
+"""The gloss-informed bi-encoder at work: a trained context encoder and gloss encoder say which
+sense a word has; each gloss is encoded when an answer first needs it and kept on disk.
+
+A *bi-encoder directory* is what ``workbench finetune wsd`` writes (and what the package ships
+for its default model, :func:`shipped_biencoder`):
+
+* the context encoder, as a model directory the :class:`~workbench.encoding.encoder.Encoder`
+  loads: LoRA adapters on the base model in PEFT's format (:mod:`workbench.encoding.adapters`),
+  or full weights;
+* ``gloss_encoder/``: the gloss encoder, the same way; absent when training kept the gloss
+  encoder at the base model's weights (``head.json`` then says ``"gloss_encoder": "base"``);
+* ``head.json``: task ``wsd``, how a gloss is read (:data:`workbench.lexicon.glosses.GlossText`),
+  cut (``gloss_max_length`` subwords) and pooled (``gloss_pooling``);
+* ``sense_counts.json.gz``: how often each sense key occurred in its training data (the
+  senses it learnt from examples; every other sense it knows from its gloss alone);
+* ``training_card.json``: how it was trained, written last (a directory without it is an
+  unfinished run and is refused).
+
+A word's vector is the context encoder's last hidden state, its subwords averaged
+(:data:`CONTEXT_LAYERS`, :data:`CONTEXT_POOLING`); a sense's vector is its synset's gloss through
+the gloss encoder; the score is their dot product. :meth:`BiEncoder.index` puts the gloss
+vectors of the senses an input needs (or of all of WordNet) into a
+:class:`~workbench.wsd.index.SenseIndex` whose rows are the gloss vectors as trained, not
+normalised (the model was trained on the dot product; the index normalises the query only, which
+keeps each query's ranking), so prediction, scoring, reports and the app work on it unchanged.
+Gloss vectors come from a :class:`~workbench.wsd.gloss_cache.GlossCache` keyed by the gloss
+encoder's fingerprint and the gloss text: nothing is built ahead.
+
+Example::
+
+    bi = load_biencoder()                            # the shipped one, on the packaged MiniLM
+    index = bi.index([("bank", "NOUN")])             # bank's 10 noun senses, glosses encoded once
+    emb = bi.encoder.encode([["He", "sat", "on", "the", "bank"]], keep=[[4]])
+    index.candidate_scores(emb.select(CONTEXT_LAYERS)[0], "bank", "NOUN").keys[0]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gzip
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from workbench.encoding import models
+from workbench.encoding.adapters import read_base_record
+from workbench.encoding.device import DtypeName
+from workbench.encoding.encoder import Encoder
+from workbench.encoding.pooling import Pooling, pool_sequence
+from workbench.encoding.rows import Progress
+from workbench.errors import ModelLoadError
+from workbench.fileio import atomic_path
+from workbench.lexicon.glosses import GLOSS_TEXTS, GlossText, gloss_text
+from workbench.lexicon.wordnet import WordNet, load_wordnet
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
+from workbench.wsd.gloss_cache import GlossCache
+from workbench.wsd.index import ORIGINS, SenseIndex
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+#: The context vector of a bi-encoder: the last hidden state ...
+CONTEXT_LAYERS = "-1"
+#: ... of a word's subwords, averaged (the Encoder's default pooling).
+CONTEXT_POOLING: Pooling = "mean"
+#: How a bi-encoder's index is described: gloss vectors only, from its trained gloss encoder.
+BIENCODER_CONFIG = SenseIndexConfig(layers=CONTEXT_LAYERS, gloss="only", gloss_pooling="trained")
+HEAD_CONFIG = "head.json"
+CARD = "training_card.json"
+GLOSS_ENCODER = "gloss_encoder"  # the gloss encoder's model directory inside a bi-encoder's
+SENSE_COUNTS = "sense_counts.json.gz"  # training occurrences per sense key
+#: ``head.json``'s ``gloss_encoder`` when the gloss encoder is the base model itself.
+BASE_GLOSS_ENCODER = "base"
+#: Where the package keeps the bi-encoders it ships, one folder each.
+SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
+#: Padded gloss tokens per forward pass of the gloss encoder.
+GLOSS_BATCH_TOKENS = 8192
+
+
+def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
+    """The head config of a WSD bi-encoder directory (its ``head.json``, task ``wsd``); None for
+    any other directory or model.
+
+    Raises:
+        ModelLoadError: such a directory whose ``head.json`` is not a readable WSD head
+            (damaged, or missing the gloss pooling, text or cut).
+    """
+    directory = Path(directory)
+    config = directory / HEAD_CONFIG
+    if not config.is_file():
+        return None
+    try:
+        head = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ModelLoadError(f"{config} cannot be read as JSON: {exc}") from exc
+    if not isinstance(head, dict) or head.get("task") != "wsd":
+        return None
+    gloss_side = head.get("gloss_encoder")
+    if gloss_side != BASE_GLOSS_ENCODER and not (directory / GLOSS_ENCODER).is_dir():
+        return None
+    bad = [k for k in ("gloss_pooling", "gloss_text") if not isinstance(head.get(k), str)]
+    if not isinstance(head.get("gloss_max_length"), int):
+        bad.append("gloss_max_length")
+    if bad:
+        raise ModelLoadError(f"{config} is a WSD head without a valid {' or '.join(bad)}.")
+    if head["gloss_text"] not in GLOSS_TEXTS or head["gloss_pooling"] not in ("cls", "mean"):
+        raise ModelLoadError(
+            f"{config}: unknown gloss text '{head['gloss_text']}' or pooling "
+            f"'{head['gloss_pooling']}'."
+        )
+    return head
+
+
+def is_biencoder_dir(path: str | Path | None) -> bool:
+    """Whether ``path`` is a WSD bi-encoder directory (checked without loading anything)."""
+    if path is None or not Path(path).expanduser().is_dir():
+        return False
+    try:
+        return bi_encoder_head(Path(path).expanduser()) is not None
+    except ModelLoadError:
+        return True  # a damaged one: loading it says what is wrong
+
+
+def shipped_biencoders() -> list[Path]:
+    """The bi-encoder directories the package ships (each one's base named in its record)."""
+    if not SHIPPED_DIR.is_dir():
+        return []
+    return sorted(p for p in SHIPPED_DIR.iterdir() if is_biencoder_dir(p))
+
+
+@functools.lru_cache(maxsize=8)
+def _fingerprint_of(location: str, is_local: bool, name: str) -> str:
+    from transformers import AutoConfig
+
+    source = models.ModelSource(name, location, is_local)
+    config = AutoConfig.from_pretrained(location, local_files_only=True)
+    return models.weights_fingerprint(source, config)
+
+
+def shipped_biencoder(model: str | None = None) -> Path | None:
+    """The shipped bi-encoder trained on ``model`` (None: the packaged default model), found by
+    its base model's fingerprint; None when the package ships none for it."""
+    try:
+        source = models.resolve_model(model)
+        if models.adapter_base(source) is not None or not source.is_local:
+            return None
+        fingerprint = _fingerprint_of(source.location, source.is_local, source.name)
+    except (ModelLoadError, OSError, ValueError):
+        return None
+    for directory in shipped_biencoders():
+        try:
+            record = read_base_record(directory)
+        except ModelLoadError:
+            continue
+        if record.fingerprint == fingerprint:
+            return directory
+    return None
+
+
+def biencoder_dir(model: str | None = None) -> Path | None:
+    """The bi-encoder directory that answers for ``model``: ``model`` itself when it is one,
+    else the shipped bi-encoder of that base model (None: of the packaged default); None when
+    there is none."""
+    if model is not None and is_biencoder_dir(model):
+        return Path(model).expanduser().resolve()
+    return shipped_biencoder(model)
+
+
+def gloss_source(directory: Path, head: dict[str, Any]) -> models.ModelSource:
+    """The gloss encoder of a bi-encoder directory: its ``gloss_encoder/`` model directory, or
+    the context encoder's base model when the head says the gloss side stayed at the base."""
+    if head.get("gloss_encoder") == BASE_GLOSS_ENCODER:
+        base = models.adapter_base(models.resolve_model(str(directory)))
+        if base is None:
+            raise ModelLoadError(
+                f"{directory / HEAD_CONFIG} keeps the gloss encoder at the base model, but "
+                f"{directory} holds no adapters that name a base model."
+            )
+        return base
+    return models.resolve_model(str(directory / GLOSS_ENCODER))
+
+
+def finished_card(directory: Path) -> dict[str, Any]:
+    """The training card of a bi-encoder directory.
+
+    Raises:
+        ModelLoadError: no card (an unfinished run) or an unreadable one.
+    """
+    path = directory / CARD
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelLoadError(
+            f"{directory} has no {CARD}: it is not a finished WSD bi-encoder (a run that was "
+            "stopped before its end); finish it with --resume or train it again."
+        ) from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ModelLoadError(f"{path} cannot be read as JSON: {exc}") from exc
+    if not isinstance(card, dict):
+        raise ModelLoadError(f"{path} is not a training card.")
+    return card
+
+
+def write_sense_counts(directory: Path, counts: Mapping[str, int]) -> None:
+    """Write :data:`SENSE_COUNTS` (gzip'd JSON, keys sorted), atomically."""
+    data = json.dumps(dict(sorted(counts.items())), separators=(",", ":")).encode("utf-8")
+    with atomic_path(directory / SENSE_COUNTS) as tmp:
+        tmp.write_bytes(gzip.compress(data, mtime=0))
+
+
+def read_sense_counts(directory: Path) -> dict[str, int]:
+    """The training occurrences per sense key of a bi-encoder directory ({} without the file).
+
+    Raises:
+        ModelLoadError: a damaged file.
+    """
+    path = directory / SENSE_COUNTS
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        return {str(k): int(v) for k, v in data.items()}
+    except (OSError, ValueError, TypeError, EOFError, RecursionError) as exc:
+        raise ModelLoadError(f"{path} cannot be read ({exc}).") from exc
+
+
+def training_of(card: dict[str, Any], gloss_how: str) -> TrainingInfo:
+    """Where a bi-encoder's training came from, as its index states it with every answer."""
+    data = card.get("data")
+    data = data if isinstance(data, dict) else {}
+    train = data.get("train")
+    train = train if isinstance(train, dict) else {}
+    source = str(train.get("source", "unrecorded data"))
+    earlier = card.get("earlier_training")
+    if isinstance(earlier, str) and earlier:
+        source = f"{earlier} then {source}"
+    return TrainingInfo(
+        corpus=f"{source}, as a bi-encoder with {gloss_how} glosses",
+        sha256=str(train.get("sha256", "")),
+        n_sentences=int(train.get("n", 0) or 0),
+    )
+
+
+def gloss_sense_index(
+    keys: Sequence[str],
+    vectors: np.ndarray,
+    encoder: EncoderInfo,
+    training: TrainingInfo,
+    counts: Mapping[str, int] | None = None,
+) -> SenseIndex:
+    """A :class:`SenseIndex` (:data:`BIENCODER_CONFIG`) whose rows are the gloss vectors
+    ``(len(keys), dim)`` as they are, for queries of ``encoder`` at :data:`CONTEXT_LAYERS`;
+    ``counts``: training occurrences per key."""
+    index = SenseIndex(BIENCODER_CONFIG)
+    origin = np.full(len(keys), ORIGINS.index("gloss"), dtype=np.int8)
+    seen = np.array([(counts or {}).get(k, 0) for k in keys], dtype=np.int64)
+    index.set_rows(tuple(keys), np.asarray(vectors, dtype=np.float32), origin, seen)
+    index.postprocessor_ = None
+    index.encoder_ = encoder
+    index.training_ = training
+    return index
+
+
+class BiEncoder:
+    """A trained WSD bi-encoder, loaded for answers.
+
+    Args:
+        directory: a bi-encoder directory (see the module docstring).
+        device: ``cpu``, ``cuda``, ...; default: the best available.
+        dtype: the compute dtype of both encoders (:func:`workbench.encoding.device.choose_dtype`).
+        card: the training card (default: read from the directory; a run that is still
+            writing its directory passes the card it is about to write).
+
+    Attributes:
+        directory, head, card: the directory, its ``head.json`` and training card.
+        sense_counts: training occurrences per sense key.
+        encoder: the context encoder (an :class:`~workbench.encoding.encoder.Encoder`).
+        gloss_model, gloss_tokenizer: the gloss encoder.
+        gloss_fingerprint: the gloss encoder's weights fingerprint.
+        training: where it was trained (:func:`training_of`).
+        cache: its gloss vectors on disk.
+
+    Raises:
+        ModelLoadError: not a finished bi-encoder directory, adapters damaged or for another
+            base model.
+    """
+
+    def __init__(
+        self,
+        directory: str | Path,
+        device: str | None = None,
+        dtype: DtypeName = "auto",
+        card: dict[str, Any] | None = None,
+    ) -> None:
+        self.directory = Path(directory).expanduser().resolve()
+        head = bi_encoder_head(self.directory)
+        if head is None:
+            raise ModelLoadError(f"{self.directory} is not a WSD bi-encoder directory.")
+        self.head = head
+        self.card = card if card is not None else finished_card(self.directory)
+        self.sense_counts = read_sense_counts(self.directory)
+        self.gloss_how: GlossText = head["gloss_text"]
+        self.gloss_pooling: str = head["gloss_pooling"]
+        self.gloss_max_length = int(head["gloss_max_length"])
+        self.encoder = Encoder(
+            model=str(self.directory), device=device, dtype=dtype, pooling=CONTEXT_POOLING
+        )
+        source = gloss_source(self.directory, head)
+        self.gloss_tokenizer: PreTrainedTokenizerBase = models.load_tokenizer(source)
+        model = models.load_model(source, self.encoder.dtype)
+        torch.nn.Module.to(model, self.encoder.device)
+        self.gloss_model: PreTrainedModel = model
+        self.gloss_fingerprint = models.weights_fingerprint(source, model.config)
+        if int(model.config.hidden_size) != self.encoder.dim:
+            raise ModelLoadError(
+                f"{self.directory}: the context and gloss encoders differ in width "
+                f"({self.encoder.dim} and {model.config.hidden_size})."
+            )
+        self.training = dataclasses.replace(
+            training_of(self.card, self.gloss_how), n_occurrences=sum(self.sense_counts.values())
+        )
+        self.cache = GlossCache(
+            {
+                "gloss_encoder": self.gloss_fingerprint,
+                "pooling": self.gloss_pooling,
+                "max_length": self.gloss_max_length,
+                "dtype": self.encoder.dtype_name,
+                "inputs": "input_ids+attention_mask/1",
+            },
+            self.encoder.dim,
+        )
+
+    @property
+    def name(self) -> str:
+        """The bi-encoder's label: its directory's name, or the shipped model's."""
+        return self.directory.name
+
+    def describe(self) -> dict[str, Any]:
+        """What answers, for reports: the directory, both encoders' identities, the gloss
+        settings and the training data."""
+        return {
+            "biencoder": str(self.directory),
+            "context_encoder": self.encoder.describe(),
+            "gloss_encoder": {
+                "fingerprint": self.gloss_fingerprint,
+                "gloss_text": self.gloss_how,
+                "gloss_pooling": self.gloss_pooling,
+                "gloss_max_length": self.gloss_max_length,
+            },
+            "training": self.training.corpus,
+            "command": self.card.get("command"),
+        }
+
+    # ------------------------------------------------------------------ glosses
+    def encode_texts(self, texts: Sequence[str], progress: Progress = None) -> np.ndarray:
+        """Gloss vectors ``(len(texts), dim)`` float32 of the gloss encoder, computed now (no
+        cache): longest first, in passes of at most :data:`GLOSS_BATCH_TOKENS` padded tokens."""
+        out = np.zeros((len(texts), self.encoder.dim), dtype=np.float32)
+        if not texts:
+            return out
+        ids = self.gloss_tokenizer(list(texts), truncation=True, max_length=self.gloss_max_length)[
+            "input_ids"
+        ]
+        order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
+        pad = self.gloss_tokenizer.pad_token_id or 0
+        device = self.encoder.device
+        start = 0
+        with torch.inference_mode():
+            while start < len(order):
+                width = len(ids[order[start]])
+                stop = min(len(order), start + max(1, GLOSS_BATCH_TOKENS // max(width, 1)))
+                part = order[start:stop]
+                batch = torch.full((len(part), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(part), width), dtype=torch.long)
+                for row, i in enumerate(part):
+                    batch[row, : len(ids[i])] = torch.tensor(ids[i])
+                    mask[row, : len(ids[i])] = 1
+                batch, mask = batch.to(device), mask.to(device)
+                hidden = self.gloss_model(input_ids=batch, attention_mask=mask).last_hidden_state
+                pooled = pool_sequence(hidden, mask, self.gloss_pooling).float().cpu().numpy()
+                out[part] = pooled
+                start = stop
+                if callable(progress):
+                    progress(start / len(order))
+        return out
+
+    def gloss_vectors(
+        self, synsets: Sequence[str], wordnet: WordNet | None = None, progress: Progress = None
+    ) -> np.ndarray:
+        """Gloss vectors ``(len(synsets), dim)`` float32: from the cache, the rest encoded now
+        and stored there."""
+        wordnet = wordnet or load_wordnet()
+        texts = [gloss_text(wordnet, s, self.gloss_how) for s in synsets]
+        vectors, found = self.cache.lookup(texts)
+        missing = sorted({texts[i] for i in np.flatnonzero(~found)})
+        if missing:
+            fresh = self.encode_texts(missing, progress)
+            self.cache.store(missing, fresh)
+            row = {t: i for i, t in enumerate(missing)}
+            for i in np.flatnonzero(~found):
+                vectors[i] = fresh[row[texts[i]]]
+        return vectors
+
+    def index(
+        self,
+        lemmas: Sequence[tuple[str, str]] | None = None,
+        wordnet: WordNet | None = None,
+        progress: Progress = None,
+    ) -> SenseIndex:
+        """A :class:`SenseIndex` of the candidate senses of ``lemmas`` (``(lemma, POS)`` pairs;
+        None: every WordNet sense), each row its synset's gloss vector, for queries of
+        :attr:`encoder` at :data:`CONTEXT_LAYERS`."""
+        wordnet = wordnet or load_wordnet()
+        if lemmas is None:
+            keys = sorted(wordnet.senses)
+        else:
+            keys = sorted({k for lemma, pos in lemmas for k in wordnet.candidates(lemma, pos)})
+        synset_of = [wordnet.synset(k) for k in keys]
+        synsets = sorted(set(synset_of))
+        vectors = self.gloss_vectors(synsets, wordnet, progress)
+        row = {s: i for i, s in enumerate(synsets)}
+        rows = vectors[np.array([row[s] for s in synset_of], dtype=np.int64)]
+        restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())
+        return gloss_sense_index(
+            keys,
+            rows,
+            EncoderInfo.of(self.encoder),
+            dataclasses.replace(self.training, restricted_to=restricted),
+            self.sense_counts,
+        )
+
+    def index_for(self) -> Callable[[Sequence[tuple[str, str]]], SenseIndex]:
+        """:meth:`index` as a function of the lemmas an input needs."""
+        return lambda lemmas: self.index(lemmas)
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded(directory: str, device: str | None, dtype: str) -> BiEncoder:
+    return BiEncoder(directory, device, dtype)  # type: ignore[arg-type]
+
+
+def load_biencoder(
+    model: str | None = None, device: str | None = None, dtype: DtypeName = "auto"
+) -> BiEncoder:
+    """The bi-encoder for ``model`` (:func:`biencoder_dir`: a bi-encoder directory, or the
+    shipped one of a base model; None: the packaged default's), loaded once per process.
+
+    Raises:
+        ModelLoadError: there is none for ``model``, or it cannot be loaded.
+    """
+    directory = biencoder_dir(model)
+    if directory is None:
+        what = "the packaged default model" if model is None else f"'{model}'"
+        raise ModelLoadError(
+            f"There is no WSD bi-encoder for {what}: train one with `workbench finetune wsd`, "
+            "or choose another system (--system best, plain or wordnet)."
+        )
+    return _loaded(str(directory), device, dtype)
