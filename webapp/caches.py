@@ -14,6 +14,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import streamlit as st
 
+import webapp.state
 from webapp.builds import Build, background
 from webapp.state import Settings, current, encoder, memo, user_errors, with_progress
 from workbench.corpora import occurrences as occ
@@ -77,6 +78,34 @@ def available_datasets() -> list[str]:
 
 
 # --------------------------------------------------------------------------- encodings
+
+
+def text_key(text: str) -> str:
+    """The short hash that names a typed text in cache keys and widget keys."""
+    return sha256_bytes(text)[:16]
+
+
+def warm_words(
+    key: Hashable,
+    sentences: list[list[str]],
+    settings: Settings,
+    keep: list[list[int]] | None = None,
+) -> LayerwiseEmbeddings:
+    """:func:`encode_words` outside a page (the server's preload): no progress bar; errors
+    raise. Fills the same memo entry a page reads."""
+    enc = webapp.state.encoder_for(settings)
+    return memo("embeddings", 24).get(
+        (settings.key, key), lambda: encode_cached(enc, sentences, keep=keep, progress=False)
+    )
+
+
+def warm_occurrences(
+    key: Hashable, occurrences: Sequence[Occurrence], settings: Settings
+) -> LayerwiseEmbeddings:
+    """:func:`encode_occurrences` outside a page (the server's preload)."""
+    sentences = [list(o.words) for o in occurrences]
+    keep = [[o.index] for o in occurrences]
+    return warm_words(("occurrences", key), sentences, settings, keep=keep)
 
 
 def encode_words(

@@ -28,7 +28,7 @@ import webapp.state
 from webapp.urlstate import Param
 from workbench.corpora import occurrences as occ
 from workbench.corpora.occurrences import Occurrence, OccurrenceVectors
-from workbench.encoding.models import default_cache_dir
+from workbench.encoding.offered import NOT_OFFERED, check_offered, is_offered, offered_models
 from workbench.errors import InputError
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz.export import ViewSettings
@@ -49,13 +49,22 @@ PANES = ("a", "b")
 CORRECTIONS = ("none", *(c for c in POSTPROCESSORS if c != "none"))
 
 
+class PaneModels:
+    """A pane's model choices in a link: the two named choices, or a model the server offers."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in (SIDEBAR_MODEL, PACKAGED) or (isinstance(name, str) and is_offered(name))
+
+
 def pane_params(prefix: str) -> tuple[Param, ...]:
     """The URL settings of both panes of a page (widget keys ``<prefix>_<pane>_...``)."""
     return tuple(
         p
         for pane in PANES
         for p in (
-            Param(f"{prefix}_{pane}_model", f"{pane}_model"),
+            Param(
+                f"{prefix}_{pane}_model", f"{pane}_model", choices=PaneModels(), refusal=NOT_OFFERED
+            ),
             Param(f"{prefix}_{pane}_layer", f"{pane}_layer"),
             Param(f"{prefix}_{pane}_corr", f"{pane}_corr", choices=CORRECTIONS),
         )
@@ -82,19 +91,17 @@ class Pane:
 
 
 def model_choices() -> list[str]:
-    """The models offered in a pane: the sidebar's, the packaged one, all-mpnet-base-v2 when
-    fetched, and every fine-tuned model directory under ``<cache>/finetuned`` (newest first)."""
-    root = default_cache_dir()
-    found = [p.parent for p in (root / "models").glob("*/*/config.json")]
-    tuned = sorted((root / "finetuned").glob("*/config.json"), key=lambda p: -p.stat().st_mtime)
-    return [SIDEBAR_MODEL, PACKAGED, *(str(p) for p in found), *(str(p.parent) for p in tuned)]
+    """The models offered in a pane: the sidebar's, the packaged one, and what the server offers
+    (:func:`workbench.encoding.offered.offered_models`: fetched models such as
+    all-mpnet-base-v2, the app's fine-tuned runs, newest first, and the owner's list)."""
+    return [SIDEBAR_MODEL, PACKAGED, *offered_models()]
 
 
 def _model_label(choice: str) -> str:
     if choice in (SIDEBAR_MODEL, PACKAGED):
         return choice
     parts = choice.rstrip("/").split("/")
-    return "/".join(parts[-2:]) if len(parts) > 1 else choice
+    return webapp.state.short("/".join(parts[-2:]) if len(parts) > 1 else choice, 60)
 
 
 def pane_settings(pane: Pane) -> webapp.state.Settings:
@@ -113,10 +120,13 @@ def pane_widgets(name: str, area: Any, default_correction: str, prefix: str = "s
         choices.append(typed)
     model_choice = area.selectbox(
         "Model", choices, key=key, format_func=_model_label, accept_new_options=True,
-        help="A Hugging Face id or a local model directory can be typed too. A fine-tuned model "
-        "here and its base model in the other pane is the before/after view.",
+        help="Another model this server offers can be typed too (a Hugging Face id in its local "
+        "cache). A fine-tuned model here and its base model in the other pane is the "
+        "before/after view.",
     )  # fmt: skip
     model = {SIDEBAR_MODEL: sidebar.model, PACKAGED: None}.get(model_choice, model_choice)
+    with webapp.state.user_errors(area):
+        model = check_offered(model)
     n_layers = webapp.state.encoder(replace(sidebar, model=model)).n_layers
     options = webapp.state.layer_options(n_layers)
     layer_key = f"{prefix}_{name}_layer"

@@ -12,6 +12,7 @@ import pytest
 
 import workbench.encoding.cache
 import workbench.viz.projection
+from workbench.encoding.offered import NOT_OFFERED
 from workbench.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -107,11 +108,13 @@ def test_explore_empty_text_shows_a_message():
     assert not at.get("plotly_chart")
 
 
-def test_unknown_model_is_a_message_in_the_sidebar():
+def test_a_model_the_server_does_not_offer_is_a_message_in_the_sidebar_and_the_page():
     at = _app().run()
     at.sidebar.text_input(key="model").set_value("./no/such/model-dir").run()
     _ok(at)
-    assert any("no model directory" in e.value for e in at.sidebar.error)
+    assert any(NOT_OFFERED in e.value for e in at.sidebar.error)
+    assert any(NOT_OFFERED in e.value for e in at.main.error)  # the page says so too
+    assert at.get("plotly_chart"), "the page goes on with the packaged model"
     at.sidebar.text_input(key="model").set_value("").run()
     _ok(at)
     assert not at.sidebar.error

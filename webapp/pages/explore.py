@@ -15,20 +15,14 @@ import webapp.downloads
 import webapp.explore_panes
 import webapp.state
 import webapp.urlstate
+from webapp.defaults import EXPLORE_TEXT
 from webapp.urlstate import Param
-from workbench.fileio import sha256_bytes
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz import neighbours as explore
 from workbench.viz import plotting
 from workbench.viz.export import ViewSettings
 from workbench.viz.neighbours import PoolPart
 
-DEFAULT_TEXT = """\
-She deposited the cheque at the bank before noon.
-We had a picnic on the grassy bank of the river.
-The bank raised its interest rates again.
-Fishermen lined the muddy bank at dawn.
-He asked the bank for a small loan."""
 CORRECTIONS = [name for name in POSTPROCESSORS if name != "none"]
 #: Every setting of the page (and the sidebar) in the URL; the word and the occurrence are
 #: added once the text is known (their widget keys depend on it).
@@ -51,10 +45,10 @@ st.caption(
 webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once every widget is drawn
 
-text = st.text_area("Sentences", value=DEFAULT_TEXT, height=150, key="explore_text")
+text = st.text_area("Sentences", value=EXPLORE_TEXT, height=150, key="explore_text")
 with webapp.state.user_errors():
     sentences = explore.split_sentences(text)
-text_key = sha256_bytes(text)[:16]
+text_key = webapp.caches.text_key(text)
 emb = webapp.caches.encode_words(("text", text_key), sentences, text="Encoding your sentences…")
 
 counts = explore.word_counts(sentences)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 import webapp.caches
 import webapp.state
-from workbench.encoding.models import default_cache_dir
+from workbench.encoding.offered import run_directory, runs_dir
 from workbench.finetune import compare as cmp
 from workbench.finetune import runs
 from workbench.finetune.config import TrainConfig
@@ -75,8 +74,11 @@ with st.expander("Training options", expanded=False):
         key="ft_baselines",
         disabled=not TASKS[kind].baselines,
     )
-default_out = default_cache_dir() / "finetuned" / f"{source}-{kind}"
-output = Path(st.text_input("Save the model to", str(default_out), key="ft_out"))
+run_name = st.text_input(
+    "Run name", f"{source}-{kind}", key="ft_out", max_chars=80,
+    help=f"The model is saved in this app's runs folder ({runs_dir()}), under this name; a run "
+    "of the same name is replaced. Every page can load it from there.",
+)  # fmt: skip
 
 
 def _data() -> runs.TaskData:
@@ -126,15 +128,16 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
         epoch, n_batches = event["epoch"], event.get("n_batches", 0)
         if event["event"] == "step" and event.get("batch") == n_batches:
             status.info(f"Epoch {epoch}/{cfg.epochs} trained: evaluating on the dev set…",
-                        icon="⏳")  # fmt: skip
+                        icon=":material/hourglass_top:")  # fmt: skip
         elif event["event"] == "step":
             status.caption(f"Epoch {epoch}/{cfg.epochs}, batch {event['batch']}/{n_batches}")
         elif epoch == cfg.epochs:
             then = "the test set" if data.test is not None else "saving the model"
-            status.info(f"Training done: {then}…", icon="⏳")
+            status.info(f"Training done: {then}…", icon=":material/hourglass_top:")
 
     with webapp.state.user_errors():
-        status.info("Preparing the data…", icon="⏳")
+        output = run_directory(run_name)  # never outside the app's own runs folder
+        status.info("Preparing the data…", icon=":material/hourglass_top:")
         data = _data()
         card = runs.train_with_baselines(
             kind,
@@ -143,7 +146,7 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
             output,
             model=settings.model,
             baselines=bool(baselines and TASKS[kind].baselines and data.dev is not None),
-            say=lambda message: status.info(message, icon="⏳"),
+            say=lambda message: status.info(message, icon=":material/hourglass_top:"),
             overwrite=True,
             progress=False,
             callback=live,
