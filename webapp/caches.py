@@ -9,6 +9,7 @@ rerun after an unrelated widget recomputes nothing; user errors become in-page m
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Hashable, Sequence
 
 import numpy as np
@@ -26,7 +27,7 @@ from workbench.corpora.occurrences import (
     demo_sentences,
     sense_glosses,
 )
-from workbench.corpora.readers import Corpus
+from workbench.corpora.readers import Corpus, corpus_from_texts
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
@@ -38,6 +39,7 @@ from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.viz import sense_views
+from workbench.viz.corpus_map import CorpusMap, CorpusMapConfig, corpus_map, estimate_left
 from workbench.viz.neighbours import NeighbourPool, PoolPart
 from workbench.viz.projection import ProjectionConfig, Projector, project_layers
 from workbench.viz.sense_views import AtlasView, SenseView
@@ -220,10 +222,12 @@ def atlas_view(
     layer: str,
     config: ProjectionConfig,
     data: dict | None = None,
+    apart: bool = False,
 ) -> AtlasView:
-    """:func:`workbench.viz.sense_views.atlas_view` of several words' raw vectors; ``key``
-    names the words' occurrences and the model settings."""
-    return sense_views.atlas_view(list(_parts), layer, None, config, data=data)
+    """:func:`workbench.viz.sense_views.atlas_view` of several words' raw vectors (each word
+    projected on its own with ``apart``); ``key`` names the words' occurrences and the model
+    settings."""
+    return sense_views.atlas_view(list(_parts), layer, None, config, data=data, apart=apart)
 
 
 # --------------------------------------------------------------------------- reference corpora
@@ -440,3 +444,56 @@ def wsd_evaluation(
         return test_corpus, done.evaluation
 
     return memo("wsd-eval", 8).get(key, run)
+
+
+# --------------------------------------------------------------------------- corpus maps
+
+#: The corpora a corpus map can show (SemCor when it is here), and their labels.
+MAP_SOURCES = {
+    "demo": "demo texts (170 sentences)",
+    "wordnet": "WordNet glosses and examples (a seeded sample)",
+    "semcor": "SemCor (gold senses)",
+    "upload": "a text file",
+}
+
+
+def map_corpus(source: str, upload: bytes | None = None, upload_name: str = "upload") -> Corpus:
+    """The corpus of a corpus map's ``source`` (:data:`MAP_SOURCES`)."""
+    if source == "demo":
+        return corpus_from_texts([" ".join(s) for s in demo_sentences()], "demo texts")
+    if source == "upload":
+        lines = occ.decode_text(upload or b"", upload_name)
+        return corpus_from_texts(lines, upload_name)
+    if source == "wordnet":
+        return corpus_from_texts([" ".join(s) for s in reference_sentences(
+            "WordNet glosses and examples", 5000)], "wordnet-sample")  # fmt: skip
+    return corpus(source)
+
+
+def corpus_map_build(
+    source: str, config: CorpusMapConfig, upload: bytes | None = None, upload_name: str = "upload"
+) -> Build:
+    """The corpus map of ``source`` for the sidebar's model, made (or loaded from the cache dir)
+    in the background once per model settings, corpus and config; ``build.result`` is the
+    :class:`~workbench.viz.corpus_map.CorpusMap`."""
+    enc, wn = encoder(), wordnet()
+    the_corpus = map_corpus(source, upload, upload_name)
+    key = ("corpus-map", current().key, source, the_corpus.sha256, config)
+
+    def work(build: Build) -> CorpusMap:
+        started = time.monotonic()
+
+        def progress(fraction: float, stage: str) -> None:
+            build.fraction, build.stage = fraction, stage
+            left = estimate_left(started, fraction)
+            build.message = (
+                f"Making the map of {the_corpus.name} once for this model, layer and correction "
+                "(stored for next time)"
+                + (f": about {left / 60:.0f} min left" if left == left and left > 90 else "")
+                + (f": about {left:.0f} s left" if left == left and left <= 90 else "")
+            )
+
+        build.stage = "Loading the map…"
+        return corpus_map(enc, the_corpus, config, wn, progress=progress)
+
+    return background(key, work)

@@ -45,6 +45,8 @@ from workbench.viz.sense_views import SenseView
 SIDEBAR_MODEL = "(the sidebar's model)"
 PACKAGED = "(packaged all-MiniLM-L6-v2)"
 PANES = ("a", "b")
+#: The several-words view's layouts, the default first.
+ATLAS_LAYOUTS = ("each word apart", "all together")
 #: Correction names in the order offered.
 CORRECTIONS = ("none", *(c for c in POSTPROCESSORS if c != "none"))
 
@@ -77,6 +79,7 @@ PANE_PARAMS = (
     Param("senses_compare", "compare", "bool"),
     Param("senses_reference", "reference"),
     Param("senses_words", "words"),
+    Param("senses_atlas_layout", "atlas_layout", choices=ATLAS_LAYOUTS),
 )
 
 
@@ -215,13 +218,18 @@ def compare(
     views: dict[str, SenseView] = {}
     for pane, col in zip(panes, columns):
         _, view = render_view(pane, found, occ_key, config, reference, data)
-        label = f"{pane.name.upper()}: {view.settings.model}, {pane.layer}, " + str(
+        model = webapp.state.short(str(view.settings.model), 40)
+        views[f"{pane.name.upper()}: {model}"] = view  # the curve adds raw / the correction
+        title = f"{pane.name.upper()}: “{lemma}”, layers {pane.layer}, " + str(
             CORRECTION_LABELS[pane.correction]
-        )
-        views[label] = view
+        )  # the model is named in the pane's own selector above
         fig = sense_view_figure(view, hover=view_hover(view, glosses), names=names,
-                                title=f"“{lemma}”, {label}", categories=categories)  # fmt: skip
-        fig.update_layout(height=640, legend=dict(orientation="h", yanchor="top", y=-0.02, x=0))
+                                title=title, categories=categories)  # fmt: skip
+        fig.update_layout(
+            height=640,
+            legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
+            title=dict(font=dict(size=14)),
+        )  # half the page: a smaller title
         col.plotly_chart(fig, key=f"senses_{pane.name}_chart")
         col.markdown(separation_line(view))
         stem = f"senses-{lemma}-{pane.name}-{pane.layer}-{pane.correction}"
@@ -261,15 +269,31 @@ def atlas(
     with webapp.state.user_errors():
         if len(words) > 12:
             raise InputError(f"at most 12 words in one map, got {len(words)}")
+        if source == "demo":
+            missing = [w for w in words if w not in occ.demo_words()]
+            if missing:
+                better = "SemCor" if "semcor" in webapp.caches.available_datasets() else "WordNet"
+                raise InputError(
+                    f"{', '.join(missing)}: not among the demo words "
+                    f"({', '.join(occ.demo_words())}); choose {better} as the source above to "
+                    "see any word"
+                )
         for word in words:
             found = webapp.caches.occurrences(source, word, pos, limit, _corpus=corpus)
             key = (source, word, pos, limit, "")
             parts.append((word, webapp.caches.encode_occurrences(key, found)))
     settings = webapp.state.current()
-    data = {"lemmas": words, "source": source, "pos": pos, "limit": limit}
+    layout = st.segmented_control(
+        "Projection", ATLAS_LAYOUTS, default=ATLAS_LAYOUTS[0], key="senses_atlas_layout",
+        required=True,
+        help="each word apart: one projection per word, side by side (its senses spread "
+        "out); all together: one projection of every occurrence (the words apart, each a blob)",
+    ) or ATLAS_LAYOUTS[0]  # fmt: skip
+    apart = layout == ATLAS_LAYOUTS[0]
+    data = {"lemmas": words, "source": source, "pos": pos, "limit": limit, "layout": layout}
     with webapp.state.user_errors():
         view = webapp.caches.atlas_view((settings.key, source, pos, limit, tuple(words)),
-                                        tuple(parts), layer, config, data)  # fmt: skip
+                                        tuple(parts), layer, config, data, apart)  # fmt: skip
     labels = [o.label for o in view.occurrences]
     glosses = webapp.caches.glosses(tuple(dict.fromkeys(labels)))
     fig = atlas_figure(view, view_hover(view, glosses), occ.sense_names(glosses),

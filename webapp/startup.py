@@ -36,8 +36,8 @@ import webapp.state
 from webapp.defaults import EXPLORE_TEXT
 from webapp.state import Settings
 from workbench.corpora.occurrences import demo_words
-from workbench.viz.neighbours import split_sentences
-from workbench.viz.projection import Projector
+from workbench.viz.neighbours import PoolPart, split_sentences
+from workbench.viz.projection import ProjectionConfig, Projector
 
 log = logging.getLogger("workbench.app")
 #: Streamlit warns of every cached call made outside a visitor's script run ("missing
@@ -82,18 +82,27 @@ def _explore_view() -> None:
     """The Explore page's default view: its text, the demo reference corpus, the z-score fit."""
     settings = Settings()
     sentences = split_sentences(EXPLORE_TEXT)
-    webapp.caches.warm_words(("text", webapp.caches.text_key(EXPLORE_TEXT)), sentences, settings)
+    text_key = webapp.caches.text_key(EXPLORE_TEXT)
+    emb = webapp.caches.warm_words(("text", text_key), sentences, settings)
     reference = webapp.caches.DEMO_REFERENCE
     ref = webapp.caches.reference_sentences(reference)
-    emb = webapp.caches.warm_words(("reference", reference, len(ref)), ref, settings)
-    webapp.caches.fitted_correction((settings.key, reference), "zscore", emb.vectors)
+    ref_emb = webapp.caches.warm_words(("reference", reference, len(ref)), ref, settings)
+    webapp.caches.fitted_correction((settings.key, reference), "zscore", ref_emb.vectors)
+    parts = (PoolPart("reference", ref, ref_emb), PoolPart("your text", sentences, emb))
+    key = (settings.key, settings.layers, reference, text_key, False)
+    webapp.caches.neighbour_pool(key, parts, None, settings.layers)
 
 
 def _senses_view() -> None:
     """The Senses page's default view: the first demo word's occurrences, encoded."""
-    word = demo_words()[0]
-    found = webapp.caches.occurrences("demo", word)
-    webapp.caches.warm_occurrences(("demo", word, None, None, ""), found, Settings())
+    settings, word = Settings(), demo_words()[0]
+    found = webapp.caches.occurrences("demo", word, None, None, None, "upload", _corpus=None)
+    occ_key = ("demo", word, None, None, "")
+    emb = webapp.caches.warm_occurrences(occ_key, found, settings)
+    config = ProjectionConfig(method="umap", n_components=2, n_neighbors=15, min_dist=0.1,
+                              random_state=0)  # fmt: skip
+    webapp.caches.projection(((settings.key, occ_key), settings.layers),
+                             emb.select(settings.layers), config)  # fmt: skip
 
 
 def _umap() -> None:
@@ -109,8 +118,8 @@ STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
     ("the Explore page's default view", _explore_view),
     ("WordNet", _wordnet),
     ("the list of datasets", _datasets),
-    ("the Senses page's default view", _senses_view),
     ("UMAP's compiled code", _umap),
+    ("the Senses page's default view", _senses_view),
 )
 
 

@@ -34,6 +34,8 @@ from workbench.encoding.models import resolve_model
 from workbench.encoding.offered import MAX_NAME, NOT_OFFERED, check_offered, is_offered
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import ModelLoadError, WorkbenchError
+from workbench.viz.export import ViewSettings
+from workbench.viz.projection import ProjectionConfig
 
 PACKAGED_LABEL = "all-MiniLM-L6-v2 (packaged)"
 DEFAULT_LAYERS = "last4-sum"
@@ -263,6 +265,26 @@ def sidebar() -> Settings:
     return settings
 
 
+def view_settings(
+    view: str,
+    layer: str,
+    correction: str = "none",
+    reference: str = "",
+    data: dict | None = None,
+    projection: ProjectionConfig | None = None,
+) -> ViewSettings:
+    """The settings an export of a view made with the sidebar's model carries (model,
+    fingerprint, pooling and dtype from the loaded encoder)."""
+    enc = encoder()
+    return ViewSettings(
+        view=view, model=str(enc.name), fingerprint=str(enc.fingerprint), pooling=enc.pooling,
+        layer=str(layer), correction=correction,
+        reference=reference if correction != "none" else "", projection=projection,
+        seed=projection.random_state if projection is not None else None, data=dict(data or {}),
+        dtype=enc.dtype_name,
+    )  # fmt: skip
+
+
 def sidebar_facts() -> None:
     """Fill the sidebar's facts box with the current model's facts (loads it if needed)."""
     s = current()
@@ -270,7 +292,7 @@ def sidebar_facts() -> None:
     try:
         enc = _encoder_with_pooling(s.model, s.device, s.pooling)
     except WorkbenchError as exc:
-        box.error(str(exc), icon="⚠️")
+        box.error(str(exc), icon=":material/warning:")
         return
     facts = enc.describe()
     box.markdown(

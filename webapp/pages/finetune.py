@@ -33,6 +33,13 @@ st.caption(
     "A small job on this machine: the tuned encoder is saved as a model directory that every "
     "page (and `workbench`'s commands) can load. Large runs: `workbench finetune ...` on a GPU."
 )
+st.info(
+    "What to expect: a few hundred examples train in minutes on a CPU and usually stay near the "
+    "baselines (WiC's majority class is 50%): the baselines are scored beside the tuned model "
+    "so the result says whether training helped. Thousands of examples and a GPU do better "
+    "(docs/finetune.md).",
+    icon=":material/info:",
+)
 settings = webapp.state.current()
 has_semcor = "semcor" in webapp.caches.available_datasets()
 choices = [k for k in BUILTIN if k == "upload" or has_semcor]
@@ -69,8 +76,9 @@ with st.expander("Training options", expanded=False):
     decay = p3.number_input("Layer-wise LR decay", 0.1, 1.0, 1.0, step=0.05, key="ft_llrd")
     seed = p4.number_input("Seed", 0, 2**31 - 1, 0, key="ft_seed")
     baselines = st.checkbox(
-        "Also score the majority class and frozen-feature probes",
-        value=False,
+        "Also score the majority class and frozen-feature probes (the baseline beside the "
+        "tuned model)",
+        value=True,
         key="ft_baselines",
         disabled=not TASKS[kind].baselines,
     )

@@ -80,6 +80,7 @@ def similarity_heatmaps(
     row_labels: Sequence[str],
     layer_labels: Sequence[str],
     fit_scale: bool = False,
+    show_values: bool = True,
 ) -> go.Figure:
     """Several ``(title, sim)`` heatmaps side by side on one shared colour scale.
 
@@ -87,7 +88,8 @@ def similarity_heatmaps(
     is the full cosine range -1 ... 1, or with ``fit_scale`` the panels' lowest value (down to
     a tenth) ... 1: contextual vectors are anisotropic, most of their cosines lie between 0.3
     and 1, where the full scale shows one colour. Each cell is labelled with its value, in
-    smaller type as layers multiply and not at all past 26 layers.
+    smaller type as layers multiply and not at all past 26 layers, nor with ``show_values=False``
+    (a narrow figure, where the numbers would overlap: the hover still gives them).
     """
     if not panels:
         raise InputError("no heatmap to draw")
@@ -102,6 +104,7 @@ def similarity_heatmaps(
             low = float(values[np.isfinite(values)].min())
             zrange = (min(float(np.floor(low * 10) / 10), 0.9), 1.0)
     size = 14 if n_cols <= 8 else 12 if n_cols <= 13 else 10 if n_cols <= 26 else 0
+    size = size if show_values else 0
     fig = make_subplots(
         rows=1, cols=len(panels), subplot_titles=[t for t, _ in panels], shared_yaxes=True,
         horizontal_spacing=0.04,
