@@ -66,4 +66,4 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 else:
-    app = st.App("app.py", lifespan=webapp.startup.lifespan)
+    app = st.App("app.py", lifespan=webapp.startup.lifespan, routes=webapp.startup.routes())

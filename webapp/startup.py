@@ -12,9 +12,11 @@ resource tries again and reports its own error.
 
 Adding a resource is one line in :data:`STEPS` (a name and a function of no argument).
 
+The server also answers ``GET /_workbench/preload`` with every step's state (JSON).
+
 Example::
 
-    app = st.App("app.py", lifespan=webapp.startup.lifespan)   # in app.py
+    app = st.App("app.py", lifespan=webapp.startup.lifespan, routes=webapp.startup.routes())
     webapp.startup.show_failures()                              # on a page
 """
 
@@ -25,7 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -173,6 +175,27 @@ async def lifespan(app: Any) -> AsyncIterator[dict[str, Any]]:
     except Exception:  # noqa: BLE001 - the pages load what they need themselves
         log.exception("could not start preloading")
     yield {}
+
+
+#: The server's route that tells how far the preload is (JSON; for a deployment's readiness
+#: check and the tests): ``{"ready": bool, "steps": [{"name", "state", "seconds", "error"}]}``.
+STATUS_PATH = "/_workbench/preload"
+
+
+async def status_endpoint(request: Any) -> Any:
+    """The JSON answer of :data:`STATUS_PATH`: ready once no step waits or runs."""
+    from starlette.responses import JSONResponse
+
+    steps = status()
+    ready = all(s.state in ("done", "failed") for s in steps)
+    return JSONResponse({"ready": ready, "steps": [asdict(s) for s in steps]})
+
+
+def routes() -> list[Any]:
+    """The server's own routes beside Streamlit's (:data:`STATUS_PATH`)."""
+    from starlette.routing import Route
+
+    return [Route(STATUS_PATH, status_endpoint)]
 
 
 def show_failures() -> None:

@@ -32,12 +32,12 @@ NONE = "(none)"
 
 
 def category_labels(values: Sequence[str], top: int = MAX_CATEGORIES) -> np.ndarray:
-    """``values`` with empty ones as :data:`NONE` and all but the ``top`` most frequent as
-    :data:`OTHER`."""
+    """``values`` with empty ones as :data:`NONE` and all but the ``top`` most frequent other
+    values as :data:`OTHER`."""
     arr = np.asarray([v if v else NONE for v in values], dtype=object)
-    names, counts = np.unique(arr, return_counts=True)
+    names, counts = np.unique(arr[arr != NONE], return_counts=True)
     keep = {n for n, _ in sorted(zip(names, counts), key=lambda p: (-p[1], p[0]))[:top]}
-    return np.where(np.isin(arr, list(keep)), arr, OTHER)
+    return np.where(np.isin(arr, [*keep, NONE]), arr, OTHER)
 
 
 def corpus_figure(
