@@ -9,7 +9,6 @@ rerun after an unrelated widget recomputes nothing; user errors become in-page m
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Hashable, Sequence
 
 import numpy as np
@@ -39,7 +38,7 @@ from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.viz import sense_views
-from workbench.viz.corpus_map import CorpusMap, CorpusMapConfig, corpus_map, estimate_left
+from workbench.viz.corpus_map import CorpusMap, CorpusMapConfig, corpus_map
 from workbench.viz.neighbours import NeighbourPool, PoolPart
 from workbench.viz.projection import ProjectionConfig, Projector, project_layers
 from workbench.viz.sense_views import AtlasView, SenseView
@@ -479,18 +478,16 @@ def corpus_map_build(
     enc, wn = encoder(), wordnet()
     the_corpus = map_corpus(source, upload, upload_name)
     key = ("corpus-map", current().key, source, the_corpus.sha256, config)
+    kept = the_corpus.head(config.max_sentences) if config.max_sentences else the_corpus
+    n_words = sum(len(s.words) for s in kept.sentences)
 
     def work(build: Build) -> CorpusMap:
-        started = time.monotonic()
-
         def progress(fraction: float, stage: str) -> None:
             build.fraction, build.stage = fraction, stage
-            left = estimate_left(started, fraction)
             build.message = (
-                f"Making the map of {the_corpus.name} once for this model, layer and correction "
-                "(stored for next time)"
-                + (f": about {left / 60:.0f} min left" if left == left and left > 90 else "")
-                + (f": about {left:.0f} s left" if left == left and left <= 90 else "")
+                f"Making the map of {the_corpus.name} ({n_words:,} words) once for "
+                "this model, layer and correction; it is stored for next time, and goes on if "
+                "you leave the page."
             )
 
         build.stage = "Loading the map…"

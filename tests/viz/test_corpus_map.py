@@ -15,7 +15,6 @@ from workbench.viz.corpus_map import (
     CorpusMapConfig,
     corpus_map,
     corpus_table,
-    estimate_left,
     place_by_neighbours,
 )
 from workbench.viz.projection import Projector, trustworthiness
@@ -120,10 +119,3 @@ def test_grid_layout_puts_each_part_in_its_own_cell():
         assert a[1] - a[0] <= 1.0 + 1e-6 and a[3] - a[2] <= 1.0 + 1e-6  # scaled to a unit cell
         for b in boxes[i + 1 :]:  # no two cells overlap
             assert a[1] < b[0] or b[1] < a[0] or a[3] < b[2] or b[3] < a[2]
-
-
-def test_estimate_left():
-    import time
-
-    assert np.isnan(estimate_left(time.monotonic(), 0.0))
-    assert estimate_left(time.monotonic() - 10, 0.5) == pytest.approx(10, abs=0.5)

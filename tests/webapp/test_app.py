@@ -232,7 +232,7 @@ def test_geometry_renders_the_anisotropy_figure_and_switches_correction():
     raw = _array(lines[0]["y"])
     zscore = _array(lines[2]["y"])
     assert (raw > zscore).all() and raw.max() > 0.05  # the correction removes anisotropy
-    assert at.dataframe[0].value.shape[0] == 7  # one row per hidden state
+    assert at.table[0].value.shape[0] == 7  # one row per hidden state, every column shown
     at.segmented_control(key="geometry_correction").set_value("whiten").run()
     _ok(at)
     assert "whitened" in _figure(at, 1)["layout"]["title"]["text"]

@@ -97,7 +97,8 @@ if not build.done:
             st.rerun()
         if build.message:
             st.info(build.message, icon=":material/hourglass_top:")
-        st.progress(build.fraction, text=f"{build.stage} {build.fraction:.0%}")
+        st.progress(build.fraction,
+                    text=f"{build.stage} {build.fraction:.0%}: {build.timing()}")  # fmt: skip
 
     _wait_for_the_map()
     st.stop()
@@ -152,7 +153,7 @@ rows: list[int] = []
 if use_atlas:
     from embedding_atlas.streamlit import embedding_atlas
 
-    frame = cmap.table.assign(text=[cmap.context(i, 8) for i in range(len(cmap))])
+    frame = cmap.table.assign(text=cmap.texts())
     value = embedding_atlas(frame, x="x", y="y", text="text", key="map_atlas") or {}
     predicate = value.get("predicate")
     if predicate:

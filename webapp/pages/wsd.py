@@ -67,7 +67,8 @@ if system is not None and system != WORDNET_SYSTEM.name:
                 st.rerun()
             if build.message:
                 st.info(build.message, icon=":material/hourglass_top:")
-            st.progress(build.fraction, text=f"{build.stage} {build.fraction:.0%}")
+            st.progress(build.fraction,
+                    text=f"{build.stage} {build.fraction:.0%}: {build.timing()}")  # fmt: skip
 
         _wait_for_the_index()
         webapp.urlstate.link_control(PARAMS, None, "this page with its settings", area=share)

@@ -45,10 +45,13 @@ def corpus_figure(
     colour: str = "pos",
     found: Sequence[int] | np.ndarray = (),
     title: str = "",
-    hover_width: int = 8,
+    max_points: int = 200_000,
+    seed: int = 0,
 ) -> go.Figure:
     """Every word of ``cmap`` as a point coloured by the table's ``colour`` column, the rows
-    ``found`` (a search) on top with a black ring.
+    ``found`` (a search) on top with a black ring. Past ``max_points`` words a seeded sample of
+    ``max_points`` is drawn (the found rows always; the title says so): a plotly figure of
+    more points is too large to send to a browser.
 
     Raises:
         InputError: ``colour`` is not one of :data:`COLOURS`.
@@ -56,6 +59,11 @@ def corpus_figure(
     if colour not in COLOURS:
         raise InputError(f"colour by one of {', '.join(COLOURS)}, not {colour!r}")
     table = cmap.table
+    rows = np.arange(len(table))
+    if len(table) > max_points:
+        rows = np.sort(np.random.default_rng(seed).choice(len(table), max_points, replace=False))
+        title = f"{title} (a sample of {max_points:,} of {len(table):,} words)"
+        table = table.iloc[rows]
     labels = category_labels(table[colour].tolist())
     order = [c for c in dict.fromkeys(labels) if c not in (OTHER, NONE)]
     counts = {c: int((labels == c).sum()) for c in order}
@@ -66,8 +74,7 @@ def corpus_figure(
     words = table["word"].to_numpy(dtype=object)
     detail = (table["lemma"] + " · " + table["pos"] + " · " + table["sense"]).to_numpy(dtype=object)
     fig = go.Figure()
-    rows = np.arange(len(table))
-    x, y = cmap.coords[:, 0], cmap.coords[:, 1]
+    x, y = cmap.coords[rows, 0], cmap.coords[rows, 1]
     for name in order:
         mine = labels == name
         fig.add_trace(kind(
@@ -78,10 +85,14 @@ def corpus_figure(
         ))  # fmt: skip
     found = np.asarray(found, dtype=np.int64)
     if len(found):
+        every = cmap.table.iloc[found]
         fig.add_trace(kind(
-            x=x[found], y=y[found], mode="markers", name=f"found ({len(found):,})",
+            x=cmap.coords[found, 0], y=cmap.coords[found, 1], mode="markers",
+            name=f"found ({len(found):,})",
             marker=dict(color="rgba(0,0,0,0)", size=size + 6, line=dict(color="black", width=2)),
-            customdata=found, text=words[found], hovertext=detail[found],
+            customdata=found, text=every["word"].to_numpy(dtype=object),
+            hovertext=(every["lemma"] + " · " + every["pos"] + " · " + every["sense"]).to_numpy(
+                dtype=object),
             hovertemplate="<b>%{text}</b><br>%{hovertext}<extra></extra>",
         ))  # fmt: skip
     fig.update_layout(

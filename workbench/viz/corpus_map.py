@@ -23,7 +23,6 @@ Example::
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -91,8 +90,17 @@ class CorpusMap:
     seconds: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
 
+    _texts: dict[int, list[str]] = field(default_factory=dict, repr=False)
+
     def __len__(self) -> int:
         return len(self.coords)
+
+    def texts(self, width: int = 6) -> list[str]:
+        """Every word's context (:meth:`context` with ``width`` words each side), made once
+        and kept (a map's text column for a renderer that shows it)."""
+        if width not in self._texts:
+            self._texts[width] = [self.context(i, width) for i in range(len(self))]
+        return self._texts[width]
 
     def search(self, text: str) -> np.ndarray:
         """Row indices whose word or lemma equals ``text`` (case-insensitive)."""
@@ -328,12 +336,3 @@ def corpus_map(
     seconds = time.perf_counter() - t
     return CorpusMap(coords, table, sentences, config, seconds,
                      {**info, **how, "cached": False})  # fmt: skip
-
-
-def estimate_left(started: float, fraction: float) -> float:
-    """Seconds left of work ``fraction`` done since ``started`` (``time.monotonic``), by its
-    rate so far; NaN before anything is done."""
-    elapsed = time.monotonic() - started
-    if fraction <= 0.0 or elapsed <= 0.0:
-        return math.nan
-    return elapsed * (1.0 - fraction) / fraction
