@@ -10,6 +10,7 @@ import pytest
 from workbench.corpora.occurrences import demo_sentences
 from workbench.corpora.readers import Corpus, Instance, Sentence, corpus_from_texts
 from workbench.errors import InputError
+from workbench.lexicon.wordnet import load_wordnet
 from workbench.viz.corpus_figures import WEBGL_FROM, category_labels, corpus_figure, selected_rows
 from workbench.viz.corpus_map import (
     CorpusMapConfig,
@@ -74,8 +75,6 @@ def test_placed_words_keep_their_neighbours_nearly_as_well_as_umap():
 
 
 def test_the_table_knows_senses_and_supersenses():
-    from workbench.lexicon.wordnet import load_wordnet
-
     sentence = Sentence(
         "d0.s0", ("He", "sat", "on", "the", "bank"), ("he", "sit", "on", "the", "bank"),
         ("PRON", "VERB", "ADP", "DET", "NOUN"),

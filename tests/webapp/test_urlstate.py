@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
 from webapp.urlstate import NONE, Between, decode, encode
+from workbench.encoding.offered import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -68,8 +74,6 @@ def test_a_link_to_an_upload_asks_for_the_file_again():
      {"compare": "1", "a_model": "/etc", "b_model": "../../../../etc"}],
 )  # fmt: skip
 def test_a_link_cannot_make_the_server_load_a_path(query):
-    from workbench.encoding.offered import NOT_OFFERED
-
     at = _senses({"source": "demo", **query})
     notes = [w.value for w in at.warning]
     assert NOT_OFFERED in notes, notes
@@ -83,8 +87,6 @@ def test_a_link_cannot_make_the_server_load_a_path(query):
 
 
 def test_uploads_have_an_explicit_size_limit():
-    import tomllib
-
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert 1 <= config["server"]["maxUploadSize"] <= 50  # megabytes
     assert config["client"]["toolbarMode"] == "minimal"  # no "Deploy" button

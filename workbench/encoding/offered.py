@@ -75,12 +75,18 @@ def _own_roots() -> list[Path]:
     return [Path(os.path.realpath(models_dir())), Path(os.path.realpath(runs_dir()))]
 
 
+def hf_cache_dir() -> Path:
+    """The local Hugging Face hub cache: ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
+    ``~/.cache/huggingface/hub``."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join("~", ".cache", "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
 def _in_hf_cache(name: str) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:  # pragma: no cover - transformers depends on it
-        return False
-    return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    folder = hf_cache_dir() / ("models--" + name.replace("/", "--")) / "snapshots"
+    return any(folder.glob("*/config.json"))
 
 
 def is_offered(name: str | None) -> bool:
