@@ -32,6 +32,8 @@ from workbench.encoding.offered import NOT_OFFERED, check_offered, is_offered, o
 from workbench.errors import InputError
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz.export import ViewSettings
+from workbench.viz.neighbours import NeighbourIndex, snippet
+from workbench.viz.plotting import ring_points, selected_rows
 from workbench.viz.projection import ProjectionConfig
 from workbench.viz.sense_figures import (
     atlas_figure,
@@ -315,3 +317,45 @@ def single_settings(
 ) -> ViewSettings:
     """The settings of the one-pane view (raw vectors)."""
     return ViewSettings.of(ov.emb, "senses", layer, "none", "", config, data)
+
+
+def explore_map(
+    fig: Any, coords: Any, ov: OccurrenceVectors, layer: str, labels: Sequence[str], key: str
+) -> None:
+    """A 2-D occurrence map a visitor can question: find the occurrences whose sentence holds
+    a word (ringed), click a point to ring and list its nearest occurrences at ``layer`` (by
+    cosine, in the full vectors, not the projection), or draw a box or a lasso to list the
+    sentences of a group."""
+    search = st.text_input(
+        "Find in the map", key=f"{key}_find", max_chars=100, placeholder="a word of the sentences",
+        help="Rings the occurrences whose sentence holds this word. Click a point for its "
+        "nearest neighbours; draw a box or a lasso (the plot's toolbar) to read a group.",
+    ).strip().lower()  # fmt: skip
+    found = [i for i, o in enumerate(ov.occurrences) if search and search in
+             (w.lower() for w in o.words)] if search else []  # fmt: skip
+    picked = st.session_state.get(f"{key}_chart")
+    rows = selected_rows(picked)
+    neighbours: list[tuple[int, float]] = []
+    if len(rows) == 1 and coords.shape[1] == 2:
+        vectors = ov.emb.select(layer)
+        scores, near = NeighbourIndex().fit(vectors).search(vectors[rows[0]], k=10,
+                                                            exclude=rows)  # fmt: skip
+        neighbours = [(int(r), float(c)) for r, c in zip(near, scores)]
+        ring_points(fig, coords, [r for r, _ in neighbours], "nearest to the clicked point")
+    if found:
+        ring_points(fig, coords, found, f"sentences with “{search}”")
+    if coords.shape[1] == 2:
+        fig.update_layout(dragmode="lasso" if len(ov.occurrences) > 50 else "zoom")
+    st.plotly_chart(fig, key=f"{key}_chart", on_select="rerun",
+                    selection_mode=("points", "box", "lasso"))  # fmt: skip
+    if search:
+        st.caption(f"“{search}”: in {len(found)} of {len(ov.occurrences)} sentences, ringed.")
+    shown = [(r, None) for r in rows] if len(rows) != 1 else [(rows[0], 1.0), *neighbours]
+    if shown:
+        what = ("the clicked occurrence and its nearest at layers " + layer) if len(rows) == 1 \
+            else f"{len(rows)} selected occurrences"  # fmt: skip
+        st.markdown(f"**{what}**")
+        table = [{"sense": labels[r], "cosine": None if c is None else round(c, 3),
+                  "sentence": snippet(ov.occurrences[r].words, ov.occurrences[r].index, 15)}
+                 for r, c in shown]  # fmt: skip
+        st.table(table)

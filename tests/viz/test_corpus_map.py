@@ -11,13 +11,14 @@ from workbench.corpora.occurrences import demo_sentences
 from workbench.corpora.readers import Corpus, Instance, Sentence, corpus_from_texts
 from workbench.errors import InputError
 from workbench.lexicon.wordnet import load_wordnet
-from workbench.viz.corpus_figures import WEBGL_FROM, category_labels, corpus_figure, selected_rows
+from workbench.viz.corpus_figures import WEBGL_FROM, category_labels, corpus_figure
 from workbench.viz.corpus_map import (
     CorpusMapConfig,
     corpus_map,
     corpus_table,
     place_by_neighbours,
 )
+from workbench.viz.plotting import selected_rows
 from workbench.viz.projection import Projector, trustworthiness
 from workbench.viz.sense_views import grid_layout
 

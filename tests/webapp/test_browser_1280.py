@@ -194,10 +194,8 @@ def test_senses_controls_show_every_option_whole_and_no_stray_link_note(browser,
     _idle(page)
     page.get_by_role("radio", name="one layer").click()
     _idle(page)
-    word = page.locator('[data-testid="stSelectbox"]').filter(has_text="Word").first
-    box = word.locator('input[role="combobox"]')
-    box.fill("bass")
-    box.press("Enter")
+    page.get_by_role("combobox", name="Word", exact=True).click()
+    page.get_by_role("option", name="bass", exact=True).click()
     _idle(page)
     assert "do not apply" not in _main_text(page) and "does not apply" not in _main_text(page)
     _no_exception(page)
@@ -283,4 +281,37 @@ def test_a_refused_sidebar_model_is_said_in_the_page_which_goes_on(browser, serv
     model.fill("")
     model.press("Enter")
     _idle(page)
+    page.close()
+
+
+def test_a_sense_map_answers_a_click_a_search_and_a_lasso(browser, server):
+    page = _page(browser)
+    page.goto(f"{server}/senses")
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart.locator(".scatterlayer .point").first.wait_for()
+    _idle(page)
+    # search: the occurrences whose sentence holds the word are ringed
+    find = page.get_by_label("Find in the map", exact=True)
+    find.fill("river")
+    find.press("Enter")
+    page.get_by_text("“river”: in").first.wait_for()
+    _idle(page)
+    n = int(page.get_by_text("“river”: in").first.inner_text().split()[2])
+    assert 0 < n < 34
+    legend = chart.locator(".legendtext").all_text_contents()
+    assert any(t.startswith("sentences with “river”") for t in legend), legend
+    # a click on a point lists it and its 10 nearest occurrences (ringed on the map)
+    point = chart.locator(".scatterlayer .trace").first.locator(".point").first.bounding_box()
+    page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+    page.get_by_text("the clicked occurrence and its nearest").first.wait_for()
+    _idle(page)
+    table = page.locator('[data-testid="stTable"]').last
+    header = table.locator("thead tr").first.locator("th, td").all_inner_texts()
+    at = [h.strip() for h in header].index("cosine")
+    rows = table.locator("tbody tr")
+    assert rows.count() == 11
+    cosines = [float(r.locator("th, td").all_inner_texts()[at]) for r in rows.all()]
+    assert cosines[0] == 1.0 and cosines[1:] == sorted(cosines[1:], reverse=True)
+    _no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "senses-map-click.png"), full_page=True)
     page.close()

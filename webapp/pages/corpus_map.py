@@ -19,8 +19,9 @@ import webapp.urlstate
 from webapp.panes import CORRECTIONS
 from webapp.urlstate import Between, Param
 from workbench.geometry.corrections import CORRECTION_LABELS
-from workbench.viz.corpus_figures import COLOURS, corpus_figure, selected_rows
+from workbench.viz.corpus_figures import COLOURS, corpus_figure
 from workbench.viz.corpus_map import CorpusMapConfig
+from workbench.viz.plotting import selected_rows
 from workbench.viz.projection import ProjectionConfig
 
 #: Past this many points the map is drawn by Embedding Atlas when it is installed (plotly's

@@ -210,7 +210,10 @@ with webapp.state.user_errors():
             categories=categories,
         )  # fmt: skip
         fig.update_layout(title=title)
-st.plotly_chart(fig, key="senses_chart")
+if view == "one layer":
+    webapp.panes.explore_map(fig, coords, ov, layer, labels, "senses")
+else:
+    st.plotly_chart(fig, key="senses_chart")
 if predicted_note:
     st.caption(predicted_note)
 measured_at = layer if view == "one layer" else settings.layers

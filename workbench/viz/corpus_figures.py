@@ -3,7 +3,7 @@ a column of the map's table (POS, supersense, sense, lemma), the words a search 
 top, ringed. Past :data:`WEBGL_FROM` points the figure draws with WebGL (``Scattergl``).
 
 Each point's ``customdata`` is its row in the map's table, so a selection (a click, a box, a
-lasso) names the rows it holds.
+lasso) names the rows it holds (:func:`workbench.viz.plotting.selected_rows`).
 
 Example::
 
@@ -103,22 +103,3 @@ def corpus_figure(
     fig.update_xaxes(showticklabels=False, title="")
     fig.update_yaxes(showticklabels=False, title="", scaleanchor="x", scaleratio=1)
     return fig
-
-
-def selected_rows(event: object) -> list[int]:
-    """The table rows of a Streamlit plotly selection event (points, box or lasso), in order,
-    each once; empty when nothing is selected."""
-    selection = getattr(event, "selection", None)
-    if selection is None and isinstance(event, dict):
-        selection = event.get("selection")
-    points = (selection or {}).get("points", []) if isinstance(selection, dict) else []
-    if not points and selection is not None:
-        points = getattr(selection, "points", []) or []
-    rows = []
-    for p in points:
-        data = p.get("customdata") if isinstance(p, dict) else None
-        if isinstance(data, list):
-            data = data[0] if data else None
-        if isinstance(data, int | float):
-            rows.append(int(data))
-    return list(dict.fromkeys(rows))
