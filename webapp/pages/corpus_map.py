@@ -24,8 +24,8 @@ from workbench.viz.corpus_map import CorpusMapConfig
 from workbench.viz.plotting import selected_rows
 from workbench.viz.projection import ProjectionConfig
 
-#: Past this many points the map is drawn by Embedding Atlas when it is installed (plotly's
-#: WebGL scatter stays responsive below it; docs/benchmarks.md, "The corpus map").
+#: Past this many points the map is drawn by Embedding Atlas when it is installed: a plotly figure
+#: sends about 100 bytes a point to the browser (docs/benchmarks.md, "The corpus map").
 ATLAS_FROM = 100_000
 RENDERERS = ("auto", "plotly", "Embedding Atlas")
 PARAMS = (
