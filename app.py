@@ -1,8 +1,12 @@
 """The workbench's browser front end: ``streamlit run app.py``.
 
-Sets the page, draws the sidebar (model, device, pooling, layers, model facts) and runs
-``st.navigation`` over every ``webapp/pages/*.py``. A page file's first docstring line is its title;
-known pages come first in a fixed order, any other page (e.g. a newly added one) after them.
+Two roles in one file. Imported by Streamlit's server (``streamlit run`` finds the ``st.App``
+below), it declares the app with a lifespan that starts loading the model, WordNet and the
+default views' data in the background before the first visitor comes
+(:mod:`webapp.startup`). Run as each visitor's script (``__main__``), it sets the page, draws
+the sidebar (model, device, pooling, layers, model facts) and runs ``st.navigation`` over every
+``webapp/pages/*.py``. A page file's first docstring line is its title; known pages come first
+in a fixed order, any other page (e.g. a newly added one) after them.
 """
 
 from __future__ import annotations
@@ -12,14 +16,16 @@ from pathlib import Path
 
 import streamlit as st
 
+import webapp.startup
 import webapp.state
 
 PAGES_DIR = Path(__file__).resolve().parent / "webapp" / "pages"
-ORDER = ("explore", "geometry", "senses", "wsd", "finetune")
+ORDER = ("explore", "geometry", "senses", "corpus_map", "wsd", "finetune")
 ICONS = {
     "explore": ":material/search:",
     "geometry": ":material/scatter_plot:",
     "senses": ":material/bubble_chart:",
+    "corpus_map": ":material/map:",
     "wsd": ":material/checklist:",
     "finetune": ":material/model_training:",
 }
@@ -42,17 +48,22 @@ def discover_pages(directory: Path = PAGES_DIR) -> list[Path]:
 
 
 def main() -> None:
-    webapp.state.preload()  # the packaged model, in the background: the first page needs it
-    st.set_page_config(page_title="Embedding workbench", page_icon="🔬", layout="wide")
+    """One visitor's script run: the page, the sidebar, the chosen page, the model's facts."""
+    webapp.startup.start()  # started by the server already; here for a server without it
+    st.set_page_config(page_title="Embedding workbench", page_icon=":material/biotech:",
+                       layout="wide")  # fmt: skip
     pages = [
         st.Page(str(p), title=page_title(p), icon=ICONS.get(p.stem), default=i == 0)
         for i, p in enumerate(discover_pages())
     ]
     nav = st.navigation(pages)
+    webapp.startup.show_failures()
     webapp.state.sidebar()
     nav.run()
     webapp.state.sidebar_facts()
-    webapp.state.warm_up()
 
 
-main()
+if __name__ == "__main__":
+    main()
+else:
+    app = st.App("app.py", lifespan=webapp.startup.lifespan, routes=webapp.startup.routes())

@@ -1,5 +1,5 @@
-"""Benchmark: the app's numbers, each against a plain baseline in this process (part 7: the
-first visit, measured alone).
+"""Benchmark: the app's numbers, each against a plain baseline in this process where there is one
+(part 7: the first visit, measured alone).
 
 Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|render|rerun ...]
       python bench/app.py --only compare --only separation      # issue 13's two numbers
@@ -43,6 +43,17 @@ Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|rend
    opening it on a fresh server with an empty ``WORKBENCH_CACHE`` until it answers its example
    sentence with the default ``best`` index, which it builds meanwhile (SemCor, WordNet's
    definitions) while its progress poll reruns every second, and the server's CPU seconds.
+
+8. Ready before the first visitor (``--only ready``): ``streamlit run app.py`` with its preload
+   (``webapp.startup``), Chromium opening it at once (the first chart's seconds after the process
+   start), and a server started 30 s before its first visitor, then a second visitor.
+9. Reruns per interaction (``--only interactions``): each page's common widget changes (word,
+   correction, search; the Senses page's layer switch is part 2), warm, median of back-and-forth
+   pairs, the first time apart.
+10. The corpus map in the browser (``--only map --map-sentences 2000 6000 0``): SemCor's first N
+   sentences (0 = all), seconds to draw and to answer a search, Chromium's memory, frame
+   intervals while panning, per renderer (plotly; Embedding Atlas when installed). Maps made
+   before (``bench/corpus_map.py --keep``) load from ``--map-cache``.
 
 Numbers are medians of ``--repeats``; the machine is shared, so the load average is printed.
 """
@@ -448,14 +459,317 @@ def bench_cold_wsd() -> dict:
     return {"seconds": wall, "server_cpu_seconds": cpu}
 
 
+def _preload_status(url: str) -> dict:
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"{url}/_workbench/preload", timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def _first_chart(browser, url: str) -> float:
+    """Seconds from opening ``url`` in a new browser context until the Explore heatmap draws."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = ctx.new_page()
+    page.set_default_timeout(300_000)
+    t = time.perf_counter()
+    page.goto(url)
+    page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').first.wait_for()
+    seconds = time.perf_counter() - t
+    ctx.close()
+    return seconds
+
+
+def bench_ready(repeats: int) -> dict:
+    """8. Ready before the first visitor: ``streamlit run app.py`` (the project's config, the
+    preload of ``webapp.startup``) and Chromium opening it at once, the first chart's seconds
+    from the process start; then a server started 30 s before the first visitor, and a second
+    visitor after it (each a new browser context). Warm embedding cache (filled by a first
+    run), as on a machine that ran the app before; the cold cache once."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+
+    print("\n8. ready before the first visitor (`streamlit run app.py`, preload at start)")
+    out: dict = {"at_once": [], "started_30s_before": [], "cold_at_once": None}
+    cache = tempfile.mkdtemp(prefix="wb-bench-cache-")
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                         args=CHROMIUM_ARGS)  # fmt: skip
+            for label in ("cold", *["warm"] * repeats, *["ahead"] * repeats):
+                app = AppServer(REPO, env={"WORKBENCH_CACHE": cache}, timeout=600, watcher=True)
+                t0 = time.perf_counter()
+                app.start()
+                try:
+                    app.wait_healthy()
+                    health = time.perf_counter() - t0
+                    if label == "ahead":
+                        time.sleep(max(0.0, 30.0 - health))
+                    first = _first_chart(browser, app.url)
+                    from_start = time.perf_counter() - t0
+                    second = _first_chart(browser, app.url) if label == "ahead" else None
+                    steps = _preload_status(app.url)["steps"]
+                finally:
+                    app.stop()
+                run = {"health": health, "first_chart_after_navigation": first,
+                       "first_chart_after_start": from_start, "second_visitor": second,
+                       "load_average": os.getloadavg()[0],
+                       "preload": {s["name"]: round(s["seconds"], 2) for s in steps}}  # fmt: skip
+                if label == "cold":
+                    out["cold_at_once"] = run
+                else:
+                    out["at_once" if label == "warm" else "started_30s_before"].append(run)
+                print(f"   {label}: healthy {health:.1f} s; first chart {from_start:.1f} s after "
+                      f"the start ({first:.1f} s after opening)"
+                      + (f"; second visitor {second:.1f} s" if second is not None else "")
+                      + f"; load {run['load_average']:.1f}")  # fmt: skip
+            browser.close()
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    at_once = statistics.median(r["first_chart_after_start"] for r in out["at_once"])
+    ahead = statistics.median(r["first_chart_after_navigation"]
+                              for r in out["started_30s_before"])  # fmt: skip
+    second = statistics.median(r["second_visitor"] for r in out["started_30s_before"])
+    print(f"   READY: first chart {at_once:.1f} s after `streamlit run` (median of {repeats}, "
+          f"target 8 s); on a server started 30 s before {ahead:.1f} s (target 2 s); a second "
+          f"visitor {second:.1f} s")  # fmt: skip
+    return out
+
+
+#: Common interactions per page: (page path, what to do, the text that shows it is done).
+def _interactions():
+    def pill(name):
+        return lambda page: page.get_by_role("radio", name=name).click()
+
+    def choose(label, option):
+        def act(page):
+            page.get_by_role("combobox", name=label, exact=True).click()
+            page.get_by_role("option", name=option, exact=True).click()
+
+        return act
+
+    def segment(name):
+        return lambda page: page.get_by_role("radio", name=name, exact=True).click()
+
+    def typed(label, text):
+        def act(page):
+            box = page.get_by_label(label, exact=True)
+            box.fill(text)
+            box.press("Enter")
+
+        return act
+
+    return {
+        "explore: another word": ("/", (pill("the ×7"), "“the”: similarity"),
+                                  (pill("bank ×5"), "“bank”: similarity")),
+        "explore: another correction": ("/", (choose("Correction", "centered"), "centered vectors"),
+                                        (choose("Correction", "standardized"),
+                                         "standardized vectors")),
+        "senses: another word": ("/senses", (choose("Word", "bass"), "“bass”, layers"),
+                                 (choose("Word", "bank"), "“bank”, layers")),
+        "geometry: another correction": ("/geometry",
+                                         (segment("centered"), "(centered vectors)"),
+                                         (segment("standardized"), "(standardized vectors)")),
+        "corpus map: search": ("/corpus_map", (typed("Search a word or lemma", "bank"), "“bank”:"),
+                               (typed("Search a word or lemma", "river"), "“river”:")),
+        "wsd: another word": ("/wsd?index=system%3Awordnet",
+                              (typed("Word", "river"), "river%"), (typed("Word", "bank"), "bank%")),
+    }  # fmt: skip
+
+
+def bench_interactions(repeats: int) -> dict:
+    """9. Each page's common interactions, warm (the page opened once, every first computation
+    done): seconds from the widget change until the page shows the new result and Streamlit's
+    run ends, in headless Chromium at 1280 px; median of ``repeats`` back-and-forth pairs,
+    and the first time (new results computed) apart."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+
+    print("\n9. reruns per interaction (warm server, headless Chromium, 1280 px)")
+    out: dict = {}
+    app = AppServer(REPO, timeout=600)
+    with app as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                     args=CHROMIUM_ARGS)  # fmt: skip
+        page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        page.set_default_timeout(600_000)
+
+        def settle() -> None:
+            page.wait_for_timeout(100)
+            page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+
+        for name, (path, there, back) in _interactions().items():
+            page.goto(url + path)
+            page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+            settle()
+            times = []
+            try:
+                for _ in range(repeats + 1):
+                    for act, done in (there, back):
+                        t = time.perf_counter()
+                        act(page)
+                        page.get_by_text(done).first.wait_for(timeout=180_000)
+                        settle()
+                        times.append(time.perf_counter() - t)
+            except Exception as exc:  # noqa: BLE001 - one interaction's failure is reported
+                out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+                print(f"   {name:<32} FAILED: {out[name]['error']}")
+                continue
+            first, warm = times[0], times[2:]
+            out[name] = {"first": first, "first_back": times[1], "warm": warm,
+                         "median": statistics.median(warm)}  # fmt: skip
+            print(f"   {name:<32} median {out[name]['median']:.2f} s (max {max(warm):.2f} s; "
+                  f"first time {first:.2f} s)")  # fmt: skip
+        browser.close()
+    return out
+
+
+def _chromium_rss() -> float:
+    """Resident memory of every Chromium process on this machine, in MB (Linux /proc)."""
+    total = 0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if b"chromium" not in (proc / "cmdline").read_bytes():
+                continue
+            for line in (proc / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total / 1024
+
+
+_FRAMES_JS = """
+() => new Promise(done => {
+  const stamps = []; const end = performance.now() + 2000;
+  function tick(t) { stamps.push(t); if (t < end) requestAnimationFrame(tick); else done(stamps); }
+  requestAnimationFrame(tick);
+})
+"""
+
+
+def bench_map_browser(sentences: list[int], cache: str | None) -> dict:
+    """10. The corpus map in the browser: SemCor's first N sentences (0 = all 778,587 words;
+    maps made before, e.g. by ``bench/corpus_map.py --keep``, are loaded from ``cache``):
+    seconds from opening the page until the map is drawn, to answer a search, Chromium's
+    memory, and frame intervals while panning (plotly) for each renderer available."""
+    import importlib.util
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+
+    renderers = ["plotly"]
+    if importlib.util.find_spec("embedding_atlas") is not None:
+        renderers.append("Embedding Atlas")
+    print(f"\n10. the corpus map in headless Chromium ({', '.join(renderers)})")
+    out: dict = {}
+    env = {"WORKBENCH_CACHE": cache} if cache else {}
+    app = AppServer(REPO, env=env, timeout=600)
+    with app as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                     args=CHROMIUM_ARGS)  # fmt: skip
+        for n in sentences:
+            for renderer in renderers:
+                page = browser.new_page(viewport={"width": 1280, "height": 1200})
+                page.set_default_timeout(3_600_000)
+                gl = page.evaluate(
+                    "() => { const c = document.createElement('canvas'); "
+                    "return {webgl: !!c.getContext('webgl'), "
+                    "webgl2: !!c.getContext('webgl2'), webgpu: !!navigator.gpu}; }"
+                )
+                query = urllib.parse.urlencode(
+                    {
+                        "source": "semcor",
+                        "sentences": n,
+                        "layer": "6",
+                        "correction": "none",
+                        "renderer": renderer,
+                    }
+                )
+                t = time.perf_counter()
+                page.goto(f"{url}/corpus_map?{query}")
+                if renderer == "plotly":
+                    page.locator('[data-testid="stPlotlyChart"] .gl-container canvas, '
+                                 '[data-testid="stPlotlyChart"] .scatterlayer .point'
+                                 ).first.wait_for()  # fmt: skip
+                else:
+                    frame = page.frame_locator('iframe[title*="embedding_atlas"]').first
+                    frame.locator("canvas").first.wait_for()
+                page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+                drawn = time.perf_counter() - t
+                caption = page.get_by_text("words of semcor").first.inner_text()
+                n_words = int(caption.split()[0].replace(",", ""))
+                box = page.get_by_label("Search a word or lemma")
+                t = time.perf_counter()
+                box.fill("bank")
+                box.press("Enter")
+                page.get_by_text("“bank”:").first.wait_for()
+                page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+                search = time.perf_counter() - t
+                heap = page.evaluate(
+                    "() => performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null"
+                )
+                frames = None
+                target = (page.locator('[data-testid="stPlotlyChart"] .nsewdrag').first
+                          if renderer == "plotly" else
+                          page.frame_locator('iframe[title*="embedding_atlas"]').first
+                          .locator("canvas").first)  # fmt: skip
+                area = target.bounding_box()
+                if area:
+                    if renderer == "plotly":
+                        page.locator('[data-testid="stPlotlyChart"]').first.hover()
+                        page.locator('a[data-val="pan"]').first.click()
+                    cx, cy = area["x"] + area["width"] / 2, area["y"] + area["height"] / 2
+                    page.mouse.move(cx, cy)
+                    page.mouse.down()
+                    stamps = page.evaluate_handle(_FRAMES_JS)
+                    for i in range(40):
+                        page.mouse.move(cx + 150 * np.sin(i / 6), cy + 100 * np.cos(i / 6))
+                        page.wait_for_timeout(45)
+                    page.mouse.up()
+                    times = np.diff(np.asarray(stamps.json_value(), dtype=float))
+                    if len(times):
+                        frames = {"median_ms": float(np.median(times)),
+                                  "p95_ms": float(np.percentile(times, 95)),
+                                  "n_frames": int(len(times) + 1)}  # fmt: skip
+                key = f"{renderer}, {n_words:,} words"
+                out[key] = {"sentences": n, "n_words": n_words, "renderer": renderer,
+                            "drawn_seconds": drawn, "search_seconds": search,
+                            "js_heap_mb": heap, "chromium_rss_mb": _chromium_rss(),
+                            "frames_while_panning": frames, "graphics": gl,
+                            "load_average": os.getloadavg()[0]}  # fmt: skip
+                print(f"   {key}: drawn {drawn:.1f} s after opening, search {search:.2f} s, "
+                      f"JS heap {heap or 0:.0f} MB, Chromium RSS {_chromium_rss():.0f} MB, "
+                      f"frames while panning {frames}; {gl}")  # fmt: skip
+                page.close()
+        browser.close()
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=5000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", action="append",
-                    choices=("umap", "switch", "render", "compare", "separation", "rerun", "cold"),
+                    choices=("umap", "switch", "render", "compare", "separation", "rerun", "cold",
+                             "ready", "interactions", "map"),
                     help="run only these parts (repeatable); default all")  # fmt: skip
     ap.add_argument("--json", help="write the raw figures of the parts that give them here")
+    ap.add_argument(
+        "--map-sentences",
+        type=int,
+        nargs="*",
+        default=[2000, 6000, 0],
+        help="SemCor's first N sentences for the corpus map part (0 = all)",
+    )
+    ap.add_argument(
+        "--map-cache", help="the WORKBENCH_CACHE holding the maps (default: the environment's)"
+    )
     args = ap.parse_args()
     parts = set(args.only or ("umap", "switch", "render", "compare", "separation", "rerun"))
     os.chdir(REPO)
@@ -475,6 +789,12 @@ def main() -> int:
         raw["rerun"] = bench_rerun(args.repeats)
     if "cold" in parts:
         raw["cold"] = bench_cold_wsd()
+    if "ready" in parts:
+        raw["ready"] = bench_ready(args.repeats)
+    if "interactions" in parts:
+        raw["interactions"] = bench_interactions(args.repeats)
+    if "map" in parts:
+        raw["map"] = bench_map_browser(args.map_sentences, args.map_cache)
     write_json(args.json, raw)
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
     return 0

@@ -32,6 +32,8 @@ LOCAL = {"workbench", "webapp", "tests", "bench"}
 OPTIONAL = {
     "kaleido": "PNG / SVG figure export (workbench.viz.export)",
     "ray": "work spread over a Ray cluster (workbench.distributed)",
+    "embedding_atlas": "large corpus maps drawn by Embedding Atlas (the Corpus map page)",
+    "duckdb": "the Embedding Atlas selection applied to the map's table (the Corpus map page)",
 }
 
 

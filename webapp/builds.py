@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -40,10 +41,35 @@ class Build:
     result: object = None
     error: BaseException | None = None
     thread: threading.Thread | None = field(default=None, repr=False)
+    started: float = field(default_factory=time.monotonic)  # time.monotonic() at the start
 
     @property
     def done(self) -> bool:
         return self.thread is not None and not self.thread.is_alive()
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the build started."""
+        return time.monotonic() - self.started
+
+    def left(self) -> float:
+        """Seconds left at the rate so far (elapsed time per fraction done); NaN before any
+        progress."""
+        if self.fraction <= 0.0:
+            return math.nan
+        return self.elapsed * (1.0 - self.fraction) / self.fraction
+
+    def timing(self) -> str:
+        """``"3 min 10 s so far, about 5 min left"``: elapsed and, once there is progress,
+        the estimate."""
+        left = self.left()
+        text = f"{_duration(self.elapsed)} so far"
+        return text + (f", about {_duration(left)} left" if left == left else "")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
 
 
 @st.cache_resource

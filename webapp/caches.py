@@ -14,6 +14,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import streamlit as st
 
+import webapp.state
 from webapp.builds import Build, background
 from webapp.state import Settings, current, encoder, memo, user_errors, with_progress
 from workbench.corpora import occurrences as occ
@@ -25,7 +26,7 @@ from workbench.corpora.occurrences import (
     demo_sentences,
     sense_glosses,
 )
-from workbench.corpora.readers import Corpus
+from workbench.corpora.readers import Corpus, corpus_from_texts
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
@@ -37,6 +38,7 @@ from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.postprocess import PostProcessor
 from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.viz import sense_views
+from workbench.viz.corpus_map import CorpusMap, CorpusMapConfig, corpus_map
 from workbench.viz.neighbours import NeighbourPool, PoolPart
 from workbench.viz.projection import ProjectionConfig, Projector, project_layers
 from workbench.viz.sense_views import AtlasView, SenseView
@@ -77,6 +79,34 @@ def available_datasets() -> list[str]:
 
 
 # --------------------------------------------------------------------------- encodings
+
+
+def text_key(text: str) -> str:
+    """The short hash that names a typed text in cache keys and widget keys."""
+    return sha256_bytes(text)[:16]
+
+
+def warm_words(
+    key: Hashable,
+    sentences: list[list[str]],
+    settings: Settings,
+    keep: list[list[int]] | None = None,
+) -> LayerwiseEmbeddings:
+    """:func:`encode_words` outside a page (the server's preload): no progress bar; errors
+    raise. Fills the same memo entry a page reads."""
+    enc = webapp.state.encoder_for(settings)
+    return memo("embeddings", 24).get(
+        (settings.key, key), lambda: encode_cached(enc, sentences, keep=keep, progress=False)
+    )
+
+
+def warm_occurrences(
+    key: Hashable, occurrences: Sequence[Occurrence], settings: Settings
+) -> LayerwiseEmbeddings:
+    """:func:`encode_occurrences` outside a page (the server's preload)."""
+    sentences = [list(o.words) for o in occurrences]
+    keep = [[o.index] for o in occurrences]
+    return warm_words(("occurrences", key), sentences, settings, keep=keep)
 
 
 def encode_words(
@@ -191,10 +221,12 @@ def atlas_view(
     layer: str,
     config: ProjectionConfig,
     data: dict | None = None,
+    apart: bool = False,
 ) -> AtlasView:
-    """:func:`workbench.viz.sense_views.atlas_view` of several words' raw vectors; ``key``
-    names the words' occurrences and the model settings."""
-    return sense_views.atlas_view(list(_parts), layer, None, config, data=data)
+    """:func:`workbench.viz.sense_views.atlas_view` of several words' raw vectors (each word
+    projected on its own with ``apart``); ``key`` names the words' occurrences and the model
+    settings."""
+    return sense_views.atlas_view(list(_parts), layer, None, config, data=data, apart=apart)
 
 
 # --------------------------------------------------------------------------- reference corpora
@@ -411,3 +443,54 @@ def wsd_evaluation(
         return test_corpus, done.evaluation
 
     return memo("wsd-eval", 8).get(key, run)
+
+
+# --------------------------------------------------------------------------- corpus maps
+
+#: The corpora a corpus map can show (SemCor when it is here), and their labels.
+MAP_SOURCES = {
+    "demo": "demo texts (170 sentences)",
+    "wordnet": "WordNet glosses and examples (a seeded sample)",
+    "semcor": "SemCor (gold senses)",
+    "upload": "a text file",
+}
+
+
+def map_corpus(source: str, upload: bytes | None = None, upload_name: str = "upload") -> Corpus:
+    """The corpus of a corpus map's ``source`` (:data:`MAP_SOURCES`)."""
+    if source == "demo":
+        return corpus_from_texts([" ".join(s) for s in demo_sentences()], "demo texts")
+    if source == "upload":
+        lines = occ.decode_text(upload or b"", upload_name)
+        return corpus_from_texts(lines, upload_name)
+    if source == "wordnet":
+        return corpus_from_texts([" ".join(s) for s in reference_sentences(
+            "WordNet glosses and examples", 5000)], "wordnet-sample")  # fmt: skip
+    return corpus(source)
+
+
+def corpus_map_build(
+    source: str, config: CorpusMapConfig, upload: bytes | None = None, upload_name: str = "upload"
+) -> Build:
+    """The corpus map of ``source`` for the sidebar's model, made (or loaded from the cache dir)
+    in the background once per model settings, corpus and config; ``build.result`` is the
+    :class:`~workbench.viz.corpus_map.CorpusMap`."""
+    enc, wn = encoder(), wordnet()
+    the_corpus = map_corpus(source, upload, upload_name)
+    key = ("corpus-map", current().key, source, the_corpus.sha256, config)
+    kept = the_corpus.head(config.max_sentences) if config.max_sentences else the_corpus
+    n_words = sum(len(s.words) for s in kept.sentences)
+
+    def work(build: Build) -> CorpusMap:
+        def progress(fraction: float, stage: str) -> None:
+            build.fraction, build.stage = fraction, stage
+            build.message = (
+                f"Making the map of {the_corpus.name} ({n_words:,} words) once for "
+                "this model, layer and correction; it is stored for next time, and goes on if "
+                "you leave the page."
+            )
+
+        build.stage = "Loading the map…"
+        return corpus_map(enc, the_corpus, config, wn, progress=progress)
+
+    return background(key, work)

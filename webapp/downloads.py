@@ -1,6 +1,6 @@
 """Download buttons for every table and figure the app shows; each file carries its settings
-(:mod:`workbench.viz.export`): CSV and JSON for numbers, self-contained HTML, PNG and SVG (when
-kaleido is installed) for figures.
+(:mod:`workbench.viz.export`): a plain CSV with a settings sidecar and JSON for numbers,
+self-contained HTML, PNG and SVG (when kaleido is installed) for figures.
 
 Files are made when their button is clicked (a callable passed to ``st.download_button``), so
 drawing a page never pays for an export; a click does not rerun the page.
@@ -25,7 +25,8 @@ from workbench.viz.export import (
     figure_html,
     figure_image,
     image_export_available,
-    table_csv,
+    plain_csv,
+    settings_sidecar,
     table_json,
 )
 
@@ -35,37 +36,54 @@ def _safe(stem: str) -> str:
     return keep.strip("-") or "workbench"
 
 
-def _button(area: Any, label: str, make: Callable[[], str | bytes], name: str, key: str) -> None:
+def _button(
+    area: Any, label: str, make: Callable[[], str | bytes], name: str, key: str, help: str = ""
+) -> None:
     fmt = name.rsplit(".", 1)[-1]
     area.download_button(label, make, name, MIME_TYPES[fmt], key=key, on_click="ignore",
-                         icon=":material/download:")  # fmt: skip
+                         icon=":material/download:", help=help or None)  # fmt: skip
+
+
+KALEIDO_NOTE = "PNG and SVG need kaleido: `pip install 'embedding-workbench[export]'`."
 
 
 def figure_buttons(
     fig: go.Figure, settings: Settings, stem: str, key: str, area: Any = None
 ) -> None:
-    """Buttons for the figure as HTML, and PNG and SVG when kaleido is installed (else a note
-    that says so)."""
+    """Buttons for the figure as HTML, and PNG and SVG when kaleido is installed (else the
+    HTML button's help says how to get them)."""
     where = area if area is not None else st
     name = _safe(stem)
-    cols = where.columns(3)
-    _button(cols[0], "Figure (HTML)", lambda: figure_html(fig, settings), f"{name}.html",
-            f"{key}_html")  # fmt: skip
-    if image_export_available():
+    images = image_export_available()
+    cols = where.columns(3 if images else 1)
+    _button(cols[0], "HTML", lambda: figure_html(fig, settings), f"{name}.html",
+            f"{key}_html", help="The figure: a self-contained page with its settings. "
+            + ("" if images else KALEIDO_NOTE))  # fmt: skip
+    if images:
         _button(cols[1], "PNG", lambda: figure_image(fig, settings, "png"), f"{name}.png",
                 f"{key}_png")  # fmt: skip
         _button(cols[2], "SVG", lambda: figure_image(fig, settings, "svg"), f"{name}.svg",
                 f"{key}_svg")  # fmt: skip
-    else:
-        cols[1].caption("PNG/SVG need kaleido: `pip install 'embedding-workbench[export]'`")
 
 
-def table_buttons(rows: Any, settings: Settings, stem: str, key: str, area: Any = None) -> None:
-    """Buttons for a table (a DataFrame or a list of row mappings) as CSV and JSON."""
+Rows = Any  # a DataFrame, a list of row mappings, or a callable returning one (made on click)
+
+
+def _rows(rows: Rows) -> Any:
+    return rows() if callable(rows) else rows
+
+
+def table_buttons(rows: Rows, settings: Settings, stem: str, key: str, area: Any = None) -> None:
+    """Buttons for a table: a plain CSV (the header first, which any CSV reader reads) with
+    its settings as a ``NAME.settings.json`` sidecar, and JSON (settings and rows together)."""
     where = area if area is not None else st
     name = _safe(stem)
-    cols = where.columns(2)
-    _button(cols[0], "Numbers (CSV)", lambda: table_csv(rows, settings), f"{name}.csv",
-            f"{key}_csv")  # fmt: skip
-    _button(cols[1], "Numbers (JSON)", lambda: table_json(rows, settings), f"{name}.json",
-            f"{key}_json")  # fmt: skip
+    cols = where.columns(3)
+    _button(cols[0], "CSV", lambda: plain_csv(_rows(rows)), f"{name}.csv",
+            f"{key}_csv", help="The table alone: `pandas.read_csv` reads it as is. Its settings "
+            f"are in {name}.settings.json (the Settings button).")  # fmt: skip
+    _button(cols[1], "Settings", lambda: settings_sidecar(settings), f"{name}.settings.json",
+            f"{key}_settings", help="What made the table (model, layer, correction, ...), to "
+            "keep beside the CSV.")  # fmt: skip
+    _button(cols[2], "JSON", lambda: table_json(_rows(rows), settings), f"{name}.json",
+            f"{key}_json", help="The settings and the rows in one file.")  # fmt: skip

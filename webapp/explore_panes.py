@@ -95,9 +95,11 @@ def _pane(
 
     # similarity to the chosen occurrence at every layer
     sims = explore.layerwise_similarity(fixed[rows], query)
-    heat = plotting.similarity_heatmaps(
-        [(label, sims)], occ_labels, [str(v) for v in emb.layers], fit_scale=True
+    heat = plotting.similarity_heatmaps(  # half the page wide: the values are in the hover
+        [(label, sims)], occ_labels, [str(v) for v in emb.layers], fit_scale=True, show_values=False
     )
+    heat.update_layout(title=dict(text=webapp.state.short(label, 60), font=dict(size=14)))
+    heat.layout.annotations = ()  # the subplot title repeats the (cut) title
     heat.update_layout(height=max(260, 110 + 30 * len(places)))
     area.plotly_chart(heat, key=f"explore_{pane.name}_heatmap")
     every = ViewSettings.of(emb, "explore-similarity", "all", pane.correction, reference, None,
@@ -118,9 +120,9 @@ def _pane(
         key = (settings.key, text_key, pane.layer, pane.correction, reference)
         coords = webapp.caches.projection(key, picked, config)
     scatter = plotting.sense_scatter(coords, labels, hover, names={}, centroids=False,
-                                     title=f"{label}: the words of your text at layers "
+                                     title=f"{pane.name.upper()}: your text's words at layers "
                                      f"{pane.layer}")  # fmt: skip
-    scatter.update_layout(height=460, legend=dict(title="word"))
+    scatter.update_layout(height=460, legend=dict(title="word"), title=dict(font=dict(size=14)))
     area.plotly_chart(scatter, key=f"explore_{pane.name}_projection")
     shown = ViewSettings.of(emb, "explore-projection", pane.layer, pane.correction, reference,
                             config, data)  # fmt: skip
@@ -143,7 +145,7 @@ def _pane(
         found = pool.nearest(1, int(rows[query]), k=10)
     table = neighbour_rows(found)
     area.markdown(f"**Nearest neighbours of occurrence {query + 1} at layers {pane.layer}**")
-    area.dataframe(table, hide_index=True, width="stretch")
+    area.table(table)  # a table, not a grid: the contexts wrap instead of being cut off
     near = ViewSettings.of(emb, "explore-neighbours", pane.layer, pane.correction, reference,
                            None, data)  # fmt: skip
     webapp.downloads.table_buttons(table, near, f"{stem}-neighbours", f"explore_{pane.name}_nt",

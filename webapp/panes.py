@@ -28,10 +28,12 @@ import webapp.state
 from webapp.urlstate import Param
 from workbench.corpora import occurrences as occ
 from workbench.corpora.occurrences import Occurrence, OccurrenceVectors
-from workbench.encoding.models import default_cache_dir
+from workbench.encoding.offered import NOT_OFFERED, check_offered, is_offered, offered_models
 from workbench.errors import InputError
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz.export import ViewSettings
+from workbench.viz.neighbours import NeighbourIndex, snippet
+from workbench.viz.plotting import ring_points, selected_rows
 from workbench.viz.projection import ProjectionConfig
 from workbench.viz.sense_figures import (
     atlas_figure,
@@ -45,8 +47,17 @@ from workbench.viz.sense_views import SenseView
 SIDEBAR_MODEL = "(the sidebar's model)"
 PACKAGED = "(packaged all-MiniLM-L6-v2)"
 PANES = ("a", "b")
+#: The several-words view's layouts, the default first.
+ATLAS_LAYOUTS = ("each word apart", "all together")
 #: Correction names in the order offered.
 CORRECTIONS = ("none", *(c for c in POSTPROCESSORS if c != "none"))
+
+
+class PaneModels:
+    """A pane's model choices in a link: the two named choices, or a model the server offers."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in (SIDEBAR_MODEL, PACKAGED) or (isinstance(name, str) and is_offered(name))
 
 
 def pane_params(prefix: str) -> tuple[Param, ...]:
@@ -55,7 +66,9 @@ def pane_params(prefix: str) -> tuple[Param, ...]:
         p
         for pane in PANES
         for p in (
-            Param(f"{prefix}_{pane}_model", f"{pane}_model"),
+            Param(
+                f"{prefix}_{pane}_model", f"{pane}_model", choices=PaneModels(), refusal=NOT_OFFERED
+            ),
             Param(f"{prefix}_{pane}_layer", f"{pane}_layer"),
             Param(f"{prefix}_{pane}_corr", f"{pane}_corr", choices=CORRECTIONS),
         )
@@ -68,6 +81,7 @@ PANE_PARAMS = (
     Param("senses_compare", "compare", "bool"),
     Param("senses_reference", "reference"),
     Param("senses_words", "words"),
+    Param("senses_atlas_layout", "atlas_layout", choices=ATLAS_LAYOUTS),
 )
 
 
@@ -82,19 +96,17 @@ class Pane:
 
 
 def model_choices() -> list[str]:
-    """The models offered in a pane: the sidebar's, the packaged one, all-mpnet-base-v2 when
-    fetched, and every fine-tuned model directory under ``<cache>/finetuned`` (newest first)."""
-    root = default_cache_dir()
-    found = [p.parent for p in (root / "models").glob("*/*/config.json")]
-    tuned = sorted((root / "finetuned").glob("*/config.json"), key=lambda p: -p.stat().st_mtime)
-    return [SIDEBAR_MODEL, PACKAGED, *(str(p) for p in found), *(str(p.parent) for p in tuned)]
+    """The models offered in a pane: the sidebar's, the packaged one, and what the server offers
+    (:func:`workbench.encoding.offered.offered_models`: fetched models such as
+    all-mpnet-base-v2, the app's fine-tuned runs, newest first, and the owner's list)."""
+    return [SIDEBAR_MODEL, PACKAGED, *offered_models()]
 
 
 def _model_label(choice: str) -> str:
     if choice in (SIDEBAR_MODEL, PACKAGED):
         return choice
     parts = choice.rstrip("/").split("/")
-    return "/".join(parts[-2:]) if len(parts) > 1 else choice
+    return webapp.state.short("/".join(parts[-2:]) if len(parts) > 1 else choice, 60)
 
 
 def pane_settings(pane: Pane) -> webapp.state.Settings:
@@ -113,10 +125,13 @@ def pane_widgets(name: str, area: Any, default_correction: str, prefix: str = "s
         choices.append(typed)
     model_choice = area.selectbox(
         "Model", choices, key=key, format_func=_model_label, accept_new_options=True,
-        help="A Hugging Face id or a local model directory can be typed too. A fine-tuned model "
-        "here and its base model in the other pane is the before/after view.",
+        help="Another model this server offers can be typed too (a Hugging Face id in its local "
+        "cache). A fine-tuned model here and its base model in the other pane is the "
+        "before/after view.",
     )  # fmt: skip
     model = {SIDEBAR_MODEL: sidebar.model, PACKAGED: None}.get(model_choice, model_choice)
+    with webapp.state.user_errors(area):
+        model = check_offered(model)
     n_layers = webapp.state.encoder(replace(sidebar, model=model)).n_layers
     options = webapp.state.layer_options(n_layers)
     layer_key = f"{prefix}_{name}_layer"
@@ -205,13 +220,18 @@ def compare(
     views: dict[str, SenseView] = {}
     for pane, col in zip(panes, columns):
         _, view = render_view(pane, found, occ_key, config, reference, data)
-        label = f"{pane.name.upper()}: {view.settings.model}, {pane.layer}, " + str(
+        model = webapp.state.short(str(view.settings.model), 40)
+        views[f"{pane.name.upper()}: {model}"] = view  # the curve adds raw / the correction
+        title = f"{pane.name.upper()}: “{lemma}”, layers {pane.layer}, " + str(
             CORRECTION_LABELS[pane.correction]
-        )
-        views[label] = view
+        )  # the model is named in the pane's own selector above
         fig = sense_view_figure(view, hover=view_hover(view, glosses), names=names,
-                                title=f"“{lemma}”, {label}", categories=categories)  # fmt: skip
-        fig.update_layout(height=640, legend=dict(orientation="h", yanchor="top", y=-0.02, x=0))
+                                title=title, categories=categories)  # fmt: skip
+        fig.update_layout(
+            height=640,
+            legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
+            title=dict(font=dict(size=14)),
+        )  # half the page: a smaller title
         col.plotly_chart(fig, key=f"senses_{pane.name}_chart")
         col.markdown(separation_line(view))
         stem = f"senses-{lemma}-{pane.name}-{pane.layer}-{pane.correction}"
@@ -251,15 +271,31 @@ def atlas(
     with webapp.state.user_errors():
         if len(words) > 12:
             raise InputError(f"at most 12 words in one map, got {len(words)}")
+        if source == "demo":
+            missing = [w for w in words if w not in occ.demo_words()]
+            if missing:
+                better = "SemCor" if "semcor" in webapp.caches.available_datasets() else "WordNet"
+                raise InputError(
+                    f"{', '.join(missing)}: not among the demo words "
+                    f"({', '.join(occ.demo_words())}); choose {better} as the source above to "
+                    "see any word"
+                )
         for word in words:
             found = webapp.caches.occurrences(source, word, pos, limit, _corpus=corpus)
             key = (source, word, pos, limit, "")
             parts.append((word, webapp.caches.encode_occurrences(key, found)))
     settings = webapp.state.current()
-    data = {"lemmas": words, "source": source, "pos": pos, "limit": limit}
+    layout = st.segmented_control(
+        "Projection", ATLAS_LAYOUTS, default=ATLAS_LAYOUTS[0], key="senses_atlas_layout",
+        required=True,
+        help="each word apart: one projection per word, side by side (its senses spread "
+        "out); all together: one projection of every occurrence (the words apart, each a blob)",
+    ) or ATLAS_LAYOUTS[0]  # fmt: skip
+    apart = layout == ATLAS_LAYOUTS[0]
+    data = {"lemmas": words, "source": source, "pos": pos, "limit": limit, "layout": layout}
     with webapp.state.user_errors():
         view = webapp.caches.atlas_view((settings.key, source, pos, limit, tuple(words)),
-                                        tuple(parts), layer, config, data)  # fmt: skip
+                                        tuple(parts), layer, config, data, apart)  # fmt: skip
     labels = [o.label for o in view.occurrences]
     glosses = webapp.caches.glosses(tuple(dict.fromkeys(labels)))
     fig = atlas_figure(view, view_hover(view, glosses), occ.sense_names(glosses),
@@ -281,3 +317,45 @@ def single_settings(
 ) -> ViewSettings:
     """The settings of the one-pane view (raw vectors)."""
     return ViewSettings.of(ov.emb, "senses", layer, "none", "", config, data)
+
+
+def explore_map(
+    fig: Any, coords: Any, ov: OccurrenceVectors, layer: str, labels: Sequence[str], key: str
+) -> None:
+    """A 2-D occurrence map a visitor can question: find the occurrences whose sentence holds
+    a word (ringed), click a point to ring and list its nearest occurrences at ``layer`` (by
+    cosine, in the full vectors, not the projection), or draw a box or a lasso to list the
+    sentences of a group."""
+    search = st.text_input(
+        "Find in the map", key=f"{key}_find", max_chars=100, placeholder="a word of the sentences",
+        help="Rings the occurrences whose sentence holds this word. Click a point for its "
+        "nearest neighbours; draw a box or a lasso (the plot's toolbar) to read a group.",
+    ).strip().lower()  # fmt: skip
+    found = [i for i, o in enumerate(ov.occurrences) if search and search in
+             (w.lower() for w in o.words)] if search else []  # fmt: skip
+    picked = st.session_state.get(f"{key}_chart")
+    rows = selected_rows(picked)
+    neighbours: list[tuple[int, float]] = []
+    if len(rows) == 1 and coords.shape[1] == 2:
+        vectors = ov.emb.select(layer)
+        scores, near = NeighbourIndex().fit(vectors).search(vectors[rows[0]], k=10,
+                                                            exclude=rows)  # fmt: skip
+        neighbours = [(int(r), float(c)) for r, c in zip(near, scores)]
+        ring_points(fig, coords, [r for r, _ in neighbours], "nearest to the clicked point")
+    if found:
+        ring_points(fig, coords, found, f"sentences with “{search}”")
+    if coords.shape[1] == 2:
+        fig.update_layout(dragmode="lasso" if len(ov.occurrences) > 50 else "zoom")
+    st.plotly_chart(fig, key=f"{key}_chart", on_select="rerun",
+                    selection_mode=("points", "box", "lasso"))  # fmt: skip
+    if search:
+        st.caption(f"“{search}”: in {len(found)} of {len(ov.occurrences)} sentences, ringed.")
+    shown = [(r, None) for r in rows] if len(rows) != 1 else [(rows[0], 1.0), *neighbours]
+    if shown:
+        what = ("the clicked occurrence and its nearest at layers " + layer) if len(rows) == 1 \
+            else f"{len(rows)} selected occurrences"  # fmt: skip
+        st.markdown(f"**{what}**")
+        table = [{"sense": labels[r], "cosine": None if c is None else round(c, 3),
+                  "sentence": snippet(ov.occurrences[r].words, ov.occurrences[r].index, 15)}
+                 for r, c in shown]  # fmt: skip
+        st.table(table)

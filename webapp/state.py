@@ -26,15 +26,16 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 
 import workbench
 from webapp.urlstate import Param, restore
 from workbench.encoding.models import resolve_model
+from workbench.encoding.offered import MAX_NAME, NOT_OFFERED, check_offered, is_offered
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import ModelLoadError, WorkbenchError
-from workbench.viz.projection import Projector
+from workbench.viz.export import ViewSettings
+from workbench.viz.projection import ProjectionConfig
 
 PACKAGED_LABEL = "all-MiniLM-L6-v2 (packaged)"
 DEFAULT_LAYERS = "last4-sum"
@@ -69,14 +70,14 @@ def user_errors(where: object = None) -> Iterator[None]:
     try:
         yield
     except WorkbenchError as exc:
-        area.error(str(exc), icon="⚠️")
+        area.error(str(exc), icon=":material/warning:")
         st.stop()
     except Exception as exc:  # noqa: BLE001 - the page must not show a traceback
         log.exception("unexpected error in the app")
         area.error(
             f"Something went wrong: {type(exc).__name__}: {exc}. "
             "Try other settings; the server log has the details.",
-            icon="🛑",
+            icon=":material/error:",
         )
         st.stop()
 
@@ -124,26 +125,6 @@ def with_progress(text: str, work: Callable[[Callable[[float], None]], object]):
         bar.empty()
 
 
-@st.cache_resource
-def warm_up() -> threading.Thread:
-    """Compile UMAP's numba code in a background thread, once per process.
-
-    The first UMAP fit of a process spends ~20 s compiling on a 2-core CPU; app.py calls this
-    after the first page is drawn, so the Senses page is quick when the user gets there.
-    """
-
-    def run() -> None:
-        try:
-            points = np.random.default_rng(0).normal(size=(30, 8))
-            Projector(n_neighbors=5, random_state=0).fit(points)
-        except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
-            log.exception("UMAP warm-up failed")
-
-    thread = threading.Thread(target=run, name="workbench-umap-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
 # --------------------------------------------------------------------------- model
 
 
@@ -164,16 +145,29 @@ def _encoder_with_pooling(model: str | None, device: str | None, pooling: str):
     return enc
 
 
+class OfferedModels:
+    """The models this server offers, as a :class:`~webapp.urlstate.Param`'s choices."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and is_offered(name)
+
+
 def current() -> Settings:
     """The settings chosen in the sidebar (defaults before the sidebar ran)."""
     return st.session_state.get("settings", Settings())
+
+
+def encoder_for(settings: Settings):
+    """The loaded encoder of ``settings`` (raises as loading does; the server's preload)."""
+    return _encoder_with_pooling(settings.model, settings.device, settings.pooling)
 
 
 def encoder(settings: Settings | None = None):
     """The loaded encoder of ``settings`` (default: the sidebar's); errors stop the page."""
     s = settings or current()
     with user_errors():
-        return _encoder_with_pooling(s.model, s.device, s.pooling)
+        check_offered(s.model)
+        return encoder_for(s)
 
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -199,32 +193,24 @@ def _n_layers(model: str | None) -> int | None:
     return int(n) if isinstance(n, int) else None
 
 
-@st.cache_resource
-def preload(model: str | None = None, device: str | None = None) -> threading.Thread:
-    """Start loading the model in a background thread, once per process, so that torch and
-    transformers import while the first page draws (the page waits on the same cache entry)."""
-
-    def run() -> None:
-        try:
-            _load_encoder(model, device)
-            import faiss  # noqa: F401 - the first page needs it right after the model
-        except Exception:  # noqa: BLE001 - the page reports the error when it needs the model
-            log.debug("preloading the model failed", exc_info=True)
-
-    thread = threading.Thread(target=run, name="workbench-model-preload", daemon=True)
-    thread.start()
-    return thread
+def short(text: str, width: int = 80) -> str:
+    """``text`` cut to ``width`` characters (a visitor's long input is never echoed whole)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _model_error(exc: Exception, device: str | None, pooling: str) -> None:
-    st.sidebar.error(f"{exc}\n\nClear the model field to use the packaged model.", icon="⚠️")
-    st.session_state["settings"] = Settings(None, device, pooling)
-    st.stop()
+    """The model cannot be used: say so in the sidebar and in the page, use the packaged one."""
+    text = f"{exc}\n\nClear the model field to use the packaged model."
+    st.sidebar.error(text, icon=":material/warning:")
+    st.error(f"The sidebar's model cannot be used: {exc} The page shows the packaged model "
+             "meanwhile; clear the model field to go on with it.",
+             icon=":material/warning:")  # fmt: skip
+    return None
 
 
 #: The sidebar's settings in the URL (see :mod:`webapp.urlstate`); pages add theirs.
 SIDEBAR_PARAMS = (
-    Param("model", "model"),
+    Param("model", "model", choices=OfferedModels(), refusal=NOT_OFFERED),
     Param("device", "device", choices=DEVICES),
     Param("pooling", "pooling", choices=POOLINGS),
     Param("layers", "layers"),
@@ -243,8 +229,10 @@ def sidebar() -> Settings:
     side.header("Model")
     model = side.text_input(
         "Model", key="model", placeholder=PACKAGED_LABEL,
-        help="Empty: the packaged all-MiniLM-L6-v2. Or a Hugging Face id "
-        "(e.g. bert-base-uncased, if it is in the local cache) or a local model directory.",
+        max_chars=MAX_NAME,
+        help="Empty: the packaged all-MiniLM-L6-v2. Or a model this server offers: a fetched "
+        "model by name (all-mpnet-base-v2), a fine-tuned run of this app, a Hugging Face id in "
+        "the local cache, or one its owner lists.",
     ).strip() or None  # fmt: skip
     device = side.selectbox(
         "Device", DEVICES, key="device",
@@ -256,11 +244,13 @@ def sidebar() -> Settings:
     )  # fmt: skip
     device = None if device == "auto" else device
     try:
+        model = check_offered(model)
         n_layers = _n_layers(model)
         if n_layers is None:  # a hub id: the config comes with the model
             n_layers = _encoder_with_pooling(model, device, pooling).n_layers
     except (WorkbenchError, OSError, ValueError) as exc:
         _model_error(exc, device, pooling)
+        model, n_layers = None, _n_layers(None)
     options = layer_options(n_layers)
     if st.session_state.get("layers") not in options:
         st.session_state["layers"] = DEFAULT_LAYERS
@@ -275,6 +265,26 @@ def sidebar() -> Settings:
     return settings
 
 
+def view_settings(
+    view: str,
+    layer: str,
+    correction: str = "none",
+    reference: str = "",
+    data: dict | None = None,
+    projection: ProjectionConfig | None = None,
+) -> ViewSettings:
+    """The settings an export of a view made with the sidebar's model carries (model,
+    fingerprint, pooling and dtype from the loaded encoder)."""
+    enc = encoder()
+    return ViewSettings(
+        view=view, model=str(enc.name), fingerprint=str(enc.fingerprint), pooling=enc.pooling,
+        layer=str(layer), correction=correction,
+        reference=reference if correction != "none" else "", projection=projection,
+        seed=projection.random_state if projection is not None else None, data=dict(data or {}),
+        dtype=enc.dtype_name,
+    )  # fmt: skip
+
+
 def sidebar_facts() -> None:
     """Fill the sidebar's facts box with the current model's facts (loads it if needed)."""
     s = current()
@@ -282,7 +292,7 @@ def sidebar_facts() -> None:
     try:
         enc = _encoder_with_pooling(s.model, s.device, s.pooling)
     except WorkbenchError as exc:
-        box.error(str(exc), icon="⚠️")
+        box.error(str(exc), icon=":material/warning:")
         return
     facts = enc.describe()
     box.markdown(

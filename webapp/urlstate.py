@@ -45,12 +45,15 @@ class Param:
             ``optional`` (a string or ``None``, written :data:`NONE`).
         choices: the allowed values (after decoding: a sequence, a :class:`Between` range), or
             a callable giving them; None = any.
+        refusal: the message shown when a link's value is not allowed (default: the setting
+            and its value are listed as not applying here).
     """
 
     key: str
     name: str
     kind: Kind = "str"
     choices: Container[Any] | Callable[[], Container[Any]] | None = None
+    refusal: str = ""
 
     def allowed(self) -> Container[Any] | None:
         return self.choices() if callable(self.choices) else self.choices
@@ -99,33 +102,60 @@ def decode(text: str, kind: Kind) -> Any:
     return text
 
 
+#: Session-state key of the link values already restored in this session (a link's settings
+#: are taken, and judged, once: later reruns after the visitor's own edits say nothing).
+_RESTORED = "_urlstate_restored"
+#: Session-state key of the values this session's pages wrote into the URL themselves.
+_PUBLISHED = "_urlstate_published"
+#: Longest value echoed in a message about a link.
+ECHO = 60
+
+
+def _echo(name: str, text: str) -> str:
+    shown = text if len(text) <= ECHO else text[: ECHO - 1] + "…"
+    return f"{name}={shown}"
+
+
 def restore(params: Iterable[Param]) -> list[str]:
     """Give every widget of ``params`` that has no value yet in this session the link's value.
 
-    Returns (and shows, once, as an in-page note) the settings of the link that were ignored
-    because their value is not allowed here.
+    A link's value is judged once per session (the first time its page runs): a value that is
+    not allowed is ignored and said so once, in one note (or the setting's own
+    :attr:`Param.refusal`); the visitor's later edits never bring the note back. Returns the
+    settings ignored in this call.
     """
-    ignored = []
+    seen = st.session_state.setdefault(_RESTORED, set())
+    own = st.session_state.get(_PUBLISHED, {})
+    ignored: list[str] = []
+    plain: list[str] = []
+    refusals: list[str] = []
     for p in params:
         if p.key in st.session_state or p.name not in st.query_params:
             continue
         text = st.query_params[p.name]
+        if (p.name, text) in seen:
+            continue
+        seen.add((p.name, text))
         try:
             value = decode(text, p.kind)
             allowed = p.allowed()
             if allowed is not None and value not in allowed:
                 raise ValueError(text)
         except ValueError:
-            ignored.append(f"{p.name}={text}")
+            if own.get(p.name) == text:
+                continue  # the page's own value, for a widget that has other choices now
+            ignored.append(_echo(p.name, text))
+            (refusals if p.refusal else plain).append(p.refusal or ignored[-1])
             continue
         st.session_state[p.key] = value
-    if ignored:
+    if plain:
         st.warning(
-            "This link's settings "
-            + ", ".join(ignored)
-            + " do not apply here (unknown values); the defaults are used instead.",
-            icon="🔗",
+            "This link's settings " + ", ".join(plain) + " do not apply here (not values this "
+            "page offers); the defaults are used instead.",
+            icon=":material/link_off:",
         )
+    for message in dict.fromkeys(refusals):
+        st.warning(message, icon=":material/link_off:")
     return ignored
 
 
@@ -144,6 +174,7 @@ def current(params: Iterable[Param], extra: Mapping[str, str] | None = None) -> 
 def publish(params: Iterable[Param], extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Write the current settings (and ``extra`` values) into the URL; returns them."""
     values = current(params, extra)
+    st.session_state[_PUBLISHED] = values
     if st.query_params.to_dict() != values:
         st.query_params.from_dict(values)
     return values
@@ -176,7 +207,8 @@ def link_control(
     """
     url = link(publish(params, extra))
     where = area if area is not None else st
-    with where.popover("🔗 Copy link", help="A link that reopens this view with its settings"):
+    with where.popover("Copy link", icon=":material/link:",
+                       help="A link that reopens this view with its settings"):  # fmt: skip
         st.code(url, language=None, wrap_lines=True)
         st.caption(
             f"Copy it with the button at the right of the box: it reopens {what}, with every "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,14 @@ def test_occurrence_table_columns():
     assert table["gloss"].tolist() == ["gloss k", ""]
     with pytest.raises(InputError):
         occ.occurrence_table(found, coords=np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_decode_text_reads_unicode_files_with_their_byte_order_mark(encoding):
+    text = "The bank lent us money.\nWe swam to the far bank.\n"
+    data = text.encode(encoding)
+    if encoding in ("utf-16-le", "utf-16-be"):  # these codecs write no mark: add it
+        data = (codecs.BOM_UTF16_LE if encoding.endswith("le") else codecs.BOM_UTF16_BE) + data
+    assert occ.decode_text(data, "banks.txt") == text.splitlines()
+    with pytest.raises(InputError, match="not a text file"):
+        occ.decode_text("bank".encode("utf-16-le"), "nomark.txt")  # NULs and no mark: binary

@@ -12,6 +12,7 @@ import pytest
 
 import workbench.encoding.cache
 import workbench.viz.projection
+from workbench.encoding.offered import NOT_OFFERED
 from workbench.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -107,11 +108,13 @@ def test_explore_empty_text_shows_a_message():
     assert not at.get("plotly_chart")
 
 
-def test_unknown_model_is_a_message_in_the_sidebar():
+def test_a_model_the_server_does_not_offer_is_a_message_in_the_sidebar_and_the_page():
     at = _app().run()
     at.sidebar.text_input(key="model").set_value("./no/such/model-dir").run()
     _ok(at)
-    assert any("no model directory" in e.value for e in at.sidebar.error)
+    assert any(NOT_OFFERED in e.value for e in at.sidebar.error)
+    assert any(NOT_OFFERED in e.value for e in at.main.error)  # the page says so too
+    assert at.get("plotly_chart"), "the page goes on with the packaged model"
     at.sidebar.text_input(key="model").set_value("").run()
     _ok(at)
     assert not at.sidebar.error
@@ -229,7 +232,7 @@ def test_geometry_renders_the_anisotropy_figure_and_switches_correction():
     raw = _array(lines[0]["y"])
     zscore = _array(lines[2]["y"])
     assert (raw > zscore).all() and raw.max() > 0.05  # the correction removes anisotropy
-    assert at.dataframe[0].value.shape[0] == 7  # one row per hidden state
+    assert at.table[0].value.shape[0] == 7  # one row per hidden state, every column shown
     at.segmented_control(key="geometry_correction").set_value("whiten").run()
     _ok(at)
     assert "whitened" in _figure(at, 1)["layout"]["title"]["text"]

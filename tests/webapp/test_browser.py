@@ -14,6 +14,7 @@ import pytest
 
 from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
 from workbench.encoding.models import default_model_path
+from workbench.encoding.offered import runs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -279,12 +280,13 @@ def test_non_utf8_uploads_get_the_same_message_everywhere(browser_page, server, 
 
 @pytest.fixture(scope="module")
 def twelve_layer_model(tmp_path_factory) -> Path:
-    """A randomly initialised 12-layer BERT (hidden 32): 13 hidden states, fast."""
+    """A randomly initialised 12-layer BERT (hidden 32): 13 hidden states, fast; saved in the
+    app's runs folder (the server's cache is this session's), where the app offers it."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("bert-12")
+    path = runs_dir() / "bert-12"
     tok = AutoTokenizer.from_pretrained(default_model_path())
     config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=12,
                         num_attention_heads=2, intermediate_size=64)  # fmt: skip

@@ -4,6 +4,7 @@ on the shared Build, an error kept for the page and a failed build started again
 from __future__ import annotations
 
 import threading
+import time
 
 from webapp.builds import Build, background, settle
 
@@ -71,3 +72,12 @@ def test_distinct_keys_get_distinct_builds():
     a = _wait(background(("test-builds", "a"), lambda build: "a"))
     b = _wait(background(("test-builds", "b"), lambda build: "b"))
     assert a is not b and (a.result, b.result) == ("a", "b")
+
+
+def test_a_build_says_how_long_it_has_run_and_how_long_is_left():
+
+    build = Build(started=time.monotonic() - 125)
+    assert build.left() != build.left()  # NaN before any progress
+    assert build.timing() == "2 min 5 s so far"
+    build.fraction = 0.25
+    assert build.timing().startswith("2 min 5 s so far, about 6 min 1") and 370 < build.left() < 380

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
 from webapp.urlstate import NONE, Between, decode, encode
+from workbench.encoding.offered import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,3 +65,28 @@ def test_a_link_to_an_upload_asks_for_the_file_again():
     at = _senses({"source": "upload", "upload": "banks.txt", "word": "bank"})
     assert any("banks.txt" in i.value and "upload it again" in i.value for i in at.info)
     assert at.query_params["upload"] == "banks.txt" and at.query_params["source"] == "upload"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "query",
+    [{"model": "/etc"}, {"model": "/no/such/dir"}, {"model": "x" * 20_000},
+     {"compare": "1", "a_model": "/etc", "b_model": "../../../../etc"}],
+)  # fmt: skip
+def test_a_link_cannot_make_the_server_load_a_path(query):
+    at = _senses({"source": "demo", **query})
+    notes = [w.value for w in at.warning]
+    assert NOT_OFFERED in notes, notes
+    shown = " ".join([*notes, *(e.value for e in at.error), *(e.value for e in at.sidebar.error)])
+    assert "passwd" not in shown and "not a directory" not in shown and "x" * 100 not in shown
+    assert at.sidebar.text_input(key="model").value == ""  # the packaged model
+    for pane in ("a", "b"):
+        key = f"senses_{pane}_model"
+        if key in at.session_state:
+            assert at.session_state[key] != "/etc"
+
+
+def test_uploads_have_an_explicit_size_limit():
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert 1 <= config["server"]["maxUploadSize"] <= 50  # megabytes
+    assert config["client"]["toolbarMode"] == "minimal"  # no "Deploy" button

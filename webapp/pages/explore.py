@@ -15,20 +15,14 @@ import webapp.downloads
 import webapp.explore_panes
 import webapp.state
 import webapp.urlstate
+from webapp.defaults import EXPLORE_TEXT
 from webapp.urlstate import Param
-from workbench.fileio import sha256_bytes
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz import neighbours as explore
 from workbench.viz import plotting
 from workbench.viz.export import ViewSettings
 from workbench.viz.neighbours import PoolPart
 
-DEFAULT_TEXT = """\
-She deposited the cheque at the bank before noon.
-We had a picnic on the grassy bank of the river.
-The bank raised its interest rates again.
-Fishermen lined the muddy bank at dawn.
-He asked the bank for a small loan."""
 CORRECTIONS = [name for name in POSTPROCESSORS if name != "none"]
 #: Every setting of the page (and the sidebar) in the URL; the word and the occurrence are
 #: added once the text is known (their widget keys depend on it).
@@ -50,11 +44,25 @@ st.caption(
 )
 webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once every widget is drawn
-
-text = st.text_area("Sentences", value=DEFAULT_TEXT, height=150, key="explore_text")
+#: A link made from a text too long to carry says so (``long_text``: the text's short hash).
+LONG_TEXT = "long_text"
+wanted = st.query_params.get(LONG_TEXT)
+if wanted and "text" not in st.query_params and "explore_text" not in st.session_state:
+    st.session_state["explore_text"] = ""  # not the default text: this link's text is missing
+st.session_state.setdefault("explore_text", EXPLORE_TEXT)
+text = st.text_area("Sentences", height=150, key="explore_text")
+if wanted and not text.strip():
+    st.info(
+        f"This link's view used a text longer than {webapp.urlstate.MAX_TEXT:,} characters, "
+        "which a link cannot carry: paste that text above to see the view (the rest of the "
+        "link's settings are kept).",
+        icon=":material/link:",
+    )
+    webapp.urlstate.publish(PARAMS, {LONG_TEXT: wanted})
+    st.stop()
 with webapp.state.user_errors():
     sentences = explore.split_sentences(text)
-text_key = sha256_bytes(text)[:16]
+text_key = webapp.caches.text_key(text)
 emb = webapp.caches.encode_words(("text", text_key), sentences, text="Encoding your sentences…")
 
 counts = explore.word_counts(sentences)
@@ -85,7 +93,8 @@ def share_link() -> None:
     """The "copy link" control, at the top of the page."""
     long_text = len(text) > webapp.urlstate.MAX_TEXT
     missing = [f"your text (longer than {webapp.urlstate.MAX_TEXT:,} characters)"] * long_text
-    webapp.urlstate.link_control(all_params, None, f"“{word}” in your text", missing, area=share)
+    extra = {LONG_TEXT: text_key} if long_text else None
+    webapp.urlstate.link_control(all_params, extra, f"“{word}” in your text", missing, area=share)
 
 
 left, right = st.columns([3, 2])
@@ -131,7 +140,7 @@ if len(places) == 1:
         "word with each other: add sentences that use it again"
         + (f", or pick a word that repeats ({', '.join(repeated[:5])})." if repeated else ".")
         + " Its nearest neighbours in the reference corpus are below.",
-        icon="ℹ️",
+        icon=":material/info:",
     )  # fmt: skip
 else:
     with webapp.state.user_errors():

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 import webapp.caches
 import webapp.state
-from workbench.encoding.models import default_cache_dir
+from workbench.encoding.offered import run_directory, runs_dir
 from workbench.finetune import compare as cmp
 from workbench.finetune import runs
 from workbench.finetune.config import TrainConfig
@@ -33,6 +32,13 @@ st.title("Fine-tune an encoder")
 st.caption(
     "A small job on this machine: the tuned encoder is saved as a model directory that every "
     "page (and `workbench`'s commands) can load. Large runs: `workbench finetune ...` on a GPU."
+)
+st.info(
+    "What to expect: a few hundred examples train in minutes on a CPU and usually stay near the "
+    "baselines (WiC's majority class is 50%): the baselines are scored beside the tuned model "
+    "so the result says whether training helped. Thousands of examples and a GPU do better "
+    "(docs/finetune.md).",
+    icon=":material/info:",
 )
 settings = webapp.state.current()
 has_semcor = "semcor" in webapp.caches.available_datasets()
@@ -70,13 +76,17 @@ with st.expander("Training options", expanded=False):
     decay = p3.number_input("Layer-wise LR decay", 0.1, 1.0, 1.0, step=0.05, key="ft_llrd")
     seed = p4.number_input("Seed", 0, 2**31 - 1, 0, key="ft_seed")
     baselines = st.checkbox(
-        "Also score the majority class and frozen-feature probes",
-        value=False,
+        "Also score the majority class and frozen-feature probes (the baseline beside the "
+        "tuned model)",
+        value=True,
         key="ft_baselines",
         disabled=not TASKS[kind].baselines,
     )
-default_out = default_cache_dir() / "finetuned" / f"{source}-{kind}"
-output = Path(st.text_input("Save the model to", str(default_out), key="ft_out"))
+run_name = st.text_input(
+    "Run name", f"{source}-{kind}", key="ft_out", max_chars=80,
+    help=f"The model is saved in this app's runs folder ({runs_dir()}), under this name; a run "
+    "of the same name is replaced. Every page can load it from there.",
+)  # fmt: skip
 
 
 def _data() -> runs.TaskData:
@@ -126,15 +136,16 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
         epoch, n_batches = event["epoch"], event.get("n_batches", 0)
         if event["event"] == "step" and event.get("batch") == n_batches:
             status.info(f"Epoch {epoch}/{cfg.epochs} trained: evaluating on the dev set…",
-                        icon="⏳")  # fmt: skip
+                        icon=":material/hourglass_top:")  # fmt: skip
         elif event["event"] == "step":
             status.caption(f"Epoch {epoch}/{cfg.epochs}, batch {event['batch']}/{n_batches}")
         elif epoch == cfg.epochs:
             then = "the test set" if data.test is not None else "saving the model"
-            status.info(f"Training done: {then}…", icon="⏳")
+            status.info(f"Training done: {then}…", icon=":material/hourglass_top:")
 
     with webapp.state.user_errors():
-        status.info("Preparing the data…", icon="⏳")
+        output = run_directory(run_name)  # never outside the app's own runs folder
+        status.info("Preparing the data…", icon=":material/hourglass_top:")
         data = _data()
         card = runs.train_with_baselines(
             kind,
@@ -143,7 +154,7 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
             output,
             model=settings.model,
             baselines=bool(baselines and TASKS[kind].baselines and data.dev is not None),
-            say=lambda message: status.info(message, icon="⏳"),
+            say=lambda message: status.info(message, icon=":material/hourglass_top:"),
             overwrite=True,
             progress=False,
             callback=live,

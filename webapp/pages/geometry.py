@@ -10,11 +10,25 @@ import pandas as pd
 import streamlit as st
 
 import webapp.caches
+import webapp.downloads
 import webapp.state
+import webapp.urlstate
+from webapp.urlstate import Between, Param
 from workbench.geometry import analysis as gr
-from workbench.geometry.corrections import CORRECTION_LABELS
+from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.geometry.figures import anisotropy_figure, rogue_figure, similarity_figure
 from workbench.geometry.report import geometry_table
+from workbench.viz.export import ViewSettings
+
+#: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
+PARAMS = (
+    *webapp.state.SIDEBAR_PARAMS,
+    Param("geometry_corpus", "corpus", choices=webapp.caches.reference_options),
+    Param("geometry_sample", "sample", "int", choices=Between(100, 5000)),
+    Param("geometry_pairs", "pairs", "int", choices=Between(1000, 100_000)),
+    Param("geometry_correction", "correction", choices=tuple(POSTPROCESSORS)),
+    Param("geometry_layer", "layer", "int", choices=Between(0, 1000)),
+)
 
 st.title("Geometry of the layers")
 st.caption(
@@ -22,6 +36,8 @@ st.caption(
     "because of a few rogue dimensions (Ethayarajh 2019; Timkey & van Schijndel 2021). "
     "Corrections are fitted per layer on one half of the sentences and measured on the other."
 )
+webapp.urlstate.restore(PARAMS)
+share = st.container()  # the "copy link" control, filled once every widget is drawn
 
 c1, c2, c3 = st.columns([2, 1, 1])
 reference = c1.selectbox("Corpus", webapp.caches.reference_options(), key="geometry_corpus")
@@ -45,33 +61,54 @@ st.caption(
     f"{result.n_fit_words:,} words, measures taken on {result.n_measure_words:,} held-out words "
     f"({result.n_types:,} word types)."
 )
-st.plotly_chart(anisotropy_figure(result), key="geometry_anisotropy")
+data = {"corpus": reference, "n_sentences": len(sentences), "n_words": len(emb),
+        "n_pairs": int(n_pairs)}  # fmt: skip
+every = ViewSettings.of(emb, "geometry", "all", "none", "", None, data)
+stem = f"geometry-{reference.split()[0].lower()}-{len(sentences)}"
+aniso = anisotropy_figure(result)
+st.plotly_chart(aniso, key="geometry_anisotropy")
+webapp.downloads.figure_buttons(aniso, every, f"{stem}-anisotropy", "geometry_aniso_fig")
 
 table = geometry_table(result)
+frame = pd.DataFrame(list(table.rows), columns=list(table.columns))
 st.subheader("Per layer (raw vectors)")
-st.dataframe(pd.DataFrame(list(table.rows), columns=list(table.columns)), hide_index=True,
-             width="stretch")  # fmt: skip
+st.table(frame, hide_index=True)  # a table: every column shows, none scrolls away
 for note in table.notes:
     st.caption(note)
+webapp.downloads.table_buttons(frame, every, f"{stem}-layers", "geometry_table")
 
 st.subheader("One correction, one layer")
 k1, k2 = st.columns([3, 2])
+if st.session_state.get("geometry_correction") not in result.corrections:
+    st.session_state["geometry_correction"] = (
+        "zscore" if "zscore" in result.corrections else result.corrections[0]
+    )
+if st.session_state.get("geometry_layer") not in result.layers:
+    st.session_state["geometry_layer"] = gr.most_anisotropic_layer(result)
 correction = k1.segmented_control(
     "Correction", list(result.corrections), format_func=CORRECTION_LABELS.get,
-    default="zscore" if "zscore" in result.corrections else result.corrections[0],
     key="geometry_correction", required=True,
 )  # fmt: skip
 layer = k2.select_slider(
-    "Layer for the rogue dimensions", list(result.layers),
-    value=gr.most_anisotropic_layer(result), key="geometry_layer",
-)  # fmt: skip
+    "Layer for the rogue dimensions", list(result.layers), key="geometry_layer"
+)
 row = result.get(correction, layer)
 m1, m2, m3 = st.columns(3)
 m1.metric("anisotropy", f"{row.anisotropy.value:.3f}")
 m2.metric(f"top-{config.top_k} dimensions' share", f"{row.rogue.top_share:.0%}")
 m3.metric(f"r² without the top {config.top_k}", f"{row.rogue.informativity:.3f}")
-st.plotly_chart(similarity_figure(result, correction), key="geometry_similarity")
+fixed = ViewSettings.of(emb, "geometry", "all", correction, reference, None, data)
+similarity = similarity_figure(result, correction)
+st.plotly_chart(similarity, key="geometry_similarity")
+webapp.downloads.figure_buttons(similarity, fixed, f"{stem}-{correction}-similarity",
+                                "geometry_similarity_fig")  # fmt: skip
 rogue = rogue_figure(result, layer)
 shown = {CORRECTION_LABELS["none"], CORRECTION_LABELS[correction]}
 rogue.for_each_trace(lambda t: t.update(visible=True if t.name in shown else "legendonly"))
 st.plotly_chart(rogue, key="geometry_rogue")
+at_layer = ViewSettings.of(emb, "geometry-rogue", str(layer), correction, reference, None, data)
+webapp.downloads.figure_buttons(rogue, at_layer, f"{stem}-rogue-layer{layer}",
+                                "geometry_rogue_fig")  # fmt: skip
+webapp.urlstate.link_control(
+    PARAMS, None, f"the geometry of {reference} ({len(sentences):,} sentences)", area=share
+)

@@ -67,7 +67,11 @@ c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
 source = c1.selectbox("Occurrences from", sources, format_func=SOURCES.get, key="senses_source")
 pos, limit, upload, upload_name = None, None, None, "upload"
 if source == "demo":
-    lemma = c2.selectbox("Word", occ.demo_words(), key="senses_demo_word")
+    lemma = c2.selectbox(
+        "Word", occ.demo_words(), key="senses_demo_word",
+        help="The demo texts hold these words; for any other word (plant, cell, …) choose "
+        "SemCor or WordNet usage examples as the source.",
+    )  # fmt: skip
 else:
     lemma = c2.text_input("Word (lemma)", value="bank", key="senses_lemma").strip().lower()
     if source in ("semcor", "wordnet"):
@@ -118,7 +122,7 @@ with st.expander("Projection settings", expanded=False):
 config = ProjectionConfig(method=method, n_components=dims, n_neighbors=n_neighbors,
                           min_dist=min_dist, random_state=int(seed))  # fmt: skip
 
-v1, v2, v3, v4 = st.columns([4, 3, 2, 2])
+v2, v3, v4 = st.columns([5, 3, 2])  # wide enough for every option at 1280 px
 view = v2.segmented_control(
     "View", VIEWS, default="one layer", key="senses_view",
     help="several words: their occurrences in one projection, coloured by word, then by sense",
@@ -132,7 +136,7 @@ if st.session_state.get("senses_layer") not in layer_options:
 colour = v3.segmented_control(
     "Colour by sense", ("gold", "predicted"), default="gold", key="senses_colour"
 ) or "gold"  # fmt: skip
-layer = v1.select_slider(
+layer = st.select_slider(
     f"Layer: 0 = embedding output … {emb.layers[-1]} = last; or the sidebar's {settings.layers}",
     layer_options, value=settings.layers, key="senses_layer",
     disabled=view == "every layer" or (compare and view == "one layer"),
@@ -206,7 +210,10 @@ with webapp.state.user_errors():
             categories=categories,
         )  # fmt: skip
         fig.update_layout(title=title)
-st.plotly_chart(fig, key="senses_chart")
+if view == "one layer":
+    webapp.panes.explore_map(fig, coords, ov, layer, labels, "senses")
+else:
+    st.plotly_chart(fig, key="senses_chart")
 if predicted_note:
     st.caption(predicted_note)
 measured_at = layer if view == "one layer" else settings.layers

@@ -12,7 +12,10 @@ import streamlit as st
 
 import webapp.builds
 import webapp.caches
+import webapp.downloads
 import webapp.state
+import webapp.urlstate
+from webapp.urlstate import Between, Param
 from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
 from workbench.wsd import report as wsd_report
@@ -20,6 +23,16 @@ from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.systems import FEW_OCCURRENCES, SYSTEMS, WORDNET_SYSTEM
 
 POS_CHOICES = (None, *POS_TAGS)
+#: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
+PARAMS = (
+    *webapp.state.SIDEBAR_PARAMS,
+    Param("wsd_index", "index"),
+    Param("wsd_text", "sentence"),
+    Param("wsd_word", "word"),
+    Param("wsd_pos", "pos", "optional", choices=POS_CHOICES),
+    Param("wsd_dataset", "dataset", choices=webapp.caches.EVAL_DATASETS),
+    Param("wsd_n_sentences", "first", "int", choices=Between(0, 100_000)),
+)
 
 st.title("Word sense disambiguation")
 st.caption(
@@ -28,10 +41,14 @@ st.caption(
     "your sentence is compared with the vectors of its candidate senses; the most similar one "
     "is chosen."
 )
+webapp.urlstate.restore(PARAMS)
+share = st.container()  # the "copy link" control, filled once the widgets are drawn
 settings = webapp.state.current()
 enc = webapp.state.encoder(settings)  # the labels give the F1 measured for this model
 systems = webapp.caches.system_options(enc.fingerprint, enc.dtype_name)
 choices = {**{f"system:{k}": v for k, v in systems.items()}, **webapp.caches.saved_indexes()}
+if st.session_state.get("wsd_index") not in choices:
+    st.session_state.pop("wsd_index", None)  # a link's index this server does not have
 index_label = st.selectbox(
     "Sense index", list(choices), key="wsd_index",
     format_func=lambda c: choices[c] if c.startswith("system:") else f"saved: {c}",
@@ -49,10 +66,12 @@ if system is not None and system != WORDNET_SYSTEM.name:
             if build.done:
                 st.rerun()
             if build.message:
-                st.info(build.message, icon="⏳")
-            st.progress(build.fraction, text=f"{build.stage} {build.fraction:.0%}")
+                st.info(build.message, icon=":material/hourglass_top:")
+            st.progress(build.fraction,
+                    text=f"{build.stage} {build.fraction:.0%}: {build.timing()}")  # fmt: skip
 
         _wait_for_the_index()
+        webapp.urlstate.link_control(PARAMS, None, "this page with its settings", area=share)
         st.stop()
     if build.error is not None:
         with webapp.state.user_errors():
@@ -66,9 +85,12 @@ one, evaluation = st.tabs(["One sentence", "Evaluation"])
 # ------------------------------------------------------------------ one sentence
 with one:
     c1, c2, c3 = st.columns([4, 1, 1])
-    text = c1.text_input("Sentence", "He sat on the bank of the river and watched the boats.",
-                         key="wsd_text")  # fmt: skip
-    word = c2.text_input("Word", "bank", key="wsd_word")
+    st.session_state.setdefault(
+        "wsd_text", "He sat on the bank of the river and watched the boats."
+    )
+    st.session_state.setdefault("wsd_word", "bank")
+    text = c1.text_input("Sentence", key="wsd_text", max_chars=2000)
+    word = c2.text_input("Word", key="wsd_word", max_chars=100)
     pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="wsd_pos")
 
     def run_one():
@@ -90,7 +112,11 @@ with one:
             f"{' or POS' if pos else ''}."
         )
     if result.note:
-        st.warning(result.note, icon="⚠️")
+        st.warning(result.note, icon=":material/warning:")
+    data = {"sentence": text, "word": word.strip(), "pos": pos, "index": index_label,
+            "system": result.system, "config": str(result.config)}  # fmt: skip
+    shown = webapp.state.view_settings("wsd-candidates", "", data=data)  # fmt: skip
+    stem = f"wsd-{word.strip() or 'word'}"
     if scored:
         fig = plotting.candidate_bars(
             [c.key for c in scored], [c.score for c in scored], [c.gloss for c in scored],
@@ -98,27 +124,29 @@ with one:
             title=f"Candidate senses of “{result.words[result.target]}”",
         )  # fmt: skip
         st.plotly_chart(fig, key="wsd_bars")
+        webapp.downloads.figure_buttons(fig, shown, stem, "wsd_bars_fig")
     if best is not None:
         how = best.evidence if scored else "no candidate has a vector: WordNet's first sense"
         st.success(f"**{best.key}** ({best.synset}): {best.gloss}  \n_score from: {how}_")
         if result.warning:
-            st.warning(result.warning, icon="⚠️")
+            st.warning(result.warning, icon=":material/warning:")
     first = result.first_sense
     if result.note and first is not None:
         st.info(f"**WordNet's first sense**, the back-off: **{first.key}** ({first.synset}): "
-                f"{first.gloss}", icon="↩️")  # fmt: skip
+                f"{first.gloss}", icon=":material/undo:")  # fmt: skip
     if result.candidates:
-        st.table(
-            pd.DataFrame(
-                [(c.key, c.pos, "-" if c.score != c.score else f"{c.score:.3f}", c.evidence,
-                  c.gloss) for c in result.candidates],
-                columns=["sense key", "POS", "score", "score from", "gloss"],
-            ).set_index("sense key")
+        candidates = pd.DataFrame(
+            [(c.key, c.pos, None if c.score != c.score else round(c.score, 4), c.evidence,
+              c.gloss) for c in result.candidates],
+            columns=["sense key", "POS", "score", "score from", "gloss"],
         )  # fmt: skip
+        st.table(candidates.set_index("sense key").fillna({"score": "-"}))
+        webapp.downloads.table_buttons(candidates, shown, f"{stem}-candidates", "wsd_table")
     st.caption(
         f"Index: {result.system} system, trained on {result.training.corpus} ({result.config}). "
         f"A sense with fewer than {FEW_OCCURRENCES} training occurrences is flagged when chosen."
     )
+webapp.urlstate.link_control(PARAMS, None, "this sentence, word and index", area=share)
 
 # ------------------------------------------------------------------ evaluation
 with evaluation:
@@ -132,6 +160,7 @@ with evaluation:
     n_sentences = int(d2.number_input("First sentences only (0 = all)", 0, 100_000, 0, step=50,
                                       key="wsd_n_sentences"))  # fmt: skip
     eval_key = (settings.key, index_label, dataset, n_sentences)
+    name = system or "custom"
     memo = webapp.state.memo("wsd-eval", 8)
     if st.button("Run the evaluation", key="wsd_run", type="primary"):
         with webapp.state.user_errors():
@@ -140,17 +169,25 @@ with evaluation:
         st.info("Choose a dataset and press “Run the evaluation” (a minute or two on a CPU).")
         st.stop()
     corpus, ev = memo.get(eval_key, lambda: None)
-    name = system or "custom"
     known = SYSTEMS.get(name)
     st.caption(f"System: {name}{f' ({known.description})' if known else ''}.")
     table = wsd_report.dataset_table(ev)
-    st.dataframe(pd.DataFrame(list(table.rows), columns=list(table.columns)).round(1),
-                 hide_index=True, width="stretch")  # fmt: skip
+    scores = pd.DataFrame(list(table.rows), columns=list(table.columns)).round(1)
+    st.dataframe(scores, hide_index=True, width="stretch")
     st.caption(table.caption)
-    st.plotly_chart(wsd_report.dataset_figure(ev), key="wsd_eval_fig")
+    evaluated = webapp.state.view_settings(
+        "wsd-evaluation", "", data={"dataset": dataset, "first_sentences": n_sentences,
+                                    "index": index_label, "system": name},
+    )  # fmt: skip
+    eval_stem = f"wsd-eval-{dataset}"
+    webapp.downloads.table_buttons(scores, evaluated, eval_stem, "wsd_eval_table")
+    eval_fig = wsd_report.dataset_figure(ev)
+    st.plotly_chart(eval_fig, key="wsd_eval_fig")
+    webapp.downloads.figure_buttons(eval_fig, evaluated, eval_stem, "wsd_eval_fig_dl")
     pos_t = wsd_report.pos_table(ev)
-    st.dataframe(pd.DataFrame(list(pos_t.rows), columns=list(pos_t.columns)).round(1),
-                 hide_index=True, width="stretch")  # fmt: skip
+    by_pos = pd.DataFrame(list(pos_t.rows), columns=list(pos_t.columns)).round(1)
+    st.dataframe(by_pos, hide_index=True, width="stretch")
+    webapp.downloads.table_buttons(by_pos, evaluated, f"{eval_stem}-pos", "wsd_pos_table")
 
     st.subheader("Errors by lemma")
     if not ev.errors:

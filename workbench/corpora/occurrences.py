@@ -14,6 +14,7 @@ WordNet's morphology) or ``label<TAB>sentence`` with the target in ``[brackets]`
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -110,8 +111,27 @@ def _check_lemma(lemma: str) -> str:
 # --------------------------------------------------------------------------- text sources
 
 
+#: Byte-order marks of the Unicode encodings a text file is read in besides UTF-8 (the UTF-32
+#: marks first: UTF-32-LE's begins with UTF-16-LE's).
+BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)  # fmt: skip
+
+
 def decode_text(data: bytes, name: str = "upload") -> list[str]:
-    """UTF-8 bytes -> lines; anything that is not text raises :class:`InputError`."""
+    """Text bytes -> lines: UTF-8 (with or without its byte-order mark), or UTF-16 / UTF-32 with
+    theirs (what Windows editors save as "Unicode"); anything that is not text raises
+    :class:`InputError`."""
+    for bom, encoding in BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding).splitlines()
+            except UnicodeDecodeError:
+                raise InputError(
+                    f"{name} starts like {encoding.upper()} text but is not: save it as UTF-8 "
+                    "plain text, one sentence per line"
+                ) from None
     if b"\x00" in data[:65536]:
         raise InputError(f"{name} is not a text file: upload UTF-8 text, one sentence per line")
     try:

@@ -6,7 +6,9 @@ correction and its reference corpus, projection settings, seed, and what was sho
 them for a figure that compares panes (``{"panes": [...]}``):
 
 * CSV: the first line is ``# workbench settings: {json}``, then the table
-  (``pandas.read_csv(path, skiprows=1)`` reads the numbers);
+  (``pandas.read_csv(path, skiprows=1)`` reads the numbers); or, as the app downloads it, the
+  plain table (:func:`plain_csv`) with its settings in a ``NAME.settings.json`` sidecar
+  (:func:`settings_sidecar`);
 * JSON (tables): ``{"settings": ..., "columns": [...], "rows": [{...}, ...]}``;
 * HTML: one offline page (plotly.js inlined), the settings in the figure's ``layout.meta``, in a
   ``<script type="application/json" id="workbench-settings">`` element and shown under the figure;
@@ -161,6 +163,25 @@ def table_csv(rows: Any, settings: Settings) -> str:
     for r in records:
         writer.writerow({k: "" if v is None else v for k, v in r.items()})
     return out.getvalue()
+
+
+def plain_csv(rows: Any) -> str:
+    """CSV text of the table alone, the header first: what any CSV reader reads as is
+    (``pandas.read_csv(path)``). Its settings travel beside it (:func:`settings_sidecar`)."""
+    records = table_records(rows)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=_columns(records), lineterminator="\n")
+    writer.writeheader()
+    for r in records:
+        writer.writerow({k: "" if v is None else v for k, v in r.items()})
+    return out.getvalue()
+
+
+def settings_sidecar(settings: Settings) -> str:
+    """JSON text ``{"settings": ...}``: the settings of a file exported without them (a plain
+    CSV), saved beside it as ``NAME.settings.json``; :func:`read_settings` reads it."""
+    return json.dumps({"settings": settings_dict(settings)}, indent=1, ensure_ascii=False,
+                      allow_nan=False) + "\n"  # fmt: skip
 
 
 def table_json(rows: Any, settings: Settings) -> str:

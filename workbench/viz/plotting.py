@@ -80,6 +80,7 @@ def similarity_heatmaps(
     row_labels: Sequence[str],
     layer_labels: Sequence[str],
     fit_scale: bool = False,
+    show_values: bool = True,
 ) -> go.Figure:
     """Several ``(title, sim)`` heatmaps side by side on one shared colour scale.
 
@@ -87,7 +88,8 @@ def similarity_heatmaps(
     is the full cosine range -1 ... 1, or with ``fit_scale`` the panels' lowest value (down to
     a tenth) ... 1: contextual vectors are anisotropic, most of their cosines lie between 0.3
     and 1, where the full scale shows one colour. Each cell is labelled with its value, in
-    smaller type as layers multiply and not at all past 26 layers.
+    smaller type as layers multiply and not at all past 26 layers, nor with ``show_values=False``
+    (a narrow figure, where the numbers would overlap: the hover still gives them).
     """
     if not panels:
         raise InputError("no heatmap to draw")
@@ -102,6 +104,7 @@ def similarity_heatmaps(
             low = float(values[np.isfinite(values)].min())
             zrange = (min(float(np.floor(low * 10) / 10), 0.9), 1.0)
     size = 14 if n_cols <= 8 else 12 if n_cols <= 13 else 10 if n_cols <= 26 else 0
+    size = size if show_values else 0
     fig = make_subplots(
         rows=1, cols=len(panels), subplot_titles=[t for t, _ in panels], shared_yaxes=True,
         horizontal_spacing=0.04,
@@ -176,6 +179,7 @@ def _scatter_traces(
             showlegend=legend, marker=dict(size=5 if three_d else 9, color=colors[lab],
                                             line=dict(width=0.5, color="white")),
             text=hover_arr[m].tolist(), hovertemplate="%{text}<extra></extra>",
+            customdata=np.flatnonzero(m),  # each point's row: a selection names its rows
         ))  # fmt: skip
     if centroids:
         unique, cents = label_centroids(coords, labels)
@@ -360,3 +364,36 @@ def layer_lines(
     fig.update_layout(title=title, font=_FONT, xaxis_title="layer", yaxis_title=y_title,
                       xaxis_type="category", height=420, margin=dict(t=60))  # fmt: skip
     return fig
+
+
+def ring_points(fig: go.Figure, coords: np.ndarray, rows: Sequence[int], name: str) -> go.Figure:
+    """Draw a black ring around the points ``rows`` of a 2-D scatter (a search's hits, a
+    clicked point's neighbours), as one more legend entry; returns ``fig``."""
+    picked = np.asarray(rows, dtype=np.int64)
+    if len(picked) and np.asarray(coords).shape[1] == 2:
+        xy = np.asarray(coords)[picked]
+        fig.add_trace(go.Scatter(
+            x=xy[:, 0], y=xy[:, 1], mode="markers", name=f"{name} ({len(picked)})",
+            marker=dict(size=17, color="rgba(0,0,0,0)", line=dict(color="black", width=2.5)),
+            customdata=picked, hoverinfo="skip",
+        ))  # fmt: skip
+    return fig
+
+
+def selected_rows(event: object) -> list[int]:
+    """The table rows of a Streamlit plotly selection event (points, box or lasso), in order,
+    each once; empty when nothing is selected."""
+    selection = getattr(event, "selection", None)
+    if selection is None and isinstance(event, dict):
+        selection = event.get("selection")
+    points = (selection or {}).get("points", []) if isinstance(selection, dict) else []
+    if not points and selection is not None:
+        points = getattr(selection, "points", []) or []
+    rows = []
+    for p in points:
+        data = p.get("customdata") if isinstance(p, dict) else None
+        if isinstance(data, list):
+            data = data[0] if data else None
+        if isinstance(data, int | float):
+            rows.append(int(data))
+    return list(dict.fromkeys(rows))

@@ -86,8 +86,10 @@ def sense_view_figure(
 
 
 def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") -> go.Figure:
-    """Silhouette and 1-NN sense accuracy over layers, side by side: one colour per named curve
-    (a pane, a model, a word), solid raw and dashed corrected, 1-NN chance dotted grey.
+    """Silhouette and 1-NN sense accuracy over layers, side by side: one colour and marker per
+    named curve (a pane, a model, a word), solid raw and dashed corrected, 1-NN chance dotted
+    grey; each curve is drawn wider than the ones after it, so that equal curves (two panes of
+    one model share their raw line) stay visible.
 
     Args:
         curves: name -> :class:`~workbench.geometry.separation.LayerSeparation`.
@@ -97,8 +99,11 @@ def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") ->
         raise InputError("no separation curve to draw")
     fig = make_subplots(rows=1, cols=2, subplot_titles=[MEASURE_LABELS["silhouette"],
                                                         MEASURE_LABELS["nn_accuracy"]])  # fmt: skip
+    n = len(curves)
     for i, (name, curve) in enumerate(curves.items()):
         color = PALETTE[i % len(PALETTE)]
+        width = 3 + 3 * (n - 1 - i)  # an earlier curve is wider: a later one on top leaves it seen
+        symbol = ("circle", "square", "diamond", "triangle-up")[i % 4]
         x = list(curve.layers)
         for col, measure in enumerate(("silhouette", "nn_accuracy"), start=1):
             for j, (correction, values) in enumerate(curve.series(measure).items()):
@@ -106,7 +111,8 @@ def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") ->
                 fig.add_trace(go.Scatter(
                     x=x, y=[None if math.isnan(v) else v for v in values], mode="lines+markers",
                     name=label, legendgroup=label, showlegend=col == 1,
-                    line=dict(color=color, width=3, dash=DASHES[j % len(DASHES)]),
+                    line=dict(color=color, width=width, dash=DASHES[j % len(DASHES)]),
+                    marker=dict(symbol=symbol, size=6 + width),
                     hovertemplate=f"{label}<br>layer %{{x}}: %{{y:.3f}}<extra></extra>",
                 ), row=1, col=col)  # fmt: skip
         chance = [curve.get(layer).chance for layer in curve.layers]

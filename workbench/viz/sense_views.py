@@ -17,6 +17,7 @@ Several words in one projection (Context Atlas's picture): :func:`atlas_view`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,6 +253,24 @@ class AtlasView:
     settings: ViewSettings
 
 
+def grid_layout(parts: Sequence[np.ndarray], gap: float = 0.25) -> np.ndarray:
+    """The coordinates of several projections side by side: each ``(n_i, k)`` part scaled into
+    a unit square (its first two axes, aspect kept) and put in its own cell of a grid of
+    ``ceil(sqrt(n_parts))`` columns, left to right then top to bottom; returns the parts
+    concatenated, ``(sum n_i, k)`` float32."""
+    n_cols = max(1, math.ceil(math.sqrt(len(parts))))
+    out = []
+    for i, part in enumerate(parts):
+        xy = np.asarray(part, dtype=np.float32).copy()
+        low = xy[:, :2].min(axis=0) if len(xy) else np.zeros(2, np.float32)
+        span = float(np.ptp(xy[:, :2], axis=0).max()) if len(xy) else 1.0
+        xy[:, :2] = (xy[:, :2] - low) / (span or 1.0)
+        xy[:, 0] += (i % n_cols) * (1 + gap)
+        xy[:, 1] -= (i // n_cols) * (1 + gap)
+        out.append(xy)
+    return np.concatenate(out) if out else np.zeros((0, 2), np.float32)
+
+
 def atlas_view(
     parts: Sequence[tuple[str, OccurrenceVectors]],
     layer: str,
@@ -260,12 +279,16 @@ def atlas_view(
     reference: str = "",
     data: Mapping[str, Any] | None = None,
     min_count: int = 2,
+    apart: bool = False,
 ) -> AtlasView:
-    """Several words' occurrences, encoded by one model, in one projection at one layer spec.
+    """Several words' occurrences, encoded by one model, in one projection at one layer spec;
+    with ``apart``, each word in a projection of its own, the words side by side in a grid
+    (:func:`grid_layout`), so that the senses within each word can be seen.
 
     Args:
         parts: ``(lemma, occurrence vectors)`` per word, all from the same model and layers.
         layer, post, projection, reference, data, min_count: as in :func:`sense_view`.
+        apart: one projection per word instead of one for all.
 
     Raises:
         InputError: no word given; MismatchError: words encoded by different models.
@@ -278,11 +301,12 @@ def atlas_view(
             raise MismatchError(f"the occurrences of {lemma!r} come from another model or layers")
     picked = [corrected_vectors(ov, layer, post) for _, ov in parts]
     x = np.concatenate(picked)
-    coords = (
-        Projector(projection).fit_transform(x)
-        if projection is not None
-        else np.zeros((len(x), 0), np.float32)
-    )
+    if projection is None:
+        coords = np.zeros((len(x), 0), np.float32)
+    elif apart:
+        coords = grid_layout([Projector(projection).fit_transform(v) for v in picked])
+    else:
+        coords = Projector(projection).fit_transform(x)
     correction = post.name if post is not None else "none"
     separation = {
         lemma: sense_separation(v, ov.labels, min_count, layer, correction)

@@ -1,0 +1,12 @@
+"""The default views' inputs: what a page shows before its visitor changes anything, and what
+the server preloads at start (:mod:`webapp.startup`)."""
+
+from __future__ import annotations
+
+#: The Explore page's default text.
+EXPLORE_TEXT = """\
+She deposited the cheque at the bank before noon.
+We had a picnic on the grassy bank of the river.
+The bank raised its interest rates again.
+Fishermen lined the muddy bank at dawn.
+He asked the bank for a small loan."""

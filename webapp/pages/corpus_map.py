@@ -1,0 +1,196 @@
+"""Corpus map.
+
+Every word occurrence of a corpus at one layer and correction, in one map: coloured by POS,
+supersense or sense where the corpus knows them, searchable by word; select points (click, box
+or lasso) to read their sentences beside the map.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import streamlit as st
+
+import webapp.builds
+import webapp.caches
+import webapp.downloads
+import webapp.state
+import webapp.urlstate
+from webapp.panes import CORRECTIONS
+from webapp.urlstate import Between, Param
+from workbench.geometry.corrections import CORRECTION_LABELS
+from workbench.viz.corpus_figures import COLOURS, corpus_figure
+from workbench.viz.corpus_map import CorpusMapConfig
+from workbench.viz.plotting import selected_rows
+from workbench.viz.projection import ProjectionConfig
+
+#: Past this many points the map is drawn by Embedding Atlas when it is installed: a plotly figure
+#: sends about 100 bytes a point to the browser (docs/benchmarks.md, "The corpus map").
+ATLAS_FROM = 100_000
+RENDERERS = ("auto", "plotly", "Embedding Atlas")
+PARAMS = (
+    *webapp.state.SIDEBAR_PARAMS,
+    Param("map_source", "source", choices=tuple(webapp.caches.MAP_SOURCES)),
+    Param("map_sentences", "sentences", "int", choices=Between(0, 10_000_000)),
+    Param("map_layer", "layer"),
+    Param("map_correction", "correction", choices=CORRECTIONS),
+    Param("map_colour", "colour", choices=COLOURS),
+    Param("map_search", "search"),
+    Param("map_renderer", "renderer", choices=RENDERERS),
+)
+
+st.title("A map of a whole corpus")
+st.caption(
+    "Each point is one word occurrence of the corpus, its vector at the chosen layer projected "
+    "to 2-D (UMAP; past 20,000 words UMAP maps a seeded sample and every other word is placed "
+    "among its nearest sampled neighbours). The map is made once per model, layer and "
+    "correction, and stored."
+)
+webapp.urlstate.restore(PARAMS)
+share = st.container()
+
+sources = [s for s in webapp.caches.MAP_SOURCES
+           if s != "semcor" or "semcor" in webapp.caches.available_datasets()]  # fmt: skip
+c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
+source = c1.selectbox("Corpus", sources, format_func=webapp.caches.MAP_SOURCES.get,
+                      key="map_source")  # fmt: skip
+n_sentences = int(c2.number_input(
+    "First sentences (0 = all)", 0, 10_000_000, 0 if source != "semcor" else 2000, step=500,
+    key="map_sentences",
+    help="SemCor has 37,176 sentences (778,587 words): 0 maps all of it (tens of minutes the "
+    "first time on a CPU, stored after that).",
+))  # fmt: skip
+settings = webapp.state.current()
+enc = webapp.state.encoder()
+layers = webapp.state.layer_options(enc.n_layers)
+st.session_state.setdefault("map_layer", str(enc.n_layers))
+if st.session_state.get("map_layer") not in layers:
+    st.session_state["map_layer"] = str(enc.n_layers)
+layer = c3.selectbox("Layer", layers, key="map_layer")
+correction = c4.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get,
+                          key="map_correction")  # fmt: skip
+
+upload, upload_name = None, "upload"
+if source == "upload":
+    file = st.file_uploader("A text file, one sentence per line", key="map_upload")
+    if file is None:
+        wanted = st.query_params.get("upload")
+        st.info(
+            f"This link's map used the uploaded file “{wanted}”, which a link cannot carry: "
+            "upload it again."
+            if wanted
+            else "Upload a text file to map its words."
+        )
+        webapp.urlstate.publish(PARAMS, {"upload": wanted} if wanted else None)
+        st.stop()
+    upload, upload_name = file.getvalue(), file.name
+
+config = CorpusMapConfig(layer=layer, correction=correction, max_sentences=n_sentences)
+with webapp.state.user_errors():
+    build = webapp.builds.settle(
+        webapp.caches.corpus_map_build(source, config, upload, upload_name), seconds=5
+    )
+if not build.done:
+
+    @st.fragment(run_every=1.0)
+    def _wait_for_the_map() -> None:
+        if build.done:
+            st.rerun()
+        if build.message:
+            st.info(build.message, icon=":material/hourglass_top:")
+        st.progress(build.fraction,
+                    text=f"{build.stage} {build.fraction:.0%}: {build.timing()}")  # fmt: skip
+
+    _wait_for_the_map()
+    st.stop()
+if build.error is not None:
+    with webapp.state.user_errors():
+        raise build.error
+cmap = build.result
+
+# ------------------------------------------------------------------ search, colour, renderer
+s1, s2, s3 = st.columns([3, 2, 2])
+search = s1.text_input("Search a word or lemma", key="map_search", max_chars=100,
+                       placeholder="e.g. bank").strip()  # fmt: skip
+tagged = bool((cmap.table["pos"] != "").any())
+if st.session_state.get("map_colour") not in COLOURS:
+    st.session_state["map_colour"] = "pos" if tagged else "lemma"
+colour = s2.selectbox(
+    "Colour by", COLOURS, key="map_colour",
+    help="POS, supersense and sense: where the corpus knows them (SemCor).",
+)  # fmt: skip
+has_atlas = importlib.util.find_spec("embedding_atlas") is not None
+renderer = s3.selectbox(
+    "Drawn by", RENDERERS, key="map_renderer",
+    help=f"auto: plotly below {ATLAS_FROM:,} points, Embedding Atlas (WebGPU/WebGL, millions of "
+    "points) above, when it is installed: `pip install 'embedding-workbench[atlas]'`.",
+)  # fmt: skip
+use_atlas = renderer == "Embedding Atlas" or (renderer == "auto" and len(cmap) >= ATLAS_FROM)
+if use_atlas and not has_atlas:
+    st.info("Embedding Atlas draws large maps: `pip install 'embedding-workbench[atlas]'`. "
+            "Plotly draws this one meanwhile.", icon=":material/info:")  # fmt: skip
+    use_atlas = False
+
+found = cmap.search(search) if search else []
+method = cmap.info.get("method", "")
+st.caption(
+    f"{len(cmap):,} words of {cmap.info.get('corpus')} ({cmap.info.get('n_sentences', 0):,} "
+    f"sentences), {cmap.info.get('model')}, layer {layer}, {CORRECTION_LABELS[correction]}; "
+    f"{method}" + (f"; made in {cmap.seconds:.0f} s" if cmap.seconds else "; loaded")
+    + (f". “{search}”: {len(found):,} occurrences, ringed" if search else ".")
+)  # fmt: skip
+
+data = {"source": source, "corpus": cmap.info.get("corpus"), "sentences": n_sentences,
+        "n_words": len(cmap), "colour": colour, "search": search, "method": method}  # fmt: skip
+shown = webapp.state.view_settings(
+    "corpus-map",
+    layer,
+    correction,
+    f"{cmap.info.get('corpus')} (a seeded sample)",
+    data,
+    ProjectionConfig(random_state=config.seed),
+)
+rows: list[int] = []
+if use_atlas:
+    from embedding_atlas.streamlit import embedding_atlas
+
+    frame = cmap.table.assign(text=cmap.texts())
+    value = embedding_atlas(frame, x="x", y="y", text="text", key="map_atlas") or {}
+    predicate = value.get("predicate")
+    if predicate:
+        import duckdb
+
+        picked = duckdb.query_df(frame.reset_index(names="row"), "t",
+                                 f"SELECT row FROM t WHERE {predicate}").df()  # fmt: skip
+        rows = picked["row"].astype(int).tolist()
+else:
+    fig = corpus_figure(cmap, colour, found,
+                        title=f"{cmap.info.get('corpus')}, layer {layer}")  # fmt: skip
+    event = st.plotly_chart(fig, key="map_chart", on_select="rerun",
+                            selection_mode=("points", "box", "lasso"))  # fmt: skip
+    rows = selected_rows(event)
+
+# ------------------------------------------------------------------ the selection's sentences
+picked_rows = rows or [int(r) for r in found[:200]]
+what = "selected" if rows else ("found" if search else "")
+if picked_rows:
+    st.subheader(f"{len(rows or found):,} {what} word{'s' * (len(rows or found) != 1)}")
+    table = cmap.table.iloc[picked_rows[:500]][["word", "lemma", "pos", "sense", "supersense"]]
+    table = table.assign(sentence=[cmap.context(i) for i in picked_rows[:500]])
+    wide = {"sentence": st.column_config.TextColumn(width="large")}
+    st.dataframe(table, hide_index=True, width="stretch", column_config=wide)
+    if len(picked_rows) > 500:
+        st.caption(f"The first 500 of {len(picked_rows):,} shown; the download holds them all.")
+else:
+    st.info("Select points on the map (click, or draw a box or a lasso) to read their "
+            "sentences here; or search a word above.", icon=":material/info:")  # fmt: skip
+
+stem = f"corpus-map-{source}-{layer}-{correction}"
+if not use_atlas:
+    webapp.downloads.figure_buttons(fig, shown, stem, "map_fig")
+webapp.downloads.table_buttons(lambda: cmap.table, shown, stem, "map_table")
+webapp.urlstate.link_control(
+    PARAMS, {"upload": upload_name} if source == "upload" else None,
+    f"the map of {webapp.caches.MAP_SOURCES[source]} at layer {layer}",
+    [f"the uploaded file {upload_name}"] if source == "upload" else [], area=share,
+)  # fmt: skip
