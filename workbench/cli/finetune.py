@@ -22,9 +22,9 @@ import argparse
 import sys
 from dataclasses import fields
 
-from workbench.cli.options import path_arg
+from workbench.cli.options import add_overwrite, path_arg
 from workbench.corpora.datasets import load_dataset
-from workbench.errors import InputError
+from workbench.errors import InputError, OutputError
 from workbench.finetune.compare import compare_models
 from workbench.finetune.compare_senses import SENSE_LEMMAS
 from workbench.finetune.config import GLOSS_TEXTS, TrainConfig
@@ -42,6 +42,8 @@ from workbench.finetune.supersense import write_conll
 from workbench.finetune.tasks import TASKS, TaskKind, check_start
 from workbench.finetune.wic import build_wic, write_jsonl
 from workbench.finetune.wsd_eval import rebuild_model_index
+from workbench.outputs import claim_file
+from workbench.reports.writers import FORMATS
 from workbench.wsd.store import MODEL_INDEX
 
 # TrainConfig field -> (flag help); types and defaults come from the dataclass
@@ -175,11 +177,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     b.add_argument("--out", type=path_arg, required=True, help="directory for train/dev/test files")
     b.add_argument("--data-dir", type=path_arg, default=None, help="WSD data dir (SemCor)")
     b.add_argument("--seed", type=int, default=0)
+    add_overwrite(b)
     b.set_defaults(func=cmd_builtin)
     c = tsub.add_parser("compare", help="geometry report + WSD layer sweep, base vs fine-tuned")
     c.add_argument("base", help="base model (HF id or dir; 'default' for the packaged MiniLM)")
     c.add_argument("tuned", help="fine-tuned model directory")
     c.add_argument("--out", type=path_arg, required=True, help="report directory")
+    add_overwrite(c)
     c.add_argument("--device", default=None)
     c.add_argument(
         "--max-sentences",
@@ -252,11 +256,15 @@ def cmd_builtin(args: argparse.Namespace) -> int:
             "The 'semcor' built-in task reads the framework's own files: train with "
             "`workbench finetune wsd --builtin semcor` or --train/--dev/--test naming them."
         )
-    args.out.mkdir(parents=True, exist_ok=True)
+    suffix = ".jsonl" if args.name == "wic" else ".conll"
+    if args.out.exists() and not args.out.is_dir():
+        raise OutputError(f"--out {args.out} is a file: give a directory for the splits")
+    for split in ("train", "dev", "test"):  # before any work, nothing made
+        claim_file(args.out / f"{split}{suffix}", overwrite=args.overwrite)
     if args.name == "wic":
         splits = build_wic(load_dataset("semcor", args.data_dir), seed=args.seed)
         for split in ("train", "dev", "test"):
-            path = write_jsonl(splits.pairs(split), args.out / f"{split}.jsonl")
+            path = write_jsonl(splits.pairs(split), args.out / f"{split}.jsonl", args.overwrite)
             print(f"{path}: {len(splits.pairs(split))} pairs")
         return 0
 
@@ -264,7 +272,7 @@ def cmd_builtin(args: argparse.Namespace) -> int:
     for split, part in (("train", data.train), ("dev", data.dev), ("test", data.test)):
         if part is None:
             continue
-        path = write_conll(part.examples, args.out / f"{split}.conll")
+        path = write_conll(part.examples, args.out / f"{split}.conll", args.overwrite)
         print(f"{path}: {len(part.examples)} sentences")
     return 0
 
@@ -278,6 +286,10 @@ def cmd_wsd_index(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     base = None if args.base == "default" else args.base
     lemmas = tuple(w.strip() for w in args.lemmas.split(",") if w.strip())
+    if args.out.exists() and not args.out.is_dir():
+        raise OutputError(f"--out {args.out} is a file: give a directory for the report")
+    for fmt in FORMATS:  # before any work, nothing made
+        claim_file(args.out / f"compare.{fmt}", overwrite=args.overwrite)
     command = "workbench finetune compare " + " ".join(
         [args.base, args.tuned, "--out", str(args.out)]
         + (["--max-sentences", str(args.max_sentences)] if args.max_sentences else [])
@@ -292,6 +304,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         command=command,
         progress=lambda m: print(m, file=sys.stderr, flush=True),
         lemmas=lemmas,
+        overwrite=args.overwrite,
     )
     print(f"comparison report: {path}")
     return 0

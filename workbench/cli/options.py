@@ -27,6 +27,17 @@ def add_dtype(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_overwrite(p: argparse.ArgumentParser, what: str = "output files") -> None:
+    """The ``--overwrite`` option of a command that writes files: without it, a file the
+    workbench did not write is never replaced (:mod:`workbench.outputs`)."""
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace {what} that the workbench did not write (or that changed since); "
+        "without it they are refused, and the workbench's own are replaced",
+    )
+
+
 def layer_list(text: str | None, option: str = "--layers") -> list[int] | None:
     """``"0,6"`` -> ``[0, 6]`` (negative indices count from the last layer); ``None`` -> None.
 

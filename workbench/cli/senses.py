@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.cli.options import add_dtype, command_line, path_arg
+from workbench.cli.options import add_dtype, add_overwrite, command_line, path_arg
 from workbench.corpora.occurrences import (
     OccurrenceVectors,
     encode_occurrences,
@@ -33,11 +33,12 @@ from workbench.corpora.occurrences import (
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import InputError
-from workbench.fileio import check_writable
+from workbench.fileio import same_file
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.geometry.postprocess import PostProcessor
 from workbench.geometry.separation import LayerSeparation, separation_by_layer
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
+from workbench.outputs import claim_file
 from workbench.reports.tables import Table
 from workbench.viz.export import (
     ViewSettings,
@@ -92,6 +93,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sep.add_argument("--min-count", type=int, default=2, help="least occurrences of a sense")
     sep.add_argument("--json", type=path_arg, default=None, help="write the table as JSON")
     sep.add_argument("--csv", type=path_arg, default=None, help="write the table as CSV")
+    add_overwrite(sep)
     sep.set_defaults(func=run_separation)
 
     plot = sub.add_parser(
@@ -110,6 +112,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     plot.add_argument("--out", type=path_arg, required=True, help="figure: .html .json .png .svg")
     plot.add_argument("--data", type=path_arg, default=None,
                       help="also write the coordinates and labels (.csv or .json)")  # fmt: skip
+    add_overwrite(plot)
     plot.add_argument("--method", choices=METHODS, default="umap")
     plot.add_argument("--dims", type=int, choices=(2, 3), default=2)
     plot.add_argument("--n-neighbors", type=int, default=15, help="UMAP n_neighbors")
@@ -153,20 +156,21 @@ def _log(message: str) -> None:
 
 
 def _check_outputs(args: argparse.Namespace, figure: Path | None, *tables: Path | None) -> None:
-    """Refuse, before any work, an output of unknown format, one that cannot be written, or
-    one that is the input text."""
-    source = Path(args.source).expanduser()
+    """Refuse, before any work, an output of unknown format, one that cannot be written, one
+    that is an input text, or (without --overwrite) a file the workbench did not write
+    (:func:`workbench.outputs.claim_file`)."""
+    inputs = [Path(f).expanduser() for f in (args.source, args.reference)]
+    inputs = [f for f in inputs if f.is_file()]
     if figure is not None:
         figure_format(figure)
     for path in tables:
         if path is not None:
             table_format(path)
-    for path in (figure, *tables):
-        if path is None:
-            continue
-        if source.is_file() and path.resolve() == source.resolve():
-            raise InputError(f"{path} is the input text: choose another output file")
-        check_writable(path)
+    wanted = [p for p in (figure, *tables) if p is not None]
+    for i, path in enumerate(wanted):
+        if any(same_file(path, other) for other in wanted[:i]):
+            raise InputError(f"{path} is given for two outputs: give each its own file")
+        claim_file(path, overwrite=args.overwrite, inputs=inputs)
 
 
 def _prepare(
@@ -253,7 +257,7 @@ def run_separation(args: argparse.Namespace) -> int:
     )  # fmt: skip
     for path in (args.json, args.csv):
         if path is not None:
-            _log(f"wrote {export_table(records, settings, path)}")
+            _log(f"wrote {export_table(records, settings, path, args.overwrite)}")
     _log(f"done in {time.perf_counter() - start:.1f}s")
     return 0
 
@@ -308,9 +312,9 @@ def run_plot(args: argparse.Namespace) -> int:
                 for axis, column in zip("xyz", view.coords.T, strict=False):
                     table[f"{axis}_layer{view.layer}"] = column
         settings = views[0].settings if len(views) == 1 else [v.settings for v in views]
-    _log(f"wrote {export_figure(fig, settings, args.out)}")
+    _log(f"wrote {export_figure(fig, settings, args.out, args.overwrite)}")
     if args.data is not None:
-        _log(f"wrote {export_table(table, settings, args.data)}")
+        _log(f"wrote {export_table(table, settings, args.data, args.overwrite)}")
     _log(f"done in {time.perf_counter() - start:.1f}s")
     return 0
 

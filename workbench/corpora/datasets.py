@@ -34,7 +34,7 @@ from typing import TextIO
 
 from workbench.corpora.readers import Corpus, default_gold_path, read_xml
 from workbench.errors import DataError, OutputError
-from workbench.fileio import atomic_path, sha256_file, sha256_stream
+from workbench.fileio import atomic_path, input_problem, sha256_file, sha256_stream
 
 FRAMEWORK_DIR = "WSD_Evaluation_Framework"
 #: The official distribution of the framework (Raganato et al. 2017).
@@ -126,13 +126,20 @@ def corpus_files(
     Raises:
         DataError: an unknown name, a missing file, or (``need_gold``) no gold key file.
     """
-    if name.endswith((".xml", ".xml.xz")) or Path(name).exists():
+    if name.endswith((".xml", ".xml.xz")) or os.path.lexists(name):  # a link too, if broken
         xml = Path(name)
-        if not xml.is_file():
-            raise DataError(f"{xml}: file not found" if not xml.exists() else f"{xml}: not a file")
+        problem = input_problem(xml)
+        if problem is not None:
+            raise DataError(
+                f"{xml}: file not found" if problem == "does not exist" else f"{xml} {problem}"
+            )
         key = Path(gold) if gold is not None else default_gold_path(xml)
-        if key is not None and not key.is_file():
-            raise DataError(f"{key}: gold key file not found")
+        problem = input_problem(key) if key is not None else None
+        if problem is not None:
+            missing = problem == "does not exist"
+            raise DataError(
+                f"{key}: gold key file not found" if missing else f"gold key file {key} {problem}"
+            )
     else:
         xml, key = dataset_paths(name)
         if gold is not None:
@@ -246,9 +253,24 @@ def download(
     """
     dest = Path(dest).expanduser() if dest is not None else user_data_dir()
     final = dest / FRAMEWORK_DIR
-    if final.exists():
+    if os.path.lexists(final):  # a link too: nothing there is replaced
         raise DataError(f"{final} already exists; remove it first to download again")
+    made = [d for d in (dest, *dest.parents) if not os.path.lexists(d)]
     dest.mkdir(parents=True, exist_ok=True)
+    try:
+        return _download_into(url, dest, final, progress)
+    except BaseException:
+        for folder in made:  # a failed download leaves no empty folder it made
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _download_into(
+    url: str, dest: Path, final: Path, progress: Callable[[int, int | None], None] | None
+) -> Path:
     with tempfile.TemporaryDirectory(prefix=".download-", dir=dest) as tmp_name:
         tmp = Path(tmp_name)
         archive = fetch(url, tmp / "archive.zip", progress)

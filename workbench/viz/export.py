@@ -45,7 +45,7 @@ import plotly.graph_objects as go
 from workbench import __version__
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import DataError, InputError
-from workbench.fileio import atomic_path
+from workbench.outputs import output_file
 from workbench.reports.tables import jsonable
 from workbench.viz.projection import ProjectionConfig
 
@@ -292,8 +292,8 @@ def table_format(path: str | os.PathLike[str]) -> str:
     return _format_of(Path(path), TABLE_FORMATS, "table")
 
 
-def _write(path: Path, content: str | bytes) -> Path:
-    with atomic_path(path) as tmp:
+def _write(path: Path, content: str | bytes, overwrite: bool) -> Path:
+    with output_file(path, overwrite=overwrite) as tmp:
         if isinstance(content, bytes):
             tmp.write_bytes(content)
         else:
@@ -301,23 +301,30 @@ def _write(path: Path, content: str | bytes) -> Path:
     return path
 
 
-def export_figure(fig: go.Figure, settings: Settings, path: str | os.PathLike[str]) -> Path:
+def export_figure(
+    fig: go.Figure, settings: Settings, path: str | os.PathLike[str], overwrite: bool = False
+) -> Path:
     """Write the figure to ``path`` (``.html``, ``.json``, ``.png`` or ``.svg``), whole or not
-    at all; returns the path."""
+    at all; a file there that the workbench did not write is replaced only with ``overwrite``
+    (:mod:`workbench.outputs`). Returns the path."""
     path = Path(path)
     fmt = figure_format(path)
     if fmt == "html":
-        return _write(path, figure_html(fig, settings))
+        return _write(path, figure_html(fig, settings), overwrite)
     if fmt == "json":
-        return _write(path, figure_json(fig, settings))
-    return _write(path, figure_image(fig, settings, fmt))
+        return _write(path, figure_json(fig, settings), overwrite)
+    return _write(path, figure_image(fig, settings, fmt), overwrite)
 
 
-def export_table(rows: Any, settings: Settings, path: str | os.PathLike[str]) -> Path:
-    """Write a table to ``path`` (``.csv`` or ``.json``), whole or not at all."""
+def export_table(
+    rows: Any, settings: Settings, path: str | os.PathLike[str], overwrite: bool = False
+) -> Path:
+    """Write a table to ``path`` (``.csv`` or ``.json``), whole or not at all; a file there that
+    the workbench did not write is replaced only with ``overwrite``."""
     path = Path(path)
     fmt = table_format(path)
-    return _write(path, table_csv(rows, settings) if fmt == "csv" else table_json(rows, settings))
+    text = table_csv(rows, settings) if fmt == "csv" else table_json(rows, settings)
+    return _write(path, text, overwrite)
 
 
 def read_settings(content: bytes | str) -> dict[str, Any]:

@@ -3,7 +3,11 @@
 Layout: ``meta.json`` (format version, config, encoder identity, training provenance, counts),
 ``senses.npz`` (sense keys, L2-normalised rows, how each row got its vector, occurrence counts)
 and, for an index with a post-processor, that post-processor's own ``.npz`` + ``.json``. Writes
-go to a temporary directory renamed into place, so a reader never sees half an index.
+go to a temporary directory that is then swapped into place whole
+(:func:`workbench.outputs.replace_directory`), so a reader never sees half an index. An index
+folder is a workbench folder of kind :data:`INDEX_KIND` (:mod:`workbench.outputs`): an index is
+saved into a new or empty folder, or over an index (the workbench's, holding nothing else);
+any other folder is refused and left as it is.
 
 A model directory may carry its own index in ``<model dir>/sense_index`` (:data:`MODEL_INDEX`):
 a WSD bi-encoder (:mod:`workbench.finetune.wsd`) saves there the gloss vectors of its trained
@@ -15,17 +19,23 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.errors import DataError, MismatchError
-from workbench.fileio import atomic_path, sha256_file
+from workbench.errors import DataError, MismatchError, OutputError
+from workbench.fileio import remove_path, sha256_file, temporary_path
 from workbench.geometry.corrections import load_postprocessor
+from workbench.outputs import (
+    DirectoryState,
+    claim_directory,
+    mark_directory,
+    read_ledger,
+    record,
+    replace_directory,
+)
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 
@@ -40,12 +50,59 @@ MODEL_INDEX = "sense_index"
 MODEL_WEIGHTS = "weights.json"
 
 
+#: The kind of a sense-index folder in its ledger (:mod:`workbench.outputs`).
+INDEX_KIND = "sense-index"
+#: Every file a saved index may hold.
+INDEX_FILES = ("meta.json", "senses.npz", "postprocessor.npz", "postprocessor.json", MODEL_WEIGHTS)
+
+
+def is_saved_index(path: Path) -> bool:
+    """Whether the folder ``path`` holds a saved index and nothing else: only
+    :data:`INDEX_FILES`, with a ``meta.json`` of this format (how an index saved before the
+    workbench kept ledgers is recognised)."""
+    try:
+        names = {p.name for p in path.iterdir()}
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (
+        names <= set(INDEX_FILES)
+        and isinstance(meta, dict)
+        and meta.get("format") == FORMAT_VERSION
+        and isinstance(meta.get("config"), dict)
+    )
+
+
+def check_index_output(path: str | os.PathLike) -> DirectoryState:
+    """Check, before any work, that an index may be saved at ``path``: a new or empty folder,
+    or a saved index (which is replaced whole); what is there.
+
+    Raises:
+        OutputError: a file, or a folder holding anything else (left as it is).
+    """
+    return claim_directory(path, INDEX_KIND, earlier=is_saved_index)
+
+
 def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
     """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
-    post-processor's own files), atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    post-processor's own files), whole: an index already there is replaced in one step, and
+    a folder holding anything else is refused (:func:`check_index_output`).
+
+    Raises:
+        OutputError: ``path`` may not be replaced, or cannot be written.
+    """
+    return _write_index(index, Path(path), {})
+
+
+def _write_index(index: SenseIndex, path: Path, extra: dict[str, str]) -> Path:
+    """:func:`save_index`, with ``extra`` text files (name -> text) in the same folder."""
+    check_index_output(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temporary_path(path)
+        tmp.mkdir()
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     try:
         np.savez(
             tmp / "senses.npz",
@@ -56,14 +113,16 @@ def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
         )
         if index.postprocessor_ is not None:
             index.postprocessor_.save(tmp / "postprocessor")
+        for name, text in extra.items():
+            (tmp / name).write_text(text, encoding="utf-8")
         meta = {"format": FORMAT_VERSION, **index.summary()}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+        mark_directory(tmp, INDEX_KIND)
+        replace_directory(tmp, path)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_path(tmp)
         raise
+    record(path)  # the folder it is in lists it
     return path
 
 
@@ -141,10 +200,8 @@ def save_model_index(index: SenseIndex, model_dir: str | os.PathLike) -> Path:
     SHA-256 of the directory's weight files (``weights.json``), which :func:`model_index`
     checks: the index belongs to these weights whatever fingerprint an encoder computes."""
     model_dir = Path(model_dir)
-    path = save_index(index, model_dir / MODEL_INDEX)
-    with atomic_path(path / MODEL_WEIGHTS) as tmp:
-        tmp.write_text(json.dumps(_weight_digests(model_dir), indent=2) + "\n", encoding="utf-8")
-    return path
+    weights = json.dumps(_weight_digests(model_dir), indent=2) + "\n"
+    return _write_index(index, model_dir / MODEL_INDEX, {MODEL_WEIGHTS: weights})
 
 
 def _weight_digests(model_dir: Path) -> dict[str, str]:
@@ -188,8 +245,21 @@ def encoder_index_path(encoder: Encoder) -> Path | None:
 
 def model_index_path(model: str | os.PathLike | None) -> Path | None:
     """``<model>/sense_index`` when ``model`` is a model directory that holds a sense index
-    (checked without loading anything), else None."""
+    (checked without loading anything), else None.
+
+    Raises:
+        DataError: the directory's ledger (:mod:`workbench.outputs`) lists a sense index that
+            is not there (an incomplete model directory: answering with another system
+            instead would be a silent wrong result).
+    """
     if model is None:
         return None
     path = Path(model).expanduser() / MODEL_INDEX
-    return path if (path / "meta.json").is_file() else None
+    if (path / "meta.json").is_file():
+        return path
+    if MODEL_INDEX in read_ledger(path.parent).entries:
+        raise DataError(
+            f"{path.parent} is incomplete: the workbench wrote a sense index in {path} and it "
+            f"is missing or damaged; rebuild it (workbench finetune wsd-index {path.parent})"
+        )
+    return None
