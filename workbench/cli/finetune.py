@@ -22,12 +22,13 @@ import argparse
 import sys
 from dataclasses import fields
 
-from workbench.cli.options import add_overwrite, path_arg
+from workbench.bounds import COUNT, SEED
+from workbench.cli.options import add_overwrite, number, path_arg
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
 from workbench.finetune.compare import compare_models
 from workbench.finetune.compare_senses import SENSE_LEMMAS
-from workbench.finetune.config import GLOSS_TEXTS, TrainConfig
+from workbench.finetune.config import BOUNDS, GLOSS_TEXTS, TrainConfig
 from workbench.finetune.data import TaggedSentence
 from workbench.finetune.runs import (
     BUILTINS,
@@ -38,6 +39,7 @@ from workbench.finetune.runs import (
     summary,
     train_with_baselines,
 )
+from workbench.finetune.store import check_output
 from workbench.finetune.supersense import write_conll
 from workbench.finetune.tasks import TASKS, TaskKind, check_start
 from workbench.finetune.wic import build_wic, write_jsonl
@@ -106,7 +108,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         if isinstance(f.default, bool):
             group.add_argument(flag, action="store_true", help=OPTION_HELP[f.name])
             continue
-        kind = {"head_lr": float, "device": str}.get(f.name, type(f.default))
+        kind = number(BOUNDS[f.name]) if f.name in BOUNDS else str
         group.add_argument(
             flag,
             type=kind,
@@ -141,14 +143,19 @@ def _add_task(sub, kind: TaskKind) -> None:
     for split in ("train", "dev", "test"):
         src.add_argument(
             f"--max-{split}",
-            type=int,
+            type=number(COUNT),
             default=None,
             help=f"use at most N {split} examples (size CPU runs)",
         )
     p.add_argument("--model", default=None, help="base model: HF id or dir (default: MiniLM)")
     p.add_argument("--out", type=path_arg, required=True, help="model directory to write")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
-    p.add_argument("--overwrite", action="store_true", help="replace a finished model in OUT")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the model in OUT (once the new one is complete), or start an unfinished "
+        "run there again; a folder the workbench did not make is never used",
+    )
     p.add_argument("--keep-checkpoint", action="store_true", help="keep OUT/checkpoint at the end")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     if kind.baselines:
@@ -176,7 +183,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     b.add_argument("name", choices=list(BUILTINS))
     b.add_argument("--out", type=path_arg, required=True, help="directory for train/dev/test files")
     b.add_argument("--data-dir", type=path_arg, default=None, help="WSD data dir (SemCor)")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--seed", type=number(SEED), default=0)
     add_overwrite(b)
     b.set_defaults(func=cmd_builtin)
     c = tsub.add_parser("compare", help="geometry report + WSD layer sweep, base vs fine-tuned")
@@ -187,7 +194,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--device", default=None)
     c.add_argument(
         "--max-sentences",
-        type=int,
+        type=number(COUNT),
         default=None,
         help="sentences of each corpus to use (size CPU runs)",
     )
@@ -231,6 +238,7 @@ def _data(args: argparse.Namespace) -> TaskData:
 def cmd_train(args: argparse.Namespace) -> int:
     cfg = _config(args)
     check_start(args.kind, cfg, args.model)  # before the data is read
+    check_output(args.out, args.resume, args.overwrite)  # and the output, nothing made yet
     data = _data(args)
     card = train_with_baselines(
         args.kind,

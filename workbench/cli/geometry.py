@@ -14,7 +14,15 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.cli.options import add_dtype, add_overwrite, command_line, layer_list, path_arg
+from workbench.bounds import COUNT, NON_NEGATIVE_INT, SEED, Bound
+from workbench.cli.options import (
+    add_dtype,
+    add_overwrite,
+    command_line,
+    layer_list,
+    number,
+    path_arg,
+)
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
@@ -27,6 +35,9 @@ from workbench.geometry.reference import fit_reference
 from workbench.geometry.report import geometry_report, geometry_table
 from workbench.outputs import claim_file
 from workbench.reports.writers import FORMATS, write_report
+
+#: --fit-fraction: a share strictly between 0 and 1.
+FRACTION_OPEN = Bound(low=0, high=1, low_open=True, high_open=True)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,34 +64,49 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="WSD data dir (default: WORKBENCH_DATA, ...)",
     )
-    p.add_argument("--sample", type=int, default=2000, help="sample size, 0 = whole corpus")
+    p.add_argument(
+        "--sample",
+        type=number(NON_NEGATIVE_INT),
+        default=2000,
+        help="sample size, 0 = whole corpus",
+    )
     p.add_argument(
         "--sample-unit", choices=("sentences", "words"), default="sentences",
         help="--sample counts sentences, or words (whole sentences until that many words)",
     )  # fmt: skip
     p.add_argument("--layers", default=None, help="hidden-state indices, e.g. 0,3,6 (default all)")
-    p.add_argument("--n-pairs", type=int, default=20_000, help="random word pairs per layer")
-    p.add_argument("--min-count", type=int, default=5, help="occurrences for self-sim and MEV")
-    p.add_argument("--top-k", type=int, default=3, help="rogue dimensions to report")
+    p.add_argument(
+        "--n-pairs", type=number(COUNT), default=20_000, help="random word pairs per layer"
+    )
+    p.add_argument(
+        "--min-count", type=number(COUNT), default=5, help="occurrences for self-sim and MEV"
+    )
+    p.add_argument("--top-k", type=number(COUNT), default=3, help="rogue dimensions to report")
     p.add_argument(
         "--corrections", default=",".join(GeometryConfig.corrections),
         help=f"comma list of {', '.join(CORRECTION_LABELS)}",
     )  # fmt: skip
-    p.add_argument("--abtt-components", type=int, default=None, help="D (default dim/100)")
-    p.add_argument("--whiten-components", type=int, default=None, help="k (default all)")
+    p.add_argument(
+        "--abtt-components", type=number(NON_NEGATIVE_INT), default=None, help="D (default dim/100)"
+    )
+    p.add_argument("--whiten-components", type=number(COUNT), default=None, help="k (default all)")
     p.add_argument(
         "--fit-on", choices=("heldout", "same"), default="heldout",
         help="fit corrections on a held-out half of the sentences (default) or the same ones",
     )  # fmt: skip
-    p.add_argument("--fit-fraction", type=float, default=0.5, help="held-out share for fitting")
+    p.add_argument(
+        "--fit-fraction", type=number(FRACTION_OPEN), default=0.5, help="held-out share for fitting"
+    )
     p.add_argument("--case-sensitive", action="store_true", help="word types keep their case")
     p.add_argument(
         "--rogue-layer",
-        type=int,
+        type=number(Bound(integer=True)),  # negative: counted from the last layer
         default=None,
         help="rogue figure layer (default: most anisotropic)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random_state of sample, split, pairs")
+    p.add_argument(
+        "--seed", type=number(SEED), default=0, help="random_state of sample, split, pairs"
+    )
     p.add_argument("--out", type=path_arg, default=Path("out/geometry"), help="output dir")
     p.add_argument("--stem", default="geometry", help="file name stem of the reports")
     add_overwrite(p)

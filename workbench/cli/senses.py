@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.cli.options import add_dtype, add_overwrite, command_line, path_arg
+from workbench.bounds import COUNT, PROBABILITY, SEED, Bound
+from workbench.cli.options import add_dtype, add_overwrite, command_line, number, path_arg
 from workbench.corpora.occurrences import (
     OccurrenceVectors,
     encode_occurrences,
@@ -31,7 +32,7 @@ from workbench.corpora.occurrences import (
     sense_names,
 )
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.pooling import POOLINGS
+from workbench.encoding.pooling import POOLINGS, LayerSpec
 from workbench.errors import InputError
 from workbench.fileio import same_file
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
@@ -90,7 +91,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     sep.add_argument("--correction", choices=POSTPROCESSORS, default="zscore",
                      help="correction measured beside raw vectors (default zscore)")  # fmt: skip
-    sep.add_argument("--min-count", type=int, default=2, help="least occurrences of a sense")
+    sep.add_argument(
+        "--min-count", type=number(COUNT), default=2, help="least occurrences of a sense"
+    )
     sep.add_argument("--json", type=path_arg, default=None, help="write the table as JSON")
     sep.add_argument("--csv", type=path_arg, default=None, help="write the table as CSV")
     add_overwrite(sep)
@@ -114,10 +117,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                       help="also write the coordinates and labels (.csv or .json)")  # fmt: skip
     add_overwrite(plot)
     plot.add_argument("--method", choices=METHODS, default="umap")
-    plot.add_argument("--dims", type=int, choices=(2, 3), default=2)
-    plot.add_argument("--n-neighbors", type=int, default=15, help="UMAP n_neighbors")
-    plot.add_argument("--min-dist", type=float, default=0.1, help="UMAP min_dist")
-    plot.add_argument("--min-count", type=int, default=2, help="least occurrences of a sense")
+    plot.add_argument("--dims", type=number(Bound(low=2, high=3, integer=True)), default=2)
+    plot.add_argument(
+        "--n-neighbors",
+        type=number(Bound(low=2, integer=True)),
+        default=15,
+        help="UMAP n_neighbors",
+    )
+    plot.add_argument("--min-dist", type=number(PROBABILITY), default=0.1, help="UMAP min_dist")
+    plot.add_argument(
+        "--min-count", type=number(COUNT), default=2, help="least occurrences of a sense"
+    )
     plot.set_defaults(func=run_plot)
 
 
@@ -129,8 +139,15 @@ def _common(p: argparse.ArgumentParser) -> None:
         "text file (one sentence per line, optionally label<TAB>sentence with the [word])",
     )  # fmt: skip
     p.add_argument("--pos", choices=POS_TAGS, default=None, help="one part of speech")
-    p.add_argument("--limit", type=int, default=200, help="at most this many occurrences a word")
-    p.add_argument("--seed", type=int, default=0, help="random_state of sample and projection")
+    p.add_argument(
+        "--limit",
+        type=number(Bound(low=3, integer=True)),
+        default=200,
+        help="at most this many occurrences a word",
+    )
+    p.add_argument(
+        "--seed", type=number(SEED), default=0, help="random_state of sample and projection"
+    )
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
     add_dtype(p)
@@ -139,7 +156,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--reference", default="auto",
         help="corpus the correction is fitted on: auto, semcor, wordnet or a file",
     )  # fmt: skip
-    p.add_argument("--reference-sample", type=int, default=500,
+    p.add_argument("--reference-sample", type=number(COUNT), default=500,
                    help="sentences sampled from it (seeded)")  # fmt: skip
     p.add_argument(
         "--data-dir", type=path_arg, default=None, help="WSD data dir (default: WORKBENCH_DATA ...)"
@@ -178,6 +195,10 @@ def _prepare(
 ) -> tuple[Encoder, list[tuple[str, OccurrenceVectors]], PostProcessor | None]:
     if args.limit is not None and args.limit < 3:
         raise InputError(f"--limit must be at least 3, got {args.limit}")
+    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
+    for spec in args.layers:  # before any occurrence is found or encoded
+        if spec != "all":
+            LayerSpec.parse(spec).resolve(enc.n_hidden)
     found = [
         (
             lemma,
@@ -185,7 +206,6 @@ def _prepare(
         )  # fmt: skip
         for lemma in args.lemmas
     ]
-    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
     _log(f"{enc.name}: encoding {sum(len(o) for _, o in found)} occurrences of "
          f"{len(found)} word(s) from {args.source}")  # fmt: skip
     parts = [(lemma, encode_occurrences(enc, occs)) for lemma, occs in found]

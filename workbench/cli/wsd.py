@@ -13,11 +13,13 @@ import sys
 import time
 from pathlib import Path
 
+from workbench.bounds import COUNT, NON_NEGATIVE
 from workbench.cli.options import (
     add_dtype,
     add_overwrite,
     command_line,
     name_or_path_arg,
+    number,
     path_arg,
 )
 from workbench.corpora.datasets import corpus_files
@@ -115,7 +117,9 @@ def _index_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="gloss vectors: none, concat (with the centroids) or only (--train wordnet)",
     )
-    p.add_argument("--gloss-weight", type=float, default=None, help="weight of the gloss cosine")
+    p.add_argument(
+        "--gloss-weight", type=number(NON_NEGATIVE), default=None, help="weight of the gloss cosine"
+    )
     p.add_argument(
         "--gloss-pooling",
         choices=GLOSS_POOLINGS,
@@ -167,7 +171,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
     add_overwrite(e)
     e.add_argument("--no-baselines", action="store_true", help="skip the baselines")
-    e.add_argument("--threads", type=int, default=1, help="FAISS threads (default 1)")
+    e.add_argument("--threads", type=number(COUNT), default=1, help="FAISS threads (default 1)")
     e.add_argument(
         "--sweep", action="store_true", help="add the per-layer sweep (raw vs z-scored) to reports"
     )
