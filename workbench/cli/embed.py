@@ -6,7 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
-from workbench.cli.options import add_dtype, add_overwrite, layer_list, path_arg
+from workbench.bounds import COUNT, NON_NEGATIVE, POSITIVE
+from workbench.cli.options import add_dtype, add_overwrite, layer_list, number, path_arg
 from workbench.corpora.readers import read_text, read_xml
 from workbench.distributed.config import KEEPS, ClusterConfig, ShardConfig
 from workbench.distributed.jobs import embed_shards
@@ -16,7 +17,7 @@ from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
 from workbench.encoding.runner import COMPILE_MODES
 from workbench.errors import DataError, InputError, OutputError
-from workbench.fileio import same_file
+from workbench.fileio import input_problem, same_file
 from workbench.outputs import claim_file
 
 
@@ -50,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--float16", action="store_true", help="store float16 vectors")
     p.add_argument(
         "--batch-tokens",
-        type=int,
+        type=number(COUNT),
         default=None,
         help="padded tokens per batch (default: 8192 on a CPU, measured on a GPU)",
     )
@@ -79,14 +80,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "this machine (default: a local Ray for this job)",
     )
     ray.add_argument(
-        "--workers", type=int, default=None, help="actors, one encoder each (default: fill)"
+        "--connect-timeout",
+        type=number(POSITIVE),
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for a cluster at --address host:port before giving up (default 30)",
     )
-    ray.add_argument("--cpus-per-worker", type=int, default=1, help="CPUs per actor")
     ray.add_argument(
-        "--gpus-per-worker", type=float, default=None, help="GPUs per actor (default: 1 if any)"
+        "--workers",
+        type=number(COUNT),
+        default=None,
+        help="actors, one encoder each (default: fill)",
+    )
+    ray.add_argument("--cpus-per-worker", type=number(COUNT), default=1, help="CPUs per actor")
+    ray.add_argument(
+        "--gpus-per-worker",
+        type=number(NON_NEGATIVE),
+        default=None,
+        help="GPUs per actor (default: 1 if any)",
     )
     ray.add_argument(
-        "--shard-size", type=int, default=2000, help="input lines / rows / sentences per shard"
+        "--shard-size",
+        type=number(COUNT),
+        default=2000,
+        help="input lines / rows / sentences per shard",
     )
     ray.add_argument(
         "--text-column", default="text", help="the Parquet column or JSON field of a sentence"
@@ -107,6 +124,8 @@ def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
     """Sentences (as words) and their ids from a text file or a framework XML corpus."""
     if path.is_dir():
         raise DataError(f"Input {path} is a directory: give a text or *.data.xml file.")
+    if path.is_symlink() and not path.exists():
+        raise DataError(f"Input {path} {input_problem(path)}.")
     if not path.exists():
         raise DataError(f"Input file {path} does not exist.")
     if not path.is_file():
@@ -179,6 +198,7 @@ def embed_on_ray(args: argparse.Namespace) -> int:
         cpus_per_worker=args.cpus_per_worker,
         gpus_per_worker=args.gpus_per_worker,
         device=args.device,
+        connect_timeout=args.connect_timeout,
     )
     result = embed_shards(args.inputs, Path(args.out), config, cluster, verify=args.verify)
     m = result.manifest
