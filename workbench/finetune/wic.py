@@ -203,7 +203,7 @@ def read_jsonl(path: str | Path) -> tuple[WicPair, ...] | None:
     """Pairs back from a file :func:`write_jsonl` wrote; None if it lacks the WiC fields."""
     names = [f for f in WicPair.__dataclass_fields__]
     pairs = []
-    with Path(path).open(encoding="utf-8") as fh:
+    with Path(path).open(encoding="utf-8-sig") as fh:
         for line in fh:
             if not line.strip():
                 continue

@@ -331,30 +331,51 @@ def read_settings(content: bytes | str) -> dict[str, Any]:
     """The settings carried by an exported file's content (any format of this module).
 
     Raises:
-        DataError: the content carries no workbench settings.
+        DataError: the content carries no workbench settings, or settings that cannot be read
+            (damaged, not UTF-8, not a JSON object, nested too deeply): one message, whatever
+            the content.
     """
+    try:
+        found = _carried_settings(content)
+    except DataError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError,
+            struct.error, zlib.error, MemoryError) as exc:  # fmt: skip
+        reason = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"this file's workbench settings cannot be read ({reason})") from None
+    if not isinstance(found, dict) or not all(isinstance(k, str) for k in found):
+        raise DataError("this file's workbench settings are not a JSON object")
+    return found
+
+
+def _carried_settings(content: bytes | str) -> Any:
+    """The settings' JSON value from any format of this module (see :func:`read_settings`)."""
     if isinstance(content, bytes) and content.startswith(b"\x89PNG"):
         text = _png_text(content, SETTINGS_ID)
         if text is None:
             raise DataError("this PNG carries no workbench settings")
-        return dict(json.loads(text))
-    text = content.decode("utf-8") if isinstance(content, bytes) else content
+        return json.loads(text)
+    try:
+        text = content.decode("utf-8") if isinstance(content, bytes) else content
+    except UnicodeDecodeError:
+        raise DataError("this file carries no workbench settings (binary, not an export)") from None
     if text.startswith(CSV_PREFIX):
-        return dict(json.loads(text.splitlines()[0][len(CSV_PREFIX) :]))
+        return json.loads(text.splitlines()[0][len(CSV_PREFIX) :])
     if m := _SCRIPT.search(text):
-        return dict(json.loads(m.group(1).replace("<\\/", "</")))
+        return json.loads(m.group(1).replace("<\\/", "</"))
     if m := _SVG_META.search(text):
-        return dict(json.loads(html.unescape(m.group(1))))
+        return json.loads(html.unescape(m.group(1)))
     try:
         doc = json.loads(text)
     except ValueError:
         doc = None
     if isinstance(doc, dict):
         if isinstance(doc.get("settings"), dict):
-            return dict(doc["settings"])
-        meta = (doc.get("layout") or {}).get("meta")
+            return doc["settings"]
+        layout = doc.get("layout")
+        meta = layout.get("meta") if isinstance(layout, dict) else None
         if isinstance(meta, dict) and isinstance(meta.get(SETTINGS_ID), dict):
-            return dict(meta[SETTINGS_ID])
+            return meta[SETTINGS_ID]
     raise DataError("this file carries no workbench settings (not a workbench export)")
 
 
