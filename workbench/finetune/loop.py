@@ -49,6 +49,7 @@ from workbench.finetune.parameters import (
 from workbench.finetune.store import (
     CHECKPOINT_DIR,
     check_output,
+    forget_output,
     model_files,
     save_model_dir,
     staged_model_dir,
@@ -564,21 +565,25 @@ def fit(
     state = ckpt.RunState(history=[])
     if saved is not None:
         state = _restore(saved, directory, acc, model, optimizer, scheduler)
-    if acc.is_main_process:
-        start_output(output, resume, overwrite)  # the run directory, once training starts
+    made = acc.is_main_process and start_output(output, resume, overwrite)  # training starts
     acc.wait_for_everyone()
-    stop = _run_epochs(
-        task,
-        acc,
-        model,
-        optimizer,
-        scheduler,
-        (train_f, dev_f),
-        state,
-        (directory, identity),
-        progress,
-        callback,
-    )
+    try:
+        stop = _run_epochs(
+            task,
+            acc,
+            model,
+            optimizer,
+            scheduler,
+            (train_f, dev_f),
+            state,
+            (directory, identity),
+            progress,
+            callback,
+        )
+    except BaseException:
+        if acc.is_main_process:  # stopped before its first checkpoint: nothing is left
+            forget_output(output, made)
+        raise
     if stop is not None:
         notes.append(stop)
     final = acc.unwrap_model(model)

@@ -52,6 +52,7 @@ from workbench.finetune.modeling import (
     TokenModel,
 )
 from workbench.outputs import (
+    LEDGER,
     claim_directory,
     directory_entries,
     directory_kind,
@@ -175,15 +176,33 @@ def check_output(output: Path, resume: bool, overwrite: bool) -> None:
         )
 
 
-def start_output(output: Path, resume: bool, overwrite: bool) -> None:
+def start_output(output: Path, resume: bool, overwrite: bool) -> bool:
     """Make ``output`` the run directory once every check has passed and training starts: it
     is created if missing and marked (:data:`RUN_KIND`) with its ``checkpoint/``. Starting
     again (``overwrite`` without ``resume``) deletes an unfinished run's checkpoint; a finished
-    model stays until the new one replaces it (:func:`staged_model_dir`)."""
+    model stays until the new one replaces it (:func:`staged_model_dir`). Returns whether the
+    directory was made here."""
+    made = not os.path.lexists(output)
     if overwrite and not resume:
         remove_path(output / CHECKPOINT_DIR)
     (output / CHECKPOINT_DIR).mkdir(parents=True, exist_ok=True)
     mark_directory(output, RUN_KIND, [CHECKPOINT_DIR])
+    return made
+
+
+def forget_output(output: Path, made: bool) -> None:
+    """Undo :func:`start_output` for a run that stopped before its first checkpoint: its empty
+    ``checkpoint/`` goes, and the directory too when this run made it and nothing else is in
+    it; a checkpoint, a finished model or anything else is kept."""
+    checkpoint = output / CHECKPOINT_DIR
+    if checkpoint.is_dir() and not directory_entries(checkpoint):
+        remove_path(checkpoint)
+    if made and output.is_dir() and not directory_entries(output):
+        remove_path(output / LEDGER)
+        try:
+            output.rmdir()
+        except OSError:
+            pass
 
 
 def model_files(directory: Path) -> list[str]:
