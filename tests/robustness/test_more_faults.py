@@ -171,7 +171,7 @@ CASES = [
     # 2. --older-than that is not a number of days
     *(
         Case(f"cache-prune-older-than-{value}", ("cache", "prune", f"--older-than={value}"), 2,
-             r"--older-than must be a finite number, 0 or more days, not",
+             r"argument --older-than: must be a finite number >= 0, not",
              _plus_file_entry, after=lambda w: None if len(list(_cache_dir(w).iterdir())) == 2
              else pytest.fail("prune removed entries although refused"))
         for value in ("nan", "inf", "-inf", "-1")
