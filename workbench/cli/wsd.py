@@ -28,7 +28,7 @@ from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError, OutputError
-from workbench.fileio import check_writable, sha256_file
+from workbench.fileio import check_writable, input_problem, sha256_file
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.outputs import claim_file
@@ -576,7 +576,8 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
 
 def cmd_score(args: argparse.Namespace) -> int:
     for path in (args.gold, args.system):
-        if not path.is_file():
-            raise DataError(f"{path} does not exist")
+        problem = input_problem(path)  # missing, a directory, a loop ...
+        if problem is not None:
+            raise DataError(f"{path} {problem}")
     print(scorer_output(args.gold, args.system))
     return 0

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from workbench.corpora.readers import Corpus, default_gold_path, read_xml
-from workbench.errors import DataError, OutputError
+from workbench.errors import DataError
 from workbench.fileio import atomic_path, input_problem, sha256_file, sha256_stream
 
 FRAMEWORK_DIR = "WSD_Evaluation_Framework"
@@ -187,20 +187,28 @@ def progress_printer(stream: TextIO | None = None) -> Callable[[int, int | None]
 def fetch(url: str, dest: Path, progress: Callable[[int, int | None], None] | None = None) -> Path:
     """Download ``url`` to the file ``dest`` (written to a temporary name of this writer, then
     renamed: :func:`workbench.fileio.atomic_path`)."""
+
+    def failed(exc: OSError) -> DataError:  # the network's failure, not the output's
+        return DataError(f"download of {url} failed: {exc}")
+
     try:
-        with atomic_path(dest) as tmp, open(tmp, "wb") as out:
-            with urllib.request.urlopen(url, timeout=60) as response:
-                total = int(response.headers.get("Content-Length") or 0) or None
-                done = 0
-                while block := response.read(1 << 16):
-                    out.write(block)
-                    done += len(block)
-                    if progress:
-                        progress(done, total)
-    except OutputError:
-        raise
+        response = urllib.request.urlopen(url, timeout=60)
     except OSError as exc:
-        raise DataError(f"download of {url} failed: {exc}") from exc
+        raise failed(exc) from exc
+    with response, atomic_path(dest) as tmp, open(tmp, "wb") as out:
+        total = int(response.headers.get("Content-Length") or 0) or None
+        done = 0
+        while True:
+            try:
+                block = response.read(1 << 16)
+            except OSError as exc:
+                raise failed(exc) from exc
+            if not block:
+                break
+            out.write(block)
+            done += len(block)
+            if progress:
+                progress(done, total)
     return dest
 
 

@@ -32,7 +32,7 @@ import time
 import warnings
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -364,6 +364,19 @@ class EmbeddingCache:
             reason = "its folder is read-only here" if not writable else "they could not be deleted"
         temporaries = tuple(p.name for p in temps)
         return PruneResult(tuple(removed), temporaries, freed, tuple(failed), reason)
+
+
+def store_in_cache(write: Callable[[], object], what: str) -> bool:
+    """Store something just computed in the cache with ``write()``; a cache that cannot take it
+    (read-only, full, a file in the way) is a warning, not an error: the caller goes on with
+    what it computed, uncached. Returns whether it was stored."""
+    try:
+        write()
+    except OSError as exc:  # OutputError too
+        warnings.warn(f"the {what} is not kept in the cache ({exc}): it is used uncached",
+                      stacklevel=2)  # fmt: skip
+        return False
+    return True
 
 
 def _uncached(cache: EmbeddingCache, reason: str) -> None:

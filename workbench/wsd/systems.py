@@ -42,6 +42,7 @@ import numpy as np
 
 from workbench.corpora.datasets import available_datasets, dataset_paths, load_dataset
 from workbench.corpora.readers import Corpus
+from workbench.encoding.cache import store_in_cache
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.rows import Progress, progress_part
 from workbench.errors import DataError, InputError
@@ -299,7 +300,7 @@ def semcor_index(
     training = encode_instances(encoder, corpus, progress=progress_part(progress, 0.0, share))
     index = build_index(encoder, training, chosen.config, wordnet,
                         progress=progress_part(progress, share, 1.0))  # fmt: skip
-    save_index(index, path)
+    store_in_cache(lambda: save_index(index, path), f"{system} sense index")
     return index
 
 
