@@ -19,6 +19,7 @@ from workbench.outputs import (
     LEDGER,
     claim_directory,
     claim_file,
+    claim_files,
     mark_directory,
     output_file,
     read_ledger,
@@ -170,6 +171,16 @@ def test_claim_file_refuses_before_any_work_and_makes_nothing(place, name, given
         with pytest.raises(OutputError, match=error):
             claim_file(target, overwrite=overwrite, inputs=[place / "input.txt"])
     assert sorted(os.listdir(place)) == before  # no probe, no folder, no ledger
+
+
+def test_one_file_is_never_claimed_for_two_outputs(place):
+    (place / "here").symlink_to(place)  # another name of the same folder
+    with pytest.raises(OutputError, match="named for two outputs"):
+        claim_files([place / "report.json", place / "here" / "report.json"])
+    with pytest.raises(OutputError, match="is the input"):
+        claim_files([place / "a.json", place / "soft.txt"], inputs=[place / "input.txt"])
+    assert claim_files([place / "a.json", place / "b.json"]) == [place / "a.json",
+                                                               place / "b.json"]  # fmt: skip
 
 
 def test_a_file_made_while_the_output_is_written_is_not_replaced(tmp_path):

@@ -297,6 +297,29 @@ def claim_file(
     return path
 
 
+def claim_files(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    overwrite: bool = False,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+) -> list[Path]:
+    """:func:`claim_file` for every output of one command, and none of them twice: two outputs
+    naming one file (``--json`` and a report of ``--out``, a table and a figure) would have the
+    second replace the first.
+
+    Raises:
+        OutputError: as :func:`claim_file`, or one file given for two outputs.
+    """
+    claimed: list[Path] = []
+    sources = [Path(i) for i in inputs]
+    for path in paths:
+        path = claim_file(path, overwrite=overwrite, inputs=sources)
+        if any(same_file(path, other) for other in claimed):
+            raise OutputError(f"{path} is named for two outputs of this command: give each its own")
+        claimed.append(path)
+    return claimed
+
+
 @contextmanager
 def output_file(
     path: str | os.PathLike[str], *, overwrite: bool = False, suffix: str = ""

@@ -203,6 +203,16 @@ CASES = [
     Case("finetune-compare-report", ("finetune", "compare", "default", "{w}/ok.txt", "--out",
          "{w}/cmp"), 2, r"compare.html " + NOT_OURS, _users("cmp/compare.html"),
          ("cmp/compare.html",)),
+    # --- one file named for two outputs of one command: the second would replace the first
+    Case("geometry-standardizer-is-the-report", (*GEOMETRY, "--out", "{w}/geo", "--stem", "z",
+         "--save-standardizer", "{w}/geo/z"), 2, r"z.json is named for two outputs", _inputs,
+         absent=("geo",)),
+    Case("wsd-eval-json-is-a-report", (*EVAL, "--out", "{w}/rep", "--json",
+         "{w}/rep/wsd-t.json"), 2, r"wsd-t.json is named for two outputs", _inputs,
+         absent=("rep",)),
+    Case("senses-plot-data-is-the-figure", ("senses", "plot", "bank", "--source", "{w}/ok.txt",
+         "--out", "{w}/b.json", "--data", "{w}/./b.json", *TINY), 2,
+         r"b.json is named for two outputs", _inputs, absent=("b.json",)),
     # --- a folder of the user's where one output fills a folder
     Case("wsd-train-into-users-folder", (*TRAIN, "--out", "{w}/precious"), 2,
          r"precious is not empty and is not a workbench sense index directory.*thesis.txt",

@@ -33,7 +33,7 @@ from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.postprocess import saved_paths
 from workbench.geometry.reference import fit_reference
 from workbench.geometry.report import geometry_report, geometry_table
-from workbench.outputs import claim_file
+from workbench.outputs import claim_files
 from workbench.reports.writers import FORMATS, write_report
 
 #: --fit-fraction: a share strictly between 0 and 1.
@@ -150,8 +150,7 @@ def check_outputs(args: argparse.Namespace) -> None:
     paths = [out / f"{args.stem}.{fmt}" for fmt in FORMATS]
     if args.save_standardizer:
         paths += saved_paths(args.save_standardizer)
-    for path in paths:
-        claim_file(path, overwrite=args.overwrite, inputs=inputs)
+    claim_files(paths, overwrite=args.overwrite, inputs=inputs)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -34,12 +34,11 @@ from workbench.corpora.occurrences import (
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS, LayerSpec
 from workbench.errors import InputError
-from workbench.fileio import same_file
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.geometry.postprocess import PostProcessor
 from workbench.geometry.separation import LayerSeparation, separation_by_layer
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
-from workbench.outputs import claim_file
+from workbench.outputs import claim_files
 from workbench.reports.tables import Table
 from workbench.viz.export import (
     ViewSettings,
@@ -184,10 +183,7 @@ def _check_outputs(args: argparse.Namespace, figure: Path | None, *tables: Path 
         if path is not None:
             table_format(path)
     wanted = [p for p in (figure, *tables) if p is not None]
-    for i, path in enumerate(wanted):
-        if any(same_file(path, other) for other in wanted[:i]):
-            raise InputError(f"{path} is given for two outputs: give each its own file")
-        claim_file(path, overwrite=args.overwrite, inputs=inputs)
+    claim_files(wanted, overwrite=args.overwrite, inputs=inputs)
 
 
 def _prepare(

@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from workbench.bounds import COUNT, NON_NEGATIVE
@@ -31,7 +32,7 @@ from workbench.errors import DataError, OutputError
 from workbench.fileio import check_writable, input_problem, sha256_file
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
-from workbench.outputs import claim_file
+from workbench.outputs import claim_file, claim_files
 from workbench.wsd.config import (
     GLOSS_COMBINATIONS,
     GLOSS_POOLINGS,
@@ -372,15 +373,18 @@ def check_inputs(
 
 
 def claim_reports(
-    args: argparse.Namespace, stems: list[str], answers: list[str], inputs: list[Path]
+    args: argparse.Namespace,
+    stems: list[str],
+    answers: list[str],
+    inputs: list[Path],
+    json_files: Sequence[Path] = (),
 ) -> None:
-    """Claim (:func:`workbench.outputs.claim_file`), before any work, every file ``--out`` will
-    hold: the reports of ``stems`` and the key files of the corpora ``answers``."""
-    if args.out is None:
-        return
+    """Claim (:func:`workbench.outputs.claim_files`), before any work, every file the command
+    writes: in ``--out``, the reports of ``stems`` and the key files of the corpora
+    ``answers``; and the ``json_files``; none of them twice."""
     names = [n for stem in stems for n in report_names(stem)] + [answers_name(a) for a in answers]
-    for name in names:
-        claim_file(args.out / name, overwrite=args.overwrite, inputs=inputs)
+    paths = [args.out / name for name in names] if args.out is not None else []
+    claim_files([*paths, *json_files], overwrite=args.overwrite, inputs=inputs)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -431,10 +435,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # the test sets are read (and refused if unusable) before the model loads and an index is
     # built: minutes of work must not come before a message about a bad data file
     corpora = [load_corpus(name, args.gold if args.data else None) for name in names]
-    claim_reports(args, [f"wsd-{c.name}" for c in corpora], [c.name for c in corpora], inputs)
-    for corpus in corpora if several else ():
-        claim_file(_json_path(args.json, corpus.name), overwrite=args.overwrite, inputs=inputs,
-                   option="--json")  # fmt: skip
+    jsons = [_json_path(args.json, c.name) for c in corpora] if several else [args.json]
+    claim_reports(args, [f"wsd-{c.name}" for c in corpora], [c.name for c in corpora], inputs,
+                  [p for p in jsons if p is not None])  # fmt: skip
     for corpus in corpora:
         if not corpus.n_gold_keys():
             raise DataError(
@@ -534,7 +537,8 @@ def cmd_layers(args: argparse.Namespace) -> int:
     seconds: dict[str, float] = {}
     train_corpus = _timed("load training", seconds, load_corpus, args.train)
     test_corpus = _timed("load test", seconds, load_corpus, args.test)
-    claim_reports(args, [f"wsd-layers-{test_corpus.name}"], [], inputs)
+    claim_reports(args, [f"wsd-layers-{test_corpus.name}"], [], inputs,
+                  [args.json] if args.json is not None else [])  # fmt: skip
     enc = _encoder(args)
     training = _timed(f"encode {train_corpus.name}", seconds, encode_instances, enc, train_corpus)
     test = _timed(f"encode {test_corpus.name}", seconds, encode_instances, enc, test_corpus)
