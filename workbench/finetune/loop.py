@@ -5,9 +5,12 @@ freezing / LoRA; AdamW with per-layer learning rates and a linear warm-up/decay 
 gradient accumulation; bf16 autocast on a GPU; a dev evaluation, a checkpoint and the
 best-so-far weights after every epoch; early stopping; a time limit (``max_minutes``: the epoch
 in progress ends at the next optimizer step and is evaluated and saved); at the end the best
-epoch's weights saved as a model directory (:mod:`workbench.finetune.store`) with its training
-card, and the task's own finishing work (:meth:`~workbench.finetune.base.Task.finish`: the WSD
-task's gloss index).
+epoch's weights saved as a model directory (:mod:`workbench.finetune.store`) with the task's
+own finishing work (:meth:`~workbench.finetune.base.Task.finish`: the WSD task's gloss index)
+and, last, its training card, all beside ``output`` and then swapped in whole. The output is
+checked after the device and the data, and made only when training starts; a batch whose loss
+is NaN or infinite stops the run (:class:`~workbench.errors.TrainingError`), its last
+checkpoint kept.
 
 Multi-GPU / multi-node: the loop uses :class:`accelerate.Accelerator` throughout, so the same
 command runs data-parallel under ``accelerate launch`` or ``torchrun`` with no code change
