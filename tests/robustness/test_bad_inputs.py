@@ -262,7 +262,7 @@ CLI_CASES = [
          ("geometry", "--corpus", "{w}/ok.txt", "--fit-fraction", "2", *TINY)),
     Case("geometry-corrections", "unknown corrections \\['bogus'\\]",
          ("geometry", "--corpus", "{w}/ok.txt", "--corrections", "bogus", *TINY)),
-    Case("geometry-pairs", "n_pairs and top_k must be at least 1",
+    Case("geometry-pairs", "--n-pairs: must be an integer >= 1",
          ("geometry", "--corpus", "{w}/ok.txt", "--n-pairs", "0", *TINY)),
     Case("geometry-missing-corpus", "unknown corpus",
          ("geometry", "--corpus", "{w}/nope.txt", *TINY)),
