@@ -100,6 +100,16 @@ def test_an_unfinished_run_needs_resume_or_overwrite(tmp_path):
     assert not (run / CHECKPOINT_DIR / "last.safetensors").exists()
 
 
+def test_a_finished_run_with_its_checkpoint_kept_is_a_finished_run(tmp_path):
+    run = _finished(tmp_path / "run")
+    (run / CHECKPOINT_DIR).mkdir()
+    (run / CHECKPOINT_DIR / "last.safetensors").write_bytes(b"x")
+    mark_directory(run, RUN_KIND)
+    with pytest.raises(InputError, match="already holds a fine-tuned model .and its checkpoint"):
+        check_output(run, resume=False, overwrite=False)
+    check_output(run, resume=True, overwrite=False)
+
+
 def test_the_new_model_replaces_the_old_only_when_complete(tmp_path):
     run = _finished(tmp_path / "run")
     start_output(run, resume=False, overwrite=True)

@@ -162,17 +162,18 @@ def check_output(output: Path, resume: bool, overwrite: bool) -> None:
         raise InputError(f"Nothing to resume: {output} holds {what} ({output / CHECKPOINT_DIR}).")
     if resume or overwrite:
         return
+    if finished:
+        kept = " (and its checkpoint: resume=True, --resume, trains it on)" if started else ""
+        raise InputError(
+            f"{output} already holds a fine-tuned model{kept}: choose another output "
+            "directory or pass overwrite=True (--overwrite); it is replaced only once the "
+            "new model is complete."
+        )
     if started:
         raise InputError(
             f"{output} holds an unfinished run (its checkpoint is in {output / CHECKPOINT_DIR}): "
             "pass resume=True (--resume) to continue it or overwrite=True (--overwrite) to "
             "start again."
-        )
-    if finished:
-        raise InputError(
-            f"{output} already holds a fine-tuned model: choose another output "
-            "directory or pass overwrite=True (--overwrite); it is replaced only once the "
-            "new model is complete."
         )
 
 
