@@ -241,6 +241,12 @@ CASES = [
     Case("embed-ray-into-users-folder", ("embed", "{w}/ok.txt", "--engine", "ray", "--out",
          "{w}/precious", *TINY), 2, r"precious is not empty and holds no manifest.json",
          _precious, ("precious/thesis.txt",)),
+    *(
+        [Case("wsd-train-where-nothing-can-be-written", (*TRAIN, "--out", "/proc/index"), 2,
+              r"cannot write the sense index /proc/index: ", _inputs)]
+        if Path("/proc/self").is_dir()
+        else []
+    ),
     # --- a refused command leaves no folder behind
     Case("embed-refused-makes-no-folder", (*EMBED, "--out", "{w}/new/deeper/v.npz",
          "--layers", "9"), 2, r"[Ll]ayer", _inputs, absent=("new",)),

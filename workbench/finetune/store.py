@@ -150,9 +150,11 @@ def check_output(output: Path, resume: bool, overwrite: bool) -> None:
     try:
         check_writable(temporary_path(output))  # ... and the new model is staged beside it
     except OutputError as exc:
+        cause = exc.__cause__
+        reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
         raise OutputError(
             f"cannot write the new model beside {output} (in {output.parent}), where it is "
-            f"made before it takes the place of {output.name}: {exc.__cause__ or exc}"
+            f"made before it takes the place of {output.name}: {reason}"
         ) from exc
     checkpoint = output / CHECKPOINT_DIR
     started = state == "ours" and checkpoint.is_dir() and bool(directory_entries(checkpoint))

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench.errors import DataError, MismatchError, OutputError
-from workbench.fileio import remove_path, sha256_file, temporary_path
+from workbench.fileio import check_writable, remove_path, sha256_file, temporary_path
 from workbench.geometry.corrections import load_postprocessor
 from workbench.outputs import (
     DirectoryState,
@@ -78,9 +78,17 @@ def check_index_output(path: str | os.PathLike) -> DirectoryState:
     or a saved index (which is replaced whole); what is there.
 
     Raises:
-        OutputError: a file, or a folder holding anything else (left as it is).
+        OutputError: a file, a folder holding anything else (left as it is), or a place where
+            the new index cannot be written (it is made beside ``path``, then swapped in).
     """
-    return claim_directory(path, INDEX_KIND, earlier=is_saved_index)
+    state = claim_directory(path, INDEX_KIND, earlier=is_saved_index)
+    try:
+        check_writable(temporary_path(Path(path)))
+    except OutputError as exc:
+        cause = exc.__cause__
+        reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
+        raise OutputError(f"cannot write the sense index {path}: {reason}") from exc
+    return state
 
 
 def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
