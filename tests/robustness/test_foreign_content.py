@@ -11,6 +11,7 @@ check foresaw (one line).
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import struct
@@ -84,6 +85,7 @@ def world(tmp_path, monkeypatch, tiny_model_dir) -> Path:
     (w / "list.csv").write_text("# workbench settings: [1, 2]\nx\n")
     (w / "numbers.svg").write_text('<svg><metadata id="workbench-settings">42</metadata></svg>')
     (w / "empty.json").write_text("")
+    os.mkfifo(w / "pipe.json")  # reading it would wait for a writer forever
     with (w / "huge.json").open("wb") as fh:  # sparse: takes no room
         fh.truncate(300 << 20)
     return w
@@ -102,6 +104,7 @@ SETTINGS = [
     ("empty", "empty.json", r"carries no workbench settings"),
     ("too-large", "huge.json", r"huge.json is too large to be an exported table or figure"),
     ("a-directory", "adir", r"adir is a directory"),
+    ("a-pipe", "pipe.json", r"pipe.json is not a regular file"),
     ("a-loop", "loop1", r"loop1 is a symbolic link that leads round in a loop"),
     ("dangling", "dangling.txt", r"dangling.txt is a symbolic link whose target does not exist"),
     ("missing", "nope.png", r"nope.png: no such file"),
