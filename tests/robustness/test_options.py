@@ -190,8 +190,9 @@ def test_too_long_inputs_are_cut_to_the_model_with_a_warning(tiny_model_dir, tmp
                           tokenizer)  # fmt: skip
     assert (cfg.max_length, cfg.gloss_max_length) == (32, 64)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error")  # the model's own length, or a default cut silently
         assert fit_lengths("seqcls", TrainConfig(max_length=64), source, tokenizer).max_length == 64
+        assert fit_lengths("seqcls", TrainConfig(), source, tokenizer).max_length == 64
 
 
 def test_a_layer_spec_the_model_lacks_is_refused_before_any_occurrence_is_encoded(
