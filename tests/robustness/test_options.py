@@ -14,6 +14,7 @@ import argparse
 import math
 import re
 import warnings
+from dataclasses import fields
 
 import pytest
 
@@ -145,6 +146,9 @@ def test_command_lines_with_bad_numbers_stop_before_any_work(tmp_path, capsys, n
 
 
 def test_every_training_option_refuses_non_finite_values():
+    numeric = {f.name for f in fields(TrainConfig)
+               if type(f.default) in (int, float) or f.name == "head_lr"}  # fmt: skip
+    assert numeric == set(BOUNDS)  # a new numeric option needs its bound
     for name in BOUNDS:
         for value in (math.nan, math.inf, -math.inf):
             with pytest.raises(InputError, match=rf"{name} must be"):
