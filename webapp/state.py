@@ -174,8 +174,10 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 def layer_options(n_layers: int) -> list[str]:
-    """Layer specs offered in the sidebar for a model with ``n_layers`` layers."""
-    return ["last4-sum", "last4-mean", *[str(i) for i in range(n_layers, -1, -1)]]
+    """Layer specs offered in the sidebar for a model with ``n_layers`` layers: the sum and
+    the mean of the last four hidden states where it has four, then each layer."""
+    last4 = ["last4-sum", "last4-mean"] if n_layers + 1 >= 4 else []
+    return [*last4, *[str(i) for i in range(n_layers, -1, -1)]]
 
 
 @st.cache_resource(max_entries=8)
@@ -253,7 +255,7 @@ def sidebar() -> Settings:
         model, n_layers = None, _n_layers(None)
     options = layer_options(n_layers)
     if st.session_state.get("layers") not in options:
-        st.session_state["layers"] = DEFAULT_LAYERS
+        st.session_state["layers"] = DEFAULT_LAYERS if DEFAULT_LAYERS in options else options[0]
     layers = side.selectbox(
         "Layers", options, key="layers",
         help="Which hidden states make a word's vector: one layer (0 = embedding output) or "

@@ -37,6 +37,11 @@ class EncodingError(WorkbenchError):
     stage of the pipeline failed; nothing is written as if complete."""
 
 
+class TrainingError(WorkbenchError):
+    """A training run that cannot go on: its loss became NaN or infinite. The run stops at
+    once; its last good checkpoint (of the last complete epoch) is kept."""
+
+
 class OutputError(WorkbenchError, OSError):
     """An output that cannot be written (a missing or read-only directory, a full disk), or
     that would replace an input or a file the user did not name. Also an ``OSError``."""

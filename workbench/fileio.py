@@ -5,7 +5,10 @@ path in one step (``os.replace`` is atomic on POSIX and Windows), so readers nev
 half-written. Temporary names are unique per writer (:func:`temporary_path`: host, process id
 and a random token), so two processes writing one target never share one; what a killed writer
 leaves behind is found by :func:`stale_temporaries` (its process is gone) and removed by
-:func:`remove_stale_temporaries`. :func:`check_writable` refuses an output before any work.
+:func:`remove_stale_temporaries`. :func:`check_writable` refuses an output before any work,
+:func:`input_problem` says what is wrong with an input path (a loop, a directory, nothing), and
+:func:`real_path` follows links without failing on a loop; what the workbench may replace is
+decided in :mod:`workbench.outputs`.
 The ``sha256_*`` helpers are the project's one way to hash content: a file's bytes, a set of
 files, a JSON-able object, the words of a corpus; every digest is 64 hex digits.
 
@@ -20,6 +23,7 @@ Example::
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -27,8 +31,9 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -107,27 +112,85 @@ def remove_path(path: Path) -> bool:
 
 
 def check_writable(path: str | os.PathLike[str]) -> Path:
-    """``path`` as a :class:`Path` if a file can be written there, checked before any work: its
-    directory is made if missing, and an empty probe file is created there and removed.
+    """``path`` as a :class:`Path` if a file can be written there, checked before any work and
+    without leaving anything behind: an empty probe file is created in the nearest directory
+    of ``path`` that exists and removed; missing directories are not made here (the writer
+    makes them with the file), so a command refused later leaves no empty folder.
 
     Raises:
-        OutputError: naming the path and the reason (``path`` is a directory, its directory
-            cannot be made, or files cannot be created in it).
+        OutputError: naming the path and the reason (``path`` is a directory, a part of it is a
+            file or a symbolic-link loop, or files cannot be created in its nearest directory).
     """
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a directory")
-    blocking = next((a for a in path.parents if a.exists() and not a.is_dir()), None)
-    if blocking is not None:
-        raise OutputError(f"cannot write {path}: {blocking} is a file, not a directory")
+    existing = path.parent
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        probe = temporary_path(path, ".probe")
+        while not existing.is_dir():
+            if existing.exists() or existing.is_symlink():
+                why = "a file" if existing.exists() else "a symbolic link that leads nowhere"
+                raise OutputError(f"cannot write {path}: {existing} is {why}, not a directory")
+            if existing.parent == existing:
+                break
+            existing = existing.parent
+        probe = temporary_path(existing / path.name, ".probe")
         os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         probe.unlink()
+    except OutputError:
+        raise
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path
+
+
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary name :func:`temporary_path` makes (a writer's file or
+    folder on its way to its final name)."""
+    return _TEMPORARY.match(name) is not None
+
+
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """The absolute path with every symbolic link followed, as far as it can be: a link that
+    leads nowhere (a loop, a missing target) is left as it is, never an error (unlike
+    ``Path.resolve``, which raises ``RuntimeError`` on a loop)."""
+    return Path(os.path.realpath(os.fspath(path)))
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether ``a`` and ``b`` name one file (through links, hard links included); paths that
+    do not exist are compared by :func:`real_path`."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return real_path(a) == real_path(b)
+
+
+def input_problem(path: str | os.PathLike[str]) -> str | None:
+    """What keeps ``path`` from being read as an input file, in words that complete
+    ``f"{path} {problem}"``, or None for a readable regular file.
+
+    The words say what is there: nothing, a symbolic link that leads nowhere (a loop or a
+    missing target), a directory, something that is not a regular file (a device, a pipe), or
+    a file this process may not read.
+    """
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link that leads round in a loop"
+        if path.is_symlink():
+            return "is a symbolic link whose target does not exist"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return "does not exist"
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISDIR(info.st_mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file (a device, a pipe or a socket)"
+    if not os.access(path, os.R_OK):
+        return "cannot be read: permission denied"
+    return None
 
 
 def fault_point(name: str) -> None:
@@ -153,10 +216,15 @@ _FAULT_HITS: dict[str, int] = {}  # how often each fault point was reached in th
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
+def atomic_path(
+    path: str | os.PathLike[str],
+    suffix: str = "",
+    commit: Callable[[Path, Path], None] | None = None,
+) -> Iterator[Path]:
     """Yield a temporary path in ``path``'s directory; on success rename it over ``path``,
     on failure delete it. ``suffix`` ends the temporary name (``np.savez`` adds ``.npz`` to
-    names without it, ``np.save`` ``.npy``).
+    names without it, ``np.save`` ``.npy``). ``commit(tmp, path)``, when given, does the
+    rename instead (with checks of its own around it: :func:`workbench.outputs.output_file`).
 
     Raises:
         OutputError: the directory cannot be made, or the temporary file cannot be written or
@@ -171,7 +239,10 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     try:
         yield tmp
         fault_point(f"atomic:{path.name}")
-        os.replace(tmp, path)
+        if commit is None:
+            os.replace(tmp, path)
+        else:
+            commit(tmp, path)
     except BaseException as exc:
         try:
             tmp.unlink(missing_ok=True)

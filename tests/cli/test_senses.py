@@ -99,7 +99,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, tmp_cache, t
     text.write_text("The bank lent money.\nThe bank of the river.\nA bank again.\n")
     mine = ["--source", str(text), "--data", str(text), "--model", str(tiny_model_dir)]
     assert main(["senses", "plot", "bank", "--out", str(out), *mine, "--layers", "2"]) == 2
-    assert "is the input text" in capsys.readouterr().err
+    assert "is the input" in capsys.readouterr().err
     assert text.read_text().startswith("The bank lent money.")
     assert list(tmp_path.glob("f.*")) == []
 

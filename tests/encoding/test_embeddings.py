@@ -17,6 +17,7 @@ from tests.conftest import REPO
 from workbench.encoding.embeddings import LayerwiseEmbeddings, pack_words, unpack_words
 from workbench.encoding.wordtable import ROW_HEADER, escape_cell, read_table, unescape_cell
 from workbench.errors import DataError, OutputError
+from workbench.outputs import LEDGER
 
 HOSTILE = [
     "tab\there", "new\nline", "carriage\rreturn", "back\\slash", "\\t", "\\", "trailing\x00",
@@ -65,7 +66,12 @@ def test_hostile_words_survive_the_npz_and_the_tables(tmp_path):
     assert tuple(rows[0]) == ROW_HEADER and [r[3] for r in rows[1:]] == HOSTILE
     assert len((tmp_path / "v.tsv").read_text().splitlines()) == len(HOSTILE) + 1
     assert [r[1] for r in read_table(tmp_path / "v.sentences.tsv")[1:]] == ids
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["v.npz", "v.sentences.tsv", "v.tsv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        LEDGER,
+        "v.npz",
+        "v.sentences.tsv",
+        "v.tsv",
+    ]
 
 
 def test_pack_words_keeps_every_character_and_takes_their_size():
@@ -93,7 +99,7 @@ def test_a_table_from_another_writer_is_refused(tmp_path):
 def test_a_file_the_user_did_not_name_is_never_replaced(tmp_path):
     mine = tmp_path / "v.tsv"
     mine.write_text("my own notes\n")
-    with pytest.raises(OutputError, match="not a table written by workbench"):
+    with pytest.raises(OutputError, match="v.tsv exists and is a file the workbench did not write"):
         _emb(["a", "b"]).save(tmp_path / "v.npz")
     assert mine.read_text() == "my own notes\n" and not (tmp_path / "v.npz").exists()
     _emb(["a", "b"]).save(tmp_path / "w.npz")
@@ -169,5 +175,10 @@ def test_two_writers_of_one_path_never_mix_their_files_silently(tmp_path):
     except DataError:
         words = None
     assert words is None or words == emb.words
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["v.npz", "v.sentences.tsv", "v.tsv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        LEDGER,
+        "v.npz",
+        "v.sentences.tsv",
+        "v.tsv",
+    ]
     assert zipfile.is_zipfile(tmp_path / "v.npz")

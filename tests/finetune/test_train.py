@@ -459,7 +459,7 @@ def test_max_steps_cuts_the_run_at_that_step_with_the_full_schedule(tiny_model_d
     )  # fmt: skip
     assert [r.steps for r in ends.history] == [6, 12, 18]
     assert not any("max_steps" in n for n in read_card(tmp_path / "ends")["notes"])
-    with pytest.raises(InputError, match="max_steps must be >= 0"):
+    with pytest.raises(InputError, match="max_steps must be an integer >= 0"):
         cfg.replace(max_steps=-1)
 
 

@@ -320,7 +320,7 @@ def test_gloss_chunks_by_device_give_the_same_vectors_in_fewer_passes(tiny_model
     assert int(mask.numel()) > 2 * CPU_GLOSS_BATCH_TOKENS and n_small > 2
     assert len(calls) - n_small == 1  # the whole union in one pass
     torch.testing.assert_close(small, large, atol=1e-5, rtol=1e-5)
-    with pytest.raises(InputError, match="gloss_batch_tokens must be >= 0"):
+    with pytest.raises(InputError, match="gloss_batch_tokens must be an integer >= 0"):
         CFG.replace(gloss_batch_tokens=-1)
 
 

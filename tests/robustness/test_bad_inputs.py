@@ -33,8 +33,10 @@ from workbench.encoding.wordtable import read_table
 from workbench.errors import WorkbenchError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.checkpoint import load_checkpoint
+from workbench.finetune.store import RUN_KIND
 from workbench.geometry.corrections import Standardizer, load_postprocessor
 from workbench.lexicon.wordnet import load_wordnet
+from workbench.outputs import mark_directory
 from workbench.wsd.sources import definition_vectors
 from workbench.wsd.store import load_index
 
@@ -130,6 +132,7 @@ def world(tmp_path_factory, tiny_model_dir) -> Path:
     (w / "train.csv").write_text("text,label\n" + rows)
     for name in ("ckpt-trunc", "ckpt-pickle", "ckpt-none", "ckpt-garbage"):
         (w / name / "checkpoint").mkdir(parents=True)
+        mark_directory(w / name, RUN_KIND)  # a run directory, as the workbench marks one
     model, optimizer, scheduler = _tiny_training()
     ckpt.save_checkpoint(
         w / "ckpt-trunc" / "checkpoint", model, optimizer, scheduler, ckpt.RunState(), {}
@@ -211,7 +214,7 @@ CLI_CASES = [
          unchanged=("x.sentences.tsv",)),
     Case("embed-over-input-link", "alias.tsv, which is the input",
          (*EMBED, "--out", "{w}/alias.npz"), unchanged=("ok.txt",)),
-    Case("embed-over-users-file", "notes.tsv exists and is not a table written by workbench",
+    Case("embed-over-users-file", "notes.tsv exists and is a file the workbench did not write",
          (*EMBED, "--out", "{w}/notes.npz"), unchanged=("notes.tsv",)),
     Case("model-fetch-into-users-dir", "precious exists and holds no model: it is never replaced",
          ("model", "fetch", "--dest", "{w}/precious"), unchanged=("precious/notes.txt",)),
@@ -253,18 +256,19 @@ CLI_CASES = [
     Case("layers-out-of-range", "99", (*EMBED, "--out", "{w}/o.npz", "--layers", "99", *TINY)),
     Case("geometry-layers-letter", "--layers must be",
          ("geometry", "--corpus", "{w}/ok.txt", "--out", "{w}/geo", "--layers", "x", *TINY)),
-    Case("batch-tokens-zero", "positive", (*EMBED, "--out", "{w}/o.npz", "--batch-tokens", "0",
-         *TINY)),
-    Case("geometry-fit-fraction", "fit_fraction must be between 0 and 1",
+    Case("batch-tokens-zero", "--batch-tokens: must be an integer >= 1",
+         (*EMBED, "--out", "{w}/o.npz", "--batch-tokens", "0", *TINY)),
+    Case("geometry-fit-fraction", r"--fit-fraction: must be a finite number in \(0, 1\)",
          ("geometry", "--corpus", "{w}/ok.txt", "--fit-fraction", "2", *TINY)),
     Case("geometry-corrections", "unknown corrections \\['bogus'\\]",
          ("geometry", "--corpus", "{w}/ok.txt", "--corrections", "bogus", *TINY)),
-    Case("geometry-pairs", "n_pairs and top_k must be at least 1",
+    Case("geometry-pairs", "--n-pairs: must be an integer >= 1",
          ("geometry", "--corpus", "{w}/ok.txt", "--n-pairs", "0", *TINY)),
     Case("geometry-missing-corpus", "unknown corpus",
          ("geometry", "--corpus", "{w}/nope.txt", *TINY)),
     Case("cache-bad-size", "not a size", ("cache", "prune", "--max-size", "12Q")),
-    Case("cache-negative-age", "0 or more days", ("cache", "prune", "--older-than", "-1")),
+    Case("cache-negative-age", "--older-than: must be a finite number >= 0",
+         ("cache", "prune", "--older-than", "-1")),
     # checkpoints
     Case("resume-truncated", "last.safetensors is damaged",
          ("finetune", "seqcls", "--train", "{w}/train.csv", "--out", "{w}/ckpt-trunc",

@@ -25,7 +25,9 @@ from workbench.encoding import cache as cache_module
 from workbench.encoding.cache import EmbeddingCache
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import DataError, MismatchError, WorkbenchError
+from workbench.finetune.store import RUN_KIND
 from workbench.geometry.corrections import load_postprocessor, make_postprocessor
+from workbench.outputs import mark_directory
 
 TINY = ("--model", "{tiny}", "--device", "cpu")
 FINETUNE = ("finetune", "seqcls", "--train", "{w}/train.csv", "--epochs", "1", "--no-progress")
@@ -134,6 +136,7 @@ def _finished_run(w: Path) -> None:
     (w / "run").mkdir()
     (w / "run" / "training_card.json").write_text('{"task": "seqcls"}\n')
     (w / "run" / "config.json").write_text('{"an earlier run": true}\n')
+    mark_directory(w / "run", RUN_KIND)  # as the workbench leaves a finished run
 
 
 def _empty_dir(w: Path) -> None:
@@ -168,7 +171,7 @@ CASES = [
     # 2. --older-than that is not a number of days
     *(
         Case(f"cache-prune-older-than-{value}", ("cache", "prune", f"--older-than={value}"), 2,
-             r"--older-than must be a finite number, 0 or more days, not",
+             r"argument --older-than: must be a finite number >= 0, not",
              _plus_file_entry, after=lambda w: None if len(list(_cache_dir(w).iterdir())) == 2
              else pytest.fail("prune removed entries although refused"))
         for value in ("nan", "inf", "-inf", "-1")

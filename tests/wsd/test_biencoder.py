@@ -234,6 +234,20 @@ def test_an_unfinished_bi_encoder_directory_is_refused(lora_run, tmp_path):
         BiEncoder(unfinished, device="cpu")
 
 
+def test_an_incomplete_bi_encoder_never_answers_as_another_system(lora_run, tmp_path, capsys):
+    out, _ = lora_run
+    for gone in ("gloss_encoder", "adapter_model.safetensors", "sense_counts.json.gz"):
+        broken = _copy(out, tmp_path / gone.replace(".", "-"))
+        target = broken / gone
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+        with pytest.raises(ModelLoadError, match="incomplete|missing"):
+            BiEncoder(broken, device="cpu")
+        code = main(["wsd", "disambiguate", "The bank raised its rates.", "--word", "bank",
+                     "--model", str(broken), "--device", "cpu"])  # fmt: skip
+        err = capsys.readouterr().err
+        assert code == 2 and ("incomplete" in err or "missing" in err), err
+
+
 def test_the_gloss_cache_never_answers_for_another_model(lora_run, tmp_path, monkeypatch):
     out, _ = lora_run
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))

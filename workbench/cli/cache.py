@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import math
 import re
 
+from workbench.bounds import NON_NEGATIVE
+from workbench.cli.options import number
 from workbench.encoding.cache import EmbeddingCache
-from workbench.errors import DataError, InputError
+from workbench.errors import DataError, InputError, OutputError
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -34,7 +35,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     prune = csub.add_parser("prune", help="remove damaged, stale, old or excess entries")
     prune.add_argument("--all", action="store_true", help="remove every embeddings entry")
     prune.add_argument(
-        "--older-than", type=float, default=None, metavar="DAYS", help="unused for DAYS days"
+        "--older-than",
+        type=number(NON_NEGATIVE),
+        default=None,
+        metavar="DAYS",
+        help="unused for DAYS days",
     )
     prune.add_argument(
         "--max-size",
@@ -106,12 +111,6 @@ def cmd_prune(args: argparse.Namespace) -> int:
     root = EmbeddingCache().root
     if root.exists() and not root.is_dir():
         raise DataError(f"the cache dir {root} is a file: set WORKBENCH_CACHE to a directory")
-    if args.older_than is not None and not (
-        math.isfinite(args.older_than) and args.older_than >= 0
-    ):
-        raise InputError(
-            f"--older-than must be a finite number, 0 or more days, not {args.older_than}"
-        )
     max_bytes = parse_size(args.max_size) if args.max_size is not None else None
     result = EmbeddingCache().prune(
         everything=args.all,
@@ -123,4 +122,10 @@ def cmd_prune(args: argparse.Namespace) -> int:
         f"removed {len(result.entries)} entries and {len(result.temporaries)} stale "
         f"temporaries, {human(result.bytes)} of entries"
     )
+    if result.failed:
+        asked = len(result.failed) + len(result.entries)
+        raise OutputError(
+            f"could not remove {len(result.failed)} of the {asked} entries to remove from "
+            f"{root / 'embeddings'}: {result.reason}"
+        )
     return 0

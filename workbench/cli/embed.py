@@ -6,22 +6,19 @@ import argparse
 import os
 from pathlib import Path
 
-from workbench.cli.options import add_dtype, layer_list, path_arg
+from workbench.bounds import COUNT, NON_NEGATIVE, POSITIVE
+from workbench.cli.options import add_dtype, add_overwrite, layer_list, number, path_arg
 from workbench.corpora.readers import read_text, read_xml
 from workbench.distributed.config import KEEPS, ClusterConfig, ShardConfig
 from workbench.distributed.jobs import embed_shards
 from workbench.encoding.cache import encode_cached
-from workbench.encoding.embeddings import (
-    npz_path,
-    refuse_foreign_table,
-    sentences_path,
-    table_path,
-)
+from workbench.encoding.embeddings import npz_path, sentences_path, table_path
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
 from workbench.encoding.runner import COMPILE_MODES
 from workbench.errors import DataError, InputError, OutputError
-from workbench.fileio import check_writable
+from workbench.fileio import input_problem, same_file
+from workbench.outputs import claim_file
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,8 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "WSD evaluation framework) and write an .npz holding 'vectors' "
             "(n_words, n_layers + 1, dim) with the alignment, plus two tables beside it: "
             "OUT.tsv (one row per word) and OUT.sentences.tsv (sentence ids). Every file is "
-            "written whole or not at all; no input and no file workbench did not write is "
-            "replaced. With --engine ray, INPUT... (text, *.data.xml, JSONL or Parquet files) "
+            "written whole or not at all; no input is replaced, nor a file the workbench did "
+            "not write (without --overwrite). With --engine ray, INPUT... (text, *.data.xml, "
+            "JSONL or Parquet files) "
             "are encoded by a pool of Ray actors into shards in the directory OUT "
             "(.npy vectors + Parquet rows + manifest.json; resumable: rerun the same command; "
             "see docs/scaling.md)."
@@ -44,6 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(  # a str: Path() would drop a trailing separator and turn "" into "."
         "--out", required=True, help="output .npz path (--engine ray: a directory)"
     )
+    add_overwrite(p)
     p.add_argument("--model", default=None)
     p.add_argument("--device", default=None)
     add_dtype(p)
@@ -52,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--float16", action="store_true", help="store float16 vectors")
     p.add_argument(
         "--batch-tokens",
-        type=int,
+        type=number(COUNT),
         default=None,
         help="padded tokens per batch (default: 8192 on a CPU, measured on a GPU)",
     )
@@ -81,14 +80,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "this machine (default: a local Ray for this job)",
     )
     ray.add_argument(
-        "--workers", type=int, default=None, help="actors, one encoder each (default: fill)"
+        "--connect-timeout",
+        type=number(POSITIVE),
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for a cluster at --address host:port before giving up (default 30)",
     )
-    ray.add_argument("--cpus-per-worker", type=int, default=1, help="CPUs per actor")
     ray.add_argument(
-        "--gpus-per-worker", type=float, default=None, help="GPUs per actor (default: 1 if any)"
+        "--workers",
+        type=number(COUNT),
+        default=None,
+        help="actors, one encoder each (default: fill)",
+    )
+    ray.add_argument("--cpus-per-worker", type=number(COUNT), default=1, help="CPUs per actor")
+    ray.add_argument(
+        "--gpus-per-worker",
+        type=number(NON_NEGATIVE),
+        default=None,
+        help="GPUs per actor (default: 1 if any)",
     )
     ray.add_argument(
-        "--shard-size", type=int, default=2000, help="input lines / rows / sentences per shard"
+        "--shard-size",
+        type=number(COUNT),
+        default=2000,
+        help="input lines / rows / sentences per shard",
     )
     ray.add_argument(
         "--text-column", default="text", help="the Parquet column or JSON field of a sentence"
@@ -109,6 +124,8 @@ def _read_input(path: Path) -> tuple[list[list[str]], list[str]]:
     """Sentences (as words) and their ids from a text file or a framework XML corpus."""
     if path.is_dir():
         raise DataError(f"Input {path} is a directory: give a text or *.data.xml file.")
+    if path.is_symlink() and not path.exists():
+        raise DataError(f"Input {path} {input_problem(path)}.")
     if not path.exists():
         raise DataError(f"Input file {path} does not exist.")
     if not path.is_file():
@@ -139,26 +156,23 @@ def output_paths(out: str | os.PathLike[str]) -> list[Path]:
     return [npz, table_path(npz), sentences_path(npz)]
 
 
-def check_outputs(inputs: list[Path], out: str | os.PathLike[str]) -> Path:
-    """The ``.npz`` path, once no output would replace an input or a file workbench did not
-    write, and every one is writable.
+def check_outputs(inputs: list[Path], out: str | os.PathLike[str], overwrite: bool = False) -> Path:
+    """The ``.npz`` path, once no output would replace an input or (without ``overwrite``) a
+    file the workbench did not write, and every one is writable (:mod:`workbench.outputs`).
 
     Raises:
-        OutputError: an output that is an input, a table name that holds a file of the user's,
-            or a place that cannot be written.
+        OutputError: an output that is an input, a name that holds a file of the user's, or a
+            place that cannot be written.
     """
     paths = output_paths(out)
     for path in paths:
         for source in inputs:
-            same = path.exists() and source.exists() and os.path.samefile(path, source)
-            if same or path.resolve() == source.resolve():
+            if same_file(path, source):
                 raise OutputError(
                     f"--out {out} would write {path}, which is the input {source}: "
                     "choose another --out"
                 )
-        check_writable(path)
-    for table in paths[1:]:
-        refuse_foreign_table(table)
+        claim_file(path, overwrite=overwrite)
     return paths[0]
 
 
@@ -184,6 +198,7 @@ def embed_on_ray(args: argparse.Namespace) -> int:
         cpus_per_worker=args.cpus_per_worker,
         gpus_per_worker=args.gpus_per_worker,
         device=args.device,
+        connect_timeout=args.connect_timeout,
     )
     result = embed_shards(args.inputs, Path(args.out), config, cluster, verify=args.verify)
     m = result.manifest
@@ -201,7 +216,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if len(args.inputs) > 1:
         raise InputError("several inputs need --engine ray (or one workbench embed per file)")
     args.input = args.inputs[0]
-    out = check_outputs([args.input], args.out)  # before any work
+    out = check_outputs([args.input], args.out, args.overwrite)  # before any work
     layers = layer_list(args.layers)
     words, ids = _read_input(args.input)
     enc = Encoder(
@@ -220,7 +235,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     emb.notes.append(
         f"sentence ids: {args.input.name} " + ",".join(ids[:3]) + ("..." if len(ids) > 3 else "")
     )
-    out = emb.save(out, sentence_ids=ids)
+    out = emb.save(out, sentence_ids=ids, overwrite=args.overwrite)
     print(
         f"wrote {out} vectors {tuple(emb.vectors.shape)} ({emb.vectors.dtype}), "
         f"tables {table_path(out).name}, {sentences_path(out).name}"

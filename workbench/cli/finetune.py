@@ -10,7 +10,7 @@ Examples::
     workbench finetune wsd --train semcor --dev semeval2007 --test ALL --out runs/wsd
     workbench finetune builtin wic --out data/wic          # export the built-in data as files
     workbench finetune compare BASE runs/wic --out reports/wic-compare
-    workbench finetune wsd-index runs/wsd      # a bi-encoder's gloss index over all of WordNet
+    workbench finetune wsd-index runs/wsd      # every WordNet gloss into its gloss cache
 
 Multi-GPU: ``accelerate launch -m workbench finetune pair ...`` (or ``torchrun -m workbench
 finetune ...``) runs the same command data-parallel; ``--batch-size`` is per process.
@@ -22,12 +22,13 @@ import argparse
 import sys
 from dataclasses import fields
 
-from workbench.cli.options import path_arg
+from workbench.bounds import COUNT, SEED
+from workbench.cli.options import add_overwrite, number, path_arg
 from workbench.corpora.datasets import load_dataset
-from workbench.errors import InputError
+from workbench.errors import InputError, OutputError
 from workbench.finetune.compare import compare_models
 from workbench.finetune.compare_senses import SENSE_LEMMAS
-from workbench.finetune.config import TrainConfig
+from workbench.finetune.config import BOUNDS, TrainConfig
 from workbench.finetune.data import TaggedSentence
 from workbench.finetune.runs import (
     BUILTINS,
@@ -38,11 +39,14 @@ from workbench.finetune.runs import (
     summary,
     train_with_baselines,
 )
+from workbench.finetune.store import check_output
 from workbench.finetune.supersense import write_conll
 from workbench.finetune.tasks import TASKS, TaskKind, check_start
 from workbench.finetune.wic import build_wic, write_jsonl
 from workbench.finetune.wsd_eval import cache_all_glosses
 from workbench.lexicon.glosses import GLOSS_TEXTS
+from workbench.outputs import claim_file
+from workbench.reports.writers import FORMATS
 from workbench.wsd.biencoder import biencoder_dir
 
 # TrainConfig field -> (flag help); types and defaults come from the dataclass
@@ -110,7 +114,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         if isinstance(f.default, bool):
             group.add_argument(flag, action="store_true", help=OPTION_HELP[f.name])
             continue
-        kind = {"head_lr": float, "device": str}.get(f.name, type(f.default))
+        kind = number(BOUNDS[f.name]) if f.name in BOUNDS else str
         group.add_argument(
             flag,
             type=kind,
@@ -145,14 +149,19 @@ def _add_task(sub, kind: TaskKind) -> None:
     for split in ("train", "dev", "test"):
         src.add_argument(
             f"--max-{split}",
-            type=int,
+            type=number(COUNT),
             default=None,
             help=f"use at most N {split} examples (size CPU runs)",
         )
     p.add_argument("--model", default=None, help="base model: HF id or dir (default: MiniLM)")
     p.add_argument("--out", type=path_arg, required=True, help="model directory to write")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
-    p.add_argument("--overwrite", action="store_true", help="replace a finished model in OUT")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the model in OUT (once the new one is complete), or start an unfinished "
+        "run there again; a folder the workbench did not make is never used",
+    )
     p.add_argument("--keep-checkpoint", action="store_true", help="keep OUT/checkpoint at the end")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     if kind.baselines:
@@ -180,16 +189,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     b.add_argument("name", choices=list(BUILTINS))
     b.add_argument("--out", type=path_arg, required=True, help="directory for train/dev/test files")
     b.add_argument("--data-dir", type=path_arg, default=None, help="WSD data dir (SemCor)")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--seed", type=number(SEED), default=0)
+    add_overwrite(b)
     b.set_defaults(func=cmd_builtin)
     c = tsub.add_parser("compare", help="geometry report + WSD layer sweep, base vs fine-tuned")
     c.add_argument("base", help="base model (HF id or dir; 'default' for the packaged MiniLM)")
     c.add_argument("tuned", help="fine-tuned model directory")
     c.add_argument("--out", type=path_arg, required=True, help="report directory")
+    add_overwrite(c)
     c.add_argument("--device", default=None)
     c.add_argument(
         "--max-sentences",
-        type=int,
+        type=number(COUNT),
         default=None,
         help="sentences of each corpus to use (size CPU runs)",
     )
@@ -234,6 +245,7 @@ def _data(args: argparse.Namespace) -> TaskData:
 def cmd_train(args: argparse.Namespace) -> int:
     cfg = _config(args)
     check_start(args.kind, cfg, args.model)  # before the data is read
+    check_output(args.out, args.resume, args.overwrite)  # and the output, nothing made yet
     data = _data(args)
     card = train_with_baselines(
         args.kind,
@@ -259,11 +271,15 @@ def cmd_builtin(args: argparse.Namespace) -> int:
             "The 'semcor' built-in task reads the framework's own files: train with "
             "`workbench finetune wsd --builtin semcor` or --train/--dev/--test naming them."
         )
-    args.out.mkdir(parents=True, exist_ok=True)
+    suffix = ".jsonl" if args.name == "wic" else ".conll"
+    if args.out.exists() and not args.out.is_dir():
+        raise OutputError(f"--out {args.out} is a file: give a directory for the splits")
+    for split in ("train", "dev", "test"):  # before any work, nothing made
+        claim_file(args.out / f"{split}{suffix}", overwrite=args.overwrite)
     if args.name == "wic":
         splits = build_wic(load_dataset("semcor", args.data_dir), seed=args.seed)
         for split in ("train", "dev", "test"):
-            path = write_jsonl(splits.pairs(split), args.out / f"{split}.jsonl")
+            path = write_jsonl(splits.pairs(split), args.out / f"{split}.jsonl", args.overwrite)
             print(f"{path}: {len(splits.pairs(split))} pairs")
         return 0
 
@@ -271,7 +287,7 @@ def cmd_builtin(args: argparse.Namespace) -> int:
     for split, part in (("train", data.train), ("dev", data.dev), ("test", data.test)):
         if part is None:
             continue
-        path = write_conll(part.examples, args.out / f"{split}.conll")
+        path = write_conll(part.examples, args.out / f"{split}.conll", args.overwrite)
         print(f"{path}: {len(part.examples)} sentences")
     return 0
 
@@ -288,6 +304,10 @@ def cmd_wsd_index(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     base = None if args.base == "default" else args.base
     lemmas = tuple(w.strip() for w in args.lemmas.split(",") if w.strip())
+    if args.out.exists() and not args.out.is_dir():
+        raise OutputError(f"--out {args.out} is a file: give a directory for the report")
+    for fmt in FORMATS:  # before any work, nothing made
+        claim_file(args.out / f"compare.{fmt}", overwrite=args.overwrite)
     command = "workbench finetune compare " + " ".join(
         [args.base, args.tuned, "--out", str(args.out)]
         + (["--max-sentences", str(args.max_sentences)] if args.max_sentences else [])
@@ -302,6 +322,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         command=command,
         progress=lambda m: print(m, file=sys.stderr, flush=True),
         lemmas=lemmas,
+        overwrite=args.overwrite,
     )
     print(f"comparison report: {path}")
     return 0

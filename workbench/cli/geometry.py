@@ -14,18 +14,30 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.cli.options import add_dtype, command_line, layer_list, path_arg
+from workbench.bounds import COUNT, NON_NEGATIVE_INT, SEED, Bound
+from workbench.cli.options import (
+    add_dtype,
+    add_overwrite,
+    command_line,
+    layer_list,
+    number,
+    path_arg,
+)
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
-from workbench.fileio import check_writable
+from workbench.errors import InputError, OutputError
 from workbench.geometry.analysis import GeometryConfig, analyze_layers, check_config
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.postprocess import saved_paths
 from workbench.geometry.reference import fit_reference
 from workbench.geometry.report import geometry_report, geometry_table
-from workbench.reports.writers import write_report
+from workbench.outputs import claim_files
+from workbench.reports.writers import FORMATS, write_report
+
+#: --fit-fraction: a share strictly between 0 and 1.
+FRACTION_OPEN = Bound(low=0, high=1, low_open=True, high_open=True)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,36 +64,52 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="WSD data dir (default: WORKBENCH_DATA, ...)",
     )
-    p.add_argument("--sample", type=int, default=2000, help="sample size, 0 = whole corpus")
+    p.add_argument(
+        "--sample",
+        type=number(NON_NEGATIVE_INT),
+        default=2000,
+        help="sample size, 0 = whole corpus",
+    )
     p.add_argument(
         "--sample-unit", choices=("sentences", "words"), default="sentences",
         help="--sample counts sentences, or words (whole sentences until that many words)",
     )  # fmt: skip
     p.add_argument("--layers", default=None, help="hidden-state indices, e.g. 0,3,6 (default all)")
-    p.add_argument("--n-pairs", type=int, default=20_000, help="random word pairs per layer")
-    p.add_argument("--min-count", type=int, default=5, help="occurrences for self-sim and MEV")
-    p.add_argument("--top-k", type=int, default=3, help="rogue dimensions to report")
+    p.add_argument(
+        "--n-pairs", type=number(COUNT), default=20_000, help="random word pairs per layer"
+    )
+    p.add_argument(
+        "--min-count", type=number(COUNT), default=5, help="occurrences for self-sim and MEV"
+    )
+    p.add_argument("--top-k", type=number(COUNT), default=3, help="rogue dimensions to report")
     p.add_argument(
         "--corrections", default=",".join(GeometryConfig.corrections),
         help=f"comma list of {', '.join(CORRECTION_LABELS)}",
     )  # fmt: skip
-    p.add_argument("--abtt-components", type=int, default=None, help="D (default dim/100)")
-    p.add_argument("--whiten-components", type=int, default=None, help="k (default all)")
+    p.add_argument(
+        "--abtt-components", type=number(NON_NEGATIVE_INT), default=None, help="D (default dim/100)"
+    )
+    p.add_argument("--whiten-components", type=number(COUNT), default=None, help="k (default all)")
     p.add_argument(
         "--fit-on", choices=("heldout", "same"), default="heldout",
         help="fit corrections on a held-out half of the sentences (default) or the same ones",
     )  # fmt: skip
-    p.add_argument("--fit-fraction", type=float, default=0.5, help="held-out share for fitting")
+    p.add_argument(
+        "--fit-fraction", type=number(FRACTION_OPEN), default=0.5, help="held-out share for fitting"
+    )
     p.add_argument("--case-sensitive", action="store_true", help="word types keep their case")
     p.add_argument(
         "--rogue-layer",
-        type=int,
+        type=number(Bound(integer=True)),  # negative: counted from the last layer
         default=None,
         help="rogue figure layer (default: most anisotropic)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random_state of sample, split, pairs")
+    p.add_argument(
+        "--seed", type=number(SEED), default=0, help="random_state of sample, split, pairs"
+    )
     p.add_argument("--out", type=path_arg, default=Path("out/geometry"), help="output dir")
     p.add_argument("--stem", default="geometry", help="file name stem of the reports")
+    add_overwrite(p)
     p.add_argument(
         "--save-standardizer", default=None, metavar="PATH",
         help="also fit a per-layer z-score Standardizer on the whole sample, save PATH.npz/.json",
@@ -108,14 +136,28 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def check_outputs(args: argparse.Namespace) -> None:
+    """Claim every file the command writes before any work (:mod:`workbench.outputs`): the
+    reports ``<out>/<stem>.{md,html,json}`` and the standardizer's ``.npz`` and ``.json``;
+    the corpus file is never one of them."""
+    if not args.stem.strip() or any(sep in args.stem for sep in "/\\"):
+        raise InputError(f"--stem {args.stem!r} must be a file name stem, such as geometry")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is a file: give a directory for the reports")
+    corpus = Path(args.corpus)
+    inputs = [corpus] if corpus.is_file() else []
+    paths = [out / f"{args.stem}.{fmt}" for fmt in FORMATS]
+    if args.save_standardizer:
+        paths += saved_paths(args.save_standardizer)
+    claim_files(paths, overwrite=args.overwrite, inputs=inputs)
+
+
 def run(args: argparse.Namespace) -> int:
     config = _config(args)
     check_config(config)  # every option and output checked before any work
     layers = layer_list(args.layers)
-    check_writable(Path(args.out) / f"{args.stem}.json")
-    if args.save_standardizer:
-        for path in saved_paths(args.save_standardizer):
-            check_writable(path)
+    check_outputs(args)
     start = time.perf_counter()
     corpus = load_reference_corpus(args.corpus, args.data_dir)
     sample = sample_corpus(corpus, args.sample or None, args.sample_unit, args.seed)
@@ -139,12 +181,12 @@ def run(args: argparse.Namespace) -> int:
     }  # fmt: skip
     command = command_line(args, ["geometry"])
     report = geometry_report(result, run_config, args.rogue_layer, command=command)
-    paths = write_report(report, args.out, stem=args.stem)
+    paths = write_report(report, args.out, stem=args.stem, overwrite=args.overwrite)
     print(geometry_table(result).to_markdown())
     if args.save_standardizer:
         # the same encoding as above (a cache hit), fitted per layer with the sample's provenance
         z = fit_reference(enc, "zscore", sample, layers=layers)
-        saved = z.save(args.save_standardizer)
+        saved = z.save(args.save_standardizer, overwrite=args.overwrite)
         _log(f"standardizer: {saved[0]} + {saved[1].name}")
     for fmt, path in paths.items():
         _log(f"{fmt}: {path}")

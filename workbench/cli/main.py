@@ -3,15 +3,17 @@
 Thin: every sub-command lives in a module of :mod:`workbench.cli` that defines
 ``register(subparsers)``; this module lists them in :data:`COMMANDS`, parses, and turns a
 :class:`~workbench.errors.WorkbenchError` (or an ``OSError`` the system raised on a file) into a
-clear one-line message and exit code 2; a warning is one line too, ``workbench: warning: ...``.
+clear one-line message and exit code 2 (a bad argument too: :class:`Parser`); a warning is one
+line too, ``workbench: warning: ...``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from workbench import __version__
 from workbench.cli import (
@@ -32,10 +34,20 @@ from workbench.errors import WorkbenchError
 COMMANDS = (info, embed, model, data, cache, geometry, wsd, senses, finetune, settings)
 
 
+class Parser(argparse.ArgumentParser):
+    """The command line's parser (and every sub-command's): a bad argument is one line,
+    ``workbench: error: argument --lr: ...``, and exit code 2, like every other refusal."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the one line and exit with code 2 (argparse's usage block is left out:
+        ``--help`` shows it)."""
+        self.exit(2, f"workbench: error: {message} (see: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser, with every sub-command of :mod:`workbench.cli`."""
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="workbench",
         description="Contextual-embedding analysis workbench.",
     )
@@ -61,7 +73,10 @@ def show_warning(
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a bad argument (one line, code 2)
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 1
@@ -71,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the parsed command; the project's errors and the system's file errors become one
-    line and exit code 2."""
+    """Run the parsed command; the project's errors, the system's file errors and any other
+    exception become one line and exit code 2 (``WORKBENCH_TRACEBACK=1``: the traceback of an
+    unexpected one)."""
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
@@ -85,6 +101,17 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # no check foresaw it: still one line, code 2
+        if os.environ.get("WORKBENCH_TRACEBACK"):
+            raise
+        text = str(exc).strip()
+        reason = f": {text.splitlines()[0][:300]}" if text else ""
+        print(
+            f"workbench: error: {type(exc).__name__}{reason} (unexpected; "
+            "WORKBENCH_TRACEBACK=1 shows where: please report it)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,16 +2,18 @@
 rebuilt from them for reports (:func:`command_line`).
 
 Each parser raises :class:`~workbench.errors.InputError` naming the option and the bad value,
-so the command line prints one line and exits with code 2.
+so the command line prints one line and exits with code 2; :func:`number` is the argparse type
+of every numeric option (finite, in its :class:`~workbench.bounds.Bound`).
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from workbench.bounds import Bound
 from workbench.errors import InputError
 
 #: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.device).
@@ -25,6 +27,36 @@ def add_dtype(p: argparse.ArgumentParser) -> None:
         help="the model's compute dtype (default auto: bfloat16 on a GPU and on a CPU with "
         "bfloat16 instructions, float32 elsewhere; results are float32 either way)",
     )  # fmt: skip
+
+
+def number(bound: Bound) -> Callable[[str], int | float]:
+    """An argparse ``type`` for a numeric option: its text as an ``int`` or a ``float`` within
+    ``bound`` (finite, in range), else the parse fails with the range in words, before any
+    work. Every numeric option of the command line takes one (its ``bound`` attribute says
+    which)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            return bound.parse(text.strip())
+        except InputError:
+            raise argparse.ArgumentTypeError(
+                f"must be {bound.describe()}, not {text.strip()!r}"
+            ) from None
+
+    parse.__name__ = "integer" if bound.integer else "number"  # argparse's "invalid %s value"
+    parse.bound = bound  # type: ignore[attr-defined]
+    return parse
+
+
+def add_overwrite(p: argparse.ArgumentParser, what: str = "output files") -> None:
+    """The ``--overwrite`` option of a command that writes files: without it, a file the
+    workbench did not write is never replaced (:mod:`workbench.outputs`)."""
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace {what} that the workbench did not write (or that changed since); "
+        "without it they are refused, and the workbench's own are replaced",
+    )
 
 
 def layer_list(text: str | None, option: str = "--layers") -> list[int] | None:

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.cli.options import add_dtype, command_line, path_arg
+from workbench.bounds import COUNT, PROBABILITY, SEED, Bound
+from workbench.cli.options import add_dtype, add_overwrite, command_line, number, path_arg
 from workbench.corpora.occurrences import (
     OccurrenceVectors,
     encode_occurrences,
@@ -31,13 +32,13 @@ from workbench.corpora.occurrences import (
     sense_names,
 )
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.pooling import POOLINGS
+from workbench.encoding.pooling import POOLINGS, LayerSpec
 from workbench.errors import InputError
-from workbench.fileio import check_writable
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.geometry.postprocess import PostProcessor
 from workbench.geometry.separation import LayerSeparation, separation_by_layer
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
+from workbench.outputs import claim_files
 from workbench.reports.tables import Table
 from workbench.viz.export import (
     ViewSettings,
@@ -89,9 +90,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     sep.add_argument("--correction", choices=POSTPROCESSORS, default="zscore",
                      help="correction measured beside raw vectors (default zscore)")  # fmt: skip
-    sep.add_argument("--min-count", type=int, default=2, help="least occurrences of a sense")
+    sep.add_argument(
+        "--min-count", type=number(COUNT), default=2, help="least occurrences of a sense"
+    )
     sep.add_argument("--json", type=path_arg, default=None, help="write the table as JSON")
     sep.add_argument("--csv", type=path_arg, default=None, help="write the table as CSV")
+    add_overwrite(sep)
     sep.set_defaults(func=run_separation)
 
     plot = sub.add_parser(
@@ -110,11 +114,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     plot.add_argument("--out", type=path_arg, required=True, help="figure: .html .json .png .svg")
     plot.add_argument("--data", type=path_arg, default=None,
                       help="also write the coordinates and labels (.csv or .json)")  # fmt: skip
+    add_overwrite(plot)
     plot.add_argument("--method", choices=METHODS, default="umap")
-    plot.add_argument("--dims", type=int, choices=(2, 3), default=2)
-    plot.add_argument("--n-neighbors", type=int, default=15, help="UMAP n_neighbors")
-    plot.add_argument("--min-dist", type=float, default=0.1, help="UMAP min_dist")
-    plot.add_argument("--min-count", type=int, default=2, help="least occurrences of a sense")
+    plot.add_argument("--dims", type=number(Bound(low=2, high=3, integer=True)), default=2)
+    plot.add_argument(
+        "--n-neighbors",
+        type=number(Bound(low=2, integer=True)),
+        default=15,
+        help="UMAP n_neighbors",
+    )
+    plot.add_argument("--min-dist", type=number(PROBABILITY), default=0.1, help="UMAP min_dist")
+    plot.add_argument(
+        "--min-count", type=number(COUNT), default=2, help="least occurrences of a sense"
+    )
     plot.set_defaults(func=run_plot)
 
 
@@ -126,8 +138,15 @@ def _common(p: argparse.ArgumentParser) -> None:
         "text file (one sentence per line, optionally label<TAB>sentence with the [word])",
     )  # fmt: skip
     p.add_argument("--pos", choices=POS_TAGS, default=None, help="one part of speech")
-    p.add_argument("--limit", type=int, default=200, help="at most this many occurrences a word")
-    p.add_argument("--seed", type=int, default=0, help="random_state of sample and projection")
+    p.add_argument(
+        "--limit",
+        type=number(Bound(low=3, integer=True)),
+        default=200,
+        help="at most this many occurrences a word",
+    )
+    p.add_argument(
+        "--seed", type=number(SEED), default=0, help="random_state of sample and projection"
+    )
     p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
     add_dtype(p)
@@ -136,7 +155,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--reference", default="auto",
         help="corpus the correction is fitted on: auto, semcor, wordnet or a file",
     )  # fmt: skip
-    p.add_argument("--reference-sample", type=int, default=500,
+    p.add_argument("--reference-sample", type=number(COUNT), default=500,
                    help="sentences sampled from it (seeded)")  # fmt: skip
     p.add_argument(
         "--data-dir", type=path_arg, default=None, help="WSD data dir (default: WORKBENCH_DATA ...)"
@@ -153,20 +172,18 @@ def _log(message: str) -> None:
 
 
 def _check_outputs(args: argparse.Namespace, figure: Path | None, *tables: Path | None) -> None:
-    """Refuse, before any work, an output of unknown format, one that cannot be written, or
-    one that is the input text."""
-    source = Path(args.source).expanduser()
+    """Refuse, before any work, an output of unknown format, one that cannot be written, one
+    that is an input text, or (without --overwrite) a file the workbench did not write
+    (:func:`workbench.outputs.claim_file`)."""
+    inputs = [Path(f).expanduser() for f in (args.source, args.reference)]
+    inputs = [f for f in inputs if f.is_file()]
     if figure is not None:
         figure_format(figure)
     for path in tables:
         if path is not None:
             table_format(path)
-    for path in (figure, *tables):
-        if path is None:
-            continue
-        if source.is_file() and path.resolve() == source.resolve():
-            raise InputError(f"{path} is the input text: choose another output file")
-        check_writable(path)
+    wanted = [p for p in (figure, *tables) if p is not None]
+    claim_files(wanted, overwrite=args.overwrite, inputs=inputs)
 
 
 def _prepare(
@@ -174,6 +191,10 @@ def _prepare(
 ) -> tuple[Encoder, list[tuple[str, OccurrenceVectors]], PostProcessor | None]:
     if args.limit is not None and args.limit < 3:
         raise InputError(f"--limit must be at least 3, got {args.limit}")
+    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
+    for spec in args.layers:  # before any occurrence is found or encoded
+        if spec != "all":
+            LayerSpec.parse(spec).resolve(enc.n_hidden)
     found = [
         (
             lemma,
@@ -181,7 +202,6 @@ def _prepare(
         )  # fmt: skip
         for lemma in args.lemmas
     ]
-    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
     _log(f"{enc.name}: encoding {sum(len(o) for _, o in found)} occurrences of "
          f"{len(found)} word(s) from {args.source}")  # fmt: skip
     parts = [(lemma, encode_occurrences(enc, occs)) for lemma, occs in found]
@@ -253,7 +273,7 @@ def run_separation(args: argparse.Namespace) -> int:
     )  # fmt: skip
     for path in (args.json, args.csv):
         if path is not None:
-            _log(f"wrote {export_table(records, settings, path)}")
+            _log(f"wrote {export_table(records, settings, path, args.overwrite)}")
     _log(f"done in {time.perf_counter() - start:.1f}s")
     return 0
 
@@ -308,9 +328,9 @@ def run_plot(args: argparse.Namespace) -> int:
                 for axis, column in zip("xyz", view.coords.T, strict=False):
                     table[f"{axis}_layer{view.layer}"] = column
         settings = views[0].settings if len(views) == 1 else [v.settings for v in views]
-    _log(f"wrote {export_figure(fig, settings, args.out)}")
+    _log(f"wrote {export_figure(fig, settings, args.out, args.overwrite)}")
     if args.data is not None:
-        _log(f"wrote {export_table(table, settings, args.data)}")
+        _log(f"wrote {export_table(table, settings, args.data, args.overwrite)}")
     _log(f"done in {time.perf_counter() - start:.1f}s")
     return 0
 

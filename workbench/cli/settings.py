@@ -7,6 +7,7 @@ import json
 
 from workbench.cli.options import path_arg
 from workbench.errors import InputError
+from workbench.fileio import input_problem
 from workbench.viz.export import read_settings, settings_fields
 
 
@@ -24,11 +25,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_settings)
 
 
+#: The largest file read for its settings (an export with plotly.js inlined is a few MB).
+MAX_BYTES = 256 << 20
+
+
 def cmd_settings(args: argparse.Namespace) -> int:
     if args.file.is_dir():
         raise InputError(f"{args.file} is a directory: give an exported table or figure")
-    if not args.file.is_file():
+    problem = input_problem(args.file)
+    if problem == "does not exist":
         raise InputError(f"{args.file}: no such file")
+    if problem is not None:
+        raise InputError(f"{args.file} {problem}")
+    if args.file.stat().st_size > MAX_BYTES:
+        raise InputError(f"{args.file} is too large to be an exported table or figure")
     settings = read_settings(args.file.read_bytes())
     if args.panes:
         for view in settings_fields(settings):

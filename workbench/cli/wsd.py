@@ -11,18 +11,28 @@ import argparse
 import dataclasses
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from workbench.cli.options import add_dtype, command_line, name_or_path_arg, path_arg
+from workbench.bounds import COUNT, NON_NEGATIVE
+from workbench.cli.options import (
+    add_dtype,
+    add_overwrite,
+    command_line,
+    name_or_path_arg,
+    number,
+    path_arg,
+)
 from workbench.corpora.datasets import corpus_files
 from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import POOLINGS
-from workbench.errors import DataError, InputError
-from workbench.fileio import check_writable
+from workbench.errors import DataError, InputError, OutputError
+from workbench.fileio import check_writable, input_problem
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
+from workbench.outputs import claim_file, claim_files
 from workbench.wsd.biencoder import biencoder_dir, load_biencoder
 from workbench.wsd.config import (
     GLOSS_COMBINATIONS,
@@ -42,14 +52,16 @@ from workbench.wsd.evaluate import (
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.report import (
+    answers_name,
     evaluation_report,
+    report_names,
     sweep_table,
     write_answers,
     write_json,
     write_wsd_report,
 )
 from workbench.wsd.scoring import format_table, scorer_output
-from workbench.wsd.store import load_index, save_index
+from workbench.wsd.store import check_index_output, load_index, save_index
 from workbench.wsd.systems import (
     DEFAULT_SYSTEM,
     SYSTEM_NAMES,
@@ -107,7 +119,9 @@ def _index_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="gloss vectors: none, concat (with the centroids) or only (--train wordnet)",
     )
-    p.add_argument("--gloss-weight", type=float, default=None, help="weight of the gloss cosine")
+    p.add_argument(
+        "--gloss-weight", type=number(NON_NEGATIVE), default=None, help="weight of the gloss cosine"
+    )
     p.add_argument(
         "--gloss-pooling",
         choices=GLOSS_POOLINGS,
@@ -133,7 +147,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument(
         "--gold", type=path_arg, default=None, help="gold key file of --corpus (if a path)"
     )
-    t.add_argument("--out", type=path_arg, default=None, help="index directory (default: cache)")
+    t.add_argument(
+        "--out", type=path_arg, default=None,
+        help="index directory (default: cache): a new or empty one, or a workbench index, "
+        "which is replaced whole",
+    )  # fmt: skip
     _model_args(t)
     _index_args(t)
     t.set_defaults(func=cmd_train)
@@ -153,8 +171,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     e.add_argument("--out", type=path_arg, default=None, help="write reports and key files here")
     e.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
+    add_overwrite(e)
     e.add_argument("--no-baselines", action="store_true", help="skip the baselines")
-    e.add_argument("--threads", type=int, default=1, help="FAISS threads (default 1)")
+    e.add_argument("--threads", type=number(COUNT), default=1, help="FAISS threads (default 1)")
     e.add_argument(
         "--sweep", action="store_true", help="add the per-layer sweep (raw vs z-scored) to reports"
     )
@@ -176,6 +195,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--postprocess", nargs="+", default=["none", "zscore"])
     s.add_argument("--out", type=path_arg, default=None, help="write reports here")
     s.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
+    add_overwrite(s)
     _model_args(s)
     s.set_defaults(func=cmd_layers)
 
@@ -349,31 +369,56 @@ def check_inputs(
     index: Path | None = None,
     out_dir: Path | None = None,
     out_file: Path | None = None,
-) -> None:
+    overwrite: bool = False,
+) -> list[Path]:
     """Check every input file and output place before any work (no model, no corpus loaded):
     each ``(corpus, gold)`` (a dataset name or ``*.data.xml`` path, its gold key file; WordNet
-    needs none), a saved index directory, an output directory and an output file.
+    needs none), a saved index directory, an output directory and an output file (which may
+    be none of the inputs, nor, without ``overwrite``, a file the workbench did not write).
+    Returns the input files.
 
     Raises:
         DataError: a missing file or index, or a corpus without its gold keys.
-        OutputError: an output that cannot be written.
+        OutputError: an output that cannot be written or may not be replaced.
     """
+    inputs: list[Path] = []
     for name, gold in corpora:
         if name != "wordnet":
-            corpus_files(split_examples(name)[0], gold)
+            xml, key = corpus_files(split_examples(name)[0], gold)
+            inputs += [xml] + ([key] if key is not None else [])
     if index is not None and not index.is_dir():
         raise DataError(f"--index {index}: no saved index there")
     if out_dir is not None:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise OutputError(f"--out {out_dir} is a file: give a directory for the reports")
         check_writable(out_dir / "report.json")
     if out_file is not None:
-        check_writable(out_file)
+        claim_file(out_file, overwrite=overwrite, inputs=inputs, option="--json")
+    return inputs
+
+
+def claim_reports(
+    args: argparse.Namespace,
+    stems: list[str],
+    answers: list[str],
+    inputs: list[Path],
+    json_files: Sequence[Path] = (),
+) -> None:
+    """Claim (:func:`workbench.outputs.claim_files`), before any work, every file the command
+    writes: in ``--out``, the reports of ``stems`` and the key files of the corpora
+    ``answers``; and the ``json_files``; none of them twice."""
+    names = [n for stem in stems for n in report_names(stem)] + [answers_name(a) for a in answers]
+    paths = [args.out / name for name in names] if args.out is not None else []
+    claim_files([*paths, *json_files], overwrite=args.overwrite, inputs=inputs)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     _check_system_options(args)
     if args.system == "biencoder":
         return _train_biencoder(args)
-    check_inputs([(_training_corpus(args, args.corpus), args.gold)], out_dir=args.out)
+    check_inputs([(_training_corpus(args, args.corpus), args.gold)])
+    if args.out is not None:
+        check_index_output(args.out)  # a new or empty folder, or a workbench index (replaced)
     enc = _encoder(args)
     corpus = _training_corpus(args, args.corpus)
     config = _config(args, corpus)
@@ -426,11 +471,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     system = args.system if (bi_dir is not None or args.system != "biencoder") else "best"
     train = _training_corpus(argparse.Namespace(system=system), args.train) if builds else ""
     trained = [(train, None)] if builds else []
-    check_inputs([*given, *trained], args.index, args.out, args.json)
+    several = args.json is not None and not args.data and len(args.datasets) > 1
+    json_file = None if several else args.json
+    inputs = check_inputs([*given, *trained], args.index, args.out, json_file, args.overwrite)
     names = [args.data] if args.data else (args.datasets or ["ALL"])
     # the test sets are read (and refused if unusable) before the model loads and an index is
     # built: minutes of work must not come before a message about a bad data file
     corpora = [load_corpus(name, args.gold if args.data else None) for name in names]
+    jsons = [_json_path(args.json, c.name) for c in corpora] if several else [args.json]
+    claim_reports(args, [f"wsd-{c.name}" for c in corpora], [c.name for c in corpora], inputs,
+                  [p for p in jsons if p is not None])  # fmt: skip
     for corpus in corpora:
         if not corpus.n_gold_keys():
             raise DataError(
@@ -483,7 +533,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if system_note(this):
             print(f"note: {system_note(this)}")
         if args.out:
-            write_answers(result, args.out, corpus.name)
+            write_answers(result, args.out, corpus.name, args.overwrite)
         if args.sweep:
             if train_set is None:
                 train_set = _sweep_training(enc, train or "semcor", seconds)
@@ -503,14 +553,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                    command=command,
                                    title=f"WSD on {corpus.name}: {this.config.label}")  # fmt: skip
         if args.out:
-            paths = write_wsd_report(report, args.out, stem=f"wsd-{corpus.name}")
+            paths = write_wsd_report(report, args.out, f"wsd-{corpus.name}", args.overwrite)
             print(f"report: {paths['html']}")
         if args.json:
-            path = args.json if len(tests) == 1 else args.json.with_name(
-                f"{args.json.stem}-{corpus.name}.json")  # fmt: skip
-            write_json(report, path)
+            path = args.json if len(tests) == 1 else _json_path(args.json, corpus.name)
+            write_json(report, path, args.overwrite)
             print(f"json: {path}")
     return 0
+
+
+def _json_path(given: Path, corpus: str) -> Path:
+    """``--json`` of a run over several datasets: one file per dataset, named after it."""
+    return given.with_name(f"{given.stem}-{corpus}.json")
 
 
 def _sweep_training(enc, corpus_name: str, seconds: dict[str, float]):
@@ -528,11 +582,15 @@ def _sweep(enc, training, test, postprocess=("none", "zscore")):
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
-    check_inputs([(args.train, None), (args.test, None)], None, args.out, args.json)
-    enc = _encoder(args)
+    inputs = check_inputs(
+        [(args.train, None), (args.test, None)], None, args.out, args.json, args.overwrite
+    )
     seconds: dict[str, float] = {}
     train_corpus = _timed("load training", seconds, load_corpus, args.train)
     test_corpus = _timed("load test", seconds, load_corpus, args.test)
+    claim_reports(args, [f"wsd-layers-{test_corpus.name}"], [], inputs,
+                  [args.json] if args.json is not None else [])  # fmt: skip
+    enc = _encoder(args)
     training = _timed(f"encode {train_corpus.name}", seconds, encode_instances, enc, train_corpus)
     test = _timed(f"encode {test_corpus.name}", seconds, encode_instances, enc, test_corpus)
     specs = args.specs.split(";") if args.specs else default_specs(enc.n_hidden)
@@ -553,10 +611,10 @@ def cmd_layers(args: argparse.Namespace) -> int:
     report = evaluation_report(None, config, sweep=points, title="WSD per-layer sweep",
                                command=_rerun(args))  # fmt: skip
     if args.out:
-        paths = write_wsd_report(report, args.out, stem=f"wsd-layers-{test_corpus.name}")
+        paths = write_wsd_report(report, args.out, f"wsd-layers-{test_corpus.name}", args.overwrite)
         print(f"report: {paths['html']}")
     if args.json:
-        write_json(report, args.json)
+        write_json(report, args.json, args.overwrite)
     return 0
 
 
@@ -577,7 +635,8 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
 
 def cmd_score(args: argparse.Namespace) -> int:
     for path in (args.gold, args.system):
-        if not path.is_file():
-            raise DataError(f"{path} does not exist")
+        problem = input_problem(path)  # missing, a directory, a loop ...
+        if problem is not None:
+            raise DataError(f"{path} {problem}")
     print(scorer_output(args.gold, args.system))
     return 0

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TextIO
 
 from workbench.corpora.readers import Corpus, default_gold_path, read_xml
-from workbench.errors import DataError, OutputError
-from workbench.fileio import atomic_path, sha256_file, sha256_stream
+from workbench.errors import DataError
+from workbench.fileio import atomic_path, input_problem, sha256_file, sha256_stream
 
 FRAMEWORK_DIR = "WSD_Evaluation_Framework"
 #: The official distribution of the framework (Raganato et al. 2017).
@@ -126,13 +126,20 @@ def corpus_files(
     Raises:
         DataError: an unknown name, a missing file, or (``need_gold``) no gold key file.
     """
-    if name.endswith((".xml", ".xml.xz")) or Path(name).exists():
+    if name.endswith((".xml", ".xml.xz")) or os.path.lexists(name):  # a link too, if broken
         xml = Path(name)
-        if not xml.is_file():
-            raise DataError(f"{xml}: file not found" if not xml.exists() else f"{xml}: not a file")
+        problem = input_problem(xml)
+        if problem is not None:
+            raise DataError(
+                f"{xml}: file not found" if problem == "does not exist" else f"{xml} {problem}"
+            )
         key = Path(gold) if gold is not None else default_gold_path(xml)
-        if key is not None and not key.is_file():
-            raise DataError(f"{key}: gold key file not found")
+        problem = input_problem(key) if key is not None else None
+        if problem is not None:
+            missing = problem == "does not exist"
+            raise DataError(
+                f"{key}: gold key file not found" if missing else f"gold key file {key} {problem}"
+            )
     else:
         xml, key = dataset_paths(name)
         if gold is not None:
@@ -180,20 +187,28 @@ def progress_printer(stream: TextIO | None = None) -> Callable[[int, int | None]
 def fetch(url: str, dest: Path, progress: Callable[[int, int | None], None] | None = None) -> Path:
     """Download ``url`` to the file ``dest`` (written to a temporary name of this writer, then
     renamed: :func:`workbench.fileio.atomic_path`)."""
+
+    def failed(exc: OSError) -> DataError:  # the network's failure, not the output's
+        return DataError(f"download of {url} failed: {exc}")
+
     try:
-        with atomic_path(dest) as tmp, open(tmp, "wb") as out:
-            with urllib.request.urlopen(url, timeout=60) as response:
-                total = int(response.headers.get("Content-Length") or 0) or None
-                done = 0
-                while block := response.read(1 << 16):
-                    out.write(block)
-                    done += len(block)
-                    if progress:
-                        progress(done, total)
-    except OutputError:
-        raise
+        response = urllib.request.urlopen(url, timeout=60)
     except OSError as exc:
-        raise DataError(f"download of {url} failed: {exc}") from exc
+        raise failed(exc) from exc
+    with response, atomic_path(dest) as tmp, open(tmp, "wb") as out:
+        total = int(response.headers.get("Content-Length") or 0) or None
+        done = 0
+        while True:
+            try:
+                block = response.read(1 << 16)
+            except OSError as exc:
+                raise failed(exc) from exc
+            if not block:
+                break
+            out.write(block)
+            done += len(block)
+            if progress:
+                progress(done, total)
     return dest
 
 
@@ -246,9 +261,24 @@ def download(
     """
     dest = Path(dest).expanduser() if dest is not None else user_data_dir()
     final = dest / FRAMEWORK_DIR
-    if final.exists():
+    if os.path.lexists(final):  # a link too: nothing there is replaced
         raise DataError(f"{final} already exists; remove it first to download again")
+    made = [d for d in (dest, *dest.parents) if not os.path.lexists(d)]
     dest.mkdir(parents=True, exist_ok=True)
+    try:
+        return _download_into(url, dest, final, progress)
+    except BaseException:
+        for folder in made:  # a failed download leaves no empty folder it made
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _download_into(
+    url: str, dest: Path, final: Path, progress: Callable[[int, int | None], None] | None
+) -> Path:
     with tempfile.TemporaryDirectory(prefix=".download-", dir=dest) as tmp_name:
         tmp = Path(tmp_name)
         archive = fetch(url, tmp / "archive.zip", progress)

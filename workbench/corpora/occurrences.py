@@ -192,7 +192,7 @@ def read_demo(word: str, directory: Path | None = None) -> list[str]:
     path = (directory or DEMO_DIR) / f"{word}.tsv"
     if not path.is_file():
         raise InputError(f"no demo text for {word!r}; choose one of {demo_words(directory)}")
-    return path.read_text(encoding="utf-8").splitlines()
+    return path.read_text(encoding="utf-8-sig").splitlines()
 
 
 def demo_sentences(directory: Path | None = None) -> list[list[str]]:

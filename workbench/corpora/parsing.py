@@ -20,26 +20,30 @@ from xml.parsers import expat
 import numpy as np
 
 from workbench.errors import DataError
+from workbench.fileio import input_problem
 
 # --------------------------------------------------------------------------- io
 
 
 def open_maybe_xz(path: str | os.PathLike, mode: str = "rb") -> IO:
-    """Open a file, decompressing it on the fly when its name ends with ``.xz``."""
+    """Open a file, decompressing it on the fly when its name ends with ``.xz``; as text, a
+    UTF-8 byte-order mark at its start is not part of the first line."""
     path = Path(path)
     if path.is_dir():
         raise DataError(f"{path}: is a directory, not a file")
     if not path.exists():
-        raise DataError(f"{path}: file not found")
+        raise DataError(
+            f"{path} {input_problem(path)}" if path.is_symlink() else f"{path}: file not found"
+        )
     if not path.is_file():
         raise DataError(f"{path}: not a regular file")
     if path.suffix == ".xz":
         if "b" in mode:
             return lzma.open(path, mode)
-        return lzma.open(path, mode, encoding="utf-8")
+        return lzma.open(path, mode, encoding="utf-8-sig")
     if "b" in mode:
         return open(path, mode)
-    return open(path, mode, encoding="utf-8")
+    return open(path, mode, encoding="utf-8-sig")
 
 
 # --------------------------------------------------------------------------- gold keys

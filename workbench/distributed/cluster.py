@@ -9,18 +9,74 @@ functions here, so ``workbench`` and its command line load without it.
 
 A Ray session the caller opened already (``ray.init`` in a notebook or a test) is used as is and
 left open.
+
+A cluster named by ``host:port`` that cannot be reached is reported within about
+``ClusterConfig.connect_timeout`` seconds (``--connect-timeout``, default 30), not after Ray's
+own retries (some 14 minutes): a TCP connection to the address is tried first, with that
+timeout (a closed port or an unknown host fails at once), then Ray connects once, its own waits
+bounded by the same timeout (``RAY_py_gcs_connect_timeout_s`` and
+``RAY_gcs_server_port_wait_time_s`` for the call, as Ray reads them; a Ray imported before may
+take some 30 s more).
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import os
+import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from workbench.distributed.config import ClusterConfig
 from workbench.errors import InputError
+
+
+def reach(address: str, timeout: float) -> None:
+    """Open (and close) a TCP connection to ``host:port`` within ``timeout`` seconds.
+
+    Raises:
+        InputError: not a ``host:port`` address, or nothing answers there in time.
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(f"--address {address!r} is not host:port (or 'auto')")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise InputError(
+            f"cannot reach the Ray cluster at {address} within {timeout:g} s ({reason}): check "
+            "the address (`ray start --head` prints it) and that the cluster runs; "
+            "--connect-timeout sets how long to wait"
+        ) from None
+
+
+@contextmanager
+def _bounded_waits(timeout: float) -> Iterator[None]:
+    """Ray's own waits for a cluster, bounded by ``timeout`` for the duration (restored after:
+    a local Ray started later must not inherit them)."""
+    wanted = {
+        "RAY_py_gcs_connect_timeout_s": str(max(1, math.ceil(timeout))),
+        "RAY_gcs_server_port_wait_time_s": "1",  # one connection attempt, not twenty
+    }
+    before = {k: os.environ.get(k) for k in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def remote_address(address: str | None) -> bool:
+    """Whether ``address`` names a cluster by host and port (not a local or ``auto`` one)."""
+    return address not in (None, "auto", "local") and "://" not in str(address)
 
 
 def import_ray() -> Any:
@@ -43,10 +99,25 @@ def ray_session(cluster: ClusterConfig) -> Iterator[Any]:
         InputError: Ray is not installed, or the cluster at ``cluster.address`` cannot be
             reached (token authentication: set ``RAY_AUTH_MODE=token`` on this machine too).
     """
-    ray = import_ray()
-    if ray.is_initialized():
+    remote = remote_address(cluster.address)
+    if remote:
+        reach(str(cluster.address), cluster.connect_timeout)
+    with _bounded_waits(cluster.connect_timeout) if remote else nullcontext():
+        ray = import_ray()  # first import: Ray reads some of the bounded waits here
+        opened = ray.is_initialized()  # by the caller: used as is, left open
+        if not opened:
+            _connect(ray, cluster)
+    if opened:
         yield ray
         return
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _connect(ray: Any, cluster: ClusterConfig) -> None:
+    """``ray.init`` as ``cluster`` says; any failure is one InputError."""
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     try:
         if cluster.address is None:
@@ -66,10 +137,6 @@ def ray_session(cluster: ClusterConfig) -> Iterator[Any]:
             f"cannot start or reach {where} ({exc}); a cluster with token authentication also "
             "needs RAY_AUTH_MODE=token on this machine"
         ) from exc
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 @dataclass(frozen=True)

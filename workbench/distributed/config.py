@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from workbench.bounds import COUNT, NON_NEGATIVE, POSITIVE
 from workbench.encoding.device import DtypeName
 from workbench.encoding.pooling import POOLINGS, Pooling
 from workbench.errors import InputError
@@ -51,10 +52,10 @@ class ShardConfig:
             raise InputError(f"dtype must be float32 or float16, not {self.dtype!r}")
         if self.keep not in KEEPS:
             raise InputError(f"keep must be 'all' or 'instances', not {self.keep!r}")
-        if self.shard_size < 1:
-            raise InputError(f"shard_size must be at least 1, not {self.shard_size}")
-        if self.max_batch_tokens < 1:
-            raise InputError(f"max_batch_tokens must be positive, not {self.max_batch_tokens}")
+        COUNT.check("shard_size", self.shard_size)
+        COUNT.check("max_batch_tokens", self.max_batch_tokens)
+        COUNT.check("max_length", self.max_length, optional=True)
+        COUNT.check("stride", self.stride, optional=True)
         if not self.text_column:
             raise InputError("text_column must name a column")
 
@@ -69,11 +70,11 @@ class ClusterConfig:
     gpus_per_worker: float | None = None  # None: 1 where the cluster has GPUs, else 0
     local_cpus: int | None = None  # CPUs of the local Ray started when address is None (None: all)
     device: str | None = None  # the actors' torch device (None: cuda if it has a GPU, else cpu)
+    connect_timeout: float = 30.0  # seconds to reach a cluster at host:port before giving up
 
     def __post_init__(self) -> None:
-        if self.workers is not None and self.workers < 1:
-            raise InputError(f"workers must be at least 1, not {self.workers}")
-        if self.cpus_per_worker < 1:
-            raise InputError(f"cpus_per_worker must be at least 1, not {self.cpus_per_worker}")
-        if self.gpus_per_worker is not None and self.gpus_per_worker < 0:
-            raise InputError(f"gpus_per_worker must be >= 0, not {self.gpus_per_worker}")
+        COUNT.check("workers", self.workers, optional=True)
+        COUNT.check("cpus_per_worker", self.cpus_per_worker)
+        NON_NEGATIVE.check("gpus_per_worker", self.gpus_per_worker, optional=True)
+        COUNT.check("local_cpus", self.local_cpus, optional=True)
+        POSITIVE.check("connect_timeout", self.connect_timeout)

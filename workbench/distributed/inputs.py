@@ -279,8 +279,8 @@ def _read_lines(part: Part, text_column: str) -> Iterator[tuple[int, Sentence]]:
         lines.pop()  # the newline that ends the part's last line
     for item, raw in enumerate(lines, start=part.start):
         line = item + 1
-        try:
-            text = raw.decode("utf-8")
+        try:  # a byte-order mark opening the file is not part of its first line
+            text = raw.decode("utf-8-sig" if part.offset == 0 and item == part.start else "utf-8")
         except UnicodeDecodeError as exc:
             raise DataError(
                 f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})"

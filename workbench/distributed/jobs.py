@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.distributed.cluster import Pool, ray_session, size_pool
+from workbench.distributed.cluster import Pool, ray_session, reach, remote_address, size_pool
 from workbench.distributed.config import ClusterConfig, ShardConfig
 from workbench.distributed.inputs import InputPlan, Part, input_kind, plan_input
 from workbench.distributed.progress import JobProgress, printer
@@ -63,6 +63,7 @@ from workbench.distributed.shards import (
 from workbench.distributed.worker import ShardWorker, config_to_json, make_encoder
 from workbench.encoding.encoder import Encoder
 from workbench.errors import DataError, InputError, MismatchError
+from workbench.fileio import input_problem, real_path
 
 ProgressArg = bool | Callable[[JobProgress], None]
 LOCK = ".lock"
@@ -115,10 +116,11 @@ def check_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """
     if not inputs:
         raise InputError("give at least one input file")
-    paths = [Path(p).resolve() for p in inputs]
-    for given, path in zip(inputs, paths):
-        if not path.is_file():
-            raise InputError(f"input {given} does not exist or is not a file")
+    paths = [real_path(p) for p in inputs]
+    for given in inputs:
+        problem = input_problem(given)
+        if problem is not None:
+            raise InputError(f"input {given} {problem}")
     seen: set[Path] = set()
     for path in paths:
         if path in seen:
@@ -301,8 +303,10 @@ def embed_shards(
     config = config or ShardConfig()
     cluster = cluster or ClusterConfig()
     paths = check_inputs(inputs)
-    directory = Path(out).resolve()
+    directory = real_path(out)
     existing = check_directory(directory)
+    if remote_address(cluster.address):  # an unreachable cluster is said before anything is made
+        reach(str(cluster.address), cluster.connect_timeout)
     encoder = make_encoder(config, device="cpu")  # identity only; the workers load their own
     settings = job_settings(encoder, config)
     del encoder
@@ -314,7 +318,40 @@ def embed_shards(
                 f"{directory} holds shards of other inputs ({len(before)} files: "
                 f"{', '.join(Path(p).name for p in before[:3])}...): use another --out directory"
             )
+    made = [d for d in (directory, *directory.parents) if not os.path.lexists(d)]
     directory.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run_job(paths, directory, config, cluster, verify, progress, settings, started)
+    except BaseException:
+        if existing is None and not shard_names_on_disk(directory):
+            _unmake(directory, made)  # a new job that did nothing leaves nothing behind
+        raise
+
+
+def _unmake(directory: Path, made: list[Path]) -> None:
+    """Delete what a new job that completed no shard made: its manifest, its lock, the
+    folders it created (the deepest first, each only if empty)."""
+    for name in (MANIFEST, LOCK):
+        (directory / name).unlink(missing_ok=True)
+    remove_temporaries(directory)
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
+def _run_job(
+    paths: list[Path],
+    directory: Path,
+    config: ShardConfig,
+    cluster: ClusterConfig,
+    verify: Verify,
+    progress: ProgressArg,
+    settings: dict[str, Any],
+    started: float,
+) -> JobResult:
+    """The locked part of :func:`embed_shards`: plan, resume, run, record."""
     report = printer() if progress is True else (progress or None)
     with directory_lock(directory):
         plans, problems = _plan(paths, config)

@@ -32,7 +32,7 @@ import time
 import warnings
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,11 +109,14 @@ class CacheEntry:
 
 @dataclass(frozen=True)
 class PruneResult:
-    """What :meth:`EmbeddingCache.prune` removed: entries (by key), stale temporaries, bytes."""
+    """What :meth:`EmbeddingCache.prune` removed: entries (by key), stale temporaries, bytes;
+    and the entries it was to remove but could not (a read-only cache), with why."""
 
     entries: tuple[str, ...]
     temporaries: tuple[str, ...]
     bytes: int
+    failed: tuple[str, ...] = ()
+    reason: str = ""
 
 
 def _size(path: Path) -> int:
@@ -342,7 +345,7 @@ class EmbeddingCache:
             verify: find damaged entries by their full CRC-32 too (reads every file).
         """
         temps = self.remove_stale()
-        now, removed, freed = time.time(), [], 0
+        now, removed, failed, freed = time.time(), [], [], 0
         kept_bytes = 0
         for entry in self.entries(verify):  # most recently used first
             old = older_than_days is not None and now - entry.last_used > older_than_days * 86400
@@ -351,9 +354,38 @@ class EmbeddingCache:
                 if self.remove(entry.key):  # count only what is really gone
                     removed.append(entry.key)
                     freed += entry.bytes
+                else:
+                    failed.append(entry.key)
             else:
                 kept_bytes += entry.bytes
-        return PruneResult(tuple(removed), tuple(p.name for p in temps), freed)
+        reason = ""
+        if failed:
+            writable = os.access(self.dir, os.W_OK | os.X_OK)
+            reason = "its folder is read-only here" if not writable else "they could not be deleted"
+        temporaries = tuple(p.name for p in temps)
+        return PruneResult(tuple(removed), temporaries, freed, tuple(failed), reason)
+
+
+def store_in_cache(write: Callable[[], object], what: str) -> bool:
+    """Store something just computed in the cache with ``write()``; a cache that cannot take it
+    (read-only, full, a file in the way) is a warning, not an error: the caller goes on with
+    what it computed, uncached. Returns whether it was stored."""
+    try:
+        write()
+    except OSError as exc:  # OutputError too
+        warnings.warn(f"the {what} is not kept in the cache ({exc}): it is used uncached",
+                      stacklevel=2)  # fmt: skip
+        return False
+    return True
+
+
+def _uncached(cache: EmbeddingCache, reason: str) -> None:
+    """Warn that a result is computed (or kept) without the cache, which cannot take it."""
+    warnings.warn(
+        f"the cache dir {cache.dir} cannot be written ({reason}): the vectors are computed "
+        "without the cache (set WORKBENCH_CACHE to a writable directory to keep them)",
+        stacklevel=3,
+    )
 
 
 def encode_cached(
@@ -389,30 +421,38 @@ def encode_cached(
         "version": __version__,
     }
     key = cache.key(identity)
+
+    def compute(out: Path | None = None) -> LayerwiseEmbeddings:
+        return encoder.encode(words, layers=kept, keep=keep, progress=progress, out=out,
+                              store_dtype=store_dtype, pooling=pooling)  # fmt: skip
+
     try:
         hit = cache.load(key, identity, verify=verify)
     except CacheError as exc:
         warnings.warn(f"{exc}; recomputing it", stacklevel=2)
-        if not cache.remove(key):
-            raise CacheError(
-                f"cache entry {cache.path(key)} is damaged and cannot be removed: "
-                "delete it by hand or run `workbench cache prune`"
-            ) from exc
+        if not cache.remove(key):  # a read-only cache: the result is not stored
+            _uncached(cache, "its damaged entry cannot be removed")
+            return compute()
         hit = None
     if hit is not None:
         return replace(hit, model_name=encoder.name)  # the name this caller knows it by
-    tmp = cache.new_entry(key)
     try:
-        emb = encoder.encode(
-            words,
-            layers=kept,
-            keep=keep,
-            progress=progress,
-            out=tmp / "vectors.npy",
-            store_dtype=store_dtype,
-            pooling=pooling,
-        )
+        tmp = cache.new_entry(key)
+    except OSError as exc:  # a read-only or full cache: run without it
+        _uncached(cache, exc.strerror or str(exc))
+        return compute()
+    try:
+        emb = compute(tmp / "vectors.npy")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    try:
         cache.commit(tmp, key, identity, emb)
+    except OSError as exc:  # the vectors are complete: kept in memory, not cached
+        in_memory = replace(emb, vectors=np.array(emb.vectors), model_name=encoder.name)
+        shutil.rmtree(tmp, ignore_errors=True)
+        _uncached(cache, exc.strerror or str(exc))
+        return in_memory
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

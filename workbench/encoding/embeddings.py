@@ -24,7 +24,8 @@ from workbench.encoding.alignment import run_starts
 from workbench.encoding.pooling import LayerSpec, combine_layers
 from workbench.encoding.wordtable import ROW_HEADER, SENTENCE_HEADER, SENTENCES_SUFFIX, table_text
 from workbench.errors import DataError, InputError, MismatchError, OutputError
-from workbench.fileio import atomic_path, check_writable, remove_stale_temporaries, sha256_bytes
+from workbench.fileio import check_writable, remove_stale_temporaries, sha256_bytes
+from workbench.outputs import output_file, refuse_foreign
 
 
 @dataclass
@@ -97,6 +98,7 @@ class LayerwiseEmbeddings:
         path: str | os.PathLike[str],
         table: bool = True,
         sentence_ids: Sequence[str] | None = None,
+        overwrite: bool = False,
     ) -> Path:
         """Write the vectors to ``path`` (``.npz`` added if missing) and, beside it, the
         :mod:`~workbench.encoding.wordtable` tables: ``<stem>.tsv`` (``table``) and
@@ -106,14 +108,15 @@ class LayerwiseEmbeddings:
         tables first and the ``.npz`` last; the ``.npz`` records each table's SHA-256, so a
         table left by an interrupted or another writer is refused by
         :func:`~workbench.encoding.wordtable.read_table`. Temporaries that killed writers left
-        for these names are removed.
+        for these names are removed. A file at any of these names that the workbench did not
+        write is replaced only with ``overwrite`` (:mod:`workbench.outputs`).
 
         Returns:
             The ``.npz`` path.
 
         Raises:
-            OutputError: a place that cannot be written, a table name that holds a file
-                workbench did not write (it is never replaced), or a ``path`` that is not a
+            OutputError: a place that cannot be written, a name that holds a file the
+                workbench did not write (without ``overwrite``), or a ``path`` that is not a
                 usable file name (see :func:`npz_path`).
             InputError: ``sentence_ids`` of another length than ``n_sentences``.
         """
@@ -136,14 +139,14 @@ class LayerwiseEmbeddings:
                     f"{len(sentence_ids)} sentence ids for {self.n_sentences} sentences"
                 )
             tables[sentences_path(path)] = table_text(SENTENCE_HEADER, enumerate(sentence_ids))
-        for other in tables:
-            refuse_foreign_table(other)
+        for target in (path, *tables):
+            refuse_foreign(target, overwrite)  # before the arrays are packed
         remove_stale_temporaries(path.parent, [path.name, *(t.name for t in tables)])
         meta = {**self.meta(), "tables": {t.name: sha256_bytes(v) for t, v in tables.items()}}
         with ExitStack() as stack:  # renamed in reverse order: the tables, then the .npz
-            npz_tmp = stack.enter_context(atomic_path(path, suffix=".npz"))
+            npz_tmp = stack.enter_context(output_file(path, overwrite=overwrite, suffix=".npz"))
             for target, text in tables.items():
-                tmp = stack.enter_context(atomic_path(target))
+                tmp = stack.enter_context(output_file(target, overwrite=overwrite))
                 tmp.write_text(text, encoding="utf-8")
             parts: dict[str, Any] = {
                 "vectors": np.asarray(self.vectors),
@@ -340,21 +343,3 @@ def table_path(npz: str | os.PathLike[str]) -> Path:
 def sentences_path(npz: str | os.PathLike[str]) -> Path:
     """The per-sentence table beside an embeddings file (``v.npz`` -> ``v.sentences.tsv``)."""
     return Path(npz).with_suffix(f"{SENTENCES_SUFFIX}.tsv")
-
-
-def refuse_foreign_table(path: Path) -> None:
-    """Raise :class:`OutputError` if ``path`` holds a file that is not a table workbench wrote
-    (its first line is not one of the table headers): it is never written over."""
-    if not path.exists():
-        return
-    headers = {"\t".join(ROW_HEADER), "\t".join(SENTENCE_HEADER)}
-    try:
-        with path.open("rb") as fh:
-            first = fh.readline(256).decode("utf-8", "replace").rstrip("\r\n")
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    if not path.is_file() or first not in headers:
-        raise OutputError(
-            f"{path} exists and is not a table written by workbench: it is not replaced; "
-            "move it or choose another output name"
-        )

@@ -8,6 +8,7 @@ four, as in BERT's feature-based experiments and LMMS), or a weighted sum.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -194,6 +195,9 @@ def pool_words(
     return out
 
 
+_MAX_LAYERS = 4096  # more hidden states than any model has: "last5000-sum" is refused at once
+
+
 @dataclass(frozen=True)
 class LayerSpec:
     """Which hidden states make a word's vector, and how they are combined.
@@ -228,14 +232,15 @@ class LayerSpec:
             if text.startswith("last") and "-" in text:
                 count, op = text[4:].split("-", 1)
                 n = int(count)
-                if n < 1 or op not in ("sum", "mean"):
+                if not 1 <= n <= _MAX_LAYERS or op not in ("sum", "mean"):
                     raise ValueError
                 return cls(tuple(range(-n, 0)), op)  # type: ignore[arg-type]
             if text.startswith("weighted:"):
                 pairs = [p.split("=") for p in text[9:].split(",")]
-                return cls(
-                    tuple(int(a) for a, _ in pairs), "sum", tuple(float(b) for _, b in pairs)
-                )
+                weights = tuple(float(b) for _, b in pairs)
+                if not all(math.isfinite(w) for w in weights):  # a NaN weight: NaN vectors
+                    raise ValueError
+                return cls(tuple(int(a) for a, _ in pairs), "sum", weights)
             op = "mean"
             if ":" in text:
                 op, text = text.split(":", 1)
@@ -246,7 +251,7 @@ class LayerSpec:
         except ValueError:
             raise InputError(
                 f"Cannot read layer spec '{spec}': use e.g. '6', '-1', 'last4-sum', 'last4-mean', "
-                "'3,4,5', 'sum:3,4,5' or 'weighted:3=0.5,4=0.5'."
+                "'3,4,5', 'sum:3,4,5' or 'weighted:3=0.5,4=0.5' (finite weights)."
             ) from None
 
     def resolve(self, n_hidden: int) -> tuple[int, ...]:

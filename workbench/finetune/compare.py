@@ -291,8 +291,11 @@ def compare_models(
     command: str = "",
     progress: Progress | None = None,
     lemmas: tuple[str, ...] | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Measure, build the report, write ``out/compare.{md,html,json}``; returns the HTML path.
+    A file of those names that the workbench did not write is replaced only with
+    ``overwrite``.
 
     ``max_sentences`` caps both the geometry sample and the WSD training sentences (CPU runs);
     ``lemmas`` are the words pictured (default :data:`~.compare_senses.SENSE_LEMMAS`; ``()``:
@@ -309,4 +312,5 @@ def compare_models(
     if lemmas is not None:
         cfg = replace(cfg, senses=replace(cfg.senses, lemmas=tuple(lemmas)))
     comparison = compare_measure(base, tuned, cfg, progress)
-    return write_report(compare_report(comparison, command), out, stem="compare")["html"]
+    report = compare_report(comparison, command)
+    return write_report(report, out, stem="compare", overwrite=overwrite)["html"]

@@ -5,6 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
+from workbench.bounds import (
+    COUNT,
+    NON_NEGATIVE,
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    PROBABILITY,
+    SEED,
+    Bound,
+)
 from workbench.errors import InputError
 from workbench.lexicon.glosses import GLOSS_TEXTS, GlossText
 
@@ -25,6 +34,35 @@ TASK_OPTIONS: dict[str, tuple[str, ...]] = {
     "gloss_max_length": ("wsd",),
     "wsd_index": ("wsd",),
     "freeze_glosses": ("wsd",),
+}
+
+
+#: The range of every numeric option (checked in ``__post_init__`` and, from the same objects,
+#: by the command line while it parses them): finite numbers, and these ends.
+BOUNDS: dict[str, Bound] = {
+    "epochs": COUNT,
+    "batch_size": COUNT,
+    "grad_accum": COUNT,
+    "lr": POSITIVE,
+    "head_lr": POSITIVE,
+    "weight_decay": NON_NEGATIVE,
+    "warmup_ratio": PROBABILITY,
+    "max_grad_norm": NON_NEGATIVE,
+    "freeze_layers": NON_NEGATIVE_INT,
+    "layer_lr_decay": Bound(low=0, high=1, low_open=True),
+    "lora_r": NON_NEGATIVE_INT,
+    "lora_alpha": COUNT,
+    "lora_dropout": PROBABILITY,
+    "max_length": Bound(low=8, integer=True),
+    "head_dropout": PROBABILITY,
+    "mlm_probability": Bound(low=0, high=1, low_open=True, high_open=True),
+    "gloss_max_length": Bound(low=4, integer=True),
+    "gloss_batch_tokens": NON_NEGATIVE_INT,
+    "early_stopping": NON_NEGATIVE_INT,
+    "max_minutes": NON_NEGATIVE,
+    "max_steps": NON_NEGATIVE_INT,
+    "seed": SEED,
+    "eval_batch_size": COUNT,
 }
 
 
@@ -76,32 +114,21 @@ class TrainConfig:
     device: str | None = None  # None: whatever accelerate picks (cuda if present)
 
     def __post_init__(self) -> None:
+        for name, bound in BOUNDS.items():  # NaN, infinities and values out of range
+            value = getattr(self, name)
+            if not (value is None and name == "head_lr") and not bound.accepts(value):
+                raise InputError(f"Bad training option: {name} must be {bound.describe()}, "
+                                 f"not {value!r}.")  # fmt: skip
         checks = [
-            (self.epochs >= 1, "epochs must be >= 1"),
-            (self.batch_size >= 1, "batch_size must be >= 1"),
-            (self.eval_batch_size >= 1, "eval_batch_size must be >= 1"),
-            (self.grad_accum >= 1, "grad_accum must be >= 1"),
-            (self.lr > 0, "lr must be > 0"),
-            (0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
-            (0 < self.layer_lr_decay <= 1, "layer_lr_decay must be in (0, 1]"),
-            (self.freeze_layers >= 0, "freeze_layers must be >= 0"),
-            (self.lora_r >= 0, "lora_r must be >= 0"),
             (
                 all(t.strip().replace("_", "").isalnum() for t in self.lora_targets.split(","))
                 or not self.lora_targets,
                 "lora_targets must be module names separated by commas (e.g. query,value)",
             ),
-            (self.max_length >= 8, "max_length must be >= 8"),
-            (0 < self.mlm_probability < 1, "mlm_probability must be in (0, 1)"),
-            (self.early_stopping >= 0, "early_stopping must be >= 0"),
-            (self.max_minutes >= 0, "max_minutes must be >= 0"),
-            (self.max_steps >= 0, "max_steps must be >= 0"),
             (self.precision in ("auto", "fp32", "bf16"), "precision must be auto, fp32 or bf16"),
             (self.label_mode in ("first", "all"), "label_mode must be 'first' or 'all'"),
             (self.head_pooling in ("cls", "mean"), "head_pooling must be 'cls' or 'mean'"),
             (self.gloss_text in GLOSS_TEXTS, f"gloss_text must be one of {', '.join(GLOSS_TEXTS)}"),
-            (self.gloss_max_length >= 4, "gloss_max_length must be >= 4"),
-            (self.gloss_batch_tokens >= 0, "gloss_batch_tokens must be >= 0"),
             (self.wsd_index in ("wordnet", "data"), "wsd_index must be 'wordnet' or 'data'"),
         ]
         for ok, message in checks:

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 
 from workbench.errors import DataError
-from workbench.fileio import sha256_file, sha256_json
+from workbench.fileio import input_problem, sha256_file, sha256_json
 from workbench.finetune.bio import is_valid_tag, orphan_inside, repair_bio
 
 
@@ -80,8 +80,9 @@ class DataFile:
 
 def _open_checked(path: str | Path) -> Path:
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"Data file {path} does not exist.")
+    problem = input_problem(path)
+    if problem is not None:  # missing, a directory, a link that leads nowhere, unreadable ...
+        raise DataError(f"Data file {path} {problem}.")
     if path.stat().st_size == 0:
         raise DataError(f"Data file {path} is empty.")
     return path
@@ -92,7 +93,7 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
         rows = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -105,7 +106,7 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
         return rows
     if suffix not in (".csv", ".tsv"):
         raise DataError(f"{path}: a table must be .csv, .tsv or .jsonl, not '{suffix}'.")
-    with path.open(newline="", encoding="utf-8") as fh:
+    with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
         return [(reader.line_num, row) for row in reader]
 
@@ -166,7 +167,7 @@ def read_conll(path: str | Path, repair_bio: bool = False) -> DataFile:
         tags.clear()
         lines.clear()
 
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         if not line.strip():
             flush()
             continue
@@ -187,7 +188,7 @@ def read_conll(path: str | Path, repair_bio: bool = False) -> DataFile:
 def read_text(path: str | Path) -> DataFile:
     """Read a plain-text file, one text a line (blank lines skipped), for masked-LM."""
     path = _open_checked(path)
-    texts = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    texts = [ln.strip() for ln in path.read_text(encoding="utf-8-sig").splitlines() if ln.strip()]
     if not texts:
         raise DataError(f"{path} contains only blank lines.")
     return DataFile(tuple(texts), str(path), sha256_file(path))

@@ -5,10 +5,13 @@ freezing / LoRA; AdamW with per-layer learning rates and a linear warm-up/decay 
 gradient accumulation; bf16 autocast where the device has bfloat16 (:func:`auto_precision`);
 a dev evaluation, a checkpoint and the best-so-far weights after every epoch; early stopping;
 a time limit (``max_minutes``: the epoch in progress ends at the next optimizer step and is
-evaluated and saved); at the end the best
-epoch's weights saved as a model directory (:mod:`workbench.finetune.store`; a LoRA run's
-adapters unmerged) with its training card, and the task's own finishing work
-(:meth:`~workbench.finetune.base.Task.finish`: the WSD task scores its test data).
+evaluated and saved); at the end the best epoch's weights saved as a model directory
+(:mod:`workbench.finetune.store`; a LoRA run's adapters unmerged) with the task's own finishing
+work (:meth:`~workbench.finetune.base.Task.finish`: the WSD task scores its test data through
+the saved directory) and, last, its training card, all beside ``output`` and then swapped in
+whole. The output is checked after the device and the data, and made only when training starts;
+a batch whose loss is NaN or infinite stops the run (:class:`~workbench.errors.TrainingError`),
+its last checkpoint kept.
 
 Multi-GPU / multi-node: the loop uses :class:`accelerate.Accelerator` throughout, so the same
 command runs data-parallel under ``accelerate launch`` or ``torchrun`` with no code change
@@ -19,7 +22,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -36,7 +38,7 @@ from torch.utils.data import DataLoader
 from workbench import __version__
 from workbench.encoding import models
 from workbench.encoding.device import DTYPE_ENV, cpu_bf16_native
-from workbench.errors import InputError
+from workbench.errors import InputError, TrainingError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.base import Features, Task
 from workbench.finetune.config import TrainConfig
@@ -52,8 +54,12 @@ from workbench.finetune.parameters import (
 from workbench.finetune.store import (
     CHECKPOINT_DIR,
     adapter_base_of,
-    prepare_output,
+    check_output,
+    forget_output,
+    model_files,
     save_model_dir,
+    staged_model_dir,
+    start_output,
     write_card,
 )
 
@@ -245,6 +251,8 @@ def _train_epoch(
     for i, batch in enumerate(bar):
         with acc.accumulate(model):
             loss, _ = model(**batch)
+            value = float(loss.detach().item())
+            check_loss(value, epoch, i + 1, acc)  # before a bad step reaches the weights
             acc.backward(loss)
             if acc.sync_gradients and cfg.max_grad_norm > 0:
                 acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
@@ -257,7 +265,6 @@ def _train_epoch(
                 elif _out_of_time(deadline, acc):
                     stopped = "max_minutes"
             optimizer.zero_grad()
-        value = float(loss.detach().item())
         total, count = total + value, count + 1
         bar.set_postfix(loss=f"{total / count:.4f}")
         if callback is not None:
@@ -275,6 +282,20 @@ def _train_epoch(
     bar.close()
     mean = acc.reduce(torch.tensor(total / max(count, 1), device=acc.device), "mean")
     return float(mean.item()), steps, stopped
+
+
+def check_loss(value: float, epoch: int, batch: int, acc: Accelerator) -> None:
+    """Raise :class:`TrainingError` when a batch's loss is NaN or infinite in any process
+    (every process gets the same answer, so all of them stop at the same batch)."""
+    bad = not math.isfinite(value)
+    if acc.num_processes > 1:
+        flag = torch.tensor(float(bad), device=acc.device)
+        bad = bool(acc.reduce(flag, "sum").item() > 0)
+    if bad:
+        raise TrainingError(
+            f"the training loss became {value} in epoch {epoch}, batch {batch}: the run stopped "
+            "there"
+        )
 
 
 def _restore(
@@ -402,19 +423,22 @@ def _run_epochs(
         if left is not None and left <= 0:  # a resumed run that had reached its step limit
             return _stop_note(task, "max_steps", state.step, len(train_f.rows), epoch - 1, acc)
         t0 = time.perf_counter()
-        loss, steps, stopped = _train_epoch(
-            task,
-            model,
-            optimizer,
-            scheduler,
-            train_f,
-            epoch,
-            acc,
-            progress,
-            callback,
-            deadline,
-            left,
-        )
+        try:
+            loss, steps, stopped = _train_epoch(
+                task,
+                model,
+                optimizer,
+                scheduler,
+                train_f,
+                epoch,
+                acc,
+                progress,
+                callback,
+                deadline,
+                left,
+            )
+        except TrainingError as exc:
+            raise TrainingError(f"{exc}; {_kept(state, where[0])}") from None
         stats = task.epoch_stats()
         t1 = time.perf_counter()
         metrics = evaluate(task, model, dev_f, acc) if dev_f is not None else {}
@@ -428,6 +452,19 @@ def _run_epochs(
         if stopped:
             return _stop_note(task, stopped, state.step, len(train_f.rows), epoch, acc)
     return None
+
+
+def _kept(state: ckpt.RunState, directory: Path) -> str:
+    """What a stopped run keeps, for its error message."""
+    if state.epoch == 0:
+        return (
+            "no epoch had finished, so there is no checkpoint; lower --lr (or check the data "
+            "and the options) and start again"
+        )
+    return (
+        f"the last good checkpoint (after epoch {state.epoch}) is kept in {directory}; lower "
+        "--lr (or check the data and the options) and start again with --overwrite"
+    )
 
 
 def _stop_note(
@@ -507,7 +544,8 @@ def fit(
         output: the model directory to write; checkpoints go to ``output/checkpoint``.
         resume: continue from ``output/checkpoint/last.safetensors`` (same options and
             data; a damaged checkpoint is a DataError, an old pickled one is never loaded).
-        overwrite: replace an existing finished model directory.
+        overwrite: replace a finished model in ``output`` (only once the new one is complete),
+            or start an unfinished run there again (its checkpoint is deleted).
         progress: show a progress bar per epoch.
         callback: called with ``{"event": "step", ...}`` per batch and
             ``{"event": "epoch", **EpochRecord}`` per epoch (the app's live chart).
@@ -521,12 +559,12 @@ def fit(
     from accelerate.utils import set_seed
 
     cfg, output = task.cfg, Path(output)
-    prepare_output(output, resume, overwrite)
     acc = _accelerator(cfg)
     set_seed(cfg.seed)
     task.check(train, dev)
     if test is not None:  # refused now, not after the training
         task.check(train, test)
+    check_output(output, resume, overwrite)  # after the other checks; nothing made or deleted
     directory, identity = output / CHECKPOINT_DIR, _identity(task, train, dev, source.name)
     # a missing, damaged or foreign checkpoint is refused before any work
     saved = ckpt.load_checkpoint(directory, identity) if resume else None
@@ -541,18 +579,25 @@ def fit(
     state = ckpt.RunState(history=[])
     if saved is not None:
         state = _restore(saved, directory, acc, model, optimizer, scheduler)
-    stop = _run_epochs(
-        task,
-        acc,
-        model,
-        optimizer,
-        scheduler,
-        (train_f, dev_f),
-        state,
-        (directory, identity),
-        progress,
-        callback,
-    )
+    made = acc.is_main_process and start_output(output, resume, overwrite)  # training starts
+    acc.wait_for_everyone()
+    try:
+        stop = _run_epochs(
+            task,
+            acc,
+            model,
+            optimizer,
+            scheduler,
+            (train_f, dev_f),
+            state,
+            (directory, identity),
+            progress,
+            callback,
+        )
+    except BaseException:
+        if acc.is_main_process:  # stopped before its first checkpoint: nothing is left
+            forget_output(output, made)
+        raise
     if stop is not None:
         notes.append(stop)
     final = acc.unwrap_model(model)
@@ -576,15 +621,13 @@ def fit(
             **(card_extra or {}),
         },
     )
-    if acc.is_main_process:
+    if acc.is_main_process:  # the old model goes only when the new one is complete
         base = adapter_base_of(source, final) if cfg.lora_r else None
-        save_model_dir(final, task.tokenizer, task.head_config(), card, output, base)
-        more = task.finish(output, final, card, (train, dev, test))
-        if more:
-            card.update(more)
-            write_card(card, output)
-        if not keep_checkpoint:
-            shutil.rmtree(directory, ignore_errors=True)
+        with staged_model_dir(output, keep_checkpoint) as staging:
+            save_model_dir(final, task.tokenizer, task.head_config(), card, staging, base)
+            card.update(task.finish(staging, final, card, (train, dev, test)) or {})
+            card["files"] = model_files(staging)
+            write_card(card, staging)  # the card last: the directory is complete
     acc.wait_for_everyone()
     history = tuple(EpochRecord(**h) for h in state.history or [])
     return FitResult(output, history, state.best_epoch, state.best, card, tuple(notes), final)

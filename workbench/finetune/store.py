@@ -13,12 +13,18 @@ Layout of ``<output>/``:
   adapters or full weights as above; absent when a LoRA run kept it at the base model
   (``head.json``: ``"gloss_encoder": "base"``; :mod:`workbench.wsd.biencoder` reads the
   directory);
-* ``training_card.json``: task, base model, data checksums, options, per-epoch metrics;
+* ``training_card.json``: task, base model, data checksums, options, per-epoch metrics, and
+  the model's files (``files``); written last, so a directory with a card is complete;
 * ``checkpoint/`` while a run is unfinished (:mod:`workbench.finetune.checkpoint`).
 
-A directory holding a card or ``checkpoint/`` is a *run directory* (:func:`is_run_dir`): the
-only kind of non-empty directory a run writes into (:func:`prepare_output`), so no file of the
-user's is replaced.
+A *run directory* (:func:`is_run_dir`) is one the workbench made for a run: its ledger
+(:mod:`workbench.outputs`) names the kind :data:`RUN_KIND` and lists what the workbench wrote in
+it. It is the only kind of non-empty directory a run writes into (:func:`check_output`), and
+one holding anything the workbench did not write is refused, ``overwrite`` or not. The new
+model is written into a temporary directory beside ``output``, card last, and swapped in
+place of the old directory in one step (:func:`staged_model_dir`): ``output`` holds the old
+model or the new one, whole, never a mix; the old model is gone only once the new one is
+complete.
 
 Example::
 
@@ -29,7 +35,9 @@ Example::
 from __future__ import annotations
 
 import json
-import shutil
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +51,7 @@ from workbench.encoding.adapters import (
     save_adapter,
 )
 from workbench.errors import InputError, ModelLoadError, OutputError
-from workbench.fileio import check_writable
+from workbench.fileio import check_writable, remove_path, temporary_path
 from workbench.finetune.base import quiet_transformers
 from workbench.finetune.modeling import (
     BiEncoderModel,
@@ -54,6 +62,15 @@ from workbench.finetune.modeling import (
     encoder_config,
 )
 from workbench.finetune.parameters import carries_adapters
+from workbench.outputs import (
+    LEDGER,
+    claim_directory,
+    directory_entries,
+    directory_kind,
+    mark_directory,
+    output_file,
+    replace_directory,
+)
 from workbench.wsd.biencoder import (
     BASE_GLOSS_ENCODER,
     CARD,
@@ -145,61 +162,131 @@ def save_model_dir(
     return output
 
 
+#: The kind of a run directory in its ledger (:mod:`workbench.outputs`).
+RUN_KIND = "finetune-run"
+
+
 def is_run_dir(directory: Path) -> bool:
-    """Whether ``directory`` is a run directory of the trainer: it holds the training card of
-    a finished run or the ``checkpoint/`` folder of a started one."""
-    return (directory / CARD).is_file() or (directory / CHECKPOINT_DIR).is_dir()
+    """Whether ``directory`` is a run directory: one the workbench made for a fine-tuning run
+    (its ledger says so), finished or not; a folder that merely holds a ``checkpoint/`` or a
+    card is not."""
+    return directory_kind(directory) == RUN_KIND
 
 
-def check_output_dir(output: Path) -> None:
-    """Refuse an ``output`` that exists, is not empty and is not a run directory
-    (:func:`is_run_dir`): fine-tuning writes ``config.json``, the tokenizer files and more
-    there and would replace the user's files of those names (``--overwrite`` would delete
-    them all).
+def check_output(output: Path, resume: bool, overwrite: bool) -> None:
+    """Refuse, before any work and without making or deleting anything, an ``output`` a run may
+    not write into: a file; a non-empty directory that is not a run directory, or one holding
+    anything the workbench did not write (``overwrite`` or not); a finished run (without
+    ``resume`` or ``overwrite``); an unfinished one (a checkpoint, without ``resume`` or
+    ``overwrite``); ``resume`` with no checkpoint; a place where the new model cannot be
+    written (the directory beside which it is staged).
 
     Raises:
-        OutputError: naming the directory.
+        OutputError: the directory holds the user's files or cannot be written.
+        InputError: a run there that the options do not say what to do with.
     """
-    if not output.is_dir() or is_run_dir(output):
-        return  # absent, a file (check_writable says so) or a run directory
+    state = claim_directory(output, RUN_KIND, label="run directory")
+    check_writable(output / CARD)  # the checkpoints go inside it ...
     try:
-        empty = next(output.iterdir(), None) is None
-    except OSError as exc:
-        raise OutputError(f"cannot use {output} as the output directory: {exc}") from exc
-    if not empty:
+        check_writable(temporary_path(output))  # ... and the new model is staged beside it
+    except OutputError as exc:
+        cause = exc.__cause__
+        reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
         raise OutputError(
-            f"{output} is not empty and is not a workbench run directory (no {CARD} or "
-            f"{CHECKPOINT_DIR}/): choose a new or empty output directory; its files are left as "
-            "they are"
+            f"cannot write the new model beside {output} (in {output.parent}), where it is "
+            f"made before it takes the place of {output.name}: {reason}"
+        ) from exc
+    checkpoint = output / CHECKPOINT_DIR
+    started = state == "ours" and checkpoint.is_dir() and bool(directory_entries(checkpoint))
+    finished = state == "ours" and (output / CARD).is_file()
+    if resume and not started:
+        what = "a finished model and no checkpoint" if finished else "no checkpoint"
+        raise InputError(f"Nothing to resume: {output} holds {what} ({output / CHECKPOINT_DIR}).")
+    if resume or overwrite:
+        return
+    if finished:
+        kept = " (and its checkpoint: resume=True, --resume, trains it on)" if started else ""
+        raise InputError(
+            f"{output} already holds a fine-tuned model{kept}: choose another output "
+            "directory or pass overwrite=True (--overwrite); it is replaced only once the "
+            "new model is complete."
+        )
+    if started:
+        raise InputError(
+            f"{output} holds an unfinished run (its checkpoint is in {output / CHECKPOINT_DIR}): "
+            "pass resume=True (--resume) to continue it or overwrite=True (--overwrite) to "
+            "start again."
         )
 
 
-def prepare_output(output: Path, resume: bool, overwrite: bool) -> None:
-    """Make ``output`` ready for a run, before any work: refuse a directory holding other
-    files (:func:`check_output_dir`) or one that cannot be written; a finished run is kept unless
-    ``resume`` (continue it) or ``overwrite`` (delete it first) says otherwise.
+def start_output(output: Path, resume: bool, overwrite: bool) -> bool:
+    """Make ``output`` the run directory once every check has passed and training starts: it
+    is created if missing and marked (:data:`RUN_KIND`) with its ``checkpoint/``. Starting
+    again (``overwrite`` without ``resume``) deletes an unfinished run's checkpoint; a finished
+    model stays until the new one replaces it (:func:`staged_model_dir`). Returns whether the
+    directory was made here."""
+    made = not os.path.lexists(output)
+    if overwrite and not resume:
+        remove_path(output / CHECKPOINT_DIR)
+    (output / CHECKPOINT_DIR).mkdir(parents=True, exist_ok=True)
+    mark_directory(output, RUN_KIND, [CHECKPOINT_DIR])
+    return made
+
+
+def forget_output(output: Path, made: bool) -> None:
+    """Undo :func:`start_output` for a run that stopped before its first checkpoint: its empty
+    ``checkpoint/`` goes, and the directory too when this run made it and nothing else is in
+    it; a checkpoint, a finished model or anything else is kept."""
+    checkpoint = output / CHECKPOINT_DIR
+    if checkpoint.is_dir() and not directory_entries(checkpoint):
+        remove_path(checkpoint)
+    if made and output.is_dir() and not directory_entries(output):
+        remove_path(output / LEDGER)
+        try:
+            output.rmdir()
+        except OSError:
+            pass
+
+
+def model_files(directory: Path) -> list[str]:
+    """The entries of a model directory that make the model: all but the card, the
+    checkpoint, the ledger and temporaries (the card's ``files``)."""
+    skip = {CARD, CHECKPOINT_DIR}
+    return [n for n in directory_entries(directory) if n not in skip]
+
+
+@contextmanager
+def staged_model_dir(output: Path, keep_checkpoint: bool = False) -> Iterator[Path]:
+    """Yield a temporary directory beside ``output`` to write the new model into (card last);
+    then put it in place of ``output`` in one step (:func:`workbench.outputs.replace_directory`):
+    the old model is deleted only now, with the run's checkpoint unless ``keep_checkpoint``
+    (it moves into the new directory). On an error the temporary directory is deleted and
+    ``output`` is left as it was (its checkpoint, if any, resumes the run).
 
     Raises:
-        OutputError: the directory holds other files or cannot be written.
-        InputError: it holds a finished run and neither ``resume`` nor ``overwrite`` is set.
+        OutputError: the new directory has no card (it is not complete) or cannot be put in
+            place.
     """
-    check_output_dir(output)  # nothing of the user's is replaced
-    check_writable(output / CARD)  # before any work
-    finished = (output / CARD).is_file() and not (output / CHECKPOINT_DIR).is_dir()
-    if finished and not (resume or overwrite):
-        raise InputError(
-            f"{output} already holds a fine-tuned model: choose another output "
-            "directory or pass overwrite=True (--overwrite)."
-        )
-    if overwrite and not resume and output.exists():
-        shutil.rmtree(output)
+    staging = temporary_path(output)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+        if not (staging / CARD).is_file():
+            raise OutputError(f"the new model for {output} has no {CARD}: it is not complete")
+        checkpoint = output / CHECKPOINT_DIR
+        if keep_checkpoint and checkpoint.is_dir():
+            os.replace(checkpoint, staging / CHECKPOINT_DIR)
+        mark_directory(staging, RUN_KIND)
+        replace_directory(staging, output)
+    except BaseException:
+        remove_path(staging)
+        raise
 
 
 def write_card(card: dict[str, Any], output: Path) -> None:
-    """Write ``training_card.json`` (atomically)."""
-    tmp = output / (CARD + ".tmp")
-    tmp.write_text(json.dumps(card, indent=2, default=str) + "\n")
-    tmp.replace(output / CARD)
+    """Write ``training_card.json`` (whole or not at all; recorded in the directory's ledger)."""
+    with output_file(output / CARD) as tmp:
+        tmp.write_text(json.dumps(card, indent=2, default=str) + "\n")
 
 
 def read_card(directory: str | Path) -> dict[str, Any]:

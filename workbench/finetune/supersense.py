@@ -28,6 +28,7 @@ from workbench.corpora.readers import Corpus, Sentence
 from workbench.errors import DataError
 from workbench.finetune.data import DataFile, TaggedSentence, in_memory
 from workbench.lexicon.wordnet import WordNet
+from workbench.outputs import output_file
 
 SPLITS = ("train", "dev", "test")
 
@@ -121,10 +122,14 @@ def build_supersense(
     return SupersenseSplits(out["train"], out["dev"], out["test"], params)
 
 
-def write_conll(sentences: tuple[TaggedSentence, ...], path: str | Path) -> Path:
-    """Write tagged sentences as a CoNLL file (``word<TAB>tag``, blank line between)."""
+def write_conll(
+    sentences: tuple[TaggedSentence, ...], path: str | Path, overwrite: bool = False
+) -> Path:
+    """Write tagged sentences as a CoNLL file (``word<TAB>tag``, blank line between); whole or
+    not at all, a file there that the workbench did not write replaced only with
+    ``overwrite``."""
     path = Path(path)
-    with path.open("w", encoding="utf-8") as fh:
+    with output_file(path, overwrite=overwrite) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for s in sentences:
             fh.writelines(f"{w}\t{t}\n" for w, t in zip(s.words, s.tags, strict=True))
             fh.write("\n")

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,6 +164,29 @@ def check_start(kind: str, cfg: TrainConfig, model: str | None) -> models.ModelS
     return source
 
 
+def fit_lengths(
+    kind: str, cfg: TrainConfig, source: models.ModelSource, tokenizer: PreTrainedTokenizerBase
+) -> TrainConfig:
+    """``cfg`` with the input lengths (``max_length``; for WSD also ``gloss_max_length``) cut to
+    what the base model takes, before any data is encoded: more positions than the model has
+    would fail in the middle of training. A value given away from the default is cut with a
+    warning; a default the model is too short for is cut to it silently (the card records the
+    length used)."""
+    limit = models.input_limit(source, tokenizer)
+    names = ("max_length", "gloss_max_length") if kind == "wsd" else ("max_length",)
+    for name in names:
+        value = getattr(cfg, name)
+        if value > limit and value != TrainConfig.__dataclass_fields__[name].default:
+            warnings.warn(
+                f"--{name.replace('_', '-')} {value} is more than {source.name} takes ({limit} "
+                f"positions): inputs are cut at {limit}",
+                stacklevel=2,
+            )
+        if value > limit:
+            cfg = cfg.replace(**{name: limit})
+    return cfg
+
+
 def finetune(
     kind: str,
     train: DataFile,
@@ -190,6 +214,7 @@ def finetune(
     """
     source = check_start(kind, cfg, model)
     tokenizer = models.load_tokenizer(source)
+    cfg = fit_lengths(kind, cfg, source, tokenizer)
     task = make_task(kind, cfg, tokenizer, train, labels)
     if dev is not None:
         check_examples(kind, dev)

@@ -32,6 +32,7 @@ from typing import Any, TypeAlias
 from workbench.corpora.readers import Corpus, Instance, Sentence
 from workbench.errors import DataError
 from workbench.finetune.data import DataFile, PairExample, in_memory
+from workbench.outputs import output_file
 
 SPLITS = ("train", "dev", "test")
 SAME, DIFFERENT = "same", "different"
@@ -185,11 +186,12 @@ def build_wic(
     return WicSplits(tuple(out["train"]), tuple(out["dev"]), tuple(out["test"]), params)
 
 
-def write_jsonl(pairs: tuple[WicPair, ...], path: str | Path) -> Path:
+def write_jsonl(pairs: tuple[WicPair, ...], path: str | Path, overwrite: bool = False) -> Path:
     """Write pairs as JSONL readable by :func:`workbench.finetune.data.read_table` (pair=True):
-    ``text_a``, ``text_b``, ``label`` plus the lemma, POS, words, indices and keys."""
+    ``text_a``, ``text_b``, ``label`` plus the lemma, POS, words, indices and keys; whole or not
+    at all, a file there that the workbench did not write replaced only with ``overwrite``."""
     path = Path(path)
-    with path.open("w", encoding="utf-8") as fh:
+    with output_file(path, overwrite=overwrite) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for p in pairs:
             ex = p.to_example()
             row = {"text_a": ex.text_a, "text_b": ex.text_b, "label": p.label, **asdict(p)}
@@ -201,7 +203,7 @@ def read_jsonl(path: str | Path) -> tuple[WicPair, ...] | None:
     """Pairs back from a file :func:`write_jsonl` wrote; None if it lacks the WiC fields."""
     names = [f for f in WicPair.__dataclass_fields__]
     pairs = []
-    with Path(path).open(encoding="utf-8") as fh:
+    with Path(path).open(encoding="utf-8-sig") as fh:
         for line in fh:
             if not line.strip():
                 continue

@@ -34,6 +34,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,7 +80,7 @@ def read_wsd(path: str | Path) -> DataFile:
     """WSD data from a framework ``*.data.xml`` (its ``*.gold.key.txt`` found beside it) or a
     framework dataset by name (``semcor``, ``semeval2007``, ``ALL``, ...)."""
     name = str(path)
-    if name in DATASETS and not Path(name).exists():
+    if name in DATASETS and not os.path.lexists(name):
         return wsd_data(load_dataset(name))
     return wsd_data(read_xml(path), name)
 

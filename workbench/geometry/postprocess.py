@@ -20,7 +20,8 @@ import numpy as np
 
 from workbench import __version__
 from workbench.errors import InputError, MismatchError
-from workbench.fileio import atomic_path, remove_stale_temporaries, sha256_file
+from workbench.fileio import remove_stale_temporaries, sha256_file
+from workbench.outputs import output_file, refuse_foreign
 
 
 @dataclass(frozen=True)
@@ -241,14 +242,18 @@ class PostProcessor:
         return self.transform(emb.vectors[:, slots, :])
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> tuple[Path, Path]:
         """Write ``<stem>.npz`` (learned arrays) and ``<stem>.json`` (kind, parameters,
         provenance, shapes, the npz's SHA-256), each whole or not at all; a ``.json`` left
-        beside another writer's ``.npz`` is refused on load (the SHA-256). Returns both paths."""
+        beside another writer's ``.npz`` is refused on load (the SHA-256). A file of those
+        names that the workbench did not write is replaced only with ``overwrite``. Returns
+        both paths."""
         self._check_fitted()
         npz, meta = saved_paths(path)
+        for target in (npz, meta):
+            refuse_foreign(target, overwrite)  # both refused before either is written
         remove_stale_temporaries(npz.parent, [npz.name, meta.name])  # of killed writers
-        with atomic_path(npz, suffix=".npz") as tmp:
+        with output_file(npz, overwrite=overwrite, suffix=".npz") as tmp:
             np.savez(tmp, **{k: getattr(self, f"{k}_") for k in self.state_names})
         info = {
             "kind": self.name,
@@ -260,7 +265,7 @@ class PostProcessor:
             "npz_sha256": sha256_file(npz),
             "workbench_version": __version__,
         }
-        with atomic_path(meta) as tmp:
+        with output_file(meta, overwrite=overwrite) as tmp:
             tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         return npz, meta
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.errors import InputError
-from workbench.fileio import atomic_path
+from workbench.outputs import output_file
 from workbench.reports.tables import (
     Table,
     jsonable,
@@ -218,10 +218,12 @@ def to_json(report: Report) -> str:
     return json.dumps(to_dict(report), indent=2, allow_nan=False) + "\n"
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``path`` via a temporary file and a rename (never a half-written file)."""
+def write_text_atomic(path: str | os.PathLike[str], text: str, overwrite: bool = False) -> Path:
+    """Write ``text`` to ``path`` via a temporary file and a rename (never a half-written file);
+    a file there that the workbench did not write is replaced only with ``overwrite``
+    (:func:`workbench.outputs.output_file`)."""
     path = Path(path)
-    with atomic_path(path) as tmp:
+    with output_file(path, overwrite=overwrite) as tmp:
         tmp.write_text(text, encoding="utf-8")  # an ordinary file: the umask's permissions
     return path
 
@@ -231,8 +233,10 @@ def write_report(
     out_dir: str | os.PathLike[str],
     stem: str = "report",
     formats: Sequence[str] = FORMATS,
+    overwrite: bool = False,
 ) -> dict[str, Path]:
-    """Write ``report`` as ``<out_dir>/<stem>.md``, ``.html`` and ``.json`` (or a subset).
+    """Write ``report`` as ``<out_dir>/<stem>.md``, ``.html`` and ``.json`` (or a subset); a
+    file of those names that the workbench did not write is replaced only with ``overwrite``.
 
     Returns:
         The written paths keyed by format.
@@ -245,4 +249,6 @@ def write_report(
     if unknown:
         raise InputError(f"unknown report format(s) {unknown}; choose from {list(FORMATS)}")
     out = Path(out_dir)
-    return {f: write_text_atomic(out / f"{stem}.{f}", writers[f](report)) for f in formats}
+    return {
+        f: write_text_atomic(out / f"{stem}.{f}", writers[f](report), overwrite) for f in formats
+    }

@@ -47,7 +47,7 @@ import plotly.graph_objects as go
 from workbench import __version__
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import DataError, InputError
-from workbench.fileio import atomic_path
+from workbench.outputs import output_file
 from workbench.reports.tables import jsonable
 from workbench.viz.projection import ProjectionConfig
 
@@ -313,8 +313,8 @@ def table_format(path: str | os.PathLike[str]) -> str:
     return _format_of(Path(path), TABLE_FORMATS, "table")
 
 
-def _write(path: Path, content: str | bytes) -> Path:
-    with atomic_path(path) as tmp:
+def _write(path: Path, content: str | bytes, overwrite: bool) -> Path:
+    with output_file(path, overwrite=overwrite) as tmp:
         if isinstance(content, bytes):
             tmp.write_bytes(content)
         else:
@@ -322,53 +322,81 @@ def _write(path: Path, content: str | bytes) -> Path:
     return path
 
 
-def export_figure(fig: go.Figure, settings: Settings, path: str | os.PathLike[str]) -> Path:
+def export_figure(
+    fig: go.Figure, settings: Settings, path: str | os.PathLike[str], overwrite: bool = False
+) -> Path:
     """Write the figure to ``path`` (``.html``, ``.json``, ``.png`` or ``.svg``), whole or not
-    at all; returns the path."""
+    at all; a file there that the workbench did not write is replaced only with ``overwrite``
+    (:mod:`workbench.outputs`). Returns the path."""
     path = Path(path)
     fmt = figure_format(path)
     if fmt == "html":
-        return _write(path, figure_html(fig, settings))
+        return _write(path, figure_html(fig, settings), overwrite)
     if fmt == "json":
-        return _write(path, figure_json(fig, settings))
-    return _write(path, figure_image(fig, settings, fmt))
+        return _write(path, figure_json(fig, settings), overwrite)
+    return _write(path, figure_image(fig, settings, fmt), overwrite)
 
 
-def export_table(rows: Any, settings: Settings, path: str | os.PathLike[str]) -> Path:
-    """Write a table to ``path`` (``.csv`` or ``.json``), whole or not at all."""
+def export_table(
+    rows: Any, settings: Settings, path: str | os.PathLike[str], overwrite: bool = False
+) -> Path:
+    """Write a table to ``path`` (``.csv`` or ``.json``), whole or not at all; a file there that
+    the workbench did not write is replaced only with ``overwrite``."""
     path = Path(path)
     fmt = table_format(path)
-    return _write(path, table_csv(rows, settings) if fmt == "csv" else table_json(rows, settings))
+    text = table_csv(rows, settings) if fmt == "csv" else table_json(rows, settings)
+    return _write(path, text, overwrite)
 
 
 def read_settings(content: bytes | str) -> dict[str, Any]:
     """The settings carried by an exported file's content (any format of this module).
 
     Raises:
-        DataError: the content carries no workbench settings.
+        DataError: the content carries no workbench settings, or settings that cannot be read
+            (damaged, not UTF-8, not a JSON object, nested too deeply): one message, whatever
+            the content.
     """
+    try:
+        found = _carried_settings(content)
+    except DataError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError,
+            struct.error, zlib.error, MemoryError) as exc:  # fmt: skip
+        reason = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"this file's workbench settings cannot be read ({reason})") from None
+    if not isinstance(found, dict) or not all(isinstance(k, str) for k in found):
+        raise DataError("this file's workbench settings are not a JSON object")
+    return found
+
+
+def _carried_settings(content: bytes | str) -> Any:
+    """The settings' JSON value from any format of this module (see :func:`read_settings`)."""
     if isinstance(content, bytes) and content.startswith(b"\x89PNG"):
         text = _png_text(content, SETTINGS_ID)
         if text is None:
             raise DataError("this PNG carries no workbench settings")
-        return dict(json.loads(text))
-    text = content.decode("utf-8") if isinstance(content, bytes) else content
+        return json.loads(text)
+    try:
+        text = content.decode("utf-8") if isinstance(content, bytes) else content
+    except UnicodeDecodeError:
+        raise DataError("this file carries no workbench settings (binary, not an export)") from None
     if text.startswith(CSV_PREFIX):
-        return dict(json.loads(text.splitlines()[0][len(CSV_PREFIX) :]))
+        return json.loads(text.splitlines()[0][len(CSV_PREFIX) :])
     if m := _SCRIPT.search(text):
-        return dict(json.loads(m.group(1).replace("<\\/", "</")))
+        return json.loads(m.group(1).replace("<\\/", "</"))
     if m := _SVG_META.search(text):
-        return dict(json.loads(html.unescape(m.group(1))))
+        return json.loads(html.unescape(m.group(1)))
     try:
         doc = json.loads(text)
     except ValueError:
         doc = None
     if isinstance(doc, dict):
         if isinstance(doc.get("settings"), dict):
-            return dict(doc["settings"])
-        meta = (doc.get("layout") or {}).get("meta")
+            return doc["settings"]
+        layout = doc.get("layout")
+        meta = layout.get("meta") if isinstance(layout, dict) else None
         if isinstance(meta, dict) and isinstance(meta.get(SETTINGS_ID), dict):
-            return dict(meta[SETTINGS_ID])
+            return meta[SETTINGS_ID]
     raise DataError("this file carries no workbench settings (not a workbench export)")
 
 

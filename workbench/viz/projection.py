@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from workbench.bounds import POSITIVE, PROBABILITY, SEED, Bound
 from workbench.errors import InputError
 
 Method = Literal["umap", "pca", "tsne"]
@@ -43,12 +44,10 @@ class ProjectionConfig:
             raise InputError(f"unknown projection method {self.method!r}; use one of {METHODS}")
         if self.n_components not in (2, 3):
             raise InputError(f"n_components must be 2 or 3, got {self.n_components}")
-        if self.n_neighbors < 2:
-            raise InputError(f"n_neighbors must be at least 2, got {self.n_neighbors}")
-        if not 0.0 <= self.min_dist < 1.0:
-            raise InputError(f"min_dist must be in [0, 1), got {self.min_dist}")
-        if self.perplexity <= 0:
-            raise InputError(f"perplexity must be positive, got {self.perplexity}")
+        Bound(low=2, integer=True).check("n_neighbors", self.n_neighbors)
+        PROBABILITY.check("min_dist", self.min_dist)
+        POSITIVE.check("perplexity", self.perplexity)
+        SEED.check("random_state", self.random_state, optional=True)
 
 
 def _check_vectors(x: np.ndarray) -> np.ndarray:

@@ -96,7 +96,7 @@ def lemma_occurrences(
                 f"unknown occurrence source {source!r}: use {', '.join(SOURCES)}, a framework "
                 "dataset name or the path of a text file"
             )
-        found = from_lines(path.read_text(encoding="utf-8").splitlines(), lemma, path.name)
+        found = from_lines(path.read_text(encoding="utf-8-sig").splitlines(), lemma, path.name)
         if not found:
             raise InputError(f"{path} has no occurrence of {lemma!r}")
     if limit is not None and len(found) > limit:

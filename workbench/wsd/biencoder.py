@@ -88,7 +88,8 @@ def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
 
     Raises:
         ModelLoadError: such a directory whose ``head.json`` is not a readable WSD head
-            (damaged, or missing the gloss pooling, text or cut).
+            (damaged, or missing the gloss pooling, text or cut), or whose gloss encoder is
+            missing (an incomplete directory never answers as another system).
     """
     directory = Path(directory)
     config = directory / HEAD_CONFIG
@@ -102,7 +103,10 @@ def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
         return None
     gloss_side = head.get("gloss_encoder")
     if gloss_side != BASE_GLOSS_ENCODER and not (directory / GLOSS_ENCODER).is_dir():
-        return None
+        raise ModelLoadError(
+            f"{directory} is an incomplete WSD bi-encoder: its gloss encoder "
+            f"({directory / GLOSS_ENCODER}) is missing."
+        )
     bad = [k for k in ("gloss_pooling", "gloss_text") if not isinstance(head.get(k), str)]
     if not isinstance(head.get("gloss_max_length"), int):
         bad.append("gloss_max_length")
@@ -305,6 +309,13 @@ class BiEncoder:
             raise ModelLoadError(f"{self.directory} is not a WSD bi-encoder directory.")
         self.head = head
         self.card = card if card is not None else finished_card(self.directory)
+        files = self.card.get("files") or []
+        missing = [f for f in files if not (self.directory / str(f)).exists()]
+        if missing:
+            raise ModelLoadError(
+                f"{self.directory} is incomplete: {', '.join(map(str, missing[:3]))} listed in "
+                f"its {CARD} {'is' if len(missing) == 1 else 'are'} missing."
+            )
         self.sense_counts = read_sense_counts(self.directory)
         self.gloss_how: GlossText = head["gloss_text"]
         self.gloss_pooling: str = head["gloss_pooling"]

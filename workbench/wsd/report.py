@@ -258,23 +258,40 @@ def evaluation_report(
                   command=command)  # fmt: skip
 
 
-def write_wsd_report(report: Report, out_dir: str | Path, stem: str = "wsd") -> dict[str, Path]:
-    """Write ``<stem>.md``, ``.html`` and ``.json`` (JSON with ``datasets`` at the top level)."""
-    paths = write_report(report, out_dir, stem=stem, formats=("md", "html"))
-    paths["json"] = write_json(report, Path(out_dir) / f"{stem}.json")
+def report_names(stem: str) -> tuple[str, ...]:
+    """The files :func:`write_wsd_report` writes for ``stem``."""
+    return tuple(f"{stem}.{fmt}" for fmt in ("md", "html", "json"))
+
+
+def write_wsd_report(
+    report: Report, out_dir: str | Path, stem: str = "wsd", overwrite: bool = False
+) -> dict[str, Path]:
+    """Write ``<stem>.md``, ``.html`` and ``.json`` (JSON with ``datasets`` at the top level);
+    a file of those names that the workbench did not write is replaced only with
+    ``overwrite``."""
+    paths = write_report(report, out_dir, stem=stem, formats=("md", "html"), overwrite=overwrite)
+    paths["json"] = write_json(report, Path(out_dir) / f"{stem}.json", overwrite)
     return paths
 
 
-def write_json(report: Report, path: str | Path) -> Path:
+def write_json(report: Report, path: str | Path, overwrite: bool = False) -> Path:
     """The report's JSON, with ``datasets`` (and ``sweep``) also at the top level."""
     content = to_dict(report)
     for key in ("datasets", "sweep"):
         if key in content["data"]:
             content[key] = content["data"][key]
-    return write_text_atomic(path, json.dumps(content, indent=2, allow_nan=False) + "\n")
+    text = json.dumps(content, indent=2, allow_nan=False) + "\n"
+    return write_text_atomic(path, text, overwrite)
 
 
-def write_answers(result: Evaluation, out_dir: str | Path, name: str) -> Path:
+def answers_name(name: str) -> str:
+    """The key file :func:`write_answers` writes for the corpus ``name``."""
+    return f"{name}.key.txt"
+
+
+def write_answers(
+    result: Evaluation, out_dir: str | Path, name: str, overwrite: bool = False
+) -> Path:
     """System answers in the official key format (``id key``), for the official scorer."""
     answers = {i: p.key for i, p in result.predictions.items() if p.key is not None}
-    return write_keys(Path(out_dir) / f"{name}.key.txt", answers)
+    return write_keys(Path(out_dir) / answers_name(name), answers, overwrite)

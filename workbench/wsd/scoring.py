@@ -35,7 +35,7 @@ from pathlib import Path
 
 from workbench.corpora.parsing import open_maybe_xz
 from workbench.errors import DataError, InputError
-from workbench.fileio import atomic_path
+from workbench.outputs import output_file
 
 KeyMap = Mapping[str, Iterable[str]]
 
@@ -153,8 +153,9 @@ def read_keys(path: str | os.PathLike, gold: bool = False) -> dict[str, frozense
     return {k: frozenset(v) for k, v in keys.items()}
 
 
-def write_keys(path: str | os.PathLike, answers: KeyMap) -> Path:
-    """Write ``id key [key ...]`` lines (ids in the given order; empty answers left out).
+def write_keys(path: str | os.PathLike, answers: KeyMap, overwrite: bool = False) -> Path:
+    """Write ``id key [key ...]`` lines (ids in the given order; empty answers left out); a
+    file there that the workbench did not write is replaced only with ``overwrite``.
 
     Raises:
         InputError: an id or key that is empty or holds whitespace (the format splits on it).
@@ -168,7 +169,7 @@ def write_keys(path: str | os.PathLike, answers: KeyMap) -> Path:
                 raise InputError(f"cannot write the key file {path}: {item!r} holds whitespace")
         if keys:
             lines.append(f"{instance_id} {' '.join(keys)}\n")
-    with atomic_path(path) as tmp:
+    with output_file(path, overwrite=overwrite) as tmp:
         tmp.write_text("".join(lines), encoding="utf-8")
     return path
 

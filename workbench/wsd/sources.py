@@ -29,7 +29,7 @@ import numpy as np
 from scipy import sparse
 
 from workbench.encoding.alignment import split_words
-from workbench.encoding.cache import encode_cached
+from workbench.encoding.cache import encode_cached, store_in_cache
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import combine_layers
 from workbench.encoding.rows import Progress, progress_part
@@ -86,7 +86,7 @@ def _stored_graph(wordnet: WordNet) -> SenseGraph:
         except (OSError, KeyError, ValueError):
             path.unlink(missing_ok=True)
     graph = _graph(wordnet)
-    graph.save(path)
+    store_in_cache(lambda: graph.save(path), "sense graph")
     return graph
 
 
@@ -294,6 +294,10 @@ def definition_vectors(
         )
         sums = np.asarray(member @ flat, dtype=np.float32)
         out[start:stop] = (sums / np.maximum(counts, 1)[:, None]).reshape(-1, *out.shape[1:])
-    with atomic_path(path, suffix=".npy") as tmp:
-        np.save(tmp, out)
+    store_in_cache(lambda: _save_npy(path, out), "definition vectors")
     return out
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    with atomic_path(path, suffix=".npy") as tmp:
+        np.save(tmp, array)

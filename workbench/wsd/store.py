@@ -3,7 +3,11 @@
 Layout: ``meta.json`` (format version, config, encoder identity, training provenance, counts),
 ``senses.npz`` (sense keys, L2-normalised rows, how each row got its vector, occurrence counts)
 and, for an index with a post-processor, that post-processor's own ``.npz`` + ``.json``. Writes
-go to a temporary directory renamed into place, so a reader never sees half an index.
+go to a temporary directory that is then swapped into place whole
+(:func:`workbench.outputs.replace_directory`), so a reader never sees half an index. An index
+folder is a workbench folder of kind :data:`INDEX_KIND` (:mod:`workbench.outputs`): an index is
+saved into a new or empty folder, or over an index (the workbench's, holding nothing else);
+any other folder is refused and left as it is.
 """
 
 from __future__ import annotations
@@ -11,16 +15,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.errors import DataError
+from workbench.errors import DataError, OutputError
+from workbench.fileio import check_writable, remove_path, temporary_path
 from workbench.geometry.corrections import load_postprocessor
+from workbench.outputs import (
+    DirectoryState,
+    claim_directory,
+    mark_directory,
+    record,
+    replace_directory,
+)
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 
@@ -31,12 +41,63 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 
 
+#: The kind of a sense-index folder in its ledger (:mod:`workbench.outputs`).
+INDEX_KIND = "sense-index"
+#: Every file a saved index may hold.
+INDEX_FILES = ("meta.json", "senses.npz", "postprocessor.npz", "postprocessor.json")
+
+
+def is_saved_index(path: Path) -> bool:
+    """Whether the folder ``path`` holds a saved index and nothing else: only
+    :data:`INDEX_FILES`, with a ``meta.json`` of this format (how an index saved before the
+    workbench kept ledgers is recognised)."""
+    try:
+        names = {p.name for p in path.iterdir()}
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (
+        names <= set(INDEX_FILES)
+        and isinstance(meta, dict)
+        and meta.get("format") == FORMAT_VERSION
+        and isinstance(meta.get("config"), dict)
+    )
+
+
+def check_index_output(path: str | os.PathLike) -> DirectoryState:
+    """Check, before any work, that an index may be saved at ``path``: a new or empty folder,
+    or a saved index (which is replaced whole); what is there.
+
+    Raises:
+        OutputError: a file, a folder holding anything else (left as it is), or a place where
+            the new index cannot be written (it is made beside ``path``, then swapped in).
+    """
+    state = claim_directory(path, INDEX_KIND, earlier=is_saved_index)
+    try:
+        check_writable(temporary_path(Path(path)))
+    except OutputError as exc:
+        cause = exc.__cause__
+        reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
+        raise OutputError(f"cannot write the sense index {path}: {reason}") from exc
+    return state
+
+
 def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
     """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
-    post-processor's own files), atomically."""
+    post-processor's own files), whole: an index already there is replaced in one step, and
+    a folder holding anything else is refused (:func:`check_index_output`).
+
+    Raises:
+        OutputError: ``path`` may not be replaced, or cannot be written.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    check_index_output(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temporary_path(path)
+        tmp.mkdir()
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     try:
         np.savez(
             tmp / "senses.npz",
@@ -49,12 +110,12 @@ def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
             index.postprocessor_.save(tmp / "postprocessor")
         meta = {"format": FORMAT_VERSION, **index.summary()}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+        mark_directory(tmp, INDEX_KIND)
+        replace_directory(tmp, path)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_path(tmp)
         raise
+    record(path)  # the folder it is in lists it
     return path
 
 

@@ -44,6 +44,7 @@ import numpy as np
 
 from workbench.corpora.datasets import available_datasets, dataset_paths, load_dataset
 from workbench.corpora.readers import Corpus
+from workbench.encoding.cache import store_in_cache
 from workbench.encoding.device import DtypeName
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
@@ -345,7 +346,7 @@ def semcor_index(
     training = encode_instances(encoder, corpus, progress=progress_part(progress, 0.0, share))
     index = build_index(encoder, training, chosen.config, wordnet,
                         progress=progress_part(progress, share, 1.0))  # fmt: skip
-    save_index(index, path)
+    store_in_cache(lambda: save_index(index, path), f"{system} sense index")
     return index
 
 
