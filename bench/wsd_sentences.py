@@ -72,7 +72,7 @@ def main() -> None:
         rows = []
         for s in sentences:
             result = disambiguate(opened.encoder, opened.index_for, s["words"], s["target"],
-                                  wordnet=wordnet)  # fmt: skip
+                                  wordnet=wordnet, pos_probe=opened.pos_probe)  # fmt: skip
             best = result.best
             key = best.key if best else ""
             rows.append({"key": key, "gloss": best.gloss if best else "",

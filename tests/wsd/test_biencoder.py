@@ -18,7 +18,7 @@ from workbench.cli.main import main
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
-from workbench.errors import InputError, ModelLoadError
+from workbench.errors import DataError, InputError, ModelLoadError
 from workbench.finetune import checkpoint as ckpt
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.data import DataFile
@@ -26,7 +26,9 @@ from workbench.finetune.tasks import finetune
 from workbench.lexicon.glosses import gloss_text
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, bi_encoder_head, load_biencoder
+from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.gloss_cache import GlossCache
+from workbench.wsd.pos_probe import PosProbe, load_probe
 from workbench.wsd.systems import open_system
 
 CFG = TrainConfig(
@@ -300,3 +302,41 @@ def test_a_model_without_a_bi_encoder_hands_over_to_best_and_says_so(tiny_model_
         load_biencoder(str(tiny_model_dir))
     with pytest.raises(InputError, match="pools a word's subwords as it was trained"):
         open_system("biencoder", None, device="cpu", pooling="first")
+
+
+def test_the_pos_probe_round_trip_and_a_damaged_one(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 8)).astype(np.float32)
+    y = np.where(x[:, 0] > 0, "NOUN", np.where(x[:, 1] > 0, "VERB", "ADJ"))
+    probe = PosProbe("2").fit(x, y)
+    assert np.mean(np.asarray(probe.predict(x)) == y) > 0.9
+    back = load_probe(probe.save(tmp_path / "probe.npz"))
+    assert back is not None and back.layers == "2" and back.classes_ == probe.classes_
+    np.testing.assert_allclose(back.predict_proba(x), probe.predict_proba(x), atol=1e-6)
+    assert load_probe(tmp_path / "absent.npz") is None
+    (tmp_path / "bad.npz").write_bytes(b"PK\x03\x04 cut off")
+    with pytest.raises(DataError, match="not a readable POS probe"):
+        load_probe(tmp_path / "bad.npz")
+    with pytest.raises(InputError, match="outside WordNet's POS"):
+        PosProbe().fit(x[:3], ["NOUN", "VERB", "PRON"])
+
+
+def test_with_no_pos_given_the_probe_decides_the_pos_of_the_answer(lora_run):
+    out, _ = lora_run
+    bi = BiEncoder(out, device="cpu")
+    verbs = PosProbe("-1")  # a probe that always reads VERB
+    verbs.classes_ = ("NOUN", "VERB")
+    verbs.coef_ = np.zeros((2, bi.encoder.dim), np.float32)
+    verbs.intercept_ = np.array([0.0, 5.0], np.float32)
+    words = "The bank raised its rates .".split()
+    free = disambiguate(bi.encoder, bi.index_for(), words, 1)
+    assert free.predicted_pos == ("", 0.0) and {c.pos for c in free.candidates} == {"NOUN", "VERB"}
+    told = disambiguate(bi.encoder, bi.index_for(), words, 1, pos_probe=verbs)
+    assert told.predicted_pos[0] == "VERB" and told.predicted_pos[1] > 0.99
+    assert told.best.pos == "VERB" and "POS: VERB (read off" in told.to_text()
+    n_verb = sum(c.pos == "VERB" for c in told.candidates)
+    assert all(c.pos == "VERB" for c in told.candidates[:n_verb])  # its senses ranked first
+    assert len(told.candidates) == len(free.candidates)  # every candidate still listed
+    # a POS given by the user is never overruled
+    nouns = disambiguate(bi.encoder, bi.index_for(), words, 1, pos="NOUN", pos_probe=verbs)
+    assert nouns.best.pos == "NOUN" and nouns.predicted_pos == ("", 0.0)

@@ -23,7 +23,7 @@ import sys
 from dataclasses import fields
 
 from workbench.bounds import COUNT, SEED
-from workbench.cli.options import add_overwrite, number, path_arg
+from workbench.cli.options import add_overwrite, command_line, number, path_arg
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
 from workbench.finetune.compare import compare_models
@@ -43,11 +43,13 @@ from workbench.finetune.store import check_output
 from workbench.finetune.supersense import write_conll
 from workbench.finetune.tasks import TASKS, TaskKind, check_start
 from workbench.finetune.wic import build_wic, write_jsonl
-from workbench.finetune.wsd_eval import cache_all_glosses
+from workbench.finetune.wsd_eval import cache_all_glosses, fit_pos_probe
 from workbench.lexicon.glosses import GLOSS_TEXTS
 from workbench.outputs import claim_file
 from workbench.reports.writers import FORMATS
-from workbench.wsd.biencoder import biencoder_dir
+from workbench.wsd.biencoder import BiEncoder, biencoder_dir
+from workbench.wsd.pos_probe import PROBE_FILE
+from workbench.wsd.predict import encode_instances
 
 # TrainConfig field -> (flag help); types and defaults come from the dataclass
 OPTION_HELP = {
@@ -222,6 +224,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     x.add_argument("model", help="the model directory, or 'default' for the shipped bi-encoder")
     x.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")
     x.set_defaults(func=cmd_wsd_index)
+    q = tsub.add_parser(
+        "wsd-probe",
+        help="fit a WSD bi-encoder's POS probe on SemCor (what it asks when no POS is given)",
+        description="Fit the linear probe that reads a word's POS off the context vector of a "
+        "`workbench finetune wsd` model directory, on a seeded sample of SemCor's annotated words "
+        "(training does this itself; this is for a directory trained without it), and report "
+        "its accuracy on ALL.",
+    )
+    q.add_argument("model", type=path_arg, help="the bi-encoder's model directory")
+    q.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")
+    q.add_argument("--seed", type=number(SEED), default=0)
+    q.set_defaults(func=cmd_wsd_probe)
 
 
 def _config(args: argparse.Namespace) -> TrainConfig:
@@ -258,11 +272,18 @@ def cmd_train(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         progress=not args.no_progress,
         keep_checkpoint=args.keep_checkpoint,
+        card_extra={"command": _rerun(args)},
     )
     if not is_main_process():  # other processes of a multi-GPU launch
         return 0
     print(summary({**card, "output": str(args.out)}))
     return 0
+
+
+def _rerun(args: argparse.Namespace) -> str:
+    """The command line of a training run, every option spelled out (for its card)."""
+    options = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "kind"})
+    return command_line(options, ["finetune", args.kind])
 
 
 def cmd_builtin(args: argparse.Namespace) -> int:
@@ -289,6 +310,16 @@ def cmd_builtin(args: argparse.Namespace) -> int:
             continue
         path = write_conll(part.examples, args.out / f"{split}.conll", args.overwrite)
         print(f"{path}: {len(part.examples)} sentences")
+    return 0
+
+
+def cmd_wsd_probe(args: argparse.Namespace) -> int:
+    bi = BiEncoder(args.model, device=args.device)
+    test = encode_instances(bi.encoder, load_dataset("ALL"), cache=False)
+    facts = fit_pos_probe(bi, load_dataset("semcor"), test, seed=args.seed)
+    print(f"{args.model / PROBE_FILE}: fitted on {facts['instances']:,} words of "
+          f"{facts['sentences']:,} SemCor sentences at layer {facts['layers']}; POS accuracy "
+          f"on ALL {100 * facts['test_accuracy']:.1f}%")  # fmt: skip
     return 0
 
 

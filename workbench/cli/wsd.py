@@ -628,7 +628,8 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
     else:
         # the --system's own index; a SemCor system's long first build says so (to stderr)
         opened = _open(args)
-        result = disambiguate(opened.encoder, opened.index_for, args.text, target, pos=args.pos)
+        result = disambiguate(opened.encoder, opened.index_for, args.text, target, pos=args.pos,
+                              pos_probe=opened.pos_probe)  # fmt: skip
     print(result.to_text())
     return 0
 

@@ -229,16 +229,17 @@ def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:
 
 def input_limit(source: ModelSource, tokenizer: PreTrainedTokenizerBase) -> int:
     """The longest input (subword tokens, special tokens included) the model of ``source``
-    takes, read from its configuration and ``tokenizer`` without loading weights: its position
-    embeddings, or fewer where the tokenizer's ``model_max_length`` says so (a model whose
-    positions start after a padding offset declares the shorter length there).
+    takes, read from its configuration (an adapter directory's: its base's) and ``tokenizer``
+    without loading weights: its position embeddings, or fewer where the tokenizer's
+    ``model_max_length`` says so (a model whose positions start after a padding offset
+    declares the shorter length there).
 
     Raises:
         ModelLoadError: the configuration cannot be read.
     """
     from transformers import AutoConfig
 
-    config = _load_with(AutoConfig, source, "configuration")
+    config = _load_with(AutoConfig, adapter_base(source) or source, "configuration")
     positions = int(getattr(config, "max_position_embeddings", None) or 512)
     return int(min(positions, tokenizer.model_max_length, 1_000_000))
 

@@ -257,6 +257,7 @@ def train_with_baselines(
     *,
     baselines: bool = False,
     say: Callable[[str], None] | None = None,
+    card_extra: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Fine-tune on ``data`` (:func:`~workbench.finetune.tasks.finetune`, its test split scored
@@ -272,6 +273,7 @@ def train_with_baselines(
         baselines: also run the baselines (an :class:`InputError` for a kind without them or
             data without a dev split, raised before training starts).
         say: told what runs next (``"Scoring the baselines…"``).
+        card_extra: more entries for the card (the command line that ran it).
         **kwargs: passed to :func:`~workbench.finetune.tasks.finetune` (``resume``,
             ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``).
 
@@ -289,7 +291,7 @@ def train_with_baselines(
         model=model,
         labels=data.labels,
         test=data.test,
-        card_extra=data.extra,
+        card_extra={**data.extra, **(card_extra or {})},
         **kwargs,
     )
     card = result.card

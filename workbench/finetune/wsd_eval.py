@@ -10,11 +10,12 @@ where a system can only answer from what it knows of the sense (its gloss), not 
 just written: it saves how often each sense occurred in training (with an earlier run's counts
 when the run continued a trained bi-encoder), loads the directory as a
 :class:`~workbench.wsd.biencoder.BiEncoder` (the path every later answer takes), scores the test
-data through it (the glosses of the test lemmas' candidates encoded and cached), with
-``wsd_index="wordnet"`` encodes every WordNet gloss into the gloss cache too, and reports
-training throughput; the result goes into the training card. A run that continued a trained
-bi-encoder names both runs' data, sums their sense counts, and counts as zero-shot only the
-instances whose senses neither run saw (the ``semcor_mfs`` baseline stays this run's data's).
+data through it (the glosses of the test lemmas' candidates encoded and cached), fits its POS
+probe (:func:`fit_pos_probe`), with ``wsd_index="wordnet"`` encodes every WordNet gloss into the
+gloss cache too, and reports training throughput; the result goes into the training card. A
+run that continued a trained bi-encoder names both runs' data, sums their sense counts, and
+counts as zero-shot only the instances whose senses neither run saw (the ``semcor_mfs``
+baseline stays this run's data's).
 
 Example::
 
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from workbench.corpora.readers import Corpus
@@ -49,6 +51,7 @@ from workbench.wsd.biencoder import (
 from workbench.wsd.disambiguate import instance_lemmas
 from workbench.wsd.evaluate import DatasetResult, Evaluation, baseline_answers, evaluate
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.pos_probe import PROBE_FILE, PosProbe
 from workbench.wsd.predict import InstanceSet, answers, encode_instances
 from workbench.wsd.scoring import Score, score
 
@@ -215,6 +218,7 @@ def finish_wsd_model(
     wordnet = load_wordnet()
     if cfg.wsd_index == "wordnet":
         bi.index(None, wordnet)  # every WordNet gloss into the gloss cache
+    instances = None
     if test is not None:
         test_corpus = corpus_of(test)
         instances = encode_instances(bi.encoder, test_corpus, cache=False)
@@ -225,11 +229,54 @@ def finish_wsd_model(
         whole = list(report["datasets"].values())[-1]
         out["wsd_eval"] = report
         out["test"] = {"f1": whole["f1"], "n_instances": float(whole["n"])}
+    out["pos_probe"] = fit_pos_probe(bi, train_corpus, instances, cfg.seed)
     out["glosses"] = {
         "cached": len(bi.cache),
         "scope": cfg.wsd_index,
         "seconds": time.perf_counter() - t0,
     }
+    return out
+
+
+#: At most this many training sentences fit a bi-encoder's POS probe (seeded sample).
+PROBE_SENTENCES = 6000
+
+
+def fit_pos_probe(
+    bi: BiEncoder, training: Corpus, test: InstanceSet | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """Fit the POS probe of ``bi`` (:mod:`workbench.wsd.pos_probe`) on the sense-annotated
+    words of at most :data:`PROBE_SENTENCES` sentences of ``training`` (a seeded sample), at the
+    layer that predicts the POS of a held-out tenth of them best, save it in its directory and
+    load it there; its accuracy on ``test`` (encoded by ``bi.encoder``).
+
+    Returns:
+        Entries for the training card: sentences and instances fitted on, the layer chosen and
+        the held-out accuracy of each layer tried, the test accuracy.
+    """
+    sentences = [s for s in training.sentences if s.instances]
+    rng = np.random.default_rng(seed)
+    if len(sentences) > PROBE_SENTENCES:
+        rows = rng.choice(len(sentences), PROBE_SENTENCES, replace=False)
+        sentences = [sentences[i] for i in sorted(rows)]
+    sample = Corpus(training.name, tuple(sentences), sha256=training.sha256)
+    fitted = encode_instances(bi.encoder, sample, cache=False)
+    held = rng.random(len(fitted)) < 0.1
+    pos = np.asarray(fitted.pos)
+    tried: dict[str, float] = {}
+    for layer in range(1, bi.encoder.n_hidden):  # every layer above the embeddings
+        x = fitted.vectors(str(layer))
+        probe = PosProbe(str(layer)).fit(x[~held], pos[~held])
+        tried[str(layer)] = float(np.mean(np.asarray(probe.predict(x[held])) == pos[held]))
+    layers = max(tried, key=lambda k: tried[k])
+    probe = PosProbe(layers).fit(fitted.vectors(layers), fitted.pos)
+    probe.save(bi.directory / PROBE_FILE)
+    bi.pos_probe = probe
+    out: dict[str, Any] = {"sentences": len(sentences), "instances": len(fitted),
+                           "layers": layers, "held_out_accuracy": tried}  # fmt: skip
+    if test is not None:
+        predicted = probe.predict(test.vectors(layers))
+        out["test_accuracy"] = float(np.mean([p == g for p, g in zip(predicted, test.pos)]))
     return out
 
 

@@ -13,6 +13,8 @@ for its default model, :func:`shipped_biencoder`):
   cut (``gloss_max_length`` subwords) and pooled (``gloss_pooling``);
 * ``sense_counts.json.gz``: how often each sense key occurred in its training data (the
   senses it learnt from examples; every other sense it knows from its gloss alone);
+* ``pos_probe.npz``: a linear probe from the context vector to the word's POS
+  (:mod:`workbench.wsd.pos_probe`), asked when a user gives no POS;
 * ``training_card.json``: how it was trained, written last (a directory without it is an
   unfinished run and is refused).
 
@@ -60,6 +62,7 @@ from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.gloss_cache import GlossCache
 from workbench.wsd.index import ORIGINS, SenseIndex
+from workbench.wsd.pos_probe import PROBE_FILE, PosProbe, load_probe
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -285,6 +288,7 @@ class BiEncoder:
     Attributes:
         directory, head, card: the directory, its ``head.json`` and training card.
         sense_counts: training occurrences per sense key.
+        pos_probe: its POS probe (None when the directory has none).
         encoder: the context encoder (an :class:`~workbench.encoding.encoder.Encoder`).
         gloss_model, gloss_tokenizer: the gloss encoder.
         gloss_fingerprint: the gloss encoder's weights fingerprint.
@@ -317,6 +321,7 @@ class BiEncoder:
                 f"its {CARD} {'is' if len(missing) == 1 else 'are'} missing."
             )
         self.sense_counts = read_sense_counts(self.directory)
+        self.pos_probe: PosProbe | None = load_probe(self.directory / PROBE_FILE)
         self.gloss_how: GlossText = head["gloss_text"]
         self.gloss_pooling: str = head["gloss_pooling"]
         self.gloss_max_length = int(head["gloss_max_length"])

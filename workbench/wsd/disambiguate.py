@@ -32,6 +32,7 @@ from workbench.lexicon.morphology import morphy
 from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet, load_wordnet
 from workbench.wsd.config import SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.pos_probe import PosProbe
 from workbench.wsd.predict import InstanceSet
 from workbench.wsd.systems import (
     FALLBACK_SYSTEM,
@@ -116,6 +117,9 @@ class Disambiguation:
         note: what the user must know about the index's quality ("" if nothing).
         centroids: whether the index has centroid rows at all (a trained bi-encoder's gloss
             index has none: its gloss vectors are the system, not a weaker stand-in).
+        predicted_pos: with no POS given, the POS a probe read off the word's vector and its
+            probability (``("", 0.0)``: none predicted): the chosen sense is of that POS, and
+            its candidates are ranked first.
     """
 
     words: tuple[str, ...]
@@ -127,6 +131,7 @@ class Disambiguation:
     system: str = "custom"
     note: str = ""
     centroids: bool = True
+    predicted_pos: tuple[str, float] = ("", 0.0)
 
     @property
     def best(self) -> SenseCandidate | None:
@@ -171,6 +176,9 @@ class Disambiguation:
             marked,
             f"system: {self.system}, trained on {self.training.corpus} ({self.config})",
         ]
+        if self.predicted_pos[0]:
+            pos, p = self.predicted_pos
+            lines.append(f"POS: {pos} (read off the word's vector, probability {p:.2f})")
         if not self.candidates:
             return "\n".join([*lines, "no WordNet senses for this word: nothing to choose from"])
         lines.append(f"{'':2}{'score':>6}  {'sense key':<28} {'score from':<44} gloss")
@@ -259,6 +267,7 @@ def disambiguate(
     system: str = FALLBACK_SYSTEM,
     progress: Progress = None,
     say: SystemProgress = None,
+    pos_probe: PosProbe | None = None,
 ) -> Disambiguation:
     """Rank the WordNet senses of one word in context.
 
@@ -277,6 +286,10 @@ def disambiguate(
         system: the system of the index when ``index`` is None (``best`` or ``plain``).
         progress, say: passed to :func:`~workbench.wsd.systems.default_index` (a bar or
             callback while the default index is built; the line saying what is built).
+        pos_probe: with no ``pos`` given and a word that can be several POS, the probe that
+            reads the POS off the word's vector (:attr:`workbench.wsd.systems.OpenedSystem.
+            pos_probe`): the chosen sense is of the predicted POS, whose senses are ranked
+            first (every candidate is still scored and listed).
 
     Returns:
         A :class:`Disambiguation`, candidates ranked by score.
@@ -305,6 +318,14 @@ def disambiguate(
     index.check_encoder(encoder)
     emb = encoder.encode([words], keep=[[at]], progress=False)
     vector = emb.select(index.config.layers)[0]
+    predicted = ("", 0.0)
+    if pos is None and pos_probe is not None and len({upos for _, upos in lemmas}) > 1:
+        proba = pos_probe.predict_proba(emb.select(pos_probe.layers))[0]
+        possible = {upos for _, upos in lemmas}
+        options = [(p, c) for c, p in zip(pos_probe.classes_, proba.tolist()) if c in possible]
+        if options:
+            p_best, c_best = max(options)
+            predicted = (c_best, float(p_best))
     corpus = index.training_.corpus
     candidates = []
     for lemma, upos in lemmas:
@@ -327,7 +348,14 @@ def disambiguate(
                     tag_count=wordnet.senses[key].tag_count,
                 )
             )
-    candidates.sort(key=lambda c: (np.isnan(c.score), -np.nan_to_num(c.score), c.wordnet_rank))
+    candidates.sort(
+        key=lambda c: (
+            bool(predicted[0]) and c.pos != predicted[0],  # the predicted POS's senses first
+            np.isnan(c.score),
+            -np.nan_to_num(c.score),
+            c.wordnet_rank,
+        )
+    )
     return Disambiguation(
         tuple(words),
         at,
@@ -338,4 +366,5 @@ def disambiguate(
         system_of(index),
         system_note(index),
         index.has_centroids,
+        predicted,
     )

@@ -188,8 +188,10 @@ def biencoder_senses(
     wordnet: WordNet | None = None,
 ) -> SensePrediction:
     """Label every occurrence with the bi-encoder's best sense among the WordNet senses of
-    ``lemma`` (of ``pos``, or of every POS it has); ``scores`` are the winners' scores (dot
-    products over the query's norm, :meth:`~workbench.wsd.index.SenseIndex.candidate_scores`).
+    ``lemma`` (of ``pos``; none given, of the POS its probe reads off each occurrence's vector,
+    :mod:`workbench.wsd.pos_probe`, or of every POS without a probe); ``scores`` are the
+    winners' scores (dot products over the query's norm,
+    :meth:`~workbench.wsd.index.SenseIndex.candidate_scores`).
 
     Raises:
         InputError: no occurrence, or WordNet has no sense of ``lemma`` (as ``pos``).
@@ -207,12 +209,15 @@ def biencoder_senses(
         [list(o.words) for o in occurrences], keep=[[o.index] for o in occurrences]
     )
     vectors = emb.select(CONTEXT_LAYERS)
+    probe = bi.pos_probe if pos is None and len({u for _, u in pairs}) > 1 else None
+    likely = probe.predict(emb.select(probe.layers)) if probe is not None else [None] * len(vectors)
     labels, scores = [], []
-    for vector in vectors:
-        best = max(
-            (index.candidate_scores(vector, lem, upos) for lem, upos in pairs),
-            key=lambda c: float(c.scores[0]) if len(c.scores) else float("-inf"),
-        )
+    for vector, guess in zip(vectors, likely):
+        ranked = [index.candidate_scores(vector, lem, upos) for lem, upos in pairs
+                  if guess is None or upos == guess] or [
+            index.candidate_scores(vector, lem, upos) for lem, upos in pairs
+        ]  # fmt: skip
+        best = max(ranked, key=lambda c: float(c.scores[0]) if len(c.scores) else float("-inf"))
         labels.append(best.keys[0])
         scores.append(float(best.scores[0]))
     n_senses = sum(len(wordnet.candidates(lem, upos)) for lem, upos in pairs)

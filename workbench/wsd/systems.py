@@ -65,6 +65,7 @@ from workbench.wsd.biencoder import (
 )
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo, cache_dtype_tag
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.pos_probe import PosProbe
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.sources import gloss_vectors
 from workbench.wsd.store import FORMAT_VERSION, load_index, save_index
@@ -453,6 +454,11 @@ class OpenedSystem:
     index_for: IndexFor
     note: str = ""
     biencoder: BiEncoder | None = None
+
+    @property
+    def pos_probe(self) -> PosProbe | None:
+        """The POS probe that answers when no POS is given (the bi-encoder's), else None."""
+        return self.biencoder.pos_probe if self.biencoder is not None else None
 
     def describe(self) -> dict[str, object]:
         """What answers, for reports: the system, its description, the model(s)."""
