@@ -4,7 +4,8 @@
 the same :class:`Build`, which the work updates (message, stage, fraction) and ends with its
 result or error; a page polls it and shows progress. The work goes on when the user changes a
 widget or leaves the page, so nothing it computed is lost; a failed build starts again on the
-next call. :func:`settle` waits briefly for work that turns out to be quick.
+next call. :func:`settle` waits briefly for work that turns out to be quick; :func:`show_progress`
+polls a running build on the page and stops the page until it is done.
 
 Example::
 
@@ -106,3 +107,24 @@ def settle(build: Build, seconds: float = 30.0) -> Build:
     while not build.done and not build.message and time.monotonic() < deadline:
         time.sleep(0.05)
     return build
+
+
+def show_progress(build: Build, before_stop: Callable[[], None] | None = None) -> None:
+    """While ``build`` runs: its message and progress bar, polled every second (the page
+    reruns once it is done), then the page stops here; ``before_stop`` draws what the page
+    still shows meanwhile (its link). Does nothing once the build is done."""
+    if build.done:
+        return
+
+    @st.fragment(run_every=1.0)
+    def _poll() -> None:
+        if build.done:
+            st.rerun()
+        if build.message:
+            st.info(build.message, icon=":material/hourglass_top:")
+        st.progress(build.fraction, text=f"{build.stage} {build.fraction:.0%}: {build.timing()}")
+
+    _poll()
+    if before_stop is not None:
+        before_stop()
+    st.stop()

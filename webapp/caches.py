@@ -30,7 +30,9 @@ from workbench.corpora.readers import Corpus, corpus_from_texts
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
+from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
+from workbench.encoding.offered import check_offered
 from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_bytes
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
@@ -43,13 +45,14 @@ from workbench.viz.neighbours import NeighbourPool, PoolPart
 from workbench.viz.projection import ProjectionConfig, Projector, project_layers
 from workbench.viz.sense_views import AtlasView, SenseView
 from workbench.wsd import occurrence_senses
+from workbench.wsd.biencoder import BiEncoder, biencoder_dir, load_biencoder
 from workbench.wsd.evaluate import Evaluation, Stage, evaluate_corpus
 from workbench.wsd.index import SenseIndex
-from workbench.wsd.occurrence_senses import TrainingOccurrences
+from workbench.wsd.occurrence_senses import SensePrediction, TrainingOccurrences
 from workbench.wsd.store import load_index
 from workbench.wsd.systems import (
     SYSTEMS,
-    WORDNET_SYSTEM,
+    IndexFor,
     f1_phrase,
     semcor_available,
     semcor_index,
@@ -330,6 +333,21 @@ def training_occurrences(lemma: str, pos: str | None = None) -> TrainingOccurren
     return occurrence_senses.training_occurrences(wordnet(), lemma, pos, semcor)
 
 
+def biencoder_prediction(
+    bi: BiEncoder,
+    occ_key: Hashable,
+    occurrences: Sequence[Occurrence],
+    lemma: str,
+    pos: str | None,
+) -> SensePrediction:
+    """The bi-encoder's sense of each occurrence (:func:`workbench.wsd.occurrence_senses.
+    biencoder_senses`), memoised by the bi-encoder and the occurrences."""
+    key = (str(bi.directory), occ_key, lemma, pos)
+    return memo("biencoder-senses", 16).get(
+        key, lambda: occurrence_senses.biencoder_senses(bi, occurrences, lemma, pos, wordnet())
+    )
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def glosses(labels: tuple[str, ...]) -> dict[str, str]:
     """Label -> WordNet gloss (``""`` for labels that are not sense keys)."""
@@ -342,17 +360,41 @@ def glosses(labels: tuple[str, ...]) -> dict[str, str]:
 EVAL_DATASETS = ("semeval2007", *(d for d in EVALUATION_SETS if d != "semeval2007"))
 
 
-def system_options(fingerprint: str, dtype: str) -> dict[str, str]:
-    """System name -> its label in the index choice, with the F1 measured for the model of
-    ``fingerprint`` in ``dtype`` (or the packaged model's, said so): the SemCor systems when
-    SemCor is here (``best`` first, the default), and the WordNet-only one."""
+@st.cache_resource(show_spinner="Loading the WSD bi-encoder…", max_entries=2)
+def biencoder_for(model: str | None, device: str | None) -> BiEncoder | None:
+    """The WSD bi-encoder that answers for the sidebar's ``model`` (the shipped one for the
+    packaged model, a trained bi-encoder's own directory), loaded once; None when there is
+    none (:func:`workbench.wsd.biencoder.biencoder_dir`)."""
+    if biencoder_dir(model) is None:
+        return None
+    return load_biencoder(model, device)
+
+
+def biencoder(settings: Settings | None = None) -> BiEncoder | None:
+    """:func:`biencoder_for` the sidebar's model (errors stop the page)."""
+    s = settings or current()
+    with user_errors():
+        check_offered(s.model)
+        return biencoder_for(s.model, s.device)
+
+
+def system_options(fingerprint: str, dtype: str, has_biencoder: bool) -> dict[str, str]:
+    """System name -> its label in the system choice, with the F1 measured for the model of
+    ``fingerprint`` in ``dtype`` (or the packaged model's, said so): the bi-encoder first (the
+    default) when the model has one, the SemCor systems when SemCor is here, and the
+    WordNet-only one."""
     labels = {
+        "biencoder": f"bi-encoder: trained context vs. gloss vectors "
+        f"({f1_phrase('biencoder', fingerprint, dtype)})",
         "best": f"best: SemCor + propagation + glosses ({f1_phrase('best', fingerprint, dtype)})",
         "plain": f"plain 1-NN on SemCor ({f1_phrase('plain', fingerprint, dtype)})",
         "wordnet": "WordNet glosses only (no SemCor; below WordNet's first sense)",
     }
+    if not has_biencoder:
+        labels.pop("biencoder")
     if not semcor_available():
-        return {WORDNET_SYSTEM.name: labels["wordnet"]}
+        labels.pop("best")
+        labels.pop("plain")
     return labels
 
 
@@ -395,22 +437,29 @@ def sense_index(path: str, settings_key: tuple) -> SenseIndex:
 #: and the text of its progress bar (none: no bar).
 WSD_STAGES = {
     "encode": ("Encoding {n:,} instances…", "Encoding the instances…"),
-    "index": ("Building the WordNet-only index for the test lemmas…",
+    "index": ("Encoding the glosses of the test lemmas' senses…",
               "Encoding the WordNet glosses…"),
     "predict": ("Predicting and scoring…", ""),
 }  # fmt: skip
 
 
 def wsd_evaluation(
-    dataset: str, index_label: str, index: SenseIndex | None = None, n_sentences: int = 0
+    dataset: str,
+    index_label: str,
+    index: SenseIndex | IndexFor | None = None,
+    n_sentences: int = 0,
+    enc: Encoder | None = None,
 ) -> tuple[Corpus, Evaluation]:
     """``(corpus, Evaluation)`` of a sense index on a framework dataset (its first
     ``n_sentences``, 0 = all), memoised by the settings, index and data; shows its progress.
-    ``index`` None: the WordNet-only index for the test lemmas is built first."""
+    ``index``: a saved index, or a function giving one for the test lemmas (the bi-encoder's,
+    whose ``enc`` is its own context encoder); None: the WordNet-only index for the test
+    lemmas is built first. ``enc``: the encoder (default: the sidebar's)."""
     key = (current().key, index_label, dataset, n_sentences)
 
     def run() -> tuple[Corpus, Evaluation]:
-        enc, wn, test_corpus = encoder(), wordnet(), corpus(dataset)
+        wn, test_corpus = wordnet(), corpus(dataset)
+        model = enc or encoder()
         if n_sentences:
             test_corpus = test_corpus.head(n_sentences)
         training = corpus("semcor") if "semcor" in available_datasets() else None
@@ -435,7 +484,7 @@ def wsd_evaluation(
 
             try:
                 done = evaluate_corpus(
-                    enc, test_corpus, index, wn, training, progress=progress, on_stage=on_stage
+                    model, test_corpus, index, wn, training, progress=progress, on_stage=on_stage
                 )
             finally:
                 clear()

@@ -10,3 +10,7 @@ We had a picnic on the grassy bank of the river.
 The bank raised its interest rates again.
 Fishermen lined the muddy bank at dawn.
 He asked the bank for a small loan."""
+
+#: The WSD page's default sentence and word (the server warms their answer at start).
+WSD_TEXT = "He sat on the bank of the river and watched the boats."
+WSD_WORD = "bank"

@@ -35,11 +35,13 @@ import streamlit as st
 
 import webapp.caches
 import webapp.state
-from webapp.defaults import EXPLORE_TEXT
+from webapp.defaults import EXPLORE_TEXT, WSD_TEXT, WSD_WORD
 from webapp.state import Settings
 from workbench.corpora.occurrences import demo_words
+from workbench.encoding.alignment import split_words
 from workbench.viz.neighbours import PoolPart, split_sentences
 from workbench.viz.projection import ProjectionConfig, Projector
+from workbench.wsd.disambiguate import target_lemmas
 
 log = logging.getLogger("workbench.app")
 #: Streamlit warns of every cached call made outside a visitor's script run ("missing
@@ -107,6 +109,16 @@ def _senses_view() -> None:
                              emb.select(settings.layers), config)  # fmt: skip
 
 
+def _wsd_answer() -> None:
+    """The WSD bi-encoder shipped for the packaged model, and the glosses of the WSD page's
+    default word (its first answer is then a context pass away)."""
+    bi = webapp.caches.biencoder_for(None, None)
+    if bi is not None:
+        pairs = target_lemmas(WSD_WORD, webapp.caches.wordnet())
+        bi.index(pairs, webapp.caches.wordnet())
+        bi.encoder.encode([split_words(WSD_TEXT)], progress=False)
+
+
 def _umap() -> None:
     """UMAP's numba code, compiled once per process (the first fit of a process compiles)."""
     points = np.random.default_rng(0).normal(size=(30, 8))
@@ -122,6 +134,7 @@ STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
     ("the list of datasets", _datasets),
     ("UMAP's compiled code", _umap),
     ("the Senses page's default view", _senses_view),
+    ("the WSD bi-encoder", _wsd_answer),
 )
 
 

@@ -173,9 +173,9 @@ def _fill(page, label: str, value: str) -> None:
     _idle(page)
 
 
-def _choose(page, label: str, option: str) -> None:
+def _choose(page, label: str, option: str, exact: bool = True) -> None:
     page.locator('[data-testid="stSelectbox"]').filter(has_text=label).click()
-    page.get_by_role("option", name=option, exact=True).click()
+    page.get_by_role("option", name=option, exact=exact).first.click()
     _idle(page)
 
 
@@ -195,33 +195,42 @@ def _chosen_sense(page, word: str) -> str:
     [("He plays the bass in a jazz band.", "any"), ("He caught a bass in the lake.", "any"),
      ("He caught a bass in the lake.", "NOUN")],
 )  # fmt: skip
-def test_wsd_default_app_answers_bass_with_a_noun_sense(
-    browser_page, server, best_wsd_index, sentence, pos
-):
+def test_wsd_default_app_answers_bass_with_a_noun_sense(browser_page, server, sentence, pos):
     page = browser_page
     _sidebar_page(page, server, "WSD", "Word sense disambiguation")
-    # the default index (a select box shows its value in its combobox input)
-    chosen_index = page.get_by_role("combobox", name="Sense index", exact=True).input_value()
-    assert chosen_index.startswith("best: SemCor"), chosen_index
+    # the default system: the shipped bi-encoder (a select box shows its value in its input)
+    chosen = page.get_by_role("combobox", name="System", exact=True).input_value()
+    assert chosen.startswith("bi-encoder"), chosen
     _fill(page, "Sentence", sentence)
     _fill(page, "Word", "bass")
     _choose(page, "POS", pos)
     page.get_by_text("Candidate senses of “bass”").first.wait_for()
     answer = _chosen_sense(page, "bass")
     assert "bass%1:" in answer, answer  # a noun sense (the adjective is bass%5:...)
-    assert "score from:" in answer
-    # the winning sense rests on one SemCor occurrence: the page says so
-    page.get_by_text("rests on too few occurrences").first.wait_for()
-    # every candidate says where its score comes from
+    assert "score from: trained gloss" in answer
+    # every candidate says where its score comes from: how often training saw the sense
     table = page.locator('[data-testid="stTable"]').first.inner_text()
-    assert "score from" in table and "propagated from" in table
+    assert "score from" in table and "in training" in table
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / f"wsd-bass-{pos}.png"), full_page=True)
 
 
-def test_wsd_helium_is_answered_by_the_default_and_by_wordnet_only(
-    browser_page, server, best_wsd_index
-):
+def test_wsd_best_system_says_where_its_scores_come_from(browser_page, server, best_wsd_index):
+    page = browser_page
+    _sidebar_page(page, server, "WSD", "Word sense disambiguation")
+    _choose(page, "System", "best: SemCor", exact=False)
+    _fill(page, "Sentence", "He caught a bass in the lake.")
+    _fill(page, "Word", "bass")
+    page.get_by_text("Index: best system").first.wait_for()
+    assert "bass%1:" in _chosen_sense(page, "bass")
+    # the winning sense rests on one SemCor occurrence: the page says so
+    page.get_by_text("rests on too few occurrences").first.wait_for()
+    table = page.locator('[data-testid="stTable"]').first.inner_text()
+    assert "score from" in table and "propagated from" in table
+    _no_exception(page)
+
+
+def test_wsd_helium_is_answered_by_the_default_and_by_wordnet_only(browser_page, server):
     page = browser_page
     _sidebar_page(page, server, "WSD", "Word sense disambiguation")
     _fill(page, "Sentence", "The balloon was filled with helium")
@@ -229,7 +238,7 @@ def test_wsd_helium_is_answered_by_the_default_and_by_wordnet_only(
     page.get_by_text("Candidate senses of “helium”").first.wait_for()
     assert "helium%1:27:00::" in _chosen_sense(page, "helium")
     _no_exception(page)
-    _choose(page, "Sense index", "WordNet glosses only (no SemCor; below WordNet's first sense)")
+    _choose(page, "System", "WordNet glosses only (no SemCor; below WordNet's first sense)")
     page.get_by_text("below WordNet's first sense (65.2)").first.wait_for()
     # the back-off line comes after the answer box and only with this index: once it shows, the
     # answer box above it is this index's answer, not the previous one's

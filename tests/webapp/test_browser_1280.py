@@ -315,3 +315,34 @@ def test_a_sense_map_answers_a_click_a_search_and_a_lasso(browser, server):
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "senses-map-click.png"), full_page=True)
     page.close()
+
+
+# ------------------------------------------------------------------ the WSD page's default system
+
+
+def test_the_wsd_page_answers_a_rare_sense_with_the_shipped_bi_encoder_on_an_empty_cache(
+    browser, tmp_path
+):
+    """The default system is the bi-encoder shipped with the package: on a server with an
+    empty cache it answers at once (no index is built), and a sense SemCor never tags wins
+    from its definition; the candidates are listed with their definitions and evidence."""
+    env = {"WORKBENCH_CACHE": str(tmp_path / "cache")}
+    with open(ARTIFACTS / "streamlit-server-wsd.log", "w") as log:
+        with AppServer(REPO, env=env, log=log) as url:
+            page = _page(browser)
+            query = urllib.parse.urlencode(
+                {"sentence": "Click the left button of the mouse to open the file.",
+                 "word": "mouse"}
+            )  # fmt: skip
+            page.goto(f"{url}/wsd?{query}")
+            answer = page.locator('[data-testid="stAlertContentSuccess"]').first
+            answer.wait_for()
+            assert "mouse%1:06:00::" in answer.inner_text()  # the computer mouse
+            _idle(page)
+            _no_exception(page)
+            text = _main_text(page)
+            assert "bi-encoder" in text and "Building the" not in text
+            assert "unseen in training" in text  # where each score comes from
+            assert "hand-operated electronic device" in text  # the winner's definition
+            page.screenshot(path=str(ARTIFACTS / "wsd-biencoder.png"), full_page=True)
+            page.close()

@@ -90,19 +90,7 @@ with webapp.state.user_errors():
     build = webapp.builds.settle(
         webapp.caches.corpus_map_build(source, config, upload, upload_name), seconds=5
     )
-if not build.done:
-
-    @st.fragment(run_every=1.0)
-    def _wait_for_the_map() -> None:
-        if build.done:
-            st.rerun()
-        if build.message:
-            st.info(build.message, icon=":material/hourglass_top:")
-        st.progress(build.fraction,
-                    text=f"{build.stage} {build.fraction:.0%}: {build.timing()}")  # fmt: skip
-
-    _wait_for_the_map()
-    st.stop()
+webapp.builds.show_progress(build)
 if build.error is not None:
     with webapp.state.user_errors():
         raise build.error

@@ -174,11 +174,16 @@ if colour == "gold" and not any(o.label for o in ov.occurrences):
 labels, predicted_note = gold, ""
 if colour == "predicted":
     layer_spec = layer if view == "one layer" else settings.layers
+    bi = webapp.caches.biencoder(settings)  # the model's WSD bi-encoder, when it has one
     with webapp.state.user_errors():
-        training = webapp.caches.training_occurrences(lemma, pos)
-        prediction = predict_senses(
-            ov, training, layer_spec, encode=webapp.caches.encode_occurrence_list
-        )
+        if bi is not None:
+            prediction = webapp.caches.biencoder_prediction(bi, occ_key, ov.occurrences, lemma,
+                                                            pos)  # fmt: skip
+        else:
+            training = webapp.caches.training_occurrences(lemma, pos)
+            prediction = predict_senses(
+                ov, training, layer_spec, encode=webapp.caches.encode_occurrence_list
+            )
     labels = list(prediction.labels)
     predicted_note = prediction.describe(lemma)
 gl = webapp.caches.glosses(tuple(dict.fromkeys(gold + labels)))

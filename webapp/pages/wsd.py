@@ -1,8 +1,10 @@
 """WSD.
 
-Word sense disambiguation by the nearest sense vector: the candidate senses of one word in a
-sentence with their scores and where each score comes from, and an evaluation on the
-framework's datasets with error browsing. The default index is the best measured system.
+Word sense disambiguation: the candidate senses of one word in a sentence, ranked, each with its
+definition, its score and where the score comes from, and an evaluation on the framework's
+datasets with error browsing. The default system is the WSD bi-encoder (shipped for the packaged
+model): it answers at once, encoding only the glosses of the word's senses; the SemCor systems
+build their index in the background the first time.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ import webapp.caches
 import webapp.downloads
 import webapp.state
 import webapp.urlstate
+from webapp.defaults import WSD_TEXT, WSD_WORD
 from webapp.urlstate import Between, Param
 from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
 from workbench.wsd import report as wsd_report
 from workbench.wsd.disambiguate import disambiguate
-from workbench.wsd.systems import FEW_OCCURRENCES, SYSTEMS, WORDNET_SYSTEM
+from workbench.wsd.index import SenseIndex
+from workbench.wsd.systems import FEW_OCCURRENCES, SYSTEMS, WORDNET_SYSTEM, IndexFor
 
 POS_CHOICES = (None, *POS_TAGS)
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
@@ -36,43 +40,40 @@ PARAMS = (
 
 st.title("Word sense disambiguation")
 st.caption(
-    "Every WordNet sense of the word has a vector: the mean of its training occurrences in "
-    "SemCor (a centroid), one propagated from related senses, or its gloss. The word's vector in "
-    "your sentence is compared with the vectors of its candidate senses; the most similar one "
-    "is chosen."
+    "The bi-encoder (the default) reads the word in your sentence with a trained context "
+    "encoder and each WordNet sense's definition with a trained gloss encoder, and chooses the "
+    "sense whose definition vector fits best: it can choose a sense it never saw in training, "
+    "from its definition. The SemCor systems give each sense a vector from its training "
+    "occurrences (a centroid), from related senses, or from its gloss, and choose the most "
+    "similar one."
 )
 webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once the widgets are drawn
 settings = webapp.state.current()
 enc = webapp.state.encoder(settings)  # the labels give the F1 measured for this model
-systems = webapp.caches.system_options(enc.fingerprint, enc.dtype_name)
+bi = webapp.caches.biencoder(settings)
+systems = webapp.caches.system_options(enc.fingerprint, enc.dtype_name, bi is not None)
 choices = {**{f"system:{k}": v for k, v in systems.items()}, **webapp.caches.saved_indexes()}
 if st.session_state.get("wsd_index") not in choices:
     st.session_state.pop("wsd_index", None)  # a link's index this server does not have
 index_label = st.selectbox(
-    "Sense index", list(choices), key="wsd_index",
+    "System", list(choices), key="wsd_index",
     format_func=lambda c: choices[c] if c.startswith("system:") else f"saved: {c}",
-    help="The best measured system is the default. Indexes saved with `workbench wsd train "
-    "--out` in the cache dir are listed too.",
+    help="The bi-encoder is the default where the model has one (the packaged model ships "
+    "with one). Indexes saved with `workbench wsd train --out` in the cache dir are listed too.",
 )  # fmt: skip
 system = index_label.removeprefix("system:") if index_label.startswith("system:") else None
-index = None
-if system is not None and system != WORDNET_SYSTEM.name:
+index: SenseIndex | IndexFor | None = None
+if system == "biencoder" and bi is not None:  # its glosses are encoded when an answer needs them
+    enc, index = bi.encoder, bi.index_for()
+elif system is not None and system != WORDNET_SYSTEM.name:
     build = webapp.builds.settle(webapp.caches.system_index_build(system))
-    if not build.done:
-
-        @st.fragment(run_every=1.0)
-        def _wait_for_the_index() -> None:
-            if build.done:
-                st.rerun()
-            if build.message:
-                st.info(build.message, icon=":material/hourglass_top:")
-            st.progress(build.fraction,
-                    text=f"{build.stage} {build.fraction:.0%}: {build.timing()}")  # fmt: skip
-
-        _wait_for_the_index()
-        webapp.urlstate.link_control(PARAMS, None, "this page with its settings", area=share)
-        st.stop()
+    webapp.builds.show_progress(
+        build,
+        lambda: webapp.urlstate.link_control(
+            PARAMS, None, "this page with its settings", area=share
+        ),
+    )
     if build.error is not None:
         with webapp.state.user_errors():
             raise build.error
@@ -85,10 +86,8 @@ one, evaluation = st.tabs(["One sentence", "Evaluation"])
 # ------------------------------------------------------------------ one sentence
 with one:
     c1, c2, c3 = st.columns([4, 1, 1])
-    st.session_state.setdefault(
-        "wsd_text", "He sat on the bank of the river and watched the boats."
-    )
-    st.session_state.setdefault("wsd_word", "bank")
+    st.session_state.setdefault("wsd_text", WSD_TEXT)
+    st.session_state.setdefault("wsd_word", WSD_WORD)
     text = c1.text_input("Sentence", key="wsd_text", max_chars=2000)
     word = c2.text_input("Word", key="wsd_word", max_chars=100)
     pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="wsd_pos")
@@ -97,6 +96,7 @@ with one:
         return disambiguate(
             enc, index, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet(),
             system=system or WORDNET_SYSTEM.name,
+            pos_probe=bi.pos_probe if system == "biencoder" and bi is not None else None,
         )  # fmt: skip
 
     with webapp.state.user_errors():
@@ -113,6 +113,10 @@ with one:
         )
     if result.note:
         st.warning(result.note, icon=":material/warning:")
+    if result.predicted_pos[0]:
+        st.caption(f"No POS given: read off the word's vector as {result.predicted_pos[0]} "
+                   f"(probability {result.predicted_pos[1]:.2f}); its senses come first, the "
+                   "others are scored below them.")  # fmt: skip
     data = {"sentence": text, "word": word.strip(), "pos": pos, "index": index_label,
             "system": result.system, "config": str(result.config)}  # fmt: skip
     shown = webapp.state.view_settings("wsd-candidates", "", data=data)  # fmt: skip
@@ -142,10 +146,20 @@ with one:
         )  # fmt: skip
         st.table(candidates.set_index("sense key").fillna({"score": "-"}))
         webapp.downloads.table_buttons(candidates, shown, f"{stem}-candidates", "wsd_table")
-    st.caption(
-        f"Index: {result.system} system, trained on {result.training.corpus} ({result.config}). "
-        f"A sense with fewer than {FEW_OCCURRENCES} training occurrences is flagged when chosen."
-    )
+    if result.system == "biencoder":
+        st.caption(
+            f"System: the WSD bi-encoder {bi.name if bi else ''}, trained on "
+            f"{result.training.corpus}. A score is the dot product of the word's vector and the "
+            "sense's definition vector (over the word vector's length); “seen N× in training” "
+            "says how often the sense occurred in its training data: an unseen sense is chosen "
+            "from its definition alone."
+        )
+    else:
+        st.caption(
+            f"Index: {result.system} system, trained on {result.training.corpus} "
+            f"({result.config}). A sense with fewer than {FEW_OCCURRENCES} training occurrences "
+            "is flagged when chosen."
+        )
 webapp.urlstate.link_control(PARAMS, None, "this sentence, word and index", area=share)
 
 # ------------------------------------------------------------------ evaluation
@@ -164,7 +178,7 @@ with evaluation:
     memo = webapp.state.memo("wsd-eval", 8)
     if st.button("Run the evaluation", key="wsd_run", type="primary"):
         with webapp.state.user_errors():
-            webapp.caches.wsd_evaluation(dataset, index_label, index, n_sentences)
+            webapp.caches.wsd_evaluation(dataset, index_label, index, n_sentences, enc)
     if eval_key not in memo:
         st.info("Choose a dataset and press “Run the evaluation” (a minute or two on a CPU).")
         st.stop()
