@@ -340,3 +340,25 @@ def test_with_no_pos_given_the_probe_decides_the_pos_of_the_answer(lora_run):
     # a POS given by the user is never overruled
     nouns = disambiguate(bi.encoder, bi.index_for(), words, 1, pos="NOUN", pos_probe=verbs)
     assert nouns.best.pos == "NOUN" and nouns.predicted_pos == ("", 0.0)
+
+
+@pytest.mark.slow
+def test_the_built_package_carries_the_shipped_bi_encoder(tmp_path):
+    """``pip install .`` (not only an editable install) gets the adapters, card and probe."""
+    import subprocess
+    import sys
+    import zipfile
+
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(tmp_path), str(repo)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = repo / "workbench" / "wsd" / "shipped"
+    expected = {p.relative_to(repo).as_posix() for p in shipped.rglob("*") if p.is_file()}
+    assert expected and expected <= names
+    assert any(n.endswith("adapter_model.safetensors") for n in expected)
