@@ -242,10 +242,18 @@ def _name(path: str | os.PathLike[str], option: str) -> Path:
     return Path(text)
 
 
-def refuse_foreign(path: str | os.PathLike[str], overwrite: bool = False) -> None:
+def refuse_foreign(
+    path: str | os.PathLike[str], overwrite: bool = False, *, locked: bool = False
+) -> None:
     """Raise :class:`OutputError` when something the workbench did not write is at ``path``
-    and ``overwrite`` is not given (a directory or a device is refused either way)."""
+    and ``overwrite`` is not given (a directory or a device is refused either way). The check
+    holds the folder's :func:`folder_lock` (``locked``: the caller holds it already), so a
+    concurrent writer's file is never seen between its rename and its ledger entry."""
     path = Path(path)
+    if not locked:
+        with folder_lock(path.parent):
+            refuse_foreign(path, overwrite, locked=True)
+        return
     info = _lstat(path, "")
     if info is None:
         return
@@ -338,7 +346,7 @@ def output_file(
 
     def commit(tmp: Path, target: Path) -> None:
         with folder_lock(target.parent):
-            refuse_foreign(target, overwrite)  # a file the user made while this one was written
+            refuse_foreign(target, overwrite, locked=True)  # one made while this was written
             os.replace(tmp, target)
             record(target, locked=True)
 

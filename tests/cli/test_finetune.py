@@ -21,7 +21,7 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
 def test_finetune_commands_follow_the_registry():
     finetune = _commands(build_parser())["finetune"]
     commands = _commands(finetune)
-    assert list(commands) == [*TASKS, "builtin", "compare", "wsd-index"]
+    assert list(commands) == [*TASKS, "builtin", "compare", "wsd-index", "wsd-probe"]
     for name, kind in TASKS.items():
         flags = _flags(commands[name])
         assert commands[name].description == kind.help

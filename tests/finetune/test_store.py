@@ -105,7 +105,7 @@ def test_a_finished_run_with_its_checkpoint_kept_is_a_finished_run(tmp_path):
     (run / CHECKPOINT_DIR).mkdir()
     (run / CHECKPOINT_DIR / "last.safetensors").write_bytes(b"x")
     mark_directory(run, RUN_KIND)
-    with pytest.raises(InputError, match="already holds a fine-tuned model .and its checkpoint"):
+    with pytest.raises(InputError, match="already holds a fine-tuned model and a checkpoint"):
         check_output(run, resume=False, overwrite=False)
     check_output(run, resume=True, overwrite=False)
 

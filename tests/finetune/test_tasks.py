@@ -48,7 +48,7 @@ def test_read_takes_each_kind_s_file_format(tmp_path):
         ("pair", {"gloss_max_length": 32}, "--gloss-max-length"),
         ("token", {"whole_word_mask": True}, "--whole-word-mask"),
         ("wsd", {"label_mode": "all"}, "--label-mode"),
-        ("mlm", {"wsd_index": "data"}, "--wsd-index"),
+        ("mlm", {"wsd_index": "wordnet"}, "--wsd-index"),
     ],
 )
 def test_an_option_of_another_task_is_refused_by_name(kind, changes, flag):

@@ -145,7 +145,7 @@ def test_the_old_model_stays_until_the_new_one_is_complete(
     # the run is unfinished now: refused without a flag, finished with --resume
     argv = _argv(place, tiny_model_dir, "run", "--epochs", "2")
     assert _main(argv) == 2
-    _one_line(capsys, r"holds an unfinished run .*--resume.*--overwrite")
+    _one_line(capsys, r"holds a fine-tuned model and a checkpoint .*--resume.*--overwrite")
     assert _main([*argv, "--resume"]) == 0
     card = read_card(place / "run")
     assert len(card["epochs"]) == 2 and not (place / "run" / CHECKPOINT_DIR).exists()

@@ -244,7 +244,9 @@ def test_wsd_one_sentence_bar_chart_and_bad_input(best_wsd_index):
     at = _app().run()
     at.switch_page("webapp/pages/wsd.py").run()
     _ok(at)
-    assert at.selectbox(key="wsd_index").value == "system:best"  # the default
+    assert at.selectbox(key="wsd_index").value == "system:biencoder"  # the default
+    at.selectbox(key="wsd_index").set_value("system:best").run()  # the centroids, explained
+    _ok(at)
     bars = _figure(at)["data"][0]
     assert bars["type"] == "bar" and len(_array(bars["x"])) >= 10  # the senses of "bank"
     assert at.success and "bank%" in at.success[0].value

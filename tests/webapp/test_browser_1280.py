@@ -92,6 +92,7 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, tmp_path):
     """The preload runs at server start, with no browser connected: by the time the first
     visitor opens the page, the model, WordNet and the default views are loaded, and the page
     draws its chart from them."""
+    ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "streamlit-server-preload.log", "w") as log:
         with AppServer(REPO, log=log) as url:
             status = _status(url)  # the health check answered while the preload goes on
@@ -105,12 +106,13 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, tmp_path):
             _idle(page)
             _no_exception(page)
             assert "could not load" not in _main_text(page)
-            status = _wait_preloaded(url, "the Senses page's default view")
+            status = _wait_preloaded(url, "the WSD bi-encoder")  # the last step
             assert status["ready"] and all(s["state"] == "done" for s in status["steps"])
             page.close()
 
 
 def test_a_failed_preload_is_a_message_and_the_server_lives_on(browser):
+    ARTIFACTS.mkdir(exist_ok=True)
     env = {"WORKBENCH_DTYPE": "no-such-dtype"}  # the model cannot load in this process
     with open(ARTIFACTS / "streamlit-server-failed-preload.log", "w") as log:
         with AppServer(REPO, env=env, log=log) as url:

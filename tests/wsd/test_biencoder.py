@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -190,11 +193,14 @@ def _damage_foreign_base(d: Path) -> str:
 
 def _damage_missing(d: Path) -> str:
     (d / "adapter_model.safetensors").unlink()
-    return "adapter_model.safetensors is missing"
+    return "adapter_model.safetensors listed in its training_card.json is missing"
 
 
 def _damage_pickled(d: Path) -> str:
     (d / "adapter_model.safetensors").rename(d / "adapter_model.bin")
+    card = json.loads((d / "training_card.json").read_text())  # as a hand-made directory
+    card["files"] = [f for f in card["files"] if f != "adapter_model.safetensors"]
+    (d / "training_card.json").write_text(json.dumps(card))
     return "pickled adapter"
 
 
@@ -345,10 +351,6 @@ def test_with_no_pos_given_the_probe_decides_the_pos_of_the_answer(lora_run):
 @pytest.mark.slow
 def test_the_built_package_carries_the_shipped_bi_encoder(tmp_path):
     """``pip install .`` (not only an editable install) gets the adapters, card and probe."""
-    import subprocess
-    import sys
-    import zipfile
-
     repo = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",

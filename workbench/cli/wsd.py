@@ -64,6 +64,7 @@ from workbench.wsd.scoring import format_table, scorer_output
 from workbench.wsd.store import check_index_output, load_index, save_index
 from workbench.wsd.systems import (
     DEFAULT_SYSTEM,
+    FALLBACK_SYSTEM,
     SYSTEM_NAMES,
     SYSTEMS,
     WORDNET_SYSTEM,
@@ -239,9 +240,10 @@ def _check_system_options(args) -> None:
         )
 
 
-def _open(args, system: str | None = None) -> OpenedSystem:
+def _open(args, system: str | None = None, announce: bool = True) -> OpenedSystem:
     """The system of ``--system`` on ``--model`` (the bi-encoder hands over to best for a model
-    without one, said on stderr)."""
+    without one, said on stderr unless ``announce`` is False: the caller says it once the
+    input is known to be good)."""
     opened = open_system(
         system or args.system,
         args.model,
@@ -250,7 +252,7 @@ def _open(args, system: str | None = None) -> OpenedSystem:
         pooling=args.pooling,
         say=_say,
     )
-    if opened.note:
+    if opened.note and announce:
         _say(f"note: {opened.note}")
     return opened
 
@@ -414,11 +416,16 @@ def claim_reports(
 
 def cmd_train(args: argparse.Namespace) -> int:
     _check_system_options(args)
+    note = ""
     if args.system == "biencoder":
-        return _train_biencoder(args)
+        if biencoder_dir(args.model) is not None:
+            return _train_biencoder(args)
+        args.system, note = FALLBACK_SYSTEM, fallback_note(args.model)  # no bi-encoder here
     check_inputs([(_training_corpus(args, args.corpus), args.gold)])
     if args.out is not None:
         check_index_output(args.out)  # a new or empty folder, or a workbench index (replaced)
+    if note:
+        _say(f"note: {note}")
     enc = _encoder(args)
     corpus = _training_corpus(args, args.corpus)
     config = _config(args, corpus)
@@ -447,9 +454,7 @@ def _train_biencoder(args: argparse.Namespace) -> int:
     if args.out is not None:
         check_writable(args.out / "meta.json")
     opened = _open(args)
-    if opened.biencoder is None:  # no bi-encoder for --model: the fallback system trains
-        args.system = opened.name
-        return cmd_train(args)
+    assert opened.biencoder is not None  # cmd_train found its directory
     t0 = time.perf_counter()
     index = opened.biencoder.index(None, progress=True)
     print(f"bi-encoder: {opened.biencoder.directory}")
@@ -627,9 +632,11 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
                               pos=args.pos)  # fmt: skip
     else:
         # the --system's own index; a SemCor system's long first build says so (to stderr)
-        opened = _open(args)
+        opened = _open(args, announce=False)
         result = disambiguate(opened.encoder, opened.index_for, args.text, target, pos=args.pos,
                               pos_probe=opened.pos_probe)  # fmt: skip
+        if opened.note:
+            _say(f"note: {opened.note}")
     print(result.to_text())
     return 0
 

@@ -204,12 +204,19 @@ def check_output(output: Path, resume: bool, overwrite: bool) -> None:
         raise InputError(f"Nothing to resume: {output} holds {what} ({output / CHECKPOINT_DIR}).")
     if resume or overwrite:
         return
-    if finished:
-        kept = " (and its checkpoint: resume=True, --resume, trains it on)" if started else ""
+    if finished and started:
         raise InputError(
-            f"{output} already holds a fine-tuned model{kept}: choose another output "
-            "directory or pass overwrite=True (--overwrite); it is replaced only once the "
-            "new model is complete."
+            f"{output} already holds a fine-tuned model and a checkpoint in "
+            f"{output / CHECKPOINT_DIR} (of a run stopped before its end, or kept with "
+            "--keep-checkpoint): pass resume=True (--resume) to train on from that checkpoint "
+            "or overwrite=True (--overwrite) to start again; the model is replaced only once "
+            "the new one is complete."
+        )
+    if finished:
+        raise InputError(
+            f"{output} already holds a fine-tuned model: choose another output directory or "
+            "pass overwrite=True (--overwrite); it is replaced only once the new model is "
+            "complete."
         )
     if started:
         raise InputError(
