@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -178,6 +178,21 @@ def publish(params: Iterable[Param], extra: Mapping[str, str] | None = None) -> 
     if st.query_params.to_dict() != values:
         st.query_params.from_dict(values)
     return values
+
+
+def ask_for_upload(params: Iterable[Param], what: str, asks: str) -> NoReturn:
+    """No file is uploaded yet: ask for one with ``asks``, or, opened from a link whose
+    ``what`` (a view, a map) used an upload, name that file (a link cannot carry it); keep the
+    link's settings in the URL and stop the page."""
+    wanted = st.query_params.get("upload")
+    st.info(
+        f"This link's {what} used the uploaded file “{wanted}”, which a link cannot carry: "
+        "upload it again."
+        if wanted
+        else asks
+    )
+    publish(params, {"upload": wanted} if wanted else None)
+    st.stop()
 
 
 def link(values: Mapping[str, str]) -> str:

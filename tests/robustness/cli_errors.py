@@ -11,8 +11,9 @@ import pytest
 from workbench.cli.main import main
 
 
-def assert_one_line_error(argv: list[str], expect: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Run ``workbench argv`` in-process; check it fails cleanly with ``expect`` (a regex)."""
+def assert_one_line_error(argv: list[str], expect: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``workbench argv`` in-process; check it fails cleanly with ``expect`` (a regex);
+    returns the error line."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         code = main(argv)
@@ -23,3 +24,4 @@ def assert_one_line_error(argv: list[str], expect: str, capsys: pytest.CaptureFi
     assert lines and lines[-1].startswith("workbench: error: "), err
     assert len(lines) == 1, f"more than one line on stderr:\n{err}"
     assert re.search(expect, lines[-1]), lines[-1]
+    return lines[-1]

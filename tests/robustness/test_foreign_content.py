@@ -16,7 +16,6 @@ import re
 import socket
 import struct
 import time
-import warnings
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.robustness.cli_errors import assert_one_line_error
 from workbench.cli import wsd as wsd_cli
 from workbench.cli.main import main
 from workbench.corpora import datasets
@@ -111,22 +111,9 @@ SETTINGS = [
 ]
 
 
-def _one_line(argv: list[str], capsys) -> str:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code = main(argv)
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2, err
-    assert "Traceback" not in err and len(lines) == 1, err
-    assert lines[0].startswith("workbench: error: "), err
-    return lines[0]
-
-
 @pytest.mark.parametrize("name, file, expect", SETTINGS, ids=[c[0] for c in SETTINGS])
 def test_settings_of_damaged_or_foreign_content_is_one_line(world, capsys, name, file, expect):
-    line = _one_line(["settings", str(world / file)], capsys)
-    assert re.search(expect, line), line
+    assert_one_line_error(["settings", str(world / file)], expect, capsys)
 
 
 TINY = ("--model", "{w}/tiny", "--device", "cpu")
@@ -164,8 +151,7 @@ PATHS = [
 
 @pytest.mark.parametrize("name, argv, expect", PATHS, ids=[c[0] for c in PATHS])
 def test_paths_that_lead_nowhere_are_named_as_such(world, capsys, name, argv, expect):
-    line = _one_line([a.format(w=world) for a in argv], capsys)
-    assert re.search(expect, line), line
+    line = assert_one_line_error([a.format(w=world) for a in argv], expect, capsys)
     assert "unknown dataset" not in line and "Symlink loop" not in line
     assert not (world / "run").exists() and not (world / "g").exists()
 
@@ -253,8 +239,8 @@ def test_a_prune_that_cannot_remove_says_so_and_exits_2(world, capsys, monkeypat
     assert main(_embed(world)) == 0
     capsys.readouterr()
     monkeypatch.setattr(EmbeddingCache, "remove", lambda self, key: False)  # a read-only dir
-    line = _one_line(["cache", "prune", "--all"], capsys)
-    assert re.search(r"could not remove 1 of the 1 entries to remove from .*embeddings", line)
+    expect = r"could not remove 1 of the 1 entries to remove from .*embeddings"
+    assert_one_line_error(["cache", "prune", "--all"], expect, capsys)
     assert len(EmbeddingCache().entries()) == 1
 
 
@@ -267,8 +253,8 @@ def test_an_exception_no_check_foresaw_is_one_line(world, capsys, monkeypatch):
 
     monkeypatch.setattr(wsd_cli, "scorer_output", broken)
     argv = ["wsd", "score", str(world / "t.gold.key.txt"), str(world / "t.gold.key.txt")]
-    line = _one_line(argv, capsys)
-    assert line.startswith("workbench: error: ValueError: something no check foresaw (unexpected")
+    expect = r"^workbench: error: ValueError: something no check foresaw \(unexpected"
+    assert_one_line_error(argv, expect, capsys)
     monkeypatch.setenv("WORKBENCH_TRACEBACK", "1")
     with pytest.raises(ValueError):
         main(argv)

@@ -207,7 +207,7 @@ def test_wsd_default_app_answers_bass_with_a_noun_sense(browser_page, server, se
     page.get_by_text("Candidate senses of “bass”").first.wait_for()
     answer = _chosen_sense(page, "bass")
     assert "bass%1:" in answer, answer  # a noun sense (the adjective is bass%5:...)
-    assert "score from: trained gloss" in answer
+    assert "score from: its gloss vector" in answer
     # every candidate says where its score comes from: how often training saw the sense
     table = page.locator('[data-testid="stTable"]').first.inner_text()
     assert "score from" in table and "in training" in table

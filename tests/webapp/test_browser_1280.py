@@ -240,7 +240,9 @@ def test_every_page_has_its_link_and_downloads(browser, server, path, heading):
     page = _page(browser)
     page.goto(server + path)
     page.get_by_text(heading).first.wait_for()
-    page.locator('[data-testid="stDownloadButton"]').first.wait_for(state="attached")
+    for kind in ("CSV", "JSON", "Settings"):  # drawn one after the other
+        button = page.locator('[data-testid="stDownloadButton"]', has_text=kind)
+        button.first.wait_for(state="attached")
     _idle(page)
     link = page.get_by_role("button", name="Copy link")
     assert link.count() == 1
@@ -337,7 +339,8 @@ def test_the_wsd_page_answers_a_rare_sense_with_the_shipped_bi_encoder_on_an_emp
                  "word": "mouse"}
             )  # fmt: skip
             page.goto(f"{url}/wsd?{query}")
-            answer = page.locator('[data-testid="stAlertContentSuccess"]').first
+            success = page.locator('[data-testid="stAlertContentSuccess"]', has_text="mouse%")
+            answer = success.first
             answer.wait_for()
             assert "mouse%1:06:00::" in answer.inner_text()  # the computer mouse
             _idle(page)

@@ -74,15 +74,7 @@ upload, upload_name = None, "upload"
 if source == "upload":
     file = st.file_uploader("A text file, one sentence per line", key="map_upload")
     if file is None:
-        wanted = st.query_params.get("upload")
-        st.info(
-            f"This link's map used the uploaded file “{wanted}”, which a link cannot carry: "
-            "upload it again."
-            if wanted
-            else "Upload a text file to map its words."
-        )
-        webapp.urlstate.publish(PARAMS, {"upload": wanted} if wanted else None)
-        st.stop()
+        webapp.urlstate.ask_for_upload(PARAMS, "map", "Upload a text file to map its words.")
     upload, upload_name = file.getvalue(), file.name
 
 config = CorpusMapConfig(layer=layer, correction=correction, max_sentences=n_sentences)

@@ -84,15 +84,9 @@ else:
             "word in [brackets]", type=None, key="senses_upload",
         )  # fmt: skip
         if file is None:
-            wanted = st.query_params.get("upload")
-            st.info(
-                f"This link's view used the uploaded file “{wanted}”, which a link cannot "
-                "carry: upload it again to see the view."
-                if wanted
-                else "Upload a text file to see the occurrences of the word in it."
+            webapp.urlstate.ask_for_upload(
+                PARAMS, "view", "Upload a text file to see the occurrences of the word in it."
             )
-            webapp.urlstate.publish(PARAMS, {"upload": wanted} if wanted else None)
-            st.stop()
         upload, upload_name = file.getvalue(), file.name
 
 corpus = webapp.caches.corpus("semcor") if source == "semcor" else None

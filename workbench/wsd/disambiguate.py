@@ -99,7 +99,7 @@ def evidence(origin: str | None, count: int, corpus: str, config: SenseIndexConf
         return "gloss only (no occurrence, nothing to propagate from)"
     if config.gloss_pooling == "trained":
         seen = f"seen {count}x" if count else "unseen"
-        return f"trained gloss ({seen} in training)"
+        return f"its gloss vector ({seen} in training)"
     return f"gloss vector ({config.gloss_pooling.replace('-', ' and ')})"
 
 
@@ -178,7 +178,10 @@ class Disambiguation:
         ]
         if self.predicted_pos[0]:
             pos, p = self.predicted_pos
-            lines.append(f"POS: {pos} (read off the word's vector, probability {p:.2f})")
+            lines.append(
+                f"POS: {pos} (read off the word's vector, probability {p:.2f}): * is the best of "
+                f"the {pos} senses; --pos chooses another part of speech"
+            )
         if not self.candidates:
             return "\n".join([*lines, "no WordNet senses for this word: nothing to choose from"])
         lines.append(f"{'':2}{'score':>6}  {'sense key':<28} {'score from':<44} gloss")
