@@ -194,13 +194,14 @@ def _read_index_sense(reader) -> tuple[dict[str, SenseEntry], dict[tuple[str, st
     by_key: dict[str, SenseEntry] = {}
     by_lemma: dict[tuple[str, str], list[SenseEntry]] = {}
     with reader.open("index.sense") as fh:
-        for line in fh:
-            fields = line.split()
-            if len(fields) != 4:
-                continue
-            entry = SenseEntry(fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
-            by_key[entry.key] = entry
-            by_lemma.setdefault(key_lemma_pos(entry.key), []).append(entry)
+        text = fh.read()  # whole: NLTK's line-by-line reading is 4x slower here
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) != 4:
+            continue
+        entry = SenseEntry(fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
+        by_key[entry.key] = entry
+        by_lemma.setdefault(key_lemma_pos(entry.key), []).append(entry)
     ordered = {
         k: tuple(e.key for e in sorted(v, key=lambda e: e.sense_number))
         for k, v in by_lemma.items()
