@@ -187,8 +187,8 @@ def _train(ctx: Context) -> list[str]:
                   "--wsd-index", "wordnet"]  # fmt: skip
 
 
-#: The shipped bi-encoder's recipe (docs/results.md, "The shipped bi-encoder"): LoRA adapters on
-#: every linear layer of both encoders, all of SemCor.
+#: The shipped bi-encoder's recipe (docs/results.md, "The default: the bi-encoder shipped with the
+#: package"): LoRA adapters on every linear layer of both encoders, all of SemCor.
 LORA_OPTIONS = [
     "--lora-r", "16", "--lora-alpha", "32", "--lora-targets", "query,key,value,dense",
     "--head-pooling", "mean", "--gloss-max-length", "32",

@@ -4,7 +4,8 @@ Trains one WSD bi-encoder per configuration on the same seeded SemCor sample (``
 sentences, the built-in split), selects on SemEval-2007 as every run does, and records each
 run's dev F1, its training time and the size of what it saves (the adapters). A configuration is
 ``name:option=value;option=value`` with the options of ``workbench finetune wsd`` (TrainConfig
-fields); the defaults below are the sweep of docs/results.md ("The shipped bi-encoder").
+fields); what it measured: docs/results.md, "The default: the bi-encoder shipped with the
+package".
 
 Run::
 
