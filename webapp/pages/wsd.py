@@ -41,9 +41,9 @@ PARAMS = (
 st.title("Word sense disambiguation")
 st.caption(
     "The bi-encoder (the default) reads the word in your sentence with a trained context "
-    "encoder and each WordNet sense's definition with a trained gloss encoder, and chooses the "
-    "sense whose definition vector fits best: it can choose a sense it never saw in training, "
-    "from its definition. The SemCor systems give each sense a vector from its training "
+    "encoder and each WordNet sense's definition with a gloss encoder, and chooses the sense "
+    "whose definition vector fits best: it can choose a sense it never saw in training, from "
+    "its definition. The SemCor systems give each sense a vector from its training "
     "occurrences (a centroid), from related senses, or from its gloss, and choose the most "
     "similar one."
 )
@@ -115,8 +115,8 @@ with one:
         st.warning(result.note, icon=":material/warning:")
     if result.predicted_pos[0]:
         st.caption(f"No POS given: read off the word's vector as {result.predicted_pos[0]} "
-                   f"(probability {result.predicted_pos[1]:.2f}); its senses come first, the "
-                   "others are scored below them.")  # fmt: skip
+                   f"(probability {result.predicted_pos[1]:.2f}); the answer is the best of "
+                   "its senses, the chart scores every candidate.")  # fmt: skip
     data = {"sentence": text, "word": word.strip(), "pos": pos, "index": index_label,
             "system": result.system, "config": str(result.config)}  # fmt: skip
     shown = webapp.state.view_settings("wsd-candidates", "", data=data)  # fmt: skip
@@ -126,6 +126,9 @@ with one:
             [c.key for c in scored], [c.score for c in scored], [c.gloss for c in scored],
             chosen=best.key if best else None,
             title=f"Candidate senses of “{result.words[result.target]}”",
+            x_title="the word's vector · the sense's gloss vector"
+            if result.system == "biencoder"
+            else "cosine similarity to the sense's vector",
         )  # fmt: skip
         st.plotly_chart(fig, key="wsd_bars")
         webapp.downloads.figure_buttons(fig, shown, stem, "wsd_bars_fig")

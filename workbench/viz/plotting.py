@@ -291,7 +291,7 @@ def candidate_bars(
     glosses: Sequence[str] | None = None,
     chosen: str | None = None,
     title: str = "",
-    x_title: str = "cosine similarity to the sense centroid",
+    x_title: str = "cosine similarity to the sense's vector",
 ) -> go.Figure:
     """Horizontal bars of candidate senses' scores, best on top, the chosen one highlighted.
 
