@@ -194,7 +194,7 @@ def _read_index_sense(reader) -> tuple[dict[str, SenseEntry], dict[tuple[str, st
     by_key: dict[str, SenseEntry] = {}
     by_lemma: dict[tuple[str, str], list[SenseEntry]] = {}
     with reader.open("index.sense") as fh:
-        text = fh.read()  # whole: NLTK's line-by-line reading is 4x slower here
+        text = fh.read()  # whole: NLTK's stream reader is slow line by line
     for line in text.splitlines():
         fields = line.split()
         if len(fields) != 4:
