@@ -2,8 +2,9 @@
 
 The ``lora`` step of ``bench/gpu_session.py`` trains on the float16 copy of the packaged model
 that ``bench/gpu_prepare.py`` carries (the float32 weights do not fit what travels), so the
-adapters it brings back (``$OUT/wsd-lora.tar.gz``) record that copy's fingerprint, and the
-workbench refuses them against the packaged float32 model. This script unpacks the archive,
+adapters it brings back (``$OUT/wsd-lora.tar.gz.part-*``, one archive cut in parts) record that
+copy's fingerprint, and the workbench refuses them against the packaged float32 model. This
+script joins the parts, unpacks the archive,
 checks that every adapter's recorded base is exactly the float16 copy of the packaged model
 (made here the same way and fingerprinted), and records the packaged model instead (name,
 fingerprint; the adapter weights' SHA-256 stays), so ``--model DIR`` and the shipped model load
@@ -11,7 +12,7 @@ them onto the packaged base. Anything else (adapters of another model) is refuse
 
 Run::
 
-    python bench/gpu_adapters.py OUT/wsd-lora.tar.gz --out runs/wsd-lora-gpu
+    python bench/gpu_adapters.py OUT/wsd-lora.tar.gz.part-* --out runs/wsd-lora-gpu
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from workbench.encoding.models import DEFAULT_MODEL_LABEL
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("archive", type=Path, help="wsd-lora.tar.gz from a GPU session")
+    ap.add_argument("parts", type=Path, nargs="+",
+                    help="wsd-lora.tar.gz.part-* from a GPU session, in order")  # fmt: skip
     ap.add_argument("--out", type=Path, required=True, help="where the model directory goes")
     args = ap.parse_args()
     if args.out.exists():
@@ -47,7 +49,11 @@ def main() -> int:
         write_minilm(copy)
         carried = Encoder(model=str(copy), device="cpu", dtype="float32").fingerprint
         packaged = Encoder(device="cpu", dtype="float32").fingerprint
-        with tarfile.open(args.archive) as tar:
+        archive = Path(tmp) / "wsd-lora.tar.gz"
+        with archive.open("wb") as whole:  # the parts, joined again
+            for part in sorted(args.parts):
+                whole.write(part.read_bytes())
+        with tarfile.open(archive) as tar:
             tar.extractall(Path(tmp) / "unpacked", filter="data")
         (run,) = list((Path(tmp) / "unpacked").iterdir())
         for directory in [run, run / "gloss_encoder"]:

@@ -67,8 +67,9 @@ H200 on 2026-11-26, docs/results.md):
   chunks (16,384 tokens) against the CPU's (1,024), and against a per-instance loop;
 * ``lora`` (33): the shipped bi-encoder's recipe, LoRA adapters on both encoders, all of SemCor
   in bf16, its ``--max-minutes`` from the budget; the model directory and its adapters-only
-  checkpoint come back packed in ``$OUT/wsd-lora.tar.gz`` (a few MB), and a later call (or
-  another machine) goes on with ``--resume``;
+  checkpoint (about 25 MB: the checkpoint holds the optimizer's state) come back as one archive
+  cut into parts of 15 MiB, ``$OUT/wsd-lora.tar.gz.part-aa``, ``-ab`` (a call returns files of at
+  most 16 MiB), and a later call (or another machine) goes on with ``--resume``;
 * ``train`` (15): ``workbench finetune wsd`` on all of SemCor, both encoders training, bf16,
   its ``--max-minutes`` set so that the ``biencoder`` step after it fits the budget; its card
   (F1 per set, throughput) is part of the results;
@@ -149,7 +150,7 @@ class Step:
         if self.name == "train":
             return ctx.runs / "wsd" / "training_card.json"
         if self.name == "lora":
-            return ctx.out / LORA_ARCHIVE
+            return ctx.runs / "wsd-lora" / "training_card.json"
         return ctx.work / self.writes if self.writes else None
 
 
@@ -193,9 +194,10 @@ LORA_OPTIONS = [
     "--lora-r", "16", "--lora-alpha", "32", "--lora-targets", "query,key,value,dense",
     "--head-pooling", "mean", "--gloss-max-length", "32",
 ]  # fmt: skip
-#: The adapters, card and checkpoint of the ``lora`` step, packed as one file in $OUT (what comes
-#: back from the machine is a few files of at most 16 MiB each).
+#: The adapters, card and checkpoint of the ``lora`` step, packed as one archive in $OUT and cut
+#: into parts of :data:`LORA_PART` (what comes back from the machine is files of at most 16 MiB).
 LORA_ARCHIVE = "wsd-lora.tar.gz"
+LORA_PART = "15M"
 
 
 def _lora(ctx: Context) -> list[str]:
@@ -217,9 +219,11 @@ def _lora(ctx: Context) -> list[str]:
         train += ["--epochs", "2", "--batch-size", "32", "--lr", "5e-4", "--wsd-index", "data"]
     if (run / "checkpoint" / "last.safetensors").is_file():
         train.append("--resume")
-    pack = ["tar", "-czf", str(ctx.out / LORA_ARCHIVE), "-C", str(ctx.runs), "wsd-lora"]
+    pack = ["tar", "-czf", "-", "-C", str(ctx.runs), "wsd-lora"]
+    cut = ["split", "-b", LORA_PART, "-", str(ctx.out / f"{LORA_ARCHIVE}.part-")]
     return ["sh", "-c", " ".join(shlex.quote(a) for a in train) + " && "
-            + " ".join(shlex.quote(a) for a in pack)]  # fmt: skip
+            + " ".join(shlex.quote(a) for a in pack) + " | "
+            + " ".join(shlex.quote(a) for a in cut)]  # fmt: skip
 
 
 def _biencoder(ctx: Context) -> list[str] | None:
