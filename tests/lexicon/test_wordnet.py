@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -135,3 +136,31 @@ def test_reader_over_the_copy_gives_the_same_answers(tmp_path, wn):
     key = "bank%1:17:01::"
     assert other.synset(key) == wn.synset(key)
     assert other.gloss("dog.n.01") == wn.gloss("dog.n.01")
+
+
+def test_threads_sharing_wordnet_read_the_same_synsets_as_one_thread():
+    """NLTK reads a synset by seeking a file handle shared per POS; the app's sessions, its
+    preload and background builds share one WordNet, so the reads must not interleave (they
+    answered None or a garbled line before). Satellite adjectives, which read their head
+    synset while being read, are among the keys."""
+    shared = wnmod.read_wordnet()  # a new reader: nothing cached yet
+    keys = list(shared.senses)[::40]
+    assert any("%5:" in k for k in keys)
+    parts = [keys[i::6] for i in range(6)]
+    found: dict[str, str] = {}
+    errors: list[BaseException] = []
+
+    def read(part: list[str]) -> None:
+        try:
+            found.update((k, shared.synset(k)) for k in part)
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read, args=(part,)) for part in parts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    serial = wnmod.read_wordnet()
+    assert found == {k: serial.synset(k) for k in keys}

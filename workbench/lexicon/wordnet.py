@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -151,11 +152,31 @@ def _nltk_installed_reader():
     return None
 
 
+def _thread_safe(reader: WordNetCorpusReader) -> WordNetCorpusReader:
+    """``reader`` with its one unsafe method behind a lock: NLTK reads a synset at an offset by
+    seeking one file handle per POS that every caller shares, so two threads (the app's
+    sessions, its preload, a background build) read each other's lines and get ``None`` or a
+    garbled synset. Iterating (``all_synsets``) opens its own handles and needs none."""
+    if getattr(reader, "_workbench_locked", False):
+        return reader
+    lock = threading.RLock()  # re-entered: reading a satellite adjective reads its head
+    unsafe = reader.synset_from_pos_and_offset
+
+    def synset_from_pos_and_offset(pos: str, offset: int) -> Any:
+        with lock:
+            return unsafe(pos, offset)
+
+    reader.synset_from_pos_and_offset = synset_from_pos_and_offset
+    reader._workbench_locked = True
+    return reader
+
+
 def nltk_reader(cache_dir: Path | None = None) -> WordNetCorpusReader:
-    """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (installed corpus, else the copy)."""
+    """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (installed corpus, else the copy), safe
+    to share between threads (:func:`_thread_safe`)."""
     installed = _nltk_installed_reader() if cache_dir is None else None
     if installed is not None:
-        return installed
+        return _thread_safe(installed)
     import nltk.data
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
@@ -174,7 +195,7 @@ def nltk_reader(cache_dir: Path | None = None) -> WordNetCorpusReader:
         reader = _WordNet30Reader(root, None)
     if reader.get_version() != WORDNET_VERSION:  # pragma: no cover - checked by the marker
         raise DataError(f"WordNet copy is version {reader.get_version()}, not 3.0")
-    return reader
+    return _thread_safe(reader)
 
 
 # --------------------------------------------------------------------------- the API

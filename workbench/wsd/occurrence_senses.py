@@ -97,7 +97,7 @@ class SensePrediction:
             return (
                 f"Predicted: the WSD bi-encoder's best sense of each occurrence among the "
                 f"{self.n_training} WordNet senses of “{lemma}” (its trained context vector "
-                f"against each sense's trained gloss vector); agrees with the gold label for "
+                f"against each sense's gloss vector); agrees with the gold label for "
                 f"{self.n_agree} of {self.n} occurrences."
             )
         name = SOURCE_NAMES.get(self.source, self.source)
