@@ -155,14 +155,7 @@ def table_csv(rows: Any, settings: Settings) -> str:
         rows: a ``pandas.DataFrame`` or a sequence of mappings (one per row).
         settings: what made the table.
     """
-    records = table_records(rows)
-    out = io.StringIO()
-    out.write(CSV_PREFIX + _settings_json(settings) + "\n")
-    writer = csv.DictWriter(out, fieldnames=_columns(records), lineterminator="\n")
-    writer.writeheader()
-    for r in records:
-        writer.writerow({k: "" if v is None else v for k, v in r.items()})
-    return out.getvalue()
+    return CSV_PREFIX + _settings_json(settings) + "\n" + plain_csv(rows)
 
 
 def plain_csv(rows: Any) -> str:
