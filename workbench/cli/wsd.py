@@ -240,12 +240,12 @@ def _check_system_options(args) -> None:
         )
 
 
-def _open(args, system: str | None = None, announce: bool = True) -> OpenedSystem:
+def _open(args, announce: bool = True) -> OpenedSystem:
     """The system of ``--system`` on ``--model`` (the bi-encoder hands over to best for a model
     without one, said on stderr unless ``announce`` is False: the caller says it once the
     input is known to be good)."""
     opened = open_system(
-        system or args.system,
+        args.system,
         args.model,
         device=args.device,
         dtype=args.dtype,
