@@ -4,7 +4,7 @@ A *system* is a named way of answering (``workbench wsd ... --system NAME``; the
 default of the command line, the library and the app):
 
 * ``biencoder``: the gloss-informed bi-encoder (:mod:`workbench.wsd.biencoder`): the trained
-  context encoder's vector of the word against the trained gloss vector of each candidate
+  context encoder's vector of the word against the gloss vector of each candidate
   sense. The package ships one for its default model; a directory trained by ``workbench
   finetune wsd`` answers the same way (``--model DIR``). Nothing is built ahead: the glosses an
   answer needs are encoded then and cached.
@@ -113,7 +113,7 @@ SYSTEMS: dict[str, System] = {
         BIENCODER_CONFIG,
         "semcor",
         "gloss-informed bi-encoder: the trained context encoder's word vector against each "
-        "candidate's trained gloss vector",
+        "candidate's gloss vector (its definition, read by the gloss encoder)",
         float("nan"),
     ),
     "best": System(
