@@ -683,7 +683,7 @@ def bench_map_browser(sentences: list[int], cache: str | None) -> dict:
         for n in sentences:
             for renderer in renderers:
                 page = browser.new_page(viewport={"width": 1280, "height": 1200})
-                page.set_default_timeout(3_600_000)
+                page.set_default_timeout(3_600_000)  # the first map of a corpus is made here
                 gl = page.evaluate(
                     "() => { const c = document.createElement('canvas'); "
                     "return {webgl: !!c.getContext('webgl'), "
@@ -709,6 +709,8 @@ def bench_map_browser(sentences: list[int], cache: str | None) -> dict:
                     frame.locator("canvas").first.wait_for()
                 page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
                 drawn = time.perf_counter() - t
+                print(f"   drawn after {drawn:.1f} s", flush=True)
+                page.set_default_timeout(300_000)  # the rest works on the map made
                 caption = page.get_by_text("words of semcor").first.inner_text()
                 n_words = int(caption.split()[0].replace(",", ""))
                 box = page.get_by_label("Search a word or lemma")
@@ -718,6 +720,7 @@ def bench_map_browser(sentences: list[int], cache: str | None) -> dict:
                 page.get_by_text("“bank”:").first.wait_for()
                 page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
                 search = time.perf_counter() - t
+                print(f"   search answered after {search:.1f} s", flush=True)
                 heap = page.evaluate(
                     "() => performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null"
                 )
@@ -730,7 +733,7 @@ def bench_map_browser(sentences: list[int], cache: str | None) -> dict:
                 if area:
                     if renderer == "plotly":
                         page.locator('[data-testid="stPlotlyChart"]').first.hover()
-                        page.locator('a[data-val="pan"]').first.click()
+                        page.locator('.modebar-btn[data-val="pan"]').first.click()
                     cx, cy = area["x"] + area["width"] / 2, area["y"] + area["height"] / 2
                     page.mouse.move(cx, cy)
                     page.mouse.down()
