@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.lexicon.wordnet import load_wordnet
-from workbench.wsd.config import SenseIndexConfig, TrainingInfo
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.disambiguate import Disambiguation, SenseCandidate, disambiguate, evidence
 from workbench.wsd.systems import (
     DEFAULT_SYSTEM,
@@ -55,12 +54,13 @@ def test_presets_are_the_documented_systems():
 
 def test_the_cache_path_changes_with_everything_that_changes_the_rows(tiny_encoder):
     best = SYSTEMS["best"]
-    path = system_index_path(tiny_encoder, best, "abc")
-    assert path == system_index_path(tiny_encoder, best, "abc")
+    info = EncoderInfo.of(tiny_encoder)
+    path = system_index_path(info, best, "abc")
+    assert path == system_index_path(info, best, "abc")
     other_config = dataclasses.replace(best, config=dataclasses.replace(best.config, layers="0"))
-    assert system_index_path(tiny_encoder, other_config, "abc") != path
-    assert system_index_path(tiny_encoder, best, "abd") != path
-    assert system_index_path(tiny_encoder, SYSTEMS["plain"], "abc") != path
+    assert system_index_path(info, other_config, "abc") != path
+    assert system_index_path(info, best, "abd") != path
+    assert system_index_path(info, SYSTEMS["plain"], "abc") != path
 
 
 def test_semcor_index_is_built_once_then_loaded(tiny_encoder, wsd_data, tmp_cache):
@@ -72,7 +72,7 @@ def test_semcor_index_is_built_once_then_loaded(tiny_encoder, wsd_data, tmp_cach
     assert len(said) == 1 and "Building the 'plain' sense index" in said[0]
     assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)  # 0 -> 1 once
     assert "once" in said[0] and str(tmp_cache) in said[0]
-    path = system_index_path(tiny_encoder, SYSTEMS["plain"], corpus.sha256)
+    path = system_index_path(EncoderInfo.of(tiny_encoder), SYSTEMS["plain"], corpus.sha256)
     assert (path / "meta.json").is_file()
     again = semcor_index(tiny_encoder, "plain", semcor=corpus, say=said.append)
     assert len(said) == 1  # loaded, not built
@@ -170,10 +170,10 @@ def test_a_winner_on_fewer_than_a_handful_of_occurrences_is_flagged():
      (12, 768, "bfloat16", "about 55 minutes")],
 )  # fmt: skip
 def test_build_message_scales_the_cpu_estimate_with_the_model(layers, dim, dtype, expected):
-    encoder = SimpleNamespace(name="m", n_hidden=layers + 1, dim=dim, dtype_name=dtype)
-    line = build_message(encoder, SYSTEMS["best"], Path("/cache/x"))  # type: ignore[arg-type]
+    info = EncoderInfo("m", "fp", dim, layers + 1, "mean", dtype)
+    line = build_message(info, SYSTEMS["best"], Path("/cache/x"))
     assert f"once: {expected} on a 2-core CPU" in line and "definitions" in line
-    assert "definitions" not in build_message(encoder, SYSTEMS["plain"], Path("/c"))  # type: ignore[arg-type]
+    assert "definitions" not in build_message(info, SYSTEMS["plain"], Path("/c"))
 
 
 def test_the_f1_a_user_is_told_is_the_one_measured_for_the_model_and_dtype(default_encoder):

@@ -432,9 +432,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     seconds: dict[str, float] = {}
     index, _, _ = _train(enc, corpus, args.gold, config, seconds, args.system)
     if corpus == "wordnet":
-        default = wordnet_index_path(enc, config)  # where the default index looks for it
+        default = wordnet_index_path(EncoderInfo.of(enc), config)  # where default_index looks
     elif system_of(index) in SYSTEMS:
-        default = system_index_path(enc, get_system(system_of(index)), index.training_.sha256)
+        system = get_system(system_of(index))
+        default = system_index_path(EncoderInfo.of(enc), system, index.training_.sha256)
     else:
         default = _default_index_path(enc, corpus, config)
     out = args.out or default
@@ -501,7 +502,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     bi = None
     if args.index is not None:
         enc = _encoder(args)
-        index = load_index(args.index, encoder=enc)
+        index = load_index(args.index, EncoderInfo.of(enc))
     elif bi_dir is not None:
         opened = _open(args)
         enc, index, bi = opened.encoder, opened.index_for, opened.biencoder
@@ -628,8 +629,8 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
     target = int(args.word) if args.word.isdigit() else args.word
     if args.index:
         enc = _encoder(args)
-        result = disambiguate(enc, load_index(args.index, encoder=enc), args.text, target,
-                              pos=args.pos)  # fmt: skip
+        index = load_index(args.index, EncoderInfo.of(enc))
+        result = disambiguate(enc, index, args.text, target, pos=args.pos)
     else:
         # the --system's own index; a SemCor system's long first build says so (to stderr)
         opened = _open(args, announce=False)

@@ -245,18 +245,19 @@ def semcor_sha256() -> str:
     return sha256_files([p for p in (xml, gold) if p is not None])
 
 
-def system_index_path(encoder: Encoder, system: System, training_sha256: str) -> Path:
-    """Where the index of ``system`` for ``encoder`` trained on the corpus with checksum
-    ``training_sha256`` is cached: a name from everything that changes its rows (the config,
-    the training corpus, the encoder's identity and compute dtype, the index format)."""
-    info = asdict(EncoderInfo.of(encoder))
-    if tag := cache_dtype_tag(info.pop("dtype")):
-        info["dtype"] = tag
+def system_index_path(info: EncoderInfo, system: System, training_sha256: str) -> Path:
+    """Where the index of ``system`` for the encoder ``info`` describes
+    (``EncoderInfo.of(encoder)``) trained on the corpus with checksum ``training_sha256`` is
+    cached: a name from everything that changes its rows (the config, the training corpus, the
+    encoder's identity and compute dtype, the index format)."""
+    identity = asdict(info)
+    if tag := cache_dtype_tag(identity.pop("dtype")):
+        identity["dtype"] = tag
     ident = json.dumps(
         {
             "config": asdict(system.config),
             "training": [system.training, training_sha256],
-            "encoder": info,
+            "encoder": identity,
             "format": FORMAT_VERSION,
         },
         sort_keys=True,
@@ -277,20 +278,21 @@ SEMCOR_SHARE = 0.25
 CPU_BF16_SPEEDUP = 1.7
 
 
-def build_minutes(encoder: Encoder) -> float:
+def build_minutes(info: EncoderInfo) -> float:
     """Roughly how many minutes building a SemCor index takes with ``encoder`` on a 2-core CPU:
     :data:`PACKAGED_BUILD_MINUTES` scaled by its layers x width² against the packaged model's
     (all-mpnet-base-v2, 12 x 768: 8x, about 1.6 hours; its one build here, on a shared machine,
     took 99 minutes of wall time), and divided by :data:`CPU_BF16_SPEEDUP` when it computes
     in bfloat16."""
-    minutes = PACKAGED_BUILD_MINUTES * (encoder.n_hidden - 1) * encoder.dim**2 / (6 * 384**2)
-    return minutes / CPU_BF16_SPEEDUP if encoder.dtype_name == "bfloat16" else minutes
+    minutes = PACKAGED_BUILD_MINUTES * (info.n_hidden - 1) * info.dim**2 / (6 * 384**2)
+    return minutes / CPU_BF16_SPEEDUP if info.dtype == "bfloat16" else minutes
 
 
-def build_message(encoder: Encoder, system: System, path: Path) -> str:
-    """The line shown before a system's index is built: what, and why it takes a while."""
+def build_message(info: EncoderInfo, system: System, path: Path) -> str:
+    """The line shown before a system's index is built for the encoder ``info`` describes:
+    what, and why it takes a while."""
     glosses = " and the definitions of WordNet's 117,659 synsets"
-    minutes = build_minutes(encoder)
+    minutes = build_minutes(info)
     if minutes < 20:
         cpu = f"about {max(2, round(minutes))} minutes"
     elif minutes < 90:
@@ -298,7 +300,7 @@ def build_message(encoder: Encoder, system: System, path: Path) -> str:
     else:
         cpu = f"about {minutes / 60:.1f} hours"
     return (
-        f"Building the '{system.name}' sense index for {encoder.name} ({system.description}). "
+        f"Building the '{system.name}' sense index for {info.name} ({system.description}). "
         f"It encodes SemCor's 226,036 sense-tagged words"
         f"{glosses if system.config.gloss != 'none' else ''} once: {cpu} on a 2-core CPU, a "
         f"few minutes on a GPU. Later runs load it from {path}."
@@ -334,14 +336,15 @@ def semcor_index(
     if chosen.training != "semcor" or chosen.config == BIENCODER_CONFIG:
         raise InputError(f"the {system} system has no SemCor index: use open_system")
     sha = semcor.sha256 if semcor is not None else semcor_sha256()
-    path = system_index_path(encoder, chosen, sha)
+    info = EncoderInfo.of(encoder)
+    path = system_index_path(info, chosen, sha)
     if (path / "meta.json").is_file():
         try:
-            return load_index(path, encoder=encoder)
+            return load_index(path, info)
         except DataError:  # unreadable (e.g. cut off by a full disk): build it again
             pass
     if say is not None:
-        say(build_message(encoder, chosen, path))
+        say(build_message(info, chosen, path))
     corpus = semcor if semcor is not None else load_dataset("semcor")
     share = SEMCOR_SHARE if chosen.config.gloss != "none" else 1.0
     training = encode_instances(encoder, corpus, progress=progress_part(progress, 0.0, share))
@@ -354,11 +357,11 @@ def semcor_index(
 # ---------------------------------------------------------------------- WordNet only
 
 
-def wordnet_index_path(encoder: Encoder, config: SenseIndexConfig = WORDNET_SYSTEM.config) -> Path:
-    """Where the full WordNet-only index of ``encoder`` built with ``config`` is cached
-    (``workbench wsd train --corpus wordnet`` writes it there)."""
+def wordnet_index_path(info: EncoderInfo, config: SenseIndexConfig = WORDNET_SYSTEM.config) -> Path:
+    """Where the full WordNet-only index of the encoder ``info`` describes, built with
+    ``config``, is cached (``workbench wsd train --corpus wordnet`` writes it there)."""
     system = dataclasses.replace(WORDNET_SYSTEM, config=config)
-    return system_index_path(encoder, system, f"wordnet-{WORDNET_VERSION}")
+    return system_index_path(info, system, f"wordnet-{WORDNET_VERSION}")
 
 
 def wordnet_index(
@@ -391,7 +394,7 @@ def wordnet_index(
     restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())
     training = TrainingInfo(WORDNET_CORPUS, f"wordnet-{wordnet.version}", 0, 0, restricted)
     empty = np.zeros((0, info.dim), np.float32)
-    return SenseIndex(config).fit(empty, [], encoder=info, training=training, gloss=gloss)
+    return SenseIndex(config).fit(empty, [], info=info, training=training, gloss=gloss)
 
 
 # ---------------------------------------------------------------------- the default
@@ -427,9 +430,10 @@ def default_index(
         )
     if get_system(system).training == "semcor" and semcor_available():
         return semcor_index(encoder, system, wordnet, progress, say)
-    path = wordnet_index_path(encoder)
+    info = EncoderInfo.of(encoder)
+    path = wordnet_index_path(info)
     if (path / "meta.json").is_file():
-        return load_index(path, encoder=encoder)
+        return load_index(path, info)
     return wordnet_index(encoder, lemmas, wordnet, progress=progress)
 
 
