@@ -34,11 +34,12 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -78,12 +79,44 @@ DEFAULT_SYSTEM: SystemName = "biencoder"
 FALLBACK_SYSTEM: SystemName = "best"
 #: Name of the training corpus of the WordNet-only index (stated with every result).
 WORDNET_CORPUS = "wordnet-3.0 glosses"
-#: WordNet's first sense on ALL (docs/results.md): what the WordNet-only index is compared with.
-FIRST_SENSE_F1_ALL = 65.2
 #: A winning sense trained on fewer occurrences than this gets a warning (a centroid of one or
 #: two sentences is an anecdote, not a sense).
 FEW_OCCURRENCES = 5
 SystemProgress = Callable[[str], None] | None
+#: The recorded F1 on ALL of the systems per model fingerprint and compute dtype, and of
+#: WordNet's first sense, each with the raw run record it is copied from and the command that
+#: wrote that record (``python bench/wsd_systems_f1.py`` writes this file).
+RESULTS_FILE = Path(__file__).with_name("results") / "systems_f1.json"
+#: Weights fingerprint (``Encoder.fingerprint``) of the packaged all-MiniLM-L6-v2.
+PACKAGED_FINGERPRINT = "f412054b280245dd"
+
+
+@functools.cache
+def recorded_results() -> dict[str, Any]:
+    """The content of :data:`RESULTS_FILE`: ``runs`` (each with ``system``, ``fingerprint``,
+    ``dtype``, ``f1_all``, ``source``, ``pointer``, ``command``) and ``baselines``."""
+    return json.loads(RESULTS_FILE.read_text(encoding="utf-8"))
+
+
+def _figure(f1: float) -> float:
+    """A recorded F1 as it is shown: one decimal, as in docs/results.md."""
+    return round(float(f1), 1)
+
+
+#: F1 on ALL per (system, model fingerprint, compute dtype), as recorded in
+#: :data:`RESULTS_FILE` (rounded to one decimal).
+MEASURED_F1_ALL: dict[tuple[str, str, str], float] = {
+    (run["system"], run["fingerprint"], run["dtype"]): _figure(run["f1_all"])
+    for run in recorded_results()["runs"]
+}
+#: WordNet's first sense on ALL (:data:`RESULTS_FILE`): what the WordNet-only index is
+#: compared with.
+FIRST_SENSE_F1_ALL = _figure(recorded_results()["baselines"]["wordnet_first_sense"]["f1_all"])
+
+
+def _packaged_f1(system: str) -> float:
+    """The recorded F1 on ALL of ``system`` with the packaged model in float32 (NaN: none)."""
+    return MEASURED_F1_ALL.get((system, PACKAGED_FINGERPRINT, "float32"), float("nan"))
 
 
 @dataclass(frozen=True)
@@ -95,9 +128,9 @@ class System:
         config: how the index is built (the bi-encoder's: gloss vectors only, trained).
         training: the training corpus (``semcor``; ``wordnet``: WordNet's glosses only).
         description: one line for a user.
-        f1_all: F1 on ALL with the packaged all-MiniLM-L6-v2 in float32 (docs/results.md;
-            other models and dtypes: :data:`MEASURED_F1_ALL`; the shipped bi-encoder's own
-            figure is read from its training card, :func:`measured_f1`).
+        f1_all: F1 on ALL with the packaged all-MiniLM-L6-v2 in float32, as recorded in
+            :data:`RESULTS_FILE` (other models and dtypes: :data:`MEASURED_F1_ALL`; NaN for
+            the bi-encoder, whose figure is its training card's, :func:`measured_f1`).
     """
 
     name: str
@@ -122,14 +155,14 @@ SYSTEMS: dict[str, System] = {
         "semcor",
         "SemCor centroids at the last layer + LMMS propagation (lexname) + definition gloss "
         "vectors (0.2)",
-        70.2,
+        _packaged_f1("best"),
     ),
     "plain": System(
         "plain",
         SenseIndexConfig(layers="-1"),
         "semcor",
         "SemCor centroids at the last layer (plain 1-NN)",
-        68.4,
+        _packaged_f1("plain"),
     ),
     # what is used without SemCor: every sense's gloss vector (its definition and usage
     # examples), the same kind of vector for every candidate; chosen on SemEval-2007 (dev)
@@ -138,24 +171,11 @@ SYSTEMS: dict[str, System] = {
         SenseIndexConfig(layers="last4-sum", gloss="only", gloss_pooling="definition-examples"),
         "wordnet",
         "WordNet only: every sense's gloss vector (definition and usage examples)",
-        54.0,
+        _packaged_f1("wordnet"),
     ),
 }
 #: The index without SemCor (:func:`wordnet_index`).
 WORDNET_SYSTEM = SYSTEMS["wordnet"]
-
-#: Weights fingerprints (``Encoder.fingerprint``) of the models whose systems were measured.
-PACKAGED_FINGERPRINT = "f412054b280245dd"  # all-MiniLM-L6-v2, the packaged default
-MPNET_FINGERPRINT = "1584582ce4d5fbf5"  # all-mpnet-base-v2 (``workbench model fetch``)
-#: F1 on ALL as measured, per (system, model fingerprint, compute dtype): docs/results.md, "WSD";
-#: the packaged model in bfloat16: docs/benchmarks.md, "bfloat16 on the CPU".
-MEASURED_F1_ALL: dict[tuple[str, str, str], float] = {
-    **{(n, PACKAGED_FINGERPRINT, "float32"): SYSTEMS[n].f1_all for n in ("best", "plain")},
-    ("best", PACKAGED_FINGERPRINT, "bfloat16"): 70.1,
-    ("plain", PACKAGED_FINGERPRINT, "bfloat16"): 68.3,
-    ("best", MPNET_FINGERPRINT, "float32"): 74.5,
-    ("plain", MPNET_FINGERPRINT, "float32"): 72.6,
-}
 
 
 def shipped_f1() -> float | None:
@@ -172,9 +192,10 @@ def shipped_f1() -> float | None:
 
 
 def measured_f1(system: str, fingerprint: str, dtype: str) -> float | None:
-    """F1 on ALL measured for ``system`` with the model of ``fingerprint`` computing in
-    ``dtype``; None where that combination was not measured (another model, say). The
-    bi-encoder's is the shipped one's (its training card), for the packaged model."""
+    """F1 on ALL recorded for ``system`` with the model of ``fingerprint`` computing in
+    ``dtype`` (:data:`MEASURED_F1_ALL`); None where that combination was not measured (another
+    model, say). The bi-encoder's is the shipped one's (its training card), for the packaged
+    model."""
     if system == "biencoder":
         return shipped_f1() if fingerprint == PACKAGED_FINGERPRINT else None
     return MEASURED_F1_ALL.get((system, fingerprint, dtype))
@@ -189,7 +210,7 @@ def f1_phrase(system: str, fingerprint: str, dtype: str) -> str:
     if f1 is not None:
         return f"{f1} F1 on ALL with this model in {dtype}"
     packaged = shipped_f1() if system == "biencoder" else SYSTEMS[system].f1_all
-    if packaged is None:
+    if packaged is None or packaged != packaged:  # NaN: nothing recorded
         return "not measured"
     return f"{packaged} F1 on ALL with the packaged model; not measured for this one"
 
