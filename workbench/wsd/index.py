@@ -412,8 +412,9 @@ class SenseIndex:
         ``k`` best index rows in ``[start, stop)`` for those queries.
 
         FAISS: one ``IDSelectorRange`` is reused (its bounds set per group) and FAISS's C
-        search is called directly: the per-group cost is a few microseconds, not a wrapper's
-        setup. torch: all queries at once, in chunks (:class:`TorchRangeSearch`).
+        search is called directly, so a group costs its search, not a wrapper's setup
+        (docs/benchmarks.md, "WSD"). torch: all queries at once, in chunks
+        (:class:`TorchRangeSearch`).
 
         Returns:
             ``(scores (n, k) float32, rows (n, k) int64)`` for all ``n`` queries (``-1``/NaN

@@ -1,7 +1,7 @@
 """WordNet-derived inputs of a sense index: the propagation graph and LMMS gloss vectors.
 
 * :func:`sense_graph` turns WordNet 3.0 into the arrays :mod:`workbench.wsd.vectors` needs
-  (built once per process, about 5 s).
+  (built once per process; docs/benchmarks.md, "WSD").
 * :func:`gloss_vectors`: a vector per sense key from its WordNet gloss, LMMS style (Loureiro &
   Jorge 2019), pooled one of two ways. ``definition`` (default): the synset sentence
   ``"<all lemmas of the synset> - <definition>"`` is encoded once and its definition words are

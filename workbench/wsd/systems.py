@@ -19,10 +19,10 @@ default of the command line, the library and the app):
 :func:`open_system` gives the encoder a system reads and its index for the lemmas an input
 needs; the bi-encoder, asked for a model it has not been trained on, hands over to ``best``
 and says so. :func:`semcor_index` builds a SemCor system's index once per encoder (it encodes
-SemCor's 226k tagged words and, for ``best``, the definitions of WordNet's 117k synsets:
-minutes on a CPU, :func:`build_minutes`) and stores it in the cache dir, keyed by the system's
-config, the encoder's identity and SemCor's checksum; later calls load it in seconds.
-:func:`wordnet_index` builds the WordNet-only index, for some lemmas in a second or two.
+SemCor's 226k tagged words and, for ``best``, the definitions of WordNet's 117k synsets;
+:func:`build_minutes` estimates how long) and stores it in the cache dir, keyed by the system's
+config, the encoder's identity and SemCor's checksum; later calls load it from there.
+:func:`wordnet_index` builds the WordNet-only index, for some lemmas only when asked.
 
 Example::
 
@@ -287,24 +287,24 @@ def system_index_path(info: EncoderInfo, system: System, training_sha256: str) -
     return default_cache_dir() / "wsd-index" / f"{system.name}-{system.training}-{tag}"
 
 
-#: Minutes the packaged model (6 layers, 384 wide) takes to build the ``best`` index on a
-#: 2-core CPU in float32 (docs/benchmarks.md); other encoders scale with their compute per token.
+#: The build estimate's base: minutes the packaged model (6 layers, 384 wide) takes to build the
+#: ``best`` index in float32 on the CPU :func:`build_message` names (docs/benchmarks.md, "WSD");
+#: other encoders scale with their compute per token.
 PACKAGED_BUILD_MINUTES = 12.0
 #: The part of a build with gloss vectors that encoding SemCor takes, the rest being WordNet's
-#: definitions (measured in the app with the packaged model, bfloat16, 2 cores: SemCor 107 s,
-#: sense graph 12 s, definitions 286 s; docs/benchmarks.md, "The app's background builds").
+#: definitions: where the progress of :func:`semcor_index` passes from one to the other
+#: (docs/benchmarks.md, "The app's background builds").
 SEMCOR_SHARE = 0.25
-#: How much faster a CPU with bfloat16 instructions encodes in bfloat16 than in float32
-#: (docs/benchmarks.md, "bfloat16 on the CPU": 1.71x on a 2-core AMD EPYC).
+#: How much faster a CPU with bfloat16 instructions encodes in bfloat16 than in float32, as the
+#: build estimate takes it (docs/benchmarks.md, "bfloat16 on the CPU").
 CPU_BF16_SPEEDUP = 1.7
 
 
 def build_minutes(info: EncoderInfo) -> float:
-    """Roughly how many minutes building a SemCor index takes with ``encoder`` on a 2-core CPU:
-    :data:`PACKAGED_BUILD_MINUTES` scaled by its layers x width² against the packaged model's
-    (all-mpnet-base-v2, 12 x 768: 8x, about 1.6 hours; its one build here, on a shared machine,
-    took 99 minutes of wall time), and divided by :data:`CPU_BF16_SPEEDUP` when it computes
-    in bfloat16."""
+    """Roughly how many minutes building a SemCor index takes on a CPU with the encoder ``info``
+    describes: :data:`PACKAGED_BUILD_MINUTES` scaled by its layers x width² against the
+    packaged model's (all-mpnet-base-v2, 12 x 768: 8 times as much), and divided by
+    :data:`CPU_BF16_SPEEDUP` when it computes in bfloat16."""
     minutes = PACKAGED_BUILD_MINUTES * (info.n_hidden - 1) * info.dim**2 / (6 * 384**2)
     return minutes / CPU_BF16_SPEEDUP if info.dtype == "bfloat16" else minutes
 
@@ -396,7 +396,7 @@ def wordnet_index(
 
     Args:
         encoder: the encoder.
-        lemmas: only the senses of these ``(lemma, POS)`` pairs (a second or two); None: all
+        lemmas: only the senses of these ``(lemma, POS)`` pairs; None: all
             206,941 sense keys (encodes the text of WordNet's 117,659 synsets once).
         wordnet: default :func:`load_wordnet`.
         config: layer spec and gloss pooling (``gloss`` must be ``only``).
