@@ -339,16 +339,19 @@ def _train(enc, corpus_name: str, gold, config, seconds: dict[str, float], syste
     return index, corpus, training
 
 
-def _default_index_path(enc, corpus: str, config) -> Path:
+def _default_index_path(
+    info: EncoderInfo, corpus: str, config: SenseIndexConfig, gloss_fingerprint: str = ""
+) -> Path:
+    """Where ``workbench wsd train`` keeps an index of the encoder ``info`` describes that is
+    no named system's (``gloss_fingerprint``: the gloss encoder's, for trained gloss vectors)."""
     parts = [
         Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
-        config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", enc.fingerprint,
+        config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", info.fingerprint,
     ]  # fmt: skip
-    if tag := cache_dtype_tag(enc.dtype_name):
+    if tag := cache_dtype_tag(info.dtype):
         parts.append(tag)
-    if config.gloss_pooling == "trained":  # the trained gloss vectors: the gloss encoder's
-        bi = load_biencoder(enc.source.location, str(enc.device), enc.dtype_name)
-        parts.append(bi.gloss_fingerprint)
+    if gloss_fingerprint:  # the trained gloss vectors: the gloss encoder's
+        parts.append(gloss_fingerprint)
     slug = "-".join(parts)
     return default_cache_dir() / "wsd-index" / slug.replace("/", "_").replace(":", "_")
 
@@ -431,13 +434,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = _config(args, corpus)
     seconds: dict[str, float] = {}
     index, _, _ = _train(enc, corpus, args.gold, config, seconds, args.system)
+    info = EncoderInfo.of(enc)
     if corpus == "wordnet":
-        default = wordnet_index_path(EncoderInfo.of(enc), config)  # where default_index looks
+        default = wordnet_index_path(info, config)  # where default_index looks for it
     elif system_of(index) in SYSTEMS:
-        system = get_system(system_of(index))
-        default = system_index_path(EncoderInfo.of(enc), system, index.training_.sha256)
+        default = system_index_path(info, get_system(system_of(index)), index.training_.sha256)
     else:
-        default = _default_index_path(enc, corpus, config)
+        gloss = ""
+        if config.gloss_pooling == "trained":  # vectors of the bi-encoder's own gloss encoder
+            bi = load_biencoder(enc.source.location, str(enc.device), enc.dtype_name)
+            gloss = bi.gloss_fingerprint
+        default = _default_index_path(info, corpus, config, gloss)
     out = args.out or default
     if out != default or not (out / "meta.json").is_file():
         save_index(index, out)
