@@ -120,7 +120,7 @@ def best_wsd_index(wsd_data, default_encoder, _session_cache) -> Path:
     stand-in is never written into a cache that outlives the session.
     """
     enc, best = default_encoder, SYSTEMS["best"]
-    path = system_index_path(enc, best, semcor_sha256())
+    path = system_index_path(EncoderInfo.of(enc), best, semcor_sha256())
     if (path / "meta.json").is_file():
         return path
     if not _session_cache:

@@ -46,6 +46,7 @@ from workbench.viz.projection import ProjectionConfig, Projector, project_layers
 from workbench.viz.sense_views import AtlasView, SenseView
 from workbench.wsd import occurrence_senses
 from workbench.wsd.biencoder import BiEncoder, biencoder_dir, load_biencoder
+from workbench.wsd.config import EncoderInfo
 from workbench.wsd.evaluate import Evaluation, Stage, evaluate_corpus
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import SensePrediction, TrainingOccurrences
@@ -430,7 +431,7 @@ def system_index_build(system: str) -> Build:
 @st.cache_resource(show_spinner="Loading the sense index…", max_entries=4)
 def sense_index(path: str, settings_key: tuple) -> SenseIndex:
     """A saved :class:`workbench.wsd.index.SenseIndex`, checked against the current encoder."""
-    return load_index(path, encoder=encoder())
+    return load_index(path, EncoderInfo.of(encoder()))
 
 
 #: What each stage of :func:`workbench.wsd.evaluate.evaluate_corpus` writes in the status box,

@@ -61,7 +61,8 @@ def test_the_compute_dtype_is_named_in_the_vectors_and_the_index_identity(
     assert LayerwiseEmbeddings.load(emb.save(tmp_path / "v.npz")).compute_dtype == "bfloat16"
     assert EncoderInfo.of(bf16).dtype == EncoderInfo.of(emb).dtype == "bfloat16"
     best = SYSTEMS["best"]
-    assert system_index_path(bf16, best, "x") != system_index_path(tiny_encoder, best, "x")
+    bf16_info, float32_info = EncoderInfo.of(bf16), EncoderInfo.of(tiny_encoder)
+    assert system_index_path(bf16_info, best, "x") != system_index_path(float32_info, best, "x")
 
 
 def test_bfloat16_on_the_cpu_is_close_and_cached_apart(tiny_model_dir, tiny_encoder, tmp_cache):

@@ -42,7 +42,7 @@ def _toy_index(config: SenseIndexConfig | None = None) -> SenseIndex:
     vecs = np.stack([unit(0), unit(0) + 0.1 * unit(3), unit(1), unit(2), unit(2)])
     keys = [("bank%1:17:01::",), ("bank%1:17:01::",), ("bank%1:14:00::",), ("river%1:17:00::",)] * 1
     keys.append(("river%1:17:00::",))
-    return SenseIndex(config or SenseIndexConfig(layers="-1")).fit(vecs, keys, encoder=INFO)
+    return SenseIndex(config or SenseIndexConfig(layers="-1")).fit(vecs, keys, info=INFO)
 
 
 def test_candidate_restriction_never_returns_another_lemma():
@@ -137,7 +137,7 @@ def test_index_with_propagation_marks_its_predictions():
     graph = toy_graph()
     vecs = np.stack([unit(0), unit(1)])
     index = SenseIndex(SenseIndexConfig(layers="-1", propagate="hypernym")).fit(
-        vecs, [("dog%1:05:00::",), ("cat%1:05:00::",)], encoder=INFO, graph=graph
+        vecs, [("dog%1:05:00::",), ("cat%1:05:00::",)], info=INFO, graph=graph
     )
     assert index.origin_of("puppy%1:05:00::") == "hypernym"
     preds = predict(index, np.stack([unit(0)]), ["puppy"], ["NOUN"])
@@ -146,7 +146,7 @@ def test_index_with_propagation_marks_its_predictions():
     )  # fmt: skip
     with pytest.raises(InputError, match="graph"):
         SenseIndex(SenseIndexConfig(propagate="synset")).fit(
-            vecs, [("dog%1:05:00::",)] * 2, encoder=INFO
+            vecs, [("dog%1:05:00::",)] * 2, info=INFO
         )
 
 
@@ -159,7 +159,7 @@ def test_gloss_concat_scores_are_weighted_cosines():
     assert keys == ["a%1:00:00::", "b%1:00:00::"] and gloss_only.tolist() == [False, True]
     np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1, rtol=1e-5)
     index = SenseIndex(SenseIndexConfig(layers="-1", gloss="concat", gloss_weight=0.3)).fit(
-        c[None].repeat(2, 0), [("a%1:00:00::",)] * 2, encoder=INFO,
+        c[None].repeat(2, 0), [("a%1:00:00::",)] * 2, info=INFO,
         gloss=(["a%1:00:00::", "b%1:00:00::"], np.stack([g, -g])),
     )  # fmt: skip
     cos = lambda x, y: float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))  # noqa: E731
@@ -177,10 +177,10 @@ def test_save_load_round_trip_and_mismatch(tmp_path):
     keys = [(f"w{i % 5}%1:00:0{i % 2}::",) for i in range(40)]
     training = TrainingInfo("toy-corpus", "abc", 4, 40)
     index = SenseIndex(SenseIndexConfig(layers="-1", postprocess="zscore")).fit(
-        vecs, keys, encoder=INFO, training=training
+        vecs, keys, info=INFO, training=training
     )
     path = save_index(index, tmp_path / "toy.index")
-    back = load_index(path, encoder=INFO, layers="2")  # -1 == hidden state 2 of 3
+    back = load_index(path, info=INFO, layers="2")  # -1 == hidden state 2 of 3
     assert back.keys_ == index.keys_ and back.config == index.config
     assert back.training_ == training and back.encoder_ == INFO
     np.testing.assert_array_equal(back.vectors_, index.vectors_)
@@ -193,11 +193,11 @@ def test_save_load_round_trip_and_mismatch(tmp_path):
 
     other = EncoderInfo("other", "fp-other", DIM, 3, "mean")
     with pytest.raises(MismatchError, match="fingerprint"):
-        load_index(path, encoder=other)
+        load_index(path, info=other)
     with pytest.raises(MismatchError, match="pooling"):
-        load_index(path, encoder=EncoderInfo("toy", "fp-toy", DIM, 3, "first"))
+        load_index(path, info=EncoderInfo("toy", "fp-toy", DIM, 3, "first"))
     with pytest.raises(MismatchError, match="layer spec"):
-        load_index(path, encoder=INFO, layers="last2-sum")
+        load_index(path, info=INFO, layers="last2-sum")
     with pytest.raises(MismatchError):
         back.transform_queries(np.zeros((2, DIM + 1), np.float32))
     (path / "senses.npz").write_bytes(b"broken")
@@ -210,9 +210,7 @@ def test_index_senses_are_read_without_the_vectors(tmp_path):
     vecs = rng.normal(size=(30, DIM)).astype(np.float32)
     keys = [(f"w{i % 4}%1:00:0{i % 3}::",) for i in range(30)]
     training = TrainingInfo("toy-corpus", "abc", 3, 30)
-    index = SenseIndex(SenseIndexConfig(layers="-1")).fit(
-        vecs, keys, encoder=INFO, training=training
-    )
+    index = SenseIndex(SenseIndexConfig(layers="-1")).fit(vecs, keys, info=INFO, training=training)
     path = save_index(index, tmp_path / "toy.index")
     senses = load_index_senses(path)
     assert senses.training == training and senses.keys == index.keys_
@@ -244,7 +242,7 @@ def test_gloss_concat_without_any_corpus_row_gives_gloss_rows():
     rng = np.random.default_rng(2)
     g = rng.normal(size=(2, DIM)).astype(np.float32)
     index = SenseIndex(SenseIndexConfig(layers="-1", gloss="concat")).fit(
-        np.zeros((0, DIM), np.float32), [], encoder=INFO,
+        np.zeros((0, DIM), np.float32), [], info=INFO,
         gloss=(["helium%1:27:00::", "neon%1:27:00::"], g),
     )  # fmt: skip
     assert index.keys_ == ("helium%1:27:00::", "neon%1:27:00::")
@@ -260,7 +258,7 @@ def test_gloss_only_index_scores_every_candidate_the_same_way():
     g = rng.normal(size=(3, DIM)).astype(np.float32)
     keys = ["bass%1:06:00::", "bass%1:13:00::", "bass%5:00:00:low:03"]
     index = SenseIndex(SenseIndexConfig(layers="-1", gloss="only")).fit(
-        np.zeros((0, DIM), np.float32), [], encoder=INFO, gloss=(keys, g)
+        np.zeros((0, DIM), np.float32), [], info=INFO, gloss=(keys, g)
     )
     assert index.dim == DIM and {index.origin_of(k) for k in keys} == {"gloss"}
     q = rng.normal(size=DIM).astype(np.float32)
@@ -273,5 +271,5 @@ def test_gloss_only_index_scores_every_candidate_the_same_way():
         SenseIndexConfig(gloss="only", propagate="lexname")
     with pytest.raises(InputError, match="gloss"):
         SenseIndex(SenseIndexConfig(gloss="only")).fit(
-            np.zeros((0, DIM), np.float32), [], encoder=INFO
+            np.zeros((0, DIM), np.float32), [], info=INFO
         )

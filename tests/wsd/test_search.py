@@ -74,8 +74,8 @@ def test_sense_index_torch_and_faiss_agree():
                 vecs.append(centre + 0.3 * RNG.standard_normal(16).astype(np.float32))
     vecs = np.asarray(vecs, np.float32)
     cfg = SenseIndexConfig(layers="-1")
-    by_faiss = SenseIndex(cfg, search="faiss").fit(vecs, keys, encoder=info)
-    by_torch = SenseIndex(cfg, search="torch").fit(vecs, keys, encoder=info)
+    by_faiss = SenseIndex(cfg, search="faiss").fit(vecs, keys, info=info)
+    by_torch = SenseIndex(cfg, search="torch").fit(vecs, keys, info=info)
     queries = RNG.standard_normal((500, 16)).astype(np.float32)
     q_lemmas = [lemmas[i] for i in RNG.integers(0, 40, 500)]
     a = predict(by_faiss, queries, q_lemmas, ["NOUN"] * 500)
@@ -84,7 +84,7 @@ def test_sense_index_torch_and_faiss_agree():
     assert [p.runner_up for p in a] == [p.runner_up for p in b]
     np.testing.assert_allclose([p.score for p in a], [p.score for p in b], atol=1e-5)
     assert by_faiss.search_ == "faiss:cpu" and by_torch.search_ == "torch:cpu"
-    auto = SenseIndex(cfg).fit(vecs, keys, encoder=info)
+    auto = SenseIndex(cfg).fit(vecs, keys, info=info)
     predict(auto, queries[:5], q_lemmas[:5], ["NOUN"] * 5)
     assert auto.search_ == "faiss:cpu"  # no GPU here: FAISS on the CPU
 
@@ -97,16 +97,16 @@ def test_torch_search_needs_no_faiss(monkeypatch):
     vecs = unit_rows(12, 8)
     keys = [(f"lemma{i % 3}%1:0{i % 2}:00::",) for i in range(12)]
     cfg = SenseIndexConfig(layers="-1")
-    by_torch = SenseIndex(cfg, search="torch").fit(vecs, keys, encoder=info)
+    by_torch = SenseIndex(cfg, search="torch").fit(vecs, keys, info=info)
     preds = predict(by_torch, vecs[:4], ["lemma0", "lemma1", "lemma2", "lemma0"], ["NOUN"] * 4)
     assert all(p.key and p.key.startswith(lemma) for p, lemma in
                zip(preds, ["lemma0", "lemma1", "lemma2", "lemma0"]))  # fmt: skip
     assert by_torch.search_ == "torch:cpu"
-    auto = SenseIndex(cfg).fit(vecs, keys, encoder=info)
+    auto = SenseIndex(cfg).fit(vecs, keys, info=info)
     assert [p.key for p in predict(auto, vecs[:4], ["lemma0"] * 4, ["NOUN"] * 4)] == [
         p.key for p in predict(by_torch, vecs[:4], ["lemma0"] * 4, ["NOUN"] * 4)
     ]
     assert auto.search_ == "torch:cpu"
-    by_faiss = SenseIndex(cfg, search="faiss").fit(vecs, keys, encoder=info)
+    by_faiss = SenseIndex(cfg, search="faiss").fit(vecs, keys, info=info)
     with pytest.raises(DataError, match="FAISS is not installed"):
         predict(by_faiss, vecs[:2], ["lemma0", "lemma1"], ["NOUN"] * 2)

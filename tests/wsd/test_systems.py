@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,7 +13,8 @@ import pytest
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.lexicon.wordnet import load_wordnet
-from workbench.wsd.config import SenseIndexConfig, TrainingInfo
+from workbench.wsd.biencoder import shipped_biencoder
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.disambiguate import Disambiguation, SenseCandidate, disambiguate, evidence
 from workbench.wsd.systems import (
     DEFAULT_SYSTEM,
@@ -20,6 +22,7 @@ from workbench.wsd.systems import (
     FIRST_SENSE_F1_ALL,
     MEASURED_F1_ALL,
     PACKAGED_FINGERPRINT,
+    RESULTS_FILE,
     SYSTEMS,
     WORDNET_CORPUS,
     build_message,
@@ -27,6 +30,7 @@ from workbench.wsd.systems import (
     f1_phrase,
     get_system,
     measured_f1,
+    recorded_results,
     semcor_index,
     system_index_path,
     system_note,
@@ -55,12 +59,13 @@ def test_presets_are_the_documented_systems():
 
 def test_the_cache_path_changes_with_everything_that_changes_the_rows(tiny_encoder):
     best = SYSTEMS["best"]
-    path = system_index_path(tiny_encoder, best, "abc")
-    assert path == system_index_path(tiny_encoder, best, "abc")
+    info = EncoderInfo.of(tiny_encoder)
+    path = system_index_path(info, best, "abc")
+    assert path == system_index_path(info, best, "abc")
     other_config = dataclasses.replace(best, config=dataclasses.replace(best.config, layers="0"))
-    assert system_index_path(tiny_encoder, other_config, "abc") != path
-    assert system_index_path(tiny_encoder, best, "abd") != path
-    assert system_index_path(tiny_encoder, SYSTEMS["plain"], "abc") != path
+    assert system_index_path(info, other_config, "abc") != path
+    assert system_index_path(info, best, "abd") != path
+    assert system_index_path(info, SYSTEMS["plain"], "abc") != path
 
 
 def test_semcor_index_is_built_once_then_loaded(tiny_encoder, wsd_data, tmp_cache):
@@ -72,7 +77,7 @@ def test_semcor_index_is_built_once_then_loaded(tiny_encoder, wsd_data, tmp_cach
     assert len(said) == 1 and "Building the 'plain' sense index" in said[0]
     assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)  # 0 -> 1 once
     assert "once" in said[0] and str(tmp_cache) in said[0]
-    path = system_index_path(tiny_encoder, SYSTEMS["plain"], corpus.sha256)
+    path = system_index_path(EncoderInfo.of(tiny_encoder), SYSTEMS["plain"], corpus.sha256)
     assert (path / "meta.json").is_file()
     again = semcor_index(tiny_encoder, "plain", semcor=corpus, say=said.append)
     assert len(said) == 1  # loaded, not built
@@ -170,10 +175,10 @@ def test_a_winner_on_fewer_than_a_handful_of_occurrences_is_flagged():
      (12, 768, "bfloat16", "about 55 minutes")],
 )  # fmt: skip
 def test_build_message_scales_the_cpu_estimate_with_the_model(layers, dim, dtype, expected):
-    encoder = SimpleNamespace(name="m", n_hidden=layers + 1, dim=dim, dtype_name=dtype)
-    line = build_message(encoder, SYSTEMS["best"], Path("/cache/x"))  # type: ignore[arg-type]
+    info = EncoderInfo("m", "fp", dim, layers + 1, "mean", dtype)
+    line = build_message(info, SYSTEMS["best"], Path("/cache/x"))
     assert f"once: {expected} on a 2-core CPU" in line and "definitions" in line
-    assert "definitions" not in build_message(encoder, SYSTEMS["plain"], Path("/c"))  # type: ignore[arg-type]
+    assert "definitions" not in build_message(info, SYSTEMS["plain"], Path("/c"))
 
 
 def test_the_f1_a_user_is_told_is_the_one_measured_for_the_model_and_dtype(default_encoder):
@@ -187,3 +192,41 @@ def test_the_f1_a_user_is_told_is_the_one_measured_for_the_model_and_dtype(defau
         "70.2 F1 on ALL with the packaged model; not measured for this one"
     )
     assert measured_f1("best", PACKAGED_FINGERPRINT, "float16") is None
+
+
+def test_every_figure_shown_is_the_recorded_files_number():
+    recorded = json.loads(RESULTS_FILE.read_text(encoding="utf-8"))
+    assert recorded == recorded_results() and recorded["runs"]
+    for run in recorded["runs"]:
+        key = (run["system"], run["fingerprint"], run["dtype"])
+        shown = round(run["f1_all"], 1)
+        assert run["source"] and run["pointer"] and run["command"]
+        assert MEASURED_F1_ALL[key] == measured_f1(*key) == shown
+        assert f1_phrase(*key) == f"{shown} F1 on ALL with this model in {run['dtype']}"
+        if key[1:] == (PACKAGED_FINGERPRINT, "float32"):
+            assert SYSTEMS[run["system"]].f1_all == shown
+    assert {n for n, s in SYSTEMS.items() if s.f1_all == s.f1_all} == {
+        r["system"] for r in recorded["runs"] if r["fingerprint"] == PACKAGED_FINGERPRINT
+    }  # every system but the bi-encoder has its packaged figure recorded
+    first = recorded["baselines"]["wordnet_first_sense"]["f1_all"]
+    assert FIRST_SENSE_F1_ALL == round(first, 1)
+    note = system_note(SimpleNamespace(training_=TrainingInfo(WORDNET_CORPUS)))  # type: ignore[arg-type]
+    assert f"{SYSTEMS['wordnet'].f1_all:.1f} F1" in note and f"({round(first, 1)})" in note
+    card = json.loads((shipped_biencoder() / "training_card.json").read_text(encoding="utf-8"))
+    shipped = round(100 * card["test"]["f1"], 1)
+    assert f1_phrase("biencoder", PACKAGED_FINGERPRINT, "float32") == (
+        f"{shipped} F1 on ALL (its training card)"
+    )
+
+
+def test_the_recorded_figures_are_copied_from_their_raw_run_records():
+    recorded = recorded_results()
+    root = Path(__file__).resolve().parents[2]
+    for entry in [*recorded["runs"], *recorded["baselines"].values()]:
+        source = root / entry["source"]
+        if not source.is_file():
+            pytest.skip(f"{entry['source']} is not here (an installed package)")
+        data = json.loads(source.read_text(encoding="utf-8"))
+        for part in entry["pointer"].strip("/").split("/"):
+            data = data[int(part)] if isinstance(data, list) else data[part]
+        assert entry["f1_all"] == data, entry["source"]  # copied exactly

@@ -85,16 +85,16 @@ def test_standardized_index_and_round_trip(default_encoder, tiny_encoder, encode
     index = train_index(training, SenseIndexConfig(layers="3", postprocess="zscore"),
                         EncoderInfo.of(default_encoder))  # fmt: skip
     path = save_index(index, tmp_path / "semcor-subset.index")
-    back = load_index(path, encoder=default_encoder, layers="3")
+    back = load_index(path, EncoderInfo.of(default_encoder), layers="3")
     vecs = test.vectors("3")
     a = predict(index, vecs, test.lemmas, test.pos)
     b = predict(back, vecs, test.lemmas, test.pos)
     assert [(p.key, p.runner_up) for p in a] == [(p.key, p.runner_up) for p in b]
     np.testing.assert_allclose([p.runner_up_score for p in a], [p.runner_up_score for p in b])
     with pytest.raises(MismatchError):
-        load_index(path, encoder=tiny_encoder)
+        load_index(path, EncoderInfo.of(tiny_encoder))
     with pytest.raises(MismatchError):
-        load_index(path, encoder=default_encoder, layers="last4-sum")
+        load_index(path, EncoderInfo.of(default_encoder), layers="last4-sum")
 
 
 def test_propagation_and_glosses_cover_every_instance(default_encoder, encoded, wordnet):

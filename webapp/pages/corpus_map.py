@@ -25,7 +25,7 @@ from workbench.viz.plotting import selected_rows
 from workbench.viz.projection import ProjectionConfig
 
 #: Past this many points the map is drawn by Embedding Atlas when it is installed: a plotly figure
-#: sends about 100 bytes a point to the browser (docs/benchmarks.md, "The corpus map").
+#: sends every point's data to the browser (docs/benchmarks.md, "The corpus map").
 ATLAS_FROM = 100_000
 RENDERERS = ("auto", "plotly", "Embedding Atlas")
 PARAMS = (

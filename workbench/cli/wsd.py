@@ -339,16 +339,19 @@ def _train(enc, corpus_name: str, gold, config, seconds: dict[str, float], syste
     return index, corpus, training
 
 
-def _default_index_path(enc, corpus: str, config) -> Path:
+def _default_index_path(
+    info: EncoderInfo, corpus: str, config: SenseIndexConfig, gloss_fingerprint: str = ""
+) -> Path:
+    """Where ``workbench wsd train`` keeps an index of the encoder ``info`` describes that is
+    no named system's (``gloss_fingerprint``: the gloss encoder's, for trained gloss vectors)."""
     parts = [
         Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
-        config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", enc.fingerprint,
+        config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", info.fingerprint,
     ]  # fmt: skip
-    if tag := cache_dtype_tag(enc.dtype_name):
+    if tag := cache_dtype_tag(info.dtype):
         parts.append(tag)
-    if config.gloss_pooling == "trained":  # the trained gloss vectors: the gloss encoder's
-        bi = load_biencoder(enc.source.location, str(enc.device), enc.dtype_name)
-        parts.append(bi.gloss_fingerprint)
+    if gloss_fingerprint:  # the trained gloss vectors: the gloss encoder's
+        parts.append(gloss_fingerprint)
     slug = "-".join(parts)
     return default_cache_dir() / "wsd-index" / slug.replace("/", "_").replace(":", "_")
 
@@ -431,12 +434,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = _config(args, corpus)
     seconds: dict[str, float] = {}
     index, _, _ = _train(enc, corpus, args.gold, config, seconds, args.system)
+    info = EncoderInfo.of(enc)
     if corpus == "wordnet":
-        default = wordnet_index_path(enc, config)  # where the default index looks for it
+        default = wordnet_index_path(info, config)  # where default_index looks for it
     elif system_of(index) in SYSTEMS:
-        default = system_index_path(enc, get_system(system_of(index)), index.training_.sha256)
+        default = system_index_path(info, get_system(system_of(index)), index.training_.sha256)
     else:
-        default = _default_index_path(enc, corpus, config)
+        gloss = ""
+        if config.gloss_pooling == "trained":  # vectors of the bi-encoder's own gloss encoder
+            bi = load_biencoder(enc.source.location, str(enc.device), enc.dtype_name)
+            gloss = bi.gloss_fingerprint
+        default = _default_index_path(info, corpus, config, gloss)
     out = args.out or default
     if out != default or not (out / "meta.json").is_file():
         save_index(index, out)
@@ -501,7 +509,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     bi = None
     if args.index is not None:
         enc = _encoder(args)
-        index = load_index(args.index, encoder=enc)
+        index = load_index(args.index, EncoderInfo.of(enc))
     elif bi_dir is not None:
         opened = _open(args)
         enc, index, bi = opened.encoder, opened.index_for, opened.biencoder
@@ -628,8 +636,8 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
     target = int(args.word) if args.word.isdigit() else args.word
     if args.index:
         enc = _encoder(args)
-        result = disambiguate(enc, load_index(args.index, encoder=enc), args.text, target,
-                              pos=args.pos)  # fmt: skip
+        index = load_index(args.index, EncoderInfo.of(enc))
+        result = disambiguate(enc, index, args.text, target, pos=args.pos)
     else:
         # the --system's own index; a SemCor system's long first build says so (to stderr)
         opened = _open(args, announce=False)

@@ -1,8 +1,9 @@
 """File-level helpers of the corpus readers: ``.xz``, key files, the XML parser.
 
 The framework's XML is parsed by expat (the parser under ``ElementTree.iterparse``) with
-callbacks that build the sentences directly, so SemCor's 38 MB stream through in seconds and
-every error can name its file and line. :mod:`workbench.corpora.readers` is the public interface.
+callbacks that build the sentences directly, so SemCor's 38 MB stream through without an
+element tree and every error can name its file and line. :mod:`workbench.corpora.readers` is
+the public interface.
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ def _gc_paused() -> Iterator[None]:
 _XML_CHUNK = 1 << 16  # bytes read and parsed at a time
 #: The most bytes an XML file may hold between two ``<``: a tag with its attributes plus the
 #: text after it. The framework's files stay under 200; expat re-scans an unfinished token
-#: each time more bytes arrive, so one of 30 MB would take hours (1 MB: 0.6 s, 4 MB: 9 s).
+#: each time more bytes arrive, so the time a token takes grows with the square of its length.
 MAX_XML_TOKEN_BYTES = 1 << 16
 
 

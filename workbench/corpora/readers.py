@@ -7,7 +7,7 @@ them. Readers:
 
 * :func:`read_xml` - the unified evaluation framework's ``*.data.xml`` + ``*.gold.key.txt``
   (Raganato et al. 2017), also ``.xz``-compressed; SemCor comes in the same format. Streaming
-  (expat, the parser under ``ElementTree.iterparse``): SemCor's 38 MB load in a few seconds.
+  (expat, the parser under ``ElementTree.iterparse``): no element tree is built.
 * :func:`read_text` - plain text, one sentence per line, no annotation.
 * :func:`load_dataset` - a framework dataset by name (``"ALL"``, ``"semcor"``, ...).
 

@@ -1,12 +1,13 @@
 """Sense-annotated corpora saved to disk and read back, checked.
 
 A derived corpus that is slow to build is built once and kept: WordNet's usage examples
-(:func:`workbench.corpora.wordnet_examples.example_corpus`) take 7 to 10 s, most of it NLTK
-parsing every synset; their saved copy reads in about a second. The file is gzipped JSON (never
-pickle: reading a file runs no code from it): the corpus's name, checksum and counters, and each
-sentence as ``[id, words, lemmas, pos, [[id, index, lemma, pos, keys], ...]]``. Writes are atomic.
-A file that is not what :func:`save_corpus` writes (truncated, corrupted, another format, words
-and tags of different lengths, an instance outside its sentence) is refused with a
+(:func:`workbench.corpora.wordnet_examples.example_corpus`) take NLTK's parsing of every
+synset; their saved copy reads without it (docs/benchmarks.md, "Data loading"). The file is
+gzipped JSON (never pickle: reading a file runs no code from it): the corpus's name, checksum
+and counters, and each sentence as
+``[id, words, lemmas, pos, [[id, index, lemma, pos, keys], ...]]``. Writes are atomic. A file
+that is not what :func:`save_corpus` writes (truncated, corrupted, another format, words and tags
+of different lengths, an instance outside its sentence) is refused with a
 :class:`~workbench.errors.CacheError`.
 
 Example::

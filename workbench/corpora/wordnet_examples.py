@@ -180,9 +180,9 @@ def example_corpus(
     """The WordNet example corpus as a :class:`Corpus` (``n_skipped``: unmatched examples).
 
     Built once and kept in the cache dir (``<cache>/corpora/``, :func:`saved_examples_path`),
-    read back after that (about 1 s instead of 7 to 10); ``cache=False`` builds it every time and
-    keeps nothing. A saved copy that cannot be read is reported, deleted and rebuilt; a cache
-    dir that cannot be written leaves the corpus built, not saved.
+    read back after that (docs/benchmarks.md, "Data loading"); ``cache=False`` builds it every
+    time and keeps nothing. A saved copy that cannot be read is reported, deleted and rebuilt; a
+    cache dir that cannot be written leaves the corpus built, not saved.
     """
     wordnet = wordnet or load_wordnet()
     path = saved_examples_path(config, wordnet)

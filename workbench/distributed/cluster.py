@@ -12,11 +12,11 @@ left open.
 
 A cluster named by ``host:port`` that cannot be reached is reported within about
 ``ClusterConfig.connect_timeout`` seconds (``--connect-timeout``, default 30), not after Ray's
-own retries (some 14 minutes): a TCP connection to the address is tried first, with that
+own, much longer, retries: a TCP connection to the address is tried first, with that
 timeout (a closed port or an unknown host fails at once), then Ray connects once, its own waits
 bounded by the same timeout (``RAY_py_gcs_connect_timeout_s`` and
-``RAY_gcs_server_port_wait_time_s`` for the call, as Ray reads them; a Ray imported before may
-take some 30 s more).
+``RAY_gcs_server_port_wait_time_s`` for the call, as Ray reads them; a Ray imported before
+may wait longer, by its own defaults).
 """
 
 from __future__ import annotations

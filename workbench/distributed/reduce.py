@@ -233,7 +233,7 @@ def fit_sense_index(
     if not sums:
         raise InputError(f"{shards.directory}: no row carries a sense key (keys column empty)")
     keys = sorted(sums)
-    encoder = EncoderInfo(
+    info = EncoderInfo(
         shards.model_name, shards.fingerprint, shards.dim, shards.n_hidden, shards.pooling,
         shards.compute_dtype,
     )  # fmt: skip
@@ -245,13 +245,13 @@ def fit_sense_index(
     )
     post = None
     if zscore:
-        provenance = source.provenance(encoder, config.layers)
+        provenance = source.provenance(info, config.layers)
         post = Standardizer().partial_fit_moments(total, provenance=provenance)
     return SenseIndex(config).fit_sums(
         keys,
         np.stack([sums[k] for k in keys]),
         np.array([counts[k] for k in keys]),
-        encoder=encoder,
+        info=info,
         postprocessor=post,
         training=source,
         graph=graph,

@@ -2,8 +2,9 @@
 
 The same algorithm as NLTK's ``WordNetCorpusReader._morphy`` (exception lists, then detachment
 rules whose result must be a WordNet lemma), reading only the lemma columns of the four
-``index.*`` files and the four ``*.exc`` files of WordNet 3.0: ~0.3 s once per process instead
-of the several seconds a full WordNet load takes, which matters for the app's first page.
+``index.*`` files and the four ``*.exc`` files of WordNet 3.0, once per process: a fraction
+of a full WordNet load (docs/benchmarks.md, "Data loading"), which matters for the app's first
+page.
 
 Example::
 

@@ -7,8 +7,8 @@ The plain path: encode the sentences in chunks keeping only the layers the spec 
 layers, then project. Up to ``fit_sample`` words are projected by UMAP directly; past that, UMAP
 is fitted on a seeded sample of ``fit_sample`` words and every other word is placed at the
 distance-weighted mean of its ``place_k`` nearest sampled words (found by FAISS in a PCA space
-of ``place_dims`` dimensions), which is what makes a corpus of hundreds of thousands of words a
-matter of minutes on a CPU.
+of ``place_dims`` dimensions), which is what keeps a corpus of hundreds of thousands of words
+within a CPU's reach (docs/benchmarks.md, "App").
 
 The coordinates are computed once per model (fingerprint and dtype), corpus (content hash),
 layer spec, correction and settings, and stored in the workbench's cache dir

@@ -258,19 +258,19 @@ def training_of(card: dict[str, Any], gloss_how: str) -> TrainingInfo:
 def gloss_sense_index(
     keys: Sequence[str],
     vectors: np.ndarray,
-    encoder: EncoderInfo,
+    info: EncoderInfo,
     training: TrainingInfo,
     counts: Mapping[str, int] | None = None,
 ) -> SenseIndex:
     """A :class:`SenseIndex` (:data:`BIENCODER_CONFIG`) whose rows are the gloss vectors
-    ``(len(keys), dim)`` as they are, for queries of ``encoder`` at :data:`CONTEXT_LAYERS`;
-    ``counts``: training occurrences per key."""
+    ``(len(keys), dim)`` as they are, for queries of the context encoder ``info`` describes at
+    :data:`CONTEXT_LAYERS`; ``counts``: training occurrences per key."""
     index = SenseIndex(BIENCODER_CONFIG)
     origin = np.full(len(keys), ORIGINS.index("gloss"), dtype=np.int8)
     seen = np.array([(counts or {}).get(k, 0) for k in keys], dtype=np.int64)
     index.set_rows(tuple(keys), np.asarray(vectors, dtype=np.float32), origin, seen)
     index.postprocessor_ = None
-    index.encoder_ = encoder
+    index.encoder_ = info
     index.training_ = training
     return index
 

@@ -122,14 +122,15 @@ class TrainingInfo:
     n_occurrences: int = 0
     restricted_to: tuple[str, ...] = ()  # lemmas, when the index covers only some
 
-    def provenance(self, encoder: EncoderInfo, layers: str) -> Provenance:
-        """The provenance of a correction fitted on these training vectors (``layers``: the
-        index's layer spec), as the index's post-processor records it."""
+    def provenance(self, info: EncoderInfo, layers: str) -> Provenance:
+        """The provenance of a correction fitted on these training vectors of the encoder
+        ``info`` describes (``layers``: the index's layer spec), as the index's post-processor
+        records it."""
         return Provenance(
-            model_name=encoder.name,
-            fingerprint=encoder.fingerprint,
+            model_name=info.name,
+            fingerprint=info.fingerprint,
             layer_spec=layers,
-            pooling=encoder.pooling,
+            pooling=info.pooling,
             corpus=self.corpus,
             corpus_hash=self.sha256,
             n_sentences=self.n_sentences,

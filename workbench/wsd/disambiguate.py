@@ -30,7 +30,7 @@ from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.morphology import morphy
 from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet, load_wordnet
-from workbench.wsd.config import SenseIndexConfig, TrainingInfo
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.pos_probe import PosProbe
 from workbench.wsd.predict import InstanceSet
@@ -318,7 +318,7 @@ def disambiguate(
         index = default_index(encoder, system, lemmas, wordnet, progress=progress, say=say)
     elif not isinstance(index, SenseIndex):
         index = index(lemmas)
-    index.check_encoder(encoder)
+    index.check_encoder(EncoderInfo.of(encoder))
     emb = encoder.encode([words], keep=[[at]], progress=False)
     vector = emb.select(index.config.layers)[0]
     predicted = ("", 0.0)

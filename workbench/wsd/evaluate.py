@@ -174,7 +174,7 @@ def evaluate(
         split_datasets: also score each dataset named in the ids (``ALL``: ``semeval2007.``...).
         threads: FAISS threads for the search.
     """
-    index.check_encoder(test.embeddings, index.config.layers)
+    index.check_encoder(EncoderInfo.of(test.embeddings), index.config.layers)
     t0 = time.perf_counter()
     vectors = test.vectors(index.config.layers)
     t1 = time.perf_counter()
@@ -221,17 +221,18 @@ def default_specs(n_hidden: int) -> tuple[str, ...]:
 def layer_sweep(
     training: InstanceSet,
     test: InstanceSet,
-    encoder: EncoderInfo,
+    info: EncoderInfo,
     specs: Sequence[str],
     postprocess: Sequence[str] = ("none", "zscore"),
     backoff: Callable[[str, str], str | None] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[SweepPoint]:
-    """Plain 1-NN (no propagation, no glosses) for every layer spec x post-processor."""
+    """Plain 1-NN (no propagation, no glosses) for every layer spec x post-processor (``info``:
+    the identity of the encoder of ``training`` and ``test``, ``EncoderInfo.of(encoder)``)."""
     points = []
     for spec in specs:
         for post in postprocess:
-            index = train_index(training, SenseIndexConfig(layers=spec, postprocess=post), encoder)
+            index = train_index(training, SenseIndexConfig(layers=spec, postprocess=post), info)
             result = evaluate(index, test, backoff=backoff)
             points.append(
                 SweepPoint(

@@ -15,10 +15,11 @@ senses. On a GPU without FAISS's GPU build the same search runs in torch on the 
 Example::
 
     index = SenseIndex(SenseIndexConfig(layers="last4-sum")).fit(
-        vectors, keys_per_occurrence, encoder=EncoderInfo.of(enc))
+        vectors, keys_per_occurrence, info=EncoderInfo.of(enc))
     preds = index.predict(query_vectors, lemmas, poses, backoff=wordnet.first_sense)
     preds[0].key, preds[0].score, preds[0].runner_up, preds[0].source
-    save_index(index, "semcor.index"); load_index("semcor.index", encoder=enc)  # wsd.store
+    save_index(index, "semcor.index")  # workbench.wsd.store
+    load_index("semcor.index", EncoderInfo.of(enc))  # refused if enc is not the index's
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -44,10 +45,6 @@ from workbench.wsd.vectors import (
     propagate,
     sense_centroids,
 )
-
-if TYPE_CHECKING:
-    from workbench.encoding.embeddings import LayerwiseEmbeddings
-    from workbench.encoding.encoder import Encoder
 
 #: How a row of the index got its vector (``origin_`` codes).
 ORIGINS: tuple[str, ...] = ("centroid", "synset", "hypernym", "lexname", "gloss")
@@ -127,7 +124,7 @@ class SenseIndex:
         vectors: np.ndarray,
         keys: Sequence[Sequence[str]],
         *,
-        encoder: EncoderInfo,
+        info: EncoderInfo,
         training: TrainingInfo | None = None,
         graph: SenseGraph | None = None,
         gloss: tuple[Sequence[str], np.ndarray] | None = None,
@@ -138,7 +135,7 @@ class SenseIndex:
         Args:
             vectors: ``(n_occurrences, dim)`` occurrence vectors at ``config.layers``.
             keys: gold sense keys of each occurrence.
-            encoder: identity of the encoder that made the vectors.
+            info: identity of the encoder that made the vectors.
             training: where the occurrences come from.
             graph: WordNet structure, required when ``config.propagate`` is not ``none``.
             gloss: ``(keys, (n, dim) vectors)`` gloss vectors at the same layer spec, required
@@ -151,8 +148,8 @@ class SenseIndex:
         """
         cfg = self.config
         vectors = np.asarray(vectors, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[1] != encoder.dim:
-            raise InputError(f"vectors must be (n, {encoder.dim}), got {vectors.shape}")
+        if vectors.ndim != 2 or vectors.shape[1] != info.dim:
+            raise InputError(f"vectors must be (n, {info.dim}), got {vectors.shape}")
         if cfg.propagate != "none" and graph is None:
             raise InputError("propagation needs the WordNet sense graph (graph=...)")
         if cfg.gloss != "none" and gloss is None:
@@ -161,25 +158,25 @@ class SenseIndex:
         if cfg.gloss == "only" and gloss is not None:  # every row a gloss vector, no centroids
             gkeys, gvecs = gloss
             gvecs = np.asarray(gvecs, dtype=np.float32)
-            if gvecs.shape != (len(gkeys), encoder.dim):
-                raise InputError(f"gloss vectors must be ({len(gkeys)}, {encoder.dim}), got "
+            if gvecs.shape != (len(gkeys), info.dim):
+                raise InputError(f"gloss vectors must be ({len(gkeys)}, {info.dim}), got "
                                  f"{gvecs.shape}")  # fmt: skip
             code = np.int8(ORIGINS.index("gloss"))
             zeros = np.zeros(len(gkeys), dtype=np.int64)
             self.set_rows(tuple(gkeys), normalize_rows(gvecs), np.full(len(gkeys), code), zeros)
             self.postprocessor_ = post  # None: refused by the config
-            self.encoder_ = encoder
+            self.encoder_ = info
             self.training_ = training or TrainingInfo()
             return self
         if post is not None:
             source = training or TrainingInfo()
-            prov = source.provenance(encoder, cfg.layers)
+            prov = source.provenance(info, cfg.layers)
             vectors = np.asarray(
                 post.fit(vectors, provenance=prov).transform(vectors), dtype=np.float32
             )
         ckeys, cvecs, counts = sense_centroids(vectors, keys)
         training = training or TrainingInfo(n_occurrences=len(vectors))
-        return self._finish(ckeys, cvecs, counts, post, encoder, training, graph, gloss, targets)
+        return self._finish(ckeys, cvecs, counts, post, info, training, graph, gloss, targets)
 
     def fit_sums(
         self,
@@ -187,7 +184,7 @@ class SenseIndex:
         sums: np.ndarray,
         counts: np.ndarray,
         *,
-        encoder: EncoderInfo,
+        info: EncoderInfo,
         postprocessor: PostProcessor | None = None,
         training: TrainingInfo | None = None,
         graph: SenseGraph | None = None,
@@ -207,7 +204,7 @@ class SenseIndex:
             keys: ``(n_keys,)`` distinct sense keys.
             sums: ``(n_keys, dim)`` sum of the occurrence vectors of each key (float64 best).
             counts: ``(n_keys,)`` occurrences of each key (>= 1).
-            encoder, training, graph, gloss, targets: as for :meth:`fit`.
+            info, training, graph, gloss, targets: as for :meth:`fit`.
             postprocessor: fitted as ``config.postprocess`` names (None for ``none``).
 
         Returns:
@@ -216,8 +213,8 @@ class SenseIndex:
         cfg = self.config
         sums = np.asarray(sums, dtype=np.float64)
         counts = np.asarray(counts, dtype=np.int64)
-        if sums.ndim != 2 or sums.shape != (len(keys), encoder.dim) or counts.shape != (len(keys),):
-            raise InputError(f"sums must be ({len(keys)}, {encoder.dim}) with one count per key, "
+        if sums.ndim != 2 or sums.shape != (len(keys), info.dim) or counts.shape != (len(keys),):
+            raise InputError(f"sums must be ({len(keys)}, {info.dim}) with one count per key, "
                              f"got {sums.shape} and {counts.shape}")  # fmt: skip
         if len(keys) == 0 or (counts < 1).any() or len(set(keys)) != len(keys):
             raise InputError("fit_sums needs distinct keys, each with at least one occurrence")
@@ -238,9 +235,9 @@ class SenseIndex:
             centroids = np.asarray(postprocessor.transform(doubled)[: len(centroids)], np.float32)
         training = training or TrainingInfo(n_occurrences=int(counts.sum()))
         return self._finish(tuple(keys[i] for i in order), centroids, counts[order],
-                            postprocessor, encoder, training, graph, gloss, targets)  # fmt: skip
+                            postprocessor, info, training, graph, gloss, targets)  # fmt: skip
 
-    def _finish(self, ckeys, cvecs, counts, post, encoder, training, graph, gloss, targets):
+    def _finish(self, ckeys, cvecs, counts, post, info, training, graph, gloss, targets):
         """Propagation and gloss rows after the centroids, then the rows of the index."""
         cfg = self.config
         origin = np.zeros(len(ckeys), dtype=np.int8)
@@ -270,7 +267,7 @@ class SenseIndex:
             rows = normalize_rows(cvecs)
         self.set_rows(ckeys, rows, origin.astype(np.int8), counts.astype(np.int64))
         self.postprocessor_ = post
-        self.encoder_ = encoder
+        self.encoder_ = info
         self.training_ = training
         return self
 
@@ -415,8 +412,9 @@ class SenseIndex:
         ``k`` best index rows in ``[start, stop)`` for those queries.
 
         FAISS: one ``IDSelectorRange`` is reused (its bounds set per group) and FAISS's C
-        search is called directly: the per-group cost is a few microseconds, not a wrapper's
-        setup. torch: all queries at once, in chunks (:class:`TorchRangeSearch`).
+        search is called directly, so a group costs its search, not a wrapper's setup
+        (docs/benchmarks.md, "WSD"). torch: all queries at once, in chunks
+        (:class:`TorchRangeSearch`).
 
         Returns:
             ``(scores (n, k) float32, rows (n, k) int64)`` for all ``n`` queries (``-1``/NaN
@@ -463,14 +461,9 @@ class SenseIndex:
 
     # ------------------------------------------------------------------ compatibility
 
-    def check_encoder(
-        self,
-        encoder: Encoder | LayerwiseEmbeddings | EncoderInfo,
-        layers: str | LayerSpec | None = None,
-    ) -> None:
-        """Raise :class:`MismatchError` unless ``encoder`` (an Encoder, LayerwiseEmbeddings or
-        EncoderInfo) and ``layers`` are the ones this index was built with."""
-        info = encoder if isinstance(encoder, EncoderInfo) else EncoderInfo.of(encoder)
+    def check_encoder(self, info: EncoderInfo, layers: str | LayerSpec | None = None) -> None:
+        """Raise :class:`MismatchError` unless the encoder ``info`` describes
+        (``EncoderInfo.of(encoder)``) and ``layers`` are the ones this index was built with."""
         mine = self.encoder_
         for what, a, b in (
             ("fingerprint", info.fingerprint, mine.fingerprint),

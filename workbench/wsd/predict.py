@@ -155,7 +155,7 @@ def encode_instances(
 def train_index(
     training: InstanceSet,
     config: SenseIndexConfig,
-    encoder: EncoderInfo,
+    info: EncoderInfo,
     graph: SenseGraph | None = None,
     gloss: tuple[Sequence[str], np.ndarray] | None = None,
     targets: Sequence[str] | None = None,
@@ -165,7 +165,7 @@ def train_index(
     Args:
         training: encoded instances with gold keys.
         config: layer spec, post-processor, propagation, gloss combination.
-        encoder: identity of the encoder of ``training``.
+        info: identity of the encoder of ``training`` (``EncoderInfo.of(encoder)``).
         graph: WordNet structure (needed for propagation).
         gloss: ``(keys, vectors)`` at ``config.layers`` (needed for ``gloss="concat"``).
         targets: restrict propagation to these keys.
@@ -178,7 +178,7 @@ def train_index(
     return SenseIndex(config).fit(
         vectors,
         keys,
-        encoder=encoder,
+        info=info,
         training=training.training_info(),
         graph=graph,
         gloss=gloss,
@@ -297,5 +297,4 @@ def build_index(
             pooling=config.gloss_pooling,
             progress=progress,
         )
-    info = EncoderInfo.of(encoder)
-    return train_index(training, config, info, graph=graph, gloss=gloss)
+    return train_index(training, config, EncoderInfo.of(encoder), graph=graph, gloss=gloss)

@@ -1,7 +1,7 @@
 """WordNet-derived inputs of a sense index: the propagation graph and LMMS gloss vectors.
 
 * :func:`sense_graph` turns WordNet 3.0 into the arrays :mod:`workbench.wsd.vectors` needs
-  (built once per process, about 5 s).
+  (built once per process; docs/benchmarks.md, "WSD").
 * :func:`gloss_vectors`: a vector per sense key from its WordNet gloss, LMMS style (Loureiro &
   Jorge 2019), pooled one of two ways. ``definition`` (default): the synset sentence
   ``"<all lemmas of the synset> - <definition>"`` is encoded once and its definition words are
@@ -37,7 +37,7 @@ from workbench.errors import InputError
 from workbench.fileio import atomic_path, sha256_bytes
 from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.wsd.biencoder import is_biencoder_dir, load_biencoder
-from workbench.wsd.config import GlossPooling, cache_dtype_tag
+from workbench.wsd.config import EncoderInfo, GlossPooling, cache_dtype_tag
 from workbench.wsd.vectors import SenseGraph
 
 if TYPE_CHECKING:
@@ -222,15 +222,15 @@ def synset_sentence(synset: Synset, examples: bool = False) -> tuple[list[str], 
 
 
 def _definitions_path(
-    encoder: Encoder, wordnet: WordNet, synsets: Sequence[str], examples: bool
+    info: EncoderInfo, max_length: int, wordnet: WordNet, synsets: Sequence[str], examples: bool
 ) -> Path:
     # the sentences follow from WordNet's version, the synsets and this code's version: the
     # cache name hashes those, so a warm call never rebuilds 117k sentences
-    ident = f"wordnet-{wordnet.version}|v{GRAPH_VERSION}|{encoder.max_length}|" + "\n".join(synsets)
+    ident = f"wordnet-{wordnet.version}|v{GRAPH_VERSION}|{max_length}|" + "\n".join(synsets)
     tag = sha256_bytes(ident)[:24]
     kind = "definitions-examples" if examples else "definitions"
-    dtype = f"-{dtype_tag}" if (dtype_tag := cache_dtype_tag(encoder.dtype_name)) else ""
-    name = f"{kind}-{encoder.fingerprint}{dtype}-{encoder.pooling}-{tag}.npy"
+    dtype = f"-{dtype_tag}" if (dtype_tag := cache_dtype_tag(info.dtype)) else ""
+    name = f"{kind}-{info.fingerprint}{dtype}-{info.pooling}-{tag}.npy"
     return default_cache_dir() / "wsd" / name
 
 
@@ -266,13 +266,14 @@ def definition_vectors(
     spec is then array work: a layer combination commutes with the mean over words). Once the
     vectors of every WordNet synset are stored, any subset is read from them.
     """
-    path = _definitions_path(encoder, wordnet, synsets, examples)
-    shape = (encoder.n_hidden, encoder.dim)
+    info = EncoderInfo.of(encoder)
+    path = _definitions_path(info, encoder.max_length, wordnet, synsets, examples)
+    shape = (info.n_hidden, info.dim)
     stored = read_stored_vectors(path, len(synsets), shape)
     if stored is not None:
         return stored
     every = sense_graph(wordnet).synsets  # sorted, as gloss_vectors asks for them
-    full_path = _definitions_path(encoder, wordnet, every, examples)
+    full_path = _definitions_path(info, encoder.max_length, wordnet, every, examples)
     full = read_stored_vectors(full_path, len(every), shape)
     if full is not None:
         rows = np.searchsorted(every, synsets)
@@ -281,7 +282,7 @@ def definition_vectors(
     built = [synset_sentence(wordnet.reader.synset(name), examples) for name in synsets]
     sentences = [w for w, _ in built]
     keep = [list(range(start, len(w))) for w, start in built]
-    out = np.zeros((len(sentences), encoder.n_hidden, encoder.dim), dtype=np.float32)
+    out = np.zeros((len(sentences), *shape), dtype=np.float32)
     for start in range(0, len(sentences), DEFINITION_CHUNK):
         stop = min(start + DEFINITION_CHUNK, len(sentences))
         step = progress_part(progress, start / len(sentences), stop / len(sentences))

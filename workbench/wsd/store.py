@@ -17,7 +17,6 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,10 +32,6 @@ from workbench.outputs import (
 )
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
-
-if TYPE_CHECKING:
-    from workbench.encoding.embeddings import LayerwiseEmbeddings
-    from workbench.encoding.encoder import Encoder
 
 FORMAT_VERSION = 1
 
@@ -164,12 +159,11 @@ def load_index_senses(path: str | os.PathLike) -> IndexSenses:
 
 
 def load_index(
-    path: str | os.PathLike,
-    encoder: Encoder | LayerwiseEmbeddings | EncoderInfo | None = None,
-    layers: str | None = None,
+    path: str | os.PathLike, info: EncoderInfo | None = None, layers: str | None = None
 ) -> SenseIndex:
-    """Read an index written by :func:`save_index`; refuse it (MismatchError) if ``encoder`` or
-    ``layers`` differ from the ones it was built with."""
+    """Read an index written by :func:`save_index`; refuse it (MismatchError) if the encoder
+    ``info`` describes (``EncoderInfo.of(encoder)``) or ``layers`` differ from the ones it was
+    built with."""
     path = Path(path)
     meta, training, arrays = _read(path, ARRAYS)
     try:
@@ -183,6 +177,6 @@ def load_index(
         index.postprocessor_ = load_postprocessor(path / "postprocessor")
     keys = tuple(arrays["keys"].tolist())
     index.set_rows(keys, arrays["vectors"], arrays["origin"], arrays["counts"])
-    if encoder is not None:
-        index.check_encoder(encoder, layers)
+    if info is not None:
+        index.check_encoder(info, layers)
     return index

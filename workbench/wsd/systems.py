@@ -19,10 +19,10 @@ default of the command line, the library and the app):
 :func:`open_system` gives the encoder a system reads and its index for the lemmas an input
 needs; the bi-encoder, asked for a model it has not been trained on, hands over to ``best``
 and says so. :func:`semcor_index` builds a SemCor system's index once per encoder (it encodes
-SemCor's 226k tagged words and, for ``best``, the definitions of WordNet's 117k synsets:
-minutes on a CPU, :func:`build_minutes`) and stores it in the cache dir, keyed by the system's
-config, the encoder's identity and SemCor's checksum; later calls load it in seconds.
-:func:`wordnet_index` builds the WordNet-only index, for some lemmas in a second or two.
+SemCor's 226k tagged words and, for ``best``, the definitions of WordNet's 117k synsets;
+:func:`build_minutes` estimates how long) and stores it in the cache dir, keyed by the system's
+config, the encoder's identity and SemCor's checksum; later calls load it from there.
+:func:`wordnet_index` builds the WordNet-only index, for some lemmas only when asked.
 
 Example::
 
@@ -34,11 +34,12 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -78,12 +79,44 @@ DEFAULT_SYSTEM: SystemName = "biencoder"
 FALLBACK_SYSTEM: SystemName = "best"
 #: Name of the training corpus of the WordNet-only index (stated with every result).
 WORDNET_CORPUS = "wordnet-3.0 glosses"
-#: WordNet's first sense on ALL (docs/results.md): what the WordNet-only index is compared with.
-FIRST_SENSE_F1_ALL = 65.2
 #: A winning sense trained on fewer occurrences than this gets a warning (a centroid of one or
 #: two sentences is an anecdote, not a sense).
 FEW_OCCURRENCES = 5
 SystemProgress = Callable[[str], None] | None
+#: The recorded F1 on ALL of the systems per model fingerprint and compute dtype, and of
+#: WordNet's first sense, each with the raw run record it is copied from and the command that
+#: wrote that record (``python bench/wsd_systems_f1.py`` writes this file).
+RESULTS_FILE = Path(__file__).with_name("results") / "systems_f1.json"
+#: Weights fingerprint (``Encoder.fingerprint``) of the packaged all-MiniLM-L6-v2.
+PACKAGED_FINGERPRINT = "f412054b280245dd"
+
+
+@functools.cache
+def recorded_results() -> dict[str, Any]:
+    """The content of :data:`RESULTS_FILE`: ``runs`` (each with ``system``, ``fingerprint``,
+    ``dtype``, ``f1_all``, ``source``, ``pointer``, ``command``) and ``baselines``."""
+    return json.loads(RESULTS_FILE.read_text(encoding="utf-8"))
+
+
+def _figure(f1: float) -> float:
+    """A recorded F1 as it is shown: one decimal, as in docs/results.md."""
+    return round(float(f1), 1)
+
+
+#: F1 on ALL per (system, model fingerprint, compute dtype), as recorded in
+#: :data:`RESULTS_FILE` (rounded to one decimal).
+MEASURED_F1_ALL: dict[tuple[str, str, str], float] = {
+    (run["system"], run["fingerprint"], run["dtype"]): _figure(run["f1_all"])
+    for run in recorded_results()["runs"]
+}
+#: WordNet's first sense on ALL (:data:`RESULTS_FILE`): what the WordNet-only index is
+#: compared with.
+FIRST_SENSE_F1_ALL = _figure(recorded_results()["baselines"]["wordnet_first_sense"]["f1_all"])
+
+
+def _packaged_f1(system: str) -> float:
+    """The recorded F1 on ALL of ``system`` with the packaged model in float32 (NaN: none)."""
+    return MEASURED_F1_ALL.get((system, PACKAGED_FINGERPRINT, "float32"), float("nan"))
 
 
 @dataclass(frozen=True)
@@ -95,9 +128,9 @@ class System:
         config: how the index is built (the bi-encoder's: gloss vectors only, trained).
         training: the training corpus (``semcor``; ``wordnet``: WordNet's glosses only).
         description: one line for a user.
-        f1_all: F1 on ALL with the packaged all-MiniLM-L6-v2 in float32 (docs/results.md;
-            other models and dtypes: :data:`MEASURED_F1_ALL`; the shipped bi-encoder's own
-            figure is read from its training card, :func:`measured_f1`).
+        f1_all: F1 on ALL with the packaged all-MiniLM-L6-v2 in float32, as recorded in
+            :data:`RESULTS_FILE` (other models and dtypes: :data:`MEASURED_F1_ALL`; NaN for
+            the bi-encoder, whose figure is its training card's, :func:`measured_f1`).
     """
 
     name: str
@@ -122,14 +155,14 @@ SYSTEMS: dict[str, System] = {
         "semcor",
         "SemCor centroids at the last layer + LMMS propagation (lexname) + definition gloss "
         "vectors (0.2)",
-        70.2,
+        _packaged_f1("best"),
     ),
     "plain": System(
         "plain",
         SenseIndexConfig(layers="-1"),
         "semcor",
         "SemCor centroids at the last layer (plain 1-NN)",
-        68.4,
+        _packaged_f1("plain"),
     ),
     # what is used without SemCor: every sense's gloss vector (its definition and usage
     # examples), the same kind of vector for every candidate; chosen on SemEval-2007 (dev)
@@ -138,24 +171,11 @@ SYSTEMS: dict[str, System] = {
         SenseIndexConfig(layers="last4-sum", gloss="only", gloss_pooling="definition-examples"),
         "wordnet",
         "WordNet only: every sense's gloss vector (definition and usage examples)",
-        54.0,
+        _packaged_f1("wordnet"),
     ),
 }
 #: The index without SemCor (:func:`wordnet_index`).
 WORDNET_SYSTEM = SYSTEMS["wordnet"]
-
-#: Weights fingerprints (``Encoder.fingerprint``) of the models whose systems were measured.
-PACKAGED_FINGERPRINT = "f412054b280245dd"  # all-MiniLM-L6-v2, the packaged default
-MPNET_FINGERPRINT = "1584582ce4d5fbf5"  # all-mpnet-base-v2 (``workbench model fetch``)
-#: F1 on ALL as measured, per (system, model fingerprint, compute dtype): docs/results.md, "WSD";
-#: the packaged model in bfloat16: docs/benchmarks.md, "bfloat16 on the CPU".
-MEASURED_F1_ALL: dict[tuple[str, str, str], float] = {
-    **{(n, PACKAGED_FINGERPRINT, "float32"): SYSTEMS[n].f1_all for n in ("best", "plain")},
-    ("best", PACKAGED_FINGERPRINT, "bfloat16"): 70.1,
-    ("plain", PACKAGED_FINGERPRINT, "bfloat16"): 68.3,
-    ("best", MPNET_FINGERPRINT, "float32"): 74.5,
-    ("plain", MPNET_FINGERPRINT, "float32"): 72.6,
-}
 
 
 def shipped_f1() -> float | None:
@@ -172,9 +192,10 @@ def shipped_f1() -> float | None:
 
 
 def measured_f1(system: str, fingerprint: str, dtype: str) -> float | None:
-    """F1 on ALL measured for ``system`` with the model of ``fingerprint`` computing in
-    ``dtype``; None where that combination was not measured (another model, say). The
-    bi-encoder's is the shipped one's (its training card), for the packaged model."""
+    """F1 on ALL recorded for ``system`` with the model of ``fingerprint`` computing in
+    ``dtype`` (:data:`MEASURED_F1_ALL`); None where that combination was not measured (another
+    model, say). The bi-encoder's is the shipped one's (its training card), for the packaged
+    model."""
     if system == "biencoder":
         return shipped_f1() if fingerprint == PACKAGED_FINGERPRINT else None
     return MEASURED_F1_ALL.get((system, fingerprint, dtype))
@@ -189,7 +210,7 @@ def f1_phrase(system: str, fingerprint: str, dtype: str) -> str:
     if f1 is not None:
         return f"{f1} F1 on ALL with this model in {dtype}"
     packaged = shipped_f1() if system == "biencoder" else SYSTEMS[system].f1_all
-    if packaged is None:
+    if packaged is None or packaged != packaged:  # NaN: nothing recorded
         return "not measured"
     return f"{packaged} F1 on ALL with the packaged model; not measured for this one"
 
@@ -245,18 +266,19 @@ def semcor_sha256() -> str:
     return sha256_files([p for p in (xml, gold) if p is not None])
 
 
-def system_index_path(encoder: Encoder, system: System, training_sha256: str) -> Path:
-    """Where the index of ``system`` for ``encoder`` trained on the corpus with checksum
-    ``training_sha256`` is cached: a name from everything that changes its rows (the config,
-    the training corpus, the encoder's identity and compute dtype, the index format)."""
-    info = asdict(EncoderInfo.of(encoder))
-    if tag := cache_dtype_tag(info.pop("dtype")):
-        info["dtype"] = tag
+def system_index_path(info: EncoderInfo, system: System, training_sha256: str) -> Path:
+    """Where the index of ``system`` for the encoder ``info`` describes
+    (``EncoderInfo.of(encoder)``) trained on the corpus with checksum ``training_sha256`` is
+    cached: a name from everything that changes its rows (the config, the training corpus, the
+    encoder's identity and compute dtype, the index format)."""
+    identity = asdict(info)
+    if tag := cache_dtype_tag(identity.pop("dtype")):
+        identity["dtype"] = tag
     ident = json.dumps(
         {
             "config": asdict(system.config),
             "training": [system.training, training_sha256],
-            "encoder": info,
+            "encoder": identity,
             "format": FORMAT_VERSION,
         },
         sort_keys=True,
@@ -265,32 +287,33 @@ def system_index_path(encoder: Encoder, system: System, training_sha256: str) ->
     return default_cache_dir() / "wsd-index" / f"{system.name}-{system.training}-{tag}"
 
 
-#: Minutes the packaged model (6 layers, 384 wide) takes to build the ``best`` index on a
-#: 2-core CPU in float32 (docs/benchmarks.md); other encoders scale with their compute per token.
+#: The build estimate's base: minutes the packaged model (6 layers, 384 wide) takes to build the
+#: ``best`` index in float32 on the CPU :func:`build_message` names (docs/benchmarks.md, "WSD");
+#: other encoders scale with their compute per token.
 PACKAGED_BUILD_MINUTES = 12.0
 #: The part of a build with gloss vectors that encoding SemCor takes, the rest being WordNet's
-#: definitions (measured in the app with the packaged model, bfloat16, 2 cores: SemCor 107 s,
-#: sense graph 12 s, definitions 286 s; docs/benchmarks.md, "The app's background builds").
+#: definitions: where the progress of :func:`semcor_index` passes from one to the other
+#: (docs/benchmarks.md, "The app's background builds").
 SEMCOR_SHARE = 0.25
-#: How much faster a CPU with bfloat16 instructions encodes in bfloat16 than in float32
-#: (docs/benchmarks.md, "bfloat16 on the CPU": 1.71x on a 2-core AMD EPYC).
+#: How much faster a CPU with bfloat16 instructions encodes in bfloat16 than in float32, as the
+#: build estimate takes it (docs/benchmarks.md, "bfloat16 on the CPU").
 CPU_BF16_SPEEDUP = 1.7
 
 
-def build_minutes(encoder: Encoder) -> float:
-    """Roughly how many minutes building a SemCor index takes with ``encoder`` on a 2-core CPU:
-    :data:`PACKAGED_BUILD_MINUTES` scaled by its layers x width² against the packaged model's
-    (all-mpnet-base-v2, 12 x 768: 8x, about 1.6 hours; its one build here, on a shared machine,
-    took 99 minutes of wall time), and divided by :data:`CPU_BF16_SPEEDUP` when it computes
-    in bfloat16."""
-    minutes = PACKAGED_BUILD_MINUTES * (encoder.n_hidden - 1) * encoder.dim**2 / (6 * 384**2)
-    return minutes / CPU_BF16_SPEEDUP if encoder.dtype_name == "bfloat16" else minutes
+def build_minutes(info: EncoderInfo) -> float:
+    """Roughly how many minutes building a SemCor index takes on a CPU with the encoder ``info``
+    describes: :data:`PACKAGED_BUILD_MINUTES` scaled by its layers x width² against the
+    packaged model's (all-mpnet-base-v2, 12 x 768: 8 times as much), and divided by
+    :data:`CPU_BF16_SPEEDUP` when it computes in bfloat16."""
+    minutes = PACKAGED_BUILD_MINUTES * (info.n_hidden - 1) * info.dim**2 / (6 * 384**2)
+    return minutes / CPU_BF16_SPEEDUP if info.dtype == "bfloat16" else minutes
 
 
-def build_message(encoder: Encoder, system: System, path: Path) -> str:
-    """The line shown before a system's index is built: what, and why it takes a while."""
+def build_message(info: EncoderInfo, system: System, path: Path) -> str:
+    """The line shown before a system's index is built for the encoder ``info`` describes:
+    what, and why it takes a while."""
     glosses = " and the definitions of WordNet's 117,659 synsets"
-    minutes = build_minutes(encoder)
+    minutes = build_minutes(info)
     if minutes < 20:
         cpu = f"about {max(2, round(minutes))} minutes"
     elif minutes < 90:
@@ -298,7 +321,7 @@ def build_message(encoder: Encoder, system: System, path: Path) -> str:
     else:
         cpu = f"about {minutes / 60:.1f} hours"
     return (
-        f"Building the '{system.name}' sense index for {encoder.name} ({system.description}). "
+        f"Building the '{system.name}' sense index for {info.name} ({system.description}). "
         f"It encodes SemCor's 226,036 sense-tagged words"
         f"{glosses if system.config.gloss != 'none' else ''} once: {cpu} on a 2-core CPU, a "
         f"few minutes on a GPU. Later runs load it from {path}."
@@ -334,14 +357,15 @@ def semcor_index(
     if chosen.training != "semcor" or chosen.config == BIENCODER_CONFIG:
         raise InputError(f"the {system} system has no SemCor index: use open_system")
     sha = semcor.sha256 if semcor is not None else semcor_sha256()
-    path = system_index_path(encoder, chosen, sha)
+    info = EncoderInfo.of(encoder)
+    path = system_index_path(info, chosen, sha)
     if (path / "meta.json").is_file():
         try:
-            return load_index(path, encoder=encoder)
+            return load_index(path, info)
         except DataError:  # unreadable (e.g. cut off by a full disk): build it again
             pass
     if say is not None:
-        say(build_message(encoder, chosen, path))
+        say(build_message(info, chosen, path))
     corpus = semcor if semcor is not None else load_dataset("semcor")
     share = SEMCOR_SHARE if chosen.config.gloss != "none" else 1.0
     training = encode_instances(encoder, corpus, progress=progress_part(progress, 0.0, share))
@@ -354,11 +378,11 @@ def semcor_index(
 # ---------------------------------------------------------------------- WordNet only
 
 
-def wordnet_index_path(encoder: Encoder, config: SenseIndexConfig = WORDNET_SYSTEM.config) -> Path:
-    """Where the full WordNet-only index of ``encoder`` built with ``config`` is cached
-    (``workbench wsd train --corpus wordnet`` writes it there)."""
+def wordnet_index_path(info: EncoderInfo, config: SenseIndexConfig = WORDNET_SYSTEM.config) -> Path:
+    """Where the full WordNet-only index of the encoder ``info`` describes, built with
+    ``config``, is cached (``workbench wsd train --corpus wordnet`` writes it there)."""
     system = dataclasses.replace(WORDNET_SYSTEM, config=config)
-    return system_index_path(encoder, system, f"wordnet-{WORDNET_VERSION}")
+    return system_index_path(info, system, f"wordnet-{WORDNET_VERSION}")
 
 
 def wordnet_index(
@@ -372,7 +396,7 @@ def wordnet_index(
 
     Args:
         encoder: the encoder.
-        lemmas: only the senses of these ``(lemma, POS)`` pairs (a second or two); None: all
+        lemmas: only the senses of these ``(lemma, POS)`` pairs; None: all
             206,941 sense keys (encodes the text of WordNet's 117,659 synsets once).
         wordnet: default :func:`load_wordnet`.
         config: layer spec and gloss pooling (``gloss`` must be ``only``).
@@ -391,7 +415,7 @@ def wordnet_index(
     restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())
     training = TrainingInfo(WORDNET_CORPUS, f"wordnet-{wordnet.version}", 0, 0, restricted)
     empty = np.zeros((0, info.dim), np.float32)
-    return SenseIndex(config).fit(empty, [], encoder=info, training=training, gloss=gloss)
+    return SenseIndex(config).fit(empty, [], info=info, training=training, gloss=gloss)
 
 
 # ---------------------------------------------------------------------- the default
@@ -427,9 +451,10 @@ def default_index(
         )
     if get_system(system).training == "semcor" and semcor_available():
         return semcor_index(encoder, system, wordnet, progress, say)
-    path = wordnet_index_path(encoder)
+    info = EncoderInfo.of(encoder)
+    path = wordnet_index_path(info)
     if (path / "meta.json").is_file():
-        return load_index(path, encoder=encoder)
+        return load_index(path, info)
     return wordnet_index(encoder, lemmas, wordnet, progress=progress)
 
 
