@@ -1,6 +1,6 @@
 """What a lower compute precision changes: bfloat16 against float32 on the results that matter.
 
-Run:  python bench/precision.py [--dtype bfloat16] [--device cpu] [--sample 2000]
+Run:  python -m bench run precision [--dtype bfloat16] [--device cpu] [--sample 2000]
                                 [--wsd plain,best] [--json docs/bench_runs/precision_cpu.json]
 
 For float32 and ``--dtype`` (same model, same device), in one process:
@@ -25,8 +25,8 @@ import os
 import time
 
 import numpy as np
-from record import write_json
 
+from bench.lib.record import write_json
 from workbench import Encoder
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.models import default_cache_dir

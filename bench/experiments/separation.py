@@ -1,6 +1,6 @@
 """Per-layer sense separation of a dozen ambiguous words, raw and z-scored, for docs/results.md.
 
-Run:  python bench/separation.py [--models minilm mpnet] [--limit 200] [--summary-only]
+Run:  python -m bench run separation [--models minilm mpnet] [--limit 200] [--summary-only]
 
 For each model it runs ``workbench senses separation`` (the same library calls) on the SemCor
 occurrences of the words (a seeded sample of at most ``--limit`` per word), z-scores fitted per
@@ -23,7 +23,7 @@ from pathlib import Path
 from workbench.cli.main import main as workbench
 from workbench.encoding.extra_models import fetch_mpnet
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RUNS = REPO / "docs" / "bench_runs"
 WORDS = ("bank", "bass", "die", "play", "cell", "plant", "spring", "match", "star", "interest",
          "court", "key")  # fmt: skip

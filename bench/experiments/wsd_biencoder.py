@@ -1,7 +1,7 @@
 """What a trained WSD bi-encoder scores against nearest-centroid systems on the same data.
 
-Run:  python bench/wsd_biencoder.py runs/wsd [--test ALL] [--weights 0.2,0.3,0.4,0.5,0.6,0.7,0.8]
-                                    [--json docs/bench_runs/wsd_biencoder.json]
+Run:  python -m bench run wsd_biencoder runs/wsd [--test ALL]
+          [--weights 0.2,0.3,0.4,0.5,0.6,0.7,0.8] [--json docs/bench_runs/wsd_biencoder.json]
 
 The model directory is one written by ``workbench finetune wsd`` (its training card names the
 training data: the built-in SemCor split with its seed and size, or files). A run that continued
@@ -44,8 +44,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from record import write_json
 
+from bench.lib.record import write_json
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus, Sentence
 from workbench.corpora.wordnet_examples import with_examples

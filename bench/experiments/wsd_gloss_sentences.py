@@ -1,6 +1,6 @@
 """Do gloss sentences help a trained bi-encoder's centroids beyond WordNet's usage examples?
 
-Run:  python bench/wsd_gloss_sentences.py runs/wsd-glosses-50k [--weights 0.3,0.4,0.5,0.6,0.7]
+Run:  python -m bench run wsd_gloss_sentences runs/wsd-glosses-50k [--weights 0.3,0.4,0.5,0.6,0.7]
                                           [--json docs/bench_runs/wsd_gloss_sentences_50k.json]
 
 Three training corpora for the tuned context encoder's centroids, each with lexname propagation
@@ -33,9 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-from machine import machine_facts
-from record import write_json
-
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus
 from workbench.corpora.wordnet_examples import (

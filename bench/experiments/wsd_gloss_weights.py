@@ -1,7 +1,7 @@
 """The gloss weight of a trained WSD bi-encoder's combined index, chosen on the dev set, from the
 command line.
 
-Run:  python bench/wsd_gloss_weights.py runs/wsd-glosses-30k [MODEL ...] [--system best]
+Run:  python -m bench run wsd_gloss_weights runs/wsd-glosses-30k [MODEL ...] [--system best]
                   [--train semcor,semcor+examples] [--weights 0.3,0.4,0.5,0.6,0.7]
                   [--json docs/bench_runs/wsd_examples_weights.json]
 
@@ -27,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import machine_facts
-from record import write_json
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 
 DEV = "semeval2007"
 

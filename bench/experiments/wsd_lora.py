@@ -9,7 +9,7 @@ package".
 
 Run::
 
-    python bench/wsd_lora.py --train 2000 --json docs/bench_runs/wsd_lora_sweep.json \\
+    python -m bench run wsd_lora --train 2000 --json docs/bench_runs/wsd_lora_sweep.json \\
         --config "r16-qv-5e-4:lora_r=16;lr=5e-4" --config "full-2e-4:lora_r=0;lr=2e-4"
 
 The runs are kept in ``--out`` (one directory each); a configuration whose run directory already
@@ -25,9 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from machine import machine_facts
-from record import write_json
-
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 from workbench.finetune.config import TrainConfig
 from workbench.finetune.runs import builtin_data
 from workbench.finetune.tasks import finetune

@@ -9,7 +9,7 @@ shortened) and the right answers per system for the common and the rare senses.
 
 Run::
 
-    python bench/wsd_sentences.py --json docs/bench_runs/wsd_sentences.json
+    python -m bench run wsd_sentences --json docs/bench_runs/wsd_sentences.json
 
 The SemCor systems build their index the first time (minutes on a CPU; then cached).
 """
@@ -20,15 +20,14 @@ import argparse
 import time
 from pathlib import Path
 
-from machine import machine_facts
-from record import write_json
-
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 from workbench.encoding.alignment import split_words
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.systems import open_system
 
-SENTENCES = Path(__file__).resolve().parents[1] / "data" / "wsd_sentences.tsv"
+SENTENCES = Path(__file__).resolve().parents[2] / "data" / "wsd_sentences.tsv"
 SYSTEMS = ("biencoder", "best", "plain", "wordnet")
 
 

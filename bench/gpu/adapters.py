@@ -1,7 +1,7 @@
-"""Adapters trained on a lent GPU, re-recorded against the packaged model they belong to.
+"""Adapters trained on a remote GPU machine, re-recorded against the packaged model they belong to.
 
-The ``lora`` step of ``bench/gpu_session.py`` trains on the float16 copy of the packaged model
-that ``bench/gpu_prepare.py`` carries (the float32 weights do not fit what travels), so the
+The ``lora`` step of ``bench/gpu/session.py`` trains on the float16 copy of the packaged model
+that ``bench/gpu/prepare.py`` carries (the float32 weights do not fit what travels), so the
 adapters it brings back (``$OUT/wsd-lora.tar.gz.part-*``, one archive cut in parts) record that
 copy's fingerprint, and the workbench refuses them against the packaged float32 model. This
 script joins the parts, unpacks the archive,
@@ -12,7 +12,7 @@ them onto the packaged base. Anything else (adapters of another model) is refuse
 
 Run::
 
-    python bench/gpu_adapters.py OUT/wsd-lora.tar.gz.part-* --out runs/wsd-lora-gpu
+    python -m bench run gpu/adapters OUT/wsd-lora.tar.gz.part-* --out runs/wsd-lora-gpu
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from gpu_prepare import write_minilm
-
+from bench.gpu.prepare import write_minilm
 from workbench.encoding.adapters import (
     BASE_RECORD,
     is_adapter_dir,

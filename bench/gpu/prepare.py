@@ -1,9 +1,10 @@
-"""The files a GPU session carries (``bench/gpu_session.py``), built here into ``.gpu/``.
+"""The files a GPU session carries (``bench/gpu/session.py``), built here into ``.gpu/``.
 
-Run:  python bench/gpu_prepare.py          # about 75 s; prints each piece's size and the total
+Run:  python -m bench run gpu/prepare          # about 75 s; prints each piece's size and the total
 
-Each piece is a ``.tar.xz`` (``gpu_session.PIECES`` says where ``run`` unpacks it); the total with
-the working tree must stay under the 64 MiB a device call takes, or this exits with 1.
+Each piece is a ``.tar.xz`` (``session.PIECES`` says where ``run`` unpacks it); the total with
+the working tree must stay under what may travel to the remote machine (``session.LIMIT_MIB``),
+or this exits with 1.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from pathlib import Path
 import nltk
 import plotly
 import torch
-from gpu_session import CARRY, LIMIT_MIB, MINILM, MPNET, PIECES, REPO
 from safetensors.torch import load_file, save_file
 
+from bench.gpu.session import CARRY, LIMIT_MIB, MINILM, MPNET, PIECES, REPO
 from workbench.corpora.datasets import data_dir
 from workbench.encoding.models import default_model_path, model_root, models_dir
 from workbench.lexicon.wordnet import normalised_copy

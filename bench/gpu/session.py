@@ -1,14 +1,16 @@
-"""Every GPU figure the open issues ask for, from one call on a lent GPU machine.
+"""The GPU figures of the suite, from one command on a remote GPU machine.
 
-A lent machine (the ``device`` tool) starts bare, is lent for 15 minutes a session, and takes
-at most 64 MiB of files with the working tree. It has PyTorch, transformers and accelerate,
-but not the WSD data, WordNet, the packaged model, FAISS, NLTK or plotly. So the work comes in
-two halves:
+The remote machine is reached by a command that copies the working tree there, runs one command
+line in the repository's root and brings back what it wrote under ``$OUT``. Such a machine is
+assumed to start bare (PyTorch, transformers and accelerate, none of the WSD data, WordNet, the
+packaged model, FAISS, NLTK or plotly), to hold it for a limited time, and to take a limited size
+of files with the tree (:data:`LIMIT_MIB`, checked by ``prepare``). So the work comes in two
+halves:
 
-    python bench/gpu_prepare.py                  # here: build .gpu/ and check its size
-    python3 bench/gpu_session.py --out "$OUT"    # there, with carry=[".gpu"]
+    python -m bench run gpu/prepare                      # here: build .gpu/ and check its size
+    python3 -m bench run gpu/session --out "$OUT"        # there, with .gpu/ sent along
 
-``bench/gpu_prepare.py`` writes ``.gpu/`` (ignored by git), each piece a ``.tar.xz``:
+``bench/gpu/prepare.py`` writes ``.gpu/`` (ignored by git), each piece a ``.tar.xz``:
 
 * ``minilm``: the packaged all-MiniLM-L6-v2 (config, tokenizer) with its weights in float16
   (45 MB, not 91: the GPU computes in bfloat16, so the figures are those of the float32 weights
@@ -30,56 +32,43 @@ seconds): a step that fails or runs out of time is recorded and the next one run
 skipped when less time is left than it needs. After every step ``$OUT/results.json`` holds
 everything so far (each step's status, seconds, command, the JSON it wrote and the end of its
 output) and ``$OUT/log.txt`` the whole output, so a call cut short still brings back every
-finished step. The work folder stays between calls on a machine still warm: a second call
+finished step. The work folder stays between calls on a machine still held: a second call
 (another ``--budget``, the same command) unpacks nothing again and skips every step that left its
 JSON (or, for ``train``, the training card) in the first, so it goes on where the first stopped,
 with the trained model still there.
 
-Steps, in this order (issue 14: the GPU encoder; issue 15: the WSD bi-encoder, measured on an
-H200 on 2026-11-26, docs/results.md):
+Steps, in this order:
 
-* ``process`` (14): the batches prepared in a worker process (``PipelineConfig(producer=
-  "process")``: the producer's Python off the launching thread's GIL) against the producer
-  thread, and with the output zeroed before the run (``prefault=True``: the writer faults no
-  page), on 2,000 and 20,000 sentences, five repeats, float32 and float16 storage, the
-  profiles (in turn, and the overlapped call's threads with the worker's activities), whole
-  SemCor;
-* ``graphs`` (14): the same worker-process pipeline with the forward replayed from CUDA
-  graphs (``compile="cudagraphs"``: the eager kernels captured once per bucketed batch shape,
-  one replay a batch for the launching thread), against the eager forward and its own bare
-  replays, float32 and float16 storage, on 2,000 and 20,000 sentences, with both profiles;
-* ``compiled`` (14): the same worker-process pipeline with the forward compiled in
-  ``torch.compile``'s default mode (one dynamic-shape graph, fused kernels: fewer launches for
-  the launching thread), after its compilation, against the same eager;
-* ``extract`` (14): ``bench/extract.py`` on MiniLM, bf16, 2,000 and 20,000 SemCor sentences
+* ``extract``: ``bench/speed/extract.py`` on MiniLM, bf16, 2,000 and 20,000 SemCor sentences
   (the default pipeline, inline, one chunk, the CPU's batch plan, float16 storage), the per-stage
   profile of a whole call, whole SemCor (instance words; every word to a float16
   memory map) and ``workbench wsd eval ALL --layers 6`` cold and warm;
-* ``overlap`` (14): its follow-up on 20,000 sentences, five repeats: the GIL's switch interval
+* ``overlap``: its follow-up on 20,000 sentences, five repeats: the GIL's switch interval
   at 50 us against Python's 5 ms, float16 storage, the in-turn profile and the overlapped
   call's threads (what each did and waited for), whole SemCor;
-* ``mpnet`` (14): ``bench/extract.py`` on random weights of all-mpnet-base-v2's shape (speed
-  only), with ``--compile cudagraphs``;
-* ``precision`` (14): ``bench/precision.py --device cuda``: bf16 against fp32 on the geometry
-  table and on F1 of the plain and best systems;
-* ``wsdtrain`` (15): ``bench/wsd_train.py --device cuda`` at the training run's batch (32
+* ``mpnet``: ``bench/speed/extract.py`` on random weights of all-mpnet-base-v2's shape (speed
+  only);
+* ``precision``: ``bench/experiments/precision.py --device cuda``: bf16 against fp32 on the
+  geometry table and on F1 of the plain and best systems;
+* ``wsdtrain``: ``bench/speed/wsd_train.py --device cuda`` at the training run's batch (32
   sentences): a training step's forward and backward with the gloss union in the GPU's default
   chunks (16,384 tokens) against the CPU's (1,024), and against a per-instance loop;
-* ``lora`` (33): the shipped bi-encoder's recipe, LoRA adapters on both encoders, all of SemCor
+* ``lora``: the shipped bi-encoder's recipe, LoRA adapters on both encoders, all of SemCor
   in bf16, its ``--max-minutes`` from the budget; the model directory and its adapters-only
   checkpoint (about 25 MB: the checkpoint holds the optimizer's state) come back as one archive
-  cut into parts of 15 MiB, ``$OUT/wsd-lora.tar.gz.part-aa``, ``-ab`` (a call returns files of at
-  most 16 MiB), and a later call (or another machine) goes on with ``--resume``;
-* ``train`` (15): ``workbench finetune wsd`` on all of SemCor, both encoders training, bf16,
+  cut into parts of :data:`LORA_PART`, ``$OUT/wsd-lora.tar.gz.part-aa``, ``-ab`` (what comes back
+  is limited in size per file too), and a later call (or another machine) goes on with
+  ``--resume``; ``bench/gpu/adapters.py`` re-records the adapters against the packaged base;
+* ``train``: ``workbench finetune wsd`` on all of SemCor, both encoders training, bf16,
   its ``--max-minutes`` set so that the ``biencoder`` step after it fits the budget; its card
   (F1 per set, throughput) is part of the results;
-* ``biencoder`` (15): ``bench/wsd_biencoder.py`` on the trained model: the bi-encoder, the
+* ``biencoder``: ``bench/experiments/wsd_biencoder.py`` on the trained model: the bi-encoder, the
   nearest-centroid systems of the base and the tuned model, the combinations with the trained
   gloss vectors (weights chosen on SemEval-2007), with WordNet's examples, and zero-shot rows.
 
 ``--rehearse`` runs the same steps on the CPU with tiny sizes (a check of the unpacking, the
 environment and every command, not a measurement): run it in an environment that lacks what the
-machine lacks before spending device time.
+machine lacks before spending time on the remote machine.
 """
 
 from __future__ import annotations
@@ -98,9 +87,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CARRY = REPO / ".gpu"
-LIMIT_MIB = 64  # what a device call takes: the working tree and the carried paths
+LIMIT_MIB = 64  # what may travel to the machine: the working tree and the carried paths
 WORK = Path("/tmp/wb")  # where `run` unpacks and works
 MINILM = "minilm"
 MPNET = "mpnet-shape"
@@ -155,7 +144,15 @@ class Step:
 
 
 def _extract(ctx: Context) -> list[str]:
-    cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device]
+    cmd = [
+        ctx.python,
+        "-m",
+        "bench.speed.extract",
+        "--model",
+        str(ctx.minilm),
+        "--device",
+        ctx.device,
+    ]
     if ctx.rehearse:
         cmd += ["--sentences", "40", "--repeats", "1", "--baseline-sentences", "10",
                 "--pipelines", "whole,fill10", "--also-store-dtype", "float16", "--profile",
@@ -195,7 +192,8 @@ LORA_OPTIONS = [
     "--head-pooling", "mean", "--gloss-max-length", "32",
 ]  # fmt: skip
 #: The adapters, card and checkpoint of the ``lora`` step, packed as one archive in $OUT and cut
-#: into parts of :data:`LORA_PART` (what comes back from the machine is files of at most 16 MiB).
+#: into parts of :data:`LORA_PART` (what comes back from the machine is limited per file: 16 MiB
+#: where this ran).
 LORA_ARCHIVE = "wsd-lora.tar.gz"
 LORA_PART = "15M"
 
@@ -230,14 +228,22 @@ def _biencoder(ctx: Context) -> list[str] | None:
     model = ctx.runs / "wsd"
     if not (model / "training_card.json").is_file():
         return None
-    cmd = [ctx.python, "bench/wsd_biencoder.py", str(model), "--device", ctx.device]
+    cmd = [ctx.python, "-m", "bench.experiments.wsd_biencoder", str(model), "--device", ctx.device]
     if ctx.rehearse:
         cmd += ["--test", "semeval2007"]
     return cmd + ["--json", str(ctx.work / "biencoder.json")]
 
 
 def _wsdtrain(ctx: Context) -> list[str]:
-    cmd = [ctx.python, "bench/wsd_train.py", "--model", str(ctx.minilm), "--device", ctx.device]
+    cmd = [
+        ctx.python,
+        "-m",
+        "bench.speed.wsd_train",
+        "--model",
+        str(ctx.minilm),
+        "--device",
+        ctx.device,
+    ]
     if ctx.rehearse:
         cmd += ["--sentences", "8", "--batch-size", "4", "--repeats", "1"]
     else:  # the training run's batch; its 4.84 steps/s were the host's pace (docs/results.md)
@@ -247,7 +253,15 @@ def _wsdtrain(ctx: Context) -> list[str]:
 
 
 def _precision(ctx: Context) -> list[str]:
-    cmd = [ctx.python, "bench/precision.py", "--device", ctx.device, "--model", str(ctx.minilm)]
+    cmd = [
+        ctx.python,
+        "-m",
+        "bench.experiments.precision",
+        "--device",
+        ctx.device,
+        "--model",
+        str(ctx.minilm),
+    ]
     if ctx.rehearse:
         cmd += ["--sample", "30"]
     else:
@@ -255,14 +269,23 @@ def _precision(ctx: Context) -> list[str]:
     return cmd + ["--json", str(ctx.work / "precision.json")]
 
 
-#: ``bench/extract.py``'s sizes in a rehearsal (tiny: a check of the command, not a measurement)
+#: ``bench/speed/extract.py``'s sizes in a rehearsal (tiny: a check of the command, not a
+#: measurement)
 REHEARSE_SIZES = ["--sentences", "40", "--repeats", "1", "--baseline-sentences", "10",
                   "--semcor-limit", "60"]  # fmt: skip
 
 
 def _extract_on_minilm(ctx: Context, flags: list[str], sizes: list[str], json: str) -> list[str]:
-    """``bench/extract.py`` on MiniLM with ``flags``, at ``sizes`` (tiny in a rehearsal)."""
-    cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.minilm), "--device", ctx.device]
+    """``bench/speed/extract.py`` on MiniLM with ``flags``, at ``sizes`` (tiny in a rehearsal)."""
+    cmd = [
+        ctx.python,
+        "-m",
+        "bench.speed.extract",
+        "--model",
+        str(ctx.minilm),
+        "--device",
+        ctx.device,
+    ]
     return (
         cmd + flags + (REHEARSE_SIZES if ctx.rehearse else sizes) + ["--json", str(ctx.work / json)]
     )
@@ -277,60 +300,31 @@ def _overlap(ctx: Context) -> list[str]:
     return _extract_on_minilm(ctx, flags, sizes, "overlap.json")
 
 
-def _process(ctx: Context) -> list[str]:
-    """The worker-process producer against the producer thread (``bench/extract.py
-    --main-pipeline process --pipelines auto``): the ratios to the bare forward, the profile
-    of the worker's run, whole SemCor with it; speed only (no careful loop)."""
-    flags = ["--main-pipeline", "process", "--pipelines", "auto,process_prefault",
-             "--also-store-dtype", "float16", "--profile", "--semcor-whole",
-             "--no-careful"]  # fmt: skip
-    sizes = ["--sentences", "2000,20000", "--repeats", "5", "--baseline-sentences", "50"]
-    return _extract_on_minilm(ctx, flags, sizes, "process.json")
-
-
-def _graphs(ctx: Context) -> list[str]:
-    """The worker-process producer with the forward replayed from CUDA graphs (``bench/extract.py
-    --compile cudagraphs``: one replay a batch instead of ~150 launches from Python), against
-    the same eager, with both profiles; speed only."""
-    flags = ["--main-pipeline", "process", "--compile", "cudagraphs", "--also-store-dtype",
-             "float16", "--profile", "--no-careful"]  # fmt: skip
-    sizes = ["--sentences", "2000,20000", "--repeats", "3", "--baseline-sentences", "50"]
-    return _extract_on_minilm(ctx, flags, sizes, "graphs.json")
-
-
-def _compiled(ctx: Context) -> list[str]:
-    """The worker-process producer with the forward compiled in ``torch.compile``'s default mode
-    (dynamic shapes, one graph: fused kernels, fewer launches for the launching thread; never
-    measured on a GPU, where only ``reduce-overhead`` was), against the same eager."""
-    flags = ["--main-pipeline", "process", "--compile", "default", "--also-store-dtype",
-             "float16", "--no-careful"]  # fmt: skip
-    sizes = ["--sentences", "2000,20000", "--repeats", "3", "--baseline-sentences", "50"]
-    return _extract_on_minilm(ctx, flags, sizes, "compiled.json")
-
-
 def _mpnet(ctx: Context) -> list[str] | None:
     if ctx.mpnet is None:
         return None
-    cmd = [ctx.python, "bench/extract.py", "--model", str(ctx.mpnet), "--device", ctx.device]
+    cmd = [
+        ctx.python,
+        "-m",
+        "bench.speed.extract",
+        "--model",
+        str(ctx.mpnet),
+        "--device",
+        ctx.device,
+    ]
     if ctx.rehearse:
         cmd += ["--sentences", "20", "--repeats", "1", "--baseline-sentences", "5"]
     else:
         cmd += ["--sentences", "2000,20000", "--repeats", "2", "--baseline-sentences", "100",
-                "--profile", "--semcor-whole", "--compile", "cudagraphs"]  # fmt: skip
+                "--profile", "--semcor-whole"]  # fmt: skip
     return cmd + ["--json", str(ctx.work / "mpnet.json")]
 
 
-#: In order of value. Issue 15's run is done (H200, 2026-11-26: train 313 s, biencoder 166 s;
-#: docs/results.md), so issue 14's figures come first, the open ones (``process``, ``graphs``,
-#: ``compiled``: the levers never run on a GPU) before those
-#: an H100 measured on 2026-11-26 (docs/benchmarks.md): ``extract`` took about 150 s before its
-#: ``--wsd-eval`` part (cut at 170 s), ``precision`` more than the 74 s it had, ``mpnet`` 33 s
-#: of compiling before its runs (cut at 63 s). Limits from those times; what one 540-second
-#: call does not finish, a second call (the same command: finished steps are skipped) goes on with.
+#: In order of value, each limit from the step's measured time (docs/benchmarks.md): ``extract``
+#: took about 150 s before its ``--wsd-eval`` part, ``precision`` more than 74 s, ``train`` 313 s
+#: and ``biencoder`` 166 s. What one 540-second call does not finish, a second call (the same
+#: command: finished steps are skipped) goes on with. ``issue`` is recorded with each step's result.
 STEPS = (
-    Step("process", 14, _process, limit_s=240, need_s=120, writes="process.json"),
-    Step("graphs", 14, _graphs, limit_s=240, need_s=120, writes="graphs.json"),
-    Step("compiled", 14, _compiled, limit_s=240, need_s=150, writes="compiled.json"),
     Step("extract", 14, _extract, limit_s=300, need_s=200, writes="extract.json"),
     Step("overlap", 14, _overlap, limit_s=170, need_s=80, writes="overlap.json"),
     Step("mpnet", 14, _mpnet, limit_s=200, need_s=120, writes="mpnet.json"),

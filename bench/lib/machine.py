@@ -1,5 +1,4 @@
-"""The machine a benchmark ran on, recorded in its JSON (imported by the bench scripts, which run
-as ``python bench/NAME.py`` and so find this module beside them)."""
+"""The machine a benchmark ran on, recorded in its JSON by the bench scripts."""
 
 from __future__ import annotations
 

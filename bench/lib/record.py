@@ -1,5 +1,5 @@
-"""Writing a benchmark's raw JSON (docs/bench_runs/), the same way for every bench script (which
-run as ``python bench/NAME.py`` and so find this module beside them)."""
+"""Writing a benchmark's raw JSON, the same way for every bench script (their ``--json PATH``;
+the recorded runs that the docs cite live in docs/bench_runs/ and docs/finetune_runs/)."""
 
 from __future__ import annotations
 

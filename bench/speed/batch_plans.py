@@ -1,6 +1,6 @@
 """Benchmark (a model, no GPU needed): the batches ``encode`` plans on a GPU and what they cost.
 
-Run:  python bench/batch_plans.py --json docs/bench_runs/batch_plans_h200_model.json
+Run:  python -m bench run batch_plans --json docs/bench_runs/batch_plans_h200_model.json
 
 On a GPU a batch costs a fixed time however small (kernel launches: the packaged model's bare
 forward on an H200 took 2.2 ms for 8,192 tokens and 2.3 ms for 16,384), so how the encoder
@@ -29,16 +29,16 @@ import json
 import warnings
 
 import numpy as np
-from extract import load_sentences
-from machine import machine_facts
-from record import write_json
 
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
+from bench.speed.extract import load_sentences
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
 from workbench.encoding.pipeline import PipelineConfig
 from workbench.encoding.stream import first_chunk_words
 
-#: The H200's measured budget curve (tokens per batch, tokens/s; bench/gpu_session.py's log,
+#: The H200's measured budget curve (tokens per batch, tokens/s; bench/gpu/session.py's log,
 #: docs/bench_runs/gpu_session_h200_logs.json) and its bare forward on the encoder's batches.
 H200_CURVE = [(8192, 3691914.98), (16384, 7204499.65), (32768, 7818784.65),
               (65536, 8403289.87), (131072, 8736595.50)]  # fmt: skip

@@ -4,7 +4,7 @@ Baseline: ``xml.etree.ElementTree.parse`` of the whole file, then the same Sente
 built from the tree (what a straightforward reader does). Both runs happen in this process, on
 the same files; the page cache is warmed first. Also times WordNet loading.
 
-    python bench/bench_corpora.py [--repeat 3]
+    python -m bench run corpora [--repeat 3]
 """
 
 from __future__ import annotations

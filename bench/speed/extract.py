@@ -1,8 +1,8 @@
 """Benchmark: Encoder.encode against a plain loop, the bare forward pass and the FLOP bound.
 
-Run (CPU):  python bench/extract.py --sentences 2000 --repeats 5 --baseline-sentences 500
+Run (CPU):  python -m bench run extract --sentences 2000 --repeats 5 --baseline-sentences 500
 Run (GPU, everything docs/benchmarks.md asks of one device call):
-    python bench/extract.py --sentences 2000,20000 --repeats 3 --baseline-sentences 200 \
+    python -m bench run extract --sentences 2000,20000 --repeats 3 --baseline-sentences 200 \
         --profile --semcor-whole --wsd-eval --json docs/bench_runs/extract_gpu.json
 
 Corpus: the first N sentences of SemCor (WSD data, $WORKBENCH_DATA or ../shared/data/wsd),
@@ -69,9 +69,9 @@ import time
 from pathlib import Path
 
 import torch
-from machine import machine_facts
-from record import write_json
 
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.wordnet_examples import example_corpus

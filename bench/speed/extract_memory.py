@@ -1,6 +1,6 @@
 """Benchmark: memory of ``Encoder.encode`` in RAM vs streamed to a memory-mapped file.
 
-Run:  python bench/extract_memory.py [--sentences 10000] [--model M]
+Run:  python -m bench run extract_memory [--sentences 10000] [--model M]
 
 Each mode runs in a fresh child process (so peaks do not mix) on the first N SemCor sentences,
 all words kept, and reports the output size, wall time and the peak of the process's
@@ -27,11 +27,11 @@ import threading
 import time
 from pathlib import Path
 
-from record import write_json
-
+from bench.lib.record import write_json
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
 
+REPO = Path(__file__).resolve().parents[2]  # `-m bench.speed.extract_memory` runs from here
 MODES = ("idle", "ram", "mmap", "mmap16-2")
 
 
@@ -100,9 +100,17 @@ def main() -> None:
         return
     rows = []
     for mode in MODES:
-        cmd = [sys.executable, __file__, "--child", mode, "--sentences", str(args.sentences)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "bench.speed.extract_memory",
+            "--child",
+            mode,
+            "--sentences",
+            str(args.sentences),
+        ]
         cmd += ["--model", args.model] if args.model else []
-        res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        res = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=REPO)
         rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
     idle = rows[0]["peak_anon_mb"]
     print(f"{args.sentences} SemCor sentences; anonymous memory peaks (idle floor {idle:.0f} MB)")

@@ -1,6 +1,6 @@
 """Benchmark: training throughput of full fine-tuning vs freezing vs LoRA, same process.
 
-Run:  python bench/finetune.py [--pairs 256] [--repeats 3] [--device cpu|cuda]
+Run:  python -m bench run finetune [--pairs 256] [--repeats 3] [--device cpu|cuda]
 
 One epoch of the built-in word-in-context pair task (the first N training pairs, batch 16,
 max_length 128, no dev set) with the default model, for each configuration in turn, repeated;

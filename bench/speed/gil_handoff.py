@@ -2,7 +2,7 @@
 thread runs Python, for several switch intervals (the cause of the GPU pipeline's slow launching
 thread: docs/benchmarks.md, "The batch pipeline and the GPU").
 
-Run:  python bench/gil_handoff.py --producer-sentences 20000 \
+Run:  python -m bench run gil_handoff --producer-sentences 20000 \
           --json docs/bench_runs/gil_handoff_cpu.json
 
 Each torch operation releases the GIL while it runs and takes it back after; a thread asking for
@@ -36,10 +36,10 @@ import threading
 import time
 
 import torch
-from extract import load_sentences, switched
-from machine import machine_facts
-from record import write_json
 
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
+from bench.speed.extract import load_sentences, switched
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
 from workbench.encoding.batch_process import BatchProcess

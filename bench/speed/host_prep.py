@@ -1,6 +1,6 @@
 """Benchmark: the encoder's host work around the model, each step against its reference path.
 
-Run:  python bench/host_prep.py --sentences 2000,20000,all --repeats 5 \
+Run:  python -m bench run host_prep --sentences 2000,20000,all --repeats 5 \
           --json docs/bench_runs/host_prep_cpu.json
 
 Before the first batch runs, ``Encoder.encode`` tokenizes its whole input and lays out each
@@ -26,7 +26,7 @@ that the batch count is a GPU's; every word kept) built two ways, checked equal:
     flat arrays' set-up included.
 
 On a GPU the batch building is the producer thread's work while the model runs (the "prep"
-stage of ``bench/extract.py --profile``). Last, the encoder's whole host work before and
+stage of ``bench/speed/extract.py --profile``). Last, the encoder's whole host work before and
 around its batches (tokenizing, windows, batch plans, every batch built; every word kept, the
 GPU's budget and batch plan, ``min_fill`` 0.25), its input in one chunk or streamed
 (:mod:`workbench.encoding.stream`, chunks from 16,384 words up, doubling: the cuda default at
@@ -51,10 +51,10 @@ import warnings
 from typing import Any
 
 import numpy as np
-from extract import load_sentences
-from machine import machine_facts
-from record import write_json
 
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
+from bench.speed.extract import load_sentences
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
 from workbench.encoding.batching import GPU_MIN_FILL, BatchBuilder, HostBatch

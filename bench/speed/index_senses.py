@@ -1,7 +1,7 @@
 """Reading a saved sense index's senses (training, keys, counts) without its vectors, against
 the plain baseline of loading the whole index, in the same process.
 
-Run:  python bench/index_senses.py runs/wsd-glosses-20k/sense_index [--repeats 5]
+Run:  python -m bench run index_senses runs/wsd-glosses-20k/sense_index [--repeats 5]
                                    [--json docs/bench_runs/index_senses.json]
 
 What a WSD run that continues a trained bi-encoder reads of its predecessor's index
@@ -20,9 +20,8 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-from machine import machine_facts
-from record import write_json
-
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 from workbench.wsd.store import load_index, load_index_senses
 
 

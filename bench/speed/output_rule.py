@@ -1,7 +1,7 @@
 """Benchmark: what the output rule and the options check cost, each against the plain operation
 it wraps, in this process (workbench.outputs, workbench.bounds).
 
-Run:  python bench/output_rule.py [--repeats 200] [--json docs/bench_runs/output_rule_cpu.json]
+Run:  python -m bench run output_rule [--repeats 200] [--json docs/bench_runs/output_rule_cpu.json]
 
 1. ``claim_file`` of an output the workbench wrote before (an ``lstat``, the folder's ledger
    read and compared; a probe file made and removed) against ``os.path.exists`` of it, with a
@@ -30,9 +30,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from machine import machine_facts
-from record import write_json
-
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 from workbench.bounds import POSITIVE
 from workbench.cli.options import number
 from workbench.fileio import atomic_path

@@ -1,6 +1,6 @@
 """Benchmark: what the safety of issue 12 costs, each against a plain baseline in this process.
 
-Run:  python bench/robustness.py [--sentences 1000] [--repeats 3] [--json PATH]
+Run:  python -m bench run robustness [--sentences 1000] [--repeats 3] [--json PATH]
 
 1. XML reading: :func:`workbench.corpora.parsing.parse_xml` as the readers call it (expat fed
    in 64 KiB chunks, each checked for a run of more than 64 KiB without ``<``) against the same
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from record import write_json
 
+from bench.lib.record import write_json
 from workbench.corpora.datasets import dataset_paths
 from workbench.corpora.parsing import parse_xml
 from workbench.corpora.readers import Instance, Sentence, read_xml

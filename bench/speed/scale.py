@@ -1,10 +1,10 @@
 """Benchmark: the sharded Ray job against single-process ``Encoder.encode`` on the same input.
 
 Run (CPU, the figures in docs/scaling.md; a quiet machine, ~5 min):
-    python bench/scale.py --sentences 2000 --shard-size 125 --repeats 3 \
+    python -m bench run scale --sentences 2000 --shard-size 125 --repeats 3 \
         --json docs/bench_runs/scale_cpu_2core.json
 Run (a GPU machine: one actor per GPU, bf16):
-    python bench/scale.py --sentences 20000 --shard-size 2000 --workers 1 --gpus-per-worker 1 \
+    python -m bench run scale --sentences 20000 --shard-size 2000 --workers 1 --gpus-per-worker 1 \
         --repeats 3 --json docs/bench_runs/scale_gpu.json
 
 Corpus: the first N SemCor sentences ($WORKBENCH_DATA or ../shared/data/wsd), written as one
@@ -36,9 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import machine_facts
-from record import write_json
-
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import read_text
 from workbench.distributed.config import ClusterConfig, ShardConfig

@@ -1,7 +1,7 @@
 """Benchmark: the pipeline writer's copies into a fresh output against one zeroed beforehand
 (``PipelineConfig(prefault=True)``): how much of the writer's time is page faults.
 
-Run:  python bench/write_output.py --words 200000 --repeats 5 \
+Run:  python -m bench run write_output --words 200000 --repeats 5 \
           --json docs/bench_runs/write_output_cpu.json
 
 An output of ``--words`` rows, 7 layers of 384 dims (the default model's, every layer), is
@@ -26,8 +26,9 @@ import time
 
 import numpy as np
 import torch
-from machine import machine_facts
-from record import write_json
+
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 
 LAYERS, DIM = 7, 384
 

@@ -1,6 +1,6 @@
 """Benchmark: WSD prediction from a built sense index vs a plain per-instance numpy loop.
 
-Run:  python bench/wsd.py [--train semcor] [--test ALL] [--layers last4-sum] [--repeats 7]
+Run:  python -m bench run wsd [--train semcor] [--test ALL] [--layers last4-sum] [--repeats 7]
                           [--propagate lexname --gloss concat] [--warm-eval]
 
 Both sides answer every instance of the test corpus (7,253 for ALL) from the same fitted

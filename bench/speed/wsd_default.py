@@ -15,7 +15,7 @@ instructions) and float32 (``WORKBENCH_DTYPE=float32``). The baseline for the ev
 
 Run::
 
-    python bench/wsd_default.py --json docs/bench_runs/wsd_default_cpu_2core.json [--with-best]
+    python -m bench run wsd_default --json docs/bench_runs/wsd_default_cpu_2core.json [--with-best]
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import machine_facts
-from record import write_json
+from bench.lib.machine import machine_facts
+from bench.lib.record import write_json
 
 SENTENCE = "Click the left button of the mouse to open the file."
 WORD = "mouse"

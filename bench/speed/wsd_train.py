@@ -1,8 +1,8 @@
 """Benchmark: a training pass of the WSD bi-encoder task vs a plain per-instance loop.
 
-Run:  python bench/wsd_train.py [--model default] [--sentences 48] [--batch-size 4]
+Run:  python -m bench run wsd_train [--model default] [--sentences 48] [--batch-size 4]
                                 [--repeats 3] [--json docs/bench_runs/wsd_train.json]
-      python bench/wsd_train.py --device cuda --sentences 512 --batch-size 32 \
+      python -m bench run wsd_train --device cuda --sentences 512 --batch-size 32 \
           --gloss-batch-tokens 1024    # on a GPU: the task at 1,024-token gloss chunks too
 
 Both sides run the forward and backward pass (no optimizer step) of the same bi-encoder over
@@ -44,8 +44,8 @@ import time
 from pathlib import Path
 
 import torch
-from record import write_json
 
+from bench.lib.record import write_json
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
 from workbench.encoding.pooling import pool_sequence
