@@ -5,7 +5,7 @@ Run (GPU, everything docs/benchmarks.md asks of one device call):
     python -m bench run extract --sentences 2000,20000 --repeats 3 --baseline-sentences 200 \
         --profile --semcor-whole --wsd-eval --json docs/bench_runs/extract_gpu.json
 
-Corpus: the first N sentences of SemCor (WSD data, $WORKBENCH_DATA or ../shared/data/wsd),
+Corpus: the first N sentences of SemCor (the WSD data: README.md, "The WSD data"),
 else WordNet example sentences. For each N (``--sentences 2000,20000`` runs both), per repeat
 and as medians, words/s and tokens/s of
 (a) ``plain``: the loop a tutorial would write (one sentence at a time through tokenizer and
@@ -21,16 +21,14 @@ and as medians, words/s and tokens/s of
     the default with the CPU's ``min_fill``, more and smaller batches), each with its own bare
     forward where its batches differ;
 (g) with ``--compile [MODE]``: (c) and (d) compiled, after the compilation (timed apart), with
-    the main encoder's pipeline setting (``cudagraphs``: the eager kernels replayed from CUDA
-    graphs, cuda only); its ``encode`` also as a fraction of the main encoder's bare forward
-    (``_over_main_forward``), and with ``--profile`` its profile too;
+    the main encoder's pipeline setting; its ``encode`` also as a fraction of the main encoder's
+    bare forward (``_over_main_forward``), and with ``--profile`` its profile too;
 (h) with ``--also-store-dtype float16``: (c) storing float16 vectors (cast on the device, half
     the bytes to copy back and write), against the same bare forward as (c); the same for the
     compiled encoder of (g) and each of (f), against theirs;
 ``--main-pipeline NAME`` gives the main encoder (``encode``, the profile, whole SemCor) one of
-the ``--pipelines`` settings: ``--main-pipeline process --pipelines auto`` times the batches
-prepared in a worker process (``PipelineConfig(producer="process")``) against the producer
-thread, each with its own float16 run under ``--also-store-dtype``.
+the ``--pipelines`` settings (``--main-pipeline whole --pipelines auto``: the input in one chunk
+against the default), each with its own float16 run under ``--also-store-dtype``.
 (i) with ``--also-switch-interval S``: (c) with Python's GIL switch interval set to ``S``
     seconds for the call (``sys.setswitchinterval``; Python's default is 0.005), against the
     same bare forward as (c): on a GPU the calling thread hands the GIL back at each of the
@@ -85,10 +83,6 @@ PIPELINES = {  # --pipelines names
     "prefetch": PipelineConfig(prefetch=2, transfer="direct"),
     "whole": PipelineConfig(stream_words=0),  # the default, the input tokenized in one chunk
     "fill10": PipelineConfig(min_fill=0.1),  # the default with the CPU's batch plan
-    # batches prepared in a worker process, 4 ahead (the cuda default; on a CPU too)
-    "process": PipelineConfig(prefetch=4, producer="process"),
-    # ... and the output zeroed in parallel before the run (the writer then faults no page)
-    "process_prefault": PipelineConfig(prefetch=4, producer="process", prefault=True),
 }
 
 
