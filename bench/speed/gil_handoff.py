@@ -1,6 +1,6 @@
 """Benchmark: how long a thread issuing torch operations waits for Python's GIL while another
 thread runs Python, for several switch intervals (the cause of the GPU pipeline's slow launching
-thread: docs/benchmarks.md, "The batch pipeline and the GPU").
+thread: docs/benchmarks.md, "Tried and rejected").
 
 Run:  python -m bench run gil_handoff --producer-sentences 20000 \
           --json docs/bench_runs/gil_handoff_cpu.json
@@ -17,21 +17,16 @@ same process:
     plan, every batch built and packed; :meth:`Encoder.batch_stream`) on one thread, while
     another issues small torch operations as a GPU's launching thread does: the operations'
     rate during the producer's run against their rate alone, and the producer's time against
-    its time alone, at each interval;
-(c) with ``--producer-sentences N`` too: the same with the producer's work in a worker
-    process (``PipelineConfig(producer="process")``, :mod:`workbench.encoding.batch_process`):
-    every batch built there and received here by the receiver thread, as the encoder does; the
-    operations' rate during the run against their rate alone (default switch interval), and,
-    as a control, their rate beside a process running a Python loop: what sharing this
-    machine's cores costs them with no GIL shared.
+    its time alone, at each interval.
+
+(A part (c), the producer's work in a worker process, measured the producer that was removed
+for no gain on a GPU; its figures are in docs/bench_runs/gil_handoff_cpu*.json.)
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
-import sys
 import threading
 import time
 
@@ -42,12 +37,10 @@ from bench.lib.record import write_json
 from bench.speed.extract import load_sentences, switched
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
-from workbench.encoding.batch_process import BatchProcess
 from workbench.encoding.batching import GPU_MIN_FILL
 from workbench.encoding.pipeline import PipelineConfig, pack
 from workbench.encoding.rows import RowLayout
 from workbench.encoding.stream import first_chunk_words
-from workbench.encoding.workers import Clock
 
 GPU_BUDGET = 65536  # tokens: the H100's measured budget in the thread profile's run
 
@@ -115,76 +108,6 @@ def beside_producer(enc: Encoder, words, rows, interval: float | None) -> tuple[
     return switched(interval, ops_rate_until, done), seconds[0]
 
 
-def receive_all(worker: BatchProcess, enc: Encoder, words, rows) -> float:
-    """Seconds for every batch of ``words`` built by ``worker`` and received in this process
-    (4 ahead, as on a GPU)."""
-    t = time.perf_counter()
-    stream = enc.batch_stream(words, rows, enc.pooling)
-    with worker.batches(stream, "cpu", 4, Clock()) as batches:
-        for _ in batches:
-            pass
-    return time.perf_counter() - t
-
-
-def beside_process(worker: BatchProcess, enc: Encoder, words, rows) -> tuple[float, float]:
-    """(operations per second, seconds of the run): small torch operations issued on this
-    thread while another receives every batch from the worker process."""
-    done = threading.Event()
-    seconds = [0.0]
-
-    def run() -> None:
-        seconds[0] = receive_all(worker, enc, words, rows)
-        done.set()
-
-    threading.Thread(target=run, daemon=True).start()
-    return ops_rate_until(done), seconds[0]
-
-
-def beside_busy_process(seconds: float = 0.5) -> float:
-    """Small torch operations per second on this thread while another process runs a Python
-    loop: what sharing the cores costs them with no GIL shared (the control for (c))."""
-    busy = subprocess.Popen(
-        [sys.executable, "-c", f"import time\nt = time.time()\nwhile time.time() - t < {seconds}:"
-         " sum(range(1000))"]
-    )  # fmt: skip
-    time.sleep(0.05)  # let it start
-    done = threading.Event()
-    timer = threading.Timer(seconds - 0.1, done.set)
-    timer.start()
-    try:
-        return ops_rate_until(done)
-    finally:
-        busy.wait()
-
-
-def process_part(enc: Encoder, words, rows, repeats: int) -> dict:
-    """(c): the producer's work in a worker process beside a launching thread."""
-    worker = BatchProcess()
-    worker.start(enc.tokenizer)
-    try:
-        receive_all(worker, enc, words, rows)  # warm-up: the worker's imports
-        alone_rate, alone_s, busy, control = [], [], [], []
-        for _ in range(repeats):
-            alone_rate.append(beside_producer(enc, words, rows, None)[0])
-            alone_s.append(receive_all(worker, enc, words, rows))
-            busy.append(beside_process(worker, enc, words, rows))
-            control.append(beside_busy_process())
-    finally:
-        worker.close()
-    rate, prod = statistics.median(alone_rate), statistics.median(alone_s)
-    r, s = statistics.median(x for x, _ in busy), statistics.median(y for _, y in busy)
-    c = statistics.median(control)
-    print(
-        f"the producer in a worker process: {prod:.3f} s alone; with the operations beside it: "
-        f"operations {r:,.0f}/s (x{r / rate:.3f} of alone), the run {s:.3f} s (x{s / prod:.2f}); "
-        f"control, beside a process running a Python loop (cores shared, no GIL): {c:,.0f}/s "
-        f"(x{c / rate:.3f})"
-    )
-    return {"ops_alone_per_s": alone_rate, "run_alone_s": alone_s, "runs": busy,
-            "ops_per_s": r, "ops_ratio": r / rate, "run_s": s, "run_ratio": s / prod,
-            "control_busy_process_ops_per_s": control, "control_ops_ratio": c / rate}  # fmt: skip
-
-
 def producer_part(n: int, intervals: list[float], repeats: int) -> dict:
     """(b): the real producer beside a launching thread."""
     config = PipelineConfig(stream_words=first_chunk_words(GPU_BUDGET), min_fill=GPU_MIN_FILL)
@@ -214,9 +137,8 @@ def producer_part(n: int, intervals: list[float], repeats: int) -> dict:
         )
         out.append({"interval_s": iv, "runs": busy[iv], "ops_per_s": r, "ops_ratio": r / rate,
                     "producer_s": s, "producer_ratio": s / prod})  # fmt: skip
-    process = process_part(enc, words, rows, repeats)
     return {"sentences": len(words), "source": source, "ops_alone_per_s": alone_rate,
-            "producer_alone_s": alone_s, "busy": out, "process": process}  # fmt: skip
+            "producer_alone_s": alone_s, "busy": out}  # fmt: skip
 
 
 def main() -> None:
