@@ -1,5 +1,6 @@
-"""Benchmark: the pipeline writer's copies into a fresh output against one zeroed beforehand
-(``PipelineConfig(prefault=True)``): how much of the writer's time is page faults.
+"""Benchmark: the pipeline writer's copies into a fresh output against one zeroed beforehand:
+how much of the writer's time is page faults (zeroing first measured no gain: docs/benchmarks.md,
+"Tried and rejected").
 
 Run:  python -m bench run write_output --words 200000 --repeats 5 \
           --json docs/bench_runs/write_output_cpu.json
