@@ -203,8 +203,8 @@ def _lora(ctx: Context) -> list[str]:
     of SemCor (bf16), cut by ``--max-minutes`` to the budget; the model directory with its
     adapters-only checkpoint (``--keep-checkpoint``: ``--resume`` goes on in a later call or
     on another machine) is packed into ``$OUT`` as one small archive. On this machine the base is
-    the float16 copy of the packaged model, so the adapters' record names that copy; ``bench/
-    gpu_adapters.py`` checks them against the packaged float32 base and re-records them."""
+    the float16 copy of the packaged model, so the adapters' record names that copy;
+    ``bench/gpu/adapters.py`` checks them against the packaged float32 base and re-records them."""
     run = ctx.runs / "wsd-lora"
     train = [
         ctx.python, "-m", "workbench", "finetune", "wsd", "--builtin", "semcor",

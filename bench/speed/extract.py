@@ -567,7 +567,7 @@ def main() -> None:
         "sizes": [],
     }
     # the JSON is rewritten after every part, marked incomplete until the last: a run stopped
-    # from outside (a lent machine's time limit) keeps every part it finished
+    # from outside (a remote machine's time limit) keeps every part it finished
     result["complete"] = False
     sizes = [int(x) for x in args.sentences.split(",")]
     for n in sizes:

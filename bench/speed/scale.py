@@ -7,7 +7,7 @@ Run (a GPU machine: one actor per GPU, bf16):
     python -m bench run scale --sentences 20000 --shard-size 2000 --workers 1 --gpus-per-worker 1 \
         --repeats 3 --json docs/bench_runs/scale_gpu.json
 
-Corpus: the first N SemCor sentences ($WORKBENCH_DATA or ../shared/data/wsd), written as one
+Corpus: the first N SemCor sentences (the WSD data: README.md), written as one
 text file (one sentence per line) and read back, so both paths encode the same words; the packaged
 all-MiniLM-L6-v2 (or ``--model``), all hidden states, float32, every word. In one process, per
 repeat and as medians:
