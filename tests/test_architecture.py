@@ -210,7 +210,7 @@ def private_uses(path: Path) -> list[str]:
     return bad
 
 
-SOURCES = sorted(MODULES.values()) + FRONT_ENDS + sorted((REPO / "bench").glob("*.py"))
+SOURCES = sorted(MODULES.values()) + FRONT_ENDS + sorted((REPO / "bench").rglob("*.py"))
 
 
 def test_no_private_names_across_modules():

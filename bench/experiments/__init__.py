@@ -1,0 +1,1 @@
+"""Experiments whose figures docs/results.md reports (quality, not speed)."""

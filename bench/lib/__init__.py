@@ -1,0 +1,1 @@
+"""Helpers shared by the bench scripts: the machine a run was on, its raw JSON."""
