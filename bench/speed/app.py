@@ -1,8 +1,8 @@
 """Benchmark: the app's numbers, each against a plain baseline in this process where there is one
 (part 7: the first visit, measured alone).
 
-Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|render|rerun ...]
-      python bench/app.py --only compare --only separation      # issue 13's two numbers
+Run:  python -m bench run app [--points 5000] [--repeats 3] [--only umap|switch|render|rerun ...]
+      python -m bench run app --only compare --only separation      # issue 13's two numbers
 
 1. UMAP on 5,000 word vectors at one layer, warm (numba already compiled): the workbench's
    ``Projector`` (``random_state=0``, hence single-threaded and reproducible) against plain
@@ -54,7 +54,7 @@ Run:  python bench/app.py [--points 5000] [--repeats 3] [--only umap|switch|rend
 10. The corpus map in the browser (``--only map --map-sentences 2000 6000 0``): SemCor's first N
    sentences (0 = all), seconds to draw and to answer a search, Chromium's memory, frame
    intervals while panning, per renderer (plotly; Embedding Atlas when installed). Maps made
-   before (``bench/corpus_map.py --keep``) load from ``--map-cache``.
+   before (``python -m bench run corpus_map --keep``) load from ``--map-cache``.
 
 Numbers are medians of ``--repeats``; the machine is shared, so the load average is printed.
 """
@@ -73,8 +73,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from record import write_json
 
+from bench.lib.record import write_json
 from workbench import Encoder
 from workbench.corpora.occurrences import demo_sentences, encode_occurrences
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
@@ -84,7 +84,7 @@ from workbench.geometry.separation import separation_by_layer
 from workbench.viz.projection import Projector, trustworthiness
 from workbench.viz.sense_views import lemma_occurrences
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
@@ -661,7 +661,7 @@ _FRAMES_JS = """
 
 def bench_map_browser(sentences: list[int], cache: str | None) -> dict:
     """10. The corpus map in the browser: SemCor's first N sentences (0 = all 778,587 words;
-    maps made before, e.g. by ``bench/corpus_map.py --keep``, are loaded from ``cache``):
+    maps made before, e.g. by ``python -m bench run corpus_map --keep``, are loaded from ``cache``):
     seconds from opening the page until the map is drawn, to answer a search, Chromium's
     memory, and frame intervals while panning (plotly) for each renderer available."""
     import importlib.util

@@ -1,6 +1,6 @@
 """Benchmark: the corpus map of SemCor (every word occurrence, 778,587 words), made once and cached.
 
-Run:  python bench/corpus_map.py [--sentences 0] [--layer 6] [--fit-sample 20000]
+Run:  python -m bench run corpus_map [--sentences 0] [--layer 6] [--fit-sample 20000]
                                  [--scaling 2000 5000 10000] [--json out.json]
 
 1. ``workbench.viz.corpus_map.corpus_map`` on SemCor's first ``--sentences`` sentences (0 = all)
@@ -29,8 +29,8 @@ import time
 from dataclasses import replace
 
 import numpy as np
-from record import write_json
 
+from bench.lib.record import write_json
 from workbench import Encoder
 from workbench.corpora.reference import load_reference_corpus
 from workbench.lexicon.wordnet import load_wordnet

@@ -85,7 +85,7 @@ FEW_OCCURRENCES = 5
 SystemProgress = Callable[[str], None] | None
 #: The recorded F1 on ALL of the systems per model fingerprint and compute dtype, and of
 #: WordNet's first sense, each with the raw run record it is copied from and the command that
-#: wrote that record (``python bench/wsd_systems_f1.py`` writes this file).
+#: wrote that record (``python -m bench run wsd_systems_f1`` writes this file).
 RESULTS_FILE = Path(__file__).with_name("results") / "systems_f1.json"
 #: Weights fingerprint (``Encoder.fingerprint``) of the packaged all-MiniLM-L6-v2.
 PACKAGED_FINGERPRINT = "f412054b280245dd"

@@ -1,16 +1,16 @@
 """Record the F1 on ALL of the WSD systems in the package, copied from the raw run records.
 
-Run:  python bench/wsd_systems_f1.py            # rewrite the package file from its sources
-      python bench/wsd_systems_f1.py --check    # exit 1 when a figure differs from its source
-      python bench/wsd_systems_f1.py --add best f412054b280245dd float32 \\
+Run:  python -m bench run wsd_systems_f1            # rewrite the package file from its sources
+      python -m bench run wsd_systems_f1 --check    # exit 1 when a figure differs from its source
+      python -m bench run wsd_systems_f1 --add best f412054b280245dd float32 \\
           docs/bench_runs/RUN.json /datasets/ALL/system/F1 --command "workbench wsd eval ..."
 
 ``workbench/wsd/results/systems_f1.json`` (:data:`workbench.wsd.systems.RESULTS_FILE`) is what
 :mod:`workbench.wsd.systems` shows a user as each system's F1 on ALL (per model fingerprint
 and compute dtype), and the first-sense baseline it is compared with. Every figure in it names
 its source: a raw JSON record of a run (``workbench wsd eval --json``, ``workbench wsd
-layers --json``, ``bench/precision.py --wsd ... --json``), the JSON pointer of the number in
-it, and the command that wrote it. This script copies each number from its source exactly
+layers --json``, ``bench/experiments/precision.py --wsd ... --json``), the JSON pointer of the
+number in it, and the command that wrote it. This script copies each number from its source exactly
 (``--add`` records a new one); the bi-encoder's figure is not here: it is read from the
 shipped model's training card.
 """
@@ -23,11 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from record import write_json
-
+from bench.lib.record import write_json
 from workbench.wsd.systems import RESULTS_FILE
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def pointed(data: Any, pointer: str) -> float:
