@@ -487,60 +487,102 @@ def _first_chart(browser, url: str) -> float:
     return seconds
 
 
+#: The floor of part 8: Streamlit alone drawing one plotly heatmap, no model, no workbench.
+BARE_APP = """import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+st.set_page_config(page_title="bare", layout="wide")
+st.title("A heatmap")
+st.plotly_chart(go.Figure(go.Heatmap(z=np.arange(42).reshape(6, 7))))
+"""
+
+
+def _ready_run(browser, repo: Path, env: dict, label: str) -> dict:
+    """One server of part 8: started, a first visitor (at once, or 30 s after the start when
+    ``label`` is ``ahead``) and for ``ahead`` a second visitor; seconds of each."""
+    from tests.appserver import AppServer
+
+    app = AppServer(repo, env=env, timeout=600, watcher=True)
+    t0 = time.perf_counter()
+    app.start()
+    try:
+        app.wait_healthy()
+        health = time.perf_counter() - t0
+        if label == "ahead":
+            time.sleep(max(0.0, 30.0 - health))
+        first = _first_chart(browser, app.url)
+        from_start = time.perf_counter() - t0
+        second = _first_chart(browser, app.url) if label == "ahead" else None
+        steps = _preload_status(app.url)["steps"] if repo == REPO else []
+    finally:
+        app.stop()
+    return {"health": health, "first_chart_after_navigation": first,
+            "first_chart_after_start": from_start, "second_visitor": second,
+            "load_average": os.getloadavg()[0],
+            "preload": {s["name"]: round(s["seconds"], 2) for s in steps}}  # fmt: skip
+
+
 def bench_ready(repeats: int) -> dict:
     """8. Ready before the first visitor: ``streamlit run app.py`` (the project's config, the
     preload of ``webapp.startup``) and Chromium opening it at once, the first chart's seconds
     from the process start; then a server started 30 s before the first visitor, and a second
     visitor after it (each a new browser context). Warm embedding cache (filled by a first
-    run), as on a machine that ran the app before; the cold cache once."""
+    run), as on a machine that ran the app before; the cold cache once.
+
+    The floor, interleaved with each warm and ahead run: the same measures of a bare Streamlit
+    app (:data:`BARE_APP`, the project's ``.streamlit/config.toml``) that draws one plotly
+    heatmap and nothing else: what Streamlit's server, its front end and plotly.js cost in this
+    browser on this machine before the workbench does anything."""
     from playwright.sync_api import sync_playwright
 
-    from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+    from tests.appserver import CHROMIUM, CHROMIUM_ARGS
 
     print("\n8. ready before the first visitor (`streamlit run app.py`, preload at start)")
-    out: dict = {"at_once": [], "started_30s_before": [], "cold_at_once": None}
+    out: dict = {"at_once": [], "started_30s_before": [], "cold_at_once": None,
+                 "bare_at_once": [], "bare_started_30s_before": []}  # fmt: skip
     cache = tempfile.mkdtemp(prefix="wb-bench-cache-")
+    bare = Path(tempfile.mkdtemp(prefix="wb-bench-bare-"))
+    (bare / "app.py").write_text(BARE_APP, encoding="utf-8")
+    shutil.copytree(REPO / ".streamlit", bare / ".streamlit")
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                          args=CHROMIUM_ARGS)  # fmt: skip
             for label in ("cold", *["warm"] * repeats, *["ahead"] * repeats):
-                app = AppServer(REPO, env={"WORKBENCH_CACHE": cache}, timeout=600, watcher=True)
-                t0 = time.perf_counter()
-                app.start()
-                try:
-                    app.wait_healthy()
-                    health = time.perf_counter() - t0
-                    if label == "ahead":
-                        time.sleep(max(0.0, 30.0 - health))
-                    first = _first_chart(browser, app.url)
-                    from_start = time.perf_counter() - t0
-                    second = _first_chart(browser, app.url) if label == "ahead" else None
-                    steps = _preload_status(app.url)["steps"]
-                finally:
-                    app.stop()
-                run = {"health": health, "first_chart_after_navigation": first,
-                       "first_chart_after_start": from_start, "second_visitor": second,
-                       "load_average": os.getloadavg()[0],
-                       "preload": {s["name"]: round(s["seconds"], 2) for s in steps}}  # fmt: skip
-                if label == "cold":
-                    out["cold_at_once"] = run
-                else:
-                    out["at_once" if label == "warm" else "started_30s_before"].append(run)
-                print(f"   {label}: healthy {health:.1f} s; first chart {from_start:.1f} s after "
-                      f"the start ({first:.1f} s after opening)"
-                      + (f"; second visitor {second:.1f} s" if second is not None else "")
-                      + f"; load {run['load_average']:.1f}")  # fmt: skip
+                for repo, kind in ((REPO, "workbench"), (bare, "bare")):
+                    if kind == "bare" and label == "cold":
+                        continue
+                    run = _ready_run(browser, repo, {"WORKBENCH_CACHE": cache}, label)
+                    key = {"cold": "cold_at_once", "warm": "at_once",
+                           "ahead": "started_30s_before"}[label]  # fmt: skip
+                    if kind == "bare":
+                        out["bare_" + key].append(run)
+                    elif label == "cold":
+                        out[key] = run
+                    else:
+                        out[key].append(run)
+                    second = run["second_visitor"]
+                    print(f"   {kind}, {label}: healthy {run['health']:.1f} s; first chart "
+                          f"{run['first_chart_after_start']:.1f} s after the start "
+                          f"({run['first_chart_after_navigation']:.1f} s after opening)"
+                          + (f"; second visitor {second:.1f} s" if second is not None else "")
+                          + f"; load {run['load_average']:.1f}")  # fmt: skip
             browser.close()
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    at_once = statistics.median(r["first_chart_after_start"] for r in out["at_once"])
-    ahead = statistics.median(r["first_chart_after_navigation"]
-                              for r in out["started_30s_before"])  # fmt: skip
-    second = statistics.median(r["second_visitor"] for r in out["started_30s_before"])
-    print(f"   READY: first chart {at_once:.1f} s after `streamlit run` (median of {repeats}, "
-          f"target 8 s); on a server started 30 s before {ahead:.1f} s (target 2 s); a second "
-          f"visitor {second:.1f} s")  # fmt: skip
+        shutil.rmtree(bare, ignore_errors=True)
+
+    def median(key: str, field: str) -> float:
+        return statistics.median(r[field] for r in out[key])
+
+    for prefix, name in (("", "workbench"), ("bare_", "bare Streamlit + one plotly heatmap")):
+        at_once = median(prefix + "at_once", "first_chart_after_start")
+        ahead = median(prefix + "started_30s_before", "first_chart_after_navigation")
+        second = median(prefix + "started_30s_before", "second_visitor")
+        print(f"   READY, {name}: first chart {at_once:.1f} s after `streamlit run` (median of "
+              f"{repeats}); on a server started 30 s before {ahead:.1f} s; a second visitor "
+              f"{second:.1f} s")  # fmt: skip
     return out
 
 
