@@ -6,7 +6,7 @@ import argparse
 
 from workbench.cli.main import build_parser
 from workbench.finetune.runs import BUILTINS
-from workbench.finetune.tasks import TASKS
+from workbench.finetune.tasks.registry import TASKS
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

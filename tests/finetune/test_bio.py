@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from workbench.encoding.models import default_model_path
-from workbench.finetune.bio import (
+from workbench.finetune.data.bio import (
     IGNORE_INDEX,
     align_labels,
     entities,
@@ -14,8 +14,8 @@ from workbench.finetune.bio import (
     orphan_inside,
     repair_bio,
 )
-from workbench.finetune.masking import MaskingSpec, mask_tokens
-from workbench.finetune.token import chunk_words
+from workbench.finetune.tasks.masking import MaskingSpec, mask_tokens
+from workbench.finetune.tasks.token import chunk_words
 
 HAND_MADE = [
     # (gold, pred) pairs covering: exact match, wrong type, wrong boundary, I- without B-,

@@ -9,14 +9,14 @@ import pytest
 
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
-from workbench.finetune.bio import is_valid_tag, orphan_inside
-from workbench.finetune.compare import CompareConfig, compare_measure, compare_report
-from workbench.finetune.compare_senses import SenseConfig, separation_figure
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import TextExample, in_memory, read_table
-from workbench.finetune.supersense import build_supersense
-from workbench.finetune.tasks import finetune
-from workbench.finetune.wic import build_wic, read_jsonl, write_jsonl
+from workbench.finetune.data.bio import is_valid_tag, orphan_inside
+from workbench.finetune.data.readers import TextExample, in_memory, read_table
+from workbench.finetune.data.supersense import build_supersense
+from workbench.finetune.data.wic import build_wic, read_jsonl, write_jsonl
+from workbench.finetune.evaluation.compare import CompareConfig, compare_measure, compare_report
+from workbench.finetune.evaluation.compare_senses import SenseConfig, separation_figure
+from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.reports.writers import write_report
 

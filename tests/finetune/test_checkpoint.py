@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from workbench.errors import DataError, InputError
-from workbench.finetune import checkpoint as ckpt
+from workbench.finetune.training import checkpoint as ckpt
 
 REPO = Path(__file__).resolve().parents[2]
 

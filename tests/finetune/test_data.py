@@ -8,8 +8,7 @@ import json
 import pytest
 
 from workbench.errors import DataError, InputError
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import (
+from workbench.finetune.data.readers import (
     LabelSet,
     PairExample,
     TaggedSentence,
@@ -18,7 +17,8 @@ from workbench.finetune.data import (
     read_table,
     read_text,
 )
-from workbench.finetune.tasks import make_task
+from workbench.finetune.tasks.registry import make_task
+from workbench.finetune.training.config import TrainConfig
 
 
 def test_read_csv_tsv_jsonl(tmp_path):

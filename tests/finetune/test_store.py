@@ -10,7 +10,7 @@ import json
 import pytest
 
 from workbench.errors import InputError, OutputError
-from workbench.finetune.store import (
+from workbench.finetune.training.store import (
     CHECKPOINT_DIR,
     RUN_KIND,
     check_output,

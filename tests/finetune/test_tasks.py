@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from workbench.errors import InputError
-from workbench.finetune.base import Task
-from workbench.finetune.config import TASK_OPTIONS, TrainConfig
-from workbench.finetune.data import PairExample, TaggedSentence, TextExample, in_memory
-from workbench.finetune.tasks import TASKS, finetune, task_kind
+from workbench.finetune.data.readers import PairExample, TaggedSentence, TextExample, in_memory
+from workbench.finetune.tasks.base import Task
+from workbench.finetune.tasks.registry import TASKS, finetune, task_kind
+from workbench.finetune.training.config import TASK_OPTIONS, TrainConfig
 
 
 def test_every_kind_names_its_task_class_metric_and_format():

@@ -19,19 +19,24 @@ from workbench import Encoder
 from workbench.encoding.models import load_model, load_tokenizer, resolve_model
 from workbench.errors import InputError
 from workbench.fileio import stale_temporaries
-from workbench.finetune import checkpoint as ckpt
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import TaggedSentence, TextExample, in_memory, read_text
-from workbench.finetune.modeling import SequenceModel, TokenModel
-from workbench.finetune.parameters import (
+from workbench.finetune.data.readers import TaggedSentence, TextExample, in_memory, read_text
+from workbench.finetune.runs import file_data
+from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.training import checkpoint as ckpt
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.modeling import SequenceModel, TokenModel
+from workbench.finetune.training.parameters import (
     add_lora,
     count_parameters,
     freeze,
     param_groups,
 )
-from workbench.finetune.runs import file_data
-from workbench.finetune.store import adapter_base_of, load_finetuned, read_card, save_model_dir
-from workbench.finetune.tasks import finetune
+from workbench.finetune.training.store import (
+    adapter_base_of,
+    load_finetuned,
+    read_card,
+    save_model_dir,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 POS, NEG = ["good", "great", "fine", "nice"], ["bad", "awful", "poor", "sad"]

@@ -24,17 +24,17 @@ from workbench.corpora.readers import Instance, Sentence
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
 from workbench.errors import DataError, InputError
-from workbench.finetune import checkpoint as ckpt
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile
-from workbench.finetune.glosses import GlossTable
-from workbench.finetune.modeling import (
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.tasks.registry import finetune, make_task
+from workbench.finetune.tasks.wsd.glosses import GlossTable
+from workbench.finetune.training import checkpoint as ckpt
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.modeling import (
     CPU_GLOSS_BATCH_TOKENS,
     GPU_GLOSS_BATCH_TOKENS,
     BiEncoderModel,
 )
-from workbench.finetune.store import load_finetuned
-from workbench.finetune.tasks import finetune, make_task
+from workbench.finetune.training.store import load_finetuned
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, read_sense_counts
 from workbench.wsd.config import SenseIndexConfig

@@ -15,11 +15,11 @@ import streamlit as st
 import webapp.caches
 import webapp.state
 from workbench.encoding.offered import run_directory, runs_dir
-from workbench.finetune import compare as cmp
 from workbench.finetune import runs
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.plots import TrainingLog, sense_clusters, training_figure
-from workbench.finetune.tasks import TASKS
+from workbench.finetune.evaluation import compare as cmp
+from workbench.finetune.evaluation.plots import TrainingLog, sense_clusters, training_figure
+from workbench.finetune.tasks.registry import TASKS
+from workbench.finetune.training.config import TrainConfig
 from workbench.viz.projection import ProjectionConfig
 
 BUILTIN = {

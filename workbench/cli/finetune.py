@@ -26,10 +26,12 @@ from workbench.bounds import COUNT, SEED
 from workbench.cli.options import add_overwrite, command_line, number, path_arg
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
-from workbench.finetune.compare import compare_models
-from workbench.finetune.compare_senses import SENSE_LEMMAS
-from workbench.finetune.config import BOUNDS, TrainConfig
-from workbench.finetune.data import TaggedSentence
+from workbench.finetune.data.readers import TaggedSentence
+from workbench.finetune.data.supersense import write_conll
+from workbench.finetune.data.wic import build_wic, write_jsonl
+from workbench.finetune.evaluation.compare import compare_models
+from workbench.finetune.evaluation.compare_senses import SENSE_LEMMAS
+from workbench.finetune.evaluation.wsd import cache_all_glosses, fit_pos_probe
 from workbench.finetune.runs import (
     BUILTINS,
     TaskData,
@@ -39,11 +41,9 @@ from workbench.finetune.runs import (
     summary,
     train_with_baselines,
 )
-from workbench.finetune.store import check_output
-from workbench.finetune.supersense import write_conll
-from workbench.finetune.tasks import TASKS, TaskKind, check_start
-from workbench.finetune.wic import build_wic, write_jsonl
-from workbench.finetune.wsd_eval import cache_all_glosses, fit_pos_probe
+from workbench.finetune.tasks.registry import TASKS, TaskKind, check_start
+from workbench.finetune.training.config import BOUNDS, TrainConfig
+from workbench.finetune.training.store import check_output
 from workbench.lexicon.glosses import GLOSS_TEXTS
 from workbench.outputs import claim_file
 from workbench.reports.writers import FORMATS

@@ -2,7 +2,7 @@
 built-in task, fine-tuning, then the baselines on the same data, all written into the training
 card.
 
-:func:`train_with_baselines` is that whole run: :func:`~workbench.finetune.tasks.finetune`,
+:func:`train_with_baselines` is that whole run: :func:`~workbench.finetune.tasks.registry.finetune`,
 then, if asked, :func:`run_baselines` written into the card with :func:`add_to_card`.
 
 Example::
@@ -28,14 +28,19 @@ from workbench.corpora.occurrences import decode_text
 from workbench.encoding.encoder import Encoder
 from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_json
-from workbench.finetune import frozen
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile, LabelSet, in_memory
-from workbench.finetune.frozen import BaselineResult
-from workbench.finetune.store import read_card, write_card
-from workbench.finetune.supersense import SupersenseSplits, build_supersense
-from workbench.finetune.tasks import finetune, task_kind
-from workbench.finetune.wic import WicPair, WicSplits, build_wic, read_jsonl
+from workbench.finetune.data.readers import DataFile, LabelSet, in_memory
+from workbench.finetune.data.supersense import SupersenseSplits, build_supersense
+from workbench.finetune.data.wic import WicPair, WicSplits, build_wic, read_jsonl
+from workbench.finetune.evaluation.baselines import (
+    BaselineResult,
+    majority,
+    probe_sequence,
+    probe_tokens,
+    probe_wic_targets,
+)
+from workbench.finetune.tasks.registry import finetune, task_kind
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.store import read_card, write_card
 from workbench.lexicon.wordnet import load_wordnet
 
 #: WiC pairs of the train and dev splits (words and target positions, for the target probe).
@@ -53,7 +58,7 @@ class TaskData:
     Attributes:
         train, dev, test: the splits (``dev``/``test`` may be None).
         extra: how built-in data was made (goes into the training card).
-        pairs: for built-in WiC, the :class:`~workbench.finetune.wic.WicPair` of train and dev
+        pairs: for built-in WiC, the :class:`~workbench.finetune.data.wic.WicPair` of train and dev
             (the target-word probe needs the words and target positions).
         labels: a built-in task's label set, from its whole training split (so a subset
             without a rare class still knows it, and a dev example of it is scored as missed).
@@ -213,20 +218,21 @@ def wsd_splits(
 def run_baselines(
     kind: str, data: TaskData, cfg: TrainConfig, model: str | None = None, device: str | None = None
 ) -> list[BaselineResult]:
-    """The baselines for ``kind`` on ``data.train`` -> ``dev`` (see :mod:`.frozen`)."""
+    """The baselines for ``kind`` on ``data.train`` -> ``dev``
+    (:mod:`workbench.finetune.evaluation.baselines`)."""
     dev = check_baselines(kind, data)
     out: list[BaselineResult] = []
     t0 = time.perf_counter()
     if kind in ("seqcls", "pair"):
-        out.append(frozen.majority(data.train, dev))
-        out.append(frozen.probe_sequence(kind, data.train, dev, cfg, model, device, data.labels))
+        out.append(majority(data.train, dev))
+        out.append(probe_sequence(kind, data.train, dev, cfg, model, device, data.labels))
         if data.pairs is not None:
             enc = Encoder(model=model, device=device)
             train_pairs, dev_pairs = data.pairs
-            out.append(frozen.probe_wic_targets(train_pairs, dev_pairs, enc, seed=cfg.seed))
+            out.append(probe_wic_targets(train_pairs, dev_pairs, enc, seed=cfg.seed))
     elif kind == "token":
         enc = Encoder(model=model, device=device)
-        out.append(frozen.probe_tokens(data.train, dev, enc, seed=cfg.seed))
+        out.append(probe_tokens(data.train, dev, enc, seed=cfg.seed))
     for result in out:
         result.details["seconds_all_baselines"] = round(time.perf_counter() - t0, 1)
     return out
@@ -260,9 +266,10 @@ def train_with_baselines(
     card_extra: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """Fine-tune on ``data`` (:func:`~workbench.finetune.tasks.finetune`, its test split scored
-    and how built-in data was made written into the card), then, with ``baselines``, score
-    :func:`run_baselines` on the same data in the main process and add them to the card.
+    """Fine-tune on ``data`` (:func:`~workbench.finetune.tasks.registry.finetune`, its test
+    split scored and how built-in data was made written into the card), then, with
+    ``baselines``, score :func:`run_baselines` on the same data in the main process and add them
+    to the card.
 
     Args:
         kind: the task kind (``seqcls``, ``pair``, ``token``, ``mlm``, ``wsd``).
@@ -274,7 +281,7 @@ def train_with_baselines(
             data without a dev split, raised before training starts).
         say: told what runs next (``"Scoring the baselines…"``).
         card_extra: more entries for the card (the command line that ran it).
-        **kwargs: passed to :func:`~workbench.finetune.tasks.finetune` (``resume``,
+        **kwargs: passed to :func:`~workbench.finetune.tasks.registry.finetune` (``resume``,
             ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``).
 
     Returns:

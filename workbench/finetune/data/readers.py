@@ -31,7 +31,7 @@ from pathlib import Path
 
 from workbench.errors import DataError
 from workbench.fileio import input_problem, sha256_file, sha256_json
-from workbench.finetune.bio import is_valid_tag, orphan_inside, repair_bio
+from workbench.finetune.data.bio import is_valid_tag, orphan_inside, repair_bio
 
 
 @dataclass(frozen=True)

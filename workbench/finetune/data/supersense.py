@@ -26,7 +26,7 @@ from typing import Any
 
 from workbench.corpora.readers import Corpus, Sentence
 from workbench.errors import DataError
-from workbench.finetune.data import DataFile, TaggedSentence, in_memory
+from workbench.finetune.data.readers import DataFile, TaggedSentence, in_memory
 from workbench.lexicon.wordnet import WordNet
 from workbench.outputs import output_file
 

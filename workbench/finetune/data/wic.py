@@ -31,7 +31,7 @@ from typing import Any, TypeAlias
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
 from workbench.errors import DataError
-from workbench.finetune.data import DataFile, PairExample, in_memory
+from workbench.finetune.data.readers import DataFile, PairExample, in_memory
 from workbench.outputs import output_file
 
 SPLITS = ("train", "dev", "test")
@@ -187,9 +187,10 @@ def build_wic(
 
 
 def write_jsonl(pairs: tuple[WicPair, ...], path: str | Path, overwrite: bool = False) -> Path:
-    """Write pairs as JSONL readable by :func:`workbench.finetune.data.read_table` (pair=True):
-    ``text_a``, ``text_b``, ``label`` plus the lemma, POS, words, indices and keys; whole or not
-    at all, a file there that the workbench did not write replaced only with ``overwrite``."""
+    """Write pairs as JSONL readable by :func:`workbench.finetune.data.readers.read_table`
+    (pair=True): ``text_a``, ``text_b``, ``label`` plus the lemma, POS, words, indices and keys;
+    whole or not at all, a file there that the workbench did not write replaced only with
+    ``overwrite``."""
     path = Path(path)
     with output_file(path, overwrite=overwrite) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for p in pairs:

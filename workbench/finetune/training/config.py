@@ -101,7 +101,7 @@ class TrainConfig:
     whole_word_mask: bool = False  # MLM: choose whole words instead of single subwords
     gloss_text: GlossText = "definition"  # wsd: what the gloss encoder reads for a sense
     gloss_max_length: int = 48  # wsd: subword tokens per gloss, incl. special tokens
-    freeze_glosses: bool = False  # wsd: keep the gloss encoder at the base weights (see wsd.py)
+    freeze_glosses: bool = False  # wsd: keep the gloss encoder at its base weights (tasks.wsd)
     gloss_batch_tokens: int = 0  # wsd: padded tokens per gloss-encoder pass (0: by device)
     wsd_index: WsdIndexScope = "data"  # wsd: glosses cached after training: all, or test data's
     # run control

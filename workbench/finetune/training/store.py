@@ -15,7 +15,7 @@ Layout of ``<output>/``:
   directory);
 * ``training_card.json``: task, base model, data checksums, options, per-epoch metrics, and
   the model's files (``files``); written last, so a directory with a card is complete;
-* ``checkpoint/`` while a run is unfinished (:mod:`workbench.finetune.checkpoint`).
+* ``checkpoint/`` while a run is unfinished (:mod:`workbench.finetune.training.checkpoint`).
 
 A *run directory* (:func:`is_run_dir`) is one the workbench made for a run: its ledger
 (:mod:`workbench.outputs`) names the kind :data:`RUN_KIND` and lists what the workbench wrote in
@@ -52,8 +52,8 @@ from workbench.encoding.adapters import (
 )
 from workbench.errors import InputError, ModelLoadError, OutputError
 from workbench.fileio import check_writable, remove_path, temporary_path
-from workbench.finetune.base import quiet_transformers
-from workbench.finetune.modeling import (
+from workbench.finetune.tasks.base import quiet_transformers
+from workbench.finetune.training.modeling import (
     BiEncoderModel,
     MaskedLMModel,
     SequenceModel,
@@ -61,7 +61,7 @@ from workbench.finetune.modeling import (
     TokenModel,
     encoder_config,
 )
-from workbench.finetune.parameters import carries_adapters
+from workbench.finetune.training.parameters import carries_adapters
 from workbench.outputs import (
     LEDGER,
     claim_directory,
@@ -84,7 +84,9 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 HEAD_WEIGHTS = "head.safetensors"
-CHECKPOINT_DIR = "checkpoint"  # a started run's checkpoints (workbench.finetune.checkpoint)
+CHECKPOINT_DIR = (
+    "checkpoint"  # a started run's checkpoints (workbench.finetune.training.checkpoint)
+)
 
 
 def head_state(model: TaskModel) -> dict[str, torch.Tensor]:

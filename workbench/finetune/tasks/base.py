@@ -2,7 +2,7 @@
 
 A task turns examples into *features* (one dict of int lists per model input), pads features
 into batches, builds its model, and scores gathered predictions. The loop
-(:mod:`workbench.finetune.loop`) does everything else the same way for every task.
+(:mod:`workbench.finetune.training.loop`) does everything else the same way for every task.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from torch import nn
 from workbench.encoding import adapters, models
 from workbench.encoding.models import ModelSource
 from workbench.errors import InputError
-from workbench.finetune.bio import IGNORE_INDEX
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile, LabelSet
-from workbench.finetune.modeling import Batch, TaskModel
+from workbench.finetune.data.bio import IGNORE_INDEX
+from workbench.finetune.data.readers import DataFile, LabelSet
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.modeling import Batch, TaskModel
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -197,8 +197,8 @@ def load_encoder(source: ModelSource, lora_r: int = 0) -> nn.Module:
 
     An adapter directory (:mod:`workbench.encoding.adapters`) gives its base with the adapters
     merged in, or, for a LoRA run (``lora_r`` > 0), its base with the same adapters unmerged
-    and training on (:func:`~workbench.finetune.parameters.continue_adapters` checks they are
-    of the rank asked for), so the run's adapters stay relative to that base.
+    and training on (:func:`~workbench.finetune.training.parameters.check_continued` checks
+    they are of the rank asked for), so the run's adapters stay relative to that base.
     """
     base = models.adapter_base(source)
     if lora_r and base is not None:

@@ -3,7 +3,7 @@
 Training labels go to subwords by ``label_mode``: ``first`` (the word's first subword gets the
 label, the other subwords -100, ignored by the loss) or ``all`` (every subword gets the word's
 label). Predictions are always decoded from each word's first subword, and scored at the
-entity level with seqeval's rules (:func:`workbench.finetune.bio.entity_scores`).
+entity level with seqeval's rules (:func:`workbench.finetune.data.bio.entity_scores`).
 
 Long sentences: a sentence whose subwords do not fit in ``max_length`` is cut into chunks of
 whole words that fit; the chunks are trained on separately and their predictions joined again
@@ -21,10 +21,10 @@ import torch
 from torch import nn
 
 from workbench.encoding.models import ModelSource
-from workbench.finetune.base import Features, Task, load_encoder, special_template
-from workbench.finetune.bio import IGNORE_INDEX, align_labels, entity_scores
-from workbench.finetune.data import DataFile, TaggedSentence
-from workbench.finetune.modeling import Batch, TokenModel
+from workbench.finetune.data.bio import IGNORE_INDEX, align_labels, entity_scores
+from workbench.finetune.data.readers import DataFile, TaggedSentence
+from workbench.finetune.tasks.base import Features, Task, load_encoder, special_template
+from workbench.finetune.training.modeling import Batch, TokenModel
 
 
 def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:

@@ -44,7 +44,8 @@ class RunState:
 
     Attributes:
         epoch: epochs completed.
-        history: one dict per completed epoch (see :class:`workbench.finetune.loop.EpochRecord`).
+        history: one dict per completed epoch
+            (:class:`workbench.finetune.training.loop.EpochRecord`).
         best: best dev metric so far (None before the first evaluation).
         best_epoch: the epoch that reached it (0: none yet).
         bad_epochs: epochs since the last improvement (early stopping).

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from workbench.finetune.bio import IGNORE_INDEX
+from workbench.finetune.data.bio import IGNORE_INDEX
 
 
 @dataclass(frozen=True)

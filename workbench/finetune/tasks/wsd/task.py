@@ -15,15 +15,17 @@ Training is organised around the context pass:
   windows the Encoder would cut it into, holding the instances it owns), so one pass of the
   context encoder serves every instance of the sentence;
 * a batch encodes the union of its instances' candidate glosses once, longest first, in chunks
-  of similar length (:mod:`workbench.finetune.glosses`);
+  of similar length (:mod:`workbench.finetune.tasks.wsd.glosses`);
 * training rows leave out instances with one candidate (their loss is always 0);
 * gradient accumulation (``grad_accum``) spreads a large step over several smaller batches,
-  bf16 autocast runs on a GPU, the shared loop (:mod:`workbench.finetune.loop`) does the rest.
+  bf16 autocast runs on a GPU, the shared loop (:mod:`workbench.finetune.training.loop`) does
+  the rest.
 
 The dev metric is ``f1`` (every instance is answered, so precision = recall = F1). The model
-directory holds both encoders (a LoRA run: their adapters, a few MB; :mod:`.store`); after
-training, :meth:`WsdTask.finish` scores the test data through it, loaded as every later answer
-loads it (:class:`workbench.wsd.biencoder.BiEncoder`: glosses encoded when needed and cached).
+directory holds both encoders (a LoRA run: their adapters, a few MB;
+:mod:`workbench.finetune.training.store`); after training, :meth:`WsdTask.finish` scores the test
+data through it, loaded as every later answer loads it (:class:`workbench.wsd.biencoder.BiEncoder`:
+glosses encoded when needed and cached).
 
 Example::
 
@@ -49,12 +51,12 @@ from workbench.encoding.models import ModelSource
 from workbench.encoding.pooling import pooling_plan_flat
 from workbench.encoding.prepare import prepare
 from workbench.errors import DataError, InputError
-from workbench.finetune.base import Features, Task, load_encoder, special_template
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile, LabelSet
-from workbench.finetune.glosses import GlossTable
-from workbench.finetune.modeling import Batch, BiEncoderModel, TaskModel
-from workbench.finetune.wsd_eval import finish_wsd_model
+from workbench.finetune.data.readers import DataFile, LabelSet
+from workbench.finetune.evaluation.wsd import finish_wsd_model
+from workbench.finetune.tasks.base import Features, Task, load_encoder, special_template
+from workbench.finetune.tasks.wsd.glosses import GlossTable
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.modeling import Batch, BiEncoderModel, TaskModel
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.biencoder import (
     BASE_GLOSS_ENCODER,
@@ -257,7 +259,7 @@ class WsdTask(Task):
     def collate(self, rows: list[dict[str, Any]], gen: torch.Generator | None = None) -> Batch:
         """Pad contexts, plan the word pooling, and gather the union of candidate glosses.
 
-        Returns the batch :class:`~workbench.finetune.modeling.BiEncoderModel` takes, plus
+        Returns the batch :class:`~workbench.finetune.training.modeling.BiEncoderModel` takes, plus
         ``inst_row`` / ``inst_col`` (each instance's row in the batch and place in it) and
         ``row_ids`` (each row's feature row), which :meth:`predict` uses.
         """
@@ -417,5 +419,5 @@ class WsdTask(Task):
         data: tuple[DataFile, DataFile | None, DataFile | None],
     ) -> dict[str, Any]:
         """Save the sense counts, score the test data through the saved directory
-        (:func:`~workbench.finetune.wsd_eval.finish_wsd_model`)."""
+        (:func:`~workbench.finetune.evaluation.wsd.finish_wsd_model`)."""
         return finish_wsd_model(output, self.cfg, card, data)

@@ -26,13 +26,13 @@ from workbench.encoding import models
 from workbench.encoding.device import choose_device
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import pool_sequence
-from workbench.finetune.base import Task
-from workbench.finetune.bio import entity_scores
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import encoder_inputs
-from workbench.finetune.tasks import make_task
-from workbench.finetune.wic import WicPair
+from workbench.finetune.data.bio import entity_scores
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.data.wic import WicPair
+from workbench.finetune.tasks.base import Task
+from workbench.finetune.tasks.registry import make_task
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.modeling import encoder_inputs
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -139,7 +139,7 @@ def probe_wic_targets(
     """Logistic regression on ``[u, v, |u-v|, u*v]`` of the two frozen target-word vectors.
 
     Args:
-        train_pairs, dev_pairs: :class:`workbench.finetune.wic.WicPair` sequences.
+        train_pairs, dev_pairs: :class:`workbench.finetune.data.wic.WicPair` sequences.
         encoder: a :class:`workbench.Encoder` (the base model).
         layer: a layer spec for :meth:`LayerwiseEmbeddings.select` (``"-1"``, ``"last4-sum"``).
     """

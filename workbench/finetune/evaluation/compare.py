@@ -4,9 +4,9 @@ For each model: the per-layer geometry (:func:`workbench.geometry.analysis.analy
 and z-scored anisotropy, self- and intra-sentence similarity) on one seeded sample of a
 reference corpus, the WSD layer sweep (:func:`workbench.wsd.evaluate.layer_sweep`: plain 1-NN
 per layer spec, raw and z-scored, trained on SemCor, scored on the framework's ``ALL``), and the
-pictures of a few ambiguous lemmas (:mod:`workbench.finetune.compare_senses`: the UMAP of the
-same occurrences side by side, the separation of their gold senses per layer). One report puts
-them side by side (tables, figures, JSON with everything).
+pictures of a few ambiguous lemmas (:mod:`workbench.finetune.evaluation.compare_senses`: the UMAP
+of the same occurrences side by side, the separation of their gold senses per layer). One report
+puts them side by side (tables, figures, JSON with everything).
 
 Example::
 
@@ -29,7 +29,7 @@ from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.errors import ModelLoadError
-from workbench.finetune.compare_senses import (
+from workbench.finetune.evaluation.compare_senses import (
     LemmaView,
     SenseConfig,
     lemma_views,
@@ -37,7 +37,7 @@ from workbench.finetune.compare_senses import (
     separation_figure,
     separation_table,
 )
-from workbench.finetune.store import read_card
+from workbench.finetune.training.store import read_card
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.reports.tables import Table

@@ -6,9 +6,10 @@ gradient accumulation; bf16 autocast where the device has bfloat16 (:func:`auto_
 a dev evaluation, a checkpoint and the best-so-far weights after every epoch; early stopping;
 a time limit (``max_minutes``: the epoch in progress ends at the next optimizer step and is
 evaluated and saved); at the end the best epoch's weights saved as a model directory
-(:mod:`workbench.finetune.store`; a LoRA run's adapters unmerged) with the task's own finishing
-work (:meth:`~workbench.finetune.base.Task.finish`: the WSD task scores its test data through
-the saved directory) and, last, its training card, all beside ``output`` and then swapped in
+(:mod:`workbench.finetune.training.store`; a LoRA run's adapters unmerged) with the task's own
+finishing work (:meth:`~workbench.finetune.tasks.base.Task.finish`: the WSD task scores its test
+data through the saved directory) and, last, its training card, all beside ``output`` and then
+swapped in
 whole. The output is checked after the device and the data, and made only when training starts;
 a batch whose loss is NaN or infinite stops the run (:class:`~workbench.errors.TrainingError`),
 its last checkpoint kept.
@@ -39,19 +40,19 @@ from workbench import __version__
 from workbench.encoding import models
 from workbench.encoding.device import DTYPE_ENV, cpu_bf16_native
 from workbench.errors import InputError, TrainingError
-from workbench.finetune import checkpoint as ckpt
-from workbench.finetune.base import Features, Task
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import Batch, TaskModel
-from workbench.finetune.parameters import (
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.tasks.base import Features, Task
+from workbench.finetune.training import checkpoint as ckpt
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.modeling import Batch, TaskModel
+from workbench.finetune.training.parameters import (
     add_lora,
     count_parameters,
     freeze,
     freeze_unused,
     param_groups,
 )
-from workbench.finetune.store import (
+from workbench.finetune.training.store import (
     CHECKPOINT_DIR,
     adapter_base_of,
     check_output,
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
 class EpochRecord:
     """Metrics of one epoch: mean training loss, dev metrics, time (``seconds`` in all, of it
     ``eval_seconds`` on the dev set), optimizer steps so far, and the task's own counts
-    (:meth:`~workbench.finetune.base.Task.epoch_stats`)."""
+    (:meth:`~workbench.finetune.tasks.base.Task.epoch_stats`)."""
 
     epoch: int
     train_loss: float
@@ -306,7 +307,7 @@ def _restore(
     optimizer: torch.optim.Optimizer,
     scheduler: LRScheduler,
 ) -> ckpt.RunState:
-    """Put a checkpoint read by :func:`~workbench.finetune.checkpoint.load_checkpoint` back
+    """Put a checkpoint read by :func:`~workbench.finetune.training.checkpoint.load_checkpoint` back
     into the model, optimizer, scheduler and random generators; the run's bookkeeping."""
     ckpt.load_trained(acc.unwrap_model(model), saved["model"], directory / ckpt.LAST)
     optimizer.load_state_dict(saved["optimizer"])
@@ -493,7 +494,7 @@ def _card(
     acc: Accelerator,
     facts: dict[str, Any],
 ) -> dict[str, Any]:
-    """The training card (see :mod:`workbench.finetune.store`)."""
+    """The training card (see :mod:`workbench.finetune.training.store`)."""
     train, dev, test = data
     history = state.history or []
     return {

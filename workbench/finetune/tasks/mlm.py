@@ -24,11 +24,17 @@ from torch import nn
 from workbench.encoding.alignment import split_words
 from workbench.encoding.models import ModelSource
 from workbench.errors import ModelLoadError
-from workbench.finetune.base import Features, Task, pad_batch, quiet_transformers, special_template
-from workbench.finetune.bio import IGNORE_INDEX
-from workbench.finetune.data import DataFile
-from workbench.finetune.masking import MaskingSpec, mask_tokens
-from workbench.finetune.modeling import Batch, MaskedLMModel
+from workbench.finetune.data.bio import IGNORE_INDEX
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.tasks.base import (
+    Features,
+    Task,
+    pad_batch,
+    quiet_transformers,
+    special_template,
+)
+from workbench.finetune.tasks.masking import MaskingSpec, mask_tokens
+from workbench.finetune.training.modeling import Batch, MaskedLMModel
 
 DEV_MASK_SEED = 1_000_003  # added to the run's seed for the fixed dev masks
 

@@ -38,8 +38,8 @@ import torch
 
 from workbench.corpora.readers import Corpus
 from workbench.encoding.encoder import Encoder
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import (
     BiEncoder,

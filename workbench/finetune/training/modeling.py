@@ -2,9 +2,10 @@
 
 Every task model has an ``encoder`` attribute (the ``AutoModel``-style transformer, possibly
 wrapped by peft's LoRA) and a ``head``, except the WSD bi-encoder, whose second transformer, the
-``gloss_encoder``, takes the head's place (:func:`workbench.finetune.parameters.task_encoders`
-lists a model's transformers); ``forward(**batch)`` returns ``(loss, logits)``. Which of their
-parameters train, and at which learning rate, is :mod:`workbench.finetune.parameters`.
+``gloss_encoder``, takes the head's place
+(:func:`workbench.finetune.training.parameters.task_encoders` lists a model's transformers);
+``forward(**batch)`` returns ``(loss, logits)``. Which of their
+parameters train, and at which learning rate, is :mod:`workbench.finetune.training.parameters`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from torch import nn
 
 from workbench.encoding.pooling import pool_sequence
 from workbench.errors import ModelLoadError
-from workbench.finetune.bio import IGNORE_INDEX
+from workbench.finetune.data.bio import IGNORE_INDEX
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
@@ -171,7 +172,7 @@ class BiEncoderModel(nn.Module):
     cross-entropy over the instance's candidates, with the probability of the gold set as
     target (the sum over its senses when an instance has several gold keys).
 
-    ``forward`` takes one batch of :meth:`workbench.finetune.wsd.WsdTask.collate`:
+    ``forward`` takes one batch of :meth:`workbench.finetune.tasks.wsd.task.WsdTask.collate`:
     ``input_ids``, ``attention_mask`` ``(n_contexts, seq)``; ``word_positions``,
     ``word_segments``, ``word_weights`` (the pooling plan over the flattened contexts, one word
     per instance); ``gloss_input_ids``, ``gloss_attention_mask`` ``(n_glosses, width)``, the

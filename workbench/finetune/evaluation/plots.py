@@ -26,7 +26,7 @@ from workbench.viz.projection import ProjectionConfig, Projector
 
 @dataclass
 class TrainingLog:
-    """Collects the loop's callback events (see :func:`workbench.finetune.loop.fit`).
+    """Collects the loop's callback events (see :func:`workbench.finetune.training.loop.fit`).
 
     Attributes:
         steps: ``(epoch position, loss)`` per batch, the position fractional (1.5 = mid epoch 2).

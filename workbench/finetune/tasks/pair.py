@@ -5,8 +5,8 @@ tokens first) and counted in the notes.
 
 from __future__ import annotations
 
-from workbench.finetune.data import DataFile
-from workbench.finetune.sequence import SequenceTask
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.tasks.sequence import SequenceTask
 
 
 class PairTask(SequenceTask):

@@ -3,8 +3,8 @@ call that fine-tunes a model on one of them.
 
 Example::
 
-    from workbench.finetune.config import TrainConfig
-    from workbench.finetune.tasks import TASKS, finetune
+    from workbench.finetune.training.config import TrainConfig
+    from workbench.finetune.tasks.registry import TASKS, finetune
     kind = TASKS["pair"]                 # kind.metric == "accuracy", kind.file_format, ...
     train, dev = kind.read("train.csv"), kind.read("dev.csv")
     result = finetune("pair", train, dev, TrainConfig(epochs=2), "runs/pair")
@@ -21,9 +21,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.corpora.readers import Sentence
 from workbench.encoding import models
 from workbench.errors import InputError
-from workbench.finetune.base import Task
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import (
+from workbench.finetune.data.readers import (
     DataFile,
     LabelSet,
     PairExample,
@@ -33,12 +31,14 @@ from workbench.finetune.data import (
     read_table,
     read_text,
 )
-from workbench.finetune.loop import FitResult, fit
-from workbench.finetune.mlm import MlmTask
-from workbench.finetune.pair import PairTask
-from workbench.finetune.sequence import SequenceTask
-from workbench.finetune.token import TokenTask
-from workbench.finetune.wsd import WsdTask, read_wsd
+from workbench.finetune.tasks.base import Task
+from workbench.finetune.tasks.mlm import MlmTask
+from workbench.finetune.tasks.pair import PairTask
+from workbench.finetune.tasks.sequence import SequenceTask
+from workbench.finetune.tasks.token import TokenTask
+from workbench.finetune.tasks.wsd.task import WsdTask, read_wsd
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.loop import FitResult, fit
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -49,13 +49,14 @@ class TaskKind:
     """One fine-tuning task kind: its name, the class that trains it, the data it reads.
 
     Attributes:
-        task: the :class:`~workbench.finetune.base.Task` subclass; its ``kind`` is the name
+        task: the :class:`~workbench.finetune.tasks.base.Task` subclass; its ``kind`` is the name
             and its ``metric`` the dev metric (both defined there, once).
         example: the type of the examples its data holds (``str`` for plain text, a corpus
             :class:`~workbench.corpora.readers.Sentence` for WSD).
         description: what it learns, in a few words.
         file_format: the layout of its training files, for help texts.
-        baselines: whether the frozen-encoder baselines of :mod:`.frozen` exist for it.
+        baselines: whether the frozen-encoder baselines exist for it
+            (:mod:`workbench.finetune.evaluation.baselines`).
         labelled: whether its examples carry class labels (a :class:`LabelSet`).
     """
 
@@ -83,8 +84,9 @@ class TaskKind:
         return f"{self.description} ({self.file_format})"
 
     def read(self, path: str | Path, repair_bio: bool = False) -> DataFile:
-        """Read one split of this kind from ``path`` (see :mod:`.data` for the formats);
-        ``repair_bio`` applies to the CoNLL files of the token task."""
+        """Read one split of this kind from ``path`` (the formats:
+        :mod:`workbench.finetune.data.readers`); ``repair_bio`` applies to the CoNLL files of the
+        token task."""
         if self.example is TaggedSentence:
             return read_conll(path, repair_bio=repair_bio)
         if self.example is Sentence:
@@ -197,7 +199,8 @@ def finetune(
     labels: tuple[str, ...] | None = None,
     **kwargs: Any,
 ) -> FitResult:
-    """Fine-tune ``model`` (None: the packaged default) on a task; see :func:`.loop.fit`.
+    """Fine-tune ``model`` (None: the packaged default) on a task; see
+    :func:`workbench.finetune.training.loop.fit`.
 
     Args:
         kind: a name in :data:`TASKS` (``seqcls``, ``pair``, ``token``, ``mlm``, ``wsd``).
@@ -210,7 +213,7 @@ def finetune(
         **kwargs: ``resume``, ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``.
 
     Returns:
-        :class:`workbench.finetune.loop.FitResult`.
+        :class:`workbench.finetune.training.loop.FitResult`.
     """
     source = check_start(kind, cfg, model)
     tokenizer = models.load_tokenizer(source)

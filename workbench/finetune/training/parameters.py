@@ -21,8 +21,8 @@ from torch import nn
 
 from workbench.encoding.adapters import quiet_peft
 from workbench.errors import InputError, ModelLoadError
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.modeling import (
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.modeling import (
     Batch,
     BiEncoderModel,
     MaskedLMModel,
@@ -138,8 +138,8 @@ def check_continued(encoder: nn.Module, cfg: TrainConfig, where: str) -> None:
 def add_lora(model: TaskModel, cfg: TrainConfig) -> None:
     """Wrap the encoder (and a bi-encoder's gloss encoder, unless frozen) with LoRA adapters;
     the base weights are frozen, the adapters and the task head train. An encoder that already
-    carries adapters (a run continuing an adapter directory, :func:`~.base.load_encoder`)
-    keeps them, training on."""
+    carries adapters (a run continuing an adapter directory,
+    :func:`~workbench.finetune.tasks.base.load_encoder`) keeps them, training on."""
     from peft import get_peft_model
 
     for i, encoder in enumerate(task_encoders(model)):

@@ -13,9 +13,9 @@ import torch
 from torch import nn
 
 from workbench.encoding.models import ModelSource
-from workbench.finetune.base import Features, Task, load_encoder
-from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import Batch, SequenceModel
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.tasks.base import Features, Task, load_encoder
+from workbench.finetune.training.modeling import Batch, SequenceModel
 
 
 class SequenceTask(Task):

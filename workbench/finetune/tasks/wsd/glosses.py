@@ -2,13 +2,14 @@
 by length.
 
 Every sense key of a synset shares its synset's gloss, so glosses are kept, encoded and
-indexed per synset. What the text holds is ``gloss_text`` (:class:`~.config.TrainConfig`;
+indexed per synset. What the text holds is ``gloss_text``
+(:class:`~workbench.finetune.training.config.TrainConfig`;
 :func:`workbench.lexicon.glosses.gloss_text`).
 
 A :class:`GlossTable` tokenizes each synset's text once (special tokens included, cut to
 ``gloss_max_length`` subwords) and gives each synset a row number; :meth:`GlossTable.batch` pads
 a set of rows into one ``(n_glosses, width)`` input sorted longest first, which the model
-encodes in chunks of similar length (:meth:`workbench.finetune.modeling.BiEncoderModel.
+encodes in chunks of similar length (:meth:`workbench.finetune.training.modeling.BiEncoderModel.
 encode_glosses`), so padding stays small.
 
 Example::
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench.errors import InputError
-from workbench.finetune.base import special_template
+from workbench.finetune.tasks.base import special_template
 from workbench.lexicon.glosses import GlossText, gloss_text
 from workbench.lexicon.wordnet import WordNet
 

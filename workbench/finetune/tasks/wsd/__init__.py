@@ -1,0 +1,1 @@
+"""The WSD bi-encoder task: the task, its glosses, and what ends its training run."""
