@@ -27,13 +27,13 @@ from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune, make_task
 from workbench.finetune.tasks.wsd.glosses import GlossTable
-from workbench.finetune.training import checkpoint as ckpt
-from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.modeling import (
+from workbench.finetune.tasks.wsd.model import (
     CPU_GLOSS_BATCH_TOKENS,
     GPU_GLOSS_BATCH_TOKENS,
     BiEncoderModel,
 )
+from workbench.finetune.training import checkpoint as ckpt
+from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.store import load_finetuned
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, read_sense_counts

@@ -32,7 +32,7 @@ from workbench.finetune.data.wic import WicPair
 from workbench.finetune.tasks.base import Task
 from workbench.finetune.tasks.registry import make_task
 from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.modeling import encoder_inputs
+from workbench.finetune.training.model_io import encoder_inputs
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel

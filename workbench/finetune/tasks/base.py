@@ -23,7 +23,8 @@ from workbench.errors import InputError
 from workbench.finetune.data.bio import IGNORE_INDEX
 from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.modeling import Batch, TaskModel
+from workbench.finetune.training.model_io import Batch
+from workbench.finetune.training.modeling import TaskModel
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase

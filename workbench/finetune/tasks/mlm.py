@@ -34,7 +34,8 @@ from workbench.finetune.tasks.base import (
     special_template,
 )
 from workbench.finetune.tasks.masking import MaskingSpec, mask_tokens
-from workbench.finetune.training.modeling import Batch, MaskedLMModel
+from workbench.finetune.training.model_io import Batch
+from workbench.finetune.training.modeling import MaskedLMModel
 
 DEV_MASK_SEED = 1_000_003  # added to the run's seed for the fixed dev masks
 

@@ -15,7 +15,8 @@ from torch import nn
 from workbench.encoding.models import ModelSource
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task, load_encoder
-from workbench.finetune.training.modeling import Batch, SequenceModel
+from workbench.finetune.training.model_io import Batch
+from workbench.finetune.training.modeling import SequenceModel
 
 
 class SequenceTask(Task):

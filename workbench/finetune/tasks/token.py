@@ -24,7 +24,8 @@ from workbench.encoding.models import ModelSource
 from workbench.finetune.data.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data.readers import DataFile, TaggedSentence
 from workbench.finetune.tasks.base import Features, Task, load_encoder, special_template
-from workbench.finetune.training.modeling import Batch, TokenModel
+from workbench.finetune.training.model_io import Batch
+from workbench.finetune.training.modeling import TokenModel
 
 
 def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:

@@ -44,7 +44,8 @@ from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.modeling import Batch, TaskModel
+from workbench.finetune.training.model_io import Batch
+from workbench.finetune.training.modeling import TaskModel
 from workbench.finetune.training.parameters import (
     add_lora,
     count_parameters,

@@ -21,14 +21,10 @@ from torch import nn
 
 from workbench.encoding.adapters import quiet_peft
 from workbench.errors import InputError, ModelLoadError
+from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.modeling import (
-    Batch,
-    BiEncoderModel,
-    MaskedLMModel,
-    TaskModel,
-    encoder_config,
-)
+from workbench.finetune.training.model_io import Batch, encoder_config
+from workbench.finetune.training.modeling import MaskedLMModel, TaskModel
 
 
 def task_encoders(model: TaskModel) -> list[nn.Module]:

@@ -1,1 +1,1 @@
-"""The WSD bi-encoder task: the task, its glosses, and what ends its training run."""
+"""The WSD bi-encoder task: the task, its model and loss, and the glosses it reads."""

@@ -9,7 +9,7 @@ indexed per synset. What the text holds is ``gloss_text``
 A :class:`GlossTable` tokenizes each synset's text once (special tokens included, cut to
 ``gloss_max_length`` subwords) and gives each synset a row number; :meth:`GlossTable.batch` pads
 a set of rows into one ``(n_glosses, width)`` input sorted longest first, which the model
-encodes in chunks of similar length (:meth:`workbench.finetune.training.modeling.BiEncoderModel.
+encodes in chunks of similar length (:meth:`workbench.finetune.tasks.wsd.model.BiEncoderModel.
 encode_glosses`), so padding stays small.
 
 Example::

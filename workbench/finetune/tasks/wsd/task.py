@@ -9,6 +9,9 @@ the cross-entropy over those candidates, with the gold set as target (an instanc
 gold keys is right with any of them). After Blevins & Zettlemoyer (2020), "Moving Down the Long
 Tail of Word Sense Disambiguation with Gloss Informed Bi-encoders".
 
+Beside this module: the model and its loss (:class:`~workbench.finetune.tasks.wsd.model.
+BiEncoderModel`) and the glosses it reads (:mod:`workbench.finetune.tasks.wsd.glosses`).
+
 Training is organised around the context pass:
 
 * one feature row is one sentence (or, for a sentence longer than ``max_length``, one of the
@@ -55,8 +58,10 @@ from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.evaluation.wsd import finish_wsd_model
 from workbench.finetune.tasks.base import Features, Task, load_encoder, special_template
 from workbench.finetune.tasks.wsd.glosses import GlossTable
+from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.modeling import Batch, BiEncoderModel, TaskModel
+from workbench.finetune.training.model_io import Batch
+from workbench.finetune.training.modeling import TaskModel
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.biencoder import (
     BASE_GLOSS_ENCODER,
@@ -259,7 +264,7 @@ class WsdTask(Task):
     def collate(self, rows: list[dict[str, Any]], gen: torch.Generator | None = None) -> Batch:
         """Pad contexts, plan the word pooling, and gather the union of candidate glosses.
 
-        Returns the batch :class:`~workbench.finetune.training.modeling.BiEncoderModel` takes, plus
+        Returns the batch :class:`~.model.BiEncoderModel` takes, plus
         ``inst_row`` / ``inst_col`` (each instance's row in the batch and place in it) and
         ``row_ids`` (each row's feature row), which :meth:`predict` uses.
         """
