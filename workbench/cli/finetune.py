@@ -31,7 +31,6 @@ from workbench.finetune.data.supersense import write_conll
 from workbench.finetune.data.wic import build_wic, write_jsonl
 from workbench.finetune.evaluation.compare import compare_models
 from workbench.finetune.evaluation.compare_senses import SENSE_LEMMAS
-from workbench.finetune.evaluation.wsd import cache_all_glosses, fit_pos_probe
 from workbench.finetune.runs import (
     BUILTINS,
     TaskData,
@@ -42,6 +41,7 @@ from workbench.finetune.runs import (
     train_with_baselines,
 )
 from workbench.finetune.tasks.registry import TASKS, TaskKind, check_start
+from workbench.finetune.tasks.wsd.finish import cache_all_glosses, fit_pos_probe
 from workbench.finetune.training.config import BOUNDS, TrainConfig
 from workbench.finetune.training.store import check_output
 from workbench.lexicon.glosses import GLOSS_TEXTS

@@ -10,7 +10,8 @@ gold keys is right with any of them). After Blevins & Zettlemoyer (2020), "Movin
 Tail of Word Sense Disambiguation with Gloss Informed Bi-encoders".
 
 Beside this module: the model and its loss (:class:`~workbench.finetune.tasks.wsd.model.
-BiEncoderModel`) and the glosses it reads (:mod:`workbench.finetune.tasks.wsd.glosses`).
+BiEncoderModel`), the glosses it reads (:mod:`workbench.finetune.tasks.wsd.glosses`), and the end
+of a run (:mod:`workbench.finetune.tasks.wsd.finish`).
 
 Training is organised around the context pass:
 
@@ -55,8 +56,8 @@ from workbench.encoding.pooling import pooling_plan_flat
 from workbench.encoding.prepare import prepare
 from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import DataFile, LabelSet
-from workbench.finetune.evaluation.wsd import finish_wsd_model
 from workbench.finetune.tasks.base import Features, Task, load_encoder, special_template
+from workbench.finetune.tasks.wsd.finish import finish_wsd_model
 from workbench.finetune.tasks.wsd.glosses import GlossTable
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.config import TrainConfig
@@ -424,5 +425,5 @@ class WsdTask(Task):
         data: tuple[DataFile, DataFile | None, DataFile | None],
     ) -> dict[str, Any]:
         """Save the sense counts, score the test data through the saved directory
-        (:func:`~workbench.finetune.evaluation.wsd.finish_wsd_model`)."""
+        (:func:`~workbench.finetune.tasks.wsd.finish.finish_wsd_model`)."""
         return finish_wsd_model(output, self.cfg, card, data)
