@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli.main import build_parser
-from workbench.finetune.runs import BUILTINS
+from workbench.finetune.data.splits import BUILTINS
 from workbench.finetune.tasks.registry import TASKS
 
 

@@ -10,14 +10,8 @@ import pytest
 from workbench.errors import InputError, WorkbenchError
 from workbench.finetune import runs
 from workbench.finetune.data.readers import PairExample, TextExample, in_memory
-from workbench.finetune.runs import (
-    TaskData,
-    is_main_process,
-    run_baselines,
-    summary,
-    train_with_baselines,
-    uploaded_data,
-)
+from workbench.finetune.data.splits import TaskData, uploaded_data
+from workbench.finetune.runs import is_main_process, run_baselines, summary, train_with_baselines
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.store import read_card
 

@@ -20,7 +20,7 @@ from workbench.encoding.models import load_model, load_tokenizer, resolve_model
 from workbench.errors import InputError
 from workbench.fileio import stale_temporaries
 from workbench.finetune.data.readers import TaggedSentence, TextExample, in_memory, read_text
-from workbench.finetune.runs import file_data
+from workbench.finetune.data.splits import file_data
 from workbench.finetune.tasks.registry import finetune
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig

@@ -23,7 +23,7 @@ import torch
 
 from workbench.cli.main import main
 from workbench.errors import TrainingError
-from workbench.finetune.runs import file_data
+from workbench.finetune.data.splits import file_data
 from workbench.finetune.tasks.registry import finetune
 from workbench.finetune.tasks.sequence import SequenceTask
 from workbench.finetune.training import checkpoint as ckpt
