@@ -17,7 +17,7 @@ import torch
 from workbench.errors import DataError, InputError
 from workbench.finetune.training import checkpoint as ckpt
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _training_state():

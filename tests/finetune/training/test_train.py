@@ -38,7 +38,7 @@ from workbench.finetune.training.store import (
     save_model_dir,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 POS, NEG = ["good", "great", "fine", "nice"], ["bad", "awful", "poor", "sad"]
 
 
