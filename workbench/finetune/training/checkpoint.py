@@ -2,9 +2,8 @@
 
 A checkpoint (``<output>/checkpoint/last.safetensors``) holds everything that decides what
 happens next: the trained weights (the parameters that train, not the frozen base: for a LoRA
-run its adapters only, a few MB with their optimizer state) and the optimizer state, the
-scheduler, every random generator's state, the
-epoch history, the best dev score so far and the early-stopping counter, plus the options and
+run its adapters only) and the optimizer state, the scheduler, every random generator's state,
+the epoch history, the best dev score so far and the early-stopping counter, plus the options and
 data checksums it was made with (a resume with other options or data is refused).
 ``best.safetensors`` keeps the weights of the best epoch so far (model selection on the dev
 metric).

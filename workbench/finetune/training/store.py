@@ -4,7 +4,7 @@ Layout of ``<output>/``:
 
 * the fine-tuned encoder, which the ``Encoder`` loads like any model: after a LoRA run
   (``lora_r`` > 0) its adapters, unmerged, in PEFT's format with a record of the base model
-  (:mod:`workbench.encoding.adapters`: a few MB); after full fine-tuning ``config.json`` +
+  (:mod:`workbench.encoding.adapters`); after full fine-tuning ``config.json`` +
   ``model.safetensors`` (``save_pretrained`` of the bare transformer) and the tokenizer's files;
 * ``head.safetensors`` + ``head.json``: the task head and what rebuilds it (task, labels);
   for masked-LM the LM head minus the weights it shares with the word embeddings; for the WSD

@@ -9,14 +9,15 @@ indexed per synset. What the text holds is ``gloss_text``
 A :class:`GlossTable` tokenizes each synset's text once (special tokens included, cut to
 ``gloss_max_length`` subwords) and gives each synset a row number; :meth:`GlossTable.batch` pads
 a set of rows into one ``(n_glosses, width)`` input sorted longest first, which the model
-encodes in chunks of similar length (:meth:`workbench.finetune.tasks.wsd.model.BiEncoderModel.
-encode_glosses`), so padding stays small.
+encodes in chunks of similar length
+(:meth:`~workbench.finetune.tasks.wsd.model.BiEncoderModel.encode_glosses`), so padding stays
+small.
 
 Example::
 
     table = GlossTable(tokenizer, load_wordnet(), "definition", max_length=48)
     rows = table.rows_of(["bank.n.01", "bank.n.02"])
-    ids, mask = table.batch(rows)        # (2, width) int64 each, longest first
+    ids, mask = table.batch(table.by_length(rows), tokenizer.pad_token_id)  # (2, width) each
 """
 
 from __future__ import annotations

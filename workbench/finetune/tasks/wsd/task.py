@@ -9,9 +9,10 @@ the cross-entropy over those candidates, with the gold set as target (an instanc
 gold keys is right with any of them). After Blevins & Zettlemoyer (2020), "Moving Down the Long
 Tail of Word Sense Disambiguation with Gloss Informed Bi-encoders".
 
-Beside this module: the model and its loss (:class:`~workbench.finetune.tasks.wsd.model.
-BiEncoderModel`), the glosses it reads (:mod:`workbench.finetune.tasks.wsd.glosses`), and the end
-of a run (:mod:`workbench.finetune.tasks.wsd.finish`).
+Beside this module: the model and its loss
+(:class:`~workbench.finetune.tasks.wsd.model.BiEncoderModel`), the glosses it reads
+(:mod:`workbench.finetune.tasks.wsd.glosses`), and the end of a run
+(:mod:`workbench.finetune.tasks.wsd.finish`).
 
 Training is organised around the context pass:
 
@@ -26,10 +27,10 @@ Training is organised around the context pass:
   the rest.
 
 The dev metric is ``f1`` (every instance is answered, so precision = recall = F1). The model
-directory holds both encoders (a LoRA run: their adapters, a few MB;
+directory holds both encoders (a LoRA run: their adapters;
 :mod:`workbench.finetune.training.store`); after training, :meth:`WsdTask.finish` scores the test
-data through it, loaded as every later answer loads it (:class:`workbench.wsd.biencoder.BiEncoder`:
-glosses encoded when needed and cached).
+data through it, loaded as every later answer loads it
+(:class:`workbench.wsd.biencoder.BiEncoder`: glosses encoded when needed and cached).
 
 Example::
 
