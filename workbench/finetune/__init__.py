@@ -8,10 +8,10 @@ bi-encoder, over one training loop. The folder says what each file is:
   (:mod:`.tasks.registry`);
 * :mod:`.training`: the shared machinery: options (:mod:`.training.config`), the loop
   (:mod:`.training.loop`), the task models of the classification and masked-LM tasks
-  (:mod:`.training.modeling`, :mod:`.training.model_io`), what trains
-  (:mod:`.training.parameters`), checkpoints (:mod:`.training.checkpoint`), and the model
-  directory a run writes, which :class:`workbench.Encoder` loads like any other
-  (:mod:`.training.store`);
+  (:mod:`.training.modeling`, :mod:`.training.model_io`) and the pretrained transformer they
+  start from (:mod:`.training.encoders`), what trains (:mod:`.training.parameters`),
+  checkpoints (:mod:`.training.checkpoint`), and the model directory a run writes, which
+  :class:`workbench.Encoder` loads like any other (:mod:`.training.store`);
 * :mod:`.data`: example types and file readers (:mod:`.data.readers`), BIO tags
   (:mod:`.data.bio`), the splits of one run (:mod:`.data.splits`) and the built-in datasets made
   from SemCor and WordNet (:mod:`.data.wic`, :mod:`.data.supersense`);

@@ -26,14 +26,9 @@ from workbench.encoding.models import ModelSource
 from workbench.errors import ModelLoadError
 from workbench.finetune.data.bio import IGNORE_INDEX
 from workbench.finetune.data.readers import DataFile
-from workbench.finetune.tasks.base import (
-    Features,
-    Task,
-    pad_batch,
-    quiet_transformers,
-    special_template,
-)
+from workbench.finetune.tasks.base import Features, Task, pad_batch, special_template
 from workbench.finetune.tasks.masking import MaskingSpec, mask_tokens
+from workbench.finetune.training.encoders import quiet_transformers
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import MaskedLMModel
 

@@ -14,7 +14,8 @@ from torch import nn
 
 from workbench.encoding.models import ModelSource
 from workbench.finetune.data.readers import DataFile
-from workbench.finetune.tasks.base import Features, Task, load_encoder
+from workbench.finetune.tasks.base import Features, Task
+from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import SequenceModel
 

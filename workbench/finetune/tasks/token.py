@@ -23,7 +23,8 @@ from torch import nn
 from workbench.encoding.models import ModelSource
 from workbench.finetune.data.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data.readers import DataFile, TaggedSentence
-from workbench.finetune.tasks.base import Features, Task, load_encoder, special_template
+from workbench.finetune.tasks.base import Features, Task, special_template
+from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TokenModel
 

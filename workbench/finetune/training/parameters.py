@@ -135,7 +135,7 @@ def add_lora(model: TaskModel, cfg: TrainConfig) -> None:
     """Wrap the encoder (and a bi-encoder's gloss encoder, unless frozen) with LoRA adapters;
     the base weights are frozen, the adapters and the task head train. An encoder that already
     carries adapters (a run continuing an adapter directory,
-    :func:`~workbench.finetune.tasks.base.load_encoder`) keeps them, training on."""
+    :func:`~workbench.finetune.training.encoders.load_encoder`) keeps them, training on."""
     from peft import get_peft_model
 
     for i, encoder in enumerate(task_encoders(model)):

@@ -52,8 +52,8 @@ from workbench.encoding.adapters import (
 )
 from workbench.errors import InputError, ModelLoadError, OutputError
 from workbench.fileio import check_writable, remove_path, temporary_path
-from workbench.finetune.tasks.base import quiet_transformers
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
+from workbench.finetune.training.encoders import quiet_transformers
 from workbench.finetune.training.model_io import encoder_config
 from workbench.finetune.training.modeling import MaskedLMModel, SequenceModel, TaskModel, TokenModel
 from workbench.finetune.training.parameters import carries_adapters

@@ -57,11 +57,12 @@ from workbench.encoding.pooling import pooling_plan_flat
 from workbench.encoding.prepare import prepare
 from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import DataFile, LabelSet
-from workbench.finetune.tasks.base import Features, Task, load_encoder, special_template
+from workbench.finetune.tasks.base import Features, Task, special_template
 from workbench.finetune.tasks.wsd.finish import finish_wsd_model
 from workbench.finetune.tasks.wsd.glosses import GlossTable
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TaskModel
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
