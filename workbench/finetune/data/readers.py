@@ -1,4 +1,5 @@
-"""Data readers for fine-tuning: CSV / JSONL tables, CoNLL-style BIO files, plain text.
+"""Data readers for fine-tuning: CSV / JSONL tables, CoNLL-style BIO files, plain text, WSD
+corpora.
 
 Formats (a file's type is taken from its extension):
 
@@ -11,8 +12,12 @@ Formats (a file's type is taken from its extension):
   continue an ``X`` entity is an error naming the line, unless ``repair_bio=True`` (it then
   becomes ``B-X``, the reading seqeval's scorer gives it anyway).
 * plain text for masked-LM: one text a line, blank lines skipped.
+* WSD: a framework ``*.data.xml`` with its ``*.gold.key.txt`` beside it, or a framework dataset
+  by name (:func:`read_wsd`; the corpus reader :func:`workbench.corpora.readers.read_xml` reads
+  it).
 
-Every reader raises :class:`~workbench.errors.DataError` for a missing or empty file.
+The table, CoNLL and text readers raise :class:`~workbench.errors.DataError` for a missing or
+empty file.
 
 Example::
 
@@ -25,10 +30,13 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 
+from workbench.corpora.datasets import DATASETS, load_dataset
+from workbench.corpora.readers import Corpus, read_xml
 from workbench.errors import DataError
 from workbench.fileio import input_problem, sha256_file, sha256_json
 from workbench.finetune.data.bio import is_valid_tag, orphan_inside, repair_bio
@@ -192,6 +200,20 @@ def read_text(path: str | Path) -> DataFile:
     if not texts:
         raise DataError(f"{path} contains only blank lines.")
     return DataFile(tuple(texts), str(path), sha256_file(path))
+
+
+def wsd_data(corpus: Corpus, source: str | None = None) -> DataFile:
+    """A sense-annotated corpus as the WSD task's data (its sentences; checksum: the corpus's)."""
+    return DataFile(tuple(corpus.sentences), source or corpus.name, corpus.sha256)
+
+
+def read_wsd(path: str | Path) -> DataFile:
+    """WSD data from a framework ``*.data.xml`` (its ``*.gold.key.txt`` found beside it) or a
+    framework dataset by name (``semcor``, ``semeval2007``, ``ALL``, ...)."""
+    name = str(path)
+    if name in DATASETS and not os.path.lexists(name):
+        return wsd_data(load_dataset(name))
+    return wsd_data(read_xml(path), name)
 
 
 def in_memory(examples: Sequence, name: str) -> DataFile:

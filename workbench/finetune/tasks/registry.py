@@ -30,13 +30,14 @@ from workbench.finetune.data.readers import (
     read_conll,
     read_table,
     read_text,
+    read_wsd,
 )
 from workbench.finetune.tasks.base import Task
 from workbench.finetune.tasks.mlm import MlmTask
 from workbench.finetune.tasks.pair import PairTask
 from workbench.finetune.tasks.sequence import SequenceTask
 from workbench.finetune.tasks.token import TokenTask
-from workbench.finetune.tasks.wsd.task import WsdTask, read_wsd
+from workbench.finetune.tasks.wsd.task import WsdTask
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.loop import FitResult, fit
 

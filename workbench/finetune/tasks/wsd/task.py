@@ -41,7 +41,6 @@ Example::
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,8 +49,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench.corpora.datasets import DATASETS, load_dataset
-from workbench.corpora.readers import Corpus, Instance, Sentence, read_xml
+from workbench.corpora.readers import Instance, Sentence
 from workbench.encoding.models import ModelSource
 from workbench.encoding.pooling import pooling_plan_flat
 from workbench.encoding.prepare import prepare
@@ -79,20 +77,6 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 IGNORE = -100  # padding of the predicted candidate grid
-
-
-def wsd_data(corpus: Corpus, source: str | None = None) -> DataFile:
-    """A sense-annotated corpus as the WSD task's data (its sentences; checksum: the corpus's)."""
-    return DataFile(tuple(corpus.sentences), source or corpus.name, corpus.sha256)
-
-
-def read_wsd(path: str | Path) -> DataFile:
-    """WSD data from a framework ``*.data.xml`` (its ``*.gold.key.txt`` found beside it) or a
-    framework dataset by name (``semcor``, ``semeval2007``, ``ALL``, ...)."""
-    name = str(path)
-    if name in DATASETS and not os.path.lexists(name):
-        return wsd_data(load_dataset(name))
-    return wsd_data(read_xml(path), name)
 
 
 def continued_head(cfg: TrainConfig, source: ModelSource) -> dict[str, Any] | None:
