@@ -1,7 +1,7 @@
 """Data readers for fine-tuning: CSV / JSONL tables, CoNLL-style BIO files, plain text, WSD
 corpora.
 
-Formats (a file's type is taken from its extension):
+Formats (the task kind picks the reader; a table's format is taken from its extension):
 
 * ``.csv`` / ``.tsv`` with a header row, or ``.jsonl`` (one JSON object a line):
   ``text,label`` (sequence classification) or ``text_a,text_b,label`` (pairs). Extra
