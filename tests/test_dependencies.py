@@ -112,7 +112,7 @@ def test_the_check_fails_for_a_module_only_in_an_extra():
     project = _pyproject()["project"]
     without = [r for r in project["dependencies"] if _canonical(Requirement(r).name) != "peft"]
     assert "peft" not in _closure(without) and "peft" in _closure(project["dependencies"])
-    assert "workbench/finetune/parameters.py" in imported_modules(SOURCES)["peft"]
+    assert "workbench/finetune/training/parameters.py" in imported_modules(SOURCES)["peft"]
     assert "accelerate" in _closure(project["dependencies"])
 
 

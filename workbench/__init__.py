@@ -55,9 +55,9 @@ _LAZY = {
     "ShardedEmbeddings": "workbench.distributed.reader",
     "fit_standardizer": "workbench.distributed.reduce",
     "fit_sense_index": "workbench.distributed.reduce",
-    # fine-tuning (the call that runs a task is workbench.finetune.tasks.finetune: the name
+    # fine-tuning (the call that runs a task is workbench.finetune.tasks.registry.finetune: the name
     # `finetune` here would clash with the subpackage)
-    "TrainConfig": "workbench.finetune.config",
+    "TrainConfig": "workbench.finetune.training.config",
     # errors
     "WorkbenchError": "workbench.errors",
     "InputError": "workbench.errors",

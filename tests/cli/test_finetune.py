@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli.main import build_parser
-from workbench.finetune.runs import BUILTINS
-from workbench.finetune.tasks import TASKS
+from workbench.finetune.data.splits import BUILTINS
+from workbench.finetune.tasks.registry import TASKS
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -9,17 +9,11 @@ import pytest
 
 from workbench.errors import InputError, WorkbenchError
 from workbench.finetune import runs
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import PairExample, TextExample, in_memory
-from workbench.finetune.runs import (
-    TaskData,
-    is_main_process,
-    run_baselines,
-    summary,
-    train_with_baselines,
-    uploaded_data,
-)
-from workbench.finetune.store import read_card
+from workbench.finetune.data.readers import PairExample, TextExample, in_memory
+from workbench.finetune.data.splits import TaskData, uploaded_data
+from workbench.finetune.runs import is_main_process, run_baselines, summary, train_with_baselines
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.store import read_card
 
 
 def test_uploaded_files_are_read_by_kind_and_named_by_their_upload(tmp_path, monkeypatch):

@@ -31,9 +31,9 @@ from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.wordtable import read_table
 from workbench.errors import WorkbenchError
-from workbench.finetune import checkpoint as ckpt
-from workbench.finetune.checkpoint import load_checkpoint
-from workbench.finetune.store import RUN_KIND
+from workbench.finetune.training import checkpoint as ckpt
+from workbench.finetune.training.checkpoint import load_checkpoint
+from workbench.finetune.training.store import RUN_KIND
 from workbench.geometry.corrections import Standardizer, load_postprocessor
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.outputs import mark_directory

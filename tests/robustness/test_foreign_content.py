@@ -31,7 +31,7 @@ from workbench.distributed.cluster import reach
 from workbench.encoding.cache import EmbeddingCache
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import DataError, InputError
-from workbench.finetune.data import read_conll, read_table
+from workbench.finetune.data.readers import read_conll, read_table
 from workbench.wsd.evaluate import load_corpus
 from workbench.wsd.scoring import read_keys
 

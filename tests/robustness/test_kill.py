@@ -28,7 +28,7 @@ from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.wordtable import read_table
 from workbench.errors import DataError
 from workbench.fileio import stale_temporaries
-from workbench.finetune import checkpoint as ckpt
+from workbench.finetune.training import checkpoint as ckpt
 
 SENTENCES = [f"sentence number {i} about the bank of the river {i % 7}" for i in range(60)]
 

@@ -25,7 +25,7 @@ from workbench.encoding import cache as cache_module
 from workbench.encoding.cache import EmbeddingCache
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import DataError, MismatchError, WorkbenchError
-from workbench.finetune.store import RUN_KIND
+from workbench.finetune.training.store import RUN_KIND
 from workbench.geometry.corrections import load_postprocessor, make_postprocessor
 from workbench.outputs import mark_directory
 

@@ -25,8 +25,8 @@ from workbench.distributed.config import ClusterConfig, ShardConfig
 from workbench.encoding import models
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError
-from workbench.finetune.config import BOUNDS, TrainConfig
-from workbench.finetune.tasks import fit_lengths
+from workbench.finetune.tasks.registry import fit_lengths
+from workbench.finetune.training.config import BOUNDS, TrainConfig
 from workbench.viz.projection import ProjectionConfig
 
 

@@ -23,13 +23,13 @@ import torch
 
 from workbench.cli.main import main
 from workbench.errors import TrainingError
-from workbench.finetune import checkpoint as ckpt
-from workbench.finetune import modeling
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.runs import file_data
-from workbench.finetune.sequence import SequenceTask
-from workbench.finetune.store import CHECKPOINT_DIR, is_run_dir, read_card
-from workbench.finetune.tasks import finetune
+from workbench.finetune.data.splits import file_data
+from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.tasks.sequence import SequenceTask
+from workbench.finetune.training import checkpoint as ckpt
+from workbench.finetune.training import modeling
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.store import CHECKPOINT_DIR, is_run_dir, read_card
 from workbench.outputs import LEDGER
 from workbench.wsd.biencoder import CARD
 

@@ -22,10 +22,10 @@ from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
 from workbench.errors import DataError, InputError, ModelLoadError
-from workbench.finetune import checkpoint as ckpt
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile
-from workbench.finetune.tasks import finetune
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.training import checkpoint as ckpt
+from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.glosses import gloss_text
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, bi_encoder_head, load_biencoder

@@ -15,11 +15,12 @@ import streamlit as st
 import webapp.caches
 import webapp.state
 from workbench.encoding.offered import run_directory, runs_dir
-from workbench.finetune import compare as cmp
 from workbench.finetune import runs
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.plots import TrainingLog, sense_clusters, training_figure
-from workbench.finetune.tasks import TASKS
+from workbench.finetune.data import splits
+from workbench.finetune.evaluation import compare as cmp
+from workbench.finetune.evaluation.plots import TrainingLog, sense_clusters, training_figure
+from workbench.finetune.tasks.registry import TASKS
+from workbench.finetune.training.config import TrainConfig
 from workbench.viz.projection import ProjectionConfig
 
 BUILTIN = {
@@ -59,7 +60,7 @@ if source == "upload":
     train_file = c2.file_uploader("Training file", key="ft_train")
     dev_file = c3.file_uploader("Dev file", key="ft_dev")
 else:
-    kind = runs.BUILTINS[source]
+    kind = splits.BUILTINS[source]
     n_train = c1.number_input("Training examples", 32, 50_000, 512, step=64, key="ft_ntrain")
     n_dev = c2.number_input("Dev examples", 16, 5_000, 256, step=32, key="ft_ndev")
     n_test = c3.number_input("Test examples", 16, 5_000, 256, step=32, key="ft_ntest")
@@ -89,15 +90,15 @@ run_name = st.text_input(
 )  # fmt: skip
 
 
-def _data() -> runs.TaskData:
+def _data() -> splits.TaskData:
     if source != "upload":
         limits = (int(n_train), int(n_dev), int(n_test))  # the test set is cut too
-        return runs.builtin_data(source, limits=limits, seed=int(seed))
+        return splits.builtin_data(source, limits=limits, seed=int(seed))
     if train_file is None:
         st.info("Upload a training file (and a dev file) to fine-tune on your data.")
         st.stop()
     uploads = [(f.name, f.getvalue()) for f in (train_file, dev_file) if f is not None]
-    return runs.uploaded_data(kind, uploads[0], uploads[1] if len(uploads) > 1 else None)
+    return splits.uploaded_data(kind, uploads[0], uploads[1] if len(uploads) > 1 else None)
 
 
 def _figure(log: TrainingLog, metric: str):

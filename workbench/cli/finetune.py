@@ -26,24 +26,17 @@ from workbench.bounds import COUNT, SEED
 from workbench.cli.options import add_overwrite, command_line, number, path_arg
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
-from workbench.finetune.compare import compare_models
-from workbench.finetune.compare_senses import SENSE_LEMMAS
-from workbench.finetune.config import BOUNDS, TrainConfig
-from workbench.finetune.data import TaggedSentence
-from workbench.finetune.runs import (
-    BUILTINS,
-    TaskData,
-    builtin_data,
-    file_data,
-    is_main_process,
-    summary,
-    train_with_baselines,
-)
-from workbench.finetune.store import check_output
-from workbench.finetune.supersense import write_conll
-from workbench.finetune.tasks import TASKS, TaskKind, check_start
-from workbench.finetune.wic import build_wic, write_jsonl
-from workbench.finetune.wsd_eval import cache_all_glosses, fit_pos_probe
+from workbench.finetune.data.readers import TaggedSentence
+from workbench.finetune.data.splits import BUILTINS, TaskData, builtin_data, file_data
+from workbench.finetune.data.supersense import write_conll
+from workbench.finetune.data.wic import build_wic, write_jsonl
+from workbench.finetune.evaluation.compare import compare_models
+from workbench.finetune.evaluation.compare_senses import SENSE_LEMMAS
+from workbench.finetune.runs import is_main_process, summary, train_with_baselines
+from workbench.finetune.tasks.registry import TASKS, TaskKind, check_start
+from workbench.finetune.tasks.wsd.finish import cache_all_glosses, fit_pos_probe
+from workbench.finetune.training.config import BOUNDS, TrainConfig
+from workbench.finetune.training.store import check_output
 from workbench.lexicon.glosses import GLOSS_TEXTS
 from workbench.outputs import claim_file
 from workbench.reports.writers import FORMATS

@@ -8,7 +8,7 @@
 * ``lemmas+examples``: and its usage examples: ``"bank : sloping land (...) ; they pulled the
   canoe up on the bank ; ..."``.
 
-Training (:mod:`workbench.finetune.glosses`) and the trained model's answers
+Training (:mod:`workbench.finetune.tasks.wsd.glosses`) and the trained model's answers
 (:mod:`workbench.wsd.biencoder`) both read the text from here, so they cannot drift apart.
 
 Example::

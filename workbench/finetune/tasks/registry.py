@@ -1,0 +1,225 @@
+"""The fine-tuning task kinds (:data:`TASKS`, the one registry every front end reads), and one
+call that fine-tunes a model on one of them.
+
+Example::
+
+    from workbench.finetune.training.config import TrainConfig
+    from workbench.finetune.tasks.registry import TASKS, finetune
+    kind = TASKS["pair"]                 # kind.metric == "accuracy", kind.file_format, ...
+    train, dev = kind.read("train.csv"), kind.read("dev.csv")
+    result = finetune("pair", train, dev, TrainConfig(epochs=2), "runs/pair")
+    Encoder(model="runs/pair")          # analyse the fine-tuned encoder
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.corpora.readers import Sentence
+from workbench.encoding import models
+from workbench.errors import InputError
+from workbench.finetune.data.readers import (
+    DataFile,
+    LabelSet,
+    PairExample,
+    TaggedSentence,
+    TextExample,
+    read_conll,
+    read_table,
+    read_text,
+    read_wsd,
+)
+from workbench.finetune.tasks.base import Task
+from workbench.finetune.tasks.mlm import MlmTask
+from workbench.finetune.tasks.pair import PairTask
+from workbench.finetune.tasks.sequence import SequenceTask
+from workbench.finetune.tasks.token import TokenTask
+from workbench.finetune.tasks.wsd.task import WsdTask
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.loop import FitResult, fit
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    """One fine-tuning task kind: its name, the class that trains it, the data it reads.
+
+    Attributes:
+        task: the :class:`~workbench.finetune.tasks.base.Task` subclass; its ``kind`` is the name
+            and its ``metric`` the dev metric (both defined there, once).
+        example: the type of the examples its data holds (``str`` for plain text, a corpus
+            :class:`~workbench.corpora.readers.Sentence` for WSD).
+        description: what it learns, in a few words.
+        file_format: the layout of its training files, for help texts.
+        baselines: whether the frozen-encoder baselines exist for it
+            (:mod:`workbench.finetune.evaluation.baselines`).
+        labelled: whether its examples carry class labels (a :class:`LabelSet`).
+    """
+
+    task: type[Task]
+    example: type
+    description: str
+    file_format: str
+    baselines: bool = True
+    labelled: bool = True
+
+    @property
+    def name(self) -> str:
+        """``seqcls``, ``pair``, ``token``, ``mlm`` or ``wsd`` (the command and the card's
+        ``task``)."""
+        return self.task.kind
+
+    @property
+    def metric(self) -> str:
+        """The dev metric that selects the best epoch (``accuracy``, ``f1``, ``loss``)."""
+        return self.task.metric
+
+    @property
+    def help(self) -> str:
+        """One line for menus and ``--help``: the description and the file format."""
+        return f"{self.description} ({self.file_format})"
+
+    def read(self, path: str | Path, repair_bio: bool = False) -> DataFile:
+        """Read one split of this kind from ``path`` (the formats:
+        :mod:`workbench.finetune.data.readers`); ``repair_bio`` applies to the CoNLL files of the
+        token task."""
+        if self.example is TaggedSentence:
+            return read_conll(path, repair_bio=repair_bio)
+        if self.example is Sentence:
+            return read_wsd(path)
+        if self.example is str:
+            return read_text(path)
+        return read_table(path, pair=self.example is PairExample)
+
+
+#: Every task kind by name, in the order menus list them.
+TASKS: dict[str, TaskKind] = {
+    kind.name: kind
+    for kind in (
+        TaskKind(SequenceTask, TextExample, "sequence classification",
+                 "CSV/JSONL with text,label"),
+        TaskKind(PairTask, PairExample, "sentence-pair classification",
+                 "CSV/JSONL with text_a,text_b,label"),
+        TaskKind(TokenTask, TaggedSentence, "BIO token classification",
+                 "CoNLL: word<TAB>tag, blank line between sentences"),
+        TaskKind(MlmTask, str, "masked-LM domain adaptation", "plain text, one text a line",
+                 baselines=False, labelled=False),
+        TaskKind(WsdTask, Sentence, "bi-encoder word sense disambiguation",
+                 "WSD framework *.data.xml with its *.gold.key.txt, or a dataset name",
+                 baselines=False, labelled=False),
+    )
+}  # fmt: skip
+
+
+def task_kind(name: str) -> TaskKind:
+    """The :class:`TaskKind` called ``name``.
+
+    Raises:
+        InputError: no task kind has that name.
+    """
+    if name not in TASKS:
+        raise InputError(f"Unknown task '{name}': choose one of {', '.join(TASKS)}.")
+    return TASKS[name]
+
+
+def check_examples(kind: str, data: DataFile) -> None:
+    """Raise :class:`InputError` unless every example of ``data`` is of ``kind``'s type."""
+    expected = task_kind(kind).example
+    if not all(isinstance(e, expected) for e in data.examples):
+        found = type(data.examples[0]).__name__
+        raise InputError(
+            f"Task '{kind}' needs {expected.__name__} examples, but "
+            f"{data.source} holds {found} ones."
+        )
+
+
+def make_task(
+    kind: str,
+    cfg: TrainConfig,
+    tokenizer: PreTrainedTokenizerBase,
+    train: DataFile,
+    labels: tuple[str, ...] | None = None,
+) -> Task:
+    """The task object of ``kind``; its label set is ``labels`` if given (a built-in task's
+    full label set, so a small subset may lack some), else the labels found in ``train``."""
+    spec = task_kind(kind)
+    cfg.check_task(kind)
+    check_examples(kind, train)
+    found = LabelSet.from_examples(train.examples) if spec.labelled else None
+    if found is not None and labels is not None:
+        found = LabelSet(tuple(labels))
+        found.check(train.examples, train.source)  # the given set must cover train
+    return spec.task(cfg, tokenizer, found)
+
+
+def check_start(kind: str, cfg: TrainConfig, model: str | None) -> models.ModelSource:
+    """Refuse what can be refused before any data is read or model loaded: options of another
+    task (:meth:`TrainConfig.check_task`, before the model is looked for) and a base model the
+    task cannot start from (``Task.check_source``). Returns the resolved model."""
+    cfg.check_task(kind)
+    source = models.resolve_model(model)
+    task_kind(kind).task.check_source(cfg, source)
+    return source
+
+
+def fit_lengths(
+    kind: str, cfg: TrainConfig, source: models.ModelSource, tokenizer: PreTrainedTokenizerBase
+) -> TrainConfig:
+    """``cfg`` with the input lengths (``max_length``; for WSD also ``gloss_max_length``) cut to
+    what the base model takes, before any data is encoded: more positions than the model has
+    would fail in the middle of training. A value given away from the default is cut with a
+    warning; a default the model is too short for is cut to it silently (the card records the
+    length used)."""
+    limit = models.input_limit(source, tokenizer)
+    names = ("max_length", "gloss_max_length") if kind == "wsd" else ("max_length",)
+    for name in names:
+        value = getattr(cfg, name)
+        if value > limit and value != TrainConfig.__dataclass_fields__[name].default:
+            warnings.warn(
+                f"--{name.replace('_', '-')} {value} is more than {source.name} takes ({limit} "
+                f"positions): inputs are cut at {limit}",
+                stacklevel=2,
+            )
+        if value > limit:
+            cfg = cfg.replace(**{name: limit})
+    return cfg
+
+
+def finetune(
+    kind: str,
+    train: DataFile,
+    dev: DataFile | None,
+    cfg: TrainConfig,
+    output: str | Path,
+    model: str | None = None,
+    labels: tuple[str, ...] | None = None,
+    **kwargs: Any,
+) -> FitResult:
+    """Fine-tune ``model`` (None: the packaged default) on a task; see
+    :func:`workbench.finetune.training.loop.fit`.
+
+    Args:
+        kind: a name in :data:`TASKS` (``seqcls``, ``pair``, ``token``, ``mlm``, ``wsd``).
+        train, dev: data (:func:`read_table`, :func:`read_conll`, :func:`read_text`, or a
+            built-in task); dev labels must all occur in train.
+        cfg: the options.
+        output: the model directory to write.
+        model: base model name or directory.
+        labels: the label set (default: the labels of ``train``).
+        **kwargs: ``resume``, ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``.
+
+    Returns:
+        :class:`workbench.finetune.training.loop.FitResult`.
+    """
+    source = check_start(kind, cfg, model)
+    tokenizer = models.load_tokenizer(source)
+    cfg = fit_lengths(kind, cfg, source, tokenizer)
+    task = make_task(kind, cfg, tokenizer, train, labels)
+    if dev is not None:
+        check_examples(kind, dev)
+    return fit(task, source, train, dev, output, **kwargs)

@@ -1,0 +1,415 @@
+"""Word sense disambiguation as a fine-tuning task: the gloss-informed bi-encoder.
+
+A context encoder and a gloss encoder, both started from the chosen model, are trained on
+sense-annotated sentences (SemCor) so that the vector of a target word (its subwords' last
+hidden states pooled as the :class:`~workbench.encoding.encoder.Encoder` pools them) has the
+highest dot product with the gloss vector of its gold sense among the candidates of its lemma and
+POS, exactly WordNet 3.0's (:meth:`workbench.lexicon.wordnet.WordNet.candidates`). The loss is
+the cross-entropy over those candidates, with the gold set as target (an instance with several
+gold keys is right with any of them). After Blevins & Zettlemoyer (2020), "Moving Down the Long
+Tail of Word Sense Disambiguation with Gloss Informed Bi-encoders".
+
+Beside this module: the model and its loss
+(:class:`~workbench.finetune.tasks.wsd.model.BiEncoderModel`), the glosses it reads
+(:mod:`workbench.finetune.tasks.wsd.glosses`), and the end of a run
+(:mod:`workbench.finetune.tasks.wsd.finish`).
+
+Training is organised around the context pass:
+
+* one feature row is one sentence (or, for a sentence longer than ``max_length``, one of the
+  windows the Encoder would cut it into, holding the instances it owns), so one pass of the
+  context encoder serves every instance of the sentence;
+* a batch encodes the union of its instances' candidate glosses once, longest first, in chunks
+  of similar length (:mod:`workbench.finetune.tasks.wsd.glosses`);
+* training rows leave out instances with one candidate (their loss is always 0);
+* gradient accumulation (``grad_accum``) spreads a large step over several smaller batches,
+  bf16 autocast runs on a GPU, the shared loop (:mod:`workbench.finetune.training.loop`) does
+  the rest.
+
+The dev metric is ``f1`` (every instance is answered, so precision = recall = F1). The model
+directory holds both encoders (a LoRA run: their adapters;
+:mod:`workbench.finetune.training.store`); after training, :meth:`WsdTask.finish` scores the test
+data through it, loaded as every later answer loads it
+(:class:`workbench.wsd.biencoder.BiEncoder`: glosses encoded when needed and cached).
+
+Example::
+
+    data = builtin_data("semcor", limits=(2000, None, None))   # SemCor / SE07 / ALL
+    finetune("wsd", data.train, data.dev, TrainConfig(epochs=1), "runs/wsd", test=data.test)
+    load_biencoder("runs/wsd")                                 # the bi-encoder, for answers
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from workbench.corpora.readers import Instance, Sentence
+from workbench.encoding.models import ModelSource
+from workbench.encoding.pooling import pooling_plan_flat
+from workbench.encoding.prepare import prepare
+from workbench.errors import DataError, InputError
+from workbench.finetune.data.readers import DataFile, LabelSet
+from workbench.finetune.tasks.base import Features, Task, special_template
+from workbench.finetune.tasks.wsd.finish import finish_wsd_model
+from workbench.finetune.tasks.wsd.glosses import GlossTable
+from workbench.finetune.tasks.wsd.model import BiEncoderModel
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.encoders import load_encoder
+from workbench.finetune.training.model_io import Batch
+from workbench.finetune.training.modeling import TaskModel
+from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
+from workbench.wsd.biencoder import (
+    BASE_GLOSS_ENCODER,
+    CONTEXT_LAYERS,
+    CONTEXT_POOLING,
+    bi_encoder_head,
+    gloss_source,
+)
+from workbench.wsd.sources import sense_graph
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+IGNORE = -100  # padding of the predicted candidate grid
+
+
+def continued_head(cfg: TrainConfig, source: ModelSource) -> dict[str, Any] | None:
+    """The head config of ``source`` when it is a trained WSD bi-encoder that training would
+    continue (:func:`~workbench.wsd.biencoder.bi_encoder_head`), None for any other model.
+
+    Raises:
+        InputError: the trained bi-encoder pooled its glosses otherwise than ``head_pooling``
+            asks (its gloss vectors would change meaning).
+    """
+    head = bi_encoder_head(source.location) if source.is_local else None
+    if head is not None and head["gloss_pooling"] != cfg.head_pooling:
+        raise InputError(
+            f"'{source.name}' is a WSD bi-encoder trained with head pooling "
+            f"'{head['gloss_pooling']}'; continuing it with '{cfg.head_pooling}' "
+            f"would change what its gloss vectors mean: pass --head-pooling "
+            f"{head['gloss_pooling']}, or start from its base model."
+        )
+    return head
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The candidate senses of one (lemma, POS): keys in WordNet order, their gloss rows."""
+
+    keys: tuple[str, ...]
+    rows: tuple[int, ...]
+
+
+class WsdTask(Task):
+    """Sentences with sense-annotated words -> the bi-encoder; metric: F1 (= accuracy)."""
+
+    kind = "wsd"
+    metric = "f1"
+    scores_test = False  # finish() scores the test data through the saved model directory
+
+    def __init__(
+        self, cfg: TrainConfig, tokenizer: PreTrainedTokenizerBase, labels: LabelSet | None
+    ) -> None:
+        super().__init__(cfg, tokenizer, labels)
+        self.wordnet = load_wordnet()
+        self.glosses = GlossTable(tokenizer, self.wordnet, cfg.gloss_text, cfg.gloss_max_length)
+        self._candidates: dict[tuple[str, str], Candidates] = {}
+        self._counts = dict.fromkeys(("context_tokens", "gloss_tokens", "instances", "batches"), 0)
+        self._encoded: set[int] = set()  # frozen glosses already encoded in training
+        self.gloss_is_base = False  # the gloss encoder is the base model (build_model says)
+
+    # -- data ----------------------------------------------------------------------------
+    def candidates(self, lemma: str, pos: str) -> Candidates:
+        """WordNet's candidate senses of ``(lemma, pos)`` (``()`` when it has none)."""
+        found = self._candidates.get((lemma, pos))
+        if found is None:
+            keys = self.wordnet.candidates(lemma, pos)
+            graph = sense_graph(self.wordnet)
+            synsets = [graph.synsets[graph.key_synset[graph.key_row[k]]] for k in keys]
+            found = Candidates(keys, tuple(self.glosses.rows_of(synsets)))
+            self._candidates[(lemma, pos)] = found
+        return found
+
+    def check_instance(self, inst: Instance, source: str) -> Candidates:
+        """The candidates of one instance, after checking it can be trained and scored.
+
+        Raises:
+            DataError: naming the instance: no gold key (its id is missing from the key
+                file), a POS or lemma with no WordNet senses, a gold key that is not a WordNet
+                3.0 sense key or not one of the lemma's senses.
+        """
+        where = f"{source}: instance {inst.id} ('{inst.lemma}', {inst.pos})"
+        if inst.pos not in POS_TAGS:
+            raise DataError(f"{where}: POS {inst.pos} has no WordNet senses ({POS_TAGS}).")
+        found = self.candidates(inst.lemma.lower(), inst.pos)
+        if not found.keys:
+            raise DataError(
+                f"{where}: WordNet 3.0 has no sense of this lemma and POS, so there is no "
+                "candidate to choose from. Fix the lemma or POS, or drop the instance."
+            )
+        if not inst.keys:
+            raise DataError(
+                f"{where} has no gold key: its id is missing from the gold key file. Every "
+                "instance of the training and evaluation data needs one."
+            )
+        for key in inst.keys:
+            if not self.wordnet.has_key(key):
+                raise DataError(f"{where}: gold key '{key}' is not a WordNet 3.0 sense key.")
+            if key not in found.keys:
+                raise DataError(
+                    f"{where}: gold key '{key}' is not one of the {len(found.keys)} WordNet "
+                    f"senses of '{inst.lemma}' ({inst.pos}): {', '.join(found.keys[:6])}"
+                    f"{' ...' if len(found.keys) > 6 else ''}."
+                )
+        return found
+
+    def check(self, train: DataFile, dev: DataFile | None) -> None:
+        """Check every instance of ``dev`` (or test) data before training starts (see
+        :meth:`check_instance`; the training data is checked as its features are made)."""
+        if dev is not None:
+            for sentence in dev.examples:
+                for inst in sentence.instances:
+                    self.check_instance(inst, dev.source)
+
+    def features(self, data: DataFile, train: bool) -> Features:
+        """One row per sentence (per window of a long one) with instances to train or score.
+
+        A row holds ``input_ids`` / ``attention_mask`` (special tokens included), and per
+        instance its subword span ``(start, end)``, its candidates' gloss rows, the positions
+        of its gold senses among them, and its id. Training rows leave out instances with one
+        candidate.
+        """
+        head, tail = special_template(self.tokenizer)
+        budget = self.cfg.max_length - len(head) - len(tail)
+        truncated = self.glosses.n_truncated
+        sentences: list[Sentence] = [s for s in data.examples if s.instances]
+        checked = [[self.check_instance(i, data.source) for i in s.instances] for s in sentences]
+        prep = prepare(self.tokenizer, [list(s.words) for s in sentences], budget)
+        rows: list[dict[str, Any]] = []
+        n_single = n_used = 0
+        for window in prep.windows:
+            sentence = sentences[window.sentence]
+            offsets = prep.offsets[window.sentence]
+            first = int(offsets[window.word_start])
+            owned = set(window.owned)
+            spans, cands, gold, ids = [], [], [], []
+            for inst, found in zip(sentence.instances, checked[window.sentence], strict=True):
+                if inst.index not in owned:
+                    continue
+                if train and len(found.keys) < 2:
+                    n_single += 1
+                    continue
+                a = len(head) + int(offsets[inst.index]) - first
+                b = len(head) + int(offsets[inst.index + 1]) - first
+                spans.append((a, b))
+                cands.append(list(found.rows))
+                gold.append([found.keys.index(k) for k in inst.keys])
+                ids.append(inst.id)
+            if not spans:
+                continue
+            n_used += len(spans)
+            stop = int(offsets[window.word_end])
+            tokens = [*head, *prep.ids[window.sentence][first:stop].tolist(), *tail]
+            rows.append(
+                {
+                    "input_ids": tokens,
+                    "attention_mask": [1] * len(tokens),
+                    "spans": spans,
+                    "cands": cands,
+                    "gold": gold,
+                    "ids": ids,
+                    "row": len(rows),
+                }
+            )
+        if not rows:
+            what = "with more than one candidate sense " if train else ""
+            raise DataError(f"{data.source}: no sense-annotated instance {what}to train or score.")
+        notes = list(prep.notes)
+        if n_single:
+            notes.append(
+                f"{data.source}: {n_single} instance(s) with a single candidate sense left out "
+                "of training (their loss is always 0)"
+            )
+        if len(prep.windows) > len(sentences):
+            notes.append(
+                f"{data.source}: sentences longer than max_length={self.cfg.max_length} were "
+                "cut into windows as the Encoder cuts them"
+            )
+        if self.glosses.n_truncated > truncated:
+            notes.append(
+                f"{data.source}: {self.glosses.n_truncated - truncated} candidate gloss(es) "
+                f"longer than gloss_max_length={self.cfg.gloss_max_length} were truncated"
+            )
+        return Features(rows, notes)
+
+    def collate(self, rows: list[dict[str, Any]], gen: torch.Generator | None = None) -> Batch:
+        """Pad contexts, plan the word pooling, and gather the union of candidate glosses.
+
+        Returns the batch :class:`~.model.BiEncoderModel` takes, plus
+        ``inst_row`` / ``inst_col`` (each instance's row in the batch and place in it) and
+        ``row_ids`` (each row's feature row), which :meth:`predict` uses.
+        """
+        pad_id = self.tokenizer.pad_token_id or 0
+        width = max(len(r["input_ids"]) for r in rows)
+        ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        starts: list[int] = []
+        ends: list[int] = []
+        inst_row: list[int] = []
+        inst_col: list[int] = []
+        for b, row in enumerate(rows):
+            ids[b, : len(row["input_ids"])] = row["input_ids"]
+            mask[b, : len(row["input_ids"])] = 1
+            for j, (s, e) in enumerate(row["spans"]):
+                starts.append(b * width + s)
+                ends.append(b * width + e)
+                inst_row.append(b)
+                inst_col.append(j)
+        plan = pooling_plan_flat(np.array(starts), np.array(ends), CONTEXT_POOLING)
+        positions = np.concatenate([plan.single_positions, plan.multi_positions])
+        segments = np.concatenate([plan.single_words, plan.multi_words[plan.multi_segments]])
+        weights = np.concatenate([np.ones(len(plan.single_words), np.float32), plan.multi_weights])
+        all_cands = [c for row in rows for c in row["cands"]]
+        union = self.glosses.by_length(g for c in all_cands for g in c)
+        column = {g: j for j, g in enumerate(union)}
+        n_cand = max(len(c) for c in all_cands)
+        candidates = np.full((len(all_cands), n_cand), -1, dtype=np.int64)
+        gold = np.zeros((len(all_cands), n_cand), dtype=np.int64)
+        golds = [g for row in rows for g in row["gold"]]
+        for i, (cand, good) in enumerate(zip(all_cands, golds, strict=True)):
+            candidates[i, : len(cand)] = [column[g] for g in cand]
+            gold[i, good] = 1
+        gloss_ids, gloss_mask = self.glosses.batch(union, pad_id)
+        if gen is not None:  # a training batch: count what the step processes
+            self._counts["context_tokens"] += int(mask.sum())
+            fresh = [j for j, g in enumerate(union) if g not in self._encoded]
+            self._counts["gloss_tokens"] += int(gloss_mask[fresh].sum())
+            if self.cfg.freeze_glosses:  # a frozen gloss is encoded once (BiEncoderModel)
+                self._encoded.update(union)
+            self._counts["instances"] += len(all_cands)
+            self._counts["batches"] += 1
+
+        def t(a: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(a))
+
+        return {
+            "input_ids": t(ids),
+            "attention_mask": t(mask),
+            "word_positions": t(positions.astype(np.int64)),
+            "word_segments": t(segments.astype(np.int64)),
+            "word_weights": t(weights.astype(np.float32)),
+            "gloss_input_ids": t(gloss_ids),
+            "gloss_attention_mask": t(gloss_mask),
+            "gloss_rows": t(np.array(union, dtype=np.int64)),
+            "candidates": t(candidates),
+            "gold": t(gold),
+            "inst_row": t(np.array(inst_row, dtype=np.int64)),
+            "inst_col": t(np.array(inst_col, dtype=np.int64)),
+            "row_ids": t(np.array([r["row"] for r in rows], dtype=np.int64)),
+        }
+
+    def epoch_stats(self) -> dict[str, float]:
+        """What the training batches of the epoch just ended processed (then reset):
+        context and gloss tokens (padding excluded), instances, batches."""
+        stats = {k: float(v) for k, v in self._counts.items()}
+        self._counts = dict.fromkeys(self._counts, 0)
+        return stats
+
+    # -- model ---------------------------------------------------------------------------
+    @classmethod
+    def check_source(cls, cfg: TrainConfig, source: ModelSource) -> None:
+        """A trained WSD bi-encoder as the base model is continued (:meth:`build_model`) only
+        with the head pooling it was trained with (:func:`continued_head`)."""
+        continued_head(cfg, source)
+
+    def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
+        """Two copies of the base model: the context encoder and the gloss encoder; or, when
+        ``source`` is a trained WSD bi-encoder's directory, its two encoders (training goes
+        on from both, e.g. one more epoch after a finished run; a LoRA run goes on training
+        their adapters; see :meth:`check_source`)."""
+        head = continued_head(self.cfg, source)
+        gloss_from = source
+        if head is not None:
+            gloss_from = gloss_source(Path(source.location), head)
+        # the gloss encoder stays the base model's own (saved as "base", not as a copy) when a
+        # LoRA run keeps it frozen and it has no adapters of its own
+        self.gloss_is_base = bool(
+            self.cfg.lora_r
+            and self.cfg.freeze_glosses
+            and (head is None or head.get("gloss_encoder") == BASE_GLOSS_ENCODER)
+        )
+        model = BiEncoderModel(
+            load_encoder(source, self.cfg.lora_r),
+            load_encoder(gloss_from, self.cfg.lora_r),
+            self.cfg.head_pooling,
+            gloss_batch_tokens=self.cfg.gloss_batch_tokens,
+            freeze_glosses=self.cfg.freeze_glosses,
+        )
+        pooled = "[CLS]" if self.cfg.head_pooling == "cls" else "mean"
+        if head is None:
+            note = f"context and gloss encoders both start from '{source.name}'"
+        else:
+            note = (
+                f"training continues from the WSD bi-encoder '{source.name}': the context "
+                f"encoder from it, the gloss encoder from '{gloss_from.name}'"
+            )
+            if head["gloss_text"] != self.cfg.gloss_text:
+                note += f" (its glosses were the sense's {head['gloss_text']})"
+        note += f"; the gloss vector is the gloss encoder's {pooled} of the sense's " + (
+            self.cfg.gloss_text
+        )
+        if self.cfg.freeze_glosses:
+            note += "; the gloss encoder is frozen (each gloss encoded once), the context trains"
+        return model, [note]
+
+    def head_config(self) -> dict[str, Any]:
+        return {
+            "task": self.kind,
+            "labels": None,
+            "gloss_pooling": self.cfg.head_pooling,
+            "gloss_text": self.cfg.gloss_text,
+            "gloss_max_length": self.cfg.gloss_max_length,
+            "context_pooling": CONTEXT_POOLING,
+            "context_layers": CONTEXT_LAYERS,
+            **({"gloss_encoder": BASE_GLOSS_ENCODER} if self.gloss_is_base else {}),
+        }
+
+    # -- evaluation ----------------------------------------------------------------------
+    def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
+        """``(chosen candidate per instance, (rows, max instances) padded with -100; the rows'
+        feature row numbers)``."""
+        inst_row, inst_col = batch.pop("inst_row"), batch.pop("inst_col")
+        row_ids = batch.pop("row_ids")
+        batch.pop("gold", None)
+        _, scores = model(**batch)
+        width = int(inst_col.max().item()) + 1
+        grid = torch.full((len(row_ids), width), IGNORE, dtype=torch.long, device=scores.device)
+        grid[inst_row, inst_col] = scores.argmax(1)
+        return grid, row_ids
+
+    def score(self, outputs: tuple[np.ndarray, ...], feats: Features) -> dict[str, float]:
+        """F1 over the scored instances (each answered: precision = recall = F1)."""
+        grid, row_ids = outputs
+        right = total = 0
+        for chosen, r in zip(grid, row_ids, strict=True):
+            for j, gold in enumerate(feats.rows[int(r)]["gold"]):
+                total += 1
+                right += int(chosen[j]) in gold
+        return {"f1": right / max(total, 1), "n_instances": float(total)}
+
+    def finish(
+        self,
+        output: Path,
+        model: TaskModel,
+        card: dict[str, Any],
+        data: tuple[DataFile, DataFile | None, DataFile | None],
+    ) -> dict[str, Any]:
+        """Save the sense counts, score the test data through the saved directory
+        (:func:`~workbench.finetune.tasks.wsd.finish.finish_wsd_model`)."""
+        return finish_wsd_model(output, self.cfg, card, data)

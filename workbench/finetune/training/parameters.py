@@ -1,0 +1,199 @@
+"""What trains in a task model: its transformers and their layers, freezing, LoRA adapters (new,
+or continued from an adapter directory), parameters that get no gradient, and the optimizer's
+parameter groups with layer-wise learning-rate decay.
+
+Nothing here branches on a model's name: the transformer layers are found as the
+``nn.ModuleList`` whose length is ``config.num_hidden_layers``; a parameter's depth is 0 for the
+embeddings, k for transformer layer k, and one above the top layer for the rest (the head).
+
+Example::
+
+    freeze(model, cfg)                       # embeddings and the lowest layers, as cfg says
+    optimizer = torch.optim.AdamW(param_groups(model, cfg))
+    trainable, total = count_parameters(model)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from workbench.encoding.adapters import quiet_peft
+from workbench.errors import InputError, ModelLoadError
+from workbench.finetune.tasks.wsd.model import BiEncoderModel
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.model_io import Batch, encoder_config
+from workbench.finetune.training.modeling import MaskedLMModel, TaskModel
+
+
+def task_encoders(model: TaskModel) -> list[nn.Module]:
+    """The transformers a task model trains: its ``encoder``, and the bi-encoder's gloss
+    encoder unless it is frozen (``freeze_glosses``)."""
+    if isinstance(model, BiEncoderModel) and not model.freeze_glosses:
+        return [model.encoder, model.gloss_encoder]
+    return [model.encoder]
+
+
+def set_encoder(model: TaskModel, encoder: nn.Module, gloss: bool = False) -> None:
+    """Replace a task model's encoder, or with ``gloss`` the bi-encoder's gloss encoder (used
+    to wrap them with LoRA and to unwrap them again)."""
+    if gloss and isinstance(model, BiEncoderModel):
+        model.gloss_encoder = encoder
+    elif isinstance(model, MaskedLMModel):
+        model.set_encoder(encoder)
+    else:
+        model.encoder = encoder
+
+
+def transformer_layers(encoder: nn.Module) -> nn.ModuleList:
+    """The encoder's stack of transformer layers (the ModuleList of num_hidden_layers blocks)."""
+    n = int(encoder_config(encoder).num_hidden_layers)
+    for _, module in encoder.named_modules():
+        if isinstance(module, nn.ModuleList) and len(module) == n:
+            return module
+    raise ModelLoadError(
+        f"Could not find the {n} transformer layers of {type(encoder).__name__} "
+        "(no ModuleList of that length): freezing and layer-wise decay need them."
+    )
+
+
+def layer_depths(model: TaskModel) -> dict[int, int]:
+    """``id(parameter) -> depth``: 0 embeddings, k for transformer layer k (1-based),
+    n_layers + 1 for everything above (final norms, pooler, the task head); the layers of a
+    bi-encoder's two transformers count alike."""
+    depth: dict[int, int] = {}
+    n = 0
+    for encoder in task_encoders(model):
+        layers = transformer_layers(encoder)
+        n = max(n, len(layers))
+        for k, layer in enumerate(layers, 1):
+            for p in layer.parameters():
+                depth[id(p)] = k
+        for name, p in encoder.named_parameters():
+            if id(p) not in depth:
+                depth[id(p)] = 0 if "embed" in name else len(layers) + 1
+    for p in model.parameters():
+        depth.setdefault(id(p), n + 1)
+    return depth
+
+
+def freeze(model: TaskModel, cfg: TrainConfig) -> None:
+    """Fix the embeddings (``freeze_embeddings``) and the lowest ``freeze_layers`` layers (of
+    each transformer of a bi-encoder)."""
+    depth = layer_depths(model)
+    for encoder in task_encoders(model):
+        n = len(transformer_layers(encoder))
+        if cfg.freeze_layers > n:
+            raise InputError(f"freeze_layers={cfg.freeze_layers}, but the model has {n} layers.")
+        for p in encoder.parameters():
+            d = depth[id(p)]
+            if (d == 0 and cfg.freeze_embeddings) or 1 <= d <= cfg.freeze_layers:
+                p.requires_grad_(False)
+
+
+def lora_config(cfg: TrainConfig) -> Any:
+    """peft's ``LoraConfig`` of ``cfg`` (rank, alpha, dropout, target modules: peft picks
+    them for the model type when ``lora_targets`` is empty)."""
+    from peft import LoraConfig
+
+    targets = [t.strip() for t in cfg.lora_targets.split(",") if t.strip()] or None
+    return LoraConfig(
+        r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        target_modules=targets,
+    )
+
+
+def carries_adapters(encoder: nn.Module) -> bool:
+    """Whether ``encoder`` is wrapped by peft (its adapters train, its base is frozen)."""
+    return hasattr(encoder, "peft_config")
+
+
+def check_continued(encoder: nn.Module, cfg: TrainConfig, where: str) -> None:
+    """Refuse to continue adapters of another rank, scaling or target modules than ``cfg``
+    asks for (they would train on under their own settings, not the ones the card records).
+
+    Raises:
+        InputError: naming the options to pass.
+    """
+    configs: dict[str, Any] = getattr(encoder, "peft_config")  # noqa: B009
+    saved = next(iter(configs.values()))
+    targets = sorted(saved.target_modules or [])
+    asked = sorted(t.strip() for t in cfg.lora_targets.split(",") if t.strip())
+    if saved.r != cfg.lora_r or saved.lora_alpha != cfg.lora_alpha or (asked and asked != targets):
+        raise InputError(
+            f"{where} holds LoRA adapters of rank {saved.r}, alpha {saved.lora_alpha} on "
+            f"{','.join(targets)}; to go on training them pass --lora-r {saved.r} --lora-alpha "
+            f"{saved.lora_alpha} --lora-targets {','.join(targets)} (or --lora-r 0 to fine-tune "
+            "the merged model in full)."
+        )
+
+
+def add_lora(model: TaskModel, cfg: TrainConfig) -> None:
+    """Wrap the encoder (and a bi-encoder's gloss encoder, unless frozen) with LoRA adapters;
+    the base weights are frozen, the adapters and the task head train. An encoder that already
+    carries adapters (a run continuing an adapter directory,
+    :func:`~workbench.finetune.training.encoders.load_encoder`) keeps them, training on."""
+    from peft import get_peft_model
+
+    for i, encoder in enumerate(task_encoders(model)):
+        if carries_adapters(encoder):
+            check_continued(encoder, cfg, "the base model's adapter directory")
+            continue
+        try:
+            with quiet_peft():
+                wrapped = get_peft_model(encoder, lora_config(cfg))
+        except ValueError as exc:
+            raise ModelLoadError(f"LoRA cannot be applied to this model: {exc}") from exc
+        set_encoder(model, wrapped, gloss=i == 1)
+
+
+def param_groups(model: TaskModel, cfg: TrainConfig) -> list[dict[str, Any]]:
+    """AdamW parameter groups: per depth, with and without weight decay.
+
+    The learning rate of depth ``d`` is ``lr * layer_lr_decay ** (top - d)`` (the head and the
+    top layer get ``lr``; the head gets ``head_lr`` if set). Biases and normalisation weights
+    (1-D tensors) get no weight decay. Frozen parameters are left out.
+    """
+    depth = layer_depths(model)
+    top = max(depth.values())
+    head_ids = {id(p) for p in getattr(model, "head", nn.Module()).parameters()}
+    groups: dict[tuple[int, bool, bool], list[nn.Parameter]] = {}
+    for p in model.parameters():
+        if p.requires_grad:
+            key = (depth[id(p)], p.ndim >= 2, id(p) in head_ids)
+            groups.setdefault(key, []).append(p)
+    out: list[dict[str, Any]] = []
+    for (d, decay, is_head), params in sorted(groups.items()):
+        lr = cfg.lr * cfg.layer_lr_decay ** max(top - 1 - d, 0) if d < top else cfg.lr
+        if is_head and cfg.head_lr is not None:
+            lr = cfg.head_lr
+        out.append({"params": params, "lr": lr, "weight_decay": cfg.weight_decay * decay})
+    return out
+
+
+def freeze_unused(model: TaskModel, batch: Batch) -> list[str]:
+    """Fix the trainable parameters that get no gradient from this task (e.g. a pooler whose
+    output no head reads), found with one forward/backward pass on ``batch``.
+
+    Data-parallel training (DDP) refuses parameters without gradients, and they would only
+    waste optimizer state. Returns their names.
+    """
+    model.zero_grad(set_to_none=True)
+    loss, _ = model(**batch)
+    loss.backward()
+    unused = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
+    for name, p in model.named_parameters():
+        if name in unused:
+            p.requires_grad_(False)
+    model.zero_grad(set_to_none=True)
+    return unused
+
+
+def count_parameters(model: nn.Module) -> tuple[int, int]:
+    """``(trainable, total)`` parameter counts."""
+    total = sum(p.numel() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return trainable, total
