@@ -51,11 +51,11 @@ from workbench.corpora.readers import Corpus, Sentence
 from workbench.corpora.wordnet_examples import with_examples
 from workbench.encoding.encoder import Encoder
 from workbench.fileio import sha256_json
-from workbench.finetune.glosses import GlossTable
-from workbench.finetune.modeling import BiEncoderModel
-from workbench.finetune.runs import wsd_splits
-from workbench.finetune.wsd import read_wsd
-from workbench.finetune.wsd_eval import corpus_of, evaluate_wsd_model
+from workbench.finetune.data.readers import read_wsd
+from workbench.finetune.data.splits import wsd_splits
+from workbench.finetune.evaluation.wsd import corpus_of, evaluate_wsd_model
+from workbench.finetune.tasks.wsd.glosses import GlossTable
+from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import (
     CONTEXT_LAYERS,

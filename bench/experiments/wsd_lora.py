@@ -27,9 +27,9 @@ from typing import Any
 
 from bench.lib.machine import machine_facts
 from bench.lib.record import write_json
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.runs import builtin_data
-from workbench.finetune.tasks import finetune
+from workbench.finetune.data.splits import builtin_data
+from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.training.config import TrainConfig
 
 #: The options every run shares (a CPU-sized version of the GPU recipe): mean-pooled glosses
 #: of definitions cut to 32 subwords, batches of 8 sentences, one epoch.

@@ -16,9 +16,9 @@ import statistics
 import tempfile
 import time
 
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.runs import builtin_data
-from workbench.finetune.tasks import finetune
+from workbench.finetune.data.splits import builtin_data
+from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.training.config import TrainConfig
 
 CONFIGS = {
     "full fine-tuning (baseline)": {},

@@ -5,7 +5,7 @@ Run:  python -m bench run index_senses runs/wsd-glosses-20k/sense_index [--repea
                                    [--json docs/bench_runs/index_senses.json]
 
 What a WSD run that continues a trained bi-encoder reads of its predecessor's index
-(:func:`workbench.finetune.wsd_eval.earlier_training`). Time is the median of ``--repeats``;
+(:func:`workbench.finetune.tasks.wsd.finish.earlier_training`). Time is the median of ``--repeats``;
 peak memory is Python's (tracemalloc), which sees NumPy's arrays.
 """
 

@@ -35,7 +35,7 @@ from bench.lib.record import write_json
 from workbench.bounds import POSITIVE
 from workbench.cli.options import number
 from workbench.fileio import atomic_path
-from workbench.finetune.config import TrainConfig
+from workbench.finetune.training.config import TrainConfig
 from workbench.outputs import claim_file, mark_directory, output_file, record, replace_directory
 
 

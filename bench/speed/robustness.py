@@ -44,7 +44,7 @@ from workbench.corpora.readers import Instance, Sentence, read_xml
 from workbench.encoding import models
 from workbench.encoding.cache import EmbeddingCache, encode_cached
 from workbench.encoding.encoder import Encoder
-from workbench.finetune import checkpoint as ckpt
+from workbench.finetune.training import checkpoint as ckpt
 
 
 def _median(fn, repeats: int) -> float:

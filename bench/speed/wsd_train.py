@@ -12,7 +12,7 @@ the polysemous instances of the same SemCor sentences (a seeded sample), in one 
     instance at a time): per instance, one context-encoder pass over its sentence, its
     candidates' glosses padded to the longest in one gloss-encoder pass, cross-entropy,
     backward;
-(b) :class:`workbench.finetune.wsd.WsdTask`: ``--batch-size`` sentences per batch, one
+(b) :class:`workbench.finetune.tasks.wsd.task.WsdTask`: ``--batch-size`` sentences per batch, one
     context pass per sentence serving all its instances, the union of the batch's candidate
     glosses encoded once, longest first in chunks of similar length;
 (c) the same task with ``freeze_glosses`` (the gloss encoder kept at the base weights, each
@@ -49,10 +49,10 @@ from bench.lib.record import write_json
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
 from workbench.encoding.pooling import pool_sequence
-from workbench.finetune.config import TrainConfig
-from workbench.finetune.data import DataFile
-from workbench.finetune.modeling import BiEncoderModel, chunk_bounds
-from workbench.finetune.tasks import make_task
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.tasks.registry import make_task
+from workbench.finetune.tasks.wsd.model import BiEncoderModel, chunk_bounds
+from workbench.finetune.training.config import TrainConfig
 
 
 def plain_pass(model: BiEncoderModel, task, rows) -> tuple[int, int, list[float]]:
