@@ -235,6 +235,8 @@ def test_config_validation():
     with pytest.raises(InputError):
         SenseIndexConfig(layers="last-three")
     assert "zscore" in SenseIndexConfig(postprocess="zscore").label
+    bi = SenseIndexConfig(layers="-1", gloss="only", gloss_pooling="trained")
+    assert bi.label == "L-1 raw against the gloss encoder's vectors"  # not "trained" glosses
 
 
 def test_gloss_concat_without_any_corpus_row_gives_gloss_rows():

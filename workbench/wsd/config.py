@@ -78,6 +78,8 @@ class SenseIndexConfig:
         parts += [f"+{self.propagate}"] if self.propagate != "none" else []
         if self.gloss == "concat":
             parts.append(f"+gloss({self.gloss_pooling},{self.gloss_weight:g})")
+        elif self.gloss == "only" and self.gloss_pooling == "trained":
+            parts.append("against the gloss encoder's vectors")
         elif self.gloss == "only":
             parts.append(f"gloss only ({self.gloss_pooling})")
         return " ".join(parts)
