@@ -75,20 +75,15 @@ from record import write_json
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.wordnet_examples import example_corpus
-from workbench.encoding.pipeline import PipelineConfig, StageTimes
-from workbench.encoding.runner import COMPILE_MODES
+from workbench.encoding.encoder import StageTimes
+from workbench.encoding.pipeline.overlap import PipelineConfig
 
 PIPELINES = {  # --pipelines names
     "auto": PipelineConfig(),
-    "inline": PipelineConfig(prefetch=0, transfer="direct"),
-    "threaded": PipelineConfig(prefetch=2, transfer="staged"),
-    "prefetch": PipelineConfig(prefetch=2, transfer="direct"),
+    "inline": PipelineConfig(overlap=False),
+    "threaded": PipelineConfig(overlap=True, prefetch=2),
     "whole": PipelineConfig(stream_words=0),  # the default, the input tokenized in one chunk
     "fill10": PipelineConfig(min_fill=0.1),  # the default with the CPU's batch plan
-    # batches prepared in a worker process, 4 ahead (the cuda default; on a CPU too)
-    "process": PipelineConfig(prefetch=4, producer="process"),
-    # ... and the output zeroed in parallel before the run (the writer then faults no page)
-    "process_prefault": PipelineConfig(prefetch=4, producer="process", prefault=True),
 }
 
 
@@ -494,7 +489,7 @@ def main() -> None:
         nargs="?",
         const="default",
         default=None,
-        choices=COMPILE_MODES,
+        choices=("default",),
         help="also time Encoder(compile=MODE) (default mode: default)",
     )
     ap.add_argument(

@@ -1,5 +1,5 @@
-"""The pipeline's worker threads (workbench.encoding.workers): results in order, a thread's
-error raised in the caller, and no thread left running however the block is left."""
+"""The overlapped run's threads (workbench.encoding.pipeline.threads): results in order, a
+thread's error raised in the caller, and no thread left running however the block is left."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import pytest
 import torch
 
-from workbench.encoding.workers import Clock, Prefetcher, RowWriter
+from workbench.encoding.pipeline.threads import Clock, Prefetcher, RowWriter
 
 
 def worker_threads() -> list[str]:
@@ -34,13 +34,6 @@ def test_prefetcher_order_errors_and_early_exit():
             if x == 3:
                 break
     assert worker_threads() == []
-
-
-def test_prefetcher_depth_zero_runs_in_the_callers_thread():
-    seen = []
-    with Prefetcher(lambda x: seen.append(threading.current_thread().name) or x, [1, 2], 0) as s:
-        assert list(s) == [1, 2]
-    assert set(seen) == {threading.current_thread().name}
 
 
 def test_row_writer_puts_each_batch_at_its_rows():
