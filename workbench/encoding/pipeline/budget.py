@@ -68,7 +68,7 @@ def measure_batch_tokens(
         device: where it runs.
         vocab_size: ids are drawn from ``[0, vocab_size)`` (seeded).
         candidates: budgets to try, smallest first.
-        seq_len: tokens per synthetic sequence (SemCor's mean is about 29 with specials).
+        seq_len: tokens per synthetic sequence (about a SemCor sentence's, with specials).
         repeats: timed forward passes per budget (after one warm-up pass).
         tolerance: throughput gain below which a larger budget is not worth it.
         clock: the timer (seconds).
