@@ -3,12 +3,15 @@ thread's error raised in the caller, and no thread left running however the bloc
 
 from __future__ import annotations
 
+import ast
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
 
+from workbench.encoding.pipeline import threads
 from workbench.encoding.pipeline.threads import Clock, Prefetcher, RowWriter
 
 
@@ -82,3 +85,22 @@ def test_prefetcher_times_its_producer():
     with Prefetcher(lambda x: x * 2, range(5), depth=2, clock=Clock(seconds)) as source:
         assert list(source) == [0, 2, 4, 6, 8]
     assert set(seconds) == {"producer: input", "producer: prepare", "producer: wait for room"}
+
+
+def test_threads_live_only_in_the_pipeline_package():
+    """No module of workbench.encoding outside encoding/pipeline/ imports threading, queue or
+    concurrent.futures: the plain loop meets no thread."""
+    encoding = Path(threads.__file__).resolve().parents[1]
+    bad = []
+    for path in sorted(encoding.rglob("*.py")):
+        if "pipeline" in path.relative_to(encoding).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n.split(".")[0] in ("threading", "queue", "concurrent") for n in names):
+                bad.append(f"{path.name}:{node.lineno}")
+    assert bad == []
