@@ -73,14 +73,13 @@ from bench.lib.record import write_json
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.wordnet_examples import example_corpus
-from workbench.encoding.pipeline import PipelineConfig, StageTimes
-from workbench.encoding.runner import COMPILE_MODES
+from workbench.encoding.encoder import StageTimes
+from workbench.encoding.pipeline.overlap import PipelineConfig
 
 PIPELINES = {  # --pipelines names
     "auto": PipelineConfig(),
-    "inline": PipelineConfig(prefetch=0, transfer="direct"),
-    "threaded": PipelineConfig(prefetch=2, transfer="staged"),
-    "prefetch": PipelineConfig(prefetch=2, transfer="direct"),
+    "inline": PipelineConfig(overlap=False),
+    "threaded": PipelineConfig(overlap=True, prefetch=2),
     "whole": PipelineConfig(stream_words=0),  # the default, the input tokenized in one chunk
     "fill10": PipelineConfig(min_fill=0.1),  # the default with the CPU's batch plan
 }
@@ -488,7 +487,7 @@ def main() -> None:
         nargs="?",
         const="default",
         default=None,
-        choices=COMPILE_MODES,
+        choices=("default",),
         help="also time Encoder(compile=MODE) (default mode: default)",
     )
     ap.add_argument(

@@ -1,20 +1,11 @@
-"""Batches of windows (workbench.encoding.batching): budget, order, bucketed shapes."""
+"""Batches of windows (workbench.encoding.batching): budget, order, what a batch holds."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from workbench import Encoder
-from workbench.encoding.batching import (
-    GPU_MIN_FILL,
-    MIN_FILL,
-    BatchBuilder,
-    bucket_rows,
-    bucket_width,
-    plan_batches,
-)
-from workbench.encoding.pipeline import PipelineConfig
+from workbench.encoding.batching import GPU_MIN_FILL, MIN_FILL, BatchBuilder, plan_batches
+from workbench.encoding.pipeline.overlap import PipelineConfig
 from workbench.encoding.pooling import pooled_order, pooling_plan_flat
 from workbench.encoding.prepare import prepare
 from workbench.encoding.rows import RowLayout, keep_masks
@@ -23,16 +14,12 @@ RNG = np.random.default_rng(1)
 SENTENCES = [["word"] * int(n) for n in RNG.integers(1, 60, 80)]
 
 
-@pytest.mark.parametrize("shapes", ["exact", "bucketed"])
-def test_every_window_once_longest_first_under_the_budget(shapes):
+def test_every_window_once_longest_first_under_the_budget():
     lengths = RNG.integers(1, 300, 500)
-    batches = plan_batches(lengths, 2048, shapes, specials=2, max_width=512)
+    batches = plan_batches(lengths, 2048)
     flat = np.concatenate(batches)
     assert sorted(flat.tolist()) == list(range(500))
-    widths = [int(lengths[b].max()) for b in batches]  # exact: the budget counts subwords
-    if shapes == "bucketed":  # bucketed: padded widths, specials included
-        widths = [bucket_width(w + 2, 512) for w in widths]
-        assert all(len({bucket_width(int(x) + 2, 512) for x in lengths[b]}) == 1 for b in batches)
+    widths = [int(lengths[b].max()) for b in batches]  # the budget counts subwords
     assert all(w * len(b) <= 2048 + w for w, b in zip(widths, batches))  # one past at most
     assert all(len(b) == 1 or w * len(b) <= 2048 for w, b in zip(widths, batches))
     assert widths == sorted(widths, reverse=True)
@@ -57,51 +44,14 @@ def test_a_larger_min_fill_makes_fewer_fuller_batches_under_the_same_budget():
     )  # the default
 
 
-def test_bucket_widths_climb_a_ladder_of_four_steps_an_octave():
-    ladder = sorted({bucket_width(w, 512) for w in range(1, 513)})
-    assert ladder == [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256,
-                      320, 384, 448, 512]  # fmt: skip
-    assert all(bucket_width(w, 512) >= w for w in range(1, 513))
-    assert all(bucket_width(w, 512) <= 1.25 * w for w in range(57, 513))  # a quarter at most
-    assert bucket_width(500, 490) == 500 and bucket_width(300, 310) == 310  # the model's limit
-    assert bucket_width(600, 1024) == 640
-
-
-def test_bucket_rows_are_powers_of_two_up_to_the_budgets():
-    assert [bucket_rows(n, 16) for n in (1, 2, 3, 5, 8, 9, 16)] == [1, 2, 4, 8, 8, 16, 16]
-    assert bucket_rows(9, 12) == 12  # never past the budget's rows ...
-    assert bucket_rows(5, 0) == 5  # ... nor below the windows
-
-
 def test_the_devices_defaults_of_the_batch_plan():
     auto = PipelineConfig()
     assert auto.min_fill_on("cpu") == MIN_FILL == 0.1 and auto.stream_on("cpu", 8192) == 0
     assert auto.min_fill_on("cuda:0") == GPU_MIN_FILL == 0.25
     assert auto.stream_on("cuda", 65536) == 16384
-    given = PipelineConfig(min_fill=0.5, stream_words=100)
+    given = PipelineConfig(overlap=True, min_fill=0.5, stream_words=100)
     assert given.min_fill_on("cpu") == 0.5 and given.stream_on("cpu", 8192) == 100
-
-
-def test_bucketed_inputs_have_few_shapes_and_the_same_vectors(tiny_model_dir, tiny_encoder):
-    enc = tiny_encoder
-    prep = prepare(enc.tokenizer, SENTENCES, enc.window_tokens)
-    layout = RowLayout.build(SENTENCES, keep_masks(SENTENCES, None))
-    builder = BatchBuilder(prep, enc.specials, layout.rows, "mean", "bucketed", 512, 64)
-    shapes = set()
-    for batch in builder.batches():
-        ids, mask, windows, _ = builder.inputs(batch)
-        assert bucket_width(ids.shape[1], 64) == ids.shape[1]
-        assert ids.shape[0] == bucket_rows(len(windows), 512 // ids.shape[1]) >= len(windows)
-        assert (mask[len(windows) :].sum(1) == enc.specials.count).all()  # dummy rows
-        shapes.add(ids.shape)
-    assert len({width for _, width in shapes}) <= 11  # 8, 16, ..., 64 on this model
-    bucketed = Encoder(
-        model=str(tiny_model_dir), device="cpu", pipeline=PipelineConfig(shapes="bucketed")
-    )
-    assert bucketed.shapes == "bucketed"
-    np.testing.assert_allclose(
-        bucketed.encode(SENTENCES).vectors, enc.encode(SENTENCES).vectors, atol=1e-5
-    )
+    assert PipelineConfig(stream_words=100).stream_on("cpu", 8192) == 0  # the plain loop
 
 
 def test_model_inputs_are_the_batches_encode_runs(tiny_encoder):
@@ -121,9 +71,6 @@ def _reference(builder: BatchBuilder, prep, row_of, batch):
     ]
     width = max(b - a for a, b in bounds) + sp.count
     n_rows = len(windows)
-    if builder.shapes == "bucketed":
-        width = bucket_width(width, builder.max_width)
-        n_rows = bucket_rows(n_rows, builder.max_batch_tokens // width)
     ids = np.full((n_rows, width), sp.pad, dtype=np.int64)
     mask = np.zeros((n_rows, width), dtype=np.int64)
     ids[:, :prefix] = sp.head
@@ -144,8 +91,7 @@ def _reference(builder: BatchBuilder, prep, row_of, batch):
     return ids, mask, starts, ends, rows, sum(b - a for a, b in bounds)
 
 
-@pytest.mark.parametrize("shapes", ["exact", "bucketed"])
-def test_batches_gathered_at_once_equal_window_by_window(tiny_encoder, shapes):
+def test_batches_gathered_at_once_equal_window_by_window(tiny_encoder):
     enc = tiny_encoder
     long = [f"w{i % 37}" for i in range(150)]  # cut into windows: each owns part of its words
     sentences = [*SENTENCES, long, ["solo"], long[:70]]
@@ -154,10 +100,8 @@ def test_batches_gathered_at_once_equal_window_by_window(tiny_encoder, shapes):
         prep = prepare(enc.tokenizer, sentences, 40)
         assert len(prep.windows) > len(sentences)  # the long ones are windowed
         layout = RowLayout.build(sentences, masks)
-        builder = BatchBuilder(prep, enc.specials, layout.rows, "mean", shapes, 512, 64)
-        by_window = BatchBuilder(
-            prep, enc.specials, layout.rows, "mean", shapes, 512, 64, gather=False
-        )
+        builder = BatchBuilder(prep, enc.specials, layout.rows, "mean", 512)
+        by_window = BatchBuilder(prep, enc.specials, layout.rows, "mean", 512, gather=False)
         seen, owned = [], 0
         for batch in builder.batches():
             hb = builder.build(batch)

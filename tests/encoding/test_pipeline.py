@@ -1,6 +1,6 @@
-"""The batch pipeline (workbench.encoding.pipeline): the vectors of a plain batch loop, in input
-order, whichever stages overlap; failures and interrupts end it with no thread left running
-and no output file passed off as complete."""
+"""The encoder's plain loop and its overlapped run (workbench.encoding.pipeline.overlap): the
+vectors of a plain batch loop, in input order, whichever stages overlap; failures and
+interrupts end it with no thread left running and no output file passed off as complete."""
 
 from __future__ import annotations
 
@@ -12,26 +12,15 @@ import torch
 
 from workbench import Encoder
 from workbench.encoding.batching import BatchBuilder
-from workbench.encoding.pipeline import (
-    PipelineConfig,
-    StageTimes,
-    pack,
-    run_batches,
-    to_device,
-)
+from workbench.encoding.encoder import StageTimes
+from workbench.encoding.pipeline.overlap import PipelineConfig, run_overlapped
 from workbench.encoding.prepare import prepare
 from workbench.encoding.rows import RowLayout, keep_masks
 from workbench.errors import EncodingError, InputError
 
-THREADED = PipelineConfig(prefetch=2, transfer="staged", in_flight=1)
+THREADED = PipelineConfig(overlap=True, prefetch=2, in_flight=1)
 #: threaded, the input tokenized in chunks of 40, 80, 160, ... words by the producer thread
-STREAMED = PipelineConfig(prefetch=2, transfer="staged", in_flight=1, stream_words=40)
-#: streamed, the batches prepared in a worker process (workbench.encoding.batch_process)
-PROCESS = PipelineConfig(
-    prefetch=2, transfer="staged", in_flight=1, stream_words=40, producer="process"
-)
-#: threaded, an in-RAM output zeroed (its pages mapped) before the run
-PREFAULT = PipelineConfig(prefetch=2, transfer="staged", in_flight=1, prefault=True)
+STREAMED = PipelineConfig(overlap=True, prefetch=2, in_flight=1, stream_words=40)
 RNG = np.random.default_rng(0)
 VOCAB = "the of river bank money unbelievably sat deposit loan fishing boat walked quickly".split()
 # short and long sentences (max_length 64 on the tiny model: the 150-word one runs in windows)
@@ -93,15 +82,11 @@ def small_batches(tiny_model_dir):
             ("inline", None),
             ("threaded", THREADED),
             ("streamed", STREAMED),
-            ("process", PROCESS),
-            ("prefault", PREFAULT),
         )
     }
 
 
-@pytest.mark.parametrize(
-    "setting", ["inline", "threaded", "streamed", "process", "prefault", "profiled"]
-)
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "profiled"])
 @pytest.mark.parametrize("pooling", ["first", "mean", "last"])
 def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
     enc = small_batches["inline" if setting == "profiled" else setting]
@@ -117,7 +102,7 @@ def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
         assert times.seconds["forward"] > 0 and sum(times.shares().values()) == pytest.approx(1)
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_overlapped_profile_times_the_real_run(small_batches, setting):
     """StageTimes(overlapped=True): the run is the usual one (same vectors), and the profile
     holds what each of its threads did and waited for."""
@@ -128,11 +113,7 @@ def test_overlapped_profile_times_the_real_run(small_batches, setting):
     assert times.batches == 0 and times.seconds["forward"] == 0  # nothing run in turn
     assert all(v >= 0 for v in times.threads.values())
     threads = {key.split(":")[0] for key in times.threads}
-    if setting == "process":  # the worker tokenizes and builds; the producer thread receives
-        assert threads == {"main", "producer", "writer", "worker"}
-        assert times.threads["worker: input"] > 0 and times.threads["worker: build"] > 0
-        assert times.threads["producer: input"] > 0 and times.threads["main: launch"] > 0
-    elif setting == "inline":  # the calling thread does everything
+    if setting == "inline":  # the calling thread does everything
         assert times.seconds["tokenize"] > 0
         assert set(times.threads) == {"main: wait for a batch", "main: run and write"}
     else:
@@ -143,7 +124,7 @@ def test_overlapped_profile_times_the_real_run(small_batches, setting):
     assert not pipeline_threads()
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process", "prefault"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_keep_layers_out_and_float16(small_batches, setting, tmp_path):
     enc = small_batches[setting]
     layers = [-1, 0]
@@ -174,7 +155,7 @@ def test_streamed_chunks_agree_with_the_whole_input(small_batches):
     odd = [*SENTENCES, ["the", "\u0301", "bank"]] * 3  # an unknown-token word in three chunks
     stream = streamed.batch_stream(odd, None, "mean")
     batches = [(b.prep, batch.tolist()) for b, batch in stream]
-    assert len(stream.bounds) > 3 and stream.complete()
+    assert len(stream.bounds) > 3 and len(stream.preps) == len(stream.bounds)
     assert [ids.shape for ids, _ in streamed.model_inputs(odd)] == [
         (len(batch), max(p.word_offsets[p.sentence_words[w.sentence] + w.word_end]
                          - p.word_offsets[p.sentence_words[w.sentence] + w.word_start]
@@ -192,13 +173,11 @@ def test_streamed_chunks_agree_with_the_whole_input(small_batches):
     np.testing.assert_allclose(a.vectors, b.vectors, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("setting", ["streamed", "process"])
-def test_bad_input_found_in_a_later_chunk_names_its_sentence(small_batches, setting, tmp_path):
+def test_bad_input_found_in_a_later_chunk_names_its_sentence(small_batches, tmp_path):
     """A word with no subword and no unknown token, first met in a chunk the producer
     tokenizes while earlier batches run: the caller gets the error naming the sentence of
-    the whole input; no thread left, no output file. (A worker process gets the tokenizer
-    as changed here.)"""
-    enc = small_batches[setting]
+    the whole input; no thread left, no output file."""
+    enc = small_batches["streamed"]
     tok = enc.tokenizer
     unk = tok.unk_token_id
     bad = [*SENTENCES, ["the", "\u0301", "bank"]]
@@ -252,7 +231,7 @@ def test_producer_error_reaches_the_caller(
     assert [p.name for p in tmp_path.iterdir()] == ["vectors.npy"]
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_out_of_memory_in_the_forward_pass(small_batches, setting, monkeypatch, tmp_path):
     enc = small_batches[setting]
     real = enc.runner
@@ -274,7 +253,7 @@ def test_out_of_memory_in_the_forward_pass(small_batches, setting, monkeypatch, 
     assert len(again) == sum(len(s) for s in SENTENCES[:3])
 
 
-@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed", "process"])
+@pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_keyboard_interrupt_stops_the_threads(small_batches, setting, tmp_path):
     enc = small_batches[setting]
     seen = []
@@ -302,7 +281,7 @@ def test_writer_error_reaches_the_caller(tiny_encoder):
     dest = torch.zeros((5, enc.n_hidden, enc.dim))
     with pytest.raises(EncodingError, match="write stage"), torch.inference_mode():
         work = [(builder, batch) for batch in builder.batches()]
-        run_batches(work, enc.runner, [0, 1, 2], dest, "cpu", THREADED)
+        run_overlapped(work, enc.runner, [0, 1, 2], dest, "cpu", THREADED)
     assert pipeline_threads() == []
 
 
@@ -312,12 +291,12 @@ def test_pack_round_trip(tiny_encoder):
     prep = prepare(enc.tokenizer, SENTENCES, enc.window_tokens)
     layout = RowLayout.build(SENTENCES, keep_masks(SENTENCES, KEEP))
     builder = BatchBuilder(prep, enc.specials, layout.rows, "mean", max_batch_tokens=256)
-    for batch in builder.batches():
-        hb = builder.build(batch)
-        direct = to_device(hb, None, "cpu")
-        packed = to_device(hb, pack(hb, pin=False), "cpu")
-        assert (direct.mask is None) == (packed.mask is None) == (not hb.padded)
-        if hb.padded:
+    for windows in builder.batches():
+        batch = builder.build(windows)
+        direct = batch.to_device("cpu")
+        packed = batch.to_device("cpu", batch.pack(pin=False))
+        assert (direct.mask is None) == (packed.mask is None) == (not batch.padded)
+        if batch.padded:
             assert torch.equal(direct.mask, packed.mask)
         for a, b in (
             (direct.ids, packed.ids),
@@ -346,11 +325,10 @@ def test_batches_without_padding_run_without_a_mask(tiny_model_dir, monkeypatch)
     assert seen == [False, None, None]  # 7 + 6 words padded together, then 33 + 7 unpadded
 
 
-def test_config_defaults_per_device():
+def test_config_defaults_per_device(tiny_encoder):
     cfg = PipelineConfig()
-    assert cfg.prefetch_on("cpu") == 0 and not cfg.staged_on("cpu")
-    assert cfg.prefetch_on("cuda:0") == 4 and cfg.staged_on("cuda:0")
-    assert not cfg.staged_on("mps")
-    assert cfg.producer == "thread"
-    with pytest.raises(InputError, match="Unknown producer 'processes'"):
-        PipelineConfig(producer="processes")  # type: ignore[arg-type]
+    assert not cfg.overlap_on("cpu") and not tiny_encoder.overlapped
+    assert cfg.overlap_on("cuda:0") and cfg.prefetch == 4 and cfg.in_flight == 3
+    assert not cfg.overlap_on("mps")
+    assert PipelineConfig(overlap=True).overlap_on("cpu")
+    assert not PipelineConfig(overlap=False).overlap_on("cuda")

@@ -34,7 +34,14 @@ def test_pooling_plan_matches_direct_pooling(pooling, dtype):
     plan = span_plan(spans, 8, pooling)
     rows = np.array([6, 0, 3, 1, 4])  # scattered output rows; rows 2 and 5 stay untouched
     dest = torch.full((7, 2, 4), 99.0, dtype=dtype)
-    pooled = pool_words(PoolingIndex.of(plan), hidden, dtype)
+    index = PoolingIndex(
+        torch.from_numpy(plan.single_positions),
+        torch.from_numpy(plan.multi_positions),
+        torch.from_numpy(plan.multi_segments),
+        torch.from_numpy(plan.multi_weights),
+        len(plan.multi_words),
+    )
+    pooled = pool_words(index, hidden, dtype)
     assert pooled.dtype == dtype and pooled.shape == (5, 2, 4)
     dest.index_copy_(0, torch.from_numpy(rows[pooled_order(plan)]), pooled)
     expected = []

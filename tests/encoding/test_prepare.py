@@ -13,6 +13,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from workbench.corpora.wordnet_examples import example_corpus
 from workbench.encoding.models import default_model_path
+from workbench.encoding.pipeline.stream import chunk_bounds
 from workbench.encoding.prepare import (
     CHECK_SENTENCES,
     Prepared,
@@ -20,7 +21,6 @@ from workbench.encoding.prepare import (
     WordPieceTable,
     prepare,
 )
-from workbench.encoding.stream import chunk_bounds
 from workbench.errors import InputError
 
 #: Words that stress a tokenizer: accents, other scripts, emoji, a special token's text, clitics,

@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from workbench import Encoder
-from workbench.encoding.batching import bucket_width
-from workbench.encoding.runner import ModelRunner, compile_mode
+from workbench.encoding.runner import ModelRunner
 from workbench.errors import InputError
 
 SENTENCES = [
@@ -78,39 +77,6 @@ def test_mps_is_never_compiled(tiny_encoder):
     with pytest.warns(UserWarning, match="compile=True ignored"):
         runner = ModelRunner(tiny_encoder.model, "mps", compile=True)
     assert not runner.compiled
-
-
-def test_compile_modes_are_checked():
-    assert compile_mode(False) is None and compile_mode(True) == "default"
-    assert compile_mode("reduce-overhead") == "reduce-overhead"
-    with pytest.raises(InputError, match="Unknown compile mode 'fast'"):
-        compile_mode("fast")
-
-
-def test_cuda_graph_mode_buckets_shapes_and_marks_steps(tiny_model_dir, tiny_encoder, monkeypatch):
-    """compile="reduce-overhead": torch.compile gets the mode, batches come in bucketed shapes,
-    and each call starts a new CUDA-graph step (on a CPU the graphs themselves never run)."""
-    seen, steps = [], []
-
-    def fake_compile(model, **kwargs):
-        seen.append(kwargs)
-
-        def compiled(**inputs):
-            steps.append(inputs["input_ids"].shape)
-            return model(**inputs)
-
-        return compiled
-
-    monkeypatch.setattr(torch, "compile", fake_compile)
-    marks = []
-    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: marks.append(1))
-    enc = Encoder(model=str(tiny_model_dir), device="cpu", compile="reduce-overhead")
-    assert seen == [{"mode": "reduce-overhead"}] and enc.runner.cuda_graphs
-    assert enc.shapes == "bucketed"
-    emb = enc.encode(SENTENCES * 3)
-    assert steps and len(marks) == len(steps)
-    assert all(bucket_width(width, enc.max_length) == width for _, width in steps)
-    np.testing.assert_allclose(emb.vectors, tiny_encoder.encode(SENTENCES * 3).vectors, atol=1e-5)
 
 
 def test_attention_kernel_switch(tiny_model_dir, tiny_encoder):

@@ -15,7 +15,6 @@ from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import npz_path, sentences_path, table_path
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
-from workbench.encoding.runner import COMPILE_MODES
 from workbench.errors import DataError, InputError, OutputError
 from workbench.fileio import input_problem, same_file
 from workbench.outputs import claim_file
@@ -58,13 +57,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument(
         "--compile",
-        nargs="?",
-        const="default",
-        default=None,
-        choices=COMPILE_MODES,
-        help="torch.compile the model (MODE default: 'default'): faster after a one-off "
-        "compilation (worth it for long corpora; see docs/benchmarks.md); 'cudagraphs' on a "
-        "GPU replays the model from CUDA graphs, no compiler",
+        action="store_true",
+        help="torch.compile the model: faster after a one-off compilation (worth it for long "
+        "corpora; see docs/benchmarks.md)",
     )
     ray = p.add_argument_group("past one machine (--engine ray, docs/scaling.md)")
     ray.add_argument(
@@ -225,7 +220,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         pooling=args.pooling,
         max_batch_tokens=args.batch_tokens,
-        compile=args.compile or False,
+        compile=args.compile,
     )
     dtype = "float16" if args.float16 else "float32"
     if args.no_cache:

@@ -1,48 +1,55 @@
-"""Batches of windows: which windows run together, and what each batch hands the model.
+"""Batches of windows: which windows run together, and the one type a batch has.
 
 :func:`plan_batches` groups the windows of a :class:`~workbench.encoding.prepare.Prepared`
 input into batches under a padded-token budget, longest first. :class:`BatchBuilder` turns
-one batch into a :class:`HostBatch`: the padded ``(ids, mask)`` arrays, the gather plan that
-pools its subwords into the kept words (:func:`workbench.encoding.pooling.pooling_plan_flat`),
-and the output row of each pooled word. Both are plain numpy on the host; building a batch
-is what the encoder's producer thread does ahead of the model
-(:mod:`workbench.encoding.pipeline`).
+one group of windows into a :class:`Batch`: the padded ``(ids, mask)`` arrays, the gather plan
+that pools its subwords into the kept words (:func:`workbench.encoding.pooling.pooling_plan_flat`)
+and the output row of each pooled word, all numpy on the host. A :class:`Batch` owns how it
+reaches the device: :meth:`Batch.device_arrays` names the arrays the device needs,
+:meth:`Batch.pack` copies them into one host buffer (pinned for cuda) and
+:meth:`Batch.to_device` gives them on the device (a :class:`DeviceBatch`): one copy of the
+packed buffer, or, on the CPU, tensors sharing the arrays' memory. A new array for the device
+is one more entry of :meth:`Batch.device_arrays` and one more read in :meth:`Batch.on_device`.
 
-Shapes: ``"exact"`` pads each batch to its own longest window (least padding: the CPU path);
-``"bucketed"`` rounds the width up to the next step of a ladder (:func:`bucket_width`:
-multiples of 8 up to 64, of 16 up to 128, of 32 up to 256, of 64 up to 512: 20 widths for
-a 512-token model, at most about a quarter of a row's tokens added) and the row count up to a
-power of two, at most the budget's (:func:`bucket_rows`: dummy rows of padding), so a run
-sees few distinct input shapes: what CUDA graphs need, since each shape is captured once. On
-20,000 SemCor sentences streamed at a 16,384-token budget this pads to 1.34 tokens for each
-real one in 61 shapes (exact shapes: 1.07; multiples of 32 with full row counts: 2.17;
-docs/benchmarks.md, "The forward pass replayed from CUDA graphs").
+Batches pad each to its own longest window (least padding).
 
 Example::
 
     builder = BatchBuilder(prep, SpecialTokens((101,), (102,), 0), layout.rows, "mean")
-    for batch in plan_batches(builder.lengths, max_batch_tokens=8192):
-        hb = builder.build(batch)      # hb.ids (B, W), hb.plan, hb.rows
+    for windows in plan_batches(builder.lengths, max_batch_tokens=8192):
+        batch = builder.build(windows)      # batch.ids (B, W), batch.plan, batch.rows
+        on_device = batch.to_device("cpu")  # on_device.ids (B, W), on_device.index
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench.encoding.alignment import Window
-from workbench.encoding.pooling import Pooling, PoolingPlan, pooled_order, pooling_plan_flat
+from workbench.encoding.pooling import (
+    Pooling,
+    PoolingIndex,
+    PoolingPlan,
+    pooled_order,
+    pooling_plan_flat,
+)
 from workbench.encoding.prepare import Prepared
+from workbench.errors import EncodingError, WorkbenchError
 
-Shapes = Literal["exact", "bucketed"]
-BUCKET_STEP = 8  # "bucketed" widths up to 64 are multiples of this; the step doubles per octave
-MIN_FILL = 0.1  # an "exact" batch holds this share of the budget before a length drop closes it
-#: :data:`MIN_FILL` on a GPU, where a batch costs a fixed time however small: on an H200 the
-#: packaged model's bare forward took 2.2 ms for 8,192 tokens and 2.3 ms for 16,384
-#: (docs/benchmarks.md, "The batch pipeline and the GPU"), so fewer, fuller batches win.
+if TYPE_CHECKING:
+    import torch
+
+CPU_BATCH_TOKENS = (
+    8192  # padded tokens per batch on a CPU or mps (docs/benchmarks.md, "Extraction")
+)
+MIN_FILL = 0.1  # a batch holds this share of the budget before a drop in length closes it
+#: :data:`MIN_FILL` on a GPU, where a batch costs about the same time however small it is, so
+#: fewer, fuller batches win (docs/benchmarks.md, "The batch pipeline and the GPU").
 GPU_MIN_FILL = 0.25
+ALIGN = 8  # bytes: each array of a packed buffer starts at a multiple of this
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,32 @@ class SpecialTokens:
 
 
 @dataclass(frozen=True)
-class HostBatch:
+class DeviceBatch:
+    """A batch's model inputs ``(batch, width)`` and pooling indices, on the device; ``mask``
+    is None for a batch without padding."""
+
+    ids: torch.Tensor
+    mask: torch.Tensor | None
+    index: PoolingIndex
+
+
+@dataclass(frozen=True)
+class PackedBatch:
+    """A batch's device arrays in one host buffer, copied to the device at once.
+
+    Attributes:
+        buffer: ``(n_bytes,)`` uint8 (pinned for a CUDA device): each array's bytes, each
+            starting at a multiple of :data:`ALIGN`.
+        parts: ``(name, offset, n_bytes, dtype, shape)`` of each array, in
+            :meth:`Batch.device_arrays` order (``dtype``: torch's).
+    """
+
+    buffer: torch.Tensor
+    parts: tuple[tuple[str, int, int, torch.dtype, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Batch:
     """One batch as the host prepares it.
 
     Attributes:
@@ -84,63 +116,109 @@ class HostBatch:
     n_owned: int
     padded: bool
 
-    def device_arrays(self) -> list[np.ndarray]:
-        """The flat arrays the device needs, in the order they are packed for it: ids, mask,
-        single positions, multi positions, multi segments (the multi weights aside)."""
+    def device_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays the device needs, by name, contiguous: ``ids``, ``mask`` ``(batch,
+        width)`` int64; the pooling plan's ``single_positions`` ``(n_single,)``,
+        ``multi_positions``, ``multi_segments`` ``(n_parts,)`` int64 and ``multi_weights``
+        ``(n_parts,)`` float32."""
         plan = self.plan
-        return [
-            self.ids.reshape(-1),
-            self.mask.reshape(-1),
-            plan.single_positions,
-            plan.multi_positions,
-            plan.multi_segments,
-        ]
+        return {
+            "ids": np.ascontiguousarray(self.ids, dtype=np.int64),
+            "mask": np.ascontiguousarray(self.mask, dtype=np.int64),
+            "single_positions": np.ascontiguousarray(plan.single_positions, dtype=np.int64),
+            "multi_positions": np.ascontiguousarray(plan.multi_positions, dtype=np.int64),
+            "multi_segments": np.ascontiguousarray(plan.multi_segments, dtype=np.int64),
+            "multi_weights": np.ascontiguousarray(plan.multi_weights, dtype=np.float32),
+        }
+
+    def on_device(self, tensors: dict[str, torch.Tensor]) -> DeviceBatch:
+        """The :class:`DeviceBatch` of :meth:`device_arrays`' tensors (same names, shapes)."""
+        index = PoolingIndex(
+            tensors["single_positions"],
+            tensors["multi_positions"],
+            tensors["multi_segments"],
+            tensors["multi_weights"],
+            len(self.plan.multi_words),
+        )
+        return DeviceBatch(tensors["ids"], tensors["mask"] if self.padded else None, index)
+
+    def pack(self, pin: bool) -> PackedBatch:
+        """:meth:`device_arrays` copied into one host buffer (pinned if ``pin``), so that the
+        batch reaches the device in one copy (non-blocking from pinned memory)."""
+        import torch
+
+        arrays = self.device_arrays()
+        parts, offset = [], 0
+        for name, array in arrays.items():
+            dtype = torch.from_numpy(array[:0]).dtype
+            parts.append((name, offset, array.nbytes, dtype, array.shape))
+            offset += -(-array.nbytes // ALIGN) * ALIGN
+        buffer = torch.empty(offset, dtype=torch.uint8, pin_memory=pin)
+        host = buffer.numpy()
+        for (_, start, size, _, _), array in zip(parts, arrays.values()):
+            host[start : start + size].view(array.dtype)[:] = array.reshape(-1)
+        return PackedBatch(buffer, tuple(parts))
+
+    def to_device(self, device: str, packed: PackedBatch | None = None) -> DeviceBatch:
+        """The batch on ``device``: the packed buffer (``packed``, else packed now, pinned on
+        cuda) in one non-blocking copy, viewed as its arrays there; on the CPU without
+        ``packed``, tensors sharing :meth:`device_arrays`' memory (no copy).
+
+        A batch without padding gets no mask: what transformers does itself after checking the
+        mask's values (``mask.all()``), a check that on a GPU waits for all queued work; with
+        SDPA it also allows the fused kernels that take no mask. Same results.
+        """
+        import torch
+
+        if packed is None and device == "cpu":
+            arrays = self.device_arrays()
+            return self.on_device({k: torch.from_numpy(v) for k, v in arrays.items()})
+        if packed is None:
+            packed = self.pack(pin=device.startswith("cuda"))
+        data = packed.buffer.to(device, non_blocking=True)
+        tensors = {
+            name: data[start : start + size].view(dtype).view(shape)
+            for name, start, size, dtype, shape in packed.parts
+        }
+        return self.on_device(tensors)
 
 
-def bucket_width(width: int, limit: int) -> int:
-    """``width`` rounded up to the next step of the bucket ladder, at most ``limit`` (and never
-    below ``width``): multiples of :data:`BUCKET_STEP` up to 64, then the step doubles with each
-    doubling of the width (16 up to 128, 32 up to 256, 64 up to 512, ...), so each octave of
-    widths has four buckets and a row gets at most a quarter of its width in padding.
-
-    Example: ``bucket_width(13, 512) == 16``, ``bucket_width(65, 512) == 80``,
-    ``bucket_width(300, 512) == 320``, ``bucket_width(500, 490) == 500``.
-    """
-    step = max(BUCKET_STEP, 1 << max(0, (width - 1).bit_length() - 3))
-    return min(-(-width // step) * step, max(limit, width))
-
-
-def bucket_rows(rows: int, full: int) -> int:
-    """Rows of a bucketed batch holding ``rows`` windows: ``rows`` rounded up to a power of two,
-    at most ``full`` (the budget's rows at this width), never below ``rows``."""
-    return max(rows, min(full, 1 << max(0, rows - 1).bit_length()))
+def batch_error(exc: Exception, stage: str, batch: Batch | None) -> WorkbenchError:
+    """The project's error for an exception in a stage of running a batch (``prep``, ``h2d``,
+    ``forward``, ``pooling``, ``d2h``, ``write``): a :class:`WorkbenchError` passes unchanged,
+    an out-of-memory or any other failure becomes an :class:`EncodingError` naming the stage
+    and the batch's shape."""
+    if isinstance(exc, WorkbenchError):
+        return exc
+    where = f" on a batch of {batch.ids.shape[0]} x {batch.ids.shape[1]} tokens" if batch else ""
+    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    if "out of memory" in text.lower() or "can't allocate memory" in text.lower():
+        return EncodingError(
+            f"The device ran out of memory in the {stage} stage{where}: {text}. "
+            "Lower max_batch_tokens, or keep fewer layers (layers=...)."
+        )
+    name = type(exc).__name__
+    return EncodingError(f"Encoding failed in the {stage} stage{where}: {name}: {text}")
 
 
 def plan_batches(
-    lengths: np.ndarray,
-    max_batch_tokens: int,
-    shapes: Shapes = "exact",
-    specials: int = 0,
-    max_width: int = 512,
-    min_fill: float = MIN_FILL,
+    lengths: np.ndarray, max_batch_tokens: int, min_fill: float = MIN_FILL
 ) -> list[np.ndarray]:
     """Window indices grouped into batches, longest first.
 
-    ``exact``: a batch closes when one more window would take its padded size (windows x the
-    longest one) past ``max_batch_tokens``, or, once it holds ``min_fill`` of the budget, when
-    the next window is more than 3% shorter than its longest, so many batches hold windows of
-    one length (the padding this leaves is measured in docs/benchmarks.md, "Extraction").
-    ``bucketed``: a batch holds windows of one bucket width (``length +
-    specials`` rounded up, at most ``max_width``), as many as the budget allows.
+    A batch closes when one more window would take its padded size (windows x the longest
+    one) past ``max_batch_tokens``, or, once it holds ``min_fill`` of the budget, when the next
+    window is more than 3% shorter than its longest, so many batches hold windows of one
+    length (docs/benchmarks.md, "Extraction", has the padding this leaves).
 
     Args:
         lengths: ``(n_windows,)`` subwords of each window (specials excluded).
         max_batch_tokens: padded tokens per batch.
-        shapes: ``exact`` or ``bucketed`` (see the module docstring).
-        specials: special tokens per window (for ``bucketed`` widths).
-        max_width: the model's input limit (for ``bucketed`` widths).
-        min_fill: the share of the budget a batch holds before a drop in length closes it
-            (``exact``): less padding when small, larger batches when large.
+        min_fill: the share of the budget a batch holds before a drop in length closes it:
+            less padding when small, larger batches when large.
+
+    Example: ``plan_batches(np.array([3, 9, 9, 4]), 20)`` -> ``[array([1, 2]), array([3]),
+    array([0])]`` (the 3 is more than 3% shorter than the 4, whose batch holds 10% already).
     """
     order = np.argsort(-np.asarray(lengths), kind="stable")
     batches: list[np.ndarray] = []
@@ -149,15 +227,9 @@ def plan_batches(
     min_tokens = int(max_batch_tokens * min_fill)
     for idx in order.tolist():
         length = int(lengths[idx])
-        if shapes == "bucketed":
-            length = bucket_width(length + specials, max_width)
         if current:
             full = width * (len(current) + 1) > max_batch_tokens
-            if shapes == "bucketed":
-                closes = full or length != width
-            else:
-                closes = full or (length < 0.97 * width and width * len(current) >= min_tokens)
-            if closes:
+            if full or (length < 0.97 * width and width * len(current) >= min_tokens):
                 batches.append(np.array(current))
                 current = []
         if not current:
@@ -169,7 +241,7 @@ def plan_batches(
 
 
 class BatchBuilder:
-    """Builds the :class:`HostBatch` of a batch of windows (thread-safe: it only reads).
+    """Builds the :class:`Batch` of a group of windows (thread-safe: it only reads).
 
     Args:
         prep: the tokenized input and its windows.
@@ -177,10 +249,7 @@ class BatchBuilder:
         rows: ``(n_words,)`` output row of each running word of ``prep`` (``-1``: not kept);
             None for a builder that only pads inputs (:meth:`inputs`).
         pooling: ``first``, ``mean`` or ``last``.
-        shapes: ``exact`` pads to the batch's longest window; ``bucketed`` to its bucket
-            width and its rows to a power of two, at most ``max_batch_tokens // width``.
-        max_batch_tokens: the budget (for ``bucketed`` row counts).
-        max_width: the model's input limit (for ``bucketed`` widths).
+        max_batch_tokens: padded tokens per batch (:func:`plan_batches`).
         gather: take a batch's words from flat arrays of the whole input in a few array
             operations (default); False: window by window, the reference (same result).
         min_fill: share of the budget a batch holds before a drop in length closes it
@@ -196,9 +265,7 @@ class BatchBuilder:
         specials: SpecialTokens,
         rows: np.ndarray | None,
         pooling: Pooling,
-        shapes: Shapes = "exact",
-        max_batch_tokens: int = 8192,
-        max_width: int = 512,
+        max_batch_tokens: int = CPU_BATCH_TOKENS,
         gather: bool = True,
         min_fill: float = MIN_FILL,
     ) -> None:
@@ -208,9 +275,7 @@ class BatchBuilder:
         self.specials = specials
         self.rows = rows
         self.pooling = pooling
-        self.shapes = shapes
         self.max_batch_tokens = max_batch_tokens
-        self.max_width = max_width
         # a batch is gathered from the input's flat arrays (Prepared), not looped over: each
         # window's sentence, words and subword range in ``prep.flat_ids`` (``_w_a`` to
         # ``_w_b``), whether it owns all its words (the usual case), every word's output row
@@ -231,14 +296,7 @@ class BatchBuilder:
 
     def batches(self) -> list[np.ndarray]:
         """The batches to run (:func:`plan_batches` with this builder's settings)."""
-        return plan_batches(
-            self.lengths,
-            self.max_batch_tokens,
-            self.shapes,
-            self.specials.count,
-            self.max_width,
-            self.min_fill,
-        )
+        return plan_batches(self.lengths, self.max_batch_tokens, self.min_fill)
 
     def _padded(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The padded ``(ids, mask)`` int64 arrays ``(batch, width)`` of a batch of windows,
@@ -248,18 +306,13 @@ class BatchBuilder:
         n = len(batch)
         a, length = self._w_a[batch], self.lengths[batch]
         width = int(length.max()) + sp.count
-        n_rows = n
-        if self.shapes == "bucketed":
-            width = bucket_width(width, self.max_width)
-            n_rows = bucket_rows(n_rows, self.max_batch_tokens // width)
-        ids = np.full((n_rows, width), sp.pad, dtype=np.int64)
-        ids[:, :prefix] = head  # dummy rows too: specials only, so no row is fully masked
+        ids = np.full((n, width), sp.pad, dtype=np.int64)
+        ids[:, :prefix] = head
         row, k = _ranges(length)  # subword k of row `row`
         ids[row, prefix + k] = self.prep.flat_ids[a[row] + k]
-        end = np.full(n_rows, prefix, dtype=np.int64)
-        end[:n] += length
+        end = prefix + length
         for t, token in enumerate(tail):
-            ids[np.arange(n_rows), end + t] = token
+            ids[np.arange(n), end + t] = token
         mask = (np.arange(width) < (end + len(tail))[:, None]).astype(np.int64)
         return ids, mask
 
@@ -274,7 +327,7 @@ class BatchBuilder:
         bounds = list(zip((self._w_a[batch] - first).tolist(), (self._w_b[batch] - first).tolist()))
         return ids, mask, windows, bounds
 
-    def build(self, batch: np.ndarray) -> HostBatch:
+    def build(self, batch: np.ndarray) -> Batch:
         """Pad the batch's windows into one input and plan the pooling of its kept words."""
         all_rows = self.rows
         if all_rows is None:
@@ -299,7 +352,7 @@ class BatchBuilder:
         plan = pooling_plan_flat(starts, ends, self.pooling)
         padded = not bool(mask.all())
         n_tokens, n_owned = int(self.lengths[batch].sum()), int(self._w_owned[batch].sum())
-        return HostBatch(ids, mask, plan, targets[pooled_order(plan)], n_tokens, n_owned, padded)
+        return Batch(ids, mask, plan, targets[pooled_order(plan)], n_tokens, n_owned, padded)
 
     def _owned_words(
         self, batch: np.ndarray, width: int, prefix: int, all_rows: np.ndarray
@@ -320,42 +373,6 @@ class BatchBuilder:
             ends.append(self.prep.word_offsets[word + 1] + shift)
             target_parts.append(rows)
         return np.concatenate(starts), np.concatenate(ends), np.concatenate(target_parts)
-
-
-@dataclass(frozen=True)
-class ChunkBuilders:
-    """Makes the :class:`BatchBuilder` of each chunk of an input
-    (:class:`~workbench.encoding.stream.BatchStream`'s ``make_builder``); plain data, so a
-    stream pickles to a worker process with it.
-
-    Attributes:
-        specials, pooling, shapes, max_batch_tokens, max_width, min_fill: as
-            :class:`BatchBuilder` takes them.
-        rows: ``(n_words,)`` output row of each running word of the whole input (``-1``: not
-            kept), or None for builders that only pad inputs.
-    """
-
-    specials: SpecialTokens
-    rows: np.ndarray | None
-    pooling: Pooling
-    shapes: Shapes
-    max_batch_tokens: int
-    max_width: int
-    min_fill: float
-
-    def __call__(self, prep: Prepared, first: int, last: int) -> BatchBuilder:
-        """The builder of a chunk whose running words are the input's ``first`` to ``last``."""
-        rows = None if self.rows is None else self.rows[first:last]
-        return BatchBuilder(
-            prep,
-            self.specials,
-            rows,
-            self.pooling,
-            self.shapes,
-            self.max_batch_tokens,
-            self.max_width,
-            min_fill=self.min_fill,
-        )
 
 
 def _ranges(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -90,8 +90,8 @@ def choose_dtype(dtype: DtypeName, device: str) -> torch.dtype:
     (where supported) and on a CPU that computes in bfloat16 natively
     (:func:`cpu_bf16_native`), float32 elsewhere.
 
-    On such a CPU bfloat16 encodes 1.7x as fast as float32 and moves WSD F1 and the geometry
-    table by less than the noise (docs/benchmarks.md, "bfloat16 on the CPU"); float32 is
+    On such a CPU bfloat16 encodes faster than float32 and moves WSD F1 and the geometry
+    table by less than the noise (measured in docs/benchmarks.md, "bfloat16 on the CPU"); float32 is
     ``dtype="float32"`` (or ``WORKBENCH_DTYPE=float32``) away, and every cache key and report
     names the dtype used.
 

@@ -1,25 +1,31 @@
 """``Encoder``: load a model once, encode words into layerwise contextual vectors.
 
-Pipeline of :meth:`Encoder.encode`:
+:meth:`Encoder.encode`, top to bottom:
 
-1. validate and split the input (:func:`workbench.encoding.alignment.normalize_input`);
-2. tokenize each distinct word once with the fast tokenizer and lay the subwords out per
-   word and sentence (:mod:`workbench.encoding.prepare`); a word the tokenizer maps to nothing
-   is given the unknown token (noted);
+1. validate and split the input (:func:`workbench.encoding.alignment.normalize_input`), lay out
+   the output rows of the kept words (:class:`~workbench.encoding.rows.RowLayout`);
+2. tokenize each distinct word once with the fast tokenizer and lay the subwords out per word
+   and sentence (:class:`~workbench.encoding.prepare.Preparer`); a word the tokenizer maps to
+   nothing is given the unknown token (noted);
 3. cut sentences longer than the model's maximum into overlapping windows of whole words;
    each word takes its vector from the window where it has the most context;
-4. sort windows by length and form batches under a token budget (padding only to each
-   batch's own longest sequence; a batch closes early where lengths drop by more than 3%:
-   :mod:`workbench.encoding.batching`); steps 2-4 run on the whole input at once on a CPU,
-   chunk by chunk on cuda, the next chunk tokenized while the device runs this one
-   (:mod:`workbench.encoding.stream`);
-5. run the batches through the pipeline of :mod:`workbench.encoding.pipeline`: pad each batch
-   and plan its pooling (on a producer thread ahead of the model, on cuda), run the model
-   (eagerly, or compiled: :mod:`workbench.encoding.runner`) under ``torch.inference_mode``
-   with all hidden states, pool subwords into the kept words and layers on the device, cast
-   there to the store dtype (:mod:`workbench.encoding.pooling`), and write the rows into the
-   output (:mod:`workbench.encoding.rows`) in input order (on cuda: copied on a side stream
-   and written by a writer thread while the next batch computes).
+4. sort windows by length and group them into batches under a token budget (padding only to
+   each batch's own longest window; a batch closes early where lengths drop by more than 3%:
+   :func:`~workbench.encoding.batching.plan_batches`);
+5. for each batch: pad it and plan its pooling
+   (:meth:`~workbench.encoding.batching.BatchBuilder.build`), move it to the device, run the
+   model under ``torch.inference_mode`` with all hidden states
+   (:class:`~workbench.encoding.runner.ModelRunner`), pool subwords into the kept words and
+   layers on the device, cast there to the store dtype
+   (:func:`~workbench.encoding.pooling.pool_words`), and write the rows into the output in
+   input order.
+
+That is the plain loop, in :meth:`Encoder._plain_loop`, which runs in the calling thread. One
+option, ``pipeline`` (:class:`~workbench.encoding.pipeline.overlap.PipelineConfig`), instead
+runs the same stages overlapped (:func:`~workbench.encoding.pipeline.overlap.run_overlapped`:
+a producer thread tokenizing chunk by chunk and building the next batches, a writer thread
+writing the rows), by default on cuda only; on cuda the batch budget is measured when the
+encoder loads (:mod:`workbench.encoding.pipeline.budget`).
 
 Example:
     >>> enc = Encoder()                                  # packaged all-MiniLM-L6-v2
@@ -34,10 +40,9 @@ import gc
 import os
 import time
 import warnings
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import partial
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -45,23 +50,76 @@ import torch
 
 from workbench.encoding import models
 from workbench.encoding.alignment import Sentences, normalize_input
-from workbench.encoding.batch_process import BatchProcess
-from workbench.encoding.batching import ChunkBuilders, Shapes, SpecialTokens
-from workbench.encoding.budget import CPU_BATCH_TOKENS, BudgetChoice, measure_batch_tokens
+from workbench.encoding.batching import (
+    CPU_BATCH_TOKENS,
+    Batch,
+    BatchBuilder,
+    SpecialTokens,
+    batch_error,
+)
 from workbench.encoding.device import DtypeName, choose_device, choose_dtype
 from workbench.encoding.embeddings import LayerwiseEmbeddings
-from workbench.encoding.pipeline import PipelineConfig, StageTimes, run_batches, run_batches_timed
-from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling
-from workbench.encoding.prepare import Preparer
+from workbench.encoding.pipeline.budget import BudgetChoice, measure_batch_tokens
+from workbench.encoding.pipeline.overlap import PipelineConfig, run_overlapped
+from workbench.encoding.pipeline.stream import BatchStream
+from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling, pool_words
+from workbench.encoding.prepare import Prepared, Preparer
 from workbench.encoding.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
-from workbench.encoding.runner import CompileMode, ModelRunner
-from workbench.encoding.stream import BatchStream
-from workbench.encoding.workers import Clock
+from workbench.encoding.runner import ModelRunner
 from workbench.errors import InputError
 from workbench.fileio import atomic_path
 
 Attention = Literal["auto", "sdpa", "eager"]
 ATTENTIONS: tuple[str, ...] = ("auto", "sdpa", "eager")
+#: ``input`` (checking it, the output rows and array), ``tokenize`` and ``layout`` (the input's
+#: tokens, windows and batches), each batch's ``prep`` .. ``write``, and ``finish`` (the result).
+STAGES: tuple[str, ...] = (
+    "input", "tokenize", "layout", "prep", "h2d", "forward", "pooling", "d2h", "write", "finish",
+)  # fmt: skip
+BATCH_STAGES = frozenset(STAGES[3:9])  # the stages of each batch, prep .. write
+
+
+@dataclass
+class StageTimes:
+    """Where an encoding call's time goes, for ``encode(..., profile=StageTimes())``.
+
+    By default the call runs the plain loop, waiting for the device after each stage, and adds
+    each stage's seconds (:data:`STAGES`) to ``seconds``: where the time goes, not how fast the
+    overlapped run is. With ``overlapped=True`` the call runs as it would without a profile and
+    ``threads`` gets what each of its threads did and waited for.
+
+    Attributes:
+        seconds: stage -> seconds, summed over the batches (``overlapped``: only the stages
+            timed outside the batches: input, tokenize and layout (on the producer thread
+            when overlapped), finish).
+        batches, tokens: batches run and subwords they held (specials, padding excluded; not
+            ``overlapped``).
+        overlapped: profile the call's own run instead of its stages in turn.
+        threads: ``overlapped``: ``"thread: activity"`` -> seconds: the calling thread's
+            ``main: wait for a batch`` (in the plain loop: building it), ``main: launch``
+            (inputs to the device, the forward pass, pooling and the copy back queued),
+            ``main: wait for the writer``, ``main: finish``, or in the plain loop ``main: run
+            and write``; the producer's and the writer's
+            (:class:`~workbench.encoding.pipeline.threads.Prefetcher`,
+            :class:`~workbench.encoding.pipeline.threads.RowWriter`).
+
+    Example::
+
+        times = StageTimes()
+        enc.encode(sentences, profile=times)
+        times.shares()["forward"]          # the forward pass's share of the call
+    """
+
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    batches: int = 0
+    tokens: int = 0
+    overlapped: bool = False
+    threads: dict[str, float] = field(default_factory=dict)
+
+    def shares(self) -> dict[str, float]:
+        """Each stage's fraction of the total."""
+        total = sum(self.seconds.values()) or 1.0
+        return {k: v / total for k, v in self.seconds.items()}
 
 
 class Encoder:
@@ -76,19 +134,16 @@ class Encoder:
             Results are always float32 (or float16 if stored so).
         pooling: default subword -> word pooling (``first``, ``mean``, ``last``).
         max_batch_tokens: padded tokens per batch (batch size x longest sequence); default:
-            8,192 on a CPU, measured on a GPU (:mod:`workbench.encoding.budget`).
+            8,192 on a CPU, measured on cuda (:mod:`workbench.encoding.pipeline.budget`).
         max_length: model input length (default: what the tokenizer and position embeddings
             allow); longer sentences are encoded in windows.
         stride: subwords between consecutive window starts (default: half a window).
-        compile: run the forward pass through ``torch.compile``: ``True`` (dynamic shapes)
-            or a mode, ``reduce-overhead`` for CUDA graphs (see
-            :mod:`workbench.encoding.runner`); faster after a one-off compilation, so worth
-            it for long runs only (docs/benchmarks.md). ``cudagraphs`` (cuda only): the
-            eager kernels replayed from one CUDA graph per batch shape, no compiler.
+        compile: run the forward pass through ``torch.compile`` (:mod:`workbench.encoding.runner`);
+            faster after a one-off compilation, so worth it for long runs only.
         attention: the attention kernel: ``auto`` (the model's default: ``sdpa``, PyTorch's
             fused attention, where transformers supports it), ``sdpa`` or ``eager``.
-        pipeline: how the stages of a batch overlap (:class:`PipelineConfig`; the default
-            overlaps them on cuda and runs them in turn on a CPU).
+        pipeline: the plain loop or the overlapped run (:class:`PipelineConfig`; the default
+            overlaps on cuda and runs the plain loop elsewhere).
 
     Attributes:
         model, tokenizer: the loaded HuggingFace objects.
@@ -96,9 +151,8 @@ class Encoder:
         n_layers, dim, max_length, device, dtype, max_batch_tokens.
         budget: how ``max_batch_tokens`` was chosen (:class:`BudgetChoice`).
         specials: the special tokens around each window.
-        shapes: ``exact`` or ``bucketed`` batch shapes (bucketed for CUDA graphs).
-        batch_process: the worker process preparing batches (``pipeline.producer ==
-            "process"`` with batches prepared ahead), else None; it ends with the encoder.
+        overlapped: whether :meth:`encode` runs its batches overlapped (``pipeline``).
+        min_fill: the share of the budget a batch holds before a drop in length closes it.
     """
 
     def __init__(
@@ -110,7 +164,7 @@ class Encoder:
         max_batch_tokens: int | None = None,
         max_length: int | None = None,
         stride: int | None = None,
-        compile: bool | CompileMode = False,
+        compile: bool = False,
         attention: Attention = "auto",
         pipeline: PipelineConfig | None = None,
     ) -> None:
@@ -124,12 +178,8 @@ class Encoder:
             choices = ", ".join(ATTENTIONS)
             raise InputError(f"Unknown attention '{attention}'; choose one of {choices}.")
         self.pipeline = pipeline or PipelineConfig()
+        self.overlapped = self.pipeline.overlap_on(self.device)
         self.tokenizer = models.load_tokenizer(self.source)
-        self.batch_process: BatchProcess | None = None
-        if self.pipeline.producer == "process" and self.pipeline.prefetch_on(self.device) > 0:
-            self.batch_process = BatchProcess()
-            weakref.finalize(self, self.batch_process.close)
-            self.batch_process.start(self.tokenizer)  # its imports load while the model does
         self.model = models.load_model(self.source, self.dtype)
         # nn.Module.to moves in place; transformers' own `to` is typed for another call form
         torch.nn.Module.to(self.model, self.device)
@@ -148,10 +198,6 @@ class Encoder:
         if attention != "auto":
             self._set_attention(attention)
         self.runner = ModelRunner(self.model, self.device, compile)
-        shapes = self.pipeline.shapes
-        self.shapes: Shapes = (
-            ("bucketed" if self.runner.cuda_graphs else "exact") if shapes == "auto" else shapes
-        )
         self.budget = self._choose_budget(max_batch_tokens)
         self.max_batch_tokens = self.budget.tokens
         self.min_fill = self.pipeline.min_fill_on(self.device)
@@ -182,9 +228,8 @@ class Encoder:
             ) from exc
 
     def _choose_budget(self, requested: int | None) -> BudgetChoice:
-        """The given budget, else 8,192 tokens on a CPU or mps, else one measured on cuda (with
-        CUDA graphs, through them: a replayed batch pays no launches, so a smaller one keeps
-        the device busy; the graphs of the trial batches are dropped after)."""
+        """The given budget, else :data:`CPU_BATCH_TOKENS` on a CPU or mps, else one measured on
+        cuda with the eager model (:func:`measure_batch_tokens`)."""
         if requested is not None:
             return BudgetChoice(int(requested), (), "given")
         if not self.device.startswith("cuda"):
@@ -195,13 +240,7 @@ class Encoder:
             return model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
 
         vocab = int(getattr(model.config, "vocab_size", 0) or len(self.tokenizer))
-        graphs = self.runner.graphs
-        choice = measure_batch_tokens(
-            forward if graphs is None else self.runner, self.device, vocab
-        )
-        if graphs is not None:
-            graphs.clear()
-        return choice
+        return measure_batch_tokens(forward, self.device, vocab)
 
     def _special_template(self) -> SpecialTokens:
         """The special tokens the tokenizer puts before and after a sentence ([CLS] .. [SEP]).
@@ -248,7 +287,29 @@ class Encoder:
             "max_batch_tokens": self.max_batch_tokens,
         }
 
-    # ------------------------------------------------------------------ tokenization
+    # ------------------------------------------------------------------ tokenization, batches
+    def preparer(self) -> Preparer:
+        """A :class:`~workbench.encoding.prepare.Preparer` for one input: tokenizes it (each
+        distinct word once) and plans its windows."""
+        return Preparer(self.tokenizer, self.window_tokens, self.stride)
+
+    def batch_builder(
+        self, prep: Prepared, rows: np.ndarray | None, pooling: Pooling
+    ) -> BatchBuilder:
+        """The :class:`~workbench.encoding.batching.BatchBuilder` of a tokenized input (or
+        chunk): its batches under this encoder's budget.
+
+        Args:
+            prep: the tokenized input.
+            rows: ``(n_words,)`` output row of each of its running words (``-1``: not kept), or
+                None for batches that only give model inputs
+                (:meth:`~workbench.encoding.batching.BatchBuilder.inputs`).
+            pooling: subword pooling.
+        """
+        return BatchBuilder(
+            prep, self.specials, rows, pooling, self.max_batch_tokens, min_fill=self.min_fill
+        )
+
     def batch_stream(
         self,
         words: list[list[str]],
@@ -256,30 +317,22 @@ class Encoder:
         pooling: Pooling,
         lap: Callable[..., None] | None = None,
     ) -> BatchStream:
-        """The batches :meth:`encode` runs for validated word lists, chunk by chunk as the
-        pipeline configuration asks (:mod:`workbench.encoding.stream`).
+        """The batches :meth:`encode` runs for validated word lists, with the builder of each:
+        the whole input at once in the plain loop, chunk by chunk where the overlapped run
+        streams it (:mod:`workbench.encoding.pipeline.stream`).
 
         Args:
             words: from :func:`workbench.encoding.alignment.normalize_input`.
-            rows: ``(n_words,)`` output row of each running word (``-1``: not kept), or None
-                for batches that only give model inputs
-                (:meth:`~workbench.encoding.batching.BatchBuilder.inputs`).
+            rows: ``(n_words,)`` output row of each running word (``-1``: not kept), or None.
             pooling: subword pooling.
             lap: records each chunk's tokenizing and planning (a profile).
         """
 
-        builders = ChunkBuilders(
-            self.specials,
-            rows,
-            pooling,
-            self.shapes,
-            self.max_batch_tokens,
-            self.max_length,
-            self.min_fill,
-        )
-        preparer = Preparer(self.tokenizer, self.window_tokens, self.stride)
+        def make_builder(prep: Prepared, first: int, last: int) -> BatchBuilder:
+            return self.batch_builder(prep, None if rows is None else rows[first:last], pooling)
+
         first = self.pipeline.stream_on(self.device, self.max_batch_tokens)
-        return BatchStream(words, preparer, builders, first, lap)
+        return BatchStream(words, self.preparer(), make_builder, first, lap)
 
     # ------------------------------------------------------------------ encoding
     def encode(
@@ -308,12 +361,10 @@ class Encoder:
                 complete (a failed or interrupted run leaves no file there).
             store_dtype: ``float32`` (default) or ``float16`` for the stored vectors.
             pooling: subword pooling for this call (default: the encoder's).
-            profile: a :class:`~workbench.encoding.pipeline.StageTimes` to add each stage's
-                seconds to, the whole call's (tokenizing, the output layout, each batch's
-                stages, the finishing); the stages then run one after another (no overlap),
-                so that each is timed alone (for benchmarks). With ``StageTimes(overlapped=
-                True)`` the call runs as usual and the profile gets what each of its threads
-                did and waited for instead.
+            profile: a :class:`StageTimes` to add each stage's seconds to: the call then runs
+                the plain loop, waiting for the device after each stage, so that each is timed
+                alone; with ``StageTimes(overlapped=True)`` the call runs as usual and the
+                profile gets what each of its threads did and waited for.
 
         Raises:
             InputError: bad input (named), before any work starts.
@@ -329,7 +380,7 @@ class Encoder:
             )
 
     def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling, profile):
-        lap = _lap(profile)
+        lap = _Laps(profile, self.device)
         words = normalize_input(sentences)
         pooling = check_pooling(pooling or self.pooling)
         kept_layers = self.check_layers(layers)
@@ -338,32 +389,28 @@ class Encoder:
             raise InputError(f"store_dtype must be float32 or float16, not '{store_dtype}'.")
         layout = RowLayout.build(words, masks)
         shape = (layout.n, len(kept_layers), self.dim)
-        batches = self.batch_stream(words, layout.rows, pooling, lap)
         if out is None:
             vectors = allocate(shape, np.dtype(store_dtype), None)
-            if self.pipeline.prefault:
-                torch.from_numpy(vectors).zero_()  # the pages mapped now, by torch's threads
             lap("input")
-            self._run(batches, kept_layers, vectors, progress, profile)
+            notes, spans = self._run(words, layout, pooling, kept_layers, vectors, progress, lap)
             lap()
         else:
             with atomic_path(out, suffix=".npy") as tmp:  # at `out` only once complete
                 stream = allocate(shape, np.dtype(store_dtype), tmp)
                 lap("input")
-                self._run(batches, kept_layers, stream, progress, profile)
+                notes, spans = self._run(words, layout, pooling, kept_layers, stream, progress, lap)
                 lap()
                 if isinstance(stream, np.memmap):
                     stream.flush()
                 del stream
             vectors = np.load(out, mmap_mode="r")
-        notes = batches.notes()
         result = LayerwiseEmbeddings(
             vectors=vectors,
             layers=kept_layers,
             words=layout.words,
             sentence_index=layout.sentence,
             word_index=layout.position,
-            spans=layout.spans(batches.word_spans()),
+            spans=layout.spans(spans),
             n_sentences=len(words),
             n_hidden=self.n_hidden,
             model_name=self.name,
@@ -389,39 +436,85 @@ class Encoder:
             raise InputError("layers is empty: keep at least one hidden state.")
         return tuple(sorted(set(LayerSpec(tuple(int(x) for x in layers)).resolve(self.n_hidden))))
 
-    def _run(self, batches, kept_layers, vectors, progress, profile) -> None:
-        """Run every batch and write the pooled rows of owned, kept words into ``vectors``."""
-        total = int(batches.sentence_words[-1])
+    def _run(
+        self,
+        words: list[list[str]],
+        layout: RowLayout,
+        pooling: Pooling,
+        layers: tuple[int, ...],
+        vectors: np.ndarray,
+        progress: Progress,
+        lap: _Laps,
+    ) -> tuple[list[str], np.ndarray]:
+        """Run every batch and write the pooled rows of owned, kept words into ``vectors``:
+        the plain loop, or overlapped where the pipeline option says so (a profile of the
+        stages in turn always runs the plain loop). Returns what tokenizing noted and every
+        running word's subword span ``(n_words, 2)``."""
+        total = len(layout.rows)
         bar, callback = progress_reporter(progress, total)
-        target = torch.from_numpy(vectors)  # shares memory (also with a memory map)
+        dest = torch.from_numpy(vectors)  # shares memory (also with a memory map)
         done = 0
 
-        def on_batch(words: int) -> None:
+        def on_batch(n_words: int) -> None:
             nonlocal done
-            done += words
+            done += n_words
             if bar is not None:
-                bar.update(words)
+                bar.update(n_words)
             if callback is not None:
                 callback(done / max(total, 1))
 
-        args = (batches, self.runner, list(kept_layers), target, self.device)
         self.model.eval()  # dropout off, even when a wrapper sharing the model switched it on
         try:
             with torch.inference_mode():
-                if profile is not None and not profile.overlapped:
-                    run_batches_timed(*args, profile)
-                    on_batch(total)
-                else:
-                    clock = Clock(profile.threads if profile is not None else None)
-                    worker = self.batch_process
-                    source = partial(worker.batches, batches, self.device) if worker else None
-                    run_batches(*args, self.pipeline, on_batch, clock, source)
-                    if profile is not None and worker is not None:
-                        for activity, seconds in worker.seconds.items():
-                            profile.threads[activity] = profile.threads.get(activity, 0.0) + seconds
+                if self.overlapped and not lap.in_turn:
+                    stream = self.batch_stream(words, layout.rows, pooling, lap)
+                    run_overlapped(
+                        stream, self.runner, layers, dest, self.device, self.pipeline,
+                        on_batch, lap.threads,
+                    )  # fmt: skip
+                    return stream.notes(), stream.word_spans()
+                return self._plain_loop(words, layout.rows, pooling, layers, dest, on_batch, lap)
         finally:
             if bar is not None:
                 bar.close()
+
+    def _plain_loop(self, words, rows, pooling, layers, dest, on_batch, lap):
+        """Tokenize the whole input, plan its batches, and run them one after another in this
+        thread: each built, moved to the device, run, pooled, and its rows written into
+        ``dest`` ``(n_rows, len(layers), dim)``. Returns the input's notes and word spans."""
+        prep = self.preparer()(words)  # subwords per word, windows of long sentences
+        lap("tokenize")
+        builder = self.batch_builder(prep, rows, pooling)
+        plan = builder.batches()  # window indices per batch, longest first
+        lap("layout")
+        for windows in plan:
+            stage, batch = "prep", None
+            try:
+                batch = builder.build(windows)  # padded ids and mask, pooling plan, output rows
+                lap.count(batch)
+                lap("prep")
+                if batch.plan.n_words:
+                    stage = "h2d"
+                    on_device = batch.to_device(self.device)
+                    lap("h2d")
+                    stage = "forward"
+                    out = self.runner(on_device.ids, on_device.mask)
+                    lap("forward")
+                    stage = "pooling"
+                    hidden = [out.hidden_states[k] for k in layers]
+                    pooled = pool_words(on_device.index, hidden, dest.dtype)
+                    del out, hidden
+                    lap("pooling")
+                    stage = "d2h"
+                    host = pooled.to("cpu")
+                    lap("d2h")
+                    stage = "write"
+                    dest.index_copy_(0, torch.from_numpy(batch.rows), host)
+                    lap("write")
+            except Exception as exc:
+                raise batch_error(exc, stage, batch) from exc
+            on_batch(batch.n_owned)
+        return prep.notes, prep.word_spans()
 
     def model_inputs(self, sentences: Sentences) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The padded ``(ids, mask)`` int64 arrays, ``(batch, width)`` each, of every batch
@@ -432,24 +525,47 @@ class Encoder:
             for ids, mask in enc.model_inputs(sentences):
                 enc.model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
         """
-        for builder, batch in self.batch_stream(normalize_input(sentences), None, self.pooling):
-            ids, mask, _, _ = builder.inputs(batch)
+        for builder, windows in self.batch_stream(normalize_input(sentences), None, self.pooling):
+            ids, mask, _, _ = builder.inputs(windows)
             yield ids, mask
 
 
-def _lap(profile: StageTimes | None) -> Callable[..., None]:
-    """``lap(stage)`` adds the seconds since the last lap to ``profile``'s ``stage``; ``lap()``
-    only restarts the clock (the batch stages time themselves); nothing without a profile."""
-    last = time.perf_counter()
+class _Laps:
+    """A call's profile clock: ``lap(stage)`` adds the seconds since the last lap to
+    ``profile``'s ``stage``, ``lap()`` only restarts the clock; nothing without a profile.
 
-    def lap(stage: str | None = None) -> None:
-        nonlocal last
+    Profiling the stages in turn (``in_turn``), each lap first waits for the device, so that a
+    stage's time is its own. In an overlapped profile the plain loop's batch stages are the
+    calling thread's: ``prep`` is ``main: wait for a batch``, the others ``main: run and
+    write`` (in ``threads``).
+    """
+
+    def __init__(self, profile: StageTimes | None, device: str) -> None:
+        self.profile = profile
+        self.in_turn = profile is not None and not profile.overlapped
+        self.threads = profile.threads if profile is not None and profile.overlapped else None
+        self.sync = self.in_turn and device.startswith("cuda")
+        self.device = device
+        self.last = time.perf_counter()
+
+    def __call__(self, stage: str | None = None) -> None:
+        if self.sync:
+            torch.cuda.synchronize(self.device)
         now = time.perf_counter()
+        profile = self.profile
         if profile is not None and stage is not None:
-            profile.seconds[stage] += now - last
-        last = now
+            if self.threads is not None and stage in BATCH_STAGES:
+                key = "main: wait for a batch" if stage == "prep" else "main: run and write"
+                self.threads[key] = self.threads.get(key, 0.0) + now - self.last
+            else:
+                profile.seconds[stage] += now - self.last
+        self.last = now
 
-    return lap
+    def count(self, batch: Batch) -> None:
+        """Count a batch run in turn and its subwords."""
+        if self.in_turn and self.profile is not None:
+            self.profile.batches += 1
+            self.profile.tokens += batch.n_tokens
 
 
 @contextmanager

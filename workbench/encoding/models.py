@@ -353,7 +353,7 @@ def weights_fingerprint(source: ModelSource, config: PretrainedConfig) -> str:
     installed, not the transformers version, so the same model copied to two places (or
     installed in two virtual environments) has one fingerprint, and a changed weight gives
     another. A hub model is read from its downloaded snapshot; when none is found the hub id
-    and revision stand in. Each file is read once per process (about 1.5 GB/s).
+    and revision stand in. Each file is read once per process.
     """
     if adapter_base(source) is not None:  # the base's identity and the adapter's content
         record = adapters.read_base_record(source.location)

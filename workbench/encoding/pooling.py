@@ -132,22 +132,6 @@ class PoolingIndex:
     multi_weights: torch.Tensor
     n_multi: int
 
-    @classmethod
-    def of(cls, plan: PoolingPlan) -> PoolingIndex:
-        """CPU tensors sharing the plan's memory (no copy)."""
-        import torch
-
-        def tensor(array: np.ndarray, dtype: type) -> torch.Tensor:
-            return torch.from_numpy(np.ascontiguousarray(array, dtype=dtype))
-
-        return cls(
-            tensor(plan.single_positions, np.int64),
-            tensor(plan.multi_positions, np.int64),
-            tensor(plan.multi_segments, np.int64),
-            tensor(plan.multi_weights, np.float32),
-            len(plan.multi_words),
-        )
-
 
 def pool_words(
     index: PoolingIndex, hidden: Sequence[torch.Tensor], dtype: torch.dtype

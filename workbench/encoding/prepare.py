@@ -10,8 +10,9 @@ context (:func:`workbench.encoding.alignment.plan_windows`,
 Each distinct word is tokenized once (:class:`WordPieceTable`: a corpus repeats its words, and
 with pre-split input a word's subwords do not depend on its neighbours), then laid out per
 sentence with array operations; a tokenizer where that does not hold is tokenized sentence by
-sentence. :class:`Preparer` does it chunk by chunk (the encoder's producer thread tokenizes
-the next chunk of a long input while the device runs this one), :func:`prepare` in one go.
+sentence. :class:`Preparer` does it for one input, or chunk by chunk over one input (the
+overlapped run tokenizes the next chunk while the device runs this one:
+:mod:`workbench.encoding.pipeline.stream`); :func:`prepare` in one go, its notes as warnings.
 
 Example::
 
@@ -153,7 +154,7 @@ class WordPieces:
 
     With pre-split input a fast tokenizer tokenizes each word on its own (WordPiece, BPE and
     Unigram models alike), so a word's subwords do not depend on its neighbours and a corpus
-    needs its distinct words tokenized, not its running words: SemCor has 13 times fewer.
+    needs its distinct words tokenized, not its running words (far fewer in a corpus).
     :class:`WordPieceTable` checks that on the corpus's first sentences and gives None for a
     tokenizer where it fails (a pre-tokenizer that marks only the first word, say).
 

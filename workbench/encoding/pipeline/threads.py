@@ -1,4 +1,4 @@
-"""The encoding pipeline's two worker threads, both stoppable at any moment.
+"""The overlapped run's two threads, both stoppable at any moment.
 
 :class:`Prefetcher` computes ``fn(item)`` for the next items on a producer thread, a bounded
 number ahead of the consumer; :class:`RowWriter` writes staged rows into the output on a writer
@@ -6,7 +6,7 @@ thread once their device-to-host copy has completed. Each is a context manager: 
 block (normally, on an exception or on ``KeyboardInterrupt``) stops its thread and joins it,
 and an exception raised in the thread is raised in the caller's. A blocked thread looks every
 ``POLL_S`` seconds whether it was stopped, so no thread outlives its run.
-:mod:`workbench.encoding.pipeline` runs the batches through them.
+:func:`workbench.encoding.pipeline.overlap.run_overlapped` runs the batches through them.
 
 Example::
 
@@ -59,7 +59,7 @@ class Clock:
 
 class Prefetcher(Generic[T, R]):
     """``fn(item)`` for each item, in order, computed by a producer thread at most ``depth``
-    items ahead of the consumer (``depth`` 0: in the consumer's thread, when asked for).
+    items ahead of the consumer (at least one).
 
     Use as a context manager: leaving it (normally, on an exception or a KeyboardInterrupt)
     stops the producer and joins it. An exception raised by ``fn`` is raised in the
@@ -78,25 +78,20 @@ class Prefetcher(Generic[T, R]):
     ) -> None:
         self.fn = fn
         self.items = items
-        self.depth = depth
+        self.depth = max(int(depth), 1)
         self.clock = clock or Clock()
-        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=max(depth, 1))
+        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=self.depth)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
 
     def __enter__(self) -> Prefetcher[T, R]:
-        if self.depth > 0:
-            self._thread.start()
+        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __iter__(self) -> Iterator[R]:
-        if self.depth == 0:
-            for item in self.items:
-                yield self.fn(item)
-            return
         while True:
             kind, value = self._get()
             if kind == "done":

@@ -1,15 +1,17 @@
-"""The pipeline's worker threads (workbench.encoding.workers): results in order, a thread's
-error raised in the caller, and no thread left running however the block is left."""
+"""The overlapped run's threads (workbench.encoding.pipeline.threads): results in order, a
+thread's error raised in the caller, and no thread left running however the block is left."""
 
 from __future__ import annotations
 
+import ast
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
 
-from workbench.encoding.workers import Clock, Prefetcher, RowWriter
+from workbench.encoding.pipeline.threads import Clock, Prefetcher, RowWriter
 
 
 def worker_threads() -> list[str]:
@@ -34,13 +36,6 @@ def test_prefetcher_order_errors_and_early_exit():
             if x == 3:
                 break
     assert worker_threads() == []
-
-
-def test_prefetcher_depth_zero_runs_in_the_callers_thread():
-    seen = []
-    with Prefetcher(lambda x: seen.append(threading.current_thread().name) or x, [1, 2], 0) as s:
-        assert list(s) == [1, 2]
-    assert set(seen) == {threading.current_thread().name}
 
 
 def test_row_writer_puts_each_batch_at_its_rows():
@@ -89,3 +84,23 @@ def test_prefetcher_times_its_producer():
     with Prefetcher(lambda x: x * 2, range(5), depth=2, clock=Clock(seconds)) as source:
         assert list(source) == [0, 2, 4, 6, 8]
     assert set(seconds) == {"producer: input", "producer: prepare", "producer: wait for room"}
+
+
+def test_threads_live_only_in_the_pipeline_package():
+    """No module of workbench.encoding outside encoding/pipeline/ imports threading, queue or
+    concurrent.futures: the plain loop meets no thread."""
+    encoding = Path(__file__).resolve().parents[3] / "workbench" / "encoding"
+    assert (encoding / "encoder.py").is_file()
+    bad = []
+    for path in sorted(encoding.rglob("*.py")):
+        if "pipeline" in path.relative_to(encoding).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n.split(".")[0] in ("threading", "queue", "concurrent") for n in names):
+                bad.append(f"{path.name}:{node.lineno}")
+    assert bad == []

@@ -1,32 +1,31 @@
 """An input's batches, chunk by chunk, so that tokenizing overlaps the device.
 
-Tokenizing a large input takes longer than a GPU takes to run it (20,000 SemCor sentences:
-0.26 s to tokenize on a 2-core CPU, 0.13 s for the bare forward pass on an H200), and the
-batches cannot be planned before the input's lengths are known. :class:`BatchStream` cuts
-the input into chunks of whole sentences (:func:`chunk_bounds`: the first holds about
-``first_words`` words, each later one twice the one before, so the device starts early and
-later chunks are long enough to sort into full batches), and for each chunk tokenizes it
-(:class:`~workbench.encoding.prepare.Preparer`, each distinct word once over all chunks),
-plans its windows and batches, and yields them. Iterated by the pipeline's producer thread
-(:mod:`workbench.encoding.pipeline`), the next chunk is tokenized while the device runs this
-one. With one chunk (``first_words`` 0, the CPU's default) it is the whole input at once.
+Tokenizing a large input can take longer than a GPU takes to run it, and the batches cannot
+be planned before the input's lengths are known (docs/benchmarks.md, "The batch pipeline and
+the GPU", has the figures). :class:`BatchStream` cuts the input into chunks of whole sentences
+(:func:`chunk_bounds`: the first holds about ``first_words`` words, each later one twice the one
+before, so the device starts early and later chunks are long enough to sort into full
+batches), and for each chunk tokenizes it (:class:`~workbench.encoding.prepare.Preparer`, each
+distinct word once over all chunks), plans its windows and batches, and yields them. Iterated
+by the producer thread of :func:`~workbench.encoding.pipeline.overlap.run_overlapped`, the next
+chunk is tokenized while the device runs this one. With one chunk (``first_words`` 0) it is the
+whole input at once, the batches of the encoder's plain loop.
 
 The vectors do not depend on the chunks: a word's row comes from its sentence's own window(s);
-only which sentences share a batch changes (bit-identical on the CPU to a plain loop over the
-same batches; between chunkings, equal up to the float rounding of other batch shapes).
+only which sentences share a batch changes (between chunkings, equal up to the float rounding
+of other batch shapes).
 
 Example::
 
     stream = BatchStream(words, Preparer(tok, 510), lambda p, a, b: BatchBuilder(...), 8192)
-    for builder, batch in stream:
-        hb = builder.build(batch)
+    for builder, windows in stream:
+        batch = builder.build(windows)
     stream.notes(), stream.word_spans()
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +35,7 @@ from workbench.encoding.prepare import Prepared, Preparer, merged_notes
 
 
 def first_chunk_words(max_batch_tokens: int) -> int:
-    """The first chunk's words on a GPU by default: a quarter of the batch budget, so the
+    """The first chunk's words on cuda by default: a quarter of the batch budget, so the
     device starts after a small part of the input is tokenized (doubling, the chunks reach
     the budget's size by the third)."""
     return max(int(max_batch_tokens) // 4, 1)
@@ -65,25 +64,6 @@ def chunk_bounds(sentence_words: np.ndarray, first_words: int) -> list[tuple[int
     return bounds
 
 
-@dataclass(frozen=True)
-class ChunkNotes:
-    """What a chunk's tokenizing gives the result besides its batches.
-
-    Attributes:
-        cut: a note for each word cut to fit one input.
-        unknown: the words given the unknown token (printable forms).
-        spans: ``(n_words, 2)`` each running word's subword range in its sentence.
-    """
-
-    cut: list[str]
-    unknown: list[str]
-    spans: np.ndarray
-
-    @classmethod
-    def of(cls, prep: Prepared) -> ChunkNotes:
-        return cls(list(prep.cut), list(prep.unknown), prep.word_spans())
-
-
 class BatchStream:
     """The batches of an input, tokenized and planned one chunk at a time as they are asked for.
 
@@ -100,12 +80,7 @@ class BatchStream:
     Attributes:
         sentence_words: ``(n_sentences + 1,)`` where each sentence's words start.
         bounds: each chunk's sentence range.
-        preps: each chunk's tokenized input, once this process has reached it.
-        chunks: each reached chunk's notes and spans, in order: appended as the chunk is
-            reached here, or by :meth:`record` for a chunk another process tokenized
-            (:mod:`workbench.encoding.batch_process`).
-
-    A stream pickles without its ``lap`` (a worker process times itself).
+        preps: each chunk's tokenized input, in order, once reached.
     """
 
     def __init__(
@@ -123,24 +98,12 @@ class BatchStream:
         self.sentence_words = run_starts(map(len, words))
         self.bounds = chunk_bounds(self.sentence_words, first_words)
         self.preps: list[Prepared] = []
-        self.chunks: list[ChunkNotes] = []
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["lap"] = None
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        if self.lap is None:
-            self.lap = lambda stage=None: None
 
     def __iter__(self) -> Iterator[tuple[BatchBuilder, np.ndarray]]:
         for start, stop in self.bounds:
             self.lap()
             prep = self.preparer(self.words[start:stop], start)
             self.preps.append(prep)
-            self.chunks.append(ChunkNotes.of(prep))
             self.lap("tokenize")
             first, last = self.sentence_words[start], self.sentence_words[stop]
             builder = self.make_builder(prep, int(first), int(last))
@@ -149,21 +112,14 @@ class BatchStream:
             for batch in batches:
                 yield builder, batch
 
-    def record(self, notes: ChunkNotes) -> None:
-        """Add the notes of the next chunk, tokenized by another process."""
-        self.chunks.append(notes)
-
-    def complete(self) -> bool:
-        """Whether every chunk has been tokenized."""
-        return len(self.chunks) == len(self.bounds)
-
     def notes(self) -> list[str]:
         """What tokenizing changed, over every chunk reached (words cut, unknown tokens)."""
-        cut = [n for c in self.chunks for n in c.cut]
-        unknown = [w for c in self.chunks for w in c.unknown]
+        cut = [n for p in self.preps for n in p.cut]
+        unknown = [w for p in self.preps for w in p.unknown]
         return merged_notes(cut, unknown)
 
     def word_spans(self) -> np.ndarray:
         """``(n_words, 2)`` each running word's subword range in its sentence, over every
         chunk reached (:meth:`~workbench.encoding.prepare.Prepared.word_spans`)."""
-        return np.concatenate([c.spans for c in self.chunks] or [np.zeros((0, 2), np.int64)])
+        spans = [p.word_spans() for p in self.preps]
+        return np.concatenate(spans or [np.zeros((0, 2), np.int64)])

@@ -1,17 +1,16 @@
-"""The padded-token budget of a batch: fixed on the CPU, measured on a GPU.
+"""The padded-token budget of a batch on cuda, measured when the encoder loads.
 
-On the CPU a batch holds :data:`CPU_BATCH_TOKENS` padded tokens: on the project's 2-core
-machine larger batches gain nothing and make the output's page faults burstier
-(docs/benchmarks.md, "Extraction"). A GPU needs far larger batches to be busy, and how large
-depends on the GPU and the model, so :func:`measure_batch_tokens` measures it: the bare
-forward pass (all hidden states) on synthetic batches of growing budgets, stopping at the
-first out-of-memory or once throughput stops growing, and returns the smallest budget within
-5% of the best throughput (a larger one only costs memory).
+A GPU needs far larger batches than a CPU to be busy, and how large depends on the GPU and the
+model, so :func:`measure_batch_tokens` measures it: the bare forward pass (all hidden states)
+on synthetic batches of growing budgets, stopping at the first out-of-memory or once
+throughput stops growing, and returns the smallest budget within 5% of the best throughput (a
+larger one only costs memory). Elsewhere the encoder uses a fixed budget
+(:data:`workbench.encoding.batching.CPU_BATCH_TOKENS`).
 
 Example::
 
     choice = measure_batch_tokens(forward, "cuda", vocab_size=30522)
-    choice.tokens, choice.measured        # 32768, ((8192, 7.1e5), (16384, 1.3e6), ...)
+    choice.tokens, choice.measured        # a budget, ((8192, tokens/s), (16384, tokens/s), ...)
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-CPU_BATCH_TOKENS = 8192  # padded tokens per batch on a CPU (measured: docs/benchmarks.md)
 GPU_CANDIDATES: tuple[int, ...] = (8192, 16384, 32768, 65536, 131072)  # budgets tried on a GPU
 
 
@@ -35,7 +33,8 @@ class BudgetChoice:
     Attributes:
         tokens: padded tokens per batch.
         measured: ``(budget, tokens per second)`` of each budget tried, in order.
-        note: why the search stopped (saturated, out of memory, all tried), or ``fixed``.
+        note: why the search stopped (saturated, out of memory, all tried), or ``fixed`` (the
+            CPU's budget) or ``given`` (the caller's).
     """
 
     tokens: int
@@ -69,7 +68,7 @@ def measure_batch_tokens(
         device: where it runs.
         vocab_size: ids are drawn from ``[0, vocab_size)`` (seeded).
         candidates: budgets to try, smallest first.
-        seq_len: tokens per synthetic sequence (SemCor's mean is about 29 with specials).
+        seq_len: tokens per synthetic sequence (about a SemCor sentence's, with specials).
         repeats: timed forward passes per budget (after one warm-up pass).
         tolerance: throughput gain below which a larger budget is not worth it.
         clock: the timer (seconds).

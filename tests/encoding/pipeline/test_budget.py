@@ -1,4 +1,4 @@
-"""The batch token budget (workbench.encoding.budget): fixed on CPU, measured on a GPU."""
+"""The batch token budget (workbench.encoding.pipeline.budget): fixed on CPU, measured on a GPU."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from workbench import Encoder
-from workbench.encoding.budget import CPU_BATCH_TOKENS, measure_batch_tokens
+from workbench.encoding.batching import CPU_BATCH_TOKENS
+from workbench.encoding.pipeline.budget import measure_batch_tokens
 
 
 class FakeDevice:
