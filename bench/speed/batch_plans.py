@@ -7,8 +7,8 @@ forward on an H200 took 2.2 ms for 8,192 tokens and 2.3 ms for 16,384), so how t
 cuts an input into batches sets much of the forward pass's speed. This plans the batches of
 the first N SemCor sentences at a GPU's budget (65,536 tokens, the H200's measured one), for
 
-- the input in one chunk (``whole``) or streamed (:mod:`workbench.encoding.stream`, the cuda
-  default: chunks from a quarter of the budget's words, doubling), and
+- the input in one chunk (``whole``) or streamed (:mod:`workbench.encoding.pipeline.stream`,
+  the cuda default: chunks from a quarter of the budget's words, doubling), and
 - ``min_fill`` (the share of the budget a batch holds before a drop in length closes it) 0.1
   (the CPU's), 0.25 (the cuda default) and 0.5,
 
@@ -35,8 +35,8 @@ from bench.lib.record import write_json
 from bench.speed.extract import load_sentences
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
-from workbench.encoding.pipeline import PipelineConfig
-from workbench.encoding.stream import first_chunk_words
+from workbench.encoding.pipeline.overlap import PipelineConfig
+from workbench.encoding.pipeline.stream import first_chunk_words
 
 #: The H200's measured budget curve (tokens per batch, tokens/s; bench/gpu/session.py's log,
 #: docs/bench_runs/gpu_session_h200_logs.json) and its bare forward on the encoder's batches.
@@ -59,7 +59,7 @@ def batch_seconds(curve: list[tuple[int, float]], padded: int) -> float:
 def plan(words: list[list[str]], stream: bool, fill: float, curve) -> dict:
     """The batches of one setting, their padding and the forward time the curve predicts."""
     first = first_chunk_words(BUDGET) if stream else 0
-    config = PipelineConfig(stream_words=first, min_fill=fill)
+    config = PipelineConfig(overlap=True, stream_words=first, min_fill=fill)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         enc = Encoder(device="cpu", max_batch_tokens=BUDGET, pipeline=config)

@@ -38,9 +38,9 @@ from bench.speed.extract import load_sentences, switched
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
 from workbench.encoding.batching import GPU_MIN_FILL
-from workbench.encoding.pipeline import PipelineConfig, pack
+from workbench.encoding.pipeline.overlap import PipelineConfig
+from workbench.encoding.pipeline.stream import first_chunk_words
 from workbench.encoding.rows import RowLayout
-from workbench.encoding.stream import first_chunk_words
 
 GPU_BUDGET = 65536  # tokens: the H100's measured budget in the thread profile's run
 
@@ -77,7 +77,7 @@ def produce(enc: Encoder, words: list[list[str]], rows) -> float:
     for builder, batch in enc.batch_stream(words, rows, enc.pooling):
         hb = builder.build(batch)
         if hb.plan.n_words:
-            pack(hb, pin=False)
+            hb.pack(pin=False)
     return time.perf_counter() - t
 
 
@@ -110,7 +110,8 @@ def beside_producer(enc: Encoder, words, rows, interval: float | None) -> tuple[
 
 def producer_part(n: int, intervals: list[float], repeats: int) -> dict:
     """(b): the real producer beside a launching thread."""
-    config = PipelineConfig(stream_words=first_chunk_words(GPU_BUDGET), min_fill=GPU_MIN_FILL)
+    config = PipelineConfig(overlap=True, stream_words=first_chunk_words(GPU_BUDGET),
+                            min_fill=GPU_MIN_FILL)  # fmt: skip
     enc = Encoder(device="cpu", max_batch_tokens=GPU_BUDGET, pipeline=config)
     raw, source, _ = load_sentences(n)
     words = normalize_input(raw)

@@ -29,8 +29,8 @@ On a GPU the batch building is the producer thread's work while the model runs (
 stage of ``bench/speed/extract.py --profile``). Last, the encoder's whole host work before and
 around its batches (tokenizing, windows, batch plans, every batch built; every word kept, the
 GPU's budget and batch plan, ``min_fill`` 0.25), its input in one chunk or streamed
-(:mod:`workbench.encoding.stream`, chunks from 16,384 words up, doubling: the cuda default at
-that budget):
+(:mod:`workbench.encoding.pipeline.stream`, chunks from 16,384 words up, doubling: the cuda
+default at that budget):
 
 (e) ``whole`` / ``streamed``: seconds until the first batch is ready (what the device waits
     for before it starts), seconds for all of it, and the padding and batch count of the
@@ -57,11 +57,11 @@ from bench.lib.record import write_json
 from bench.speed.extract import load_sentences
 from workbench import Encoder
 from workbench.encoding.alignment import normalize_input
-from workbench.encoding.batching import GPU_MIN_FILL, BatchBuilder, HostBatch
-from workbench.encoding.pipeline import PipelineConfig
+from workbench.encoding.batching import GPU_MIN_FILL, Batch, BatchBuilder
+from workbench.encoding.pipeline.overlap import PipelineConfig
+from workbench.encoding.pipeline.stream import first_chunk_words
 from workbench.encoding.prepare import Prepared, prepare
 from workbench.encoding.rows import RowLayout
-from workbench.encoding.stream import first_chunk_words
 
 GPU_BATCH_TOKENS = 65536  # the H200's measured budget for the packaged model
 
@@ -75,7 +75,7 @@ def same(a: Prepared, b: Prepared) -> bool:
     )
 
 
-def same_batch(a: HostBatch, b: HostBatch) -> bool:
+def same_batch(a: Batch, b: Batch) -> bool:
     return (
         np.array_equal(a.ids, b.ids)
         and np.array_equal(a.mask, b.mask)
@@ -91,8 +91,8 @@ def batch_times(enc: Encoder, words: list[list[str]], prep: Prepared, repeats: i
 
     def builder(gather: bool) -> BatchBuilder:
         return BatchBuilder(
-            prep, enc.specials, layout.rows, enc.pooling, "exact", GPU_BATCH_TOKENS,
-            enc.max_length, gather=gather,
+            prep, enc.specials, layout.rows, enc.pooling, GPU_BATCH_TOKENS, gather=gather,
+            min_fill=GPU_MIN_FILL,
         )  # fmt: skip
 
     batches = builder(True).batches()
@@ -226,7 +226,7 @@ def main() -> None:
                 model=args.model,
                 device="cpu",
                 max_batch_tokens=GPU_BATCH_TOKENS,
-                pipeline=PipelineConfig(stream_words=words, min_fill=GPU_MIN_FILL),
+                pipeline=PipelineConfig(overlap=True, stream_words=words, min_fill=GPU_MIN_FILL),
             )  # fmt: skip
             for name, words in (("whole", 0), ("streamed", first_chunk_words(GPU_BATCH_TOKENS)))
         }
