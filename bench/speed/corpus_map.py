@@ -55,7 +55,7 @@ def main() -> int:
         nargs="*",
         default=[5000, 10000, 20000, 40000],
         help="sample sizes of the UMAP baseline (above 4,096 words UMAP searches "
-        "neighbours approximately, as it does on a whole corpus)",
+        "neighbours approximately, as it does on a whole corpus); none: the map alone",
     )
     ap.add_argument("--skip-map", action="store_true", help="parts 2 and 3 only")
     ap.add_argument("--json")
@@ -103,6 +103,10 @@ def main() -> int:
           f"loaded again from the cache dir (table included) {loaded:.1f} s")  # fmt: skip
     raw["map"] = {"n_words": n, "seconds": total, "stages": stages, "loaded_seconds": loaded,
                   **{k: v for k, v in cmap.info.items() if k != "cached"}}  # fmt: skip
+
+    if not args.scaling:  # the map alone (e.g. made for the app's browser benchmark)
+        write_json(args.json, raw)
+        return 0
 
     # 2. UMAP on every word, extrapolated from fits on growing samples of the same vectors
     sample_corpus = corpus.head(4000)
