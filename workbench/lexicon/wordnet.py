@@ -262,6 +262,9 @@ class _DirFiles:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
+    def __repr__(self) -> str:
+        return f"directory {str(self.root)!r}"
+
     def text(self, name: str) -> str:
         return (self.root / name).read_bytes().decode("utf-8")
 
@@ -277,6 +280,9 @@ class _ReaderFiles:
 
     def __init__(self, reader: Any) -> None:
         self.reader = reader
+
+    def __repr__(self) -> str:
+        return f"NLTK's wordnet at {str(self.reader.root)!r}"
 
     def text(self, name: str) -> str:
         with self.reader.open(name) as fh:
