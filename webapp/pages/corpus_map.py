@@ -24,10 +24,10 @@ from workbench.viz.corpus_map import CorpusMapConfig
 from workbench.viz.plotting import selected_rows
 from workbench.viz.projection import ProjectionConfig
 
-#: Past this many points the map is drawn by Embedding Atlas when it is installed: a plotly figure
-#: sends every point's data to the browser (docs/benchmarks.md, "The corpus map").
-ATLAS_FROM = 100_000
-RENDERERS = ("auto", "plotly", "Embedding Atlas")
+#: Plotly draws every map (offline); Embedding Atlas (an optional extra) draws one when chosen: its
+#: Streamlit component loads its database engine (duckdb-wasm) from cdn.jsdelivr.net, so without
+#: internet it draws nothing (docs/benchmarks.md, "The corpus map").
+RENDERERS = ("plotly", "Embedding Atlas")
 PARAMS = (
     *webapp.state.SIDEBAR_PARAMS,
     Param("map_source", "source", choices=tuple(webapp.caches.MAP_SOURCES)),
@@ -102,14 +102,19 @@ colour = s2.selectbox(
 has_atlas = importlib.util.find_spec("embedding_atlas") is not None
 renderer = s3.selectbox(
     "Drawn by", RENDERERS, key="map_renderer",
-    help=f"auto: plotly below {ATLAS_FROM:,} points, Embedding Atlas (WebGPU/WebGL, millions of "
-    "points) above, when it is installed: `pip install 'embedding-workbench[atlas]'`.",
+    help="plotly: offline, every point up to 200,000 (a seeded sample past that, the search's "
+    "hits always). Embedding Atlas (WebGPU/WebGL, every point; `pip install "
+    "'embedding-workbench[atlas]'`): the browser must reach cdn.jsdelivr.net, where its component "
+    "loads its database engine from.",
 )  # fmt: skip
-use_atlas = renderer == "Embedding Atlas" or (renderer == "auto" and len(cmap) >= ATLAS_FROM)
+use_atlas = renderer == "Embedding Atlas"
 if use_atlas and not has_atlas:
-    st.info("Embedding Atlas draws large maps: `pip install 'embedding-workbench[atlas]'`. "
-            "Plotly draws this one meanwhile.", icon=":material/info:")  # fmt: skip
+    st.info("Embedding Atlas is not installed here: `pip install 'embedding-workbench[atlas]'`. "
+            "Plotly draws this map meanwhile.", icon=":material/info:")  # fmt: skip
     use_atlas = False
+elif use_atlas:
+    st.caption("Embedding Atlas loads its database engine from cdn.jsdelivr.net: without "
+               "internet in this browser the map stays empty; choose plotly.")  # fmt: skip
 
 found = cmap.search(search) if search else []
 method = cmap.info.get("method", "")
@@ -140,9 +145,19 @@ if use_atlas:
     if predicate:
         import duckdb
 
-        picked = duckdb.query_df(frame.reset_index(names="row"), "t",
-                                 f"SELECT row FROM t WHERE {predicate}").df()  # fmt: skip
-        rows = picked["row"].astype(int).tolist()
+        # the predicate comes from the browser: it runs on this table alone, with no file or
+        # network access (locked, so the predicate cannot turn it back on)
+        con = duckdb.connect(config={"enable_external_access": False,
+                                     "lock_configuration": True})  # fmt: skip
+        con.register("t", frame.reset_index(names="row"))
+        try:
+            picked = con.execute(f"SELECT row FROM t WHERE {predicate}").df()
+        except duckdb.Error as exc:
+            st.warning(f"The map's selection could not be read ({exc}).", icon=":material/warning:")
+        else:
+            rows = picked["row"].astype(int).tolist()
+        finally:
+            con.close()
 else:
     fig = corpus_figure(cmap, colour, found,
                         title=f"{cmap.info.get('corpus')}, layer {layer}")  # fmt: skip
