@@ -50,18 +50,17 @@ def discover_pages(directory: Path = PAGES_DIR) -> list[Path]:
 def main() -> None:
     """One visitor's script run: the page, the sidebar, the chosen page, the model's facts."""
     webapp.startup.start()  # started by the server already; here for a server without it
-    with webapp.startup.visitor_run():  # the preload's later steps wait for it
-        st.set_page_config(page_title="Embedding workbench", page_icon=":material/biotech:",
-                           layout="wide")  # fmt: skip
-        pages = [
-            st.Page(str(p), title=page_title(p), icon=ICONS.get(p.stem), default=i == 0)
-            for i, p in enumerate(discover_pages())
-        ]
-        nav = st.navigation(pages)
-        webapp.startup.show_failures()
-        webapp.state.sidebar()
-        nav.run()
-        webapp.state.sidebar_facts()
+    st.set_page_config(page_title="Embedding workbench", page_icon=":material/biotech:",
+                       layout="wide")  # fmt: skip
+    pages = [
+        st.Page(str(p), title=page_title(p), icon=ICONS.get(p.stem), default=i == 0)
+        for i, p in enumerate(discover_pages())
+    ]
+    nav = st.navigation(pages)
+    webapp.startup.show_failures()
+    webapp.state.sidebar()
+    nav.run()
+    webapp.state.sidebar_facts()
 
 
 if __name__ == "__main__":

@@ -10,14 +10,7 @@ computing anything twice. A step that fails is recorded, logged, and shown as an
 message by :func:`show_failures`; it never stops the server, and the page that needs the
 resource tries again and reports its own error.
 
-The steps the first page needs (:data:`FIRST_PAGE`) run at once; the others
-(:data:`LATER`: UMAP's compilation holds a core and the GIL for seconds) each wait until no
-visitor's script run has been in progress for :data:`QUIET_S` seconds (:func:`visitor_run`
-marks one), at most :data:`MAX_WAIT_S`, so that a visitor who comes during the preload gets
-the first page before the rest is loaded.
-
-Adding a resource is one line in :data:`FIRST_PAGE` or :data:`LATER` (a name and a function of
-no argument).
+Adding a resource is one line in :data:`STEPS` (a name and a function of no argument).
 
 The server also answers ``GET /_workbench/preload`` with every step's state (JSON).
 
@@ -33,8 +26,8 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -132,73 +125,17 @@ def _umap() -> None:
     Projector(n_neighbors=5, random_state=0).fit(points)
 
 
-Steps = tuple[tuple[str, Callable[[], None]], ...]
-
-#: What the first page needs, loaded at once, in order (the model first).
-FIRST_PAGE: Steps = (
+#: What the server loads at start, in order (the first page needs the model first).
+STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
     ("the packaged model", _model),
     ("FAISS", _faiss),
     ("the Explore page's default view", _explore_view),
     ("WordNet", _wordnet),
     ("the list of datasets", _datasets),
-)
-#: What the other pages need, each step loaded once visitors' script runs are quiet.
-LATER: Steps = (
     ("UMAP's compiled code", _umap),
     ("the Senses page's default view", _senses_view),
     ("the WSD bi-encoder", _wsd_answer),
 )
-STEPS: Steps = FIRST_PAGE + LATER
-#: Seconds with no visitor's script run before a later step starts (the browser draws meanwhile).
-QUIET_S = 2.0
-#: Seconds a later step waits for quiet at most (a page polling its progress never is).
-MAX_WAIT_S = 30.0
-
-
-@dataclass
-class Visitors:
-    """Visitors' script runs in progress, and when the last one ended (``time.monotonic``)."""
-
-    running: int = 0
-    last_end: float = float("-inf")
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def quiet_for(self) -> float:
-        """Seconds since the last script run ended; 0 while one runs."""
-        with self.lock:
-            return 0.0 if self.running else time.monotonic() - self.last_end
-
-
-@st.cache_resource
-def visitors() -> Visitors:
-    """The server's one record of visitors' script runs."""
-    return Visitors()
-
-
-@contextlib.contextmanager
-def visitor_run() -> Iterator[None]:
-    """Marks a visitor's script run (``app.py`` wraps each in it), for :func:`wait_for_quiet`."""
-    record = visitors()
-    with record.lock:
-        record.running += 1
-    try:
-        yield
-    finally:
-        with record.lock:
-            record.running -= 1
-            record.last_end = time.monotonic()
-
-
-def wait_for_quiet(quiet_s: float = QUIET_S, max_wait_s: float = MAX_WAIT_S) -> float:
-    """Block until no visitor's script run has been in progress for ``quiet_s`` seconds, at
-    most ``max_wait_s``; returns the seconds waited."""
-    record, t = visitors(), time.monotonic()
-    while time.monotonic() - t < max_wait_s:
-        quiet = record.quiet_for()
-        if quiet >= quiet_s:
-            break
-        time.sleep(min(0.1, quiet_s - quiet) if quiet else 0.1)
-    return time.monotonic() - t
 
 
 @st.cache_resource
@@ -206,21 +143,10 @@ def _status() -> tuple[list[Step], threading.Lock]:
     return [Step(name) for name, _ in STEPS], threading.Lock()
 
 
-def run_steps(
-    steps: Steps = STEPS, later: Steps = LATER, record: list[Step] | None = None
-) -> list[Step]:
-    """Run ``steps`` one after the other, recording each one's state in ``record`` (default: the
-    server's, which :func:`status` reads); a step of ``later`` first waits for visitors' script
-    runs to be quiet (:func:`wait_for_quiet`). Returns the record."""
-    if record is None:
-        record, lock = _status()
-    else:
-        lock = threading.Lock()
+def run_steps(steps: tuple[tuple[str, Callable[[], None]], ...] = STEPS) -> list[Step]:
+    """Run ``steps`` one after the other, recording each one's state; returns the record."""
+    record, lock = _status()
     for (name, work), step in zip(steps, record):
-        if (name, work) in later:
-            waited = wait_for_quiet()
-            if waited > 0.05:
-                log.info("preloading %s after %.1f s for a visitor's page", name, waited)
         with lock:
             step.state = "running"
         t = time.perf_counter()
