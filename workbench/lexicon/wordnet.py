@@ -243,15 +243,6 @@ def _reader_over(root: Path) -> WordNetCorpusReader:
     return _thread_safe(reader)
 
 
-def nltk_reader(cache_dir: Path | None = None) -> WordNetCorpusReader:
-    """An NLTK ``WordNetCorpusReader`` over WordNet 3.0 (installed corpus, else the copy), safe
-    to share between threads (:func:`_thread_safe`)."""
-    installed = _nltk_installed_reader() if cache_dir is None else None
-    if installed is not None:
-        return _thread_safe(installed)
-    return _reader_over(normalised_copy(cache_dir=cache_dir))
-
-
 # --------------------------------------------------------------------------- WordNet's files
 
 
