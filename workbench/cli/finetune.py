@@ -77,6 +77,9 @@ OPTION_HELP = {
     "(several times faster; docs/results.md compares the two)",
     "gloss_batch_tokens": "wsd: padded tokens per gloss-encoder pass; 0 (auto): 1024 on a CPU, "
     "16384 on a GPU (a step's gloss union in one or two passes instead of a dozen)",
+    "top_layers": "wsd: train only the top N layers of both encoders; the embeddings and the "
+    "layers below stay frozen, their outputs computed once per text and cached on disk "
+    "(float16, keyed by the frozen weights and the tokens), so a step runs N layers (0: all)",
     "wsd_index": "wsd: after training, encode every WordNet gloss into the gloss cache "
     "(wordnet), or only the test data's candidates (data: quick runs); answers encode the "
     "glosses they need either way",

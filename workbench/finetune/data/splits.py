@@ -17,6 +17,7 @@ from pathlib import Path
 
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.occurrences import decode_text
+from workbench.corpora.wordnet_examples import EXAMPLES_SUFFIX, example_corpus
 from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_json
 from workbench.finetune.data.readers import DataFile, LabelSet, in_memory
@@ -28,7 +29,7 @@ from workbench.lexicon.wordnet import load_wordnet
 #: WiC pairs of the train and dev splits (words and target positions, for the target probe).
 WicPairs = tuple[tuple[WicPair, ...], tuple[WicPair, ...]]
 #: The built-in tasks made from SemCor (+ WordNet), and the task kind each one is.
-BUILTINS = {"wic": "pair", "supersense": "token", "semcor": "wsd"}
+BUILTINS = {"wic": "pair", "supersense": "token", "semcor": "wsd", "semcor+examples": "wsd"}
 #: The built-in WSD task's data: train on SemCor, select on SemEval-2007, test on ALL.
 WSD_SPLITS = {"train": "semcor", "dev": "semeval2007", "test": "ALL"}
 
@@ -144,8 +145,8 @@ def builtin_data(
 
     if name not in BUILTINS:
         raise InputError(f"Unknown built-in task '{name}': choose one of {', '.join(BUILTINS)}.")
-    if name == "semcor":
-        return wsd_splits(data_dir, seed, limits)
+    if BUILTINS[name] == "wsd":
+        return wsd_splits(data_dir, seed, limits, examples=name.endswith(EXAMPLES_SUFFIX))
     corpus = load_dataset("semcor", data_dir)
     splits: WicSplits | SupersenseSplits
     pairs: WicPairs | None
@@ -173,25 +174,33 @@ def wsd_splits(
     data_dir: str | Path | None = None,
     seed: int = 0,
     limits: tuple[int | None, int | None, int | None] = (None, None, None),
+    examples: bool = False,
 ) -> TaskData:
-    """The built-in WSD data (:data:`WSD_SPLITS`): SemCor's sentences with instances, shuffled
-    with ``seed`` (so ``limits[0]`` takes a random subset of the documents' sentences), the
-    framework's SemEval-2007 (dev) and ALL (test, the five sets) in file order."""
+    """The built-in WSD data (:data:`WSD_SPLITS`): SemCor's sentences with instances (and, with
+    ``examples``, WordNet 3.0's usage examples, each with its one sense-tagged word:
+    :func:`~workbench.corpora.wordnet_examples.example_corpus`) shuffled with ``seed`` (so
+    ``limits[0]`` takes a random subset), the framework's SemEval-2007 (dev) and ALL (test, the
+    five sets) in file order."""
     parts: list[DataFile] = []
     for split, limit in zip(("train", "dev", "test"), limits, strict=True):
         corpus = load_dataset(WSD_SPLITS[split], data_dir)
         sentences = [s for s in corpus.sentences if s.instances]
+        params: dict[str, object] = {"corpus": corpus.name, "sha256": corpus.sha256}
+        name = corpus.name
+        if split == "train" and examples:
+            extra = example_corpus()
+            sentences += [s for s in extra.sentences if s.instances]
+            params["examples"] = extra.sha256
+            name += EXAMPLES_SUFFIX
         if split == "train":
             random.Random(seed).shuffle(sentences)
         if limit is not None:
             sentences = sentences[:limit]
-        params = {"corpus": corpus.name, "sha256": corpus.sha256, "seed": seed, "n": limit}
-        name = (
-            corpus.name
-            if limit is None and split != "train"
-            else (f"builtin:{corpus.name}(seed={seed},n={len(sentences)})")
-        )
+        params.update(seed=seed, n=limit)
+        if limit is not None or split == "train":
+            name = f"builtin:{name}(seed={seed},n={len(sentences)})"
         parts.append(DataFile(tuple(sentences), name, sha256_json(params)))
     sizes = {s: len(d.examples) for s, d in zip(("train", "dev", "test"), parts, strict=True)}
-    extra = {"builtin": {"name": "semcor", **WSD_SPLITS, "seed": seed, "sizes": sizes}}
-    return TaskData(parts[0], parts[1], parts[2], extra)
+    builtin = "semcor" + (EXAMPLES_SUFFIX if examples else "")
+    extra_card = {"builtin": {"name": builtin, **WSD_SPLITS, "seed": seed, "sizes": sizes}}
+    return TaskData(parts[0], parts[1], parts[2], extra_card)

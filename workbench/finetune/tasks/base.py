@@ -124,6 +124,12 @@ class Task:
         """The task model on the pretrained encoder of ``source``, and notes for the user."""
         raise NotImplementedError
 
+    def prepare(self, feats: list[Features], progress: bool) -> list[str]:
+        """Work on the built model before training starts, over every feature row of ``feats``
+        (the WSD task computes the cached lower layers of a ``top_layers`` run); notes for
+        the user. Nothing by default."""
+        return []
+
     def head_config(self) -> dict[str, Any]:
         """What is needed to rebuild the head (saved in ``head.json``)."""
         return {

@@ -49,6 +49,8 @@ class RunState:
         best_epoch: the epoch that reached it (0: none yet).
         bad_epochs: epochs since the last improvement (early stopping).
         step: optimizer steps done.
+        batch: batches of epoch ``epoch + 1`` already trained: an epoch that ``max_minutes``
+            or ``max_steps`` cut goes on from there when the run is resumed (0: none).
     """
 
     epoch: int = 0
@@ -57,6 +59,7 @@ class RunState:
     best_epoch: int = 0
     bad_epochs: int = 0
     step: int = 0
+    batch: int = 0
 
 
 def rng_state() -> dict:

@@ -34,6 +34,7 @@ TASK_OPTIONS: dict[str, tuple[str, ...]] = {
     "gloss_max_length": ("wsd",),
     "wsd_index": ("wsd",),
     "freeze_glosses": ("wsd",),
+    "top_layers": ("wsd",),
 }
 
 
@@ -58,6 +59,7 @@ BOUNDS: dict[str, Bound] = {
     "mlm_probability": Bound(low=0, high=1, low_open=True, high_open=True),
     "gloss_max_length": Bound(low=4, integer=True),
     "gloss_batch_tokens": NON_NEGATIVE_INT,
+    "top_layers": NON_NEGATIVE_INT,
     "early_stopping": NON_NEGATIVE_INT,
     "max_minutes": NON_NEGATIVE,
     "max_steps": NON_NEGATIVE_INT,
@@ -104,6 +106,8 @@ class TrainConfig:
     freeze_glosses: bool = False  # wsd: keep the gloss encoder at its base weights (tasks.wsd)
     gloss_batch_tokens: int = 0  # wsd: padded tokens per gloss-encoder pass (0: by device)
     wsd_index: WsdIndexScope = "data"  # wsd: glosses cached after training: all, or test data's
+    top_layers: int = 0  # wsd: train only the top N layers of both encoders, from their lower
+    # layers' outputs computed once and cached on disk (0: every layer trains)
     # run control
     precision: Precision = "auto"  # auto: bf16 autocast where the device has bf16, else fp32
     early_stopping: int = 0  # stop after N epochs without dev improvement (0: never)

@@ -142,6 +142,9 @@ def _loader(
         batch_size=batch_size,
         shuffle=False,
         collate_fn=collate,
+        # the seed an iterator draws when it starts comes from here, not from torch's global
+        # generator, whose draws (dropout) a resumed run then repeats exactly
+        generator=torch.Generator().manual_seed(0),
     )
     return acc.prepare_data_loader(loader)
 
@@ -234,15 +237,19 @@ def _train_epoch(
     callback: Callback | None,
     deadline: float | None = None,
     max_steps: int | None = None,
-) -> tuple[float, int, str | None]:
-    """One pass over the shuffled training features, or its part before ``deadline``
+    skip: int = 0,
+) -> tuple[float, int, str | None, int]:
+    """One pass over the shuffled training features from batch ``skip`` on (the batches an
+    earlier, cut run of this epoch trained), or its part before ``deadline``
     (``time.monotonic()``, checked after each optimizer step) or ``max_steps`` optimizer steps;
     returns (mean loss, optimizer steps, the option that ended it early: ``max_minutes``,
-    ``max_steps`` or None)."""
+    ``max_steps`` or None, and where it cut the epoch: its batches trained by then, ``skip``
+    included, or 0 when the epoch was trained to its end)."""
     from tqdm.auto import tqdm
 
     cfg = task.cfg
     order = _epoch_order(len(feats.rows), cfg.seed, epoch)
+    order = order[skip * cfg.batch_size * acc.num_processes :]
     gen = torch.Generator().manual_seed(cfg.seed * 7919 + epoch)  # MLM masks of this epoch
     loader = _loader(
         acc, [feats.rows[i] for i in order], cfg.batch_size, lambda rows: task.collate(rows, gen)
@@ -282,8 +289,9 @@ def _train_epoch(
         if stopped:
             break
     bar.close()
+    cut = skip + count if stopped and count < len(loader) else 0  # 0: the epoch is whole
     mean = acc.reduce(torch.tensor(total / max(count, 1), device=acc.device), "mean")
-    return float(mean.item()), steps, stopped
+    return float(mean.item()), steps, stopped, cut
 
 
 def check_loss(value: float, epoch: int, batch: int, acc: Accelerator) -> None:
@@ -315,7 +323,8 @@ def _restore(
     scheduler.load_state_dict(saved["scheduler"])
     ckpt.set_rng_state(saved["rng"])
     state = ckpt.RunState(**saved["state"])
-    _log(f"resumed from {directory / ckpt.LAST} after epoch {state.epoch}", acc)
+    within = f", batch {state.batch} of epoch {state.epoch + 1}" if state.batch else ""
+    _log(f"resumed from {directory / ckpt.LAST} after epoch {state.epoch}{within}", acc)
     return state
 
 
@@ -327,14 +336,18 @@ def _after_epoch(
     scheduler: LRScheduler,
     state: ckpt.RunState,
     record: EpochRecord,
+    cut: int,
     directory: Path,
     identity: dict[str, Any],
 ) -> None:
-    """Book-keeping after an epoch: best weights, early-stopping counter, checkpoint."""
+    """Book-keeping after an epoch, or its part before a limit ``cut`` it after that many
+    batches (a resume goes on from there): best weights, early-stopping counter,
+    checkpoint."""
     if state.history is None:  # fit() starts every run with a list; a bare RunState has none
         state.history = []
     state.history.append(asdict(record))
-    state.epoch = record.epoch
+    state.epoch = record.epoch - 1 if cut else record.epoch
+    state.batch = cut
     value = record.dev.get(task.metric)
     if value is not None and _improved(task, value, state.best):
         state.best, state.best_epoch, state.bad_epochs = value, record.epoch, 0
@@ -426,7 +439,7 @@ def _run_epochs(
             return _stop_note(task, "max_steps", state.step, len(train_f.rows), epoch - 1, acc)
         t0 = time.perf_counter()
         try:
-            loss, steps, stopped = _train_epoch(
+            loss, steps, stopped, cut = _train_epoch(
                 task,
                 model,
                 optimizer,
@@ -438,6 +451,7 @@ def _run_epochs(
                 callback,
                 deadline,
                 left,
+                state.batch if epoch == state.epoch + 1 else 0,
             )
         except TrainingError as exc:
             raise TrainingError(f"{exc}; {_kept(state, where[0])}") from None
@@ -447,7 +461,7 @@ def _run_epochs(
         t2 = time.perf_counter()
         record = EpochRecord(epoch, loss, metrics, t2 - t0, state.step + steps, t2 - t1, stats)
         state.step += steps
-        _after_epoch(task, acc, model, optimizer, scheduler, state, record, *where)
+        _after_epoch(task, acc, model, optimizer, scheduler, state, record, cut, *where)
         _log(_describe(record, task), acc)
         if callback is not None:
             callback({"event": "epoch", **asdict(record)})
@@ -481,7 +495,8 @@ def _stop_note(
     value = f"{cfg.max_minutes:g}" if limit == "max_minutes" else str(cfg.max_steps)
     note = (
         f"training stopped by {limit}={value} after {step} of {planned} planned optimizer "
-        f"steps, in epoch {epoch} of {cfg.epochs} (the learning rate had not decayed to 0)"
+        f"steps, in epoch {epoch} of {cfg.epochs} (the learning rate had not decayed to 0); "
+        "its checkpoint is kept: the same command with --resume goes on from that step"
     )
     _log(note, acc)
     return note
@@ -551,7 +566,9 @@ def fit(
         progress: show a progress bar per epoch.
         callback: called with ``{"event": "step", ...}`` per batch and
             ``{"event": "epoch", **EpochRecord}`` per epoch (the app's live chart).
-        keep_checkpoint: keep ``output/checkpoint`` after a successful run.
+        keep_checkpoint: keep ``output/checkpoint`` after a successful run (it is kept anyway
+            when ``max_minutes`` or ``max_steps`` ended the run early, so that ``resume`` can
+            go on from there).
         test: optional held-out data, scored once with the selected model (in the card).
         card_extra: more entries for the training card (e.g. how built-in data was made).
 
@@ -574,6 +591,7 @@ def fit(
     dev_f = task.features(dev, train=False) if dev is not None else None
     model, notes, (trainable, n_params) = _setup_model(task, source, train_f)
     notes = [*notes, *train_f.notes, *(dev_f.notes if dev_f else [])]
+    notes += task.prepare([train_f, *([dev_f] if dev_f else [])], progress)
     for note in notes:
         _log(note, acc)
     optimizer, scheduler = _optimizer(model, cfg, len(train_f.rows), acc)
@@ -625,7 +643,7 @@ def fit(
     )
     if acc.is_main_process:  # the old model goes only when the new one is complete
         base = adapter_base_of(source, final) if cfg.lora_r else None
-        with staged_model_dir(output, keep_checkpoint) as staging:
+        with staged_model_dir(output, keep_checkpoint or stop is not None) as staging:
             save_model_dir(final, task.tokenizer, task.head_config(), card, staging, base)
             card.update(task.finish(staging, final, card, (train, dev, test)) or {})
             card["files"] = model_files(staging)

@@ -1,6 +1,7 @@
 """What every task model shares: the padded batch it takes (:data:`Batch`), the ``(loss,
 logits)`` it returns (:data:`ModelOutput`), the part of a batch its transformer reads
-(:func:`encoder_inputs`) and that transformer's config (:func:`encoder_config`).
+(:func:`encoder_inputs`), that transformer's config (:func:`encoder_config`) and its stack of
+layers (:func:`transformer_layers`).
 
 Example::
 
@@ -42,3 +43,15 @@ def encoder_config(encoder: nn.Module) -> PretrainedConfig:
             "AutoModel-style encoder."
         )
     return config
+
+
+def transformer_layers(encoder: nn.Module) -> nn.ModuleList:
+    """The encoder's stack of transformer layers (the ModuleList of num_hidden_layers blocks)."""
+    n = int(encoder_config(encoder).num_hidden_layers)
+    for _, module in encoder.named_modules():
+        if isinstance(module, nn.ModuleList) and len(module) == n:
+            return module
+    raise ModelLoadError(
+        f"Could not find the {n} transformer layers of {type(encoder).__name__} "
+        "(no ModuleList of that length): freezing and layer-wise decay need them."
+    )

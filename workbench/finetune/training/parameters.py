@@ -23,7 +23,7 @@ from workbench.encoding.adapters import quiet_peft
 from workbench.errors import InputError, ModelLoadError
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.model_io import Batch, encoder_config
+from workbench.finetune.training.model_io import Batch, transformer_layers
 from workbench.finetune.training.modeling import MaskedLMModel, TaskModel
 
 
@@ -46,18 +46,6 @@ def set_encoder(model: TaskModel, encoder: nn.Module, gloss: bool = False) -> No
         model.encoder = encoder
 
 
-def transformer_layers(encoder: nn.Module) -> nn.ModuleList:
-    """The encoder's stack of transformer layers (the ModuleList of num_hidden_layers blocks)."""
-    n = int(encoder_config(encoder).num_hidden_layers)
-    for _, module in encoder.named_modules():
-        if isinstance(module, nn.ModuleList) and len(module) == n:
-            return module
-    raise ModelLoadError(
-        f"Could not find the {n} transformer layers of {type(encoder).__name__} "
-        "(no ModuleList of that length): freezing and layer-wise decay need them."
-    )
-
-
 def layer_depths(model: TaskModel) -> dict[int, int]:
     """``id(parameter) -> depth``: 0 embeddings, k for transformer layer k (1-based),
     n_layers + 1 for everything above (final norms, pooler, the task head); the layers of a
@@ -78,31 +66,48 @@ def layer_depths(model: TaskModel) -> dict[int, int]:
     return depth
 
 
+def frozen_depth(cfg: TrainConfig, n_layers: int) -> int:
+    """How many of an encoder's ``n_layers`` lowest layers ``cfg`` keeps fixed:
+    ``freeze_layers``, or all but the top ``top_layers`` (the larger).
+
+    Raises:
+        InputError: more layers than the model has.
+    """
+    if cfg.freeze_layers > n_layers or cfg.top_layers > n_layers:
+        option = "freeze_layers" if cfg.freeze_layers > n_layers else "top_layers"
+        raise InputError(f"{option}={getattr(cfg, option)}, but the model has {n_layers} layers.")
+    return max(cfg.freeze_layers, n_layers - cfg.top_layers if cfg.top_layers else 0)
+
+
 def freeze(model: TaskModel, cfg: TrainConfig) -> None:
-    """Fix the embeddings (``freeze_embeddings``) and the lowest ``freeze_layers`` layers (of
-    each transformer of a bi-encoder)."""
+    """Fix the embeddings (``freeze_embeddings``, or ``top_layers``) and the lowest
+    :func:`frozen_depth` layers (of each transformer of a bi-encoder)."""
     depth = layer_depths(model)
     for encoder in task_encoders(model):
-        n = len(transformer_layers(encoder))
-        if cfg.freeze_layers > n:
-            raise InputError(f"freeze_layers={cfg.freeze_layers}, but the model has {n} layers.")
+        below = frozen_depth(cfg, len(transformer_layers(encoder)))
+        embeddings = cfg.freeze_embeddings or cfg.top_layers > 0
         for p in encoder.parameters():
             d = depth[id(p)]
-            if (d == 0 and cfg.freeze_embeddings) or 1 <= d <= cfg.freeze_layers:
+            if (d == 0 and embeddings) or 1 <= d <= below:
                 p.requires_grad_(False)
 
 
-def lora_config(cfg: TrainConfig) -> Any:
+def lora_config(cfg: TrainConfig, n_layers: int | None = None) -> Any:
     """peft's ``LoraConfig`` of ``cfg`` (rank, alpha, dropout, target modules: peft picks
-    them for the model type when ``lora_targets`` is empty)."""
+    them for the model type when ``lora_targets`` is empty); with ``top_layers`` only the top
+    layers of an ``n_layers``-layer model get adapters."""
     from peft import LoraConfig
 
     targets = [t.strip() for t in cfg.lora_targets.split(",") if t.strip()] or None
+    layers = None
+    if cfg.top_layers and n_layers is not None:
+        layers = list(range(frozen_depth(cfg, n_layers), n_layers))
     return LoraConfig(
         r=cfg.lora_r,
         lora_alpha=cfg.lora_alpha,
         lora_dropout=cfg.lora_dropout,
         target_modules=targets,
+        layers_to_transform=layers,
     )
 
 
@@ -144,7 +149,8 @@ def add_lora(model: TaskModel, cfg: TrainConfig) -> None:
             continue
         try:
             with quiet_peft():
-                wrapped = get_peft_model(encoder, lora_config(cfg))
+                n_layers = len(transformer_layers(encoder))
+                wrapped = get_peft_model(encoder, lora_config(cfg, n_layers))
         except ValueError as exc:
             raise ModelLoadError(f"LoRA cannot be applied to this model: {exc}") from exc
         set_encoder(model, wrapped, gloss=i == 1)

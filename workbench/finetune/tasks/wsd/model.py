@@ -25,6 +25,7 @@ from torch import nn
 from workbench.encoding.pooling import pool_sequence
 from workbench.errors import ModelLoadError
 from workbench.finetune.training.model_io import Batch, ModelOutput, encoder_config, encoder_inputs
+from workbench.finetune.training.top_layers import top_states
 
 #: Padded tokens per gloss-encoder pass when ``gloss_batch_tokens`` is 0 (auto): on a CPU small
 #: chunks of similar length pad little; on a GPU each pass costs its kernel launches, so a
@@ -84,6 +85,12 @@ class BiEncoderModel(nn.Module):
     max_candidates)`` gloss rows (-1: padding) and ``gold`` (same shape, 1 for a gold sense).
     It returns ``(loss, scores (n_instances, max_candidates))``, padding scored ``-inf``.
 
+    With ``below`` (the run's ``top_layers``: the number of frozen layers under the trained
+    ones) a batch may carry the cached hidden states entering layer ``below``:
+    ``context_hidden`` ``(n_contexts, seq, dim)`` and ``gloss_hidden`` ``(n_glosses, width,
+    dim)``; then only the layers from ``below`` up run
+    (:func:`~workbench.finetune.training.top_layers.top_states`).
+
     With ``freeze_glosses`` the gloss encoder keeps its weights (no gradient, always in eval
     mode) and a gloss vector, which then never changes, is computed once: the batch's
     ``gloss_rows`` (each gloss's row in the task's gloss table) name the glosses, and only
@@ -97,8 +104,10 @@ class BiEncoderModel(nn.Module):
         pooling: str,
         gloss_batch_tokens: int = 0,
         freeze_glosses: bool = False,
+        below: int | None = None,
     ) -> None:
         super().__init__()
+        self.below = below  # frozen layers under the trained ones (None: every layer trains)
         self.encoder = encoder
         self.gloss_encoder = gloss_encoder
         self.pooling = pooling
@@ -115,8 +124,13 @@ class BiEncoderModel(nn.Module):
 
     def encode_contexts(self, batch: Batch, n_instances: int) -> torch.Tensor:
         """One pass of the context encoder over the batch's contexts: ``(n_instances, dim)``
-        float32 target-word vectors."""
-        hidden = self.encoder(**encoder_inputs(batch)).last_hidden_state
+        float32 target-word vectors (from ``context_hidden`` when the batch carries it)."""
+        if "context_hidden" in batch and self.below is not None:
+            hidden = top_states(
+                self.encoder, batch["context_hidden"], batch["attention_mask"], self.below
+            )
+        else:
+            hidden = self.encoder(**encoder_inputs(batch)).last_hidden_state
         return pool_targets(
             hidden,
             batch["word_positions"],
@@ -132,18 +146,25 @@ class BiEncoderModel(nn.Module):
             return self.gloss_batch_tokens
         return CPU_GLOSS_BATCH_TOKENS if device.type == "cpu" else GPU_GLOSS_BATCH_TOKENS
 
-    def encode_glosses(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def encode_glosses(
+        self, ids: torch.Tensor, mask: torch.Tensor, lower: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Gloss vectors ``(n_glosses, dim)`` float32 of padded glosses sorted longest first,
         encoded in chunks of at most :meth:`gloss_chunk_tokens` padded tokens, each chunk
-        trimmed to its own longest gloss."""
+        trimmed to its own longest gloss; from ``lower`` (their cached hidden states entering
+        layer ``below``, ``(n_glosses, width, dim)``) when given."""
         lengths = mask.sum(1).tolist()
         parts = []
         for start, stop in chunk_bounds(lengths, self.gloss_chunk_tokens(ids.device)):
             width = max(int(lengths[start]), 1)
             part_mask = mask[start:stop, :width]
-            hidden = self.gloss_encoder(
-                input_ids=ids[start:stop, :width], attention_mask=part_mask
-            ).last_hidden_state
+            if lower is not None and self.below is not None:
+                part = lower[start:stop, :width]
+                hidden = top_states(self.gloss_encoder, part, part_mask, self.below)
+            else:
+                hidden = self.gloss_encoder(
+                    input_ids=ids[start:stop, :width], attention_mask=part_mask
+                ).last_hidden_state
             parts.append(pool_sequence(hidden, part_mask, self.pooling).float())
         return torch.cat(parts)
 
@@ -181,7 +202,7 @@ class BiEncoderModel(nn.Module):
         if self.freeze_glosses:
             glosses = self.frozen_glosses(batch["gloss_rows"], ids, mask)
         else:
-            glosses = self.encode_glosses(ids, mask)
+            glosses = self.encode_glosses(ids, mask, batch.get("gloss_hidden"))
         scores = contexts @ glosses.T  # (n_instances, n_glosses)
         pad = candidates < 0
         picked = scores.gather(1, candidates.clamp(min=0)).masked_fill(pad, float("-inf"))

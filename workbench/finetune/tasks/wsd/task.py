@@ -58,11 +58,13 @@ from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.tasks.base import Features, Task, special_template
 from workbench.finetune.tasks.wsd.finish import finish_wsd_model
 from workbench.finetune.tasks.wsd.glosses import GlossTable
+from workbench.finetune.tasks.wsd.lower import LowerLayers
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TaskModel
+from workbench.finetune.training.top_layers import cut_point
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.biencoder import (
     BASE_GLOSS_ENCODER,
@@ -123,6 +125,8 @@ class WsdTask(Task):
         self._counts = dict.fromkeys(("context_tokens", "gloss_tokens", "instances", "batches"), 0)
         self._encoded: set[int] = set()  # frozen glosses already encoded in training
         self.gloss_is_base = False  # the gloss encoder is the base model (build_model says)
+        self.lower: LowerLayers | None = None  # a top_layers run's cached lower layers
+        self.model: BiEncoderModel | None = None  # the model build_model made
 
     # -- data ----------------------------------------------------------------------------
     def candidates(self, lemma: str, pos: str) -> Candidates:
@@ -286,6 +290,13 @@ class WsdTask(Task):
             candidates[i, : len(cand)] = [column[g] for g in cand]
             gold[i, good] = 1
         gloss_ids, gloss_mask = self.glosses.batch(union, pad_id)
+        lower: dict[str, np.ndarray] = {}
+        if self.lower is not None and self.model is not None:
+            contexts = [r["input_ids"] for r in rows]
+            lower["context_hidden"] = self.lower.batch(self.model.encoder, contexts)
+            if not self.cfg.freeze_glosses:
+                glosses = [self.glosses.ids[g] for g in union]
+                lower["gloss_hidden"] = self.lower.batch(self.model.gloss_encoder, glosses)
         if gen is not None:  # a training batch: count what the step processes
             self._counts["context_tokens"] += int(mask.sum())
             fresh = [j for j, g in enumerate(union) if g not in self._encoded]
@@ -312,7 +323,35 @@ class WsdTask(Task):
             "inst_row": t(np.array(inst_row, dtype=np.int64)),
             "inst_col": t(np.array(inst_col, dtype=np.int64)),
             "row_ids": t(np.array([r["row"] for r in rows], dtype=np.int64)),
+            **{k: t(v) for k, v in lower.items()},
         }
+
+    def prepare(self, feats: list[Features], progress: bool) -> list[str]:
+        """A ``top_layers`` run: the lower layers' activations of every context of ``feats``
+        and every candidate gloss, computed where the cache lacks them (a progress bar in
+        tokens, with its ETA); a note of what was found and computed."""
+        if self.lower is None or self.model is None:
+            return []
+        from tqdm.auto import tqdm
+
+        jobs = [(self.model.encoder, [r["input_ids"] for f in feats for r in f.rows])]
+        if not self.cfg.freeze_glosses:
+            jobs.append((self.model.gloss_encoder, list(self.glosses.ids)))
+        todo = []
+        for encoder, seqs in jobs:
+            found, _ = self.lower.cache(encoder).lookup(seqs)
+            todo.append(sum(len(s) for s, f in zip(seqs, found, strict=True) if f is None))
+        total = sum(len(s) for _, seqs in jobs for s in seqs)
+        bar = tqdm(total=sum(todo), unit="tok", desc="lower layers", disable=not progress)
+        computed = sum(self.lower.fill(encoder, seqs, bar) for encoder, seqs in jobs)
+        bar.close()
+        below = self.lower.below
+        return [
+            f"top_layers={self.cfg.top_layers}: the embeddings and the {below} lower layers of "
+            f"both encoders are frozen; their outputs for {total - sum(todo)} of {total} "
+            f"tokens came from the cache ({self.lower.cache(self.model.encoder).folder.parent}), "
+            f"{computed} sequence(s) were computed and stored"
+        ]
 
     def epoch_stats(self) -> dict[str, float]:
         """What the training batches of the epoch just ended processed (then reset):
@@ -344,13 +383,19 @@ class WsdTask(Task):
             and self.cfg.freeze_glosses
             and (head is None or head.get("gloss_encoder") == BASE_GLOSS_ENCODER)
         )
+        encoder = load_encoder(source, self.cfg.lora_r)
+        below = cut_point(encoder, self.cfg.top_layers) if self.cfg.top_layers else None
         model = BiEncoderModel(
-            load_encoder(source, self.cfg.lora_r),
+            encoder,
             load_encoder(gloss_from, self.cfg.lora_r),
             self.cfg.head_pooling,
             gloss_batch_tokens=self.cfg.gloss_batch_tokens,
             freeze_glosses=self.cfg.freeze_glosses,
+            below=below,
         )
+        self.model = model
+        if below is not None:
+            self.lower = LowerLayers(below, self.tokenizer.pad_token_id or 0)
         pooled = "[CLS]" if self.cfg.head_pooling == "cls" else "mean"
         if head is None:
             note = f"context and gloss encoders both start from '{source.name}'"

@@ -1,0 +1,200 @@
+"""A ``top_layers`` bi-encoder run: the frozen lower layers run once and are cached on disk, the
+top layers train from the cache. The cut gives the full forward's outputs; a cache of another
+model, cut or damaged is never read; only the top layers move; the saved directory answers
+with the full forward as the training's own evaluation did; a resumed run ends where an
+uninterrupted one does."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from workbench.corpora.datasets import load_dataset
+from workbench.encoding import models
+from workbench.errors import InputError
+from workbench.finetune.data.readers import DataFile
+from workbench.finetune.tasks.registry import finetune, make_task
+from workbench.finetune.training.activations import ActivationCache, frozen_fingerprint
+from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.encoders import load_encoder
+from workbench.finetune.training.model_io import transformer_layers
+from workbench.finetune.training.store import load_finetuned
+from workbench.finetune.training.top_layers import (
+    cut_point,
+    frozen_modules,
+    lower_states,
+    top_states,
+)
+
+CFG = TrainConfig(
+    epochs=1,
+    lr=1e-3,
+    batch_size=4,
+    max_length=64,
+    gloss_max_length=24,
+    head_pooling="mean",
+    wsd_index="data",
+    seed=1,
+    top_layers=1,
+)
+
+
+@pytest.fixture(scope="module")
+def semcor(wsd_data):
+    """The first 24 SemCor sentences with instances, and the next 8 (dev)."""
+    sentences = [s for s in load_dataset("semcor", wsd_data).sentences[:60] if s.instances]
+    return sentences[:24], sentences[24:32]
+
+
+def _batch(n: int, width: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1000, 5000, (n, width), generator=gen)
+    mask = torch.ones_like(ids)
+    for i in range(1, n):  # ragged: padding on the right, as the collate pads
+        mask[i, width - 2 * i :] = 0
+    ids[mask == 0] = 0
+    return ids, mask
+
+
+@pytest.mark.parametrize("which", ["tiny", "packaged"])
+def test_the_cached_lower_layers_give_the_full_forwards_last_hidden_state(
+    which, tiny_model_dir, tmp_path
+):
+    source = models.resolve_model(str(tiny_model_dir) if which == "tiny" else None)
+    encoder = load_encoder(source).eval()
+    n_layers = len(transformer_layers(encoder))
+    ids, mask = _batch(4, 14, seed=3)
+    with torch.no_grad():
+        full = encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+    real = mask.bool()
+    for top in range(1, n_layers + 1):
+        below = cut_point(encoder, top)
+        hidden = lower_states(encoder, ids, mask, below)
+        # through the disk cache: float16, written, read back by a new cache object
+        identity = {"frozen": frozen_fingerprint(frozen_modules(encoder, below)), "below": below}
+        seqs = [ids[i, : int(mask[i].sum())].tolist() for i in range(len(ids))]
+        ActivationCache(identity, hidden.shape[-1], tmp_path).store(
+            seqs, [hidden[i, : len(s)].numpy() for i, s in enumerate(seqs)]
+        )
+        cached, found = ActivationCache(identity, hidden.shape[-1], tmp_path).lookup(seqs)
+        assert found == len(seqs)
+        restored = torch.zeros_like(hidden)
+        for i, states in enumerate(cached):
+            assert states is not None and states.dtype == np.float16
+            restored[i, : len(states)] = torch.from_numpy(states.astype(np.float32))
+        with torch.no_grad():
+            top_out = top_states(encoder, restored, mask, below)
+        scale = float(full[real].abs().max())
+        torch.testing.assert_close(top_out[real], full[real], atol=2e-3 * scale, rtol=0)
+    with pytest.raises(InputError, match="top_layers=0"):
+        cut_point(encoder, 0)
+    with pytest.raises(InputError, match=f"has {n_layers} layers"):
+        cut_point(encoder, n_layers + 1)
+
+
+def _shard(cache: ActivationCache):
+    return next(cache.folder.glob("*.npz"))
+
+
+def test_a_cache_of_another_model_or_cut_or_a_damaged_one_is_computed_again(tmp_path):
+    seqs = [[101, 7, 8, 102], [101, 9, 102]]
+    states = [np.full((4, 8), 0.5, np.float32), np.full((3, 8), -1.0, np.float32)]
+    mine = ActivationCache({"frozen": "a" * 16, "below": 2}, 8, tmp_path)
+    mine.store(seqs, states)
+    assert ActivationCache({"frozen": "a" * 16, "below": 2}, 8, tmp_path).lookup(seqs)[1] == 2
+    # another model's folder and another cut's folder do not find them ...
+    for other in ({"frozen": "b" * 16, "below": 2}, {"frozen": "a" * 16, "below": 3}):
+        cache = ActivationCache(other, 8, tmp_path)
+        assert cache.folder != mine.folder and cache.lookup(seqs)[1] == 0
+        # ... and a shard copied in from elsewhere is refused, removed, never read
+        cache.folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(_shard(mine), cache.folder / "copied.npz")
+        with pytest.warns(RuntimeWarning, match="another model or layer"):
+            again = ActivationCache(other, 8, tmp_path)
+        assert again.lookup(seqs)[1] == 0 and not (cache.folder / "copied.npz").exists()
+    # damaged shards: cut off, arrays that do not fit, values that are not finite
+    path = _shard(mine)
+    good = dict(np.load(path))
+    damages = {
+        "cut off": lambda: path.write_bytes(path.read_bytes()[:100]),
+        "offsets": lambda: np.savez(path, **{**good, "offsets": np.array([0, 4, 99])}),
+        "nan": lambda: np.savez(
+            path, **{**good, "hidden": np.where(good["hidden"] < 0, np.nan, good["hidden"])}
+        ),
+    }
+    for name, damage in damages.items():
+        damage()
+        with pytest.warns(RuntimeWarning, match="computed again"):
+            cache = ActivationCache({"frozen": "a" * 16, "below": 2}, 8, tmp_path)
+        assert cache.lookup(seqs)[1] == 0, name
+        assert not path.exists(), name
+        np.savez(path, **good)
+    # what would be stored is checked too: another shape, non-finite values
+    with pytest.raises(ValueError, match="shape"):
+        mine.store([[1, 2]], [np.zeros((3, 8), np.float32)])
+    with pytest.raises(ValueError, match="not finite"):
+        mine.store([[1, 2]], [np.full((2, 8), np.inf, np.float32)])
+
+
+def _data(semcor):
+    return (
+        DataFile(tuple(semcor[0]), "semcor[:24]", "a"),
+        DataFile(tuple(semcor[1]), "semcor[24:32]", "b"),
+    )
+
+
+def test_only_the_top_layers_train_and_the_saved_model_answers_as_training_evaluated(
+    tiny_model_dir, semcor, tmp_path
+):
+    train, dev = _data(semcor)
+    source = models.resolve_model(str(tiny_model_dir))
+    task = make_task("wsd", CFG, models.load_tokenizer(source), train)
+    feats = task.features(train, train=True)
+    model, _ = task.build_model(source)
+    batch = task.collate(feats.rows[:4], torch.Generator().manual_seed(0))
+    assert batch["context_hidden"].shape == (*batch["input_ids"].shape, 32)
+    assert batch["gloss_hidden"].shape == (*batch["gloss_input_ids"].shape, 32)
+    out = tmp_path / "top1"
+    result = finetune("wsd", train, dev, CFG.replace(epochs=2), out, model=str(tiny_model_dir),
+                      progress=False, test=dev)  # fmt: skip
+    assert any("top_layers=1" in n and "1 lower layers" in n for n in result.notes)
+    start = models.load_model(source).state_dict()
+    trained, _, _ = load_finetuned(out)
+    for tower in (trained.encoder, trained.gloss_encoder):
+        moved = {
+            name.split(".")[2] if name.startswith("encoder.layer.") else name.split(".")[0]
+            for name, weight in tower.state_dict().items()
+            if name in start and not torch.equal(weight, start[name])
+        }
+        assert moved and moved <= {"1", "pooler"}, moved  # layer 1 of 0-1 (pooler: unused)
+    # the saved directory, loaded as every answer loads it (full forward, no cache), scores
+    # the dev data exactly as training's evaluation from the cached lower layers did
+    card = result.card
+    assert card["test"]["f1"] == pytest.approx(card["best_metric"], abs=1e-9)
+
+
+def test_a_resumed_run_ends_with_the_parameters_of_an_uninterrupted_one(
+    tiny_model_dir, semcor, tmp_path
+):
+    train, _ = _data(semcor)
+    cfg = CFG.replace(epochs=2, lora_r=4, lora_alpha=8)
+    whole = finetune("wsd", train, None, cfg, tmp_path / "whole", model=str(tiny_model_dir),
+                     progress=False)  # fmt: skip
+    out = tmp_path / "cut"
+    first = finetune("wsd", train, None, cfg.replace(max_steps=3), out,
+                     model=str(tiny_model_dir), progress=False)  # fmt: skip
+    assert any("--resume goes on from that step" in n for n in first.notes)
+    assert (out / "checkpoint").is_dir()  # kept, so that the run can go on
+    assert first.history[-1].steps == 3
+    more = finetune("wsd", train, None, cfg, out, model=str(tiny_model_dir), progress=False,
+                    resume=True)  # fmt: skip
+    assert [e.epoch for e in more.history] == [1, 1, 2]  # the cut epoch, then its rest
+    assert more.history[-1].steps == whole.history[-1].steps
+    a = whole.model.state_dict()
+    b = more.model.state_dict()
+    assert a.keys() == b.keys()
+    for name in a:
+        torch.testing.assert_close(b[name], a[name], atol=1e-6, rtol=0, msg=name)
