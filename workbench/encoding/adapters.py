@@ -1,26 +1,32 @@
-"""A model directory of LoRA adapters on a base model, in PEFT's own format, loaded as one model.
+"""A model directory of what training added to a base model, loaded as one model: LoRA adapters
+in PEFT's own format, or the trained layers themselves.
 
-Layout of an adapter directory:
+Layout of an adapter directory, one of two forms:
 
-* ``adapter_config.json`` + ``adapter_model.safetensors``: what ``PeftModel.save_pretrained``
+* LoRA: ``adapter_config.json`` + ``adapter_model.safetensors``, what ``PeftModel.save_pretrained``
   writes (``PeftModel.from_pretrained(base, directory)`` loads it in PEFT itself);
-* ``base_model.json`` (:data:`BASE_RECORD`): which base model the adapters were trained on
-  (its name, whether it is the packaged default, its weights' fingerprint,
-  :func:`workbench.encoding.models.weights_fingerprint`) and the SHA-256 of the adapter
-  weights.
+* trained layers: ``trained_layers.safetensors`` (:data:`LAYER_WEIGHTS`), the full weights of the
+  layers a ``top_layers`` run trained, under the base model's own parameter names
+  (``encoder.layer.5.attention.self.query.weight``, ...), float32;
 
-Loading (:func:`apply_adapter`) reads the JSON config and the safetensors weights only, so no
-code in the directory ever runs (a ``*.bin`` adapter, which PEFT would unpickle, is refused);
-the adapters are then merged into the base weights in memory, so the model runs at the base
-model's speed. A damaged file, a missing weight or an adapter recorded for another base is a
-:class:`~workbench.errors.ModelLoadError` naming the file and both fingerprints. Resolving the
-base model by its recorded name is :func:`workbench.encoding.models.resolve_model`'s work.
+and in both ``base_model.json`` (:data:`BASE_RECORD`): which base model they were trained on (its
+name, whether it is the packaged default, its weights' fingerprint,
+:func:`workbench.encoding.models.weights_fingerprint`) and the SHA-256 of the weights file.
+
+Loading (:func:`apply_adapter`) reads JSON and safetensors only, so no code in the directory
+ever runs (a ``*.bin`` adapter, which PEFT would unpickle, is refused); LoRA adapters are
+merged into the base weights in memory and trained layers replace the base's, so the model
+runs at the base model's speed. A damaged file, a missing or foreign weight, a shape the base
+does not have, a value that is not finite, or weights recorded for another base is a
+:class:`~workbench.errors.ModelLoadError` naming the file (and both fingerprints). Resolving
+the base model by its recorded name is :func:`workbench.encoding.models.resolve_model`'s work.
 
 Example::
 
     record = read_base_record("runs/wsd")        # AdapterBase(name=..., fingerprint=...)
     check_base(Path("runs/wsd"), record, fingerprint_of_the_loaded_base)
     model = apply_adapter(base_model, Path("runs/wsd"))   # merged, eval mode
+    save_trained_layers(encoder, Path("runs/x"), "base", True, fingerprint)  # a top_layers run
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ if TYPE_CHECKING:
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
+#: The weights of the layers a ``top_layers`` run trained (the second form).
+LAYER_WEIGHTS = "trained_layers.safetensors"
 #: PEFT's pickled adapter file: never loaded.
 PICKLED_WEIGHTS = "adapter_model.bin"
 BASE_RECORD = "base_model.json"
@@ -66,8 +74,54 @@ class AdapterBase:
 
 
 def is_adapter_dir(path: str | Path) -> bool:
-    """Whether ``path`` is a directory of adapters (it holds :data:`ADAPTER_CONFIG`)."""
-    return (Path(path) / ADAPTER_CONFIG).is_file()
+    """Whether ``path`` is a directory of what training added to a base model: LoRA adapters
+    (it holds :data:`ADAPTER_CONFIG`) or trained layers (:data:`LAYER_WEIGHTS`)."""
+    return (Path(path) / ADAPTER_CONFIG).is_file() or (Path(path) / LAYER_WEIGHTS).is_file()
+
+
+def weights_file(directory: str | Path) -> Path:
+    """The weights file of an adapter directory: :data:`LAYER_WEIGHTS` for trained layers,
+    else :data:`ADAPTER_WEIGHTS`."""
+    layers = Path(directory) / LAYER_WEIGHTS
+    return (
+        layers
+        if layers.is_file() and not (Path(directory) / ADAPTER_CONFIG).is_file()
+        else (Path(directory) / ADAPTER_WEIGHTS)
+    )
+
+
+def content_files(directory: str | Path) -> tuple[str, ...]:
+    """The files whose content is an adapter directory's own (besides its base): the config
+    and weights of LoRA adapters, or the trained layers."""
+    if weights_file(directory).name == LAYER_WEIGHTS:
+        return (LAYER_WEIGHTS,)
+    return (ADAPTER_CONFIG, ADAPTER_WEIGHTS)
+
+
+def save_trained_layers(
+    model: nn.Module, directory: Path, name: str, packaged: bool, fingerprint: str
+) -> AdapterBase:
+    """Save the parameters of ``model`` that train (``requires_grad``: the layers a
+    ``top_layers`` run trained) into ``directory`` as :data:`LAYER_WEIGHTS` (float32, the bare
+    model's parameter names), and write ``base_model.json``; returns the record.
+
+    Raises:
+        ModelLoadError: nothing of ``model`` trains.
+    """
+    import torch
+    from safetensors.torch import save_file
+
+    state = {
+        key: p.detach().to("cpu", torch.float32).contiguous().clone()
+        for key, p in model.named_parameters()
+        if p.requires_grad
+    }
+    if not state:
+        raise ModelLoadError(f"{type(model).__name__} has no trained layers to save.")
+    directory.mkdir(parents=True, exist_ok=True)
+    with atomic_path(directory / LAYER_WEIGHTS, suffix=".safetensors") as tmp:
+        save_file(state, str(tmp), metadata={"format": "workbench-trained-layers/1"})
+    return write_base_record(directory, name, packaged, fingerprint)
 
 
 def save_adapter(
@@ -92,8 +146,8 @@ def save_adapter(
 
 def write_base_record(directory: Path, name: str, packaged: bool, fingerprint: str) -> AdapterBase:
     """Write ``base_model.json`` beside adapters already saved in ``directory`` (atomically),
-    with the SHA-256 of their weights; returns what it wrote."""
-    record = AdapterBase(name, packaged, fingerprint, sha256_file(directory / ADAPTER_WEIGHTS))
+    with the SHA-256 of their weights (:func:`weights_file`); returns what it wrote."""
+    record = AdapterBase(name, packaged, fingerprint, sha256_file(weights_file(directory)))
     with atomic_path(directory / BASE_RECORD) as tmp:
         data = {"format": RECORD_FORMAT, **asdict(record)}
         tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
@@ -134,7 +188,7 @@ def check_base(directory: Path, record: AdapterBase, fingerprint: str) -> None:
     Raises:
         ModelLoadError: naming the file and the fingerprints.
     """
-    weights = directory / ADAPTER_WEIGHTS
+    weights = weights_file(directory)
     if (directory / PICKLED_WEIGHTS).exists() and not weights.is_file():
         raise ModelLoadError(
             f"{directory / PICKLED_WEIGHTS} is a pickled adapter; it is never loaded (a pickle "
@@ -226,9 +280,45 @@ def load_adapter(base: nn.Module, directory: Path, trainable: bool = False) -> n
     return model
 
 
+def load_trained_layers(base: nn.Module, directory: Path) -> nn.Module:
+    """``base`` with the trained layers of ``directory`` (:data:`LAYER_WEIGHTS`) in place of
+    its own, in eval mode. Only the safetensors file is read.
+
+    Raises:
+        ModelLoadError: naming the file: damaged, a weight the base does not have or of another
+            shape, or a value that is not finite.
+    """
+    import torch
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    path = directory / LAYER_WEIGHTS
+    try:
+        state = load_file(str(path))
+    except (SafetensorError, OSError) as exc:
+        raise ModelLoadError(f"{path} is damaged or not a safetensors file ({exc}).") from exc
+    own = dict(base.named_parameters())
+    for key, value in state.items():
+        if key not in own or tuple(own[key].shape) != tuple(value.shape):
+            what = "a weight the base model does not have" if key not in own else "another shape"
+            raise ModelLoadError(f"{path} does not fit the base model: '{key}' is {what}.")
+        if not bool(torch.isfinite(value).all()):
+            raise ModelLoadError(f"{path}: '{key}' holds values that are not finite.")
+    if not state:
+        raise ModelLoadError(f"{path} holds no weights.")
+    with torch.no_grad():
+        for key, value in state.items():
+            own[key].copy_(value.to(own[key].dtype))
+    base.eval()
+    return base
+
+
 def apply_adapter(base: nn.Module, directory: Path) -> nn.Module:
-    """The base model with the LoRA adapters of ``directory`` merged into its weights, in eval
-    mode (:func:`load_adapter`, then peft's ``merge_and_unload``)."""
+    """The base model with what ``directory`` adds, in eval mode: its trained layers in place
+    (:func:`load_trained_layers`), or its LoRA adapters merged into the weights
+    (:func:`load_adapter`, then peft's ``merge_and_unload``)."""
+    if weights_file(directory).name == LAYER_WEIGHTS:
+        return load_trained_layers(base, directory)
     merged: nn.Module = getattr(load_adapter(base, directory), "merge_and_unload")()  # noqa: B009
     merged.eval()
     return merged

@@ -359,7 +359,7 @@ def weights_fingerprint(source: ModelSource, config: PretrainedConfig) -> str:
         record = adapters.read_base_record(source.location)
         h = hashlib.sha256(b"workbench-adapter-content/1\n")
         h.update(f"base\0{record.fingerprint}\n".encode())
-        for name in (adapters.ADAPTER_CONFIG, adapters.ADAPTER_WEIGHTS):
+        for name in adapters.content_files(source.location):
             h.update(f"{name}\0{content_digest(Path(source.location) / name)}\n".encode())
         return h.hexdigest()[:16]
     root = model_directory(source, config)

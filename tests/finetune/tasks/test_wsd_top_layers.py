@@ -6,7 +6,9 @@ uninterrupted one does."""
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +16,9 @@ import torch
 
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
-from workbench.errors import InputError
+from workbench.encoding.encoder import Encoder
+from workbench.errors import InputError, ModelLoadError
+from workbench.fileio import sha256_file
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune, make_task
 from workbench.finetune.training.activations import ActivationCache, frozen_fingerprint
@@ -28,6 +32,7 @@ from workbench.finetune.training.top_layers import (
     lower_states,
     top_states,
 )
+from workbench.wsd.biencoder import BiEncoder
 
 CFG = TrainConfig(
     epochs=1,
@@ -146,8 +151,18 @@ def _data(semcor):
     )
 
 
+@pytest.fixture(scope="module")
+def top_run(tiny_model_dir, semcor, tmp_path_factory):
+    """A top_layers=1 run on the tiny BERT (2 layers), dev = test."""
+    train, dev = _data(semcor)
+    out = tmp_path_factory.mktemp("top1") / "model"
+    result = finetune("wsd", train, dev, CFG.replace(epochs=2), out, model=str(tiny_model_dir),
+                      progress=False, test=dev)  # fmt: skip
+    return out, result
+
+
 def test_only_the_top_layers_train_and_the_saved_model_answers_as_training_evaluated(
-    tiny_model_dir, semcor, tmp_path
+    tiny_model_dir, semcor, top_run
 ):
     train, dev = _data(semcor)
     source = models.resolve_model(str(tiny_model_dir))
@@ -157,10 +172,15 @@ def test_only_the_top_layers_train_and_the_saved_model_answers_as_training_evalu
     batch = task.collate(feats.rows[:4], torch.Generator().manual_seed(0))
     assert batch["context_hidden"].shape == (*batch["input_ids"].shape, 32)
     assert batch["gloss_hidden"].shape == (*batch["gloss_input_ids"].shape, 32)
-    out = tmp_path / "top1"
-    result = finetune("wsd", train, dev, CFG.replace(epochs=2), out, model=str(tiny_model_dir),
-                      progress=False, test=dev)  # fmt: skip
+    out, result = top_run
     assert any("top_layers=1" in n and "1 lower layers" in n for n in result.notes)
+    # saved as the trained layers alone, against the base (no copy of the base weights)
+    for part in (out, out / "gloss_encoder"):
+        assert (part / "trained_layers.safetensors").is_file()
+        assert not (part / "model.safetensors").exists()
+        assert not (part / "adapter_config.json").exists()
+    record = json.loads((out / "base_model.json").read_text())
+    assert record["fingerprint"] == Encoder(model=str(tiny_model_dir), device="cpu").fingerprint
     start = models.load_model(source).state_dict()
     trained, _, _ = load_finetuned(out)
     for tower in (trained.encoder, trained.gloss_encoder):
@@ -198,3 +218,55 @@ def test_a_resumed_run_ends_with_the_parameters_of_an_uninterrupted_one(
     assert a.keys() == b.keys()
     for name in a:
         torch.testing.assert_close(b[name], a[name], atol=1e-6, rtol=0, msg=name)
+
+
+def _damage_truncated(d: Path) -> str:
+    f = d / "trained_layers.safetensors"
+    f.write_bytes(f.read_bytes()[:100])
+    return "damaged or was replaced"
+
+
+def _resave(d: Path, change) -> None:
+    """Rewrite the trained layers through ``change`` and record their new digest (a
+    hand-made directory: only the content checks can catch it)."""
+    from safetensors.torch import load_file, save_file
+
+    f = d / "trained_layers.safetensors"
+    save_file(change(load_file(str(f))), str(f))
+    record = json.loads((d / "base_model.json").read_text())
+    record["adapter_sha256"] = sha256_file(f)
+    (d / "base_model.json").write_text(json.dumps(record))
+
+
+def _damage_nan(d: Path) -> str:
+    _resave(d, lambda state: {k: v * float("nan") for k, v in state.items()})
+    return "not finite"
+
+
+def _damage_foreign_key(d: Path) -> str:
+    _resave(d, lambda state: {**state, "encoder.layer.9.output.dense.weight": torch.zeros(2)})
+    return "does not have"
+
+
+def _damage_shape(d: Path) -> str:
+    _resave(d, lambda state: {k: v[..., :1].contiguous() for k, v in state.items()})
+    return "another shape"
+
+
+def _damage_foreign_base(d: Path) -> str:
+    record = json.loads((d / "base_model.json").read_text())
+    record["fingerprint"] = "0123456789abcdef"
+    (d / "base_model.json").write_text(json.dumps(record))
+    return "fingerprint 0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [_damage_truncated, _damage_nan, _damage_foreign_key, _damage_shape, _damage_foreign_base],
+)
+def test_damaged_or_foreign_trained_layers_are_refused_naming_the_file(top_run, tmp_path, damage):
+    out, _ = top_run
+    broken = Path(shutil.copytree(out, tmp_path / "broken"))
+    message = damage(broken / "gloss_encoder" if damage is _damage_nan else broken)
+    with pytest.raises(ModelLoadError, match=message):
+        BiEncoder(broken, device="cpu")

@@ -642,9 +642,11 @@ def fit(
         },
     )
     if acc.is_main_process:  # the old model goes only when the new one is complete
-        base = adapter_base_of(source, final) if cfg.lora_r else None
+        base = adapter_base_of(source, final) if cfg.lora_r or cfg.top_layers else None
         with staged_model_dir(output, keep_checkpoint or stop is not None) as staging:
-            save_model_dir(final, task.tokenizer, task.head_config(), card, staging, base)
+            save_model_dir(
+                final, task.tokenizer, task.head_config(), card, staging, base, cfg.top_layers
+            )
             card.update(task.finish(staging, final, card, (train, dev, test)) or {})
             card["files"] = model_files(staging)
             write_card(card, staging)  # the card last: the directory is complete

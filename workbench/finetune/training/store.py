@@ -49,6 +49,7 @@ from workbench.encoding.adapters import (
     apply_adapter,
     read_base_record,
     save_adapter,
+    save_trained_layers,
 )
 from workbench.errors import InputError, ModelLoadError, OutputError
 from workbench.fileio import check_writable, remove_path, temporary_path
@@ -119,15 +120,20 @@ def save_encoder(
     tokenizer: PreTrainedTokenizerBase,
     output: Path,
     base: AdapterBase | None,
+    top_layers: int = 0,
 ) -> None:
     """Write one transformer as a model directory: its LoRA adapters against ``base`` when it
-    carries them (PEFT's format), else its full weights and the tokenizer."""
+    carries them (PEFT's format); after a ``top_layers`` run its trained layers against
+    ``base``; else its full weights and the tokenizer."""
     from transformers import PreTrainedModel
 
-    if carries_adapters(encoder):
+    if carries_adapters(encoder) or top_layers:
         if base is None:
-            raise InputError("Saving LoRA adapters needs the base model they were trained on.")
-        save_adapter(encoder, output, base.name, base.packaged, base.fingerprint)
+            raise InputError("Saving what a run trained needs the base model it trained on.")
+        if carries_adapters(encoder):
+            save_adapter(encoder, output, base.name, base.packaged, base.fingerprint)
+        else:
+            save_trained_layers(encoder, output, base.name, base.packaged, base.fingerprint)
         return
     if not isinstance(encoder, PreTrainedModel):
         raise InputError(f"The encoder to save is a {type(encoder).__name__}, not a transformer.")
@@ -144,15 +150,17 @@ def save_model_dir(
     card: dict[str, Any],
     output: Path,
     base: AdapterBase | None = None,
+    top_layers: int = 0,
 ) -> Path:
     """Write the model directory (see the module docstring); returns ``output``. ``base``:
-    the base model LoRA adapters are saved against (needed when the model carries them)."""
+    the base model LoRA adapters or a ``top_layers`` run's trained layers are saved against
+    (needed then)."""
     from safetensors.torch import save_file
 
     output.mkdir(parents=True, exist_ok=True)
-    save_encoder(model.encoder, tokenizer, output, base)
+    save_encoder(model.encoder, tokenizer, output, base, top_layers)
     if isinstance(model, BiEncoderModel) and head_config.get("gloss_encoder") != BASE_GLOSS_ENCODER:
-        save_encoder(model.gloss_encoder, tokenizer, output / GLOSS_ENCODER, base)
+        save_encoder(model.gloss_encoder, tokenizer, output / GLOSS_ENCODER, base, top_layers)
     save_file(head_state(model), str(output / HEAD_WEIGHTS))
     (output / HEAD_CONFIG).write_text(json.dumps(head_config, indent=2) + "\n")
     write_card(card, output)
