@@ -17,6 +17,7 @@ import webapp.downloads
 import webapp.state
 import webapp.urlstate
 from webapp.panes import CORRECTIONS
+from webapp.text import plain
 from webapp.urlstate import Between, Param
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.viz.corpus_figures import COLOURS, corpus_figure
@@ -153,7 +154,9 @@ if use_atlas:
         try:
             picked = con.execute(f"SELECT row FROM t WHERE {predicate}").df()
         except duckdb.Error as exc:
-            st.warning(f"The map's selection could not be read ({exc}).", icon=":material/warning:")
+            st.warning(
+                f"The map's selection could not be read ({plain(exc)}).", icon=":material/warning:"
+            )
         else:
             rows = picked["row"].astype(int).tolist()
         finally:
