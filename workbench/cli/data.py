@@ -48,10 +48,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_download(args: argparse.Namespace) -> int:
-    progress = None if args.quiet else datasets.progress_printer()
-    final = datasets.download(args.url, args.dest, progress, sha256=args.sha256)
-    if progress:
-        print(file=sys.stderr)
+    printer = None if args.quiet else datasets.progress_printer()
+    shown = []
+
+    def progress(done: int, total: int | None) -> None:
+        shown.append(True)
+        if printer is not None:
+            printer(done, total)
+
+    try:
+        final = datasets.download(args.url, args.dest, progress, sha256=args.sha256)
+    finally:
+        if printer is not None and shown:
+            print(file=sys.stderr)  # the progress line ends; an error starts its own
     print(f"WSD data unpacked into {final}")
     root = final.parent
     print(f"verify it with: workbench data verify {root}")

@@ -433,8 +433,9 @@ class Encoder:
         weights are damaged yields such vectors, which nothing should store or compare."""
         bad = non_finite(vectors)
         if bad:
+            where = "" if str(self.source.location) == self.name else f" ({self.source.location})"
             raise EncodingError(
-                f"model '{self.name}' ({self.source.location}) yields non-finite vectors ({bad:,} "
+                f"model '{self.name}'{where} yields non-finite vectors ({bad:,} "
                 f"NaN or infinite numbers): its weights are damaged, or it overflows in "
                 f"{self.dtype_name}; nothing is written"
             )
