@@ -16,7 +16,9 @@ import http.server
 import io
 import json
 import os
+import shutil
 import socketserver
+import subprocess
 import threading
 import time
 import warnings
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from markdown_it import MarkdownIt
 
 from tests.robustness.cli_errors import assert_one_line_error
 from webapp.text import plain
@@ -32,11 +35,17 @@ from workbench import limits
 from workbench.cli.main import main
 from workbench.corpora import datasets
 from workbench.encoding.cache import EmbeddingCache
+from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import check_dimensions
 from workbench.errors import CacheError, DataError, ModelLoadError, WorkbenchError
+from workbench.fileio import sha256_file, temporary_path
+from workbench.geometry.corrections import load_postprocessor, make_postprocessor
 from workbench.viz.export import csv_cell, plain_csv
-from workbench.wsd.gloss_cache import GlossCache
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig
+from workbench.wsd.gloss_cache import GlossCache, text_digests
+from workbench.wsd.index import SenseIndex
 from workbench.wsd.pos_probe import PosProbe, load_probe
+from workbench.wsd.store import load_index, save_index
 
 SE2 = "WSD_Evaluation_Framework/Evaluation_Datasets/senseval2/senseval2"
 
@@ -80,8 +89,6 @@ HOSTILE_TEXTS = [
 
 @pytest.mark.parametrize("text", HOSTILE_TEXTS)
 def test_plain_text_renders_as_itself_without_links_or_images(text):
-    from markdown_it import MarkdownIt
-
     md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
     html = md.render(plain(text))
     # a bare URL (GFM's autolink, which Streamlit's renderer has) needs "://" or "www." whole
@@ -90,13 +97,6 @@ def test_plain_text_renders_as_itself_without_links_or_images(text):
     tokens = md.parseInline(plain(text))[0].children or []
     shown = "".join(t.content for t in tokens if t.type == "text")
     assert shown == " ".join(text.split("\n")).replace("\r", " ")  # every character, one line
-
-
-def test_a_link_value_and_an_upload_name_are_shown_escaped():
-    from webapp import urlstate
-
-    echo = urlstate._echo("pos", "[LOG IN AGAIN](http://example.invalid)")
-    assert "](" not in echo and echo.startswith("pos\\=")
 
 
 # --------------------------------------------------------------------------- 2. non-finite
@@ -115,19 +115,13 @@ def test_a_shard_of_the_right_identity_with_non_finite_vectors_is_dropped(tmp_pa
     cache.folder.mkdir(parents=True, exist_ok=True)
     forged = cache.folder / "forged.npz"
     np.savez(
-        forged, digests=_digests(["a bank"]), vectors=vectors, identity=np.array(cache.identity)
+        forged, digests=text_digests(["a bank"]), vectors=vectors, identity=np.array(cache.identity)
     )
     fresh = _gloss_cache(tmp_path)
     with pytest.warns(UserWarning, match="non-finite"):
         _, found = fresh.lookup(["a bank", "sloping land"])
     assert found.tolist() == [False, True]  # encoded again; the good shard still answers
     assert not forged.exists()
-
-
-def _digests(texts):
-    from workbench.wsd.gloss_cache import text_digests
-
-    return text_digests(texts)
 
 
 def test_non_finite_gloss_vectors_are_never_stored(tmp_path):
@@ -162,8 +156,6 @@ def test_a_nan_pos_probe_is_refused_and_never_written(tmp_path):
 @pytest.fixture(scope="module")
 def nan_model_dir(tiny_model_dir, tmp_path_factory) -> Path:
     """The tiny model with NaN weights in its first layer."""
-    import shutil
-
     import torch
     from transformers import AutoModel
 
@@ -313,8 +305,6 @@ def test_check_npz_accepts_what_numpy_writes(tmp_path):
 def test_a_config_asking_for_an_absurd_model_is_refused_before_loading(
     tiny_model_dir, tmp_path, key, value
 ):
-    import shutil
-
     folder = tmp_path / "model"
     shutil.copytree(tiny_model_dir, folder)
     config = json.loads((folder / "config.json").read_text())
@@ -325,10 +315,6 @@ def test_a_config_asking_for_an_absurd_model_is_refused_before_loading(
 
 
 def test_a_config_that_is_not_the_weights_own_is_refused(tiny_model_dir, tmp_path):
-    import shutil
-
-    from workbench.encoding.encoder import Encoder
-
     folder = tmp_path / "model"
     shutil.copytree(tiny_model_dir, folder)
     config = json.loads((folder / "config.json").read_text())
@@ -448,8 +434,6 @@ def test_a_server_that_never_answers_is_one_error_within_the_read_limit(
 
 
 def test_a_killed_downloads_folder_is_removed_by_the_next(tmp_path):
-    from workbench.fileio import temporary_path
-
     dest = tmp_path / "data"
     dest.mkdir()
     left = temporary_path(dest / datasets.FRAMEWORK_DIR)
@@ -653,10 +637,6 @@ def test_a_model_archive_that_is_not_a_zip_is_one_error(tmp_path):
 
 
 def test_model_fetch_offline_is_one_line(monkeypatch, tmp_path, capsys):
-    import subprocess
-
-    from workbench.encoding import extra_models
-
     def offline(*args, **kwargs):
         return subprocess.CompletedProcess(
             args,
@@ -666,7 +646,7 @@ def test_model_fetch_offline_is_one_line(monkeypatch, tmp_path, capsys):
             "ERROR: Could not find a version that satisfies x\n",
         )
 
-    monkeypatch.setattr(extra_models.subprocess, "run", offline)
+    monkeypatch.setattr(subprocess, "run", offline)
     assert_one_line_error(
         ["model", "fetch", "--dest", str(tmp_path / "m")],
         "Could not download .*: Could not find a version",
@@ -678,7 +658,41 @@ def test_model_fetch_offline_is_one_line(monkeypatch, tmp_path, capsys):
         def slow(*args, **kwargs):
             raise subprocess.TimeoutExpired(args, 1)
 
-        monkeypatch.setattr(extra_models.subprocess, "run", slow)
+        monkeypatch.setattr(subprocess, "run", slow)
         assert_one_line_error(
             ["model", "fetch", "--dest", str(tmp_path / "m")], "within .* s", capsys
         )
+
+
+# --------------------------------------------------------------------------- 2. more readers
+
+
+def test_a_sense_index_with_nan_vectors_is_refused(tmp_path):
+    info = EncoderInfo("toy", "fp-toy", 8, 3, "mean")
+    vecs = np.random.default_rng(0).normal(size=(10, 8)).astype(np.float32)
+    index = SenseIndex(SenseIndexConfig(layers="-1")).fit(
+        vecs, [(f"w{i % 3}%1:00:00::",) for i in range(10)], info=info
+    )
+    path = save_index(index, tmp_path / "toy.index")
+    with np.load(path / "senses.npz", allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["vectors"] = arrays["vectors"].copy()
+    arrays["vectors"][0, 0] = np.nan
+    np.savez(path / "senses.npz", **arrays)
+    with pytest.raises(DataError, match="non-finite"):
+        load_index(path, info=info)
+
+
+def test_a_saved_correction_with_inf_and_a_matching_digest_is_refused(tmp_path):
+    fitted = make_postprocessor("zscore").fit(np.random.default_rng(0).normal(size=(50, 6)))
+    npz, meta = fitted.save(tmp_path / "z")
+    with np.load(npz, allow_pickle=False) as data:
+        arrays = {k: data[k].copy() for k in data.files}
+    first = next(k for k, v in arrays.items() if np.issubdtype(v.dtype, np.floating))
+    arrays[first].flat[0] = np.inf
+    np.savez(npz, **arrays)
+    info = json.loads(meta.read_text())
+    info["npz_sha256"] = sha256_file(npz)  # a forger recomputes the digest
+    meta.write_text(json.dumps(info))
+    with pytest.raises(DataError, match="non-finite"):
+        load_postprocessor(tmp_path / "z")
