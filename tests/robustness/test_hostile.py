@@ -696,3 +696,12 @@ def test_a_saved_correction_with_inf_and_a_matching_digest_is_refused(tmp_path):
     meta.write_text(json.dumps(info))
     with pytest.raises(DataError, match="non-finite"):
         load_postprocessor(tmp_path / "z")
+
+
+def test_an_empty_vocabulary_is_one_error_naming_the_tokenizer(tiny_model_dir, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "tokenizer.json").unlink()
+    (folder / "vocab.txt").write_text("")
+    with pytest.raises(ModelLoadError, match="vocabulary files are damaged or empty"):
+        Encoder(model=str(folder), device="cpu")

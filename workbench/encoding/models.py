@@ -225,6 +225,14 @@ def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:
             f"Model '{source.name}' has no fast tokenizer; word alignment needs one "
             "(a tokenizer.json, or a slow tokenizer that transformers can convert)."
         )
+    try:  # a damaged or empty vocabulary fails here, once, not in the middle of a run
+        tok([["a"]], is_split_into_words=True)
+    except Exception as exc:  # noqa: BLE001 - the tokenizers library raises plain Exception
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelLoadError(
+            f"The tokenizer of model '{source.name}' cannot tokenize ({text}): its vocabulary "
+            "files are damaged or empty."
+        ) from exc
     return tok
 
 
