@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from webapp.text import plain
+
 
 @dataclass
 class Build:
@@ -121,7 +123,7 @@ def show_progress(build: Build, before_stop: Callable[[], None] | None = None) -
         if build.done:
             st.rerun()
         if build.message:
-            st.info(build.message, icon=":material/hourglass_top:")
+            st.info(plain(build.message), icon=":material/hourglass_top:")
         st.progress(build.fraction, text=f"{build.stage} {build.fraction:.0%}: {build.timing()}")
 
     _poll()

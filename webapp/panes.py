@@ -25,6 +25,7 @@ import streamlit as st
 import webapp.caches
 import webapp.downloads
 import webapp.state
+from webapp.text import plain
 from webapp.urlstate import Param
 from workbench.corpora import occurrences as occ
 from workbench.corpora.occurrences import Occurrence, OccurrenceVectors
@@ -174,7 +175,7 @@ def separation_line(view: SenseView) -> str:
             if raw.n_measured
             else ""
         )
-    skipped = [f"{s.label} ({s.n})" for s in view.separation.senses if not s.measured]
+    skipped = [f"{plain(s.label)} ({s.n})" for s in view.separation.senses if not s.measured]
     if skipped:
         line += f"  \nLeft out (fewer than 2 occurrences): {', '.join(skipped)}"
     return line
@@ -349,7 +350,9 @@ def explore_map(
     st.plotly_chart(fig, key=f"{key}_chart", on_select="rerun",
                     selection_mode=("points", "box", "lasso"))  # fmt: skip
     if search:
-        st.caption(f"“{search}”: in {len(found)} of {len(ov.occurrences)} sentences, ringed.")
+        st.caption(
+            f"“{plain(search)}”: in {len(found)} of {len(ov.occurrences)} sentences, ringed."
+        )
     shown = [(r, None) for r in rows] if len(rows) != 1 else [(rows[0], 1.0), *neighbours]
     if shown:
         what = ("the clicked occurrence and its nearest at layers " + layer) if len(rows) == 1 \

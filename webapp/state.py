@@ -29,6 +29,7 @@ from pathlib import Path
 import streamlit as st
 
 import workbench
+from webapp.text import plain
 from webapp.urlstate import Param, restore
 from workbench.encoding.models import resolve_model
 from workbench.encoding.offered import MAX_NAME, NOT_OFFERED, check_offered, is_offered
@@ -70,12 +71,12 @@ def user_errors(where: object = None) -> Iterator[None]:
     try:
         yield
     except WorkbenchError as exc:
-        area.error(str(exc), icon=":material/warning:")
+        area.error(plain(exc), icon=":material/warning:")
         st.stop()
     except Exception as exc:  # noqa: BLE001 - the page must not show a traceback
         log.exception("unexpected error in the app")
         area.error(
-            f"Something went wrong: {type(exc).__name__}: {exc}. "
+            f"Something went wrong: {type(exc).__name__}: {plain(exc)}. "
             "Try other settings; the server log has the details.",
             icon=":material/error:",
         )
@@ -202,9 +203,9 @@ def short(text: str, width: int = 80) -> str:
 
 def _model_error(exc: Exception, device: str | None, pooling: str) -> None:
     """The model cannot be used: say so in the sidebar and in the page, use the packaged one."""
-    text = f"{exc}\n\nClear the model field to use the packaged model."
+    text = f"{plain(exc)}\n\nClear the model field to use the packaged model."
     st.sidebar.error(text, icon=":material/warning:")
-    st.error(f"The sidebar's model cannot be used: {exc} The page shows the packaged model "
+    st.error(f"The sidebar's model cannot be used: {plain(exc)} The page shows the packaged model "
              "meanwhile; clear the model field to go on with it.",
              icon=":material/warning:")  # fmt: skip
     return None
@@ -294,12 +295,12 @@ def sidebar_facts() -> None:
     try:
         enc = _encoder_with_pooling(s.model, s.device, s.pooling)
     except WorkbenchError as exc:
-        box.error(str(exc), icon=":material/warning:")
+        box.error(plain(exc), icon=":material/warning:")
         return
     facts = enc.describe()
     box.markdown(
-        f"**{facts['model']}**  \n"
-        f"{facts['architecture']} · {facts['layers']} layers · {facts['dim']} dims  \n"
+        f"**{plain(facts['model'])}**  \n"
+        f"{plain(facts['architecture'])} · {facts['layers']} layers · {facts['dim']} dims  \n"
         f"{facts['parameters'] / 1e6:.1f} M parameters · max {facts['max_length']} tokens  \n"
         f"{facts['device']} · {facts['dtype']} · weights `{facts['fingerprint'][:12]}`"
     )

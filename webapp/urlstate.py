@@ -27,6 +27,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from webapp.text import plain
+
 Kind = Literal["str", "int", "float", "bool", "optional"]
 #: The URL's spelling of ``None`` for an ``optional`` setting (e.g. "any part of speech").
 NONE = "any"
@@ -113,7 +115,7 @@ ECHO = 60
 
 def _echo(name: str, text: str) -> str:
     shown = text if len(text) <= ECHO else text[: ECHO - 1] + "…"
-    return f"{name}={shown}"
+    return plain(f"{name}={shown}")
 
 
 def restore(params: Iterable[Param]) -> list[str]:
@@ -186,7 +188,7 @@ def ask_for_upload(params: Iterable[Param], what: str, asks: str) -> NoReturn:
     link's settings in the URL and stop the page."""
     wanted = st.query_params.get("upload")
     st.info(
-        f"This link's {what} used the uploaded file “{wanted}”, which a link cannot carry: "
+        f"This link's {what} used the uploaded file “{plain(wanted)}”, which a link cannot carry: "
         "upload it again."
         if wanted
         else asks
@@ -230,5 +232,7 @@ def link_control(
             "setting of the page and the sidebar (model, layers, correction, projection, seed)."
         )
         for thing in missing:
-            st.warning(f"The link cannot carry {thing}: whoever opens it is asked for it again.")
+            st.warning(
+                f"The link cannot carry {plain(thing)}: whoever opens it is asked for it again."
+            )
     return url

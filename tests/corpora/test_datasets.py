@@ -63,7 +63,9 @@ def test_download_from_local_server(http_dir, tmp_path, capsys):
         {f"{SE2}.data.xml": TOY_XML, f"{SE2}.gold.key.txt": TOY_GOLD, "README.txt": "hello"},
     )
     dest = tmp_path / "data"
-    rc = main(["data", "download", "--url", f"{url}/framework.zip", "--dest", str(dest)])
+    digest = hashlib.sha256((root / "framework.zip").read_bytes()).hexdigest()
+    rc = main(["data", "download", "--url", f"{url}/framework.zip", "--dest", str(dest),
+               "--sha256", digest])  # fmt: skip
     assert rc == 0
     assert "unpacked into" in capsys.readouterr().out
     corpus = load_dataset("senseval2", dest)

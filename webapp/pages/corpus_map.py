@@ -17,12 +17,15 @@ import webapp.downloads
 import webapp.state
 import webapp.urlstate
 from webapp.panes import CORRECTIONS
+from webapp.text import plain
 from webapp.urlstate import Between, Param
+from workbench.errors import WorkbenchError
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.viz.corpus_figures import COLOURS, corpus_figure
 from workbench.viz.corpus_map import CorpusMapConfig
 from workbench.viz.plotting import selected_rows
 from workbench.viz.projection import ProjectionConfig
+from workbench.viz.selection import select_rows
 
 #: Plotly draws every map (offline); Embedding Atlas (an optional extra) draws one when chosen: its
 #: Streamlit component loads its database engine (duckdb-wasm) from cdn.jsdelivr.net, so without
@@ -119,10 +122,10 @@ elif use_atlas:
 found = cmap.search(search) if search else []
 method = cmap.info.get("method", "")
 st.caption(
-    f"{len(cmap):,} words of {cmap.info.get('corpus')} ({cmap.info.get('n_sentences', 0):,} "
-    f"sentences), {cmap.info.get('model')}, layer {layer}, {CORRECTION_LABELS[correction]}; "
+    f"{len(cmap):,} words of {plain(cmap.info.get('corpus'))} ({cmap.info.get('n_sentences', 0):,} "
+    f"sentences), {plain(cmap.info.get('model'))}, layer {layer}, {CORRECTION_LABELS[correction]}; "
     f"{method}" + (f"; made in {cmap.seconds:.0f} s" if cmap.seconds else "; loaded")
-    + (f". “{search}”: {len(found):,} occurrences, ringed" if search else ".")
+    + (f". “{plain(search)}”: {len(found):,} occurrences, ringed" if search else ".")
 )  # fmt: skip
 
 data = {"source": source, "corpus": cmap.info.get("corpus"), "sentences": n_sentences,
@@ -143,21 +146,11 @@ if use_atlas:
     value = embedding_atlas(frame, x="x", y="y", text="text", key="map_atlas") or {}
     predicate = value.get("predicate")
     if predicate:
-        import duckdb
-
-        # the predicate comes from the browser: it runs on this table alone, with no file or
-        # network access (locked, so the predicate cannot turn it back on)
-        con = duckdb.connect(config={"enable_external_access": False,
-                                     "lock_configuration": True})  # fmt: skip
-        con.register("t", frame.reset_index(names="row"))
-        try:
-            picked = con.execute(f"SELECT row FROM t WHERE {predicate}").df()
-        except duckdb.Error as exc:
-            st.warning(f"The map's selection could not be read ({exc}).", icon=":material/warning:")
-        else:
-            rows = picked["row"].astype(int).tolist()
-        finally:
-            con.close()
+        try:  # one condition on the table's columns, parsed and run with a time limit
+            rows = select_rows(frame, str(predicate))
+        except WorkbenchError as exc:
+            st.warning(f"The map's selection could not be read ({plain(exc)}).",
+                       icon=":material/warning:")  # fmt: skip
 else:
     fig = corpus_figure(cmap, colour, found,
                         title=f"{cmap.info.get('corpus')}, layer {layer}")  # fmt: skip

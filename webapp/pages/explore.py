@@ -16,6 +16,7 @@ import webapp.explore_panes
 import webapp.state
 import webapp.urlstate
 from webapp.defaults import EXPLORE_TEXT
+from webapp.text import plain
 from webapp.urlstate import Param
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.viz import neighbours as explore
@@ -132,7 +133,7 @@ post = webapp.caches.fitted_correction((settings.key, reference), correction, re
 data = {"word": word, "occurrence": query + 1, "n_occurrences": len(places),
         "text_sha256": text_key, "n_sentences": len(sentences)}  # fmt: skip
 own = np.asarray(emb.vectors[rows])
-st.subheader(f"“{word}”: similarity to occurrence {query + 1}, layer by layer")
+st.subheader(f"“{plain(word)}”: similarity to occurrence {query + 1}, layer by layer")
 if len(places) == 1:
     repeated = [w for w, n in counts if n > 1]
     st.info(

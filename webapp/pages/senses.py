@@ -16,6 +16,7 @@ import webapp.downloads
 import webapp.panes
 import webapp.state
 import webapp.urlstate
+from webapp.text import plain
 from webapp.urlstate import Between, Param
 from workbench.corpora import occurrences as occ
 from workbench.fileio import sha256_bytes
@@ -190,7 +191,7 @@ hover = [
 
 # ------------------------------------------------------------------ project and draw
 key = (settings.key, occ_key)
-st.caption(f"{len(found)} occurrences of “{lemma}” from {SOURCES[source]}.")
+st.caption(f"{len(found)} occurrences of “{plain(lemma)}” from {SOURCES[source]}.")
 if len(found) < 3:
     st.warning("At least 3 occurrences are needed for a projection; choose another word or source.")
     st.stop()
@@ -214,7 +215,7 @@ if view == "one layer":
 else:
     st.plotly_chart(fig, key="senses_chart")
 if predicted_note:
-    st.caption(predicted_note)
+    st.caption(plain(predicted_note))
 measured_at = layer if view == "one layer" else settings.layers
 with webapp.state.user_errors():
     measured = webapp.caches.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,

@@ -18,6 +18,7 @@ import webapp.downloads
 import webapp.state
 import webapp.urlstate
 from webapp.defaults import WSD_TEXT, WSD_WORD
+from webapp.text import plain
 from webapp.urlstate import Between, Param
 from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
@@ -107,12 +108,12 @@ with one:
     scored = [c for c in result.candidates if c.score == c.score]  # not NaN
     if not result.candidates:
         st.warning(
-            f"“{result.words[result.target]}” has no WordNet sense"
+            f"“{plain(result.words[result.target])}” has no WordNet sense"
             f"{f' as a {pos}' if pos else ''}: there is nothing to choose from. Try another word"
             f"{' or POS' if pos else ''}."
         )
     if result.note:
-        st.warning(result.note, icon=":material/warning:")
+        st.warning(plain(result.note), icon=":material/warning:")
     if result.predicted_pos[0]:
         st.caption(f"No POS given: read off the word's vector as {result.predicted_pos[0]} "
                    f"(probability {result.predicted_pos[1]:.2f}); the answer is the best of "
@@ -136,7 +137,7 @@ with one:
         how = best.evidence if scored else "no candidate has a vector: WordNet's first sense"
         st.success(f"**{best.key}** ({best.synset}): {best.gloss}  \n_score from: {how}_")
         if result.warning:
-            st.warning(result.warning, icon=":material/warning:")
+            st.warning(plain(result.warning), icon=":material/warning:")
     first = result.first_sense
     if result.note and first is not None:
         st.info(f"**WordNet's first sense**, the back-off: **{first.key}** ({first.synset}): "

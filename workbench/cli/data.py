@@ -1,6 +1,6 @@
 """``workbench data``: download, verify and list the WSD evaluation data.
 
-workbench data download [--url URL] [--dest DIR]
+workbench data download [--url URL] [--dest DIR] [--sha256 DIGEST]
 workbench data verify [DIR]
 workbench data list
 """
@@ -27,6 +27,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     down.add_argument(
         "--dest", type=path_arg, default=None, help="target dir (default: user data dir)"
     )
+    down.add_argument(
+        "--sha256",
+        default=None,
+        metavar="DIGEST",
+        help="the SHA-256 of another copy of the archive, which is then taken when its digest "
+        "matches (default: the archive's evaluation files must be the published ones)",
+    )
     down.add_argument("--quiet", action="store_true", help="no progress output")
     down.set_defaults(func=run_download)
 
@@ -41,10 +48,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_download(args: argparse.Namespace) -> int:
-    progress = None if args.quiet else datasets.progress_printer()
-    final = datasets.download(args.url, args.dest, progress)
-    if progress:
-        print(file=sys.stderr)
+    printer = None if args.quiet else datasets.progress_printer()
+    shown = []
+
+    def progress(done: int, total: int | None) -> None:
+        shown.append(True)
+        if printer is not None:
+            printer(done, total)
+
+    try:
+        final = datasets.download(args.url, args.dest, progress, sha256=args.sha256)
+    finally:
+        if printer is not None and shown:
+            print(file=sys.stderr)  # the progress line ends; an error starts its own
     print(f"WSD data unpacked into {final}")
     root = final.parent
     print(f"verify it with: workbench data verify {root}")

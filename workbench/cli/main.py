@@ -70,8 +70,25 @@ def show_warning(
     print(f"workbench: warning: {message}", file=file or sys.stderr)
 
 
+def undecodable(argv: list[str]) -> str | None:
+    """The first argument that is not valid text (bytes the system could not decode: Python
+    holds them as lone surrogates), shown with its bad bytes escaped; None when all are."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            return shown[:80]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
+    """Entry point; returns the process exit code. An argument that is not valid text is
+    refused before parsing (one line, code 2)."""
+    bad = undecodable(sys.argv[1:] if argv is None else argv)
+    if bad is not None:
+        print(f"workbench: error: the argument '{bad}' is not valid UTF-8 text", file=sys.stderr)
+        return 2
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -633,7 +633,8 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
 def cmd_disambiguate(args: argparse.Namespace) -> int:
     check_inputs([], args.index)
-    target = int(args.word) if args.word.isdigit() else args.word
+    # a position in ASCII digits; anything else ("²", "٣") is a word to find
+    target = int(args.word) if args.word.isascii() and args.word.isdigit() else args.word
     if args.index:
         enc = _encoder(args)
         index = load_index(args.index, EncoderInfo.of(enc))

@@ -20,13 +20,12 @@ Example::
 from __future__ import annotations
 
 import functools
+import http.client
 import lzma
 import os
-import shutil
+import re
 import sys
-import tempfile
 import urllib.request
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,16 @@ from typing import TextIO
 
 from workbench.corpora.readers import Corpus, default_gold_path, read_xml
 from workbench.errors import DataError
-from workbench.fileio import atomic_path, input_problem, sha256_file, sha256_stream
+from workbench.fileio import (
+    atomic_path,
+    input_problem,
+    remove_path,
+    remove_stale_temporaries,
+    sha256_file,
+    sha256_stream,
+    temporary_path,
+)
+from workbench.limits import Deadline, extract_zip, limit
 
 FRAMEWORK_DIR = "WSD_Evaluation_Framework"
 #: The official distribution of the framework (Raganato et al. 2017).
@@ -45,6 +53,36 @@ DATASETS = (*EVALUATION_SETS, "semcor")
 PUBLISHED_INSTANCES = {
     "senseval2": 2282, "senseval3": 1850, "semeval2007": 455, "semeval2013": 1644,
     "semeval2015": 1022, "ALL": 7253, "semcor": 226036,
+}  # fmt: skip
+#: SHA-256 of the framework's evaluation files (the archive's ``Evaluation_Datasets/``): an
+#: archive from :data:`DEFAULT_URL` (or any URL, unless ``sha256`` names another copy) is
+#: taken only when every one of these files in it is byte-identical.
+FRAMEWORK_SHA256 = {
+    f"Evaluation_Datasets/{path}": digest
+    for path, digest in {
+        "ALL/ALL.data.xml": "27a9da01b6d4a1e4dc7c76d15148a38eaa56cc0df371cae4416d04e541b6fe36",
+        "ALL/ALL.gold.key.txt": "0bf2ffc38f572587c72b59ea928da676423b99b5a54bd1a83eb4848b517d3170",
+        "semeval2007/semeval2007.data.xml":
+            "ff0cb1350acf7d0bf09f05b18c537870c8205f12daa2510099674a227c149f38",
+        "semeval2007/semeval2007.gold.key.txt":
+            "06dce0b5892bb5c625ebfd8755d1a31a5a04df6882709aa29c1dcd44befb3b41",
+        "semeval2013/semeval2013.data.xml":
+            "58682da53cdb24e7563f9a77bc357616eee6863399c2be62f8927c9d5eb20245",
+        "semeval2013/semeval2013.gold.key.txt":
+            "3dcedb0b9bed2906c3651d089236801c5353198ba6eda0575f864e3d18ee81cc",
+        "semeval2015/semeval2015.data.xml":
+            "e0804170a39fac9d0da6c707b0b974d493a385743557a40626abf36609372650",
+        "semeval2015/semeval2015.gold.key.txt":
+            "3a15c65607f27efb3846a71a303b21d0916b5bb527348bf27f526d6770301eaf",
+        "senseval2/senseval2.data.xml":
+            "5f5fe6a74fdd4ee85ca271c49a3b88131e4a7ba04a11a1392c1333efcbfe9be9",
+        "senseval2/senseval2.gold.key.txt":
+            "1e1c43116dadc796763c59f66cc61aa204cfb1886e5825836a96cf9b96a056e8",
+        "senseval3/senseval3.data.xml":
+            "ecd472808c5f3873b0e90fda6182519e5ed6081929435a67eb7f2c5a8fd36839",
+        "senseval3/senseval3.gold.key.txt":
+            "1faa09ca47a9c4627c0c1078dfc30e39c16d6ce728a532cc670007fbca0be70e",
+    }.items()
 }  # fmt: skip
 _HINT = "run `workbench data download` or set WORKBENCH_DATA to the dir holding " + FRAMEWORK_DIR
 
@@ -186,23 +224,39 @@ def progress_printer(stream: TextIO | None = None) -> Callable[[int, int | None]
 
 def fetch(url: str, dest: Path, progress: Callable[[int, int | None], None] | None = None) -> Path:
     """Download ``url`` to the file ``dest`` (written to a temporary name of this writer, then
-    renamed: :func:`workbench.fileio.atomic_path`)."""
+    renamed: :func:`workbench.fileio.atomic_path`), within the ``download_seconds`` limit in
+    all and ``read_seconds`` per read (:mod:`workbench.limits`), and no larger than the
+    ``archive_bytes`` limit.
 
-    def failed(exc: OSError) -> DataError:  # the network's failure, not the output's
+    Raises:
+        DataError: the URL is not one, the network failed, a limit was passed.
+    """
+
+    def failed(exc: Exception) -> DataError:  # the network's failure, not the output's
         return DataError(f"download of {url} failed: {exc}")
 
+    deadline = Deadline("download_seconds", f"the download of {url}")
+    cap = limit("archive_bytes")
     try:
-        response = urllib.request.urlopen(url, timeout=60)
-    except OSError as exc:
+        response = urllib.request.urlopen(url, timeout=min(limit("read_seconds"), deadline.left()))
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: not a URL
         raise failed(exc) from exc
     with response, atomic_path(dest) as tmp, open(tmp, "wb") as out:
-        total = int(response.headers.get("Content-Length") or 0) or None
+        try:
+            total = int(response.headers.get("Content-Length") or 0) or None
+        except ValueError:
+            total = None
         done = 0
+        read = getattr(response, "read1", response.read)
         while True:
+            deadline.check()
             try:
-                block = response.read(1 << 16)
-            except OSError as exc:
+                block = read(1 << 16)  # what one receive brings: the deadline is checked often
+            except (OSError, http.client.HTTPException) as exc:
                 raise failed(exc) from exc
+            if done + len(block) > cap:
+                raise DataError(f"download of {url} is larger than the limit of {cap:,.0f} "
+                                "bytes (WORKBENCH_LIMIT_ARCHIVE_BYTES sets it)")  # fmt: skip
             if not block:
                 break
             out.write(block)
@@ -212,41 +266,17 @@ def fetch(url: str, dest: Path, progress: Callable[[int, int | None], None] | No
     return dest
 
 
-def safe_extract(archive: Path, target: Path) -> list[Path]:
-    """Extract a zip archive into ``target``, refusing absolute paths, ``..`` and links.
-
-    Raises:
-        DataError: a bad archive or an unsafe member name.
-    """
-    target = target.resolve()
-    written = []
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            for info in zf.infolist():
-                path = (target / info.filename).resolve()
-                mode = info.external_attr >> 16
-                if not path.is_relative_to(target) or Path(info.filename).is_absolute():
-                    raise DataError(f"{archive}: unsafe member path {info.filename!r}")
-                if (mode & 0o170000) == 0o120000:
-                    raise DataError(f"{archive}: symbolic link member {info.filename!r}")
-                if info.is_dir():
-                    path.mkdir(parents=True, exist_ok=True)
-                    continue
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(path, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-                written.append(path)
-    except zipfile.BadZipFile as exc:
-        raise DataError(f"{archive}: not a valid zip archive ({exc})") from exc
-    return written
-
-
 def download(
     url: str = DEFAULT_URL,
     dest: str | os.PathLike | None = None,
     progress: Callable[[int, int | None], None] | None = None,
+    sha256: str | None = None,
 ) -> Path:
     """Download and unpack the framework archive into ``dest`` (default: the user data dir).
+
+    What arrives is verified before it is unpacked into place: with ``sha256``, the archive's
+    SHA-256 must be that; without, every evaluation file in it must be the framework's own
+    (:data:`FRAMEWORK_SHA256`). Anything else is refused and nothing is kept.
 
     The archive is fetched and extracted in a temp dir beside ``dest``; the extracted
     ``WSD_Evaluation_Framework/`` is then renamed into place, so an interrupted download never
@@ -256,9 +286,11 @@ def download(
         ``dest/WSD_Evaluation_Framework``.
 
     Raises:
-        DataError: network failure, a bad archive, an archive without the framework dir, or a
-            framework dir already there.
+        DataError: network failure, a bad archive, an archive without the framework dir, an
+            archive or content of another digest, or a framework dir already there.
     """
+    if sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
+        raise DataError(f"--sha256 must be 64 hex digits, not {sha256!r}")
     dest = Path(dest).expanduser() if dest is not None else user_data_dir()
     final = dest / FRAMEWORK_DIR
     if os.path.lexists(final):  # a link too: nothing there is replaced
@@ -266,7 +298,7 @@ def download(
     made = [d for d in (dest, *dest.parents) if not os.path.lexists(d)]
     dest.mkdir(parents=True, exist_ok=True)
     try:
-        return _download_into(url, dest, final, progress)
+        return _download_into(url, dest, final, progress, sha256)
     except BaseException:
         for folder in made:  # a failed download leaves no empty folder it made
             try:
@@ -277,18 +309,53 @@ def download(
 
 
 def _download_into(
-    url: str, dest: Path, final: Path, progress: Callable[[int, int | None], None] | None
+    url: str,
+    dest: Path,
+    final: Path,
+    progress: Callable[[int, int | None], None] | None,
+    sha256: str | None,
 ) -> Path:
-    with tempfile.TemporaryDirectory(prefix=".download-", dir=dest) as tmp_name:
-        tmp = Path(tmp_name)
+    remove_stale_temporaries(dest, [FRAMEWORK_DIR])  # what a killed download left
+    tmp = temporary_path(final)
+    tmp.mkdir()
+    try:
         archive = fetch(url, tmp / "archive.zip", progress)
+        if sha256 is not None and sha256_file(archive) != sha256.lower():
+            raise DataError(
+                f"{url}: the archive's SHA-256 is {sha256_file(archive)}, not the {sha256} "
+                "asked for; nothing was unpacked"
+            )
         unpacked = tmp / "unpacked"
-        safe_extract(archive, unpacked)
+        extract_zip(archive, unpacked)
         found = [p for p in unpacked.rglob(FRAMEWORK_DIR) if p.is_dir()]
         if not found:
             raise DataError(f"{url}: the archive holds no {FRAMEWORK_DIR}/ dir")
-        os.replace(min(found, key=lambda p: len(p.parts)), final)
+        framework = min(found, key=lambda p: len(p.parts))
+        if sha256 is None:
+            check_framework(framework, url)
+        os.replace(framework, final)
+    finally:
+        remove_path(tmp)
     return final
+
+
+def check_framework(framework: Path, source: str) -> None:
+    """Refuse an unpacked framework whose evaluation files are not the published ones
+    (:data:`FRAMEWORK_SHA256`), naming the first that differs.
+
+    Raises:
+        DataError: a file missing or of another SHA-256.
+    """
+    for rel, digest in FRAMEWORK_SHA256.items():
+        path = framework / rel
+        if input_problem(path) is not None:
+            raise DataError(f"{source}: the archive lacks {FRAMEWORK_DIR}/{rel}; nothing was kept "
+                            "(--sha256 DIGEST takes another copy of the archive)")  # fmt: skip
+        if sha256_file(path) != digest:
+            raise DataError(
+                f"{source}: {FRAMEWORK_DIR}/{rel} in the archive is not the published file "
+                "(another SHA-256); nothing was kept (--sha256 DIGEST takes another copy)"
+            )
 
 
 # --------------------------------------------------------------------------- verify

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 import warnings
 import zipfile
@@ -58,6 +59,7 @@ from workbench.fileio import (
     temporary_path,
     writer_alive,
 )
+from workbench.limits import check_npz, is_within, read_json
 
 if TYPE_CHECKING:
     from workbench.encoding.encoder import Encoder
@@ -120,9 +122,22 @@ class PruneResult:
 
 
 def _size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    """Bytes of the regular files at ``path`` and below, no link followed."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return 0
+    if not path.is_dir() or path.is_symlink():
+        return info.st_size if path.is_file() and not path.is_symlink() else 0
+    total = 0
+    for folder, _, names in os.walk(path):  # os.walk follows no link to a folder
+        for name in names:
+            try:
+                entry = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue
+            total += entry.st_size if stat.S_ISREG(entry.st_mode) else 0
+    return total
 
 
 def _meta_checksum(meta: dict[str, Any]) -> str:
@@ -155,10 +170,12 @@ class EmbeddingCache:
             CacheError: naming the entry and what is wrong.
         """
         entry = self.path(key)
-        try:
-            meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        try:  # a regular file of a sane size (never a FIFO, a device, a huge file)
+            meta = read_json(entry / "meta.json", "its meta.json", error=CacheError)
+        except OSError as exc:
             raise CacheError(f"cache entry {entry} has an unreadable meta.json ({exc})") from exc
+        except CacheError as exc:
+            raise CacheError(f"cache entry {entry}: {exc}") from exc
         if not isinstance(meta, dict):
             raise CacheError(f"cache entry {entry} has a meta.json that is not an object")
         if meta.get("format") != FORMAT:
@@ -222,10 +239,12 @@ class EmbeddingCache:
         self.check_files(key, meta, verify)
         try:
             vectors = np.load(entry / "vectors.npy", mmap_mode="r", allow_pickle=False)
+            check_npz(entry / "index.npz", "its index.npz", CacheError)
             with np.load(entry / "index.npz", allow_pickle=False) as index:
                 arrays = {k: index[k] for k in index.files}
             emb = LayerwiseEmbeddings.from_parts(vectors, arrays, meta["embeddings"], str(entry))
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, DataError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, DataError,
+                CacheError) as exc:  # fmt: skip
             raise CacheError(f"cache entry {entry} cannot be read ({exc})") from exc
         try:  # the entry's last use, for `workbench cache prune --max-size`
             os.utime(entry / "meta.json")
@@ -283,6 +302,19 @@ class EmbeddingCache:
         return remove_path(self.path(key))
 
     # ------------------------------------------------------------------ housekeeping
+    def own_dir(self) -> bool:
+        """Whether the entries' folder lies inside the cache's root (every link followed):
+        housekeeping never lists or deletes anything outside the cache's own tree."""
+        return is_within(self.dir, self.root)
+
+    def _check_own_dir(self) -> None:
+        if not self.own_dir():
+            raise CacheError(
+                f"the cache's folder {self.dir} leads out of the cache to "
+                f"{os.path.realpath(self.dir)} (a symbolic link): nothing there is listed or "
+                "deleted; remove the link, or point WORKBENCH_CACHE at the real folder"
+            )
+
     def stale(self) -> list[Path]:
         """Temporary entry directories whose writer on this machine is gone."""
         found = stale_temporaries(self.dir)
@@ -294,7 +326,10 @@ class EmbeddingCache:
         return sorted(found)
 
     def remove_stale(self) -> list[Path]:
-        """Delete :meth:`stale` temporaries; returns what was removed."""
+        """Delete :meth:`stale` temporaries; returns what was removed (nothing when the
+        entries' folder leads out of the cache)."""
+        if not self.own_dir():
+            return []
         removed = remove_stale_temporaries(self.dir)
         for path in self.stale():
             if remove_path(path):
@@ -303,14 +338,24 @@ class EmbeddingCache:
 
     def entries(self, verify: bool = False) -> list[CacheEntry]:
         """Every entry, most recently used first, with its size and any problem found
-        (``verify``: also the CRC-32 of each ``vectors.npy``, a read of the whole cache)."""
+        (``verify``: also the CRC-32 of each ``vectors.npy``, a read of the whole cache).
+        An entry that is a symbolic link is listed as damaged and never followed.
+
+        Raises:
+            CacheError: the entries' folder leads out of the cache (:meth:`own_dir`).
+        """
         out: list[CacheEntry] = []
         if not self.dir.is_dir():
             return out
+        self._check_own_dir()
         for path in self.dir.iterdir():
             if not _KEY.match(path.name):
                 continue
             model, created, problem = "?", 0.0, ""
+            if path.is_symlink():  # never followed: only the link itself is the cache's
+                out.append(CacheEntry(path.name, 0, model, (), 0.0, path.lstat().st_mtime,
+                                      "is a symbolic link, not an entry"))  # fmt: skip
+                continue
             shape: tuple[int, ...] = ()
             try:
                 meta = self.read_meta(path.name)
@@ -323,7 +368,7 @@ class EmbeddingCache:
             if not path.is_dir():
                 problem = "is a file, not a directory"
             try:
-                used = (path / "meta.json").stat().st_mtime
+                used = (path / "meta.json").lstat().st_mtime
             except OSError:
                 used = path.lstat().st_mtime
             out.append(CacheEntry(path.name, _size(path), model, shape, created, used, problem))
@@ -343,7 +388,12 @@ class EmbeddingCache:
 
         Args:
             verify: find damaged entries by their full CRC-32 too (reads every file).
+
+        Raises:
+            CacheError: the entries' folder leads out of the cache (:meth:`own_dir`).
         """
+        if self.dir.is_dir():
+            self._check_own_dir()
         temps = self.remove_stale()
         now, removed, failed, freed = time.time(), [], [], 0
         kept_bytes = 0

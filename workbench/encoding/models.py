@@ -30,6 +30,7 @@ from urllib.parse import urlparse
 from workbench.encoding import adapters
 from workbench.errors import ModelLoadError
 from workbench.fileio import sha256_file, sha256_json
+from workbench.limits import LIMITS, limit, read_json
 
 if TYPE_CHECKING:
     import torch
@@ -224,6 +225,14 @@ def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:
             f"Model '{source.name}' has no fast tokenizer; word alignment needs one "
             "(a tokenizer.json, or a slow tokenizer that transformers can convert)."
         )
+    try:  # a damaged or empty vocabulary fails here, once, not in the middle of a run
+        tok([["a"]], is_split_into_words=True)
+    except Exception as exc:  # noqa: BLE001 - the tokenizers library raises plain Exception
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelLoadError(
+            f"The tokenizer of model '{source.name}' cannot tokenize ({text}): its vocabulary "
+            "files are damaged or empty."
+        ) from exc
     return tok
 
 
@@ -264,6 +273,8 @@ def load_model(source: ModelSource, dtype: torch.dtype | None = None) -> PreTrai
             merged.to(dtype)
         return cast("PreTrainedModel", merged)
 
+    if source.is_local:
+        check_dimensions(Path(source.location))
     kwargs = {"dtype": dtype} if dtype is not None else {}
     bars_were_off = hf_logging.is_progress_bar_enabled() is False
     hf_logging.disable_progress_bar()  # transformers' per-tensor "Loading weights" bar is noise
@@ -274,6 +285,68 @@ def load_model(source: ModelSource, dtype: torch.dtype | None = None) -> PreTrai
             hf_logging.enable_progress_bar()
     model.eval()
     return model
+
+
+#: The sizes of a model's configuration checked before its weights are loaded, by the limit of
+#: :data:`workbench.limits.LIMITS` that bounds each.
+DIMENSIONS = {
+    "num_hidden_layers": "model_layers",
+    "hidden_size": "model_width",
+    "intermediate_size": "model_width",
+    "num_attention_heads": "model_width",
+    "vocab_size": "model_vocab",
+    "max_position_embeddings": "model_positions",
+}
+
+
+def check_dimensions(folder: Path) -> None:
+    """Refuse a model folder whose ``config.json`` asks for more than a model can be, before
+    anything is allocated: each of :data:`DIMENSIONS` a whole number within its limit; and,
+    where the weights are a ``model.safetensors``, the word embeddings' shape in its header
+    (read alone, size-checked) equal to ``vocab_size`` x ``hidden_size``.
+
+    Raises:
+        ModelLoadError: naming the file and the value.
+    """
+    config_path = folder / "config.json"
+    if not config_path.exists():
+        return
+    config = read_json(config_path, error=ModelLoadError)
+    if not isinstance(config, dict):
+        raise ModelLoadError(f"{config_path} is not a JSON object")
+    for key, name in DIMENSIONS.items():
+        value = config.get(key)
+        if value is None:
+            continue
+        cap = limit(name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= cap:
+            raise ModelLoadError(
+                f"{config_path}: {key} is {value!r}, not a whole number from 1 to {cap:,.0f} "
+                f"({LIMITS[name].what}; WORKBENCH_LIMIT_{name.upper()} sets the limit)"
+            )
+    weights = folder / "model.safetensors"
+    vocab, hidden = config.get("vocab_size"), config.get("hidden_size")
+    if not weights.is_file() or vocab is None or hidden is None:
+        return
+    with weights.open("rb") as fh:
+        length = int.from_bytes(fh.read(8), "little")
+        if not 0 < length <= limit("json_bytes"):
+            raise ModelLoadError(f"{weights} has a damaged header (of {length:,} bytes)")
+        try:
+            header = json.loads(fh.read(length))
+        except ValueError as exc:
+            raise ModelLoadError(f"{weights} has a damaged header ({exc})") from exc
+    shapes = [
+        info.get("shape")
+        for key, info in header.items()
+        if key.endswith("word_embeddings.weight") and isinstance(info, dict)
+    ]
+    if shapes and shapes[0] != [vocab, hidden]:
+        raise ModelLoadError(
+            f"{config_path} says vocab_size {vocab} and hidden_size {hidden}, but the word "
+            f"embeddings in {weights.name} are {shapes[0]}: the configuration is not the "
+            "weights' own"
+        )
 
 
 #: Files of a model directory that make its numbers: the weights (any format, shard indexes

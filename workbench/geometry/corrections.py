@@ -30,7 +30,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ import numpy as np
 from workbench.errors import DataError, InputError, MismatchError
 from workbench.fileio import sha256_file
 from workbench.geometry.postprocess import PostProcessor, Provenance, check_array, saved_paths
+from workbench.limits import check_finite, check_npz, read_json
 
 PostProcessorName = Literal["zscore", "center", "abtt", "whiten", "none"]
 
@@ -60,7 +60,7 @@ def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
     if not npz.is_file() or not meta.is_file():
         raise DataError(f"no saved post-processor at {npz.with_suffix('')} (.npz + .json)")
     try:
-        info = json.loads(meta.read_text(encoding="utf-8"))
+        info = read_json(meta)  # a regular file of a sane size
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError included
         raise DataError(f"{meta}: not a saved post-processor ({exc})") from exc
     if not isinstance(info, dict):
@@ -71,9 +71,10 @@ def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
         raise DataError(f"{npz} does not match {meta} (modified or truncated); refit and save")
     try:
         obj = _REGISTRY[info["kind"]](**info["params"])
+        check_npz(npz)
         with np.load(npz, allow_pickle=False) as arrays:
             for key in obj.state_names:
-                setattr(obj, f"{key}_", arrays[key])
+                setattr(obj, f"{key}_", check_finite(arrays[key], f"{npz}: {key}"))
         obj.n_features_in_ = int(info["n_features_in"])
         obj.n_layers_ = None if info["n_layers"] is None else int(info["n_layers"])
         obj.n_samples_seen_ = int(info["n_samples_seen"])

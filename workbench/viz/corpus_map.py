@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,9 +38,10 @@ from workbench.corpora.readers import Corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import LayerSpec, combine_layers
-from workbench.errors import InputError
+from workbench.errors import DataError, InputError
 from workbench.fileio import atomic_path, sha256_json
 from workbench.geometry.corrections import make_postprocessor
+from workbench.limits import check_npz, non_finite
 from workbench.viz.projection import ProjectionConfig, Projector
 
 if TYPE_CHECKING:
@@ -307,14 +309,15 @@ def corpus_map(
             "n_sentences": len(sentences)}  # fmt: skip
     if path.is_file():
         try:
+            check_npz(path)  # sizes first: a damaged file is made again
             with np.load(path, allow_pickle=False) as stored:
                 coords = np.asarray(stored["coords"], dtype=np.float32)
                 method = str(stored["method"])
-            if coords.shape == (n_words, 2):
+            if coords.shape == (n_words, 2) and not non_finite(coords):
                 table["x"], table["y"] = coords[:, 0], coords[:, 1]
                 return CorpusMap(coords, table, sentences, config, 0.0,
                                  {**info, "method": method, "cached": True})  # fmt: skip
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, DataError):
             pass  # a damaged file: made again below
     t = time.perf_counter()
 

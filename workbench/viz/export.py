@@ -158,15 +158,41 @@ def table_csv(rows: Any, settings: Settings) -> str:
     return CSV_PREFIX + _settings_json(settings) + "\n" + plain_csv(rows)
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A table cell as a CSV writer should get it: a text that a spreadsheet would run as a
+    formula (it begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a
+    leading ``'``, as OWASP recommends against CSV injection; numbers, and texts that are just a
+    number (``-0.5``), are kept as they are; ``None`` is an empty cell.
+
+    Example:
+        >>> csv_cell("=HYPERLINK(\"http://x\")"), csv_cell(-0.5), csv_cell("-0.5")
+        ('\'=HYPERLINK("http://x")', -0.5, '-0.5')
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not value.startswith(FORMULA_STARTS):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
+
+
 def plain_csv(rows: Any) -> str:
     """CSV text of the table alone, the header first: what any CSV reader reads as is
-    (``pandas.read_csv(path)``). Its settings travel beside it (:func:`settings_sidecar`)."""
+    (``pandas.read_csv(path)``). Its settings travel beside it (:func:`settings_sidecar`).
+    Every cell goes through :func:`csv_cell`: no cell is a formula a spreadsheet runs."""
     records = table_records(rows)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=_columns(records), lineterminator="\n")
-    writer.writeheader()
+    writer.writerow({k: csv_cell(k) for k in writer.fieldnames})
     for r in records:
-        writer.writerow({k: "" if v is None else v for k, v in r.items()})
+        writer.writerow({k: csv_cell(v) for k, v in r.items()})
     return out.getvalue()
 
 

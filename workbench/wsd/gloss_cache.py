@@ -10,8 +10,9 @@ Each :meth:`GlossCache.store` adds one shard ``<random>.npz`` (written to a temp
 and renamed, so a reader never sees half a shard and two processes never write the same file):
 ``digests`` ``(n, 16)`` uint8 (the first 16 bytes of each text's SHA-256), ``vectors``
 ``(n, dim)`` float32 and ``identity`` (the folder's identity as JSON). A shard whose identity
-is not the folder's (a file copied in from another model's folder), or that cannot be read
-(cut off by a full disk), never answers: it is reported, removed where possible, and its
+is not the folder's (a file copied in from another model's folder), that cannot be read
+(cut off by a full disk), whose headers declare more than it holds, or whose vectors are not
+all finite (:mod:`workbench.limits`), never answers: it is reported, removed where possible, and its
 glosses are encoded again. Many shards are merged into one once there are more than
 :data:`MAX_SHARDS`. A cache folder that cannot be written (read-only) is reported once; the
 vectors are then kept for the process only.
@@ -36,8 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from workbench.encoding.models import default_cache_dir
-from workbench.errors import OutputError
+from workbench.errors import DataError, OutputError
 from workbench.fileio import atomic_path, sha256_bytes
+from workbench.limits import check_finite, check_npz
 
 #: Shards in one folder before they are merged into one.
 MAX_SHARDS = 32
@@ -90,6 +92,7 @@ class GlossCache:
     def _read_shard(self, path: Path) -> tuple[np.ndarray, np.ndarray] | None:
         """A shard's ``(digests, vectors)``, or None when it must not answer (reported)."""
         try:
+            check_npz(path, "the shard")  # sizes and a regular file, before numpy allocates
             with np.load(path, allow_pickle=False) as data:
                 identity = str(data["identity"])
                 digests, vectors = np.asarray(data["digests"]), np.asarray(data["vectors"])
@@ -102,9 +105,10 @@ class GlossCache:
                 or vectors.dtype != np.float32
             ):
                 raise ValueError(f"arrays of shapes {digests.shape} and {vectors.shape}")
+            check_finite(vectors, "its vectors")
         except FileNotFoundError:
             return None  # merged away by another process meanwhile: its rows are in the merge
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, DataError) as exc:
             warnings.warn(
                 f"gloss cache shard {path} cannot be used ({exc}); its glosses are encoded again",
                 stacklevel=4,
@@ -160,6 +164,7 @@ class GlossCache:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.shape != (len(texts), self.dim):
             raise ValueError(f"vectors of shape {vectors.shape} for {len(texts)} texts")
+        check_finite(vectors, "the gloss vectors to store")  # nothing non-finite is kept
         if not len(texts):
             return
         digests = text_digests(texts)

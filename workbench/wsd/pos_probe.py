@@ -31,6 +31,7 @@ from workbench.encoding.pooling import LayerSpec
 from workbench.errors import DataError, InputError
 from workbench.fileio import atomic_path
 from workbench.lexicon.wordnet import POS_TAGS
+from workbench.limits import check_finite, check_npz
 
 #: The probe of a bi-encoder directory.
 PROBE_FILE = "pos_probe.npz"
@@ -89,6 +90,8 @@ class PosProbe:
     def save(self, path: str | Path) -> Path:
         """Write the probe to ``path`` (``.npz``), whole or not at all."""
         path = Path(path)
+        check_finite(self.coef_, "the probe's weights")
+        check_finite(self.intercept_, "the probe's bias")
         with atomic_path(path, suffix=".npz") as tmp:
             np.savez(tmp, coef=self.coef_, intercept=self.intercept_,
                      classes=np.array(self.classes_, dtype=str),
@@ -100,12 +103,13 @@ def load_probe(path: str | Path) -> PosProbe | None:
     """The probe saved at ``path``; None when there is no file.
 
     Raises:
-        DataError: a damaged file or one of another shape.
+        DataError: a damaged file, one of another shape, or weights that are not all finite.
     """
     path = Path(path)
     if not path.is_file():
         return None
     try:
+        check_npz(path)
         with np.load(path, allow_pickle=False) as data:
             coef = np.asarray(data["coef"], dtype=np.float32)
             intercept = np.asarray(data["intercept"], dtype=np.float32)
@@ -116,7 +120,9 @@ def load_probe(path: str | Path) -> PosProbe | None:
             raise ValueError(f"weights of shape {coef.shape} for {len(classes)} classes")
         if not set(classes) <= set(POS_TAGS):
             raise ValueError(f"classes {classes} are not WordNet POS")
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, InputError) as exc:
+        check_finite(coef, "its weights")
+        check_finite(intercept, "its bias")
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, DataError) as exc:
         raise DataError(f"{path} is not a readable POS probe ({exc})") from exc
     probe = PosProbe(layers)
     probe.coef_, probe.intercept_, probe.classes_ = coef, intercept, classes

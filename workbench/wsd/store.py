@@ -23,6 +23,7 @@ import numpy as np
 from workbench.errors import DataError, OutputError
 from workbench.fileio import check_writable, remove_path, temporary_path
 from workbench.geometry.corrections import load_postprocessor
+from workbench.limits import check_finite, check_npz, read_json
 from workbench.outputs import (
     DirectoryState,
     claim_directory,
@@ -132,9 +133,15 @@ class IndexSenses:
 def _read(path: Path, arrays: tuple[str, ...]) -> tuple[dict, TrainingInfo, dict[str, np.ndarray]]:
     """``meta.json`` (checked), its training and the named arrays of an index directory."""
     try:  # a damaged file of any kind (truncated zip, meta.json of the wrong shape) is refused
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-        with np.load(path / "senses.npz", allow_pickle=False) as data:
-            read = {k: data[k] for k in arrays}  # an npz member is read only when asked for
+        try:  # a regular file of a sane size; headers against sizes; finite numbers
+            meta = read_json(path / "meta.json", "meta.json")
+            check_npz(path / "senses.npz", "senses.npz")
+            with np.load(path / "senses.npz", allow_pickle=False) as data:
+                read = {k: data[k] for k in arrays}  # a member is read only when asked for
+            for name, array in read.items():
+                check_finite(array, f"senses.npz: {name}")
+        except DataError as exc:
+            raise ValueError(str(exc)) from exc
         if not isinstance(meta, dict):
             raise ValueError(f"meta.json holds a {type(meta).__name__}, not an object")
         if meta.get("format") != FORMAT_VERSION:
