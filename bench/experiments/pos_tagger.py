@@ -7,6 +7,11 @@ Tags the words of SemCor's sentences (the first ``--sentences``; 0 = all) with
 accuracy over every word, over the content words (NOUN, VERB, ADJ, ADV: the four classes a
 WSD bi-encoder's POS probe predicts), per gold tag, the commonest confusions, and the words
 tagged per second.
+
+With ``--probe-sentences N``: the other candidate, a POS probe
+(:class:`workbench.wsd.pos_probe.PosProbe`) on the packaged encoder's vectors at
+``--probe-layer``, fitted on the content words of SemCor's first two thirds of N sentences and
+scored, beside the tagger, on the content words of the last third.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sentences", type=int, default=5000, help="SemCor's first N (0 = all)")
+    ap.add_argument("--probe-sentences", type=int, default=0, help="also fit and score a probe")
+    ap.add_argument("--probe-layer", default="3", help="the probe's layer spec")
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
     corpus = load_dataset("semcor")
@@ -59,7 +66,41 @@ def main() -> None:
     )
     for tag, v in result["per_gold_tag"].items():
         print(f"  {tag:5} {v['n']:7,}  {v['accuracy']:.3f}")
+    if args.probe_sentences:
+        result["probe"] = probe_against_tagger(
+            corpus.sentences[: args.probe_sentences], args.probe_layer, wordnet
+        )
+        print("content words of the held-out third:", result["probe"])
     write_json(args.json, {"args": vars(args), **result})
+
+
+def probe_against_tagger(sentences, layer: str, wordnet) -> dict:
+    """A POS probe fitted on the first two thirds' content words, and the tagger, scored on
+    the last third's content words."""
+    import numpy as np
+
+    from workbench import Encoder
+    from workbench.wsd.pos_probe import PosProbe
+
+    enc = Encoder()
+    start = time.perf_counter()
+    emb = enc.encode([list(s.words) for s in sentences])
+    encode_s = time.perf_counter() - start
+    gold = np.array([p for s in sentences for p in s.pos])
+    tagged = np.array([t for s in sentences for t in tag_words(s.words, wordnet)])
+    part = np.concatenate([np.full(len(s.words), i) for i, s in enumerate(sentences)])
+    content = np.isin(gold, POS_TAGS)
+    train = content & (part < 2 * len(sentences) // 3)
+    test = content & (part >= 2 * len(sentences) // 3)
+    x = emb.select(layer)
+    probe = PosProbe(layers=layer).fit(x[train], gold[train])
+    predicted = np.array(probe.classes_)[probe.predict_proba(x[test]).argmax(1)]
+    return {
+        "layer": layer, "model": enc.name, "dtype": enc.dtype_name,
+        "train_words": int(train.sum()), "test_words": int(test.sum()),
+        "probe_accuracy": float((predicted == gold[test]).mean()),
+        "tagger_accuracy": float((tagged[test] == gold[test]).mean()), "encode_s": encode_s,
+    }  # fmt: skip
 
 
 if __name__ == "__main__":
