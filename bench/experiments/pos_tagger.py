@@ -20,11 +20,15 @@ import argparse
 import collections
 import time
 
+import numpy as np
+
 from bench.lib.machine import machine_facts
 from bench.lib.record import write_json
+from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.tagging import TAGGER_VERSION, tag_words
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
+from workbench.wsd.pos_probe import PosProbe
 
 
 def main() -> None:
@@ -77,11 +81,6 @@ def main() -> None:
 def probe_against_tagger(sentences, layer: str, wordnet) -> dict:
     """A POS probe fitted on the first two thirds' content words, and the tagger, scored on
     the last third's content words."""
-    import numpy as np
-
-    from workbench import Encoder
-    from workbench.wsd.pos_probe import PosProbe
-
     enc = Encoder()
     start = time.perf_counter()
     emb = enc.encode([list(s.words) for s in sentences])
