@@ -520,14 +520,20 @@ def map_corpus(source: str, upload: bytes | None = None, upload_name: str = "upl
 
 
 def corpus_map_build(
-    source: str, config: CorpusMapConfig, upload: bytes | None = None, upload_name: str = "upload"
+    source: str,
+    config: CorpusMapConfig,
+    upload: bytes | None = None,
+    upload_name: str = "upload",
+    settings: Settings | None = None,
 ) -> Build:
-    """The corpus map of ``source`` for the sidebar's model, made (or loaded from the cache dir)
-    in the background once per model settings, corpus and config; ``build.result`` is the
-    :class:`~workbench.viz.corpus_map.CorpusMap`."""
-    enc, wn = encoder(), wordnet()
+    """The corpus map of ``source`` for the model of ``settings`` (default: the sidebar's),
+    made (or loaded from the cache dir) in the background once per model settings, corpus and
+    config; ``build.result`` is the :class:`~workbench.viz.corpus_map.CorpusMap`. The server's
+    preload starts the demo map's build with the default settings: the page finds it."""
+    enc, wn = encoder(settings), wordnet()
+    settings = settings or current()
     the_corpus = map_corpus(source, upload, upload_name)
-    key = ("corpus-map", current().key, source, the_corpus.sha256, config)
+    key = ("corpus-map", settings.key, source, the_corpus.sha256, config)
     kept = the_corpus.head(config.max_sentences) if config.max_sentences else the_corpus
     n_words = sum(len(s.words) for s in kept.sentences)
 

@@ -14,3 +14,7 @@ He asked the bank for a small loan."""
 #: The WSD page's default sentence and word (the server warms their answer at start).
 WSD_TEXT = "He sat on the bank of the river and watched the boats."
 WSD_WORD = "bank"
+
+#: The Geometry page's default sample of its corpus and word pairs per layer.
+GEOMETRY_SAMPLE = 500
+GEOMETRY_PAIRS = 20_000

@@ -1,5 +1,7 @@
-"""What the app's server loads before the first visitor: the packaged model, WordNet, the default
-views' data and UMAP's compiled code, in one background thread started when the server starts.
+"""What the app's server loads before the first visitor: the packaged model, WordNet, every
+page's default view (Explore's neighbours, Geometry's table, Senses' default word, the demo
+corpus map, WSD's default answer) in the order a visitor meets the pages, and UMAP's compiled
+code, in one background thread started when the server starts.
 
 ``app.py`` declares ``st.App`` with :func:`lifespan`: Streamlit's server runs it before it
 accepts connections, and it only starts the thread, so the health check answers at once and the
@@ -35,10 +37,13 @@ import streamlit as st
 
 import webapp.caches
 import webapp.state
-from webapp.defaults import EXPLORE_TEXT, WSD_TEXT, WSD_WORD
+from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, GEOMETRY_SAMPLE, WSD_TEXT, WSD_WORD
+from webapp.panes import CORRECTIONS
 from webapp.state import Settings
 from workbench.corpora.occurrences import demo_words
 from workbench.encoding.alignment import split_words
+from workbench.geometry.analysis import GeometryConfig
+from workbench.viz.corpus_map import CorpusMapConfig
 from workbench.viz.neighbours import PoolPart, split_sentences
 from workbench.viz.projection import ProjectionConfig, Projector
 from workbench.wsd.disambiguate import target_lemmas
@@ -109,6 +114,31 @@ def _senses_view() -> None:
                              emb.select(settings.layers), config)  # fmt: skip
 
 
+def _geometry_view() -> None:
+    """The Geometry page's default view: its default corpus and sample, encoded, and every
+    layer measured under every correction (the page's table and figures)."""
+    settings = Settings()
+    reference = webapp.caches.reference_options()[0]
+    sentences = webapp.caches.reference_sentences(reference, GEOMETRY_SAMPLE)
+    key = ("reference", reference, len(sentences))
+    emb = webapp.caches.warm_words(key, sentences, settings)
+    config = GeometryConfig(n_pairs=GEOMETRY_PAIRS)
+    webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
+
+
+def _corpus_map_view() -> None:
+    """The Corpus map page's default view: the demo texts' map at the model's last layer,
+    uncorrected (made once and stored in the cache dir, loaded from there after)."""
+    settings = Settings()
+    enc = webapp.state.encoder_for(settings)
+    config = CorpusMapConfig(layer=str(enc.n_layers), correction=CORRECTIONS[0], max_sentences=0)
+    build = webapp.caches.corpus_map_build("demo", config, settings=settings)
+    while not build.done:
+        time.sleep(0.1)
+    if build.error is not None:
+        raise build.error
+
+
 def _wsd_answer() -> None:
     """The WSD bi-encoder shipped for the packaged model, and the glosses of the WSD page's
     default word (its first answer is then a context pass away)."""
@@ -125,15 +155,18 @@ def _umap() -> None:
     Projector(n_neighbors=5, random_state=0).fit(points)
 
 
-#: What the server loads at start, in order (the first page needs the model first).
+#: What the server loads at start, in order: the model first, then each page's default view in
+#: the order a visitor meets the pages (Explore, Geometry, Senses, Corpus map, WSD).
 STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
     ("the packaged model", _model),
     ("FAISS", _faiss),
     ("the Explore page's default view", _explore_view),
     ("WordNet", _wordnet),
     ("the list of datasets", _datasets),
+    ("the Geometry page's default view", _geometry_view),
     ("UMAP's compiled code", _umap),
     ("the Senses page's default view", _senses_view),
+    ("the Corpus map page's default view", _corpus_map_view),
     ("the WSD bi-encoder", _wsd_answer),
 )
 

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import os
 import platform
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from workbench.encoding.device import cpu_bf16_native
+from workbench.encoding.dtype_probe import probe_cpu_dtype
+
+#: The flags recorded: the wide vector and matrix instructions that bfloat16 speed depends on.
+WIDE_FLAGS = ("avx512", "amx", "avx_vnni", "avx2", "fma")
 
 
 def machine_facts() -> dict[str, Any]:
-    """Platform, CPU model and count, torch version and threads, CPU capability, whether the CPU
-    has native bfloat16, the load average when called, and the GPU when there is one."""
+    """Platform, CPU model and count, its wide-vector flags, torch version and threads, CPU
+    capability, the dtype probe's record (which dtype ``auto`` takes on this CPU, and the timings
+    it chose by), the load average when called, and the GPU when there is one."""
     facts: dict[str, Any] = {
         "platform": platform.platform(),
         "cpu": platform.processor() or platform.machine(),
@@ -22,13 +27,17 @@ def machine_facts() -> dict[str, Any]:
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "cpu_bf16_native": cpu_bf16_native(),
+        "dtype_probe": asdict(probe_cpu_dtype()),
+        "cpu_wide_flags": [],
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
     }
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 facts["cpu"] = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                flags = line.split(":", 1)[1].split()
+                facts["cpu_wide_flags"] = [f for f in flags if f.startswith(WIDE_FLAGS)]
                 break
     except OSError:
         pass

@@ -119,3 +119,20 @@ def test_grid_layout_puts_each_part_in_its_own_cell():
         assert a[1] - a[0] <= 1.0 + 1e-6 and a[3] - a[2] <= 1.0 + 1e-6  # scaled to a unit cell
         for b in boxes[i + 1 :]:  # no two cells overlap
             assert a[1] < b[0] or b[1] < a[0] or a[3] < b[2] or b[3] < a[2]
+
+
+def test_the_demo_map_coloured_by_pos_shows_several_colours_with_a_legend(
+    default_encoder, demo_corpus, tmp_path
+):
+    """Plain sentences carry no POS: the map tags them, so its default colouring says something."""
+    assert {p for s in demo_corpus.sentences for p in s.pos} == {"X"}  # unknown
+    cmap = corpus_map(default_encoder, demo_corpus, CorpusMapConfig(layer="6", max_sentences=40,
+                      n_neighbors=5), load_wordnet(), cache_dir=tmp_path)  # fmt: skip
+    tags = cmap.table["pos"]
+    assert (tags != "").all() and (tags == "X").mean() < 0.01
+    assert {"NOUN", "VERB", "ADJ", "DET", "ADP", "."} <= set(tags)
+    fig = corpus_figure(cmap, "pos", title="demo")
+    named = [t.name.split(" (")[0] for t in fig.data if t.showlegend is not False]
+    assert len(set(named)) >= 6 and "NOUN" in named  # "NOUN (138)": the tag and its count
+    assert len({t.marker.color for t in fig.data}) >= 6  # a colour each
+    assert fig.layout.showlegend is not False

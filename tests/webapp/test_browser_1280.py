@@ -111,6 +111,42 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, tmp_path):
             page.close()
 
 
+#: Each page and what its first view draws (the pages in the order a visitor meets them).
+FIRST_VIEWS = (
+    ("/", '[data-testid="stPlotlyChart"] .heatmaplayer'),
+    ("/geometry", '[data-testid="stTable"]'),
+    ("/senses", '[data-testid="stPlotlyChart"] .scatterlayer .point'),
+    ("/corpus_map", '[data-testid="stPlotlyChart"] .legend'),
+    ("/wsd", '[data-testid="stPlotlyChart"]'),
+)
+#: What a view that is not ready shows: a spinner or a progress bar.
+WAITING = '[data-testid="stSpinner"], [data-testid="stProgress"]'
+
+
+def test_every_page_s_first_view_is_ready_once_the_preload_is(browser):
+    """A fresh server, the preload finished: each page opened one after another draws its first
+    view from what the preload made; no spinner or progress bar is ever seen on the way."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / "streamlit-server-first-views.log", "w") as log:
+        with AppServer(REPO, log=log) as url:
+            status = _wait_preloaded(url, "the WSD bi-encoder", limit=900)  # the last step
+            assert status["ready"] and all(s["state"] == "done" for s in status["steps"]), status
+            page = _page(browser)
+            for path, view in FIRST_VIEWS:
+                page.goto(f"{url}{path}")
+                seen_waiting, start = [], time.monotonic()
+                while page.locator(view).count() == 0:
+                    if page.locator(WAITING).count():
+                        seen_waiting.append(round(time.monotonic() - start, 1))
+                    assert time.monotonic() - start < 120, f"{path}: no first view in 120 s"
+                    page.wait_for_timeout(100)
+                _idle(page)
+                _no_exception(page)
+                assert not seen_waiting, f"{path}: a spinner or progress bar at {seen_waiting} s"
+                assert page.locator(WAITING).count() == 0, f"{path}: still waiting on something"
+            page.close()
+
+
 def test_a_failed_preload_is_a_message_and_the_server_lives_on(browser):
     ARTIFACTS.mkdir(exist_ok=True)
     env = {"WORKBENCH_DTYPE": "no-such-dtype"}  # the model cannot load in this process

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from workbench.encoding.offered import runs_dir
@@ -13,7 +15,32 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
-def test_finetune_page_trains_a_small_job(tiny_model_dir, tmp_path, wsd_data, monkeypatch):
+@pytest.fixture
+def made_on_click(monkeypatch) -> dict:
+    """file id -> the callable that makes a download button's file when it is clicked."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    made: dict = {}
+    add = MediaFileManager.add_deferred
+
+    def remember(self, data_callable, *args, **kwargs):
+        file_id = add(self, data_callable, *args, **kwargs)
+        made[file_id] = data_callable
+        return file_id
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", remember)
+    return made
+
+
+def _download(made: dict, button) -> str:
+    """What a download button hands over when clicked."""
+    data = made[button.proto.deferred_file_id]()
+    return data.decode() if isinstance(data, bytes) else data
+
+
+def test_finetune_page_trains_a_small_job(
+    tiny_model_dir, tmp_path, wsd_data, monkeypatch, made_on_click
+):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("WORKBENCH_DATA", str(wsd_data))
@@ -47,6 +74,15 @@ def test_finetune_page_trains_a_small_job(tiny_model_dir, tmp_path, wsd_data, mo
     wall = [c.value for c in at.caption if c.value.startswith("Wall time:")]
     assert wall and float(wall[0].split()[2]) >= card["train_seconds"] - 1
     assert any("best epoch 1" in c.value for c in at.code)
+    # downloads: the training figure, the training log (CSV, settings, JSON)
+    buttons = {b.key: b for b in at.get("download_button")}
+    assert {"ft_final_fig_html", "ft_log_csv", "ft_log_settings", "ft_log_json"} <= set(buttons)
+    log = pd.read_csv(io.StringIO(_download(made_on_click, buttons["ft_log_csv"])))
+    batches, epochs = log[log["row"] == "batch"], log[log["row"] == "epoch"]
+    assert len(batches) == 3 and len(epochs) == 1  # 48 examples, batches of 16, one epoch
+    assert batches["loss"].notna().all() and 0 <= epochs["dev_accuracy"].iloc[0] <= 1
+    settings = json.loads(_download(made_on_click, buttons["ft_log_settings"]))["settings"]
+    assert settings["view"] == "finetune" and settings["data"]["options"]["epochs"] == 1
     # the tuned model becomes the sidebar's model for every other page
     at.button(key="ft_use").click().run()
     assert at.sidebar.text_input(key="model").value == str(out)
@@ -68,3 +104,42 @@ def test_finetune_page_never_writes_outside_its_runs_folder(name, tmp_path, monk
     assert not at.exception, [e.value for e in at.exception]
     assert any("plain folder name" in e.value for e in at.error), [e.value for e in at.error]
     assert (victim / "thesis.txt").read_text() == "mine" and (victim / "checkpoint").is_dir()
+
+
+def test_a_link_restores_the_finetune_settings(wsd_data, monkeypatch):
+    """ "Copy link" carries the job's settings (data, task sizes, options, run name): opening the
+    link gives every widget its value back; a value out of range is left at the default."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("WORKBENCH_DATA", str(wsd_data))  # the built-in tasks need SemCor
+    query = {"data": "wic", "train": "96", "dev": "48", "test": "32", "epochs": "3",
+             "lr": "0.0001", "batch": "8", "max_length": "64", "lora": "4", "llrd": "0.8",
+             "seed": "7", "baselines": "0", "run": "my-run", "freeze": "99"}  # fmt: skip
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
+    at.query_params.update(query)
+    at.switch_page("webapp/pages/finetune.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="ft_ntrain").value == 96
+    assert (
+        at.number_input(key="ft_ndev").value == 48 and at.number_input(key="ft_ntest").value == 32
+    )
+    assert (
+        at.number_input(key="ft_epochs").value == 3 and at.number_input(key="ft_batch").value == 8
+    )
+    assert at.number_input(key="ft_lr").value == pytest.approx(1e-4)
+    assert (
+        at.number_input(key="ft_maxlen").value == 64 and at.number_input(key="ft_lora").value == 4
+    )
+    assert at.number_input(key="ft_llrd").value == pytest.approx(0.8)
+    assert at.number_input(key="ft_seed").value == 7
+    assert at.checkbox(key="ft_baselines").value is False
+    assert at.text_input(key="ft_out").value == "my-run"
+    assert at.number_input(key="ft_freeze").value == 0  # 99 is out of range: the default
+    assert any("freeze=99" in w.value for w in at.warning)
+    # the page writes its settings back into the URL: the link to copy
+    assert at.query_params["train"] == "96" and at.query_params["run"] == "my-run"
+    assert at.query_params["freeze"] == "0"
+    at.number_input(key="ft_epochs").set_value(5).run()
+    assert at.query_params["epochs"] == "5"
+    link = [c.value for c in at.code if "epochs=5" in c.value]
+    assert link and "train=96" in link[0] and "lr=0.0001" in link[0]

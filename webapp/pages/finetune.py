@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 import webapp.caches
+import webapp.downloads
 import webapp.state
+import webapp.urlstate
+from webapp.urlstate import Between, Param
 from workbench.encoding.offered import run_directory, runs_dir
 from workbench.finetune import runs
 from workbench.finetune.data import splits
@@ -21,6 +25,7 @@ from workbench.finetune.evaluation import compare as cmp
 from workbench.finetune.evaluation.plots import TrainingLog, sense_clusters, training_figure
 from workbench.finetune.tasks.registry import TASKS
 from workbench.finetune.training.config import TrainConfig
+from workbench.viz.export import ViewSettings
 from workbench.viz.projection import ProjectionConfig
 
 BUILTIN = {
@@ -28,6 +33,32 @@ BUILTIN = {
     "supersense": "supersense tagging: BIO over WordNet classes (built-in)",
     "upload": "my own files",
 }
+
+#: Every setting of the page (and the sidebar) in the URL: a link reopens the same job.
+PARAMS = (
+    *webapp.state.SIDEBAR_PARAMS,
+    Param("ft_source", "data", choices=tuple(BUILTIN)),
+    Param("ft_kind", "task", choices=tuple(TASKS)),
+    Param("ft_ntrain", "train", "int", choices=Between(32, 50_000)),
+    Param("ft_ndev", "dev", "int", choices=Between(16, 5_000)),
+    Param("ft_ntest", "test", "int", choices=Between(16, 5_000)),
+    Param("ft_epochs", "epochs", "int", choices=Between(1, 20)),
+    Param("ft_lr", "lr", "float", choices=Between(1e-6, 1e-2)),
+    Param("ft_batch", "batch", "int", choices=Between(1, 256)),
+    Param("ft_maxlen", "max_length", "int", choices=Between(16, 512)),
+    Param("ft_freeze", "freeze", "int", choices=Between(0, 48)),
+    Param("ft_lora", "lora", "int", choices=Between(0, 64)),
+    Param("ft_llrd", "llrd", "float", choices=Between(0.1, 1.0)),
+    Param("ft_seed", "seed", "int", choices=Between(0, 2**31 - 1)),
+    Param("ft_baselines", "baselines", "bool"),
+    Param("ft_out", "run"),
+    Param("ft_cmp_geo", "cmp_sentences", "int", choices=Between(100, 5000)),
+    Param("ft_cmp_wsd", "cmp_semcor", "int", choices=Between(500, 37_176)),
+    Param("ft_cmp_test", "cmp_test", choices=tuple(webapp.caches.EVAL_DATASETS)),
+    Param("ft_lemma", "lemma"),
+    Param("ft_layer", "layer"),
+    Param("ft_limit", "limit", "int", choices=Between(20, 1000)),
+)
 
 st.title("Fine-tune an encoder")
 st.caption(
@@ -41,6 +72,8 @@ st.info(
     "(docs/finetune.md).",
     icon=":material/info:",
 )
+webapp.urlstate.restore(PARAMS)
+share = st.container()  # the "copy link" control, filled once the page's widgets are drawn
 settings = webapp.state.current()
 has_semcor = "semcor" in webapp.caches.available_datasets()
 choices = [k for k in BUILTIN if k == "upload" or has_semcor]
@@ -88,6 +121,40 @@ run_name = st.text_input(
     help=f"The model is saved in this app's runs folder ({runs_dir()}), under this name; a run "
     "of the same name is replaced. Every page can load it from there.",
 )  # fmt: skip
+uploaded = [f.name for f in (train_file, dev_file) if f is not None] if source == "upload" else []
+shared: list[str] = []
+
+
+def _share() -> None:
+    """Draw the "copy link" control once, with the settings of the widgets drawn so far."""
+    if not shared:
+        what = f"this fine-tuning job ({BUILTIN[source]}, task {kind}) with its options"
+        missing = [f"the uploaded file {name}" for name in uploaded]
+        shared.append(webapp.urlstate.link_control(PARAMS, None, what, missing, area=share))
+
+
+def _log_rows(log: TrainingLog, metric: str) -> list[dict]:
+    """The training log as rows: one per batch (its loss), then one per epoch (train loss,
+    every dev measure, seconds)."""
+    rows: list[dict] = [
+        {"row": "batch", "epoch_position": round(x, 6), "loss": loss} for x, loss in log.steps
+    ]
+    for e in log.epochs:
+        row = {"row": "epoch", "epoch_position": e["epoch"], "train_loss": e.get("train_loss")}
+        row.update({f"dev_{k}": v for k, v in (e.get("dev") or {}).items()})
+        rows.append({**row, "seconds": e.get("seconds")})
+    return rows
+
+
+def _run_settings(card: dict, out_dir: str, view: str) -> ViewSettings:
+    """What made the run's files: the base model, the task, its data and its options."""
+    data = {"task": card.get("task"), "metric": card.get("metric"), "output": out_dir,
+            "data": card.get("data"), "options": card.get("options"),
+            "device": card.get("device")}  # fmt: skip
+    return ViewSettings(view=view, model=str(card.get("base_model", "")), fingerprint="",
+                        pooling=str((card.get("options") or {}).get("head_pooling", "")),
+                        layer="all", data=data,
+                        dtype=str(card.get("mixed_precision", "")))  # fmt: skip
 
 
 def _data() -> splits.TaskData:
@@ -96,6 +163,7 @@ def _data() -> splits.TaskData:
         return splits.builtin_data(source, limits=limits, seed=int(seed))
     if train_file is None:
         st.info("Upload a training file (and a dev file) to fine-tune on your data.")
+        _share()
         st.stop()
     uploads = [(f.name, f.getvalue()) for f in (train_file, dev_file) if f is not None]
     return splits.uploaded_data(kind, uploads[0], uploads[1] if len(uploads) > 1 else None)
@@ -168,10 +236,18 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
 
 done = st.session_state.get("ft_result")
 if not done:
+    _share()
     st.stop()
 card, out_dir = done["card"], done["output"]
 st.subheader("Result")
-st.plotly_chart(_figure(done["log"], card["metric"]), key="ft_final_chart")
+final = _figure(done["log"], card["metric"])
+st.plotly_chart(final, key="ft_final_chart")
+run_stem = f"finetune-{Path(out_dir).name}"
+trained = _run_settings(card, out_dir, "finetune")
+webapp.downloads.figure_buttons(final, trained, f"{run_stem}-training", "ft_final_fig")
+st.caption("The training log: the loss of every batch and each epoch's dev measures.")
+webapp.downloads.table_buttons(lambda: _log_rows(done["log"], card["metric"]), trained,
+                               f"{run_stem}-log", "ft_log")  # fmt: skip
 st.code(runs.summary({**card, "output": out_dir}), language=None)
 st.caption(
     f"Wall time: {done['wall']:.0f} s from pressing “Fine-tune” to this result (data, training, "
@@ -195,6 +271,7 @@ st.button(
 st.subheader("Before / after")
 if not has_semcor:
     st.info("The comparison needs the WSD data (SemCor and the evaluation sets).")
+    _share()
     st.stop()
 k1, k2, k3 = st.columns(3)
 n_geo = k1.number_input("Geometry: sentences", 100, 5000, 300, step=100, key="ft_cmp_geo")
@@ -215,17 +292,24 @@ comparison = st.session_state.get("ft_compare")
 if comparison is not None:
     aniso_fig, wsd_fig = cmp.compare_figures(comparison)
     f1, f2 = st.columns(2)
+    compared = _run_settings(card, out_dir, "finetune-compare")
     f1.plotly_chart(aniso_fig, key="ft_cmp_aniso")
+    webapp.downloads.figure_buttons(aniso_fig, compared, f"{run_stem}-anisotropy",
+                                    "ft_cmp_aniso_fig", area=f1)  # fmt: skip
     f2.plotly_chart(wsd_fig, key="ft_cmp_wsd_fig")
+    webapp.downloads.figure_buttons(wsd_fig, compared, f"{run_stem}-wsd", "ft_cmp_wsd_dl",
+                                    area=f2)  # fmt: skip
     table = cmp.sweep_table(comparison)
-    st.dataframe(pd.DataFrame(list(table.rows), columns=list(table.columns)), hide_index=True,
-                 width="stretch")  # fmt: skip
+    frame = pd.DataFrame(list(table.rows), columns=list(table.columns))
+    st.dataframe(frame, hide_index=True, width="stretch")
+    webapp.downloads.table_buttons(frame, compared, f"{run_stem}-before-after", "ft_cmp_table")
 
 st.subheader("Sense clusters of a lemma, base vs tuned")
 s1, s2, s3 = st.columns(3)
 lemma = s1.text_input("Lemma", "bank", key="ft_lemma").strip().lower()
 layer = s2.text_input("Layers", "-1", key="ft_layer").strip()
 limit = s3.number_input("At most", 20, 1000, 200, step=20, key="ft_limit")
+_share()
 if st.button("Draw", key="ft_draw"):
     with webapp.state.user_errors():
         occs = webapp.caches.occurrences(

@@ -13,6 +13,7 @@ import webapp.caches
 import webapp.downloads
 import webapp.state
 import webapp.urlstate
+from webapp.defaults import GEOMETRY_PAIRS, GEOMETRY_SAMPLE
 from webapp.urlstate import Between, Param
 from workbench.geometry import analysis as gr
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
@@ -42,10 +43,10 @@ share = st.container()  # the "copy link" control, filled once every widget is d
 c1, c2, c3 = st.columns([2, 1, 1])
 reference = c1.selectbox("Corpus", webapp.caches.reference_options(), key="geometry_corpus")
 n_sentences = c2.number_input(
-    "Sentences (sample)", 100, 5000, 500, step=100, key="geometry_sample",
+    "Sentences (sample)", 100, 5000, GEOMETRY_SAMPLE, step=100, key="geometry_sample",
     disabled=reference == webapp.caches.DEMO_REFERENCE,
 )  # fmt: skip
-n_pairs = c3.number_input("Word pairs per layer", 1000, 100_000, 20_000, step=1000,
+n_pairs = c3.number_input("Word pairs per layer", 1000, 100_000, GEOMETRY_PAIRS, step=1000,
                           key="geometry_pairs")  # fmt: skip
 
 sentences = webapp.caches.reference_sentences(reference, int(n_sentences))

@@ -1,4 +1,5 @@
-"""``workbench info``: the device, the model's facts and the cache directory."""
+"""``workbench info``: the device, the model's facts, the compute dtype and why, the cache
+directory."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-
-    facts = Encoder(model=args.model, device=args.device, dtype=args.dtype).describe()
+    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype)
+    facts = enc.describe()
+    facts["dtype_choice"] = enc.dtype_choice.reason
     facts["cache_dir"] = str(default_cache_dir())
     if args.json:
         print(json.dumps(facts, indent=2))

@@ -2,27 +2,32 @@
 
 :func:`choose_device` takes a device the user named (checked: it exists and is available
 here) or picks cuda, else mps, else cpu. :func:`choose_dtype` resolves ``auto`` to bfloat16 on
-a GPU and on a CPU that computes in bfloat16 natively (:func:`cpu_bf16_native`), float32
-elsewhere, unless ``$WORKBENCH_DTYPE`` says otherwise for the whole process.
+a GPU that supports it, on a CPU to the dtype whose matrix product a short probe measured the
+faster (:mod:`workbench.encoding.dtype_probe`, once per machine), float32 elsewhere, unless
+``$WORKBENCH_DTYPE`` says otherwise for the whole process; :func:`explain_dtype` also says why.
 
 Example::
 
     device = choose_device(None)             # "cuda" on a GPU machine, else "mps" or "cpu"
     dtype = choose_dtype("auto", device)     # torch.bfloat16 or torch.float32
+    explain_dtype("auto", "cpu").reason      # "auto: float32, bfloat16's matrix product ran ..."
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from workbench.encoding.dtype_probe import ProbeShape, probe_cpu_dtype, probe_path
 from workbench.errors import ModelLoadError
 
 if TYPE_CHECKING:
     import torch
 
 DtypeName = Literal["auto", "float32", "bfloat16", "float16"]
+#: The compute dtypes by name.
+DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
 
 
 def choose_device(device: str | None = None) -> str:
@@ -68,16 +73,11 @@ def choose_device(device: str | None = None) -> str:
     return "cpu"
 
 
-def cpu_bf16_native(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> bool:
-    """Whether the CPU computes in bfloat16 natively (AMX-BF16 or AVX512-BF16 in the flags of
-    ``cpuinfo``; False where that file is missing, as on macOS and Windows). Without them
-    torch's bfloat16 matrix products are emulated, several times slower than float32
-    (docs/benchmarks.md, "bfloat16 on the CPU")."""
-    try:
-        flags = Path(cpuinfo).read_text(errors="replace").split()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
+def cpu_bf16_native() -> bool:
+    """Whether bfloat16 is the faster dtype on this CPU, as measured by the dtype probe for
+    the packaged model's size (:func:`workbench.encoding.dtype_probe.probe_cpu_dtype`,
+    remembered in the cache after the first call)."""
+    return probe_cpu_dtype().chosen == "bfloat16"
 
 
 #: The environment variable that sets what ``dtype="auto"`` means (``float32``, ``bfloat16``,
@@ -85,36 +85,72 @@ def cpu_bf16_native(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> bool:
 DTYPE_ENV = "WORKBENCH_DTYPE"
 
 
-def choose_dtype(dtype: DtypeName, device: str) -> torch.dtype:
-    """The compute dtype: ``auto`` is ``$WORKBENCH_DTYPE`` when set, else bfloat16 on cuda
-    (where supported) and on a CPU that computes in bfloat16 natively
-    (:func:`cpu_bf16_native`), float32 elsewhere.
+@dataclass(frozen=True)
+class DtypeChoice:
+    """A resolved compute dtype and why it was chosen (``workbench info`` prints ``reason``)."""
 
-    On such a CPU bfloat16 encodes faster than float32 and moves WSD F1 and the geometry
-    table by less than the noise (measured in docs/benchmarks.md, "bfloat16 on the CPU"); float32 is
-    ``dtype="float32"`` (or ``WORKBENCH_DTYPE=float32``) away, and every cache key and report
-    names the dtype used.
+    name: str  # "float32", "bfloat16" or "float16"
+    reason: str  # one line
+
+
+def explain_dtype(dtype: DtypeName, device: str, shape: ProbeShape | None = None) -> DtypeChoice:
+    """What ``dtype`` resolves to on ``device``, and why: an explicit dtype is itself;
+    ``auto`` is ``$WORKBENCH_DTYPE`` when set, else bfloat16 on cuda where supported, the
+    probe's faster dtype on a CPU (:func:`~workbench.encoding.dtype_probe.probe_cpu_dtype` for
+    products of ``shape``, the model's own; measured once per machine and remembered), float32
+    elsewhere.
 
     Raises:
         ModelLoadError: an unknown ``dtype`` or ``$WORKBENCH_DTYPE``.
     """
+    if dtype != "auto":
+        if dtype not in DTYPES:
+            raise ModelLoadError(
+                f"Unknown dtype '{dtype}'; choose one of auto, {', '.join(DTYPES)}."
+            )
+        return DtypeChoice(dtype, "asked for")
+    forced = os.environ.get(DTYPE_ENV, "").strip()
+    if forced:
+        if forced not in DTYPES:
+            raise ModelLoadError(
+                f"{DTYPE_ENV}={forced!r} is not a dtype; choose one of {', '.join(DTYPES)} "
+                "(or unset it for the automatic choice)."
+            )
+        return DtypeChoice(forced, f"auto: {DTYPE_ENV}={forced}")
+    if device.startswith("cuda"):
+        import torch
+
+        if torch.cuda.is_bf16_supported():
+            return DtypeChoice("bfloat16", "auto: bfloat16, supported by this GPU")
+        return DtypeChoice("float32", "auto: float32, this GPU has no bfloat16")
+    if device.split(":")[0] == "cpu":
+        probe = probe_cpu_dtype(shape)
+        how = "remembered from" if probe.remembered else "measured now by"
+        shape = probe.shape
+        return DtypeChoice(
+            probe.chosen,
+            f"auto: {probe.chosen}, {probe.reason} ({probe.rows}x{shape.hidden}x"
+            f"{shape.intermediate}: float32 {probe.gflops('float32'):.1f}, bfloat16 "
+            f"{probe.gflops('bfloat16'):.1f} GFLOP/s, {probe.threads} threads; "
+            f"{how} the probe of {probe.measured_at}, {probe_path()})",
+        )
+    return DtypeChoice("float32", f"auto: float32 on {device}")
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """The torch dtype of a name in :data:`DTYPES`."""
     import torch
 
-    table = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-    if dtype == "auto":
-        forced = os.environ.get(DTYPE_ENV, "").strip()
-        if forced:
-            if forced not in table:
-                raise ModelLoadError(
-                    f"{DTYPE_ENV}={forced!r} is not a dtype; choose one of {', '.join(table)} "
-                    "(or unset it for the automatic choice)."
-                )
-            return table[forced]
-        if device.startswith("cuda") and torch.cuda.is_bf16_supported():
-            return torch.bfloat16
-        if device == "cpu" and cpu_bf16_native():
-            return torch.bfloat16
-        return torch.float32
-    if dtype not in table:
-        raise ModelLoadError(f"Unknown dtype '{dtype}'; choose one of auto, {', '.join(table)}.")
-    return table[dtype]
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+def choose_dtype(dtype: DtypeName, device: str, shape: ProbeShape | None = None) -> torch.dtype:
+    """The compute dtype as a torch dtype (:func:`explain_dtype` says which and why).
+
+    Results are float32 either way; every cache key and report names the dtype used, and
+    ``dtype="float32"`` (or ``WORKBENCH_DTYPE=float32``) sets it for a run or a process.
+
+    Raises:
+        ModelLoadError: an unknown ``dtype`` or ``$WORKBENCH_DTYPE``.
+    """
+    return torch_dtype(explain_dtype(dtype, device, shape).name)

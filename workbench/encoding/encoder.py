@@ -57,7 +57,8 @@ from workbench.encoding.batching import (
     SpecialTokens,
     batch_error,
 )
-from workbench.encoding.device import DtypeName, choose_device, choose_dtype
+from workbench.encoding.device import DtypeName, choose_device, explain_dtype, torch_dtype
+from workbench.encoding.dtype_probe import ProbeShape
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pipeline.budget import BudgetChoice, measure_batch_tokens
 from workbench.encoding.pipeline.overlap import PipelineConfig, run_overlapped
@@ -130,9 +131,10 @@ class Encoder:
         model: ``None`` for the packaged default (all-MiniLM-L6-v2), a local model directory,
             or a HuggingFace hub id (looked up in the local cache first, then online).
         device: ``cuda``, ``cuda:1``, ``mps``, ``cpu``; default: cuda, else mps, else cpu.
-        dtype: compute dtype (:func:`workbench.encoding.device.choose_dtype`); ``auto`` =
-            bfloat16 on cuda and on a CPU with bfloat16 instructions, float32 elsewhere.
-            Results are always float32 (or float16 if stored so).
+        dtype: compute dtype (:func:`workbench.encoding.device.explain_dtype`); ``auto`` =
+            bfloat16 on cuda, on a CPU the dtype a short probe measured the faster there for
+            the model's size, float32 elsewhere. Results are always float32 (or float16 if
+            stored so).
         pooling: default subword -> word pooling (``first``, ``mean``, ``last``).
         max_batch_tokens: padded tokens per batch (batch size x longest sequence); default:
             8,192 on a CPU, measured on cuda (:mod:`workbench.encoding.pipeline.budget`).
@@ -150,6 +152,8 @@ class Encoder:
         model, tokenizer: the loaded HuggingFace objects.
         name, fingerprint: the model's label and a short hash identifying its weights.
         n_layers, dim, max_length, device, dtype, max_batch_tokens.
+        dtype_choice: the compute dtype's name and why it was chosen
+            (:class:`~workbench.encoding.device.DtypeChoice`).
         budget: how ``max_batch_tokens`` was chosen (:class:`BudgetChoice`).
         specials: the special tokens around each window.
         overlapped: whether :meth:`encode` runs its batches overlapped (``pipeline``).
@@ -171,7 +175,9 @@ class Encoder:
     ) -> None:
         self.source = models.resolve_model(model)
         self.device = choose_device(device)
-        self.dtype = choose_dtype(dtype, self.device)
+        shape = ProbeShape.of(models.load_config(self.source)) if dtype == "auto" else None
+        self.dtype_choice = explain_dtype(dtype, self.device, shape)
+        self.dtype = torch_dtype(self.dtype_choice.name)
         self.pooling = check_pooling(pooling)
         if max_batch_tokens is not None and max_batch_tokens < 1:
             raise InputError("max_batch_tokens must be positive.")

@@ -236,6 +236,18 @@ def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:
     return tok
 
 
+def load_config(source: ModelSource) -> PretrainedConfig:
+    """The configuration of the model of ``source`` (an adapter directory's: its base's),
+    without its weights.
+
+    Raises:
+        ModelLoadError: the configuration cannot be read.
+    """
+    from transformers import AutoConfig
+
+    return _load_with(AutoConfig, adapter_base(source) or source, "configuration")
+
+
 def input_limit(source: ModelSource, tokenizer: PreTrainedTokenizerBase) -> int:
     """The longest input (subword tokens, special tokens included) the model of ``source``
     takes, read from its configuration (an adapter directory's: its base's) and ``tokenizer``
@@ -246,9 +258,7 @@ def input_limit(source: ModelSource, tokenizer: PreTrainedTokenizerBase) -> int:
     Raises:
         ModelLoadError: the configuration cannot be read.
     """
-    from transformers import AutoConfig
-
-    config = _load_with(AutoConfig, adapter_base(source) or source, "configuration")
+    config = load_config(source)
     positions = int(getattr(config, "max_position_embeddings", None) or 512)
     return int(min(positions, tokenizer.model_max_length, 1_000_000))
 

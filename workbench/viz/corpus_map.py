@@ -35,6 +35,7 @@ import numpy as np
 
 from workbench import __version__
 from workbench.corpora.readers import Corpus
+from workbench.corpora.tagging import tag_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import LayerSpec, combine_layers
@@ -302,7 +303,7 @@ def corpus_map(
     n_words = sum(len(s.words) for s in corpus.sentences)
     if n_words < 3:
         raise InputError("a corpus map needs at least 3 words")
-    table = corpus_table(corpus, wordnet)
+    table = corpus_table(tag_corpus(corpus, wordnet) if wordnet is not None else corpus, wordnet)
     sentences = [tuple(s.words) for s in corpus.sentences]
     path = Path(cache_dir or maps_dir()) / f"{map_key(encoder, corpus, config)}.npz"
     info = {"model": encoder.name, "corpus": corpus.name, "n_words": n_words,
