@@ -78,6 +78,18 @@ def test_summary_lists_epochs_best_test_and_baselines():
     ]
 
 
+def test_summary_of_a_run_without_dev_data_says_so_instead_of_nan():
+    card = {
+        "metric": "loss", "task": "mlm", "base_model": "tiny", "train_seconds": 5.0,
+        "device": "cpu", "parameters": {"trainable": 10, "total": 10},
+        "epochs": [{"epoch": 1, "train_loss": 9.5, "dev": {}}], "best_epoch": 0,
+        "output": "runs/mlm",
+    }  # fmt: skip
+    lines = summary(card).splitlines()
+    assert lines[2] == "  epoch 1: train_loss 9.5000  (no dev data)"
+    assert "nan" not in summary(card)
+
+
 def test_uploads_that_are_not_text_are_refused_by_name():
     with pytest.raises(InputError, match="notes.csv is not UTF-8 text"):
         uploaded_data("seqcls", ("ok.csv", b"text,label\na,x\n"), ("notes.csv", b"\xc3\x28"))

@@ -214,10 +214,17 @@ def _damage_config(d: Path) -> str:
     return "not the config of a LoRA adapter"
 
 
+def _damage_head_cut(d: Path) -> str:
+    head = json.loads((d / "head.json").read_text())
+    head["gloss_max_length"] = -5
+    (d / "head.json").write_text(json.dumps(head))
+    return "without a valid gloss_max_length"
+
+
 @pytest.mark.parametrize(
     "damage",
     [_damage_truncated, _damage_replaced, _damage_foreign_base, _damage_missing,
-     _damage_pickled, _damage_record, _damage_config],
+     _damage_pickled, _damage_record, _damage_config, _damage_head_cut],
 )  # fmt: skip
 def test_a_damaged_or_foreign_adapter_is_refused_naming_the_file(
     lora_run, tmp_path, damage, capsys
@@ -363,4 +370,5 @@ def test_the_built_package_carries_the_shipped_bi_encoder(tmp_path):
     shipped = repo / "workbench" / "wsd" / "shipped"
     expected = {p.relative_to(repo).as_posix() for p in shipped.rglob("*") if p.is_file()}
     assert expected and expected <= names
-    assert any(n.endswith("adapter_model.safetensors") for n in expected)
+    weights = ("adapter_model.safetensors", "trained_layers.safetensors")
+    assert any(n.endswith(weights) for n in expected)

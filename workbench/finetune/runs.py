@@ -150,10 +150,9 @@ def summary(card: dict) -> str:
         f"{card['train_seconds']:.0f}s on {card['device']}",
     ]
     for e in card["epochs"]:
-        lines.append(
-            f"  epoch {e['epoch']}: train_loss {e['train_loss']:.4f}  "
-            f"dev {metric} {e['dev'].get(metric, float('nan')):.4f}"
-        )
+        dev = e["dev"].get(metric)
+        shown = f"  dev {metric} {dev:.4f}" if dev is not None else "  (no dev data)"
+        lines.append(f"  epoch {e['epoch']}: train_loss {e['train_loss']:.4f}{shown}")
     if card.get("best_epoch"):
         lines.append(f"best epoch {card['best_epoch']}: dev {metric} {card['best_metric']:.4f}")
     if card.get("test"):

@@ -111,8 +111,9 @@ def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
             f"({directory / GLOSS_ENCODER}) is missing."
         )
     bad = [k for k in ("gloss_pooling", "gloss_text") if not isinstance(head.get(k), str)]
-    if not isinstance(head.get("gloss_max_length"), int):
-        bad.append("gloss_max_length")
+    cut = head.get("gloss_max_length")
+    if isinstance(cut, bool) or not isinstance(cut, int) or not 4 <= cut <= 1 << 16:
+        bad.append("gloss_max_length")  # an int of subwords, 4 and up, as training accepts
     if bad:
         raise ModelLoadError(f"{config} is a WSD head without a valid {' or '.join(bad)}.")
     if head["gloss_text"] not in GLOSS_TEXTS or head["gloss_pooling"] not in ("cls", "mean"):
