@@ -117,7 +117,7 @@ def test_checkpoints_hold_the_adapters_only_and_resume(lora_run, semcor, tiny_mo
     assert last["model"] and all("lora_" in k for k in last["model"])
     assert set(last["model"]) == {n for n, p in result.model.named_parameters() if p.requires_grad}
     # a run cut after its first steps (a time limit on a lent GPU) goes on with --resume from
-    # its adapters and optimizer state: the next epoch, to the end of the schedule
+    # its adapters and optimizer state: the rest of the cut epoch, then the next, to the end
     train, dev = semcor
     cut = tmp_path / "cut"
     finetune("wsd", train, dev, CFG.replace(max_steps=3), cut, model=str(tiny_model_dir),
@@ -128,7 +128,7 @@ def test_checkpoints_hold_the_adapters_only_and_resume(lora_run, semcor, tiny_mo
     resumed = finetune("wsd", train, dev, CFG, cut, model=str(tiny_model_dir), progress=False,
                        resume=True)  # fmt: skip
     per_epoch = result.card["epochs"][0]["steps"]
-    assert [e.steps for e in resumed.history] == [3, 3 + per_epoch]
+    assert [e.steps for e in resumed.history] == [3, per_epoch, 2 * per_epoch]
     BiEncoder(cut, device="cpu")
 
 
