@@ -12,6 +12,7 @@ import pytest
 
 import workbench.encoding.cache
 import workbench.viz.projection
+from tests.webapp.markdown import shown
 from workbench.encoding.offered import NOT_OFFERED
 from workbench.errors import InputError
 
@@ -104,7 +105,7 @@ def test_explore_empty_text_shows_a_message():
     at = _app().run()
     at.text_area(key="explore_text").set_value("   ").run()
     _ok(at)
-    assert any("empty" in e.value for e in at.error)
+    assert any("empty" in shown(e.value) for e in at.error)
     assert not at.get("plotly_chart")
 
 
@@ -112,8 +113,8 @@ def test_a_model_the_server_does_not_offer_is_a_message_in_the_sidebar_and_the_p
     at = _app().run()
     at.sidebar.text_input(key="model").set_value("./no/such/model-dir").run()
     _ok(at)
-    assert any(NOT_OFFERED in e.value for e in at.sidebar.error)
-    assert any(NOT_OFFERED in e.value for e in at.main.error)  # the page says so too
+    assert any(NOT_OFFERED in shown(e.value) for e in at.sidebar.error)
+    assert any(NOT_OFFERED in shown(e.value) for e in at.main.error)  # the page says so too
     assert at.get("plotly_chart"), "the page goes on with the packaged model"
     at.sidebar.text_input(key="model").set_value("").run()
     _ok(at)
@@ -151,7 +152,7 @@ def test_senses_predicted_colours_and_export():
     at.switch_page("webapp/pages/senses.py").run()
     at.segmented_control(key="senses_colour").set_value("predicted").run()
     _ok(at)
-    assert any(c.value.startswith("Predicted:") for c in at.caption)
+    assert any(shown(c.value).startswith("Predicted:") for c in at.caption)
     assert _figure(at)["data"]
 
 
@@ -190,7 +191,7 @@ def test_senses_sources_give_messages_not_tracebacks():
     at.selectbox(key="senses_source").set_value("wordnet").run()
     at.text_input(key="senses_lemma").set_value("xyzzyq").run()
     _ok(at)
-    assert any("no usage example" in e.value for e in at.error)
+    assert any("no usage example" in shown(e.value) for e in at.error)
     at.selectbox(key="senses_source").set_value("upload").run()
     _ok(at)
     assert at.info and not at.get("plotly_chart")  # asks for a file
@@ -202,7 +203,7 @@ def test_semcor_without_the_lemma_is_a_message(wsd_data):
     at.selectbox(key="senses_source").set_value("semcor").run()
     at.text_input(key="senses_lemma").set_value("xyzzyq").run()
     _ok(at)
-    assert any("no annotated occurrence of 'xyzzyq'" in e.value for e in at.error)
+    assert any("no annotated occurrence of 'xyzzyq'" in shown(e.value) for e in at.error)
 
 
 def test_upload_that_is_not_text_is_refused():
@@ -251,16 +252,16 @@ def test_wsd_one_sentence_bar_chart_and_bad_input(best_wsd_index):
     assert bars["type"] == "bar" and len(_array(bars["x"])) >= 10  # the senses of "bank"
     assert at.success and "bank%" in at.success[0].value
     assert "score from: centroid of" in at.success[0].value
-    assert any("best system, trained on semcor" in c.value for c in at.caption)
+    assert any("best system, trained on semcor" in shown(c.value) for c in at.caption)
     at.text_input(key="wsd_text").set_value("He caught a bass in the lake.").run()
     at.text_input(key="wsd_word").set_value("bass").run()
     at.selectbox(key="wsd_pos").set_value("NOUN").run()  # a traceback once
     _ok(at)
     assert "bass%1:" in at.success[0].value  # a noun sense
-    assert any("only once in semcor" in w.value for w in at.warning)  # it rests on 1
+    assert any("only once in semcor" in shown(w.value) for w in at.warning)  # it rests on 1
     at.text_input(key="wsd_word").set_value("money").run()
     _ok(at)
-    assert any("not a word of the sentence" in e.value for e in at.error)
+    assert any("not a word of the sentence" in shown(e.value) for e in at.error)
     at.text_input(key="wsd_text").set_value("").run()
     _ok(at)
     assert at.error
@@ -274,7 +275,7 @@ def test_wsd_wordnet_system_says_it_loses_to_the_first_sense():
     at.text_input(key="wsd_word").set_value("helium").run()
     _ok(at)
     assert "helium%1:27:00::" in at.success[0].value
-    assert any("below WordNet's first sense" in w.value for w in at.warning)
+    assert any("below WordNet's first sense" in shown(w.value) for w in at.warning)
     assert any("WordNet's first sense" in i.value for i in at.info)  # the back-off, visible
 
 

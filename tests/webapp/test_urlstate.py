@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.webapp.markdown import shown
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -50,7 +52,7 @@ def _senses(query: dict):
 def test_a_link_restores_settings_and_ignores_bad_values():
     at = _senses({"source": "demo", "demo_word": "nosuch", "dims": "7", "method": "pca",
                   "seed": "12", "layers": "3", "layer": "99", "view": "every layer"})  # fmt: skip
-    notes = " ".join(w.value for w in at.warning)
+    notes = " ".join(shown(w.value) for w in at.warning)
     assert "demo_word=nosuch" in notes and "dims=7" in notes
     assert at.selectbox(key="senses_demo_word").value == "bank"  # the default
     assert at.selectbox(key="senses_method").value == "pca"
@@ -63,7 +65,9 @@ def test_a_link_restores_settings_and_ignores_bad_values():
 @pytest.mark.slow
 def test_a_link_to_an_upload_asks_for_the_file_again():
     at = _senses({"source": "upload", "upload": "banks.txt", "word": "bank"})
-    assert any("banks.txt" in i.value and "upload it again" in i.value for i in at.info)
+    assert any(
+        "banks.txt" in shown(i.value) and "upload it again" in shown(i.value) for i in at.info
+    )
     assert at.query_params["upload"] == "banks.txt" and at.query_params["source"] == "upload"
 
 
@@ -75,7 +79,7 @@ def test_a_link_to_an_upload_asks_for_the_file_again():
 )  # fmt: skip
 def test_a_link_cannot_make_the_server_load_a_path(query):
     at = _senses({"source": "demo", **query})
-    notes = [w.value for w in at.warning]
+    notes = [shown(w.value) for w in at.warning]
     assert NOT_OFFERED in notes, notes
     shown = " ".join([*notes, *(e.value for e in at.error), *(e.value for e in at.sidebar.error)])
     assert "passwd" not in shown and "not a directory" not in shown and "x" * 100 not in shown

@@ -103,8 +103,9 @@ Callback = Callable[[dict[str, Any]], None]
 def auto_precision(cuda: bool) -> str:
     """What ``precision="auto"`` trains in: bf16 autocast on a GPU that supports it and on a
     CPU where the dtype probe measured bfloat16 the faster
-    (:func:`~workbench.encoding.device.cpu_bf16_native`), fp32 elsewhere; ``$WORKBENCH_DTYPE=float32`` makes it fp32 everywhere (the master weights and
-    the optimizer stay float32 either way)."""
+    (:func:`~workbench.encoding.device.cpu_bf16_native`), fp32 elsewhere;
+    ``$WORKBENCH_DTYPE=float32`` makes it fp32 everywhere (the master weights and the optimizer
+    stay float32 either way)."""
     if os.environ.get(DTYPE_ENV, "").strip() == "float32":
         return "fp32"
     if cuda:
