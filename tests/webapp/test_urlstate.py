@@ -81,8 +81,8 @@ def test_a_link_cannot_make_the_server_load_a_path(query):
     at = _senses({"source": "demo", **query})
     notes = [shown(w.value) for w in at.warning]
     assert NOT_OFFERED in notes, notes
-    shown = " ".join([*notes, *(e.value for e in at.error), *(e.value for e in at.sidebar.error)])
-    assert "passwd" not in shown and "not a directory" not in shown and "x" * 100 not in shown
+    text = " ".join([*notes, *(e.value for e in at.error), *(e.value for e in at.sidebar.error)])
+    assert "passwd" not in text and "not a directory" not in text and "x" * 100 not in text
     assert at.sidebar.text_input(key="model").value == ""  # the packaged model
     for pane in ("a", "b"):
         key = f"senses_{pane}_model"
