@@ -1,5 +1,5 @@
 """The default views' inputs: what a page shows before its visitor changes anything, and what
-the server preloads at start (:mod:`webapp.startup`)."""
+the server preloads at start (:mod:`webapp.preload`)."""
 
 from __future__ import annotations
 

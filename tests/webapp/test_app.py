@@ -56,6 +56,20 @@ def test_pages_are_discovered_in_order():
     assert app.page_title(REPO / "webapp" / "pages" / "senses.py") == "Senses"
 
 
+def test_the_server_imports_no_torch_before_it_answers():
+    """What Streamlit's server imports to find the ``st.App`` (app.py and the start-up code)
+    leaves torch and the library's encoder to the preload thread, so the health check answers
+    without waiting on them."""
+    import subprocess
+    import sys
+
+    heavy = ("torch", "workbench.encoding.encoder", "webapp.preload")
+    code = f"import sys, app; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, check=True)  # fmt: skip
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
 def test_explore_renders_and_a_word_gives_its_heatmap():
     at = _app().run()
     _ok(at)

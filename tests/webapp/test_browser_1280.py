@@ -40,7 +40,7 @@ def _wait_preloaded(url: str, step: str, limit: float = 300) -> dict:
     end = time.monotonic() + limit
     while time.monotonic() < end:
         status = _status(url)
-        state = {s["name"]: s["state"] for s in status["steps"]}[step]
+        state = {s["name"]: s["state"] for s in status["steps"]}.get(step)  # no steps: importing
         if state in ("done", "failed"):
             return status
         time.sleep(0.5)

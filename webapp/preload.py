@@ -1,0 +1,138 @@
+"""What the app's server loads before the first visitor, in order: the packaged model, WordNet,
+every page's default view (Explore's neighbours, Geometry's table, Senses' default word, the
+demo corpus map, WSD's default answer) in the order a visitor meets the pages, and UMAP's
+compiled code.
+
+Every step warms the very cache entries the pages use (``st.cache_resource`` / the memo of
+:mod:`webapp.state`), so a page opened after a step finished draws from warm state; a page
+opened before waits on the same entry, never computing anything twice. Adding a resource is one
+line in :data:`STEPS` (a name and a function of no argument); :mod:`webapp.startup` runs them.
+
+This module imports torch and the library: :mod:`webapp.startup` imports it inside the preload
+thread, after the server answers its health check.
+
+Example::
+
+    for name, work in webapp.preload.STEPS:
+        work()                                   # what the preload thread does, step by step
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import webapp.caches
+import webapp.state
+from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, GEOMETRY_SAMPLE, WSD_TEXT, WSD_WORD
+from webapp.panes import CORRECTIONS
+from webapp.state import Settings
+from workbench.corpora.occurrences import demo_words
+from workbench.encoding.alignment import split_words
+from workbench.geometry.analysis import GeometryConfig
+from workbench.viz.corpus_map import CorpusMapConfig
+from workbench.viz.neighbours import PoolPart, split_sentences
+from workbench.viz.projection import ProjectionConfig, Projector
+from workbench.wsd.disambiguate import target_lemmas
+
+
+def _model() -> None:
+    webapp.state.encoder_for(Settings())
+
+
+def _faiss() -> None:
+    import faiss  # noqa: F401 - the first page searches with it right after the model
+
+
+def _wordnet() -> None:
+    webapp.caches.wordnet()
+
+
+def _datasets() -> None:
+    webapp.caches.available_datasets()
+
+
+def _explore_view() -> None:
+    """The Explore page's default view: its text, the demo reference corpus, the z-score fit."""
+    settings = Settings()
+    sentences = split_sentences(EXPLORE_TEXT)
+    text_key = webapp.caches.text_key(EXPLORE_TEXT)
+    emb = webapp.caches.warm_words(("text", text_key), sentences, settings)
+    reference = webapp.caches.DEMO_REFERENCE
+    ref = webapp.caches.reference_sentences(reference)
+    ref_emb = webapp.caches.warm_words(("reference", reference, len(ref)), ref, settings)
+    webapp.caches.fitted_correction((settings.key, reference), "zscore", ref_emb.vectors)
+    parts = (PoolPart("reference", ref, ref_emb), PoolPart("your text", sentences, emb))
+    key = (settings.key, settings.layers, reference, text_key, False)
+    webapp.caches.neighbour_pool(key, parts, None, settings.layers)
+
+
+def _senses_view() -> None:
+    """The Senses page's default view: the first demo word's occurrences, encoded."""
+    settings, word = Settings(), demo_words()[0]
+    found = webapp.caches.occurrences("demo", word, None, None, None, "upload", _corpus=None)
+    occ_key = ("demo", word, None, None, "")
+    emb = webapp.caches.warm_occurrences(occ_key, found, settings)
+    config = ProjectionConfig(method="umap", n_components=2, n_neighbors=15, min_dist=0.1,
+                              random_state=0)  # fmt: skip
+    webapp.caches.projection(((settings.key, occ_key), settings.layers),
+                             emb.select(settings.layers), config)  # fmt: skip
+
+
+def _geometry_view() -> None:
+    """The Geometry page's default view: its default corpus and sample, encoded, and every
+    layer measured under every correction (the page's table and figures)."""
+    settings = Settings()
+    reference = webapp.caches.reference_options()[0]
+    sentences = webapp.caches.reference_sentences(reference, GEOMETRY_SAMPLE)
+    key = ("reference", reference, len(sentences))
+    emb = webapp.caches.warm_words(key, sentences, settings)
+    config = GeometryConfig(n_pairs=GEOMETRY_PAIRS)
+    webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
+
+
+def _corpus_map_view() -> None:
+    """The Corpus map page's default view: the demo texts' map at the model's last layer,
+    uncorrected (made once and stored in the cache dir, loaded from there after)."""
+    settings = Settings()
+    enc = webapp.state.encoder_for(settings)
+    config = CorpusMapConfig(layer=str(enc.n_layers), correction=CORRECTIONS[0], max_sentences=0)
+    build = webapp.caches.corpus_map_build("demo", config, settings=settings)
+    while not build.done:
+        time.sleep(0.1)
+    if build.error is not None:
+        raise build.error
+
+
+def _wsd_answer() -> None:
+    """The WSD bi-encoder shipped for the packaged model, and the glosses of the WSD page's
+    default word (its first answer is then a context pass away)."""
+    bi = webapp.caches.biencoder_for(None, None)
+    if bi is not None:
+        pairs = target_lemmas(WSD_WORD, webapp.caches.wordnet())
+        bi.index(pairs, webapp.caches.wordnet())
+        bi.encoder.encode([split_words(WSD_TEXT)], progress=False)
+
+
+def _umap() -> None:
+    """UMAP's numba code, compiled once per process (the first fit of a process compiles)."""
+    points = np.random.default_rng(0).normal(size=(30, 8))
+    Projector(n_neighbors=5, random_state=0).fit(points)
+
+
+#: What the server loads at start, in order: the model first, then each page's default view in
+#: the order a visitor meets the pages (Explore, Geometry, Senses, Corpus map, WSD).
+STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
+    ("the packaged model", _model),
+    ("FAISS", _faiss),
+    ("the Explore page's default view", _explore_view),
+    ("WordNet", _wordnet),
+    ("the list of datasets", _datasets),
+    ("the Geometry page's default view", _geometry_view),
+    ("UMAP's compiled code", _umap),
+    ("the Senses page's default view", _senses_view),
+    ("the Corpus map page's default view", _corpus_map_view),
+    ("the WSD bi-encoder", _wsd_answer),
+)
