@@ -27,6 +27,16 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
+#: Each page and what its first view draws (the pages in the order a visitor meets them).
+FIRST_VIEWS = (
+    ("/", '[data-testid="stPlotlyChart"] .heatmaplayer'),
+    ("/geometry", '[data-testid="stTable"]'),
+    ("/senses", '[data-testid="stPlotlyChart"] .scatterlayer .point'),
+    ("/corpus_map", '[data-testid="stPlotlyChart"] .legend'),
+    ("/wsd", '[data-testid="stPlotlyChart"]'),
+)
+
+
 def free_port() -> int:
     """A TCP port of 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:

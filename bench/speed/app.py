@@ -47,7 +47,9 @@ Run:  python -m bench run app [--points 5000] [--repeats 3] [--only umap|switch|
 
 8. Ready before the first visitor (``--only ready``): ``streamlit run app.py`` with its preload
    (``webapp.startup``), Chromium opening it at once (the first chart's seconds after the process
-   start), and a server started 30 s before its first visitor, then a second visitor.
+   start), and a server started 30 s before its first visitor, then a second visitor; once the
+   preload has finished, each page's first view for a first and a second visitor (a row per page,
+   beside the floor: the bare app's first chart).
 9. Reruns per interaction (``--only interactions``): each page's common widget changes (word,
    correction, search; the Senses page's layer switch is part 2), warm, median of back-and-forth
    pairs, the first time apart.
@@ -474,17 +476,41 @@ def _preload_status(url: str) -> dict:
         return json.loads(resp.read())
 
 
-def _first_chart(browser, url: str) -> float:
-    """Seconds from opening ``url`` in a new browser context until the Explore heatmap draws."""
+def _view_seconds(browser, url: str, view: str) -> float:
+    """Seconds from opening ``url`` in a new browser context until ``view`` (a CSS selector)
+    draws."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = ctx.new_page()
     page.set_default_timeout(300_000)
     t = time.perf_counter()
     page.goto(url)
-    page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').first.wait_for()
+    page.locator(view).first.wait_for()
     seconds = time.perf_counter() - t
     ctx.close()
     return seconds
+
+
+def _first_chart(browser, url: str) -> float:
+    """Seconds from opening ``url`` in a new browser context until the Explore heatmap draws."""
+    return _view_seconds(browser, url, '[data-testid="stPlotlyChart"] .heatmaplayer')
+
+
+def _page_views(browser, url: str, limit: float = 900.0) -> dict:
+    """Once the server's preload is finished (at most ``limit`` s): each page's first view
+    (:data:`tests.appserver.FIRST_VIEWS`, in the order a visitor meets them) opened by a first
+    and then a second visitor, each in a new browser context; seconds of each, by page path."""
+    from tests.appserver import FIRST_VIEWS
+
+    end = time.monotonic() + limit
+    while not _preload_status(url)["ready"]:
+        if time.monotonic() > end:
+            raise TimeoutError(f"the preload did not finish within {limit:.0f} s")
+        time.sleep(0.5)
+    views = {}
+    for path, view in FIRST_VIEWS:
+        first = _view_seconds(browser, f"{url}{path}", view)
+        views[path] = {"first": first, "second": _view_seconds(browser, f"{url}{path}", view)}
+    return views
 
 
 #: The floor of part 8: Streamlit alone drawing one plotly heatmap, no model, no workbench.
@@ -514,11 +540,12 @@ def _ready_run(browser, repo: Path, env: dict, label: str) -> dict:
         first = _first_chart(browser, app.url)
         from_start = time.perf_counter() - t0
         second = _first_chart(browser, app.url) if label == "ahead" else None
+        pages = _page_views(browser, app.url) if label == "ahead" and repo == REPO else {}
         steps = _preload_status(app.url)["steps"] if repo == REPO else []
     finally:
         app.stop()
     return {"health": health, "first_chart_after_navigation": first,
-            "first_chart_after_start": from_start, "second_visitor": second,
+            "first_chart_after_start": from_start, "second_visitor": second, "pages": pages,
             "load_average": os.getloadavg()[0],
             "preload": {s["name"]: round(s["seconds"], 2) for s in steps}}  # fmt: skip
 
@@ -528,7 +555,9 @@ def bench_ready(repeats: int) -> dict:
     preload of ``webapp.startup``) and Chromium opening it at once, the first chart's seconds
     from the process start; then a server started 30 s before the first visitor, and a second
     visitor after it (each a new browser context). Warm embedding cache (filled by a first
-    run), as on a machine that ran the app before; the cold cache once.
+    run), as on a machine that ran the app before; the cold cache once. On each server started
+    ahead, once its preload has finished, every page's first view opened by a first and a second
+    visitor (a row per page beside the floor).
 
     The floor, interleaved with each warm and ahead run: the same measures of a bare Streamlit
     app (:data:`BARE_APP`, the project's ``.streamlit/config.toml``) that draws one plotly
@@ -583,6 +612,14 @@ def bench_ready(repeats: int) -> dict:
         print(f"   READY, {name}: first chart {at_once:.1f} s after `streamlit run` (median of "
               f"{repeats}); on a server started 30 s before {ahead:.1f} s; a second visitor "
               f"{second:.1f} s")  # fmt: skip
+    floor = median("bare_started_30s_before", "first_chart_after_navigation")
+    for path in out["started_30s_before"][0]["pages"]:
+        first = statistics.median(r["pages"][path]["first"] for r in out["started_30s_before"])
+        again = statistics.median(r["pages"][path]["second"] for r in out["started_30s_before"])
+        print(
+            f"   PAGE {path}: first view {first:.1f} s once the preload finished, a second "
+            f"visitor {again:.1f} s; the bare floor {floor:.1f} s ({first / floor:.1f}x)"
+        )
     return out
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas
 import pytest
 
-from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+from tests.appserver import CHROMIUM, CHROMIUM_ARGS, FIRST_VIEWS, AppServer
 from workbench.encoding.offered import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,14 +111,6 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, tmp_path):
             page.close()
 
 
-#: Each page and what its first view draws (the pages in the order a visitor meets them).
-FIRST_VIEWS = (
-    ("/", '[data-testid="stPlotlyChart"] .heatmaplayer'),
-    ("/geometry", '[data-testid="stTable"]'),
-    ("/senses", '[data-testid="stPlotlyChart"] .scatterlayer .point'),
-    ("/corpus_map", '[data-testid="stPlotlyChart"] .legend'),
-    ("/wsd", '[data-testid="stPlotlyChart"]'),
-)
 #: What a view that is not ready shows: a spinner or a progress bar.
 WAITING = '[data-testid="stSpinner"], [data-testid="stProgress"]'
 
