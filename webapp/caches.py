@@ -308,7 +308,8 @@ def occurrences(
     _corpus: Corpus | None = None,
 ) -> list[Occurrence]:
     """A lemma's occurrences from ``source``: ``demo``, ``wordnet``, ``upload`` or a corpus
-    name (then ``_corpus`` is that corpus, loaded by :func:`corpus`)."""
+    name (then ``_corpus`` is that corpus, loaded by :func:`corpus`); of ``pos`` only when given
+    (an upload's words by :func:`workbench.corpora.occurrences.with_pos`, the tagger's)."""
 
     if source == "demo":
         return occ.from_lines(occ.read_demo(lemma), lemma, source=f"{lemma}.tsv")
@@ -321,6 +322,13 @@ def occurrences(
                 f"{upload_name} has no occurrence of {lemma!r}: check the word, or mark the "
                 "target in [brackets]"
             )
+        if pos is not None:
+            found = occ.with_pos(found, pos, wordnet())
+            if not found:
+                raise InputError(
+                    f"{upload_name} has no occurrence of {lemma!r} tagged {pos}: choose another "
+                    "POS or any"
+                )
         return found
     return occ.from_corpus(_corpus, lemma, pos, limit)
 

@@ -233,6 +233,16 @@ def test_upload_that_is_not_text_is_refused():
     assert [o.source for o in found] == ["t.txt:1", "t.txt:3"]
 
 
+def test_an_upload_s_occurrences_keep_the_chosen_pos():
+    import webapp.caches
+
+    text = b"I bank at the bank.\nThey will bank on it.\nThe river bank flooded."
+    verbs = webapp.caches.occurrences.__wrapped__("upload", "bank", "VERB", None, text, "t.txt")
+    assert [(o.source, o.index) for o in verbs] == [("t.txt:1", 1), ("t.txt:2", 2)]
+    with pytest.raises(InputError, match="no occurrence of 'bank' tagged ADV"):
+        webapp.caches.occurrences.__wrapped__("upload", "bank", "ADV", None, text, "t.txt")
+
+
 def test_geometry_renders_the_anisotropy_figure_and_switches_correction():
     at = _app().run()
     at.switch_page("webapp/pages/geometry.py").run()

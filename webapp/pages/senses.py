@@ -75,8 +75,12 @@ if source == "demo":
     )  # fmt: skip
 else:
     lemma = c2.text_input("Word (lemma)", value="bank", key="senses_lemma").strip().lower()
-    if source in ("semcor", "wordnet"):
-        pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="senses_pos")
+    if source in ("semcor", "wordnet", "upload"):
+        pos = c3.selectbox(
+            "POS", POS_CHOICES, format_func=lambda p: p or "any", key="senses_pos",
+            help="In an upload, the word's POS as the workbench's tagger reads it in its sentence "
+            "(workbench.corpora.tagging).",
+        )  # fmt: skip
     if source == "semcor":
         limit = c4.number_input("At most", 20, 5000, 300, step=50, key="senses_limit")
     if source == "upload":

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from workbench.corpora.tagging import tag_words
 from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
@@ -179,6 +180,28 @@ def from_lines(lines: Iterable[str], lemma: str, source: str = "text") -> list[O
             if matches(w):
                 found.append(Occurrence(words, i, label.strip(), where))
     return found
+
+
+def with_pos(found: Sequence[Occurrence], pos: str, wordnet: WordNet) -> list[Occurrence]:
+    """The occurrences of plain text whose target word is tagged ``pos`` (``NOUN``, ``VERB``,
+    ``ADJ`` or ``ADV``) by :func:`workbench.corpora.tagging.tag_words` in its sentence; each
+    sentence is tagged once.
+
+    Example::
+
+        with_pos(from_lines(["I bank at the bank ."], "bank"), "NOUN", load_wordnet())
+        # [Occurrence(words=('I', 'bank', 'at', 'the', 'bank', '.'), index=4, ...)]
+    """
+    if pos not in POS_TAGS:
+        raise InputError(f"unknown POS {pos!r}: one of {', '.join(POS_TAGS)}")
+    tags: dict[tuple[str, ...], tuple[str, ...]] = {}
+    kept = []
+    for o in found:
+        if o.words not in tags:
+            tags[o.words] = tag_words(o.words, wordnet)
+        if tags[o.words][o.index] == pos:
+            kept.append(o)
+    return kept
 
 
 def demo_words(directory: Path | None = None) -> list[str]:

@@ -37,7 +37,7 @@ from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet
 #: The tags of a word whose POS is not known.
 UNTAGGED = frozenset({"", "X"})
 #: Changes whenever the rules change: part of a tagged corpus's hash, so cached maps follow.
-TAGGER_VERSION = 1
+TAGGER_VERSION = 2
 
 #: The tags :func:`tag_words` gives (the universal tagset of SemCor and the evaluation sets).
 TAGS: tuple[str, ...] = ("NOUN", "VERB", "ADJ", "ADV", "DET", "ADP", "PRON", "CONJ", "PRT",
@@ -73,6 +73,8 @@ BEFORE_VERB = frozenset(
     "to will would shall should can could may might must i we they you he she it who "
     "'ll 'd n't not do does did".split()
 )
+#: How much likelier a verb reading is after one of :data:`BEFORE_VERB` ("will bank", "I run").
+VERB_AFTER = 20.0
 _NUMBER = re.compile(r"^[+-]?(\d[\d,.]*|\d*\.\d+)(st|nd|rd|th|s)?$")
 _SUFFIXES = (("ly", "ADV"), ("ing", "VERB"), ("ed", "VERB"), ("ous", "ADJ"), ("ful", "ADJ"),
              ("able", "ADJ"), ("ible", "ADJ"), ("ive", "ADJ"), ("al", "ADJ"), ("ic", "ADJ"),
@@ -134,7 +136,7 @@ def tag_words(words: Sequence[str], wordnet: WordNet) -> tuple[str, ...]:
             if len(scores) > 1 and "NOUN" in scores and "ADJ" not in scores:
                 scores["NOUN"] *= 2
         elif prev in BEFORE_VERB and "VERB" in scores:
-            scores["VERB"] *= 5
+            scores["VERB"] *= VERB_AFTER
         if lower.endswith("ly") and "ADV" in scores:
             scores["ADV"] *= 5
         if lower.endswith(("ed", "ing")) and "VERB" in scores and prev_tag not in ("DET",):
