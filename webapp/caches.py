@@ -134,8 +134,13 @@ def encode_words(
             text, lambda progress: encode_cached(enc, sentences, keep=keep, progress=progress)
         )
 
+    def waiting():
+        return st.spinner(
+            f"{text} (under way already, for the server's preload or another visitor)"
+        )
+
     with user_errors():
-        return memo("embeddings", 24).get(full_key, compute)
+        return memo("embeddings", 24).get(full_key, compute, waiting)
 
 
 def encode_occurrences(

@@ -86,20 +86,63 @@ def user_errors(where: object = None) -> Iterator[None]:
 # --------------------------------------------------------------------------- memo
 
 
+#: How long a page waits for a value another thread is computing (the server's preload or
+#: another visitor) before it computes the value itself.
+MEMO_WAIT_SECONDS = 900.0
+
+
 class Memo:
-    """A small thread-safe LRU of computed values (encodings), shared by all sessions."""
+    """A small thread-safe LRU of computed values (encodings), shared by all sessions.
+
+    A key being computed by one thread is computed once: another thread asking for it meanwhile
+    waits for that value (under ``waiting()``, e.g. a spinner saying so, at most
+    :data:`MEMO_WAIT_SECONDS`), and computes it itself only when that computation failed, was
+    stopped or ran past the deadline.
+
+    Example::
+
+        memo("embeddings").get(key, lambda: encode(...), waiting=lambda: st.spinner("…"))
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._data: OrderedDict = OrderedDict()
+        self._pending: dict[Hashable, threading.Event] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, compute: Callable[[], object]):
+    def _cached(self, key: Hashable) -> tuple[bool, object]:
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return True, self._data[key]
+        return False, None
+
+    def get(
+        self,
+        key: Hashable,
+        compute: Callable[[], object],
+        waiting: Callable[[], contextlib.AbstractContextManager] | None = None,
+    ):
         with self._lock:
             if key in self._data:
                 self._data.move_to_end(key)
                 return self._data[key]
-        value = compute()
+            other = self._pending.get(key)
+            if other is None:
+                mine = self._pending[key] = threading.Event()
+        if other is not None:
+            with waiting() if waiting else contextlib.nullcontext():
+                other.wait(MEMO_WAIT_SECONDS)
+            found, value = self._cached(key)
+            return value if found else self._store(key, compute())
+        try:
+            return self._store(key, compute())
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+            mine.set()
+
+    def _store(self, key: Hashable, value: object) -> object:
         with self._lock:
             self._data[key] = value
             while len(self._data) > self.size:
