@@ -9,7 +9,7 @@ and the command line's ``--help`` stay fast (torch and transformers load with th
     emb.vectors.shape                     # (n_words, n_layers + 1, dim) float32
 
 Everything else is imported from the module that defines it (``workbench.wsd.scoring``, ...);
-the package map is in docs/layout.md.
+the package map is in ARCHITECTURE.md.
 """
 
 from __future__ import annotations
