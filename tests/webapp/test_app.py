@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -60,9 +62,6 @@ def test_the_server_imports_no_torch_before_it_answers():
     """What Streamlit's server imports to find the ``st.App`` (app.py and the start-up code)
     leaves torch and the library's encoder to the preload thread, so the health check answers
     without waiting on them."""
-    import subprocess
-    import sys
-
     heavy = ("torch", "workbench.encoding.encoder", "webapp.preload")
     code = f"import sys, app; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
