@@ -337,7 +337,10 @@ def test_a_sense_map_answers_a_click_a_search_and_a_lasso(browser, server):
     page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
     page.get_by_text("the clicked occurrence and its nearest").first.wait_for()
     _idle(page)
-    table = page.locator('[data-testid="stTable"]').last
+    # the table of the click (waited for: under load the rerun can still be drawing it)
+    cosine = page.locator("thead th", has_text="cosine")
+    table = page.locator('[data-testid="stTable"]', has=cosine).last
+    table.wait_for()
     header = table.locator("thead tr").first.locator("th, td").all_inner_texts()
     at = [h.strip() for h in header].index("cosine")
     rows = table.locator("tbody tr")

@@ -69,13 +69,13 @@ def test_a_damaged_copy_of_the_shipped_bi_encoder_is_refused_naming_the_file(
 def test_the_shipped_bi_encoder_answers_the_readmes_example(capsys):
     text = README.read_text(encoding="utf-8")
     command = re.search(r"\$ workbench wsd disambiguate \"([^\"]+)\" --word (\w+)", text)
-    chosen = re.search(r"^\*\s+[0-9.]+\s+(\S+)", text, re.MULTILINE)
+    chosen = re.search(r"^\*\s+-?[0-9.]+\s+(\S+)", text, re.MULTILINE)
     assert command and chosen, "the README's disambiguate example"
     code = main(["wsd", "disambiguate", command[1], "--word", command[2], "--device", "cpu"])
     out = capsys.readouterr().out
     assert code == 0
-    answer = re.search(r"^\*\s+([0-9.]+)\s+(\S+)", out, re.MULTILINE)
+    answer = re.search(r"^\*\s+(-?[0-9.]+)\s+(\S+)", out, re.MULTILINE)
     assert answer and answer[2] == chosen[1], out
-    shown = re.search(r"^\*\s+([0-9.]+)\s+" + re.escape(chosen[1]), text, re.MULTILINE)
+    shown = re.search(r"^\*\s+(-?[0-9.]+)\s+" + re.escape(chosen[1]), text, re.MULTILINE)
     # the score as the README shows it (to the compute dtype's rounding: "auto" may be bfloat16)
     assert shown and abs(float(answer[1]) - float(shown[1])) <= 0.01, (answer[1], shown[1])

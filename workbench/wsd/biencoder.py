@@ -5,8 +5,9 @@ A *bi-encoder directory* is what ``workbench finetune wsd`` writes (and what the
 for its default model, :func:`shipped_biencoder`):
 
 * the context encoder, as a model directory the :class:`~workbench.encoding.encoder.Encoder`
-  loads: LoRA adapters on the base model in PEFT's format (:mod:`workbench.encoding.adapters`),
-  or full weights;
+  loads: what training changed against the base model (:mod:`workbench.encoding.adapters`:
+  LoRA adapters in PEFT's format, or the trained top layers, ``trained_layers.safetensors``, as
+  the shipped one), or full weights;
 * ``gloss_encoder/``: the gloss encoder, the same way; absent when training kept the gloss
   encoder at the base model's weights (``head.json`` then says ``"gloss_encoder": "base"``);
 * ``head.json``: task ``wsd``, how a gloss is read (:data:`workbench.lexicon.glosses.GlossText`),
