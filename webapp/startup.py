@@ -60,11 +60,18 @@ def _status() -> tuple[list[Step], threading.Lock]:
 def run_steps(steps: Sequence[tuple[str, Callable[[], None]]] | None = None) -> list[Step]:
     """Run ``steps`` (by default :data:`webapp.preload.STEPS`, imported here) one after the
     other, recording each one's state; returns the record."""
-    if steps is None:
-        from webapp.preload import STEPS  # torch and the library: after the server answers
-
-        steps = STEPS
     record, lock = _status()
+    if steps is None:
+        try:  # torch and the library: after the server answers
+            from webapp.preload import STEPS
+        except Exception as exc:  # noqa: BLE001 - shown on the page; the server lives on
+            log.warning("the preload's code could not be imported", exc_info=True)
+            with lock:
+                record[:] = [
+                    Step("the preload's code", "failed", 0.0, f"{type(exc).__name__}: {exc}")
+                ]
+            return record
+        steps = STEPS
     with lock:
         record[:] = [Step(name) for name, _ in steps]
     for (name, work), step in zip(steps, record):
