@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import asdict
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,16 @@ WIDE_FLAGS = ("avx512", "amx", "avx_vnni", "avx2", "fma")
 
 
 def machine_facts() -> dict[str, Any]:
-    """Platform, CPU model and count, its wide-vector flags, torch version and threads, CPU
-    capability, the dtype probe's record (which dtype ``auto`` takes on this CPU, and the timings
-    it chose by), the load average when called, and the GPU when there is one."""
+    """Platform, CPU model and count, its wide-vector flags, torch and transformers versions,
+    torch's threads, CPU capability, the dtype probe's record (which dtype ``auto`` takes on this
+    CPU, and the timings it chose by), the load average when called, and the GPU when there
+    is one."""
     facts: dict[str, Any] = {
         "platform": platform.platform(),
         "cpu": platform.processor() or platform.machine(),
         "cpus": os.cpu_count(),
         "torch": torch.__version__,
+        "transformers": version("transformers"),
         "torch_threads": torch.get_num_threads(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "dtype_probe": asdict(probe_cpu_dtype()),
