@@ -52,7 +52,8 @@ Run:  python -m bench run app [--points 5000] [--repeats 3] [--only umap|switch|
    beside the floor: the bare app's first chart).
 9. Reruns per interaction (``--only interactions``): each page's common widget changes (word,
    correction, search; the Senses page's layer switch is part 2), warm, median of back-and-forth
-   pairs, the first time apart.
+   pairs, the first time apart; beside the floor of the same run, measured before and after the
+   pages: a bare Streamlit app whose radio choice redraws its one plotly heatmap.
 10. The corpus map in the browser (``--only map --map-sentences 2000 6000 0``): SemCor's first N
    sentences (0 = all), seconds to draw and to answer a search, Chromium's memory, frame
    intervals while panning, per renderer (plotly; Embedding Atlas when installed). Maps made
@@ -524,6 +525,27 @@ st.plotly_chart(go.Figure(go.Heatmap(z=np.arange(42).reshape(6, 7))))
 """
 
 
+#: The floor of part 9: Streamlit alone redrawing one plotly heatmap when a radio changes.
+BARE_CHANGE_APP = """import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+st.set_page_config(page_title="bare", layout="wide")
+word = st.radio("Word", ["alpha", "beta"], horizontal=True)
+st.title(f"A heatmap of {word}")
+z = np.arange(42).reshape(6, 7) * (1 if word == "alpha" else -1)
+st.plotly_chart(go.Figure(go.Heatmap(z=z)))
+"""
+
+
+def _bare_app(text: str) -> Path:
+    """A temporary folder holding ``text`` as ``app.py`` and the project's Streamlit config."""
+    bare = Path(tempfile.mkdtemp(prefix="wb-bench-bare-"))
+    (bare / "app.py").write_text(text, encoding="utf-8")
+    shutil.copytree(REPO / ".streamlit", bare / ".streamlit")
+    return bare
+
+
 def _ready_run(browser, repo: Path, env: dict, label: str) -> dict:
     """One server of part 8: started, a first visitor (at once, or 30 s after the start when
     ``label`` is ``ahead``) and for ``ahead`` a second visitor; seconds of each."""
@@ -571,9 +593,7 @@ def bench_ready(repeats: int) -> dict:
     out: dict = {"at_once": [], "started_30s_before": [], "cold_at_once": None,
                  "bare_at_once": [], "bare_started_30s_before": []}  # fmt: skip
     cache = tempfile.mkdtemp(prefix="wb-bench-cache-")
-    bare = Path(tempfile.mkdtemp(prefix="wb-bench-bare-"))
-    (bare / "app.py").write_text(BARE_APP, encoding="utf-8")
-    shutil.copytree(REPO / ".streamlit", bare / ".streamlit")
+    bare = _bare_app(BARE_APP)
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
@@ -664,51 +684,85 @@ def _interactions():
     }  # fmt: skip
 
 
+def _changes(page, url: str, path: str, there, back, repeats: int) -> list[float]:
+    """Seconds of ``repeats + 1`` back-and-forth pairs of one interaction (each until its text
+    shows and Streamlit's run ends), the page opened first at ``url + path``."""
+    page.goto(url + path)
+    page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+
+    def settle() -> None:
+        page.wait_for_timeout(100)
+        page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+
+    settle()
+    times = []
+    for _ in range(repeats + 1):
+        for act, done in (there, back):
+            t = time.perf_counter()
+            act(page)
+            page.get_by_text(done).first.wait_for(timeout=180_000)
+            settle()
+            times.append(time.perf_counter() - t)
+    return times
+
+
+def _bare_changes(browser, repeats: int) -> list[float]:
+    """The floor of part 9: the warm back-and-forth changes of :data:`BARE_CHANGE_APP`."""
+    from tests.appserver import AppServer
+
+    bare = _bare_app(BARE_CHANGE_APP)
+    try:
+        with AppServer(bare, timeout=600) as url:
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            page.set_default_timeout(600_000)
+            there = (lambda pg: pg.get_by_text("beta", exact=True).click(), "A heatmap of beta")
+            back = (lambda pg: pg.get_by_text("alpha", exact=True).click(), "A heatmap of alpha")
+            times = _changes(page, url, "/", there, back, repeats)
+            page.close()
+    finally:
+        shutil.rmtree(bare, ignore_errors=True)
+    return times[2:]
+
+
 def bench_interactions(repeats: int) -> dict:
     """9. Each page's common interactions, warm (the page opened once, every first computation
     done): seconds from the widget change until the page shows the new result and Streamlit's
     run ends, in headless Chromium at 1280 px; median of ``repeats`` back-and-forth pairs,
-    and the first time (new results computed) apart."""
+    and the first time (new results computed) apart. The floor (:data:`BARE_CHANGE_APP`'s
+    radio change redrawing its heatmap) is measured before and after the pages, and each
+    interaction's median is printed beside the floor's median over both."""
     from playwright.sync_api import sync_playwright
 
     from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
 
     print("\n9. reruns per interaction (warm server, headless Chromium, 1280 px)")
     out: dict = {}
-    app = AppServer(REPO, timeout=600)
-    with app as url, sync_playwright() as pw:
+    with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                      args=CHROMIUM_ARGS)  # fmt: skip
-        page = browser.new_page(viewport={"width": 1280, "height": 1400})
-        page.set_default_timeout(600_000)
-
-        def settle() -> None:
-            page.wait_for_timeout(100)
-            page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
-
-        for name, (path, there, back) in _interactions().items():
-            page.goto(url + path)
-            page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
-            settle()
-            times = []
-            try:
-                for _ in range(repeats + 1):
-                    for act, done in (there, back):
-                        t = time.perf_counter()
-                        act(page)
-                        page.get_by_text(done).first.wait_for(timeout=180_000)
-                        settle()
-                        times.append(time.perf_counter() - t)
-            except Exception as exc:  # noqa: BLE001 - one interaction's failure is reported
-                out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
-                print(f"   {name:<32} FAILED: {out[name]['error']}")
-                continue
-            first, warm = times[0], times[2:]
-            out[name] = {"first": first, "first_back": times[1], "warm": warm,
-                         "median": statistics.median(warm)}  # fmt: skip
-            print(f"   {name:<32} median {out[name]['median']:.2f} s (max {max(warm):.2f} s; "
-                  f"first time {first:.2f} s)")  # fmt: skip
+        floor = _bare_changes(browser, repeats)
+        with AppServer(REPO, timeout=600) as url:
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            page.set_default_timeout(600_000)
+            for name, (path, there, back) in _interactions().items():
+                try:
+                    times = _changes(page, url, path, there, back, repeats)
+                except Exception as exc:  # noqa: BLE001 - one interaction's failure is reported
+                    out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+                    print(f"   {name:<32} FAILED: {out[name]['error']}")
+                    continue
+                first, warm = times[0], times[2:]
+                out[name] = {"first": first, "first_back": times[1], "warm": warm,
+                             "median": statistics.median(warm)}  # fmt: skip
+        floor += _bare_changes(browser, repeats)
         browser.close()
+    bare = statistics.median(floor)
+    out["bare_floor"] = {"warm": floor, "median": bare}
+    for name, row in out.items():
+        if name != "bare_floor" and "median" in row:
+            print(f"   {name:<32} median {row['median']:.2f} s (max {max(row['warm']):.2f} s; "
+                  f"first time {row['first']:.2f} s); the bare floor {bare:.2f} s "
+                  f"({row['median'] / bare:.1f}x)")  # fmt: skip
     return out
 
 
