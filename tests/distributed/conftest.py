@@ -1,4 +1,5 @@
-"""Fixtures of the distributed tests: a local Ray per test module, small inputs of each kind."""
+"""Fixtures of the distributed tests: one local Ray for the package's tests that need it, the
+first SemCor sentences and the job that shards them (computed once, read by several modules)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,23 @@ import lzma
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from workbench.distributed.jobs import JobResult
 
 SEMCOR = Path("WSD_Evaluation_Framework/Training_Corpora/SemCor")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def ray_address():
-    """A local Ray with 2 CPUs for the whole test module; yields its address."""
-    import ray  # heavy: only the modules that use this fixture start Ray
+    """A local Ray with 2 CPUs, from the first test that needs it to the end of this package
+    (started and stopped once: each start costs seconds); yields its address."""
+    import ray  # heavy: only the tests that use this fixture start Ray
 
-    if ray.is_initialized():  # a module before this one left it running: start clean
+    if ray.is_initialized():  # something before this package left one running: start clean
         ray.shutdown()
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
     yield ray.get_runtime_context().gcs_address
@@ -50,6 +56,19 @@ def write_semcor_head(data: Path, n: int, directory: Path) -> Path:
 def semcor200(wsd_data, tmp_path_factory) -> Path:
     """The first 200 SemCor sentences (XML + gold keys)."""
     return write_semcor_head(wsd_data, 200, tmp_path_factory.mktemp("semcor200"))
+
+
+@pytest.fixture(scope="package")
+def semcor_job(ray_address, tiny_model_dir, semcor200, tmp_path_factory) -> JobResult:
+    """A fresh job on the local Ray: ``semcor200`` with the tiny BERT, 4 shards of up to 60
+    sentences, 2 workers. Its directory is only read: test_jobs checks it against
+    ``Encoder.encode``, test_reduce builds from it."""
+    from workbench.distributed.config import ShardConfig
+    from workbench.distributed.jobs import embed_shards
+
+    out = tmp_path_factory.mktemp("semcor-job") / "out"
+    config = ShardConfig(model=str(tiny_model_dir), shard_size=60)
+    return embed_shards([semcor200], out, config, progress=False)
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
-"""The sharded extraction job on a local Ray (2 CPUs, one per module): the same vectors and rows
-as ``Encoder.encode``, resumption after a killed driver, damaged shards, bad inputs."""
+"""The sharded extraction job on a local Ray (2 CPUs, one for the package): the same vectors and
+rows as ``Encoder.encode``, resumption after a killed driver, damaged shards, bad inputs."""
 
 from __future__ import annotations
 
@@ -39,15 +39,12 @@ def write_lines(path: Path, n: int) -> Path:
     return path
 
 
-def test_shards_equal_encode_on_semcor(
-    ray_address, tiny_encoder, tiny_model_dir, semcor200, tmp_path
-):
-    result = embed_shards([semcor200], tmp_path / "out", config_for(tiny_model_dir, shard_size=60),
-                          progress=False)  # fmt: skip
+def test_shards_equal_encode_on_semcor(semcor_job, tiny_encoder, semcor200):
+    result = semcor_job  # semcor200 in shards of 60 sentences, 2 workers (conftest)
     assert result.computed == 4 and result.skipped == 0 and result.manifest.complete
     corpus = read_xml(semcor200)
     ref = tiny_encoder.encode([list(s.words) for s in corpus.sentences])
-    shards = ShardedEmbeddings(tmp_path / "out")
+    shards = ShardedEmbeddings(result.directory)
     emb = shards.to_embeddings()
     assert emb.vectors.shape == ref.vectors.shape == (len(ref), 3, 32)
     assert np.abs(emb.vectors - ref.vectors).max() < 1e-5

@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 
 from workbench.corpora.readers import read_xml
-from workbench.distributed.config import ShardConfig
-from workbench.distributed.jobs import embed_shards
 from workbench.distributed.reader import ShardedEmbeddings
 from workbench.distributed.reduce import fit_sense_index, fit_standardizer, sample_geometry
 from workbench.errors import InputError
@@ -19,11 +17,9 @@ from workbench.wsd.predict import encode_instances, train_index
 
 
 @pytest.fixture(scope="module")
-def shards(ray_address, tiny_model_dir, semcor200, tmp_path_factory) -> ShardedEmbeddings:
-    out = tmp_path_factory.mktemp("reduce") / "shards"
-    config = ShardConfig(model=str(tiny_model_dir), shard_size=50)
-    embed_shards([semcor200], out, config, progress=False)
-    return ShardedEmbeddings(out)
+def shards(semcor_job) -> ShardedEmbeddings:
+    """semcor200 in 4 shards (the job of conftest, which test_jobs checks against encode)."""
+    return ShardedEmbeddings(semcor_job.directory)
 
 
 def test_partial_fit_merges_exactly():
