@@ -4,6 +4,10 @@ Starts ``python -m streamlit run app.py`` headless on a free port of 127.0.0.1 i
 group, waits until its health endpoint answers, and stops the whole group (SIGTERM, then SIGKILL).
 Never imports streamlit itself. Also holds the flags used to drive Debian's headless Chromium.
 
+A server is slow to start (it imports torch and preloads the model and every page's default
+view), so the browser tests share one (:class:`Started`); a test that must be the first visitor
+of a fresh server takes it through :func:`fresh`.
+
 Example:
     >>> with AppServer(repo_dir) as url:      # doctest: +SKIP
     ...     urllib.request.urlopen(url)
@@ -11,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -18,6 +23,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -139,3 +145,30 @@ class AppServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class Started:
+    """A running server shared by several tests, and whether a test has opened it yet."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.used = False
+
+    def take(self) -> str:
+        """The URL, for a test that does not need the server untouched."""
+        self.used = True
+        return self.url
+
+
+@contextlib.contextmanager
+def fresh(
+    started: Started, repo: Path, log: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """The URL of a server no test has opened yet: ``started`` while untouched (it is then
+    marked used, and the tests after this one share it), else a server of this test's own
+    (``env`` its environment, ``log`` its output), stopped at the end."""
+    if not started.used:
+        yield started.take()
+        return
+    with open(log, "w") as out, AppServer(repo, env=env, log=out) as url:
+        yield url

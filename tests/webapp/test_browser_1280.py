@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas
 import pytest
 
-from tests.appserver import CHROMIUM, CHROMIUM_ARGS, FIRST_VIEWS, AppServer
+from tests.appserver import CHROMIUM, CHROMIUM_ARGS, FIRST_VIEWS, AppServer, Started, fresh
 from workbench.encoding.offered import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,11 +66,20 @@ def _page(browser):
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(app_server):
+    """The session's server (``tests/webapp/conftest.py``)."""
+    return app_server.take()
+
+
+@pytest.fixture(scope="module")
+def empty_cache_server(tmp_path_factory):
+    """A server started on an empty cache: the preload test meets it first (right after its
+    start, before any visitor), the WSD page's empty-cache test after it."""
     ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit-server-1280.log", "w") as log:
-        with AppServer(REPO, log=log) as url:
-            yield url
+    env = {"WORKBENCH_CACHE": str(tmp_path_factory.mktemp("empty-cache"))}
+    with open(ARTIFACTS / "streamlit-server-preload.log", "w") as log:
+        with AppServer(REPO, env=env, log=log) as url:
+            yield Started(url)
 
 
 def _idle(page) -> None:
@@ -89,55 +98,56 @@ def _main_text(page) -> str:
 # ------------------------------------------------------------------ ready before the first visitor
 
 
-def test_the_server_loads_the_model_before_the_first_visitor(browser, tmp_path):
+def test_the_server_loads_the_model_before_the_first_visitor(browser, empty_cache_server, tmp_path):
     """The preload runs at server start, with no browser connected: by the time the first
     visitor opens the page, the model, WordNet and the default views are loaded, and the page
     draws its chart from them."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit-server-preload.log", "w") as log:
-        with AppServer(REPO, log=log) as url:
-            status = _status(url)  # the health check answered while the preload goes on
-            assert not status["ready"] or all(s["state"] == "done" for s in status["steps"])
-            status = _wait_preloaded(url, "the Explore page's default view")
-            states = {s["name"]: s["state"] for s in status["steps"]}
-            assert states["the packaged model"] == "done" and states["FAISS"] == "done"
-            page = _page(browser)
-            page.goto(url)
-            page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').first.wait_for()
-            _idle(page)
-            _no_exception(page)
-            assert "could not load" not in _main_text(page)
-            status = _wait_preloaded(url, "the WSD bi-encoder")  # the last step
-            assert status["ready"] and all(s["state"] == "done" for s in status["steps"])
-            page.close()
+    env = {"WORKBENCH_CACHE": str(tmp_path / "cache")}
+    log = ARTIFACTS / "streamlit-server-preload-own.log"
+    with fresh(empty_cache_server, REPO, log, env) as url:
+        status = _status(url)  # the health check answered while the preload goes on
+        assert not status["ready"] or all(s["state"] == "done" for s in status["steps"])
+        status = _wait_preloaded(url, "the Explore page's default view")
+        states = {s["name"]: s["state"] for s in status["steps"]}
+        assert states["the packaged model"] == "done" and states["FAISS"] == "done"
+        page = _page(browser)
+        page.goto(url)
+        page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').first.wait_for()
+        _idle(page)
+        _no_exception(page)
+        assert "could not load" not in _main_text(page)
+        status = _wait_preloaded(url, "the WSD bi-encoder")  # the last step
+        assert status["ready"] and all(s["state"] == "done" for s in status["steps"])
+        page.close()
 
 
 #: What a view that is not ready shows: a spinner or a progress bar.
 WAITING = '[data-testid="stSpinner"], [data-testid="stProgress"]'
 
 
-def test_every_page_s_first_view_is_ready_once_the_preload_is(browser):
+def test_every_page_s_first_view_is_ready_once_the_preload_is(browser, app_server):
     """A fresh server, the preload finished: each page opened one after another draws its first
-    view from what the preload made; no spinner or progress bar is ever seen on the way."""
+    view from what the preload made; no spinner or progress bar is ever seen on the way. (The
+    session's server where no test opened it yet, the other tests use it after; else one of
+    its own.)"""
     ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit-server-first-views.log", "w") as log:
-        with AppServer(REPO, log=log) as url:
-            status = _wait_preloaded(url, "the WSD bi-encoder", limit=900)  # the last step
-            assert status["ready"] and all(s["state"] == "done" for s in status["steps"]), status
-            page = _page(browser)
-            for path, view in FIRST_VIEWS:
-                page.goto(f"{url}{path}")
-                seen_waiting, start = [], time.monotonic()
-                while page.locator(view).count() == 0:
-                    if page.locator(WAITING).count():
-                        seen_waiting.append(round(time.monotonic() - start, 1))
-                    assert time.monotonic() - start < 120, f"{path}: no first view in 120 s"
-                    page.wait_for_timeout(100)
-                _idle(page)
-                _no_exception(page)
-                assert not seen_waiting, f"{path}: a spinner or progress bar at {seen_waiting} s"
-                assert page.locator(WAITING).count() == 0, f"{path}: still waiting on something"
-            page.close()
+    with fresh(app_server, REPO, ARTIFACTS / "streamlit-server-first-views.log") as url:
+        status = _wait_preloaded(url, "the WSD bi-encoder", limit=900)  # the last step
+        assert status["ready"] and all(s["state"] == "done" for s in status["steps"]), status
+        page = _page(browser)
+        for path, view in FIRST_VIEWS:
+            page.goto(f"{url}{path}")
+            seen_waiting, start = [], time.monotonic()
+            while page.locator(view).count() == 0:
+                if page.locator(WAITING).count():
+                    seen_waiting.append(round(time.monotonic() - start, 1))
+                assert time.monotonic() - start < 120, f"{path}: no first view in 120 s"
+                page.wait_for_timeout(100)
+            _idle(page)
+            _no_exception(page)
+            assert not seen_waiting, f"{path}: a spinner or progress bar at {seen_waiting} s"
+            assert page.locator(WAITING).count() == 0, f"{path}: still waiting on something"
+        page.close()
 
 
 def test_a_failed_preload_is_a_message_and_the_server_lives_on(browser):
@@ -357,30 +367,27 @@ def test_a_sense_map_answers_a_click_a_search_and_a_lasso(browser, server):
 
 
 def test_the_wsd_page_answers_a_rare_sense_with_the_shipped_bi_encoder_on_an_empty_cache(
-    browser, tmp_path
+    browser, empty_cache_server
 ):
-    """The default system is the bi-encoder shipped with the package: on a server with an
-    empty cache it answers at once (no index is built), and a sense SemCor never tags (the
+    """The default system is the bi-encoder shipped with the package: on a server started with
+    an empty cache it answers at once (no index is built), and a sense SemCor never tags (the
     computer mouse: seen once, in WordNet's examples) wins; the candidates are listed with
-    their definitions and evidence."""
-    env = {"WORKBENCH_CACHE": str(tmp_path / "cache")}
-    with open(ARTIFACTS / "streamlit-server-wsd.log", "w") as log:
-        with AppServer(REPO, env=env, log=log) as url:
-            page = _page(browser)
-            query = urllib.parse.urlencode(
-                {"sentence": "Click the left button of the mouse to open the file.",
-                 "word": "mouse"}
-            )  # fmt: skip
-            page.goto(f"{url}/wsd?{query}")
-            success = page.locator('[data-testid="stAlertContentSuccess"]', has_text="mouse%")
-            answer = success.first
-            answer.wait_for()
-            assert "mouse%1:06:00::" in answer.inner_text()  # the computer mouse
-            _idle(page)
-            _no_exception(page)
-            text = _main_text(page)
-            assert "bi-encoder" in text and "Building the" not in text
-            assert re.search(r"(unseen|seen \d+x) in training", text)  # each score's evidence
-            assert "hand-operated electronic device" in text  # the winner's definition
-            page.screenshot(path=str(ARTIFACTS / "wsd-biencoder.png"), full_page=True)
-            page.close()
+    their definitions and evidence. (The preload test's server: started on an empty cache.)"""
+    url = empty_cache_server.take()
+    page = _page(browser)
+    query = urllib.parse.urlencode(
+        {"sentence": "Click the left button of the mouse to open the file.", "word": "mouse"}
+    )
+    page.goto(f"{url}/wsd?{query}")
+    success = page.locator('[data-testid="stAlertContentSuccess"]', has_text="mouse%")
+    answer = success.first
+    answer.wait_for()
+    assert "mouse%1:06:00::" in answer.inner_text()  # the computer mouse
+    _idle(page)
+    _no_exception(page)
+    text = _main_text(page)
+    assert "bi-encoder" in text and "Building the" not in text
+    assert re.search(r"(unseen|seen \d+x) in training", text)  # each score's evidence
+    assert "hand-operated electronic device" in text  # the winner's definition
+    page.screenshot(path=str(ARTIFACTS / "wsd-biencoder.png"), full_page=True)
+    page.close()
