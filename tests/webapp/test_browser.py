@@ -1,7 +1,8 @@
 """The app in a real browser: Debian's headless Chromium driven by Playwright for Python.
 
-The test starts ``streamlit run app.py`` on a free port of 127.0.0.1 in its own process group and
-stops it (and everything it started) at the end. Screenshots go to ``test-artifacts/``.
+The tests share the session's ``streamlit run app.py`` (``tests/webapp/conftest.py``) on a free
+port of 127.0.0.1 in its own process group, stopped (with everything it started) at the end.
+Screenshots go to ``test-artifacts/``.
 Chromium comes from Debian's ``chromium`` package (``.ci/install-browser.sh``); Playwright's own
 browser downloads are never used.
 """
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+from tests.appserver import CHROMIUM, CHROMIUM_ARGS
 from workbench.encoding.models import default_model_path
 from workbench.encoding.offered import runs_dir
 
@@ -24,14 +25,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """URL of a running app; the server is stopped after the module's tests."""
+def server(app_server):
+    """URL of a running app: the session's (``tests/webapp/conftest.py``), stopped at its end."""
     ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit-server.log", "w") as log:
-        app = AppServer(REPO, log=log)
-        with app as url:
-            yield url
-    assert app.proc.poll() is not None
+    return app_server.take()
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,8 @@ driven by Playwright): a URL with settings reopens the same view, both panes ren
 download button yields a file that parses and carries its settings.
 
 The app runs as ``streamlit run app.py`` on a free port in its own process group (see
-``tests/appserver.py``); PCA projections keep the test clear of UMAP's numba compilation.
+``tests/appserver.py``; the session's, shared: ``tests/webapp/conftest.py``); PCA projections keep
+the test clear of UMAP's numba compilation.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pandas
 import pytest
 
-from tests.appserver import CHROMIUM, CHROMIUM_ARGS, AppServer
+from tests.appserver import CHROMIUM, CHROMIUM_ARGS
 from workbench.viz.export import image_export_available, read_settings, settings_fields
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,11 +33,10 @@ SENSES_LINK = {
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(app_server):
+    """The session's server (``tests/webapp/conftest.py``)."""
     ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit-compare-server.log", "w") as log:
-        with AppServer(REPO, log=log) as url:
-            yield url
+    return app_server.take()
 
 
 @pytest.fixture(scope="module")
