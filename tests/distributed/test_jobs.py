@@ -1,5 +1,8 @@
 """The sharded extraction job on a local Ray (2 CPUs, one for the package): the same vectors and
-rows as ``Encoder.encode``, resumption after a killed driver, damaged shards, bad inputs."""
+rows as ``Encoder.encode``, resumption after a killed driver, damaged shards, bad inputs.
+
+Each job's actors import torch and transformers and load the model (seconds of CPU each): the
+SemCor job runs the default pool of 2 (one per CPU), the tests of other mechanics run 1 actor."""
 
 from __future__ import annotations
 
@@ -25,6 +28,10 @@ from workbench.distributed.shards import MANIFEST, read_manifest, shard_paths
 from workbench.errors import DataError, InputError, MismatchError
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+#: One actor: enough for the tests of resuming, refusing and reporting (not of the pool's size).
+ONE = ClusterConfig(workers=1)
 
 
 def config_for(model_dir, **kw) -> ShardConfig:
@@ -77,7 +84,7 @@ def test_text_jsonl_and_parquet_in_one_job(ray_address, tiny_encoder, tiny_model
     pq.write_table(pa.table({"body": [f"row {i} by the river" for i in range(25)]}), parquet)
     config = config_for(tiny_model_dir, shard_size=16, text_column="body", layers=(-1,),
                         dtype="float16")  # fmt: skip
-    result = embed_shards([text, jsonl, parquet], tmp_path / "out", config, progress=False)
+    result = embed_shards([text, jsonl, parquet], tmp_path / "out", config, ONE, progress=False)
     assert result.computed == 4 + 2 + 2
     sentences = [list(s.words) for s in read_text(text).sentences]
     sentences += [f"line {i} of the bank".split() for i in range(30)]
@@ -97,7 +104,7 @@ def test_resume_after_the_driver_is_killed(ray_address, tiny_encoder, tiny_model
         "from workbench.distributed.config import ClusterConfig, ShardConfig\n"
         "from workbench.distributed.jobs import embed_shards\n"
         f"embed_shards([{str(source)!r}], {str(out)!r}, ShardConfig(model={str(tiny_model_dir)!r},"
-        f" shard_size=10), ClusterConfig(address={ray_address!r}), progress=False)\n"
+        f" shard_size=10), ClusterConfig(address={ray_address!r}, workers=1), progress=False)\n"
     )
     env = dict(os.environ, RAY_AUTH_MODE=os.environ.get("RAY_AUTH_MODE", "token"))
     driver = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, env=env,
@@ -114,7 +121,8 @@ def test_resume_after_the_driver_is_killed(ray_address, tiny_encoder, tiny_model
     assert before is not None and not before.complete
     done_before = len(list(out.glob("shard-*.json")))
     assert 3 <= done_before < 60
-    result = embed_shards([source], out, config_for(tiny_model_dir, shard_size=10), progress=False)
+    result = embed_shards([source], out, config_for(tiny_model_dir, shard_size=10), ONE,
+                          progress=False)  # fmt: skip
     assert result.manifest.complete and len(result.manifest.shards) == 60
     assert result.skipped >= 3 and result.computed + result.skipped == 60
     assert list(out.glob(".shard-*")) == []  # no temporary left behind
@@ -192,8 +200,7 @@ def test_damaged_shards_are_found_and_recomputed(ray_address, tiny_model_dir, tm
     def report(p):
         seen.append((p.done_shards, p.done_items, p.total_items, p.rows, p.eta_seconds, p.line()))
 
-    first = embed_shards([source], tmp_path / "out", config, ClusterConfig(workers=1),
-                         progress=report)  # fmt: skip
+    first = embed_shards([source], tmp_path / "out", config, ONE, progress=report)
     assert [s[0] for s in seen] == [1, 2, 3, 4, 5, 6]  # progress of the whole job, shard by shard
     done, items, total, rows, eta, line = seen[-1]
     assert items == total == 60 and eta == 0
@@ -208,7 +215,7 @@ def test_damaged_shards_are_found_and_recomputed(ray_address, tiny_model_dir, tm
         f"shard {names[1]}: {damaged.name} does not match its checksum (corrupted)"
     ]
     shard_paths(tmp_path / "out", names[4]).table.unlink()
-    second = embed_shards([source], tmp_path / "out", config, progress=False)
+    second = embed_shards([source], tmp_path / "out", config, ONE, progress=False)
     assert (second.computed, second.skipped) == (2, 4)
     shards = ShardedEmbeddings(tmp_path / "out")
     assert shards.verify() == []
@@ -227,7 +234,7 @@ def test_bad_inputs_are_named_and_the_rest_is_kept(ray_address, tiny_model_dir, 
     inputs = [good[0], xml, unreadable, good[1], notutf8]
     config = config_for(tiny_model_dir, shard_size=10)
     with pytest.raises(DataError) as info:
-        embed_shards(inputs, tmp_path / "out", config, progress=False)
+        embed_shards(inputs, tmp_path / "out", config, ONE, progress=False)
     message = str(info.value)
     assert f"{xml}:7: malformed XML" in message
     assert f"{unreadable}: cannot read" in message
@@ -244,7 +251,7 @@ def test_bad_inputs_are_named_and_the_rest_is_kept(ray_address, tiny_model_dir, 
     write_lines(unreadable.with_suffix(""), 5)
     unreadable.write_bytes(lzma.compress(unreadable.with_suffix("").read_bytes()))
     notutf8.write_text("caf\u00e9 ok\nna\u00efve\n", encoding="utf-8")
-    result = embed_shards(inputs, tmp_path / "out", config, progress=False)
+    result = embed_shards(inputs, tmp_path / "out", config, ONE, progress=False)
     assert result.manifest.complete and result.skipped == 6 and result.computed == 3
 
 
@@ -259,7 +266,7 @@ def test_another_model_or_settings_are_refused(
 ):
     source = write_lines(tmp_path / "in.txt", 20)
     out = tmp_path / "out"
-    embed_shards([source], out, config_for(tiny_model_dir, shard_size=10), progress=False)
+    embed_shards([source], out, config_for(tiny_model_dir, shard_size=10), ONE, progress=False)
     manifest = (out / MANIFEST).read_bytes()
     with pytest.raises(MismatchError, match="fingerprint"):
         embed_shards([source], out, config_for(other_model_dir, shard_size=10), progress=False)
