@@ -8,12 +8,11 @@ import lzma
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:
-    from workbench.distributed.jobs import JobResult
+from workbench.distributed.config import ShardConfig
+from workbench.distributed.jobs import JobResult, embed_shards
 
 SEMCOR = Path("WSD_Evaluation_Framework/Training_Corpora/SemCor")
 
@@ -63,9 +62,6 @@ def semcor_job(ray_address, tiny_model_dir, semcor200, tmp_path_factory) -> JobR
     """A fresh job on the local Ray: ``semcor200`` with the tiny BERT, 4 shards of up to 60
     sentences, 2 workers. Its directory is only read: test_jobs checks it against
     ``Encoder.encode``, test_reduce builds from it."""
-    from workbench.distributed.config import ShardConfig
-    from workbench.distributed.jobs import embed_shards
-
     out = tmp_path_factory.mktemp("semcor-job") / "out"
     config = ShardConfig(model=str(tiny_model_dir), shard_size=60)
     return embed_shards([semcor200], out, config, progress=False)
