@@ -13,7 +13,7 @@ import streamlit as st
 
 import webapp.caches
 import webapp.downloads
-import webapp.panes
+import webapp.senses_panes
 import webapp.state
 import webapp.urlstate
 from webapp.text import plain
@@ -50,7 +50,7 @@ PARAMS = (
     Param("senses_view", "view", choices=VIEWS),
     Param("senses_colour", "colour", choices=("gold", "predicted")),
     Param("senses_layer", "layer"),
-    *webapp.panes.PANE_PARAMS,
+    *webapp.senses_panes.SENSES_PANE_PARAMS,
 )
 
 st.title("Sense clusters")
@@ -155,14 +155,14 @@ def share_link() -> None:
 
 if view == "several words":
     with st.container():
-        webapp.panes.atlas(source, pos, limit, layer, config)
+        webapp.senses_panes.atlas(source, pos, limit, layer, config)
     share_link()
     st.stop()
 if compare and view == "one layer":
     if len(found) < 3:
         st.warning("At least 3 occurrences are needed for a projection; choose another word.")
         st.stop()
-    webapp.panes.compare(found, occ_key, config, lemma, data)
+    webapp.senses_panes.compare(found, occ_key, config, lemma, data)
     share_link()
     st.stop()
 
@@ -215,7 +215,7 @@ with webapp.state.user_errors():
         )  # fmt: skip
         fig.update_layout(title=title)
 if view == "one layer":
-    webapp.panes.explore_map(fig, coords, ov, layer, labels, "senses")
+    webapp.senses_panes.explore_map(fig, coords, ov, layer, labels, "senses")
 else:
     st.plotly_chart(fig, key="senses_chart")
 if predicted_note:
@@ -224,7 +224,7 @@ measured_at = layer if view == "one layer" else settings.layers
 with webapp.state.user_errors():
     measured = webapp.caches.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
                                         None, None, "", data)  # fmt: skip
-webapp.panes.single_separation(measured, lemma)
+webapp.senses_panes.single_separation(measured, lemma)
 
 # ------------------------------------------------------------------ export
 table = occ.occurrence_table(
@@ -235,7 +235,7 @@ if view != "one layer":
     for layer_id, panel in zip(emb.layers, all_coords):
         table[f"x_layer{layer_id}"], table[f"y_layer{layer_id}"] = panel[:, 0], panel[:, 1]
 stem = f"senses-{lemma}-{source}-{layer if view == 'one layer' else 'all-layers'}"
-shown = webapp.panes.single_settings(
+shown = webapp.senses_panes.single_settings(
     ov, layer if view == "one layer" else "all", config, {**data, "colour": colour}
 )  # fmt: skip
 webapp.downloads.figure_buttons(fig, shown, stem, "senses_fig")
