@@ -16,6 +16,7 @@ import streamlit as st
 
 import webapp.state
 from webapp.builds import Build, background
+from webapp.offered_models import check_offered
 from webapp.state import Settings, current, encoder, memo, user_errors, with_progress
 from workbench.corpora import occurrences as occ
 from workbench.corpora.datasets import EVALUATION_SETS
@@ -32,7 +33,6 @@ from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
-from workbench.encoding.offered import check_offered
 from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_bytes
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers

@@ -14,8 +14,8 @@ from typing import Any
 import streamlit as st
 
 import webapp.state
+from webapp.offered_models import NOT_OFFERED, check_offered, is_offered, offered_models
 from webapp.urlstate import Param
-from workbench.encoding.offered import NOT_OFFERED, check_offered, is_offered, offered_models
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 
 SIDEBAR_MODEL = "(the sidebar's model)"
@@ -59,7 +59,7 @@ class Pane:
 
 def model_choices() -> list[str]:
     """The models offered in a pane: the sidebar's, the packaged one, and what the server offers
-    (:func:`workbench.encoding.offered.offered_models`: fetched models such as
+    (:func:`webapp.offered_models.offered_models`: fetched models such as
     all-mpnet-base-v2, the app's fine-tuned runs, newest first, and the owner's list)."""
     return [SIDEBAR_MODEL, PACKAGED, *offered_models()]
 

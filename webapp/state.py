@@ -29,10 +29,10 @@ from pathlib import Path
 import streamlit as st
 
 import workbench
+from webapp.offered_models import MAX_NAME, NOT_OFFERED, check_offered, is_offered
 from webapp.text import plain
 from webapp.urlstate import Param, restore
 from workbench.encoding.models import resolve_model
-from workbench.encoding.offered import MAX_NAME, NOT_OFFERED, check_offered, is_offered
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import ModelLoadError, WorkbenchError
 from workbench.viz.export import ViewSettings

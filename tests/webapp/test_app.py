@@ -15,7 +15,7 @@ import pytest
 import workbench.encoding.cache
 import workbench.viz.projection
 from tests.webapp.markdown import shown
-from workbench.encoding.offered import NOT_OFFERED
+from webapp.offered_models import NOT_OFFERED
 from workbench.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.appserver import CHROMIUM, CHROMIUM_ARGS
+from webapp.offered_models import runs_dir
 from workbench.encoding.models import default_model_path
-from workbench.encoding.offered import runs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"

@@ -21,7 +21,7 @@ import pandas
 import pytest
 
 from tests.appserver import CHROMIUM, CHROMIUM_ARGS, FIRST_VIEWS, AppServer, Started, fresh
-from workbench.encoding.offered import NOT_OFFERED
+from webapp.offered_models import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.webapp.markdown import shown
-from workbench.encoding.offered import runs_dir
+from webapp.offered_models import runs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

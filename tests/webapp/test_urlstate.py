@@ -14,8 +14,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
+from webapp.offered_models import NOT_OFFERED
 from webapp.urlstate import NONE, Between, decode, encode
-from workbench.encoding.offered import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
 

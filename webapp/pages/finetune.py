@@ -17,8 +17,8 @@ import webapp.caches
 import webapp.downloads
 import webapp.state
 import webapp.urlstate
+from webapp.offered_models import run_directory, runs_dir
 from webapp.urlstate import Between, Param
-from workbench.encoding.offered import run_directory, runs_dir
 from workbench.finetune import runs
 from workbench.finetune.data import splits
 from workbench.finetune.evaluation import compare as cmp

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.encoding.models import models_dir
-from workbench.encoding.offered import (
+from webapp.offered_models import (
     NOT_OFFERED,
     OWNER_LIST,
     check_offered,
@@ -19,6 +18,7 @@ from workbench.encoding.offered import (
     run_directory,
     runs_dir,
 )
+from workbench.encoding.models import models_dir
 from workbench.errors import InputError
 
 
