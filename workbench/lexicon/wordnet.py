@@ -326,7 +326,7 @@ class SenseEntry:
     tag_count: int
 
 
-class SenseIndex(Mapping):
+class SenseFile(Mapping):
     """``index.sense`` as a read-only mapping sense key -> :class:`SenseEntry`.
 
     Holds the file's lines (sorted by key, as WordNet writes them) and finds a key by bisection;
@@ -375,10 +375,10 @@ def _entry(line: str) -> SenseEntry:
 
 class LemmaIndex(Mapping):
     """Read-only mapping ``(lemma, universal POS)`` -> sense keys in WordNet order, grouped from
-    :class:`SenseIndex` on first use of each pair (a lemma's keys of one ss_type are one
+    :class:`SenseFile` on first use of each pair (a lemma's keys of one ss_type are one
     contiguous run of ``index.sense``); iterating or ``len`` groups every key once."""
 
-    def __init__(self, senses: SenseIndex) -> None:
+    def __init__(self, senses: SenseFile) -> None:
         self._senses = senses
         self._groups: dict[tuple[str, str], tuple[str, ...]] = {}
         self._all: frozenset[tuple[str, str]] | None = None
@@ -471,7 +471,7 @@ class WordNet:
 
     Attributes:
         senses: sense key -> :class:`SenseEntry` (all 206,941 keys of ``index.sense``), a
-            :class:`SenseIndex`.
+            :class:`SenseFile`.
         by_lemma: ``(lemma, universal POS)`` -> sense keys in WordNet order (first = most
             frequent), a :class:`LemmaIndex`. Lemmas are exact, lowercase, multiword joined
             with ``_``.
@@ -484,7 +484,7 @@ class WordNet:
         self._make_reader = make_reader
         self._reader: Any = None
         self._reader_lock = threading.Lock()
-        self.senses = SenseIndex(files.text("index.sense"))
+        self.senses = SenseFile(files.text("index.sense"))
         self.by_lemma = LemmaIndex(self.senses)
         self._names: dict[tuple[str, int], str] = {}  # (POS letter, offset) -> synset name
         self._where: dict[str, tuple[str, int]] = {}  # synset name -> (POS letter, offset)
