@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Hashable, Sequence
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -31,7 +32,6 @@ from workbench.corpora.readers import Corpus, corpus_from_texts
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
-from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_bytes
@@ -45,19 +45,13 @@ from workbench.viz.neighbours import NeighbourPool, PoolPart
 from workbench.viz.projection import ProjectionConfig, Projector, project_layers
 from workbench.viz.sense_views import AtlasView, SenseView
 from workbench.wsd import occurrence_senses
-from workbench.wsd.biencoder import BiEncoder, biencoder_dir, load_biencoder
-from workbench.wsd.config import EncoderInfo
+from workbench.wsd.biencoder import BiEncoder
 from workbench.wsd.evaluate import Evaluation, Stage, evaluate_corpus
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import SensePrediction, TrainingOccurrences
-from workbench.wsd.store import load_index
-from workbench.wsd.systems import (
-    SYSTEMS,
-    IndexFor,
-    f1_phrase,
-    semcor_available,
-    semcor_index,
-)
+from workbench.wsd.opened import OpenedSystem
+from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEMS, system_label
+from workbench.wsd.systems import offered_systems, open_system
 
 # --------------------------------------------------------------------------- data
 
@@ -374,59 +368,63 @@ def glosses(labels: tuple[str, ...]) -> dict[str, str]:
 EVAL_DATASETS = ("semeval2007", *(d for d in EVALUATION_SETS if d != "semeval2007"))
 
 
-@st.cache_resource(show_spinner="Loading the WSD bi-encoder…", max_entries=2)
-def biencoder_for(model: str | None, device: str | None) -> BiEncoder | None:
-    """The WSD bi-encoder that answers for the sidebar's ``model`` (the shipped one for the
-    packaged model, a trained bi-encoder's own directory), loaded once; None when there is
-    none (:func:`workbench.wsd.biencoder.biencoder_dir`)."""
-    if biencoder_dir(model) is None:
-        return None
-    return load_biencoder(model, device)
+@st.cache_resource(show_spinner=False, max_entries=8)
+def opened_system(choice: str, settings_key: Hashable, _settings: Settings) -> OpenedSystem:
+    """The WSD system ``choice`` for the model of ``_settings`` (``settings_key`` names them),
+    opened once (:func:`workbench.wsd.systems.open_system`): a system's name, or the folder
+    name of a saved index (:func:`saved_indexes`). Its model, bi-encoder and index load when
+    first used."""
+    saved = saved_indexes()
+    system: str | Path = Path(saved[choice]) if choice in saved else choice
+    enc = webapp.state.encoder_for(_settings)
+    return open_system(system, _settings.model, device=_settings.device, encoder=enc)
 
 
-def biencoder(settings: Settings | None = None) -> BiEncoder | None:
-    """:func:`biencoder_for` the sidebar's model (errors stop the page)."""
+def wsd_system(choice: str, settings: Settings | None = None) -> OpenedSystem:
+    """:func:`opened_system` for the sidebar's model (``settings``, default the sidebar's;
+    errors stop the page)."""
     s = settings or current()
     with user_errors():
         check_offered(s.model)
-        return biencoder_for(s.model, s.device)
+        return opened_system(choice, s.key, s)
 
 
-def system_options(fingerprint: str, dtype: str, has_biencoder: bool) -> dict[str, str]:
-    """System name -> its label in the system choice, with the F1 measured for the model of
-    ``fingerprint`` in ``dtype`` (or the packaged model's, said so): the bi-encoder first (the
-    default) when the model has one, the SemCor systems when SemCor is here, and the
-    WordNet-only one."""
-    labels = {
-        "biencoder": f"bi-encoder: trained context vs. gloss vectors "
-        f"({f1_phrase('biencoder', fingerprint, dtype)})",
-        "best": f"best: SemCor + propagation + glosses ({f1_phrase('best', fingerprint, dtype)})",
-        "plain": f"plain 1-NN on SemCor ({f1_phrase('plain', fingerprint, dtype)})",
-        "wordnet": "WordNet glosses only (no SemCor; below WordNet's first sense)",
-    }
-    if not has_biencoder:
-        labels.pop("biencoder")
-    if not semcor_available():
-        labels.pop("best")
-        labels.pop("plain")
-    return labels
+def biencoder(settings: Settings | None = None) -> BiEncoder | None:
+    """The WSD bi-encoder of the sidebar's model (the default system's, loaded once); None
+    when the model has none (errors stop the page)."""
+    opened = wsd_system(DEFAULT_SYSTEM, settings)
+    if opened.name != "biencoder":
+        return None
+    with user_errors(), st.spinner("Loading the WSD bi-encoder…"):
+        return opened.biencoder
+
+
+def system_options(model: str | None, fingerprint: str, dtype: str) -> dict[str, str]:
+    """System name -> its label in the system choice (:func:`workbench.wsd.registry.
+    system_label`: with the F1 measured for the model of ``fingerprint`` in ``dtype``, or the
+    packaged model's, said so), for the systems that answer as themselves for ``model``
+    (:func:`workbench.wsd.systems.offered_systems`): the bi-encoder first (the default) when
+    the model has one, the SemCor systems when SemCor is here, and the WordNet-only one."""
+    return {name: system_label(name, fingerprint, dtype) for name in offered_systems(model)}
 
 
 def saved_indexes() -> dict[str, str]:
-    """Label -> path of the sense indexes saved by ``workbench wsd train --out`` in the cache
-    dir (the systems' own cached indexes are offered by name instead)."""
+    """Folder name -> path of the sense indexes saved by ``workbench wsd train --out`` in the
+    cache dir (the systems' own cached indexes are offered by name instead)."""
     root = default_cache_dir() / "wsd-index"
     found = (
         sorted(p for p in root.glob("*") if (p / "meta.json").is_file()) if root.is_dir() else []
     )
     systems = tuple(f"{s.name}-{s.training}-" for s in SYSTEMS.values())
-    return {p.name: str(p) for p in found if not p.name.startswith(systems)}
+    return {
+        p.name: str(p) for p in found if not p.name.startswith(systems) and p.name not in SYSTEMS
+    }
 
 
-def system_index_build(system: str) -> Build:
-    """The index of a SemCor ``system`` for the sidebar's model, loaded from the cache dir or
-    built there once (:func:`workbench.wsd.systems.semcor_index`), in the background."""
-    enc, wn = encoder(), wordnet()
+def system_index_build(choice: str, opened: OpenedSystem) -> Build:
+    """The index of ``opened``, a system whose index is built ahead (a SemCor system's), for
+    the sidebar's model: loaded from the cache dir or built there once
+    (:func:`workbench.wsd.builds.semcor_index`), in the background."""
 
     def work(build: Build) -> SenseIndex:
         def say(message: str) -> None:  # said once a build starts (not when it loads)
@@ -436,15 +434,9 @@ def system_index_build(system: str) -> Build:
             build.fraction = min(max(float(fraction), 0.0), 1.0)
 
         build.stage = "Loading the sense index…"
-        return semcor_index(enc, system, wn, progress=progress, say=say)
+        return opened.index(None, progress, say)
 
-    return background(("system-index", current().key, system), work)
-
-
-@st.cache_resource(show_spinner="Loading the sense index…", max_entries=4)
-def sense_index(path: str, settings_key: tuple) -> SenseIndex:
-    """A saved :class:`workbench.wsd.index.SenseIndex`, checked against the current encoder."""
-    return load_index(path, EncoderInfo.of(encoder()))
+    return background(("system-index", current().key, choice), work)
 
 
 #: What each stage of :func:`workbench.wsd.evaluate.evaluate_corpus` writes in the status box,
@@ -458,22 +450,15 @@ WSD_STAGES = {
 
 
 def wsd_evaluation(
-    dataset: str,
-    index_label: str,
-    index: SenseIndex | IndexFor | None = None,
-    n_sentences: int = 0,
-    enc: Encoder | None = None,
+    dataset: str, choice: str, system: OpenedSystem, n_sentences: int = 0
 ) -> tuple[Corpus, Evaluation]:
-    """``(corpus, Evaluation)`` of a sense index on a framework dataset (its first
-    ``n_sentences``, 0 = all), memoised by the settings, index and data; shows its progress.
-    ``index``: a saved index, or a function giving one for the test lemmas (the bi-encoder's,
-    whose ``enc`` is its own context encoder); None: the WordNet-only index for the test
-    lemmas is built first. ``enc``: the encoder (default: the sidebar's)."""
-    key = (current().key, index_label, dataset, n_sentences)
+    """``(corpus, Evaluation)`` of ``system`` (the system choice ``choice``, opened by
+    :func:`wsd_system`) on a framework dataset (its first ``n_sentences``, 0 = all), memoised
+    by the settings, system and data; shows its progress."""
+    key = (current().key, choice, dataset, n_sentences)
 
     def run() -> tuple[Corpus, Evaluation]:
         wn, test_corpus = wordnet(), corpus(dataset)
-        model = enc or encoder()
         if n_sentences:
             test_corpus = test_corpus.head(n_sentences)
         training = corpus("semcor") if "semcor" in available_datasets() else None
@@ -498,7 +483,7 @@ def wsd_evaluation(
 
             try:
                 done = evaluate_corpus(
-                    model, test_corpus, index, wn, training, progress=progress, on_stage=on_stage
+                    system, test_corpus, wn, training, progress=progress, on_stage=on_stage
                 )
             finally:
                 clear()

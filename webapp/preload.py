@@ -36,6 +36,7 @@ from workbench.viz.corpus_map import CorpusMapConfig
 from workbench.viz.neighbours import PoolPart, split_sentences
 from workbench.viz.projection import ProjectionConfig, Projector
 from workbench.wsd.disambiguate import target_lemmas
+from workbench.wsd.registry import DEFAULT_SYSTEM
 
 
 def _model() -> None:
@@ -107,13 +108,14 @@ def _corpus_map_view() -> None:
 
 
 def _wsd_answer() -> None:
-    """The WSD bi-encoder shipped for the packaged model, and the glosses of the WSD page's
-    default word (its first answer is then a context pass away)."""
-    bi = webapp.caches.biencoder_for(None, None)
-    if bi is not None:
-        pairs = target_lemmas(WSD_WORD, webapp.caches.wordnet())
-        bi.index(pairs, webapp.caches.wordnet())
-        bi.encoder.encode([split_words(WSD_TEXT)], progress=False)
+    """The WSD page's default system for the packaged model (the bi-encoder shipped for it),
+    opened as the page opens it, and the glosses of the page's default word (its first answer
+    is then a context pass away)."""
+    settings = Settings()
+    opened = webapp.caches.opened_system(DEFAULT_SYSTEM, settings.key, settings)
+    if opened.name == DEFAULT_SYSTEM:
+        opened.index(target_lemmas(WSD_WORD, webapp.caches.wordnet()))
+        opened.encoder.encode([split_words(WSD_TEXT)], progress=False)
 
 
 def _umap() -> None:

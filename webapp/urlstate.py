@@ -49,6 +49,8 @@ class Param:
             a callable giving them; None = any.
         refusal: the message shown when a link's value is not allowed (default: the setting
             and its value are listed as not applying here).
+        formerly: its name in older links, read when a link does not have :attr:`name`.
+        upgrade: an older link's text as today's (applied to a :attr:`formerly` value).
     """
 
     key: str
@@ -56,6 +58,18 @@ class Param:
     kind: Kind = "str"
     choices: Container[Any] | Callable[[], Container[Any]] | None = None
     refusal: str = ""
+    formerly: str = ""
+    upgrade: Callable[[str], str] | None = None
+
+    def link_text(self, query: Mapping[str, str]) -> str | None:
+        """This setting's text in a link's ``query`` (under an older name, upgraded, if need
+        be); None when the link does not carry it."""
+        if self.name in query:
+            return query[self.name]
+        if self.formerly and self.formerly in query:
+            text = query[self.formerly]
+            return self.upgrade(text) if self.upgrade is not None else text
+        return None
 
     def allowed(self) -> Container[Any] | None:
         return self.choices() if callable(self.choices) else self.choices
@@ -131,10 +145,11 @@ def restore(params: Iterable[Param]) -> list[str]:
     ignored: list[str] = []
     plain: list[str] = []
     refusals: list[str] = []
+    query = st.query_params.to_dict()
     for p in params:
-        if p.key in st.session_state or p.name not in st.query_params:
+        text = p.link_text(query)
+        if p.key in st.session_state or text is None:
             continue
-        text = st.query_params[p.name]
         if (p.name, text) in seen:
             continue
         seen.add((p.name, text))

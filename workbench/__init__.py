@@ -42,6 +42,7 @@ _LAZY = {
     # word sense disambiguation
     "SenseIndex": "workbench.wsd.index",
     "SenseIndexConfig": "workbench.wsd.config",
+    "open_system": "workbench.wsd.systems",
     "disambiguate": "workbench.wsd.disambiguate",
     "evaluate": "workbench.wsd.evaluate",
     "score": "workbench.wsd.scoring",

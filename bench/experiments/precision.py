@@ -33,9 +33,9 @@ from workbench.encoding.models import default_cache_dir
 from workbench.geometry.analysis import GeometryConfig, analyze_layers
 from workbench.geometry.report import geometry_table
 from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.builds import semcor_index
 from workbench.wsd.evaluate import evaluate, load_corpus
 from workbench.wsd.predict import encode_instances
-from workbench.wsd.systems import semcor_index
 
 
 def geometry(enc: Encoder, sample_size: int) -> dict:

@@ -70,8 +70,7 @@ def main() -> None:
         opened = open_system(name, model, device=args.device)
         rows = []
         for s in sentences:
-            result = disambiguate(opened.encoder, opened.index_for, s["words"], s["target"],
-                                  wordnet=wordnet, pos_probe=opened.pos_probe)  # fmt: skip
+            result = disambiguate(opened, s["words"], s["target"], wordnet=wordnet)
             best = result.best
             key = best.key if best else ""
             rows.append({"key": key, "gloss": best.gloss if best else "",

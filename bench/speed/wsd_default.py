@@ -46,13 +46,12 @@ import sys, time, statistics
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.systems import open_system
 opened = open_system()
-first = disambiguate(opened.encoder, opened.index_for, "He sat on the bank.", "bank",
-                     pos_probe=opened.pos_probe)
+first = disambiguate(opened, "He sat on the bank.", "bank")
 times = []
 for text, word in [("The pitcher threw a fastball.", "pitcher"), ("A crane stood in the marsh.",
                    "crane")] * int(sys.argv[1]):
     t = time.perf_counter()
-    disambiguate(opened.encoder, opened.index_for, text, word, pos_probe=opened.pos_probe)
+    disambiguate(opened, text, word)
     times.append(time.perf_counter() - t)
 print("SECONDS", statistics.median(times), max(times))
 """

@@ -15,8 +15,9 @@ from workbench.encoding.device import choose_dtype, cpu_bf16_native, explain_dty
 from workbench.encoding.dtype_probe import ProbeShape, decide_dtype, probe_cpu_dtype, probe_path
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import ModelLoadError
+from workbench.wsd.builds import system_index_path
 from workbench.wsd.config import EncoderInfo
-from workbench.wsd.systems import SYSTEMS, system_index_path
+from workbench.wsd.registry import SYSTEMS
 
 SENTENCES = [["The", "bank", "raised", "interest", "rates", "."], ["Unbelievably", "calm", "water"]]
 

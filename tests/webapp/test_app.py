@@ -268,8 +268,8 @@ def test_wsd_one_sentence_bar_chart_and_bad_input(best_wsd_index):
     at = _app().run()
     at.switch_page("webapp/pages/wsd.py").run()
     _ok(at)
-    assert at.selectbox(key="wsd_index").value == "system:biencoder"  # the default
-    at.selectbox(key="wsd_index").set_value("system:best").run()  # the centroids, explained
+    assert at.selectbox(key="wsd_system").value == "biencoder"  # the default
+    at.selectbox(key="wsd_system").set_value("best").run()  # the centroids, explained
     _ok(at)
     bars = _figure(at)["data"][0]
     assert bars["type"] == "bar" and len(_array(bars["x"])) >= 10  # the senses of "bank"
@@ -293,7 +293,7 @@ def test_wsd_one_sentence_bar_chart_and_bad_input(best_wsd_index):
 def test_wsd_wordnet_system_says_it_loses_to_the_first_sense():
     at = _app().run()
     at.switch_page("webapp/pages/wsd.py").run()
-    at.selectbox(key="wsd_index").set_value("system:wordnet").run()
+    at.selectbox(key="wsd_system").set_value("wordnet").run()
     at.text_input(key="wsd_text").set_value("The balloon was filled with helium").run()
     at.text_input(key="wsd_word").set_value("helium").run()
     _ok(at)

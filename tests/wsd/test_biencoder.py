@@ -31,6 +31,7 @@ from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, bi_encoder_head, load_biencoder
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.gloss_cache import GlossCache
+from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.pos_probe import PosProbe, load_probe
 from workbench.wsd.systems import open_system
 
@@ -342,16 +343,17 @@ def test_with_no_pos_given_the_probe_decides_the_pos_of_the_answer(lora_run):
     verbs.coef_ = np.zeros((2, bi.encoder.dim), np.float32)
     verbs.intercept_ = np.array([0.0, 5.0], np.float32)
     words = "The bank raised its rates .".split()
-    free = disambiguate(bi.encoder, bi.index_for(), words, 1)
+    system = OpenedSystem.of_biencoder(bi).with_pos_probe(None)
+    free = disambiguate(system, words, 1)
     assert free.predicted_pos == ("", 0.0) and {c.pos for c in free.candidates} == {"NOUN", "VERB"}
-    told = disambiguate(bi.encoder, bi.index_for(), words, 1, pos_probe=verbs)
+    told = disambiguate(system.with_pos_probe(verbs), words, 1)
     assert told.predicted_pos[0] == "VERB" and told.predicted_pos[1] > 0.99
     assert told.best.pos == "VERB" and "POS: VERB (read off" in told.to_text()
     n_verb = sum(c.pos == "VERB" for c in told.candidates)
     assert all(c.pos == "VERB" for c in told.candidates[:n_verb])  # its senses ranked first
     assert len(told.candidates) == len(free.candidates)  # every candidate still listed
     # a POS given by the user is never overruled
-    nouns = disambiguate(bi.encoder, bi.index_for(), words, 1, pos="NOUN", pos_probe=verbs)
+    nouns = disambiguate(system.with_pos_probe(verbs), words, 1, pos="NOUN")
     assert nouns.best.pos == "NOUN" and nouns.predicted_pos == ("", 0.0)
 
 

@@ -1,5 +1,6 @@
-"""One test corpus evaluated as the CLI and the app run it: encode, the WordNet-only index when
-none is given, baselines, predict and score (:func:`workbench.wsd.evaluate.evaluate_corpus`)."""
+"""One test corpus evaluated as the CLI and the app run it: encode, the system's index for the
+test lemmas (the WordNet-only one here) unless it is in hand, baselines, predict and score
+(:func:`workbench.wsd.evaluate.evaluate_corpus`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from workbench.wsd.evaluate import (
     evaluate,
     evaluate_corpus,
 )
+from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import encode_instances
-from workbench.wsd.systems import WORDNET_SYSTEM
+from workbench.wsd.registry import WORDNET_SYSTEM
+from workbench.wsd.systems import open_system
 
 #: The WordNet-only system's settings on the last layer (the tiny model has 3 hidden states).
 TINY = dataclasses.replace(WORDNET_SYSTEM.config, layers="-1")
@@ -51,8 +54,9 @@ def test_evaluate_corpus_runs_every_stage_as_the_pieces_do(tiny_encoder, wordnet
     test, training = _corpus(wordnet, "toy", 0), _corpus(wordnet, "toytrain", 1)
     config = dataclasses.replace(TINY, gloss_weight=0.5)
     stages: list[Stage] = []
-    run = evaluate_corpus(tiny_encoder, test, None, wordnet, training, config=config,
-                          on_stage=stages.append)  # fmt: skip
+    system = open_system("wordnet", encoder=tiny_encoder, wordnet=wordnet,
+                         changes={"layers": "-1", "gloss_weight": 0.5})  # fmt: skip
+    run = evaluate_corpus(system, test, wordnet, training, on_stage=stages.append)
     labels = ["encode toy", "wordnet index for toy", "predict toy"]
     assert [(s.name, s.label, s.seconds is None) for s in stages] == [
         (name, label, start)
@@ -81,14 +85,13 @@ def test_evaluate_corpus_runs_every_stage_as_the_pieces_do(tiny_encoder, wordnet
 def test_evaluate_corpus_with_an_index_and_no_baselines(tiny_encoder, wordnet, tmp_cache):
     test = _corpus(wordnet, "toy", 0)
     fractions: list[float] = []  # in an empty cache: encoded here, progress reported
-    first = evaluate_corpus(
-        tiny_encoder, test, None, wordnet, config=TINY, progress=fractions.append
-    )
+    system = open_system("wordnet", encoder=tiny_encoder, changes={"layers": "-1"})
+    first = evaluate_corpus(system, test, wordnet, progress=fractions.append)
     assert fractions and all(0.0 <= f <= 1.0 for f in fractions)
     index = first.index
     stages: list[Stage] = []
-    run = evaluate_corpus(tiny_encoder, test, index, wordnet, baselines=False,
-                          on_stage=stages.append)  # fmt: skip
+    run = evaluate_corpus(OpenedSystem.of_index(tiny_encoder, index), test, wordnet,
+                          baselines=False, on_stage=stages.append)  # fmt: skip
     assert run.index is index  # the given index answers: none is built
     assert [s.name for s in stages] == ["encode", "encode", "predict", "predict"]
     assert list(run.seconds) == ["encode toy", "predict toy"]

@@ -14,29 +14,27 @@ from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import shipped_biencoder
+from workbench.wsd.builds import build_message, semcor_index, system_index_path, wordnet_index
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.disambiguate import Disambiguation, SenseCandidate, disambiguate, evidence
-from workbench.wsd.systems import (
+from workbench.wsd.opened import OpenedSystem
+from workbench.wsd.registry import (
     DEFAULT_SYSTEM,
     FEW_OCCURRENCES,
-    FIRST_SENSE_F1_ALL,
-    MEASURED_F1_ALL,
     PACKAGED_FINGERPRINT,
     RESULTS_FILE,
     SYSTEMS,
     WORDNET_CORPUS,
-    build_message,
-    default_index,
     f1_phrase,
+    first_sense_f1_all,
     get_system,
     measured_f1,
+    measured_f1_all,
     recorded_results,
-    semcor_index,
-    system_index_path,
     system_note,
     system_of,
-    wordnet_index,
 )
+from workbench.wsd.systems import open_system
 
 BASS_MUSIC = "He plays the bass in a jazz band."
 BASS_FISH = "He caught a bass in the lake."
@@ -52,7 +50,7 @@ def test_presets_are_the_documented_systems():
     assert SYSTEMS["best"].f1_all == 70.2 and SYSTEMS["plain"].f1_all == 68.4
     wordnet = SYSTEMS["wordnet"]
     assert wordnet.training == "wordnet" and wordnet.config.gloss == "only"
-    assert wordnet.f1_all < FIRST_SENSE_F1_ALL  # what its note says
+    assert wordnet.f1_all < first_sense_f1_all()  # what its note says
     with pytest.raises(InputError, match="unknown WSD system"):
         get_system("fastest")
 
@@ -107,29 +105,31 @@ def test_without_semcor_the_wordnet_index_answers_and_says_it_loses(
     default_encoder, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))  # no framework there: no SemCor
-    result = disambiguate(default_encoder, None, HELIUM, "helium")  # an IndexError once
+    result = disambiguate(open_system("best", encoder=default_encoder), HELIUM, "helium")
     assert result.system == "wordnet" and result.best.key == "helium%1:27:00::"
     assert result.best.evidence.startswith("gloss vector")
     assert result.note and result.first_sense.key == "helium%1:27:00::"
     text = result.to_text()
     assert "note: No SemCor here" in text and "WordNet's first sense (the back-off)" in text
-    index = default_index(default_encoder, "best", [("bass", "NOUN")])
+    index = open_system("best", encoder=default_encoder).index([("bass", "NOUN")])
     assert system_of(index) == "wordnet"
-    fish = disambiguate(default_encoder, index, BASS_FISH, "bass", pos="NOUN")
+    fish = disambiguate(OpenedSystem.of_index(default_encoder, index), BASS_FISH, "bass",
+                        pos="NOUN")  # fmt: skip
     assert all(c.origin == "gloss" for c in fish.candidates)
     assert len(fish.candidates) == 8 and fish.best.pos == "NOUN"
 
 
 @pytest.mark.slow
 def test_the_default_best_index_answers_bass_with_nouns_and_helium(default_encoder, best_wsd_index):
-    music = disambiguate(default_encoder, None, BASS_MUSIC, "bass")
-    fish = disambiguate(default_encoder, None, BASS_FISH, "bass")
+    best = open_system("best", encoder=default_encoder)
+    music = disambiguate(best, BASS_MUSIC, "bass")
+    fish = disambiguate(best, BASS_FISH, "bass")
     assert music.system == fish.system == "best" and music.training.corpus == "semcor"
     assert music.best.pos == "NOUN" and fish.best.pos == "NOUN", (music.best, fish.best)
     # SemCor tags bass twice (two music senses): a centroid of one occurrence wins both, and
     # the answer says it rests on too few occurrences
     assert "only once in semcor" in fish.warning
-    helium = disambiguate(default_encoder, None, HELIUM, "helium")
+    helium = disambiguate(best, HELIUM, "helium")
     assert helium.best.key == "helium%1:27:00::" and helium.best.origin == "centroid"
     assert helium.best.evidence.startswith(f"centroid of {helium.best.count} semcor")
     assert helium.best.evidence.endswith("+ gloss") and not helium.note
@@ -183,7 +183,7 @@ def test_build_message_scales_the_cpu_estimate_with_the_model(layers, dim, dtype
 
 def test_the_f1_a_user_is_told_is_the_one_measured_for_the_model_and_dtype(default_encoder):
     assert default_encoder.fingerprint == PACKAGED_FINGERPRINT  # the table's key is this model
-    assert MEASURED_F1_ALL[("best", PACKAGED_FINGERPRINT, "float32")] == SYSTEMS["best"].f1_all
+    assert measured_f1_all()[("best", PACKAGED_FINGERPRINT, "float32")] == SYSTEMS["best"].f1_all
     assert measured_f1("best", PACKAGED_FINGERPRINT, "bfloat16") == 70.1
     assert f1_phrase("plain", PACKAGED_FINGERPRINT, "bfloat16") == (
         "68.3 F1 on ALL with this model in bfloat16"
@@ -201,7 +201,7 @@ def test_every_figure_shown_is_the_recorded_files_number():
         key = (run["system"], run["fingerprint"], run["dtype"])
         shown = round(run["f1_all"], 1)
         assert run["source"] and run["pointer"] and run["command"]
-        assert MEASURED_F1_ALL[key] == measured_f1(*key) == shown
+        assert measured_f1_all()[key] == measured_f1(*key) == shown
         assert f1_phrase(*key) == f"{shown} F1 on ALL with this model in {run['dtype']}"
         if key[1:] == (PACKAGED_FINGERPRINT, "float32"):
             assert SYSTEMS[run["system"]].f1_all == shown
@@ -209,7 +209,7 @@ def test_every_figure_shown_is_the_recorded_files_number():
         r["system"] for r in recorded["runs"] if r["fingerprint"] == PACKAGED_FINGERPRINT
     }  # every system but the bi-encoder has its packaged figure recorded
     first = recorded["baselines"]["wordnet_first_sense"]["f1_all"]
-    assert FIRST_SENSE_F1_ALL == round(first, 1)
+    assert first_sense_f1_all() == round(first, 1)
     note = system_note(SimpleNamespace(training_=TrainingInfo(WORDNET_CORPUS)))  # type: ignore[arg-type]
     assert f"{SYSTEMS['wordnet'].f1_all:.1f} F1" in note and f"({round(first, 1)})" in note
     card = json.loads((shipped_biencoder() / "training_card.json").read_text(encoding="utf-8"))

@@ -16,6 +16,7 @@ from workbench.wsd.predict import answers, build_index, encode_instances, predic
 from workbench.wsd.scoring import score
 from workbench.wsd.sources import gloss_vectors, sense_graph, synset_sentence
 from workbench.wsd.store import load_index, save_index
+from workbench.wsd.systems import open_system
 
 N_TRAIN_SENTENCES = 2000
 
@@ -143,7 +144,8 @@ def test_build_index_fetches_wordnet_inputs(default_encoder, encoded):
 
 def test_disambiguate_after_install_without_semcor(default_encoder, wordnet, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))  # a data dir without SemCor
-    river = disambiguate(default_encoder, None, "He sat on the bank of the river", "bank")
+    best = open_system("best", encoder=default_encoder)  # without SemCor: the WordNet-only one
+    river = disambiguate(best, "He sat on the bank of the river", "bank")
     # the WordNet-only index answers (gloss vectors), and says that it loses to the first sense
     assert "wordnet" in river.training.corpus and river.system == "wordnet"
     assert "below WordNet's first sense" in river.note
@@ -154,15 +156,14 @@ def test_disambiguate_after_install_without_semcor(default_encoder, wordnet, tmp
     )
     scores = [c.score for c in river.candidates]
     assert scores == sorted(scores, reverse=True)
-    money = disambiguate(default_encoder, None, "She deposited the money at the bank", "bank",
-                         pos="NOUN")  # fmt: skip
+    money = disambiguate(best, "She deposited the money at the bank", "bank", pos="NOUN")
     assert money.best.key in {"bank%1:14:00::", "bank%1:06:00::"}
     assert "deposited the money" in money.to_text().replace("[", "").replace("]", "")
-    phrase = disambiguate(default_encoder, None, "The meeting took place in Paris", "took place")
+    phrase = disambiguate(best, "The meeting took place in Paris", "took place")
     assert phrase.words[phrase.target] == "took place"
     assert phrase.best.key.startswith("take_place%2")
     with pytest.raises(InputError, match="not a word"):
-        disambiguate(default_encoder, None, "He sat on the bank", "river")
+        disambiguate(best, "He sat on the bank", "river")
 
 
 def test_answers_leave_out_unanswered(encoded, default_encoder):

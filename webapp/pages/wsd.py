@@ -24,14 +24,14 @@ from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
 from workbench.wsd import report as wsd_report
 from workbench.wsd.disambiguate import disambiguate
-from workbench.wsd.index import SenseIndex
-from workbench.wsd.systems import FEW_OCCURRENCES, SYSTEMS, WORDNET_SYSTEM, IndexFor
+from workbench.wsd.registry import FEW_OCCURRENCES, SYSTEMS
 
 POS_CHOICES = (None, *POS_TAGS)
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
 PARAMS = (
     *webapp.state.SIDEBAR_PARAMS,
-    Param("wsd_index", "index"),
+    # older links name the system "index", with a "system:" prefix on a system's name
+    Param("wsd_system", "system", formerly="index", upgrade=lambda v: v.removeprefix("system:")),
     Param("wsd_text", "sentence"),
     Param("wsd_word", "word"),
     Param("wsd_pos", "pos", "optional", choices=POS_CHOICES),
@@ -52,23 +52,20 @@ webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once the widgets are drawn
 settings = webapp.state.current()
 enc = webapp.state.encoder(settings)  # the labels give the F1 measured for this model
-bi = webapp.caches.biencoder(settings)
-systems = webapp.caches.system_options(enc.fingerprint, enc.dtype_name, bi is not None)
-choices = {**{f"system:{k}": v for k, v in systems.items()}, **webapp.caches.saved_indexes()}
-if st.session_state.get("wsd_index") not in choices:
-    st.session_state.pop("wsd_index", None)  # a link's index this server does not have
-index_label = st.selectbox(
-    "System", list(choices), key="wsd_index",
-    format_func=lambda c: choices[c] if c.startswith("system:") else f"saved: {c}",
+choices = {
+    **webapp.caches.system_options(settings.model, enc.fingerprint, enc.dtype_name),
+    **{name: f"saved: {name}" for name in webapp.caches.saved_indexes()},
+}
+if st.session_state.get("wsd_system") not in choices:
+    st.session_state.pop("wsd_system", None)  # a link's system this server does not have
+system = st.selectbox(
+    "System", list(choices), key="wsd_system", format_func=choices.__getitem__,
     help="The bi-encoder is the default where the model has one (the packaged model ships "
     "with one). Indexes saved with `workbench wsd train --out` in the cache dir are listed too.",
 )  # fmt: skip
-system = index_label.removeprefix("system:") if index_label.startswith("system:") else None
-index: SenseIndex | IndexFor | None = None
-if system == "biencoder" and bi is not None:  # its glosses are encoded when an answer needs them
-    enc, index = bi.encoder, bi.index_for()
-elif system is not None and system != WORDNET_SYSTEM.name:
-    build = webapp.builds.settle(webapp.caches.system_index_build(system))
+opened = webapp.caches.wsd_system(system, settings)
+if opened.builds_ahead:  # a SemCor system's index: loaded, or built once in the background
+    build = webapp.builds.settle(webapp.caches.system_index_build(system, opened))
     webapp.builds.show_progress(
         build,
         lambda: webapp.urlstate.link_control(
@@ -78,9 +75,6 @@ elif system is not None and system != WORDNET_SYSTEM.name:
     if build.error is not None:
         with webapp.state.user_errors():
             raise build.error
-    index = build.result
-elif system is None:
-    index = webapp.caches.sense_index(choices[index_label], settings.key)
 
 one, evaluation = st.tabs(["One sentence", "Evaluation"])
 
@@ -94,15 +88,11 @@ with one:
     pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="wsd_pos")
 
     def run_one():
-        return disambiguate(
-            enc, index, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet(),
-            system=system or WORDNET_SYSTEM.name,
-            pos_probe=bi.pos_probe if system == "biencoder" and bi is not None else None,
-        )  # fmt: skip
+        return disambiguate(opened, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet())
 
     with webapp.state.user_errors():
         result = webapp.state.memo("wsd-one", 64).get(
-            (settings.key, index_label, text, word.strip(), pos), run_one
+            (settings.key, system, text, word.strip(), pos), run_one
         )
     best = result.best
     scored = [c for c in result.candidates if c.score == c.score]  # not NaN
@@ -118,8 +108,8 @@ with one:
         st.caption(f"No POS given: read off the word's vector as {result.predicted_pos[0]} "
                    f"(probability {result.predicted_pos[1]:.2f}); the answer is the best of "
                    "its senses, the chart scores every candidate.")  # fmt: skip
-    data = {"sentence": text, "word": word.strip(), "pos": pos, "index": index_label,
-            "system": result.system, "config": str(result.config)}  # fmt: skip
+    data = {"sentence": text, "word": word.strip(), "pos": pos, "system": system,
+            "answered_by": result.system, "config": str(result.config)}  # fmt: skip
     shown = webapp.state.view_settings("wsd-candidates", "", data=data)  # fmt: skip
     stem = f"wsd-{word.strip() or 'word'}"
     if scored:
@@ -152,7 +142,8 @@ with one:
         webapp.downloads.table_buttons(candidates, shown, f"{stem}-candidates", "wsd_table")
     if result.system == "biencoder":
         st.caption(
-            f"System: the WSD bi-encoder {bi.name if bi else ''}, trained on "
+            f"System: the WSD bi-encoder {opened.biencoder.name if opened.biencoder else ''}, "
+            f"trained on "
             f"{result.training.corpus}. A score is the dot product of the word's vector and the "
             "sense's definition vector (over the word vector's length); “seen N× in training” "
             "says how often the sense occurred in its training data: an unseen sense is chosen "
@@ -164,7 +155,7 @@ with one:
             f"({result.config}). A sense with fewer than {FEW_OCCURRENCES} training occurrences "
             "is flagged when chosen."
         )
-webapp.urlstate.link_control(PARAMS, None, "this sentence, word and index", area=share)
+webapp.urlstate.link_control(PARAMS, None, "this sentence, word and system", area=share)
 
 # ------------------------------------------------------------------ evaluation
 with evaluation:
@@ -177,12 +168,12 @@ with evaluation:
     dataset = d1.selectbox("Dataset", datasets, key="wsd_dataset")
     n_sentences = int(d2.number_input("First sentences only (0 = all)", 0, 100_000, 0, step=50,
                                       key="wsd_n_sentences"))  # fmt: skip
-    eval_key = (settings.key, index_label, dataset, n_sentences)
-    name = system or "custom"
+    eval_key = (settings.key, system, dataset, n_sentences)
+    name = system if system in SYSTEMS else "custom"
     memo = webapp.state.memo("wsd-eval", 8)
     if st.button("Run the evaluation", key="wsd_run", type="primary"):
         with webapp.state.user_errors():
-            webapp.caches.wsd_evaluation(dataset, index_label, index, n_sentences, enc)
+            webapp.caches.wsd_evaluation(dataset, system, opened, n_sentences)
     if eval_key not in memo:
         st.info("Choose a dataset and press “Run the evaluation” (a minute or two on a CPU).")
         st.stop()
@@ -195,7 +186,7 @@ with evaluation:
     st.caption(table.caption)
     evaluated = webapp.state.view_settings(
         "wsd-evaluation", "", data={"dataset": dataset, "first_sentences": n_sentences,
-                                    "index": index_label, "system": name},
+                                    "system": system, "answered_by": name},
     )  # fmt: skip
     eval_stem = f"wsd-eval-{dataset}"
     webapp.downloads.table_buttons(scores, evaluated, eval_stem, "wsd_eval_table")

@@ -1,14 +1,14 @@
 """``workbench wsd train | eval | layers | disambiguate | score``: nearest-sense WSD.
 
-Thin over :mod:`workbench.wsd.predict`, :mod:`workbench.wsd.evaluate`,
-:mod:`workbench.wsd.report` and :mod:`workbench.wsd.disambiguate`. Encodings go through the
-on-disk cache, so a second ``eval`` or ``layers`` run only does array work.
+Thin over :mod:`workbench.wsd.systems` (each command that answers with a system opens it with
+one call, :func:`_open`), :mod:`workbench.wsd.evaluate`, :mod:`workbench.wsd.report` and
+:mod:`workbench.wsd.disambiguate`. Encodings go through the on-disk cache, so a second ``eval``
+or ``layers`` run only does array work.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from collections.abc import Sequence
@@ -26,21 +26,14 @@ from workbench.cli.options import (
 from workbench.corpora.datasets import corpus_files
 from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError, InputError, OutputError
 from workbench.fileio import check_writable, input_problem
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.outputs import claim_file, claim_files
-from workbench.wsd.biencoder import biencoder_dir, load_biencoder
-from workbench.wsd.config import (
-    GLOSS_COMBINATIONS,
-    GLOSS_POOLINGS,
-    EncoderInfo,
-    SenseIndexConfig,
-    cache_dtype_tag,
-)
+from workbench.wsd.builds import train_output_path
+from workbench.wsd.config import GLOSS_COMBINATIONS, GLOSS_POOLINGS, EncoderInfo
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.evaluate import (
     Stage,
@@ -49,8 +42,9 @@ from workbench.wsd.evaluate import (
     layer_sweep,
     load_corpus,
 )
-from workbench.wsd.index import SenseIndex
-from workbench.wsd.predict import build_index, encode_instances
+from workbench.wsd.opened import OpenedSystem
+from workbench.wsd.predict import encode_instances
+from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEM_NAMES, SYSTEMS, system_note, system_of
 from workbench.wsd.report import (
     answers_name,
     evaluation_report,
@@ -61,26 +55,8 @@ from workbench.wsd.report import (
     write_wsd_report,
 )
 from workbench.wsd.scoring import format_table, scorer_output
-from workbench.wsd.store import check_index_output, load_index, save_index
-from workbench.wsd.systems import (
-    DEFAULT_SYSTEM,
-    FALLBACK_SYSTEM,
-    SYSTEM_NAMES,
-    SYSTEMS,
-    WORDNET_SYSTEM,
-    IndexFor,
-    OpenedSystem,
-    fallback_note,
-    get_system,
-    open_system,
-    semcor_available,
-    semcor_index,
-    system_index_path,
-    system_note,
-    system_of,
-    wordnet_index,
-    wordnet_index_path,
-)
+from workbench.wsd.store import check_index_output, save_index
+from workbench.wsd.systems import open_system
 from workbench.wsd.vectors import LEVELS
 
 
@@ -240,49 +216,33 @@ def _check_system_options(args) -> None:
         )
 
 
-def _open(args, announce: bool = True) -> OpenedSystem:
-    """The system of ``--system`` on ``--model`` (the bi-encoder hands over to best for a model
-    without one, said on stderr unless ``announce`` is False: the caller says it once the
-    input is known to be good)."""
-    opened = open_system(
-        args.system,
+def _open(
+    args, folder: Path | None = None, train: str | None = None, gold: Path | None = None
+) -> OpenedSystem:
+    """The one opening of a system for a command (:func:`workbench.wsd.systems.open_system`):
+    the saved index ``folder`` when given, else ``--system`` with the index options given and
+    the training corpus ``train``, on ``--model``. Nothing loads until the system is used; the
+    caller says its note once the input is known to be good."""
+    return open_system(
+        folder if folder is not None else args.system,
         args.model,
         device=args.device,
         dtype=args.dtype,
         pooling=args.pooling,
+        changes=_changes(args),
+        train=train,
+        gold=str(gold) if gold is not None else None,
         say=_say,
     )
-    if opened.note and announce:
-        _say(f"note: {opened.note}")
-    return opened
 
 
 #: The index options that change single settings of a system, by config field.
 OVERRIDES = ("layers", "postprocess", "propagate", "gloss", "gloss_weight", "gloss_pooling")
 
 
-def _config(args, corpus: str = "") -> SenseIndexConfig:
-    """The config of ``--system`` (of the WordNet-only index for ``corpus`` wordnet) with the
-    options given on the command line."""
-    base = WORDNET_SYSTEM.config if corpus == "wordnet" else get_system(args.system).config
-    given = {k: getattr(args, k) for k in OVERRIDES if getattr(args, k, None) is not None}
-    return dataclasses.replace(base, **given)
-
-
-def _training_corpus(args, given: str | None) -> str:
-    """The training corpus: ``wordnet`` for ``--system wordnet``, else the one ``given``; none
-    given: SemCor when it is here, else WordNet (said on stderr)."""
-    if args.system == WORDNET_SYSTEM.name:
-        return "wordnet"
-    if given is not None:
-        return given
-    if semcor_available():
-        return "semcor"
-    _say(
-        "no SemCor in the data dir: the WordNet-only index is used (--system wordnet), which "
-        "scores below WordNet's first sense; `workbench data download` fetches SemCor"
-    )
-    return "wordnet"
+def _changes(args) -> dict[str, object]:
+    """The index options given on the command line, by config field."""
+    return {k: getattr(args, k) for k in OVERRIDES if getattr(args, k, None) is not None}
 
 
 def _system_facts(index) -> dict:
@@ -324,43 +284,12 @@ def _say_stage_time(stage: Stage) -> None:
         _say_time(stage.label, stage.seconds)
 
 
-def _train(enc, corpus_name: str, gold, config, seconds: dict[str, float], system: str):
-    """(index, training Corpus or None, its encoded InstanceSet or None) for ``corpus_name``:
-    the cached index of ``system`` when its settings are asked for on SemCor."""
-    if corpus_name == "semcor" and gold is None and config == get_system(system).config:
-        index = _timed(f"{system} index", seconds, semcor_index, enc, system, say=_say)
-        return index, None, None
-    if corpus_name == "wordnet":
-        index = _timed("train wordnet index", seconds, wordnet_index, enc, None, None, config)
-        return index, None, None
-    corpus = _timed(f"load {corpus_name}", seconds, load_corpus, corpus_name, gold)
-    training = _timed(f"encode {corpus.name}", seconds, encode_instances, enc, corpus)
-    index = _timed("train index", seconds, build_index, enc, training, config)
-    return index, corpus, training
-
-
-def _default_index_path(
-    info: EncoderInfo, corpus: str, config: SenseIndexConfig, gloss_fingerprint: str = ""
-) -> Path:
-    """Where ``workbench wsd train`` keeps an index of the encoder ``info`` describes that is
-    no named system's (``gloss_fingerprint``: the gloss encoder's, for trained gloss vectors)."""
-    parts = [
-        Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
-        config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", info.fingerprint,
-    ]  # fmt: skip
-    if tag := cache_dtype_tag(info.dtype):
-        parts.append(tag)
-    if gloss_fingerprint:  # the trained gloss vectors: the gloss encoder's
-        parts.append(gloss_fingerprint)
-    slug = "-".join(parts)
-    return default_cache_dir() / "wsd-index" / slug.replace("/", "_").replace(":", "_")
-
-
-def _provenance(enc, index, tests, bi=None) -> dict:
+def _provenance(opened: OpenedSystem, index, tests) -> dict:
+    bi = opened.biencoder
     return {
         "index": index.summary(),
         "search": getattr(index, "search_", None),  # the engine and device it searched on
-        "model": bi.describe() if bi is not None else enc.describe(),
+        "model": bi.describe() if bi is not None else opened.encoder.describe(),
         "test_data": {c.name: {"sha256": c.sha256, "files": [str(p) for p in c.source]}
                       for c in tests},
     }  # fmt: skip
@@ -419,54 +348,40 @@ def claim_reports(
 
 def cmd_train(args: argparse.Namespace) -> int:
     _check_system_options(args)
-    note = ""
-    if args.system == "biencoder":
-        if biencoder_dir(args.model) is not None:
-            return _train_biencoder(args)
-        args.system, note = FALLBACK_SYSTEM, fallback_note(args.model)  # no bi-encoder here
-    check_inputs([(_training_corpus(args, args.corpus), args.gold)])
+    opened = _open(args, train=args.corpus, gold=args.gold)
+    if opened.name == "biencoder":
+        return _train_biencoder(args, opened)
+    check_inputs(list(opened.inputs))
     if args.out is not None:
         check_index_output(args.out)  # a new or empty folder, or a workbench index (replaced)
-    if note:
-        _say(f"note: {note}")
-    enc = _encoder(args)
-    corpus = _training_corpus(args, args.corpus)
-    config = _config(args, corpus)
+    if opened.note:
+        _say(f"note: {opened.note}")
     seconds: dict[str, float] = {}
-    index, _, _ = _train(enc, corpus, args.gold, config, seconds, args.system)
-    info = EncoderInfo.of(enc)
-    if corpus == "wordnet":
-        default = wordnet_index_path(info, config)  # where default_index looks for it
-    elif system_of(index) in SYSTEMS:
-        default = system_index_path(info, get_system(system_of(index)), index.training_.sha256)
-    else:
-        gloss = ""
-        if config.gloss_pooling == "trained":  # vectors of the bi-encoder's own gloss encoder
-            bi = load_biencoder(enc.source.location, str(enc.device), enc.dtype_name)
-            gloss = bi.gloss_fingerprint
-        default = _default_index_path(info, corpus, config, gloss)
+    index = _timed(f"{opened.index_kind} index", seconds, opened.index)
+    corpus = opened.inputs[0][0] if opened.inputs else "wordnet"
+    default = train_output_path(opened.encoder, index, corpus)
     out = args.out or default
     if out != default or not (out / "meta.json").is_file():
         save_index(index, out)
     s = index.summary()
     print(f"index: {out}")
     print(f"trained on: {index.training_.corpus} ({index.training_.n_occurrences} occurrences)")
-    print(f"system: {system_of(index)}; config: {config.label}; rows: {s['rows']} "
+    print(f"system: {system_of(index)}; config: {index.config.label}; rows: {s['rows']} "
           f"{s['rows_by_origin']}")  # fmt: skip
     return 0
 
 
-def _train_biencoder(args: argparse.Namespace) -> int:
+def _train_biencoder(args: argparse.Namespace, opened: OpenedSystem) -> int:
     """``wsd train --system biencoder``: the bi-encoder's gloss vectors of every WordNet sense
     (encoded into its gloss cache where missing), saved as an index when ``--out`` is given."""
     if args.out is not None:
         check_writable(args.out / "meta.json")
-    opened = _open(args)
-    assert opened.biencoder is not None  # cmd_train found its directory
+    bi = opened.biencoder
+    assert bi is not None  # cmd_train found it
     t0 = time.perf_counter()
-    index = opened.biencoder.index(None, progress=True)
-    print(f"bi-encoder: {opened.biencoder.directory}")
-    print(f"gloss vectors of {len(index):,} senses in {opened.biencoder.cache.folder} "
+    index = opened.index(None, progress=True)
+    print(f"bi-encoder: {bi.directory}")
+    print(f"gloss vectors of {len(index):,} senses in {bi.cache.folder} "
           f"({time.perf_counter() - t0:.1f} s)")  # fmt: skip
     if args.out is not None:
         save_index(index, args.out)
@@ -477,16 +392,12 @@ def _train_biencoder(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     _check_system_options(args)
     given = [(args.data, args.gold)] if args.data else [(n, None) for n in args.datasets or ["ALL"]]
-    # the bi-encoder answers through its own gloss vectors; an index is built here only for
-    # another system (and the training corpus, with its no-SemCor fallback, matters only then)
-    bi_dir = biencoder_dir(args.model) if args.system == "biencoder" else None
-    builds = args.index is None and bi_dir is None
-    system = args.system if (bi_dir is not None or args.system != "biencoder") else "best"
-    train = _training_corpus(argparse.Namespace(system=system), args.train) if builds else ""
-    trained = [(train, None)] if builds else []
+    # which system answers, and on which training corpus, before anything is loaded
+    opened = _open(args, args.index, train=args.train)
     several = args.json is not None and not args.data and len(args.datasets) > 1
     json_file = None if several else args.json
-    inputs = check_inputs([*given, *trained], args.index, args.out, json_file, args.overwrite)
+    inputs = check_inputs([*given, *opened.inputs], args.index, args.out, json_file,
+                          args.overwrite)  # fmt: skip
     names = [args.data] if args.data else (args.datasets or ["ALL"])
     # the test sets are read (and refused if unusable) before the model loads and an index is
     # built: minutes of work must not come before a message about a bad data file
@@ -500,42 +411,30 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 f"{corpus.name}: no instance has a gold sense key ({corpus.n_instances} "
                 "instances), so there is nothing to score"
             )
+    if opened.note:
+        _say(f"note: {opened.note}")
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
     wordnet = load_wordnet()
-    training = train_set = None
-    index: SenseIndex | IndexFor | None = None
-    config = _config(argparse.Namespace(**{**vars(args), "system": system}), train)
-    bi = None
-    if args.index is not None:
-        enc = _encoder(args)
-        index = load_index(args.index, EncoderInfo.of(enc))
-    elif bi_dir is not None:
-        opened = _open(args)
-        enc, index, bi = opened.encoder, opened.index_for, opened.biencoder
-    else:
-        if args.system == "biencoder":
-            _say(f"note: {fallback_note(args.model)}")
-        enc = _encoder(args)
-        if train != "wordnet":  # wordnet: an index for each test set's lemmas, below
-            index, training, train_set = _train(enc, train, None, config, seconds, system)
-    if not args.no_baselines and (training is None or training.name != "semcor"):
+    training = None
+    if not args.no_baselines:
         try:
             training = load_corpus("semcor")
         except DataError as exc:
-            training = None
             _say(f"  no SemCor for the MFS baseline: {exc}")
+    train_set = None
     tests, results, sweeps, used = [], [], [], []
     for corpus in corpora:
         tests.append(corpus)
-        run = evaluate_corpus(enc, corpus, index, wordnet, training, config=config,
+        run = evaluate_corpus(opened, corpus, wordnet, training,
                               baselines=not args.no_baselines, threads=args.threads,
                               on_stage=_say_stage_time)  # fmt: skip
         seconds.update(run.seconds)
         test, this, result = run.instances, run.index, run.evaluation
         used.append(this)
         results.append(result)
-        model = bi.directory if bi is not None else enc.name
+        bi = opened.biencoder
+        model = bi.directory if bi is not None else opened.encoder.name
         print(f"== {corpus.name}: system {system_of(this)} ({this.config.label}), "
               f"model {model}, trained on {this.training_.corpus}")  # fmt: skip
         rows = {d.name: d.system for d in result.datasets}
@@ -549,8 +448,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             write_answers(result, args.out, corpus.name, args.overwrite)
         if args.sweep:
             if train_set is None:
-                train_set = _sweep_training(enc, train or "semcor", seconds)
-            sweeps.append(_timed(f"sweep {corpus.name}", seconds, _sweep, enc, train_set, test))
+                train = opened.inputs[0][0] if opened.inputs else "semcor"
+                train_set = _sweep_training(opened.encoder, train, seconds)
+            sweeps.append(_timed(f"sweep {corpus.name}", seconds, _sweep, opened.encoder,
+                                 train_set, test))  # fmt: skip
     seconds["total"] = time.perf_counter() - t_start
     print("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
     engines = sorted({getattr(i, "search_", None) or "none" for i in used})
@@ -559,7 +460,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for i, (corpus, result, this) in enumerate(zip(tests, results, used)):
         config_facts = {
             "system": _system_facts(this),
-            **_provenance(enc, this, tests, bi),
+            **_provenance(opened, this, tests),
             "seconds": seconds,
         }
         report = evaluation_report(result, config_facts, sweep=sweeps[i] if sweeps else (),
@@ -635,18 +536,13 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
     check_inputs([], args.index)
     # a position in ASCII digits; anything else ("²", "٣") is a word to find
     target = int(args.word) if args.word.isascii() and args.word.isdigit() else args.word
-    if args.index:
-        enc = _encoder(args)
-        index = load_index(args.index, EncoderInfo.of(enc))
-        result = disambiguate(enc, index, args.text, target, pos=args.pos)
-    else:
-        # the --system's own index; a SemCor system's long first build says so (to stderr)
-        opened = _open(args, announce=False)
-        result = disambiguate(opened.encoder, opened.index_for, args.text, target, pos=args.pos,
-                              pos_probe=opened.pos_probe)  # fmt: skip
-        if opened.note:
-            _say(f"note: {opened.note}")
+    # the saved --index, else the --system's own index (a SemCor system's long first build
+    # says so, to stderr)
+    opened = _open(args, args.index)
+    result = disambiguate(opened, args.text, target, pos=args.pos)
     print(result.to_text())
+    if opened.note:
+        _say(f"note: {opened.note}")
     return 0
 
 

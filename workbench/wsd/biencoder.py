@@ -43,7 +43,7 @@ import dataclasses
 import functools
 import gzip
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -453,10 +453,6 @@ class BiEncoder:
             dataclasses.replace(self.training, restricted_to=restricted),
             self.sense_counts,
         )
-
-    def index_for(self) -> Callable[[Sequence[tuple[str, str]]], SenseIndex]:
-        """:meth:`index` as a function of the lemmas an input needs."""
-        return lambda lemmas: self.index(lemmas)
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,19 +1,17 @@
 """Disambiguate one word in one sentence: every candidate sense with its gloss and score.
 
-The library call behind ``workbench wsd disambiguate`` and the app's WSD page. The index is
-given, or a function giving the index for the word's possible lemmas (a system opened by
-:func:`workbench.wsd.systems.open_system`: the shipped bi-encoder by default, whose glosses are
-encoded when first needed), or None: the index of ``system`` for the encoder
-(:func:`workbench.wsd.systems.default_index`). Every result names the corpus and the system its
-vectors come from, and every candidate its definition, its score and where the score comes from
-(a trained gloss vector, and how often the sense occurred in the bi-encoder's training; a
-centroid of so many occurrences; a propagated vector).
+The library call behind ``workbench wsd disambiguate`` and the app's WSD page. It takes a system
+opened by :func:`workbench.wsd.systems.open_system` (the shipped bi-encoder by default, whose
+glosses are encoded when first needed): its encoder reads the word, its index scores the
+candidates, its POS probe answers when no POS is given. Every result names the corpus and the
+system its vectors come from, and every candidate its definition, its score and where the score
+comes from (a trained gloss vector, and how often the sense occurred in the bi-encoder's
+training; a centroid of so many occurrences; a propagated vector).
 
 Example::
 
     opened = open_system()         # the shipped bi-encoder
-    result = disambiguate(opened.encoder, opened.index_for, "He sat on the bank of the river",
-                          "bank")
+    result = disambiguate(opened, "He sat on the bank of the river", "bank")
     print(result.to_text())        # ranked senses: key, score, where the score comes from, gloss
 """
 
@@ -21,33 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench.encoding.alignment import split_words
+from workbench.encoding.encoder import Encoder
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.morphology import morphy
 from workbench.lexicon.wordnet import UPOS_TO_WN, WordNet, load_wordnet
+from workbench.wsd.builds import wordnet_index
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
-from workbench.wsd.pos_probe import PosProbe
+from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import InstanceSet
-from workbench.wsd.systems import (
-    FALLBACK_SYSTEM,
-    FEW_OCCURRENCES,
-    WORDNET_SYSTEM,
-    IndexFor,
-    SystemProgress,
-    default_index,
-    system_note,
-    system_of,
-    wordnet_index,
-)
-
-if TYPE_CHECKING:
-    from workbench.encoding.encoder import Encoder
+from workbench.wsd.registry import FEW_OCCURRENCES, WORDNET_SYSTEM, system_note, system_of
 
 #: How a propagated row got its vector, for a user.
 PROPAGATED_FROM = {
@@ -113,7 +99,7 @@ class Disambiguation:
         candidates: every WordNet sense of those pairs, best first.
         training: where the index's vectors come from.
         config: the index's config label; system: its system name (``best``, ``plain``,
-            ``wordnet``, ``custom``: :func:`workbench.wsd.systems.system_of`).
+            ``wordnet``, ``custom``: :func:`workbench.wsd.registry.system_of`).
         note: what the user must know about the index's quality ("" if nothing).
         centroids: whether the index has centroid rows at all (a trained bi-encoder's gloss
             index has none: its gloss vectors are the system, not a weaker stand-in).
@@ -253,7 +239,7 @@ def instance_index(
     config: SenseIndexConfig = WORDNET_SYSTEM.config,
     progress: Progress = None,
 ) -> SenseIndex:
-    """The WordNet-only index (:func:`workbench.wsd.systems.wordnet_index`) restricted to the
+    """The WordNet-only index (:func:`workbench.wsd.builds.wordnet_index`) restricted to the
     lemmas of ``instances`` (:func:`instance_lemmas`): how a test set is scored without SemCor,
     in a fraction of the time a full WordNet index takes to build."""
     wordnet = wordnet or load_wordnet()
@@ -261,38 +247,30 @@ def instance_index(
 
 
 def disambiguate(
-    encoder: Encoder,
-    index: SenseIndex | IndexFor | None,
+    system: OpenedSystem,
     text: str | Sequence[str],
     target: str | int,
     pos: str | None = None,
     wordnet: WordNet | None = None,
-    system: str = FALLBACK_SYSTEM,
     progress: Progress = None,
-    say: SystemProgress = None,
-    pos_probe: PosProbe | None = None,
 ) -> Disambiguation:
     """Rank the WordNet senses of one word in context.
 
     Args:
-        encoder: the encoder (must be the index's: else MismatchError).
-        index: a sense index, or a function giving it for the word's ``(lemma, POS)`` pairs
-            (:attr:`workbench.wsd.systems.OpenedSystem.index_for`); None: the index of
-            ``system`` (:func:`workbench.wsd.systems.default_index`: SemCor's, built once, when
-            SemCor is here; else the WordNet-only index).
+        system: the system that answers (:func:`workbench.wsd.systems.open_system`): its
+            encoder reads the sentence, its index for the word's ``(lemma, POS)`` pairs scores
+            the candidates, and, with no ``pos`` given and a word that can be several POS, its
+            POS probe reads the POS off the word's vector: the chosen sense is of the
+            predicted POS, whose senses are ranked first (every candidate is still scored and
+            listed).
         text: the sentence, raw or as words.
         target: the word (first match, case-insensitive; a phrase becomes one word) or its
             position.
         pos: restrict to one universal POS (NOUN, VERB, ADJ, ADV); None: every POS the word
             can be.
         wordnet: default :func:`load_wordnet`.
-        system: the system of the index when ``index`` is None (``best`` or ``plain``).
-        progress, say: passed to :func:`~workbench.wsd.systems.default_index` (a bar or
-            callback while the default index is built; the line saying what is built).
-        pos_probe: with no ``pos`` given and a word that can be several POS, the probe that
-            reads the POS off the word's vector (:attr:`workbench.wsd.systems.OpenedSystem.
-            pos_probe`): the chosen sense is of the predicted POS, whose senses are ranked
-            first (every candidate is still scored and listed).
+        progress: a bar or callback while the system's index is built (a SemCor system's
+            first build, the glosses of the word's senses).
 
     Returns:
         A :class:`Disambiguation`, candidates ranked by score.
@@ -314,10 +292,8 @@ def disambiguate(
                 f"'{words[at]}' has no {pos} senses in WordNet, only {', '.join(other)} senses: "
                 "choose one of those POS or none"
             )
-    if index is None:
-        index = default_index(encoder, system, lemmas, wordnet, progress=progress, say=say)
-    elif not isinstance(index, SenseIndex):
-        index = index(lemmas)
+    encoder, pos_probe = system.encoder, system.pos_probe
+    index = system.index(lemmas, progress)
     index.check_encoder(EncoderInfo.of(encoder))
     emb = encoder.encode([words], keep=[[at]], progress=False)
     vector = emb.select(index.config.layers)[0]

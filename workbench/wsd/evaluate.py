@@ -4,8 +4,9 @@
 dataset (the ``ALL`` ids carry their set's name), per POS and per prediction type, next to the
 two baselines computed on the same instances (WordNet first sense, SemCor most frequent sense),
 and collects the lemmas with most errors. :func:`evaluate_corpus` is the whole run on one test
-corpus as the command line and the app start it: encode its instances, build the WordNet-only
-index for its lemmas when no index is given, compute the baselines, then :func:`evaluate`.
+corpus as the command line and the app start it with a system opened by
+:func:`workbench.wsd.systems.open_system`: encode its instances, get the system's index for
+their lemmas, compute the baselines, then :func:`evaluate`.
 :func:`layer_sweep` fits one plain 1-NN index per layer spec and post-processor on cached
 training vectors and scores each (array work only).
 
@@ -13,7 +14,7 @@ Example::
 
     result = evaluate(index, test, baselines={"wordnet_first_sense": wn1}, backoff=wn.first_sense)
     result.datasets[-1].system.f1
-    run = evaluate_corpus(encoder, load_corpus("semeval2007"), index, load_wordnet())
+    run = evaluate_corpus(open_system("best"), load_corpus("semeval2007"), load_wordnet())
     run.evaluation.datasets[-1].system.f1, run.seconds
 """
 
@@ -24,7 +25,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workbench.corpora.datasets import EVALUATION_SETS, load_dataset
 from workbench.corpora.readers import Corpus, read_xml
@@ -34,8 +34,9 @@ from workbench.encoding.rows import Progress
 from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.baselines import first_sense_predictions, mfs_predictions
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
-from workbench.wsd.disambiguate import instance_index, instance_lemmas
+from workbench.wsd.disambiguate import instance_lemmas
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import (
     InstanceSet,
     Prediction,
@@ -45,10 +46,6 @@ from workbench.wsd.predict import (
     train_index,
 )
 from workbench.wsd.scoring import Score, dataset_groups, score, score_by_group
-from workbench.wsd.systems import WORDNET_SYSTEM
-
-if TYPE_CHECKING:
-    from workbench.encoding.encoder import Encoder
 
 #: Names of the baselines, as they appear in reports and JSON.
 BASELINES = ("wordnet_first_sense", "semcor_mfs")
@@ -308,40 +305,35 @@ class CorpusEvaluation:
 
 
 def evaluate_corpus(
-    encoder: Encoder,
+    system: OpenedSystem,
     corpus: Corpus,
-    index: SenseIndex | Callable[[Sequence[tuple[str, str]]], SenseIndex] | None,
     wordnet: WordNet,
     training: Corpus | None = None,
     *,
-    config: SenseIndexConfig = WORDNET_SYSTEM.config,
     baselines: bool = True,
     threads: int | None = 1,
     progress: Progress = None,
     on_stage: Callable[[Stage], None] | None = None,
 ) -> CorpusEvaluation:
-    """Evaluate a sense index on one test corpus, every stage included.
+    """Evaluate a system on one test corpus, every stage included.
 
-    Encodes the instances of ``corpus`` (through the encoding cache); ``index`` may be a
-    function of the ``(lemma, POS)`` pairs the instances can be
-    (:func:`workbench.wsd.disambiguate.instance_lemmas`: a bi-encoder's index, whose glosses are
-    encoded when first needed); with no ``index``, builds the WordNet-only index for their
-    lemmas (:func:`workbench.wsd.disambiguate.instance_index`);
-    computes the baselines (:func:`baseline_answers`); predicts (back-off: WordNet's first
-    sense) and scores (:func:`evaluate`).
+    Encodes the instances of ``corpus`` with the system's encoder (through the encoding
+    cache); gets the system's index for the ``(lemma, POS)`` pairs the instances can be
+    (:func:`workbench.wsd.disambiguate.instance_lemmas`: a bi-encoder's glosses or WordNet's are
+    encoded when first needed, a SemCor system's index is built or loaded once); computes the
+    baselines (:func:`baseline_answers`); predicts (back-off: WordNet's first sense) and scores
+    (:func:`evaluate`).
 
     Args:
-        encoder: the encoder (the index's).
+        system: the system (:func:`workbench.wsd.systems.open_system`).
         corpus: the test corpus, with gold keys.
-        index: the sense index, or the function giving it for the test lemmas; None: the
-            WordNet-only index of the test lemmas.
         wordnet: WordNet (candidates, the first-sense back-off and baseline).
         training: the training corpus of the most-frequent-sense baseline (None: no MFS).
-        config: the settings of the WordNet-only index (default: the ``wordnet`` system's).
         baselines: compute the baselines (False: none are scored).
         threads: FAISS threads for the search.
-        progress: passed to the encoding of the instances and of the glosses.
-        on_stage: called with a :class:`Stage` as each stage starts and once it is done.
+        progress: passed to the encoding of the instances and of the index.
+        on_stage: called with a :class:`Stage` as each stage starts and once it is done
+            (no ``index`` stage when the system's index is in hand already).
     """
     seconds: dict[str, float] = {}
 
@@ -354,16 +346,15 @@ def evaluate_corpus(
     label = f"encode {corpus.name}"
     stage("encode", label)
     t0 = time.perf_counter()
-    instances = encode_instances(encoder, corpus, progress)
+    instances = encode_instances(system.encoder, corpus, progress)
     stage("encode", label, time.perf_counter() - t0)
-    if not isinstance(index, SenseIndex):
-        label = f"{'wordnet' if index is None else 'gloss'} index for {corpus.name}"
+    if system.ready:
+        index = system.index()
+    else:
+        label = f"{system.index_kind} index for {corpus.name}"
         stage("index", label)
         t0 = time.perf_counter()
-        if index is None:
-            index = instance_index(encoder, instances, wordnet, config, progress)
-        else:
-            index = index(instance_lemmas(instances, wordnet))
+        index = system.index(instance_lemmas(instances, wordnet), progress)
         stage("index", label, time.perf_counter() - t0)
     label = f"predict {corpus.name}"
     stage("predict", label)

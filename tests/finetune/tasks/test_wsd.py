@@ -41,6 +41,7 @@ from workbench.wsd.config import SenseIndexConfig
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.evaluate import load_corpus
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.sources import gloss_vectors
 
@@ -228,8 +229,8 @@ def test_loss_falls_and_the_model_directory_answers_as_a_bi_encoder(trained, sem
     # every row is a gloss vector, the system itself: no "weaker than a centroid" warning
     sentence = next(s for s in semcor[1] if s.instances)
     answer = disambiguate(
-        bi.encoder, bi.index_for(), list(sentence.words), sentence.instances[0].index,
-        wordnet=wordnet,
+        OpenedSystem.of_biencoder(bi).with_pos_probe(None), list(sentence.words),
+        sentence.instances[0].index, wordnet=wordnet,
     )  # fmt: skip
     assert not index.has_centroids and answer.best is not None and answer.warning == ""
     assert answer.system == "biencoder" and "in training" in answer.best.evidence
