@@ -14,7 +14,8 @@ and as medians, words/s and tokens/s of
     batch's longest, all hidden states stacked, subwords averaged by one scatter-add each);
 (c) ``encode``: ``Encoder.encode`` (all hidden states, every word, input order);
 (d) ``forward``: the model's bare forward pass on the encoder's own batches
-    (:meth:`Encoder.model_inputs`, on the device beforehand): the ceiling for any pipeline;
+    (:func:`bench.lib.stages.model_inputs`, on the device beforehand): the ceiling for any
+    pipeline;
 (e) with ``--also-dtype bfloat16``: (c) and (d) of a second encoder in that dtype;
 (f) with ``--pipelines inline,whole``: (c) with those :class:`PipelineConfig` settings
     (``whole``: the default but the input tokenized in one chunk, not streamed; ``fill10``:
@@ -46,7 +47,8 @@ Options measured once, on the largest N or on the whole of SemCor:
                       time, the stages run one after another, the device synchronised between;
                       then the real, overlapped call's threads: what each did and waited for
                       (``StageTimes(overlapped=True)``), also storing float16 with
-                      ``--also-store-dtype``;
+                      ``--also-store-dtype``; both by :mod:`bench.lib.stages`, which runs
+                      ``encode``'s stages from the library's public pieces;
   ``--semcor-whole``  all of SemCor (37,176 sentences) with (1) only the instance words kept,
                       all layers, in RAM, twice; (2) every word, every layer, float16, streamed
                       to a memory map: wall time and peak host memory (anonymous and file-backed);
@@ -70,10 +72,10 @@ import torch
 
 from bench.lib.machine import machine_facts
 from bench.lib.record import write_json
+from bench.lib.stages import StageTimes, encode_in_stages, model_inputs
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.wordnet_examples import example_corpus
-from workbench.encoding.encoder import StageTimes
 from workbench.encoding.pipeline.overlap import PipelineConfig
 
 PIPELINES = {  # --pipelines names
@@ -179,7 +181,7 @@ def forward_batches(enc, sentences) -> list[tuple[torch.Tensor, torch.Tensor | N
     on the device; as in encode, no mask where a batch has no padding."""
     batches = []
     with torch.inference_mode():  # as in encode (a compiled graph guards on it)
-        for ids, mask in enc.model_inputs(sentences):
+        for ids, mask in model_inputs(enc, sentences):
             m = None if mask.all() else torch.from_numpy(mask).to(enc.device)
             batches.append((torch.from_numpy(ids).to(enc.device), m))
     return batches
@@ -378,8 +380,8 @@ def run_size(args, encs: dict, sentences: list[list[str]], source: str) -> dict:
 def profile_stages(enc, sentences, store_dtypes: tuple[str, ...] = ("float32",)) -> dict:
     """The call's stages in turn, then its threads in the real run (each store dtype)."""
     times = StageTimes()
-    enc.encode(sentences[:50], progress=False, profile=StageTimes())  # warm-up
-    wall = timed(enc, enc.encode, sentences, progress=False, profile=times)
+    encode_in_stages(enc, sentences[:50], StageTimes())  # warm-up
+    wall = timed(enc, encode_in_stages, enc, sentences, times)
     shares = times.shares()
     print(f"\nper-stage profile ({len(sentences)} sentences, {times.batches} batches, in turn):")
     for stage, sec in times.seconds.items():
@@ -390,7 +392,7 @@ def profile_stages(enc, sentences, store_dtypes: tuple[str, ...] = ("float32",))
            "wall_s": wall, "overlapped": {}}  # fmt: skip
     for store in store_dtypes:
         over = StageTimes(overlapped=True)
-        wall = timed(enc, enc.encode, sentences, progress=False, profile=over, store_dtype=store)
+        wall = timed(enc, encode_in_stages, enc, sentences, over, store_dtype=store)
         print(f"the overlapped call, {store} stored: {wall:.3f} s; each thread's activities:")
         for key, sec in sorted(over.threads.items()):
             print(f"  {key:30s} {sec:8.3f} s  {100 * sec / wall:5.1f}% of the call")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bench.lib.stages import model_inputs
 from workbench.encoding.batching import GPU_MIN_FILL, MIN_FILL, BatchBuilder, plan_batches
 from workbench.encoding.pipeline.overlap import PipelineConfig
 from workbench.encoding.pooling import pooled_order, pooling_plan_flat
@@ -55,7 +56,7 @@ def test_the_devices_defaults_of_the_batch_plan():
 
 
 def test_model_inputs_are_the_batches_encode_runs(tiny_encoder):
-    batches = list(tiny_encoder.model_inputs(SENTENCES))
+    batches = list(model_inputs(tiny_encoder, SENTENCES))
     assert sum(ids.shape[0] for ids, _ in batches) == len(SENTENCES)
     assert sum(int(mask.sum()) for _, mask in batches) == sum(len(s) + 2 for s in SENTENCES)
     assert all(ids.dtype == np.int64 and ids.shape == mask.shape for ids, mask in batches)

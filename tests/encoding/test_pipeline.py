@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
+from bench.lib.stages import StageTimes, encode_in_stages, model_inputs
 from workbench import Encoder
 from workbench.encoding.batching import BatchBuilder
-from workbench.encoding.encoder import StageTimes
 from workbench.encoding.pipeline.overlap import PipelineConfig, run_overlapped
 from workbench.encoding.prepare import prepare
 from workbench.encoding.rows import RowLayout, keep_masks
@@ -92,23 +92,26 @@ def test_pipeline_equals_a_plain_batch_loop(small_batches, setting, pooling):
     enc = small_batches["inline" if setting == "profiled" else setting]
     expected = plain_loop(enc, SENTENCES, pooling=pooling)
     times = StageTimes() if setting == "profiled" else None
-    emb = enc.encode(SENTENCES, pooling=pooling, profile=times, progress=False)
+    if times is None:
+        emb = enc.encode(SENTENCES, pooling=pooling, progress=False)
+    else:  # the stages as bench/speed/extract.py --profile times them
+        emb = encode_in_stages(enc, SENTENCES, times, pooling=pooling)
     assert not np.isnan(expected).any()
     np.testing.assert_array_equal(emb.vectors, expected)  # bit-identical
     assert emb.words == [w for s in SENTENCES for w in s]  # input order
     assert emb.sentence_index.tolist() == [i for i, s in enumerate(SENTENCES) for _ in s]
     if times is not None:
-        assert times.batches == len(list(enc.model_inputs(SENTENCES))) > 5
+        assert times.batches == len(list(model_inputs(enc, SENTENCES))) > 5
         assert times.seconds["forward"] > 0 and sum(times.shares().values()) == pytest.approx(1)
 
 
 @pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_overlapped_profile_times_the_real_run(small_batches, setting):
-    """StageTimes(overlapped=True): the run is the usual one (same vectors), and the profile
-    holds what each of its threads did and waited for."""
+    """StageTimes(overlapped=True) (bench.lib.stages): the run is the usual one (same vectors),
+    and the profile holds what each of its threads did and waited for."""
     enc = small_batches[setting]
     times = StageTimes(overlapped=True)
-    emb = enc.encode(SENTENCES, profile=times, progress=False)
+    emb = encode_in_stages(enc, SENTENCES, times)
     np.testing.assert_array_equal(emb.vectors, enc.encode(SENTENCES, progress=False).vectors)
     assert times.batches == 0 and times.seconds["forward"] == 0  # nothing run in turn
     assert all(v >= 0 for v in times.threads.values())
@@ -156,7 +159,7 @@ def test_streamed_chunks_agree_with_the_whole_input(small_batches):
     stream = streamed.batch_stream(odd, None, "mean")
     batches = [(b.prep, batch.tolist()) for b, batch in stream]
     assert len(stream.bounds) > 3 and len(stream.preps) == len(stream.bounds)
-    assert [ids.shape for ids, _ in streamed.model_inputs(odd)] == [
+    assert [ids.shape for ids, _ in model_inputs(streamed, odd)] == [
         (len(batch), max(p.word_offsets[p.sentence_words[w.sentence] + w.word_end]
                          - p.word_offsets[p.sentence_words[w.sentence] + w.word_start]
                          for w in (p.windows[i] for i in batch)) + streamed.specials.count)

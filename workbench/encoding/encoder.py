@@ -38,11 +38,9 @@ from __future__ import annotations
 
 import gc
 import os
-import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -52,7 +50,6 @@ from workbench.encoding import models
 from workbench.encoding.alignment import Sentences, normalize_input
 from workbench.encoding.batching import (
     CPU_BATCH_TOKENS,
-    Batch,
     BatchBuilder,
     SpecialTokens,
     batch_error,
@@ -73,55 +70,6 @@ from workbench.limits import non_finite
 
 Attention = Literal["auto", "sdpa", "eager"]
 ATTENTIONS: tuple[str, ...] = ("auto", "sdpa", "eager")
-#: ``input`` (checking it, the output rows and array), ``tokenize`` and ``layout`` (the input's
-#: tokens, windows and batches), each batch's ``prep`` .. ``write``, and ``finish`` (the result).
-STAGES: tuple[str, ...] = (
-    "input", "tokenize", "layout", "prep", "h2d", "forward", "pooling", "d2h", "write", "finish",
-)  # fmt: skip
-BATCH_STAGES = frozenset(STAGES[3:9])  # the stages of each batch, prep .. write
-
-
-@dataclass
-class StageTimes:
-    """Where an encoding call's time goes, for ``encode(..., profile=StageTimes())``.
-
-    By default the call runs the plain loop, waiting for the device after each stage, and adds
-    each stage's seconds (:data:`STAGES`) to ``seconds``: where the time goes, not how fast the
-    overlapped run is. With ``overlapped=True`` the call runs as it would without a profile and
-    ``threads`` gets what each of its threads did and waited for.
-
-    Attributes:
-        seconds: stage -> seconds, summed over the batches (``overlapped``: only the stages
-            timed outside the batches: input, tokenize and layout (on the producer thread
-            when overlapped), finish).
-        batches, tokens: batches run and subwords they held (specials, padding excluded; not
-            ``overlapped``).
-        overlapped: profile the call's own run instead of its stages in turn.
-        threads: ``overlapped``: ``"thread: activity"`` -> seconds: the calling thread's
-            ``main: wait for a batch`` (in the plain loop: building it), ``main: launch``
-            (inputs to the device, the forward pass, pooling and the copy back queued),
-            ``main: wait for the writer``, ``main: finish``, or in the plain loop ``main: run
-            and write``; the producer's and the writer's
-            (:class:`~workbench.encoding.pipeline.threads.Prefetcher`,
-            :class:`~workbench.encoding.pipeline.threads.RowWriter`).
-
-    Example::
-
-        times = StageTimes()
-        enc.encode(sentences, profile=times)
-        times.shares()["forward"]          # the forward pass's share of the call
-    """
-
-    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
-    batches: int = 0
-    tokens: int = 0
-    overlapped: bool = False
-    threads: dict[str, float] = field(default_factory=dict)
-
-    def shares(self) -> dict[str, float]:
-        """Each stage's fraction of the total."""
-        total = sum(self.seconds.values()) or 1.0
-        return {k: v / total for k, v in self.seconds.items()}
 
 
 class Encoder:
@@ -351,7 +299,6 @@ class Encoder:
         out: str | os.PathLike | None = None,
         store_dtype: str = "float32",
         pooling: Pooling | None = None,
-        profile: StageTimes | None = None,
     ) -> LayerwiseEmbeddings:
         """Encode sentences into word vectors for every (or the chosen) hidden state.
 
@@ -368,10 +315,6 @@ class Encoder:
                 complete (a failed or interrupted run leaves no file there).
             store_dtype: ``float32`` (default) or ``float16`` for the stored vectors.
             pooling: subword pooling for this call (default: the encoder's).
-            profile: a :class:`StageTimes` to add each stage's seconds to: the call then runs
-                the plain loop, waiting for the device after each stage, so that each is timed
-                alone; with ``StageTimes(overlapped=True)`` the call runs as usual and the
-                profile gets what each of its threads did and waited for.
 
         Raises:
             InputError: bad input (named), before any work starts.
@@ -382,13 +325,10 @@ class Encoder:
             :class:`LayerwiseEmbeddings` with ``vectors`` ``(n_kept_words, n_kept_layers, dim)``,
             rows in input order (sentence by sentence, word by word).
         """
-        with _gc_paused():
-            return self._encode(
-                sentences, layers, keep, progress, out, store_dtype, pooling, profile
-            )
+        with gc_paused():
+            return self._encode(sentences, layers, keep, progress, out, store_dtype, pooling)
 
-    def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling, profile):
-        lap = _Laps(profile, self.device)
+    def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling):
         words = normalize_input(sentences)
         pooling = check_pooling(pooling or self.pooling)
         kept_layers = self.check_layers(layers)
@@ -399,16 +339,12 @@ class Encoder:
         shape = (layout.n, len(kept_layers), self.dim)
         if out is None:
             vectors = allocate(shape, np.dtype(store_dtype), None)
-            lap("input")
-            notes, spans = self._run(words, layout, pooling, kept_layers, vectors, progress, lap)
-            lap()
+            notes, spans = self._run(words, layout, pooling, kept_layers, vectors, progress)
             self._check_finite(vectors)
         else:
             with atomic_path(out, suffix=".npy") as tmp:  # at `out` only once complete
                 stream = allocate(shape, np.dtype(store_dtype), tmp)
-                lap("input")
-                notes, spans = self._run(words, layout, pooling, kept_layers, stream, progress, lap)
-                lap()
+                notes, spans = self._run(words, layout, pooling, kept_layers, stream, progress)
                 self._check_finite(stream)  # before the file appears at `out`
                 if isinstance(stream, np.memmap):
                     stream.flush()
@@ -431,7 +367,6 @@ class Encoder:
         )
         for note in notes:
             warnings.warn(note, stacklevel=3)  # the caller of encode
-        lap("finish")
         return result
 
     def _check_finite(self, vectors: np.ndarray) -> None:
@@ -466,12 +401,10 @@ class Encoder:
         layers: tuple[int, ...],
         vectors: np.ndarray,
         progress: Progress,
-        lap: _Laps,
     ) -> tuple[list[str], np.ndarray]:
         """Run every batch and write the pooled rows of owned, kept words into ``vectors``:
-        the plain loop, or overlapped where the pipeline option says so (a profile of the
-        stages in turn always runs the plain loop). Returns what tokenizing noted and every
-        running word's subword span ``(n_words, 2)``."""
+        the plain loop, or overlapped where the pipeline option says so. Returns what
+        tokenizing noted and every running word's subword span ``(n_words, 2)``."""
         total = len(layout.rows)
         bar, callback = progress_reporter(progress, total)
         dest = torch.from_numpy(vectors)  # shares memory (also with a memory map)
@@ -488,115 +421,60 @@ class Encoder:
         self.model.eval()  # dropout off, even when a wrapper sharing the model switched it on
         try:
             with torch.inference_mode():
-                if self.overlapped and not lap.in_turn:
-                    stream = self.batch_stream(words, layout.rows, pooling, lap)
+                if self.overlapped:
+                    stream = self.batch_stream(words, layout.rows, pooling)
                     run_overlapped(
-                        stream, self.runner, layers, dest, self.device, self.pipeline,
-                        on_batch, lap.threads,
-                    )  # fmt: skip
+                        stream, self.runner, layers, dest, self.device, self.pipeline, on_batch
+                    )
                     return stream.notes(), stream.word_spans()
-                return self._plain_loop(words, layout.rows, pooling, layers, dest, on_batch, lap)
+                return self._plain_loop(words, layout.rows, pooling, layers, dest, on_batch)
         finally:
             if bar is not None:
                 bar.close()
 
-    def _plain_loop(self, words, rows, pooling, layers, dest, on_batch, lap):
+    def _plain_loop(self, words, rows, pooling, layers, dest, on_batch):
         """Tokenize the whole input, plan its batches, and run them one after another in this
         thread: each built, moved to the device, run, pooled, and its rows written into
         ``dest`` ``(n_rows, len(layers), dim)``. Returns the input's notes and word spans."""
         prep = self.preparer()(words)  # subwords per word, windows of long sentences
-        lap("tokenize")
         builder = self.batch_builder(prep, rows, pooling)
         plan = builder.batches()  # window indices per batch, longest first
-        lap("layout")
         for windows in plan:
             stage, batch = "prep", None
             try:
                 batch = builder.build(windows)  # padded ids and mask, pooling plan, output rows
-                lap.count(batch)
-                lap("prep")
                 if batch.plan.n_words:
                     stage = "h2d"
                     on_device = batch.to_device(self.device)
-                    lap("h2d")
                     stage = "forward"
                     out = self.runner(on_device.ids, on_device.mask)
-                    lap("forward")
                     stage = "pooling"
                     hidden = [out.hidden_states[k] for k in layers]
                     pooled = pool_words(on_device.index, hidden, dest.dtype)
                     del out, hidden
-                    lap("pooling")
                     stage = "d2h"
                     host = pooled.to("cpu")
-                    lap("d2h")
                     stage = "write"
                     dest.index_copy_(0, torch.from_numpy(batch.rows), host)
-                    lap("write")
             except Exception as exc:
                 raise batch_error(exc, stage, batch) from exc
             on_batch(batch.n_owned)
         return prep.notes, prep.word_spans()
 
-    def model_inputs(self, sentences: Sentences) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The padded ``(ids, mask)`` int64 arrays, ``(batch, width)`` each, of every batch
-        :meth:`encode` runs for ``sentences``, in the order it runs them.
-
-        For a benchmark of the bare forward pass or a custom loop over the model::
-
-            for ids, mask in enc.model_inputs(sentences):
-                enc.model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
-        """
-        for builder, windows in self.batch_stream(normalize_input(sentences), None, self.pooling):
-            ids, mask, _, _ = builder.inputs(windows)
-            yield ids, mask
-
-
-class _Laps:
-    """A call's profile clock: ``lap(stage)`` adds the seconds since the last lap to
-    ``profile``'s ``stage``, ``lap()`` only restarts the clock; nothing without a profile.
-
-    Profiling the stages in turn (``in_turn``), each lap first waits for the device, so that a
-    stage's time is its own. In an overlapped profile the plain loop's batch stages are the
-    calling thread's: ``prep`` is ``main: wait for a batch``, the others ``main: run and
-    write`` (in ``threads``).
-    """
-
-    def __init__(self, profile: StageTimes | None, device: str) -> None:
-        self.profile = profile
-        self.in_turn = profile is not None and not profile.overlapped
-        self.threads = profile.threads if profile is not None and profile.overlapped else None
-        self.sync = self.in_turn and device.startswith("cuda")
-        self.device = device
-        self.last = time.perf_counter()
-
-    def __call__(self, stage: str | None = None) -> None:
-        if self.sync:
-            torch.cuda.synchronize(self.device)
-        now = time.perf_counter()
-        profile = self.profile
-        if profile is not None and stage is not None:
-            if self.threads is not None and stage in BATCH_STAGES:
-                key = "main: wait for a batch" if stage == "prep" else "main: run and write"
-                self.threads[key] = self.threads.get(key, 0.0) + now - self.last
-            else:
-                profile.seconds[stage] += now - self.last
-        self.last = now
-
-    def count(self, batch: Batch) -> None:
-        """Count a batch run in turn and its subwords."""
-        if self.in_turn and self.profile is not None:
-            self.profile.batches += 1
-            self.profile.tokens += batch.n_tokens
-
 
 @contextmanager
-def _gc_paused():
-    """Pause Python's cyclic garbage collector while encoding.
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector in the block (:meth:`Encoder.encode` runs in
+    one), restoring it after.
 
     Encoding allocates many small lists; with a large corpus loaded (SemCor is millions of
     objects) each full collection they trigger walks all of it (docs/benchmarks.md has the
     cost). Nothing here makes reference cycles, so pausing loses nothing.
+
+    Example::
+
+        with gc_paused():
+            emb = enc.encode(sentences)
     """
     enabled = gc.isenabled()
     gc.disable()

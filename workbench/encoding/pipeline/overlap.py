@@ -163,9 +163,10 @@ def run_overlapped(
         config: ``prefetch`` and ``in_flight``.
         on_batch: called with each batch's word count (:attr:`Batch.n_owned`) once it is
             running.
-        seconds: gets each thread's seconds per activity (``main: launch``, ``producer:
-            prepare``, ``writer: write``, ...:
-            :attr:`workbench.encoding.encoder.StageTimes.threads`).
+        seconds: gets each thread's seconds per activity (``main: wait for a batch``,
+            ``main: launch``, ``main: wait for the writer``, ``main: finish``, ``producer:
+            prepare``, ``writer: write``, ...; :class:`~workbench.encoding.pipeline.threads.Clock`),
+            for a profile of the run.
 
     Raises:
         WorkbenchError: bad input found while preparing a batch (as raised there);
