@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from tests.appserver import CHROMIUM
+from devtools.browser import CHROMIUM
 from workbench.errors import DataError, InputError
 from workbench.viz.export import (
     ViewSettings,

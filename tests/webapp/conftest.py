@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.appserver import AppServer, Started
+from devtools.appserver import AppServer, Started
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"

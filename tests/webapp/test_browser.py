@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.appserver import CHROMIUM, CHROMIUM_ARGS
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
 from webapp.offered_models import runs_dir
 from workbench.encoding.models import default_model_path
 
@@ -57,8 +57,7 @@ def _no_exception(page) -> None:
 
 def _idle(page) -> None:
     """Wait until Streamlit has finished running the script."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=SLOW_MS)
+    wait_run_ended(page, SLOW_MS)
 
 
 def test_explore_type_a_sentence_pick_a_word_see_the_heatmap(browser_page, server):

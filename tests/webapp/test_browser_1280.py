@@ -10,7 +10,6 @@ Debian's headless Chromium (``.ci/install-browser.sh``), driven by Playwright fo
 from __future__ import annotations
 
 import io
-import json
 import re
 import time
 import urllib.parse
@@ -20,7 +19,8 @@ from pathlib import Path
 import pandas
 import pytest
 
-from tests.appserver import CHROMIUM, CHROMIUM_ARGS, FIRST_VIEWS, AppServer, Started, fresh
+from devtools.appserver import AppServer, Started, fresh, preload_status, wait_preloaded
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS, FIRST_VIEWS, wait_run_ended
 from webapp.offered_models import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,23 +29,6 @@ SLOW_MS = 240_000
 WIDTH = 1280
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def _status(url: str) -> dict:
-    with urllib.request.urlopen(f"{url}/_workbench/preload", timeout=10) as resp:
-        return json.loads(resp.read())
-
-
-def _wait_preloaded(url: str, step: str, limit: float = 300) -> dict:
-    """Poll the server's preload status until ``step`` is done or failed (no browser yet)."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        status = _status(url)
-        state = {s["name"]: s["state"] for s in status["steps"]}.get(step)  # no steps: importing
-        if state in ("done", "failed"):
-            return status
-        time.sleep(0.5)
-    raise TimeoutError(f"{step} was not preloaded within {limit:.0f} s")
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +66,7 @@ def empty_cache_server(tmp_path_factory):
 
 
 def _idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=SLOW_MS)
+    wait_run_ended(page, SLOW_MS)
 
 
 def _no_exception(page) -> None:
@@ -105,9 +87,9 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, empty_cach
     env = {"WORKBENCH_CACHE": str(tmp_path / "cache")}
     log = ARTIFACTS / "streamlit-server-preload-own.log"
     with fresh(empty_cache_server, REPO, log, env) as url:
-        status = _status(url)  # the health check answered while the preload goes on
+        status = preload_status(url)  # the health check answered while the preload goes on
         assert not status["ready"] or all(s["state"] == "done" for s in status["steps"])
-        status = _wait_preloaded(url, "the Explore page's default view")
+        status = wait_preloaded(url, "the Explore page's default view")
         states = {s["name"]: s["state"] for s in status["steps"]}
         assert states["the packaged model"] == "done" and states["FAISS"] == "done"
         page = _page(browser)
@@ -116,7 +98,7 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, empty_cach
         _idle(page)
         _no_exception(page)
         assert "could not load" not in _main_text(page)
-        status = _wait_preloaded(url, "the WSD bi-encoder")  # the last step
+        status = wait_preloaded(url, "the WSD bi-encoder")  # the last step
         assert status["ready"] and all(s["state"] == "done" for s in status["steps"])
         page.close()
 
@@ -132,7 +114,7 @@ def test_every_page_s_first_view_is_ready_once_the_preload_is(browser, app_serve
     its own.)"""
     ARTIFACTS.mkdir(exist_ok=True)
     with fresh(app_server, REPO, ARTIFACTS / "streamlit-server-first-views.log") as url:
-        status = _wait_preloaded(url, "the WSD bi-encoder", limit=900)  # the last step
+        status = wait_preloaded(url, "the WSD bi-encoder", limit=900)  # the last step
         assert status["ready"] and all(s["state"] == "done" for s in status["steps"]), status
         page = _page(browser)
         for path, view in FIRST_VIEWS:
@@ -155,7 +137,7 @@ def test_a_failed_preload_is_a_message_and_the_server_lives_on(browser):
     env = {"WORKBENCH_DTYPE": "no-such-dtype"}  # the model cannot load in this process
     with open(ARTIFACTS / "streamlit-server-failed-preload.log", "w") as log:
         with AppServer(REPO, env=env, log=log) as url:
-            status = _wait_preloaded(url, "the packaged model")
+            status = wait_preloaded(url, "the packaged model")
             failed = {s["name"]: s for s in status["steps"]}["the packaged model"]
             assert failed["state"] == "failed" and "no-such-dtype" in failed["error"]
             page = _page(browser)

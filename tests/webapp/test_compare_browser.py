@@ -3,8 +3,8 @@ driven by Playwright): a URL with settings reopens the same view, both panes ren
 download button yields a file that parses and carries its settings.
 
 The app runs as ``streamlit run app.py`` on a free port in its own process group (see
-``tests/appserver.py``; the session's, shared: ``tests/webapp/conftest.py``); PCA projections keep
-the test clear of UMAP's numba compilation.
+``devtools/appserver.py``; the session's, shared: ``tests/webapp/conftest.py``); PCA projections
+keep the test clear of UMAP's numba compilation.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas
 import pytest
 
-from tests.appserver import CHROMIUM, CHROMIUM_ARGS
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
 from workbench.viz.export import image_export_available, read_settings, settings_fields
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,8 +58,7 @@ def context(server, tmp_path_factory):
 
 
 def _idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=SLOW_MS)
+    wait_run_ended(page, SLOW_MS)
 
 
 def _no_exception(page) -> None:

@@ -1,8 +1,11 @@
-"""Run the Streamlit app (``app.py``) as a child process: for the browser tests and benchmarks.
+"""The Streamlit app (``app.py``) run as a child process, and the waits for it: for the browser
+tests and the benchmarks.
 
-Starts ``python -m streamlit run app.py`` headless on a free port of 127.0.0.1 in its own process
-group, waits until its health endpoint answers, and stops the whole group (SIGTERM, then SIGKILL).
-Never imports streamlit itself. Also holds the flags used to drive Debian's headless Chromium.
+:class:`AppServer` starts ``python -m streamlit run app.py`` headless on a free port of 127.0.0.1
+in its own process group, waits until its health endpoint answers, and stops the whole group
+(SIGTERM, then SIGKILL). :func:`wait_preloaded` waits for the server's preload
+(``/_workbench/preload``, :mod:`webapp.startup`). Every wait has a deadline and raises
+``TimeoutError`` past it. Never imports streamlit itself.
 
 A server is slow to start (it imports torch and preloads the model and every page's default
 view), so the browser tests share one (:class:`Started`); a test that must be the first visitor
@@ -10,12 +13,14 @@ of a fresh server takes it through :func:`fresh`.
 
 Example:
     >>> with AppServer(repo_dir) as url:      # doctest: +SKIP
-    ...     urllib.request.urlopen(url)
+    ...     wait_preloaded(url, limit=300)["ready"]
+    True
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -25,22 +30,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
-
-#: Each page and what its first view draws (the pages in the order a visitor meets them).
-FIRST_VIEWS = (
-    ("/", '[data-testid="stPlotlyChart"] .heatmaplayer'),
-    ("/geometry", '[data-testid="stTable"]'),
-    ("/senses", '[data-testid="stPlotlyChart"] .scatterlayer .point'),
-    ("/corpus_map", '[data-testid="stPlotlyChart"] .legend'),
-    ("/wsd", '[data-testid="stPlotlyChart"]'),
-)
+from typing import IO, Any
 
 
 def free_port() -> int:
@@ -68,11 +58,11 @@ class AppServer:
         self,
         repo: Path,
         env: dict[str, str] | None = None,
-        log=None,
+        log: IO[str] | None = None,
         timeout: float = 90,
         watcher: bool = False,
         options: list[str] | None = None,
-    ):
+    ) -> None:
         self.repo = Path(repo)
         self.watcher = watcher
         self.options = list(options or [])
@@ -110,7 +100,10 @@ class AppServer:
         return self.proc
 
     def wait_healthy(self) -> None:
-        """Block until ``/_stcore/health`` answers ``ok``; raise if the server dies or is late."""
+        """Block until ``/_stcore/health`` answers ``ok``; raise if the server dies or is late
+        (``timeout`` seconds)."""
+        if self.proc is None:
+            raise RuntimeError("the server was not started: call start() first")
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -124,7 +117,7 @@ class AppServer:
         raise TimeoutError(f"streamlit did not answer on {self.url} within {self.timeout:.0f} s")
 
     def stop(self) -> None:
-        """Stop the server's whole process group: SIGTERM, then SIGKILL."""
+        """Stop the server's whole process group: SIGTERM, then SIGKILL after 15 s."""
         if self.proc is None or self.proc.poll() is not None:
             return
         os.killpg(self.proc.pid, signal.SIGTERM)
@@ -143,14 +136,42 @@ class AppServer:
             raise
         return self.url
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def preload_status(url: str) -> dict[str, Any]:
+    """The server's preload report (``GET /_workbench/preload``): ``{"ready": bool, "steps":
+    [{"name", "state", "seconds", "error"}, ...]}`` (no steps while its thread is importing)."""
+    with urllib.request.urlopen(f"{url}/_workbench/preload", timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def wait_preloaded(url: str, step: str | None = None, limit: float = 300) -> dict[str, Any]:
+    """Poll the server's preload report every 0.5 s until ``step`` is done or failed (``None``:
+    until the whole preload is ready), at most ``limit`` seconds; return the last report.
+
+    Raises:
+        TimeoutError: past ``limit``.
+    """
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        status = preload_status(url)
+        if step is None and status["ready"]:
+            return status
+        if step is not None:
+            state = {s["name"]: s["state"] for s in status["steps"]}.get(step)
+            if state in ("done", "failed"):
+                return status
+        time.sleep(0.5)
+    what = "the preload" if step is None else step
+    raise TimeoutError(f"{what} did not finish within {limit:.0f} s")
 
 
 class Started:
     """A running server shared by several tests, and whether a test has opened it yet."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str) -> None:
         self.url = url
         self.used = False
 
