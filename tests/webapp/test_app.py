@@ -3,6 +3,7 @@ exist, a typical interaction produces its chart, bad input gives a message (no t
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import subprocess
@@ -47,15 +48,34 @@ def _array(value) -> np.ndarray:
     return np.asarray(value)
 
 
-def test_pages_are_discovered_in_order():
-    import app
+def listed_pages() -> list[dict]:
+    """The ``st.Page`` calls of app.py's ``pages()``, in order, as written: ``path`` and the
+    keywords (``title``, ``icon``, ``default``)."""
+    tree = ast.parse((REPO / "app.py").read_text(encoding="utf-8"))
+    func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "pages")
+    listed = next(n.value for n in ast.walk(func) if isinstance(n, ast.Return))
+    assert isinstance(listed, ast.List)
+    return [
+        {"path": ast.literal_eval(call.args[0]),
+         **{k.arg: ast.literal_eval(k.value) for k in call.keywords}}
+        for call in listed.elts
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "st.Page"
+    ]  # fmt: skip
 
-    names = [p.stem for p in app.discover_pages()]
-    assert names[:2] == ["explore", "geometry"] or names[:1] == ["explore"]
-    assert {"explore", "senses"} <= set(names)
-    if (REPO / "webapp" / "pages" / "finetune.py").exists():
-        assert "finetune" in names
-    assert app.page_title(REPO / "webapp" / "pages" / "senses.py") == "Senses"
+
+def test_every_page_file_is_listed_once_in_order():
+    listed = listed_pages()
+    paths = [p["path"] for p in listed]
+    files = (REPO / "webapp" / "pages").glob("*.py")
+    assert sorted(paths) == sorted(f"webapp/pages/{f.name}" for f in files if f.stem[0] != "_")
+    assert len(set(paths)) == len(paths) and all((REPO / p).is_file() for p in paths)
+    titles = ["Explore", "Geometry", "Senses", "Corpus map", "WSD", "Fine-tune"]
+    assert [p["title"] for p in listed] == titles
+    assert [p.get("default", False) for p in listed] == [True] + [False] * (len(listed) - 1)
+    assert all(p["icon"].startswith(":material/") for p in listed)
+    for page in listed:  # each file's docstring starts with its title
+        doc = ast.get_docstring(ast.parse((REPO / page["path"]).read_text(encoding="utf-8")))
+        assert doc and doc.splitlines()[0].rstrip(".") == page["title"], page["path"]
 
 
 def test_the_server_imports_no_torch_before_it_answers():
