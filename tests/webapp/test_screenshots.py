@@ -1,0 +1,74 @@
+"""The screenshots of the app's user guide (``docs/app.md``): each page opened with its defaults in
+Debian's headless Chromium at 1280 px, saved as ``docs/img/<page>.png``, so that the guide shows
+what the app shows today. A page that shows an exception, or a failure to load what its default
+view needs, fails its test (and its screenshot is not written).
+
+Run ``pytest -m browser tests/webapp/test_screenshots.py`` after changing a page, and commit the
+pictures with the change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS, EXCEPTION, FIRST_VIEWS, wait_run_ended
+
+REPO = Path(__file__).resolve().parents[2]
+IMAGES = REPO / "docs" / "img"
+SLOW_MS = 240_000  # a page's first view on a busy machine (the first UMAP compiles numba code)
+#: The browser's window: the guide's pictures are this wide; Streamlit scrolls its main area
+#: inside the window, so the picture is the window, the height chosen to show each default view.
+WINDOW = {"width": 1280, "height": 1500}
+#: Well under the guide's budget per picture.
+MAX_BYTES = 500_000
+#: Each page of the guide: its path, its picture's name, what its default view draws when ready.
+PAGES = (
+    *((path, path.strip("/") or "explore", view) for path, view in FIRST_VIEWS),
+    ("/finetune", "finetune", '[data-testid="stButton"] button:has-text("Fine-tune")'),
+)
+#: What a page says when something failed: an unexpected exception (``webapp.state.user_errors``)
+#: or a preload step that could not load (``webapp.startup.show_failures``).
+FAILED = ("Something went wrong", "The server could not load")
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def server(app_server):
+    """The session's server (``tests/webapp/conftest.py``)."""
+    return app_server.take()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.mark.parametrize(("path", "name", "view"), PAGES, ids=[p[1] for p in PAGES])
+def test_each_page_s_default_view_is_pictured_for_the_guide(browser, server, path, name, view):
+    page = browser.new_page(viewport=WINDOW)
+    page.set_default_timeout(SLOW_MS)
+    try:
+        page.goto(f"{server}{path}")
+        page.locator(view).first.wait_for()
+        wait_run_ended(page, SLOW_MS)
+        page.wait_for_timeout(500)  # plotly's last layout pass after the run
+        assert page.locator(EXCEPTION).count() == 0, f"{path}: a traceback is shown"
+        text = page.locator('[data-testid="stMain"]').inner_text()
+        for failed in FAILED:
+            assert failed not in text, f"{path}: {failed} ..."
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        picture = IMAGES / f"{name}.png"
+        page.screenshot(path=str(picture))
+    finally:
+        page.close()
+    size = picture.stat().st_size
+    assert size < MAX_BYTES, f"{picture.name}: {size:,} bytes"
