@@ -213,7 +213,12 @@ def private_uses(path: Path) -> list[str]:
     return bad
 
 
-SOURCES = sorted(MODULES.values()) + FRONT_ENDS + sorted((REPO / "bench").rglob("*.py"))
+SOURCES = (
+    sorted(MODULES.values())
+    + FRONT_ENDS
+    + sorted((REPO / "bench").rglob("*.py"))
+    + sorted((REPO / "devtools").rglob("*.py"))
+)
 
 
 def test_no_private_names_across_modules():

@@ -2,7 +2,7 @@
 (part 7: the first visit, measured alone).
 
 Run:  python -m bench run app [--points 5000] [--repeats 3] [--only umap|switch|render|rerun ...]
-      python -m bench run app --only compare --only separation      # issue 13's two numbers
+      python -m bench run app --only compare --only separation  # side by side's two numbers
 
 1. UMAP on 5,000 word vectors at one layer, warm (numba already compiled): the workbench's
    ``Projector`` (``random_state=0``, hence single-threaded and reproducible) against plain
@@ -22,7 +22,7 @@ Run:  python -m bench run app [--points 5000] [--repeats 3] [--only umap|switch|
    The server's CPU time until the chart is printed too: on a shared machine it tells the work
    from the waiting.
 
-4. Side by side (issue 13), in a real browser: the Senses page opened from a link that shows
+4. Side by side, in a real browser: the Senses page opened from a link that shows
    300 SemCor occurrences of "play" in two panes (layers 3 and 6, UMAP), warm (model loaded,
    numba compiled, vectors encoded): seconds from opening the link until both panes and the
    separation curve are drawn, with every result cached (the link reopened) and with new

@@ -104,7 +104,7 @@ def bench_first_render(repeats: int) -> None:
     ours = results["warm cache"]["chart"]
     base = results["warm cache, Streamlit's default watcher"]["chart"]
     print(f"   FIRST CHART: {ours:.1f} s after `streamlit run app.py` (warm cache, the project's "
-          f"config, median of {repeats}; target < 5 s); Streamlit's default watcher {base:.1f} s, "
+          f"config, median of {repeats}); Streamlit's default watcher {base:.1f} s, "
           f"ratio {base / ours:.2f}x; load average now {os.getloadavg()[0]:.1f}")  # fmt: skip
 
 
