@@ -1,14 +1,18 @@
 """The screenshots of the app's user guide (``docs/app.md``): each page opened with its defaults in
-Debian's headless Chromium at 1280 px, saved as ``docs/img/<page>.png``, so that the guide shows
-what the app shows today. A page that shows an exception, or a failure to load what its default
-view needs, fails its test (and its screenshot is not written).
+Debian's headless Chromium at 1280 px and saved as ``<page>.png``. A page that shows an
+exception, or a failure to load what its default view needs, fails its test (and its screenshot
+is not written).
 
-Run ``pytest -m browser tests/webapp/test_screenshots.py`` after changing a page, and commit the
-pictures with the change.
+The pictures go to ``test-artifacts/screenshots/`` (ignored by git), so a test run leaves the
+working tree as it was. After changing a page, refresh the guide's pictures and commit them with
+the change::
+
+    WORKBENCH_SCREENSHOTS_DIR=docs/img pytest tests/webapp/test_screenshots.py
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +20,9 @@ import pytest
 from devtools.browser import CHROMIUM, CHROMIUM_ARGS, EXCEPTION, FIRST_VIEWS, wait_run_ended
 
 REPO = Path(__file__).resolve().parents[2]
-IMAGES = REPO / "docs" / "img"
+#: Where the pictures go: ``WORKBENCH_SCREENSHOTS_DIR`` (relative to the repository), else the
+#: ignored artifacts folder.
+IMAGES = REPO / os.environ.get("WORKBENCH_SCREENSHOTS_DIR", "test-artifacts/screenshots")
 SLOW_MS = 240_000  # a page's first view on a busy machine (the first UMAP compiles numba code)
 #: The browser's window: the guide's pictures are this wide; Streamlit scrolls its main area
 #: inside the window, so the picture is the window, the height chosen to show each default view.
