@@ -91,14 +91,25 @@ def test_a_sentence_needs_no_nltk():
 
 
 @pytest.mark.slow
-def test_every_sense_keys_synset_and_gloss_are_nltks(fresh, reference):
+def test_every_synset_read_from_the_files_is_nltks(fresh, reference):
+    """One pass over NLTK's synsets: every synset record read from the data files (name,
+    lexicographer file, hypernyms, instance hypernyms, sense keys) and every sense key's synset
+    and gloss answered from the files are NLTK's."""
     by_key, _ = reference
-    reader = fresh.reader
-    for key, (offset, _, _) in by_key.items():
-        nltk_synset = reader.synset_from_pos_and_offset(key_lemma_wn_pos(key)[1], offset)
-        name = fresh.synset(key)
-        assert name == nltk_synset.name(), key
-        assert fresh.gloss(name) == nltk_synset.definition(), key
+    records = {r.name: r for r in fresh.synset_records()}
+    seen_keys: set[str] = set()
+    for synset in fresh.reader.all_synsets():
+        record = records.pop(synset.name())
+        assert record.lexname == synset.lexname(), synset
+        assert set(record.hypernyms) == {s.name() for s in synset.hypernyms()}, synset
+        assert set(record.instance_hypernyms) == {s.name() for s in synset.instance_hypernyms()}
+        # NLTK derives 8 keys of capitalised lemmas ("Earth") that index.sense does not hold
+        assert record.keys == tuple(k for k in (x.key() for x in synset.lemmas()) if k in by_key)
+        for key in record.keys:
+            assert fresh.synset(key) == synset.name(), key
+        assert fresh.gloss(synset.name()) == synset.definition(), synset
+        seen_keys |= set(record.keys)  # a synset may hold one key twice ("A" and "a")
+    assert not records and seen_keys == set(by_key) and len(by_key) == wnmod.N_SENSE_KEYS_30
 
 
 @pytest.mark.parametrize("zipped", [False, True])

@@ -461,6 +461,17 @@ def _check_pos(pos: str) -> str:
     return pos
 
 
+@dataclass(frozen=True)
+class SynsetRecord:
+    """One synset as :meth:`WordNet.synset_records` reads it from a ``data.*`` line."""
+
+    name: str  # NLTK's name, "bank.n.01"
+    lexname: str  # lexicographer file, "noun.object"
+    hypernyms: tuple[str, ...]  # names, sorted
+    instance_hypernyms: tuple[str, ...]  # names, sorted
+    keys: tuple[str, ...]  # the sense keys of its lemmas, in the line's word order
+
+
 class WordNet:
     """WordNet 3.0 as sense keys. Build with :func:`load_wordnet` (cached, one per process).
 
@@ -553,8 +564,10 @@ class WordNet:
         """NLTK's name of the synset at ``offset``, None where the files do not say it plainly
         (then NLTK is asked)."""
         line = self._data_line(wn_pos, offset)
-        if line is None:
-            return None
+        return None if line is None else self._name_in(line, offset)
+
+    def _name_in(self, line: str, offset: int) -> str | None:
+        """NLTK's name of the synset of a ``data.*`` line (see :meth:`_name_at`)."""
         fields = line.split("|", 1)[0].split()
         synset_pos, first = fields[2], _SYNTACTIC_MARKER.match(fields[4])
         lemma = (first.group(1) if first else fields[4]).lower()
@@ -596,6 +609,68 @@ class WordNet:
         synset = self._synset(name)
         found = synset.hypernyms() + (synset.instance_hypernyms() if instances else [])
         return tuple(s.name() for s in found)
+
+    def synset_records(self) -> Iterator[SynsetRecord]:
+        """Every synset of WordNet read from its ``data.*`` files in one pass, in NLTK's order of
+        ``all_synsets()`` (``data.adj``, ``data.adv``, ``data.noun``, ``data.verb``, each by
+        offset), as a :class:`SynsetRecord`: NLTK's name, lexicographer file, hypernyms and
+        instance hypernyms (each sorted by name) and the sense keys of its lemmas (those of
+        ``index.sense``) in the line's word order. NLTK's reader is asked only for a name the
+        files do not give plainly.
+
+        Example::
+
+            >>> next(load_wordnet().synset_records()).name
+            'able.a.01'
+        """
+        lexnames = {
+            int(fields[0]): fields[1]
+            for fields in (line.split() for line in self._files.text("lexnames").splitlines())
+            if len(fields) >= 2
+        }
+        keys_at: dict[tuple[str, int], list[str]] = {}
+        for entry in self.senses.with_prefix(""):
+            where = (_DATA_FILE[key_lemma_wn_pos(entry.key)[1]], entry.offset)
+            keys_at.setdefault(where, []).append(entry.key)
+        files = ("adj", "adv", "noun", "verb")
+        lines = {name: self._files.text(f"data.{name}").splitlines() for name in files}
+        names: dict[tuple[str, int], str] = {}
+        for name in files:  # every synset's name first: pointers name synsets of other files
+            for line in lines[name]:
+                if line[:1].isdigit():
+                    offset, synset_pos = int(line[:8]), line.split(" ", 3)[2]
+                    names[(name, offset)] = self._name_in(line, offset) or (
+                        self.reader.synset_from_pos_and_offset(synset_pos, offset).name()
+                    )
+        for name in files:
+            for line in lines[name]:
+                if not line[:1].isdigit():
+                    continue
+                fields = line.split("|", 1)[0].split()
+                offset, n_words = int(fields[0]), int(fields[3], 16)
+                words = fields[4 : 4 + 2 * n_words]
+                n_pointers = int(fields[4 + 2 * n_words])
+                pointers = fields[5 + 2 * n_words : 5 + 2 * n_words + 4 * n_pointers]
+                related: dict[str, set[str]] = {"@": set(), "@i": set()}
+                for i in range(0, len(pointers), 4):
+                    symbol, target, pos = pointers[i : i + 3]
+                    if symbol in related:
+                        related[symbol].add(names[(_DATA_FILE[pos], int(target))])
+                here = keys_at.get((name, offset), [])
+                keys = []
+                for word, lex_id in zip(words[::2], words[1::2]):
+                    marked = _SYNTACTIC_MARKER.match(word)
+                    lemma = (marked.group(1) if marked else word).lower()
+                    found = [k for k in here if k.partition("%")[0] == lemma
+                             and int(k.split(":")[2]) == int(lex_id, 16)]  # fmt: skip
+                    keys += found[:1]
+                yield SynsetRecord(
+                    name=names[(name, offset)],
+                    lexname=lexnames[int(fields[1])],
+                    hypernyms=tuple(sorted(related["@"])),
+                    instance_hypernyms=tuple(sorted(related["@i"])),
+                    keys=tuple(keys),
+                )
 
     def all_synsets(self, pos: str | None = None) -> Iterator[str]:
         """Names of all synsets (of a universal POS; ``ADJ`` includes satellites)."""

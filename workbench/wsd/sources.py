@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 GLOSS_CHUNK = 16_384  # sentences per cached encoding chunk (lemma pooling)
 DEFINITION_CHUNK = 4_096  # synset sentences encoded at a time (definition pooling)
-GRAPH_VERSION = 1  # bump when _graph changes what it stores
+GRAPH_VERSION = 2  # bump when _graph changes what it stores (2: read from the data files)
 _GRAPHS: dict[int, tuple[WordNet, SenseGraph]] = {}  # per-process cache of sense_graph
 
 
@@ -55,14 +55,13 @@ def _graph(wordnet: WordNet) -> SenseGraph:
     key_synsets: dict[str, str] = {}
     hypernyms: dict[str, list[str]] = {}
     lexnames: dict[str, str] = {}
-    for synset in wordnet.reader.all_synsets():
-        name = synset.name()
-        lexnames[name] = synset.lexname()
-        parents = synset.hypernyms() + synset.instance_hypernyms()
+    for synset in wordnet.synset_records():  # WordNet's data files in one pass, no NLTK
+        lexnames[synset.name] = synset.lexname
+        parents = synset.hypernyms + synset.instance_hypernyms
         if parents:
-            hypernyms[name] = [p.name() for p in parents]
-        for lemma in synset.lemmas():
-            key_synsets[lemma.key()] = name
+            hypernyms[synset.name] = list(parents)
+        for key in synset.keys:
+            key_synsets[key] = synset.name
     return SenseGraph.build(key_synsets, hypernyms, lexnames)
 
 
