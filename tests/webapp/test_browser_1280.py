@@ -80,10 +80,16 @@ def _main_text(page) -> str:
 # ------------------------------------------------------------------ ready before the first visitor
 
 
+#: What a view that is not ready shows: a spinner or a progress bar.
+WAITING = '[data-testid="stSpinner"], [data-testid="stProgress"]'
+
+
 def test_the_server_loads_the_model_before_the_first_visitor(browser, empty_cache_server, tmp_path):
     """The preload runs at server start, with no browser connected: by the time the first
     visitor opens the page, the model, WordNet and the default views are loaded, and the page
-    draws its chart from them."""
+    draws its chart from them. Once the preload has finished, each page opened one after
+    another draws its first view from what the preload made; no spinner or progress bar is
+    ever seen on the way (the Explore page's view was already drawn by the first visit)."""
     env = {"WORKBENCH_CACHE": str(tmp_path / "cache")}
     log = ARTIFACTS / "streamlit-server-preload-own.log"
     with fresh(empty_cache_server, REPO, log, env) as url:
@@ -98,25 +104,8 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, empty_cach
         _idle(page)
         _no_exception(page)
         assert "could not load" not in _main_text(page)
-        status = wait_preloaded(url, "the WSD bi-encoder")  # the last step
-        assert status["ready"] and all(s["state"] == "done" for s in status["steps"])
-        page.close()
-
-
-#: What a view that is not ready shows: a spinner or a progress bar.
-WAITING = '[data-testid="stSpinner"], [data-testid="stProgress"]'
-
-
-def test_every_page_s_first_view_is_ready_once_the_preload_is(browser, app_server):
-    """A fresh server, the preload finished: each page opened one after another draws its first
-    view from what the preload made; no spinner or progress bar is ever seen on the way. (The
-    session's server where no test opened it yet, the other tests use it after; else one of
-    its own.)"""
-    ARTIFACTS.mkdir(exist_ok=True)
-    with fresh(app_server, REPO, ARTIFACTS / "streamlit-server-first-views.log") as url:
         status = wait_preloaded(url, "the WSD bi-encoder", limit=900)  # the last step
         assert status["ready"] and all(s["state"] == "done" for s in status["steps"]), status
-        page = _page(browser)
         for path, view in FIRST_VIEWS:
             page.goto(f"{url}{path}")
             seen_waiting, start = [], time.monotonic()
