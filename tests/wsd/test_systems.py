@@ -215,7 +215,7 @@ def test_every_figure_shown_is_the_recorded_files_number():
     card = json.loads((shipped_biencoder() / "training_card.json").read_text(encoding="utf-8"))
     shipped = round(100 * card["test"]["f1"], 1)
     assert f1_phrase("biencoder", PACKAGED_FINGERPRINT, "float32") == (
-        f"{shipped} F1 on ALL (its training card)"
+        f"{shipped} F1 on ALL, from its training card"
     )
 
 

@@ -185,7 +185,7 @@ def f1_phrase(system: str, fingerprint: str, dtype: str) -> str:
     the packaged model's with that said."""
     f1 = measured_f1(system, fingerprint, dtype)
     if f1 is not None and system == "biencoder":
-        return f"{f1} F1 on ALL (its training card)"
+        return f"{f1} F1 on ALL, from its training card"
     if f1 is not None:
         return f"{f1} F1 on ALL with this model in {dtype}"
     packaged = shipped_f1() if system == "biencoder" else SYSTEMS[system].f1_all
