@@ -134,13 +134,11 @@ class Encoder:
             raise InputError(f"Unknown attention '{attention}'; choose one of {choices}.")
         self.pipeline = pipeline or PipelineConfig()
         self.overlapped = self.pipeline.overlap_on(self.device)
-        self.tokenizer = models.load_tokenizer(self.source)
-        self.model = models.load_model(self.source, self.dtype)
-        # nn.Module.to moves in place; transformers' own `to` is typed for another call form
-        torch.nn.Module.to(self.model, self.device)
+        loaded = models.load_pretrained(self.source, self.dtype, self.device)
+        self.tokenizer, self.model = loaded.tokenizer, loaded.model
         config = self.model.config
         self.name = self.source.name
-        self.fingerprint = models.weights_fingerprint(self.source, config)
+        self.fingerprint = loaded.fingerprint
         self.n_layers = int(config.num_hidden_layers)
         self.dim = int(config.hidden_size)
         self.max_length = self._input_limit(max_length)

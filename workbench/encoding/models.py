@@ -309,6 +309,38 @@ DIMENSIONS = {
 }
 
 
+@dataclass(frozen=True)
+class LoadedModel:
+    """What one load of a model gives: its tokenizer, its weights (eval mode, on the device, in
+    the dtype asked) and their :func:`weights_fingerprint`."""
+
+    source: ModelSource
+    tokenizer: PreTrainedTokenizerBase
+    model: PreTrainedModel
+    fingerprint: str
+
+
+def load_pretrained(source: ModelSource, dtype: torch.dtype, device: str) -> LoadedModel:
+    """Tokenizer, model and fingerprint of ``source``, the model moved to ``device``: the one
+    load that the context encoder and a bi-encoder's gloss encoder share.
+
+    Example::
+
+        loaded = load_pretrained(resolve_model(None), torch.float32, "cpu")
+        loaded.model.config.hidden_size, loaded.fingerprint  # (384, '...16 hex digits')
+
+    Raises:
+        ModelLoadError: the tokenizer or the weights cannot be loaded (:func:`load_model`).
+    """
+    import torch
+
+    tokenizer = load_tokenizer(source)
+    model = load_model(source, dtype)
+    # nn.Module.to moves in place; transformers' own `to` is typed for another call form
+    torch.nn.Module.to(model, device)
+    return LoadedModel(source, tokenizer, model, weights_fingerprint(source, model.config))
+
+
 def check_dimensions(folder: Path) -> None:
     """Refuse a model folder whose ``config.json`` asks for more than a model can be, before
     anything is allocated: each of :data:`DIMENSIONS` a whole number within its limit; and,

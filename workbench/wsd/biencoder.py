@@ -330,12 +330,13 @@ class BiEncoder:
         self.encoder = Encoder(
             model=str(self.directory), device=device, dtype=dtype, pooling=CONTEXT_POOLING
         )
-        source = gloss_source(self.directory, head)
-        self.gloss_tokenizer: PreTrainedTokenizerBase = models.load_tokenizer(source)
-        model = models.load_model(source, self.encoder.dtype)
-        torch.nn.Module.to(model, self.encoder.device)
+        gloss = models.load_pretrained(
+            gloss_source(self.directory, head), self.encoder.dtype, self.encoder.device
+        )
+        self.gloss_tokenizer: PreTrainedTokenizerBase = gloss.tokenizer
+        model = gloss.model
         self.gloss_model: PreTrainedModel = model
-        self.gloss_fingerprint = models.weights_fingerprint(source, model.config)
+        self.gloss_fingerprint = gloss.fingerprint
         if int(model.config.hidden_size) != self.encoder.dim:
             raise ModelLoadError(
                 f"{self.directory}: the context and gloss encoders differ in width "
