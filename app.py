@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+import webapp.sidebar
 import webapp.startup
-import webapp.state
 
 
 def pages() -> list[st.Page]:
@@ -36,9 +36,9 @@ def main() -> None:
                        layout="wide")  # fmt: skip
     nav = st.navigation(pages())
     webapp.startup.show_failures()
-    webapp.state.sidebar()
+    webapp.sidebar.sidebar()
     nav.run()
-    webapp.state.sidebar_facts()
+    webapp.sidebar.sidebar_facts()
 
 
 if __name__ == "__main__":

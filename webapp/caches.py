@@ -1,6 +1,6 @@
 """The app's data caches: WordNet, corpora, encodings, projections, reference corpora, sense
-indexes and WSD evaluations (the settings, model and memo they use live in :mod:`webapp.state`,
-the background builds in :mod:`webapp.builds`).
+indexes and WSD evaluations (the settings, model and memo they use live in :mod:`webapp.settings`,
+:mod:`webapp.loaded_model` and :mod:`webapp.memo`, the background builds in :mod:`webapp.builds`).
 
 Every function is cached (``st.cache_resource`` / ``st.cache_data`` or the in-process memo), so a
 rerun after an unrelated widget recomputes nothing; user errors become in-page messages.
@@ -15,10 +15,13 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-import webapp.state
+import webapp.loaded_model
 from webapp.builds import Build, background
+from webapp.feedback import user_errors, with_progress
+from webapp.loaded_model import encoder
+from webapp.memo import memo
 from webapp.offered_models import check_offered
-from webapp.state import Settings, current, encoder, memo, user_errors, with_progress
+from webapp.settings import Settings, current
 from workbench.corpora import occurrences as occ
 from workbench.corpora.datasets import EVALUATION_SETS
 from workbench.corpora.datasets import available_datasets as found
@@ -92,7 +95,7 @@ def warm_words(
 ) -> LayerwiseEmbeddings:
     """:func:`encode_words` outside a page (the server's preload): no progress bar; errors
     raise. Fills the same memo entry a page reads."""
-    enc = webapp.state.encoder_for(settings)
+    enc = webapp.loaded_model.encoder_for(settings)
     return memo("embeddings", 24).get(
         (settings.key, key), lambda: encode_cached(enc, sentences, keep=keep, progress=False)
     )
@@ -376,7 +379,7 @@ def opened_system(choice: str, settings_key: Hashable, _settings: Settings) -> O
     first used."""
     saved = saved_indexes()
     system: str | Path = Path(saved[choice]) if choice in saved else choice
-    enc = webapp.state.encoder_for(_settings)
+    enc = webapp.loaded_model.encoder_for(_settings)
     return open_system(system, _settings.model, device=_settings.device, encoder=enc)
 
 

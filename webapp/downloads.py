@@ -19,9 +19,11 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from webapp.loaded_model import encoder
 from workbench.viz.export import (
     MIME_TYPES,
     Settings,
+    ViewSettings,
     figure_html,
     figure_image,
     image_export_available,
@@ -29,6 +31,7 @@ from workbench.viz.export import (
     settings_sidecar,
     table_json,
 )
+from workbench.viz.projection import ProjectionConfig
 
 
 def _safe(stem: str) -> str:
@@ -87,3 +90,23 @@ def table_buttons(rows: Rows, settings: Settings, stem: str, key: str, area: Any
             "keep beside the CSV.")  # fmt: skip
     _button(cols[2], "JSON", lambda: table_json(_rows(rows), settings), f"{name}.json",
             f"{key}_json", help="The settings and the rows in one file.")  # fmt: skip
+
+
+def view_settings(
+    view: str,
+    layer: str,
+    correction: str = "none",
+    reference: str = "",
+    data: dict | None = None,
+    projection: ProjectionConfig | None = None,
+) -> ViewSettings:
+    """The settings an export of a view made with the sidebar's model carries (model,
+    fingerprint, pooling and dtype from the loaded encoder)."""
+    enc = encoder()
+    return ViewSettings(
+        view=view, model=str(enc.name), fingerprint=str(enc.fingerprint), pooling=enc.pooling,
+        layer=str(layer), correction=correction,
+        reference=reference if correction != "none" else "", projection=projection,
+        seed=projection.random_state if projection is not None else None, data=dict(data or {}),
+        dtype=enc.dtype_name,
+    )  # fmt: skip

@@ -18,7 +18,8 @@ import streamlit as st
 
 import webapp.caches
 import webapp.downloads
-import webapp.state
+import webapp.feedback
+import webapp.text
 from webapp.panes import PANES, Pane, pane_params, pane_settings, pane_widgets
 from webapp.urlstate import Between, Param
 from workbench.encoding.pooling import combine_layers
@@ -80,7 +81,7 @@ def _pane(
     ref_emb = webapp.caches.encode_words(("reference", reference, len(ref_sentences)),
                                          ref_sentences, text="Encoding the reference corpus…",
                                          settings=settings)  # fmt: skip
-    with webapp.state.user_errors(area):
+    with webapp.feedback.user_errors(area):
         post = webapp.caches.reference_correction(settings, reference, pane.correction)
         rows = explore.locate_rows(emb.sentence_index, emb.word_index, places)
         vectors = np.asarray(emb.vectors)
@@ -98,7 +99,7 @@ def _pane(
     heat = plotting.similarity_heatmaps(  # half the page wide: the values are in the hover
         [(label, sims)], occ_labels, [str(v) for v in emb.layers], fit_scale=True, show_values=False
     )
-    heat.update_layout(title=dict(text=webapp.state.short(label, 60), font=dict(size=14)))
+    heat.update_layout(title=dict(text=webapp.text.short(label, 60), font=dict(size=14)))
     heat.layout.annotations = ()  # the subplot title repeats the (cut) title
     heat.update_layout(height=max(260, 110 + 30 * len(places)))
     area.plotly_chart(heat, key=f"explore_{pane.name}_heatmap")
@@ -116,7 +117,7 @@ def _pane(
     labels = [f"{word} {number[i] + 1}" if i in mine else "other words" for i in range(len(emb))]
     hover = [plotting.hover_text(sentences[s], int(w)) for s, w in
              zip(emb.sentence_index, emb.word_index)]  # fmt: skip
-    with webapp.state.user_errors(area):
+    with webapp.feedback.user_errors(area):
         key = (settings.key, text_key, pane.layer, pane.correction, reference)
         coords = webapp.caches.projection(key, picked, config)
     scatter = plotting.sense_scatter(coords, labels, hover, names={}, centroids=False,
@@ -137,7 +138,7 @@ def _pane(
 
     # nearest neighbours at the pane's layer, after its correction
     parts = (PoolPart("reference", ref_sentences, ref_emb), PoolPart("your text", sentences, emb))
-    with webapp.state.user_errors(area):
+    with webapp.feedback.user_errors(area):
         pool = webapp.caches.neighbour_pool(
             (settings.key, pane.layer, reference, text_key, pane.correction),
             parts, post, pane.layer,

@@ -13,7 +13,10 @@ from typing import Any
 
 import streamlit as st
 
-import webapp.state
+import webapp.feedback
+import webapp.loaded_model
+import webapp.settings
+import webapp.text
 from webapp.offered_models import NOT_OFFERED, check_offered, is_offered, offered_models
 from webapp.urlstate import Param
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
@@ -68,18 +71,18 @@ def _model_label(choice: str) -> str:
     if choice in (SIDEBAR_MODEL, PACKAGED):
         return choice
     parts = choice.rstrip("/").split("/")
-    return webapp.state.short("/".join(parts[-2:]) if len(parts) > 1 else choice, 60)
+    return webapp.text.short("/".join(parts[-2:]) if len(parts) > 1 else choice, 60)
 
 
-def pane_settings(pane: Pane) -> webapp.state.Settings:
+def pane_settings(pane: Pane) -> webapp.settings.Settings:
     """The model settings of a pane: its model, the sidebar's device and pooling."""
-    return replace(webapp.state.current(), model=pane.model, layers=pane.layer)
+    return replace(webapp.settings.current(), model=pane.model, layers=pane.layer)
 
 
 def pane_widgets(name: str, area: Any, default_correction: str, prefix: str = "senses") -> Pane:
     """A pane's model, layer and correction selectors (keys ``<prefix>_<name>_...``), drawn in
     ``area``."""
-    sidebar = webapp.state.current()
+    sidebar = webapp.settings.current()
     choices = model_choices()
     key = f"{prefix}_{name}_model"
     typed = st.session_state.get(key)
@@ -92,10 +95,10 @@ def pane_widgets(name: str, area: Any, default_correction: str, prefix: str = "s
         "before/after view.",
     )  # fmt: skip
     model = {SIDEBAR_MODEL: sidebar.model, PACKAGED: None}.get(model_choice, model_choice)
-    with webapp.state.user_errors(area):
+    with webapp.feedback.user_errors(area):
         model = check_offered(model)
-    n_layers = webapp.state.encoder(replace(sidebar, model=model)).n_layers
-    options = webapp.state.layer_options(n_layers)
+    n_layers = webapp.loaded_model.encoder(replace(sidebar, model=model)).n_layers
+    options = webapp.settings.layer_options(n_layers)
     layer_key = f"{prefix}_{name}_layer"
     if st.session_state.get(layer_key) not in options:
         st.session_state[layer_key] = sidebar.layers if sidebar.layers in options else options[0]

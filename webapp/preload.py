@@ -4,7 +4,7 @@ demo corpus map, WSD's default answer) in the order a visitor meets the pages, a
 compiled code.
 
 Every step warms the very cache entries the pages use (``st.cache_resource`` / the memo of
-:mod:`webapp.state`), so a page opened after a step finished draws from warm state; a page
+:mod:`webapp.memo`), so a page opened after a step finished draws from warm state; a page
 opened before waits on the same entry, never computing anything twice. Adding a resource is one
 line in :data:`STEPS` (a name and a function of no argument); :mod:`webapp.startup` runs them.
 
@@ -25,10 +25,10 @@ from collections.abc import Callable
 import numpy as np
 
 import webapp.caches
-import webapp.state
+import webapp.loaded_model
 from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, GEOMETRY_SAMPLE, WSD_TEXT, WSD_WORD
 from webapp.panes import CORRECTIONS
-from webapp.state import Settings
+from webapp.settings import Settings
 from workbench.corpora.occurrences import demo_words
 from workbench.encoding.alignment import split_words
 from workbench.geometry.analysis import GeometryConfig
@@ -40,7 +40,7 @@ from workbench.wsd.registry import DEFAULT_SYSTEM
 
 
 def _model() -> None:
-    webapp.state.encoder_for(Settings())
+    webapp.loaded_model.encoder_for(Settings())
 
 
 def _faiss() -> None:
@@ -98,7 +98,7 @@ def _corpus_map_view() -> None:
     """The Corpus map page's default view: the demo texts' map at the model's last layer,
     uncorrected (made once and stored in the cache dir, loaded from there after)."""
     settings = Settings()
-    enc = webapp.state.encoder_for(settings)
+    enc = webapp.loaded_model.encoder_for(settings)
     config = CorpusMapConfig(layer=str(enc.n_layers), correction=CORRECTIONS[0], max_sentences=0)
     build = webapp.caches.corpus_map_build("demo", config, settings=settings)
     while not build.done:

@@ -25,7 +25,9 @@ import streamlit as st
 
 import webapp.caches
 import webapp.downloads
-import webapp.state
+import webapp.feedback
+import webapp.settings
+import webapp.text
 from webapp.panes import PANES, Pane, pane_params, pane_settings, pane_widgets
 from webapp.text import plain
 from webapp.urlstate import Param
@@ -70,7 +72,7 @@ def render_view(
     """Encode the occurrences with the pane's model and compute its view (cached)."""
     settings = pane_settings(pane)
     ov = webapp.caches.encode_occurrences(occ_key, found, settings=settings)
-    with webapp.state.user_errors():
+    with webapp.feedback.user_errors():
         post = webapp.caches.reference_correction(settings, reference, pane.correction)
         key = (settings.key, occ_key, pane.correction, reference if post is not None else "")
         view = webapp.caches.sense_view(key, ov, pane.layer, post, config, reference, data)
@@ -133,7 +135,7 @@ def compare(
     views: dict[str, SenseView] = {}
     for pane, col in zip(panes, columns):
         _, view = render_view(pane, found, occ_key, config, reference, data)
-        model = webapp.state.short(str(view.settings.model), 40)
+        model = webapp.text.short(str(view.settings.model), 40)
         views[f"{pane.name.upper()}: {model}"] = view  # the curve adds raw / the correction
         title = f"{pane.name.upper()}: “{lemma}”, layers {pane.layer}, " + str(
             CORRECTION_LABELS[pane.correction]
@@ -181,7 +183,7 @@ def atlas(
         st.stop()
     corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
     parts = []
-    with webapp.state.user_errors():
+    with webapp.feedback.user_errors():
         if len(words) > 12:
             raise InputError(f"at most 12 words in one map, got {len(words)}")
         if source == "demo":
@@ -197,7 +199,7 @@ def atlas(
             found = webapp.caches.occurrences(source, word, pos, limit, _corpus=corpus)
             key = (source, word, pos, limit, "")
             parts.append((word, webapp.caches.encode_occurrences(key, found)))
-    settings = webapp.state.current()
+    settings = webapp.settings.current()
     layout = st.segmented_control(
         "Projection", ATLAS_LAYOUTS, default=ATLAS_LAYOUTS[0], key="senses_atlas_layout",
         required=True,
@@ -206,7 +208,7 @@ def atlas(
     ) or ATLAS_LAYOUTS[0]  # fmt: skip
     apart = layout == ATLAS_LAYOUTS[0]
     data = {"lemmas": words, "source": source, "pos": pos, "limit": limit, "layout": layout}
-    with webapp.state.user_errors():
+    with webapp.feedback.user_errors():
         view = webapp.caches.atlas_view((settings.key, source, pos, limit, tuple(words)),
                                         tuple(parts), layer, config, data, apart)  # fmt: skip
     labels = [o.label for o in view.occurrences]

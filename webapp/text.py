@@ -28,3 +28,8 @@ def plain(text: object) -> str:
     """``text`` (``str()`` of anything) as markdown that shows exactly its characters, on one
     line: every ASCII punctuation character escaped with a backslash, line breaks as spaces."""
     return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", str(text)))
+
+
+def short(text: str, width: int = 80) -> str:
+    """``text`` cut to ``width`` characters (a visitor's long input is never echoed whole)."""
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -23,7 +23,7 @@ def url_names(page: str) -> set[str]:
     """The URL names of the settings a page (its file, the panes and the sidebar) keeps."""
     files = [REPO / "webapp" / "pages" / f"{page}.py", REPO / "webapp" / "panes.py",
              REPO / "webapp" / "senses_panes.py", REPO / "webapp" / "explore_panes.py",
-             REPO / "webapp" / "state.py"]  # fmt: skip
+             REPO / "webapp" / "sidebar.py"]  # fmt: skip
     text = "\n".join(f.read_text(encoding="utf-8") for f in files)
     return set(re.findall(r'Param\(\s*"[a-z_]+",\s*"([a-z_]+)"', text))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.state import layer_options
+from webapp.settings import layer_options
 from workbench.encoding.pooling import LayerSpec
 
 

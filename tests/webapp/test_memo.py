@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from webapp.state import Memo
+from webapp.memo import Memo
 
 
 def test_a_value_under_way_is_waited_for_not_computed_again():

@@ -34,7 +34,7 @@ PAGES = (
     *((path, path.strip("/") or "explore", view) for path, view in FIRST_VIEWS),
     ("/finetune", "finetune", '[data-testid="stButton"] button:has-text("Fine-tune")'),
 )
-#: What a page says when something failed: an unexpected exception (``webapp.state.user_errors``)
+#: What a page says when something failed: an unexpected exception (``webapp.feedback.user_errors``)
 #: or a preload step that could not load (``webapp.startup.show_failures``).
 FAILED = ("Something went wrong", "The server could not load")
 

@@ -14,7 +14,10 @@ import streamlit as st
 import webapp.builds
 import webapp.caches
 import webapp.downloads
-import webapp.state
+import webapp.feedback
+import webapp.loaded_model
+import webapp.settings
+import webapp.sidebar
 import webapp.urlstate
 from webapp.panes import CORRECTIONS
 from webapp.text import plain
@@ -32,7 +35,7 @@ from workbench.viz.selection import select_rows
 #: internet it draws nothing (docs/benchmarks.md, "The corpus map").
 RENDERERS = ("plotly", "Embedding Atlas")
 PARAMS = (
-    *webapp.state.SIDEBAR_PARAMS,
+    *webapp.sidebar.SIDEBAR_PARAMS,
     Param("map_source", "source", choices=tuple(webapp.caches.MAP_SOURCES)),
     Param("map_sentences", "sentences", "int", choices=Between(0, 10_000_000)),
     Param("map_layer", "layer"),
@@ -63,9 +66,9 @@ n_sentences = int(c2.number_input(
     help="SemCor has 37,176 sentences (778,587 words): 0 maps all of it (tens of minutes the "
     "first time on a CPU, stored after that).",
 ))  # fmt: skip
-settings = webapp.state.current()
-enc = webapp.state.encoder()
-layers = webapp.state.layer_options(enc.n_layers)
+settings = webapp.settings.current()
+enc = webapp.loaded_model.encoder()
+layers = webapp.settings.layer_options(enc.n_layers)
 st.session_state.setdefault("map_layer", str(enc.n_layers))
 if st.session_state.get("map_layer") not in layers:
     st.session_state["map_layer"] = str(enc.n_layers)
@@ -81,13 +84,13 @@ if source == "upload":
     upload, upload_name = file.getvalue(), file.name
 
 config = CorpusMapConfig(layer=layer, correction=correction, max_sentences=n_sentences)
-with webapp.state.user_errors():
+with webapp.feedback.user_errors():
     build = webapp.builds.settle(
         webapp.caches.corpus_map_build(source, config, upload, upload_name), seconds=5
     )
 webapp.builds.show_progress(build)
 if build.error is not None:
-    with webapp.state.user_errors():
+    with webapp.feedback.user_errors():
         raise build.error
 cmap = build.result
 
@@ -130,7 +133,7 @@ st.caption(
 
 data = {"source": source, "corpus": cmap.info.get("corpus"), "sentences": n_sentences,
         "n_words": len(cmap), "colour": colour, "search": search, "method": method}  # fmt: skip
-shown = webapp.state.view_settings(
+shown = webapp.downloads.view_settings(
     "corpus-map",
     layer,
     correction,

@@ -13,7 +13,9 @@ import streamlit as st
 import webapp.caches
 import webapp.downloads
 import webapp.explore_panes
-import webapp.state
+import webapp.feedback
+import webapp.settings
+import webapp.sidebar
 import webapp.urlstate
 from webapp.defaults import EXPLORE_TEXT
 from webapp.text import plain
@@ -28,7 +30,7 @@ CORRECTIONS = [name for name in POSTPROCESSORS if name != "none"]
 #: Every setting of the page (and the sidebar) in the URL; the word and the occurrence are
 #: added once the text is known (their widget keys depend on it).
 PARAMS = (
-    *webapp.state.SIDEBAR_PARAMS,
+    *webapp.sidebar.SIDEBAR_PARAMS,
     Param("explore_text", "text"),
     Param("explore_reference", "reference"),
     Param("explore_correction", "correction", choices=CORRECTIONS),
@@ -61,7 +63,7 @@ if wanted and not text.strip():
     )
     webapp.urlstate.publish(PARAMS, {LONG_TEXT: wanted})
     st.stop()
-with webapp.state.user_errors():
+with webapp.feedback.user_errors():
     sentences = explore.split_sentences(text)
 text_key = webapp.caches.text_key(text)
 emb = webapp.caches.encode_words(("text", text_key), sentences, text="Encoding your sentences…")
@@ -80,7 +82,7 @@ if not word:
     st.info("Click a word above to see its occurrences.")
     st.stop()
 
-with webapp.state.user_errors():
+with webapp.feedback.user_errors():
     places = explore.find_word(sentences, word)
     rows = explore.locate_rows(emb.sentence_index, emb.word_index, places)
 labels = [f"{n + 1}: {explore.snippet(sentences[s], i, 4)}" for n, (s, i) in enumerate(places)]
@@ -128,7 +130,7 @@ ref_emb = webapp.caches.encode_words(
     ("reference", reference, len(ref_sentences)), ref_sentences,
     text="Encoding the reference corpus…",
 )  # fmt: skip
-settings = webapp.state.current()
+settings = webapp.settings.current()
 post = webapp.caches.fitted_correction((settings.key, reference), correction, ref_emb.vectors)
 data = {"word": word, "occurrence": query + 1, "n_occurrences": len(places),
         "text_sha256": text_key, "n_sentences": len(sentences)}  # fmt: skip
@@ -144,7 +146,7 @@ if len(places) == 1:
         icon=":material/info:",
     )  # fmt: skip
 else:
-    with webapp.state.user_errors():
+    with webapp.feedback.user_errors():
         raw_sim = explore.layerwise_similarity(own, query)
         fixed_sim = explore.layerwise_similarity(post.transform(own), query)
     layer_labels = [str(layer) for layer in emb.layers]
@@ -173,7 +175,7 @@ use_fixed = st.toggle(
     f"Search among {CORRECTION_LABELS[correction]} vectors", key="explore_nn_fixed"
 )
 parts = (PoolPart("reference", ref_sentences, ref_emb), PoolPart("your text", sentences, emb))
-with webapp.state.user_errors():
+with webapp.feedback.user_errors():
     pool = webapp.caches.neighbour_pool(
         (settings.key, settings.layers, reference, text_key, use_fixed and correction),
         parts, post if use_fixed else None, settings.layers,

@@ -15,7 +15,10 @@ import streamlit as st
 
 import webapp.caches
 import webapp.downloads
-import webapp.state
+import webapp.feedback
+import webapp.loaded_model
+import webapp.settings
+import webapp.sidebar
 import webapp.urlstate
 from webapp.offered_models import run_directory, runs_dir
 from webapp.urlstate import Between, Param
@@ -36,7 +39,7 @@ BUILTIN = {
 
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same job.
 PARAMS = (
-    *webapp.state.SIDEBAR_PARAMS,
+    *webapp.sidebar.SIDEBAR_PARAMS,
     Param("ft_source", "data", choices=tuple(BUILTIN)),
     Param("ft_kind", "task", choices=tuple(TASKS)),
     Param("ft_ntrain", "train", "int", choices=Between(32, 50_000)),
@@ -74,7 +77,7 @@ st.info(
 )
 webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once the page's widgets are drawn
-settings = webapp.state.current()
+settings = webapp.settings.current()
 has_semcor = "semcor" in webapp.caches.available_datasets()
 choices = [k for k in BUILTIN if k == "upload" or has_semcor]
 source = (
@@ -212,7 +215,7 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
             then = "the test set" if data.test is not None else "saving the model"
             status.info(f"Training done: {then}…", icon=":material/hourglass_top:")
 
-    with webapp.state.user_errors():
+    with webapp.feedback.user_errors():
         output = run_directory(run_name)  # never outside the app's own runs folder
         status.info("Preparing the data…", icon=":material/hourglass_top:")
         data = _data()
@@ -286,7 +289,7 @@ if st.button("Compare base and tuned", key="ft_cmp_go"):
         wsd_test=test_set,
         device=settings.device,
     )
-    with webapp.state.user_errors(), st.spinner("Measuring both models…"):
+    with webapp.feedback.user_errors(), st.spinner("Measuring both models…"):
         st.session_state["ft_compare"] = cmp.compare_measure(settings.model, out_dir, cfg)
 comparison = st.session_state.get("ft_compare")
 if comparison is not None:
@@ -311,13 +314,13 @@ layer = s2.text_input("Layers", "-1", key="ft_layer").strip()
 limit = s3.number_input("At most", 20, 1000, 200, step=20, key="ft_limit")
 _share()
 if st.button("Draw", key="ft_draw"):
-    with webapp.state.user_errors():
+    with webapp.feedback.user_errors():
         occs = webapp.caches.occurrences(
             "semcor", lemma, None, int(limit), _corpus=webapp.caches.corpus("semcor")
         )
         encoders = {
-            "base": webapp.state.encoder(),
-            "tuned": webapp.state.encoder(dataclasses.replace(settings, model=out_dir)),
+            "base": webapp.loaded_model.encoder(),
+            "tuned": webapp.loaded_model.encoder(dataclasses.replace(settings, model=out_dir)),
         }
         figs = sense_clusters(encoders, occs, layer, ProjectionConfig(method="pca"))
     g1, g2 = st.columns(2)

@@ -11,7 +11,9 @@ import streamlit as st
 
 import webapp.caches
 import webapp.downloads
-import webapp.state
+import webapp.feedback
+import webapp.settings
+import webapp.sidebar
 import webapp.urlstate
 from webapp.defaults import GEOMETRY_PAIRS, GEOMETRY_SAMPLE
 from webapp.urlstate import Between, Param
@@ -23,7 +25,7 @@ from workbench.viz.export import ViewSettings
 
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
 PARAMS = (
-    *webapp.state.SIDEBAR_PARAMS,
+    *webapp.sidebar.SIDEBAR_PARAMS,
     Param("geometry_corpus", "corpus", choices=webapp.caches.reference_options),
     Param("geometry_sample", "sample", "int", choices=Between(100, 5000)),
     Param("geometry_pairs", "pairs", "int", choices=Between(1000, 100_000)),
@@ -53,8 +55,8 @@ sentences = webapp.caches.reference_sentences(reference, int(n_sentences))
 emb = webapp.caches.encode_words(("reference", reference, len(sentences)), sentences,
                              text="Encoding the corpus…")  # fmt: skip
 config = gr.GeometryConfig(n_pairs=int(n_pairs))
-settings = webapp.state.current()
-with webapp.state.user_errors():
+settings = webapp.settings.current()
+with webapp.feedback.user_errors():
     result = webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
 
 st.caption(

@@ -13,8 +13,10 @@ import streamlit as st
 
 import webapp.caches
 import webapp.downloads
+import webapp.feedback
 import webapp.senses_panes
-import webapp.state
+import webapp.settings
+import webapp.sidebar
 import webapp.urlstate
 from webapp.text import plain
 from webapp.urlstate import Between, Param
@@ -36,7 +38,7 @@ POS_CHOICES = (None, *POS_TAGS)
 VIEWS = ("one layer", "every layer", "several words")
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
 PARAMS = (
-    *webapp.state.SIDEBAR_PARAMS,
+    *webapp.sidebar.SIDEBAR_PARAMS,
     Param("senses_source", "source", choices=tuple(SOURCES)),
     Param("senses_demo_word", "demo_word", choices=occ.demo_words),
     Param("senses_lemma", "word"),
@@ -95,7 +97,7 @@ else:
         upload, upload_name = file.getvalue(), file.name
 
 corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
-with webapp.state.user_errors():
+with webapp.feedback.user_errors():
     found = webapp.caches.occurrences(
         source, lemma, pos, limit, upload, upload_name, _corpus=corpus
     )
@@ -104,7 +106,7 @@ occ_key = (source, lemma, pos, limit, upload_hash)
 ov = webapp.caches.encode_occurrences(occ_key, found)
 
 # ------------------------------------------------------------------ how to project
-settings = webapp.state.current()
+settings = webapp.settings.current()
 emb = ov.emb
 layer_options = [str(i) for i in emb.layers]
 if settings.layers not in layer_options:
@@ -174,7 +176,7 @@ labels, predicted_note = gold, ""
 if colour == "predicted":
     layer_spec = layer if view == "one layer" else settings.layers
     bi = webapp.caches.biencoder(settings)  # the model's WSD bi-encoder, when it has one
-    with webapp.state.user_errors():
+    with webapp.feedback.user_errors():
         if bi is not None:
             prediction = webapp.caches.biencoder_prediction(bi, occ_key, ov.occurrences, lemma,
                                                             pos)  # fmt: skip
@@ -199,7 +201,7 @@ st.caption(f"{len(found)} occurrences of “{plain(lemma)}” from {SOURCES[sour
 if len(found) < 3:
     st.warning("At least 3 occurrences are needed for a projection; choose another word or source.")
     st.stop()
-with webapp.state.user_errors():
+with webapp.feedback.user_errors():
     if view == "one layer":
         coords = webapp.caches.projection((key, layer), emb.select(layer), config)
         title = f"“{lemma}”, layers {layer}, {METHODS[method]}"
@@ -221,7 +223,7 @@ else:
 if predicted_note:
     st.caption(plain(predicted_note))
 measured_at = layer if view == "one layer" else settings.layers
-with webapp.state.user_errors():
+with webapp.feedback.user_errors():
     measured = webapp.caches.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
                                         None, None, "", data)  # fmt: skip
 webapp.senses_panes.single_separation(measured, lemma)

@@ -15,7 +15,11 @@ import streamlit as st
 import webapp.builds
 import webapp.caches
 import webapp.downloads
-import webapp.state
+import webapp.feedback
+import webapp.loaded_model
+import webapp.memo
+import webapp.settings
+import webapp.sidebar
 import webapp.urlstate
 from webapp.defaults import WSD_TEXT, WSD_WORD
 from webapp.text import plain
@@ -29,7 +33,7 @@ from workbench.wsd.registry import FEW_OCCURRENCES, SYSTEMS
 POS_CHOICES = (None, *POS_TAGS)
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
 PARAMS = (
-    *webapp.state.SIDEBAR_PARAMS,
+    *webapp.sidebar.SIDEBAR_PARAMS,
     # older links name the system "index", with a "system:" prefix on a system's name
     Param("wsd_system", "system", formerly="index", upgrade=lambda v: v.removeprefix("system:")),
     Param("wsd_text", "sentence"),
@@ -50,8 +54,8 @@ st.caption(
 )
 webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once the widgets are drawn
-settings = webapp.state.current()
-enc = webapp.state.encoder(settings)  # the labels give the F1 measured for this model
+settings = webapp.settings.current()
+enc = webapp.loaded_model.encoder(settings)  # the labels give the F1 measured for this model
 choices = {
     **webapp.caches.system_options(settings.model, enc.fingerprint, enc.dtype_name),
     **{name: f"saved: {name}" for name in webapp.caches.saved_indexes()},
@@ -73,7 +77,7 @@ if opened.builds_ahead:  # a SemCor system's index: loaded, or built once in the
         ),
     )
     if build.error is not None:
-        with webapp.state.user_errors():
+        with webapp.feedback.user_errors():
             raise build.error
 
 one, evaluation = st.tabs(["One sentence", "Evaluation"])
@@ -90,8 +94,8 @@ with one:
     def run_one():
         return disambiguate(opened, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet())
 
-    with webapp.state.user_errors():
-        result = webapp.state.memo("wsd-one", 64).get(
+    with webapp.feedback.user_errors():
+        result = webapp.memo.memo("wsd-one", 64).get(
             (settings.key, system, text, word.strip(), pos), run_one
         )
     best = result.best
@@ -110,7 +114,7 @@ with one:
                    "its senses, the chart scores every candidate.")  # fmt: skip
     data = {"sentence": text, "word": word.strip(), "pos": pos, "system": system,
             "answered_by": result.system, "config": str(result.config)}  # fmt: skip
-    shown = webapp.state.view_settings("wsd-candidates", "", data=data)  # fmt: skip
+    shown = webapp.downloads.view_settings("wsd-candidates", "", data=data)  # fmt: skip
     stem = f"wsd-{word.strip() or 'word'}"
     if scored:
         fig = plotting.candidate_bars(
@@ -170,9 +174,9 @@ with evaluation:
                                       key="wsd_n_sentences"))  # fmt: skip
     eval_key = (settings.key, system, dataset, n_sentences)
     name = system if system in SYSTEMS else "custom"
-    memo = webapp.state.memo("wsd-eval", 8)
+    memo = webapp.memo.memo("wsd-eval", 8)
     if st.button("Run the evaluation", key="wsd_run", type="primary"):
-        with webapp.state.user_errors():
+        with webapp.feedback.user_errors():
             webapp.caches.wsd_evaluation(dataset, system, opened, n_sentences)
     if eval_key not in memo:
         st.info("Choose a dataset and press “Run the evaluation” (a minute or two on a CPU).")
@@ -184,7 +188,7 @@ with evaluation:
     scores = pd.DataFrame(list(table.rows), columns=list(table.columns)).round(1)
     st.dataframe(scores, hide_index=True, width="stretch")
     st.caption(table.caption)
-    evaluated = webapp.state.view_settings(
+    evaluated = webapp.downloads.view_settings(
         "wsd-evaluation", "", data={"dataset": dataset, "first_sentences": n_sentences,
                                     "system": system, "answered_by": name},
     )  # fmt: skip
