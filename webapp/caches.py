@@ -309,30 +309,13 @@ def occurrences(
     upload_name: str = "upload",
     _corpus: Corpus | None = None,
 ) -> list[Occurrence]:
-    """A lemma's occurrences from ``source``: ``demo``, ``wordnet``, ``upload`` or a corpus
-    name (then ``_corpus`` is that corpus, loaded by :func:`corpus`); of ``pos`` only when given
-    (an upload's words by :func:`workbench.corpora.occurrences.with_pos`, the tagger's)."""
-
-    if source == "demo":
-        return occ.from_lines(occ.read_demo(lemma), lemma, source=f"{lemma}.tsv")
-    if source == "wordnet":
-        return occ.from_wordnet(wordnet(), lemma, pos)
-    if source == "upload":
-        found = occ.from_lines(occ.decode_text(upload or b"", upload_name), lemma, upload_name)
-        if not found:
-            raise InputError(
-                f"{upload_name} has no occurrence of {lemma!r}: check the word, or mark the "
-                "target in [brackets]"
-            )
-        if pos is not None:
-            found = occ.with_pos(found, pos, wordnet())
-            if not found:
-                raise InputError(
-                    f"{upload_name} has no occurrence of {lemma!r} tagged {pos}: choose another "
-                    "POS or any"
-                )
-        return found
-    return occ.from_corpus(_corpus, lemma, pos, limit)
+    """:func:`workbench.corpora.occurrences.lemma_occurrences` of ``lemma`` from ``source``
+    (``demo``, ``wordnet``, ``upload`` or a corpus name, then ``_corpus`` is that corpus,
+    loaded by :func:`corpus`), cached."""
+    return occ.lemma_occurrences(
+        lemma, source, pos, limit, wordnet=wordnet(), corpus=_corpus, upload=upload,
+        upload_name=upload_name,
+    )  # fmt: skip
 
 
 @st.cache_data(show_spinner="Finding the training occurrences…", max_entries=64)

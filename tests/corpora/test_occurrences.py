@@ -116,3 +116,29 @@ def test_decode_text_reads_unicode_files_with_their_byte_order_mark(encoding):
     assert occ.decode_text(data, "banks.txt") == text.splitlines()
     with pytest.raises(InputError, match="not a text file"):
         occ.decode_text("bank".encode("utf-16-le"), "nomark.txt")  # NULs and no mark: binary
+
+
+def test_lemma_occurrences_one_rule_for_every_source(tmp_path):
+    """The one function the app, ``workbench senses`` and the comparison call: an upload and a
+    text file (any BOM encoding) read alike, the tagger's POS applies to both, and every source
+    is sampled by the same seeded rule, in order."""
+    text = "I bank at the bank .\nThe bank of the river .\nThey bank on it .\n"
+    upload = occ.lemma_occurrences("bank", "upload", upload=text.encode(), upload_name="u.txt")
+    path = tmp_path / "t.txt"
+    path.write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    from_file = occ.lemma_occurrences("bank", str(path))
+    assert [(o.words, o.index) for o in upload] == [(o.words, o.index) for o in from_file]
+    assert len(upload) == 4
+    nouns = occ.lemma_occurrences("bank", "upload", pos="NOUN", upload=text.encode())
+    assert {(o.words[o.index - 1], o.index) for o in nouns} == {("the", 4), ("The", 1)}
+    assert len(occ.lemma_occurrences("bank", str(path), pos="NOUN")) == len(nouns)
+    with pytest.raises(InputError, match="tagged ADV"):
+        occ.lemma_occurrences("bank", "upload", pos="ADV", upload=text.encode())
+    demo = occ.lemma_occurrences("bass", "demo", limit=None)
+    some = occ.lemma_occurrences("bass", "demo", limit=10, random_state=1)
+    assert len(some) == 10 and some == occ.lemma_occurrences(
+        "bass", "demo", limit=10, random_state=1
+    )
+    assert [demo.index(o) for o in some] == sorted(demo.index(o) for o in some)
+    with pytest.raises(InputError, match="unknown occurrence source"):
+        occ.lemma_occurrences("bank", str(tmp_path / "missing.txt"))

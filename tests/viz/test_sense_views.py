@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from workbench.corpora.occurrences import encode_occurrences
+from workbench.corpora.occurrences import encode_occurrences, lemma_occurrences
 from workbench.errors import InputError, MismatchError
 from workbench.geometry.corrections import make_postprocessor
 from workbench.viz.projection import ProjectionConfig
@@ -15,7 +15,6 @@ from workbench.viz.sense_figures import atlas_figure, sense_view_figure, separat
 from workbench.viz.sense_views import (
     atlas_view,
     corrected_vectors,
-    lemma_occurrences,
     sense_view,
 )
 

@@ -27,6 +27,7 @@ from workbench.cli.options import add_dtype, add_overwrite, command_line, number
 from workbench.corpora.occurrences import (
     OccurrenceVectors,
     encode_occurrences,
+    lemma_occurrences,
     occurrence_table,
     sense_glosses,
     sense_names,
@@ -59,7 +60,6 @@ from workbench.viz.sense_views import (
     SenseView,
     atlas_view,
     fit_correction,
-    lemma_occurrences,
     occurrences_sha256,
     sense_view,
 )

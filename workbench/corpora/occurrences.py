@@ -6,7 +6,7 @@ file is UTF-8, one sentence per line, either plain (every form of the lemma coun
 WordNet's morphology) or ``label<TAB>sentence`` with the target in ``[brackets]``
 (see ``data/README.md``)::
 
-    occs = from_lines(read_demo("bank"), "bank", source="bank.tsv")
+    occs = lemma_occurrences("bank", "demo")         # or "semcor", "wordnet", a file, an upload
     ov = encode_occurrences(Encoder(), occs)         # one row per occurrence
     ov.vectors.shape                                 # (n_occurrences, n_layers + 1, dim)
     occurrence_table(occs, sense_glosses(load_wordnet(), [o.label for o in occs]))
@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from workbench.corpora.datasets import DATASETS, load_dataset
+from workbench.corpora.readers import Corpus
 from workbench.corpora.tagging import tag_words
 from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached
@@ -30,7 +32,7 @@ from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.morphology import base_forms
-from workbench.lexicon.wordnet import POS_TAGS, WordNet
+from workbench.lexicon.wordnet import POS_TAGS, WordNet, load_wordnet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -258,6 +260,86 @@ def from_corpus(
     if not found:
         what = f"{lemma!r}" + (f" as {pos}" if pos else "")
         raise InputError(f"the corpus has no annotated occurrence of {what}; try another word")
+    return _sample(found, limit, random_state)
+
+
+#: Occurrence sources by name (besides a framework dataset's name, ``"upload"`` and a text file's
+#: path): see :func:`lemma_occurrences`.
+SOURCES: tuple[str, ...] = ("semcor", "wordnet", "demo")
+
+
+def lemma_occurrences(
+    lemma: str,
+    source: str = "semcor",
+    pos: str | None = None,
+    limit: int | None = 200,
+    random_state: int = 0,
+    data_dir: str | Path | None = None,
+    wordnet: WordNet | None = None,
+    corpus: Corpus | None = None,
+    upload: bytes | None = None,
+    upload_name: str = "upload",
+) -> list[Occurrence]:
+    """A lemma's occurrences, with their gold senses where the source has them: what the
+    Senses page, ``workbench senses`` and the fine-tuning comparison each picture.
+
+    Args:
+        lemma: the WordNet lemma (``"bank"``).
+        source: ``"semcor"`` or any framework dataset name (gold sense keys; ``corpus``: that
+            dataset already loaded), ``"wordnet"`` (usage examples, labelled with the sense
+            whose example it is), ``"demo"`` (the project's demo text of the word),
+            ``"upload"`` (the text file ``upload``, its bytes, named ``upload_name``) or the
+            path of a text file (:func:`from_lines`; any of the encodings of :func:`decode_text`).
+        pos: one universal POS (``NOUN``...); None = all. Of the dataset's or WordNet's
+            annotation; in an upload or a text file, the tagger's (:func:`with_pos`); a demo
+            text is taken whole.
+        limit: at most this many, a seeded sample in the source's order; None = all.
+        random_state: the sample's seed.
+        data_dir: the WSD data directory (default: ``WORKBENCH_DATA`` ...).
+        wordnet: a loaded WordNet (default: :func:`workbench.lexicon.wordnet.load_wordnet`).
+
+    Raises:
+        InputError: the lemma does not occur (with that POS); DataError: the corpus is missing.
+
+    Example::
+
+        lemma_occurrences("bank", "semcor", pos="NOUN", limit=200)   # 200 of SemCor's 'bank'
+        lemma_occurrences("bass", "demo", limit=None)                # the whole demo text
+    """
+    if source.lower() in {d.lower() for d in DATASETS}:
+        dataset = corpus if corpus is not None else load_dataset(source, data_dir)
+        return from_corpus(dataset, lemma, pos, limit, random_state)
+    if source == "wordnet":
+        return _sample(from_wordnet(wordnet or load_wordnet(), lemma, pos), limit, random_state)
+    if source == "demo":
+        lines, name = read_demo(lemma), f"{lemma}.tsv"
+    elif source == "upload":
+        lines, name = decode_text(upload or b"", upload_name), upload_name
+    else:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise InputError(
+                f"unknown occurrence source {source!r}: use {', '.join(SOURCES)}, a framework "
+                "dataset name or the path of a text file"
+            )
+        lines, name = decode_text(path.read_bytes(), path.name), path.name
+    found = from_lines(lines, lemma, name)
+    if not found:
+        raise InputError(
+            f"{name} has no occurrence of {lemma!r}: check the word, or mark the target in "
+            "[brackets]"
+        )
+    if pos is not None and source != "demo":
+        found = with_pos(found, pos, wordnet or load_wordnet())
+        if not found:
+            raise InputError(
+                f"{name} has no occurrence of {lemma!r} tagged {pos}: choose another POS or any"
+            )
+    return _sample(found, limit, random_state)
+
+
+def _sample(found: list[Occurrence], limit: int | None, random_state: int) -> list[Occurrence]:
+    """At most ``limit`` of ``found``: a seeded sample kept in order (all when None)."""
     if limit is not None and len(found) > limit:
         rng = np.random.default_rng(random_state)
         found = [found[i] for i in sorted(rng.choice(len(found), size=limit, replace=False))]

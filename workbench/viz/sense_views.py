@@ -2,7 +2,7 @@
 their sense separation measured. The Senses page's panes, ``workbench senses`` and the
 fine-tuning before/after view make the same calls::
 
-    occs = lemma_occurrences("bank", source="semcor", limit=200)
+    occs = lemma_occurrences("bank", source="semcor", limit=200)  # workbench.corpora.occurrences
     enc = Encoder("runs/wsd/model")                   # any model directory or hub id
     ov = encode_occurrences(enc, occs)                # (n, n_layers + 1, dim), cached on disk
     post = fit_correction(enc, "zscore")              # per layer, on a seeded reference sample
@@ -25,14 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.corpora.datasets import DATASETS, load_dataset
 from workbench.corpora.occurrences import (
     Occurrence,
     OccurrenceVectors,
-    from_corpus,
-    from_lines,
-    from_wordnet,
-    read_demo,
 )
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.pooling import combine_layers
@@ -46,63 +41,11 @@ from workbench.geometry.separation import (
     sense_separation,
     separation_by_layer,
 )
-from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.viz.export import ViewSettings
 from workbench.viz.projection import ProjectionConfig, Projector
 
 if TYPE_CHECKING:
     from workbench.encoding.encoder import Encoder
-
-#: Occurrence sources by name (besides a text file's path).
-SOURCES: tuple[str, ...] = ("semcor", "wordnet", "demo")
-
-
-def lemma_occurrences(
-    lemma: str,
-    source: str = "semcor",
-    pos: str | None = None,
-    limit: int | None = 200,
-    random_state: int = 0,
-    data_dir: str | Path | None = None,
-    wordnet: WordNet | None = None,
-) -> list[Occurrence]:
-    """A lemma's occurrences with their gold senses.
-
-    Args:
-        lemma: the WordNet lemma (``"bank"``).
-        source: ``"semcor"`` (or any framework dataset name: gold sense keys), ``"wordnet"``
-            (usage examples, labelled with the sense whose example it is), ``"demo"`` (the
-            project's demo text of the word) or the path of a text file (see
-            :func:`workbench.corpora.occurrences.from_lines`).
-        pos: one universal POS (``NOUN``...) for SemCor and WordNet; None = all.
-        limit: at most this many (a seeded sample in corpus order); None = all.
-        random_state: the sample's seed.
-        data_dir: the WSD data directory (default: ``WORKBENCH_DATA`` ...).
-        wordnet: a loaded WordNet (default: :func:`workbench.lexicon.wordnet.load_wordnet`).
-
-    Raises:
-        InputError: the lemma does not occur; DataError: the corpus is missing.
-    """
-    if source.lower() in {d.lower() for d in DATASETS}:
-        return from_corpus(load_dataset(source, data_dir), lemma, pos, limit, random_state)
-    if source == "wordnet":
-        found = from_wordnet(wordnet or load_wordnet(), lemma, pos)
-    elif source == "demo":
-        found = from_lines(read_demo(lemma), lemma, source=f"{lemma}.tsv")
-    else:
-        path = Path(source).expanduser()
-        if not path.is_file():
-            raise InputError(
-                f"unknown occurrence source {source!r}: use {', '.join(SOURCES)}, a framework "
-                "dataset name or the path of a text file"
-            )
-        found = from_lines(path.read_text(encoding="utf-8-sig").splitlines(), lemma, path.name)
-        if not found:
-            raise InputError(f"{path} has no occurrence of {lemma!r}")
-    if limit is not None and len(found) > limit:
-        rng = np.random.default_rng(random_state)
-        found = [found[i] for i in sorted(rng.choice(len(found), size=limit, replace=False))]
-    return found
 
 
 def fit_correction(

@@ -16,13 +16,12 @@ import numpy as np
 from bench.lib.measure import median_time
 from bench.speed.app_parts import REPO
 from workbench import Encoder
-from workbench.corpora.occurrences import demo_sentences, encode_occurrences
+from workbench.corpora.occurrences import demo_sentences, encode_occurrences, lemma_occurrences
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.separation import separation_by_layer
 from workbench.viz.projection import Projector, trustworthiness
-from workbench.viz.sense_views import lemma_occurrences
 
 
 def word_vectors(n_points: int) -> tuple[np.ndarray, str]:
