@@ -28,19 +28,23 @@ from workbench.corpora.datasets import available_datasets as found
 from workbench.corpora.occurrences import (
     Occurrence,
     OccurrenceVectors,
-    demo_sentences,
     sense_glosses,
 )
 from workbench.corpora.readers import Corpus, corpus_from_texts
-from workbench.corpora.reference import load_reference_corpus, sample_corpus
+from workbench.corpora.reference import (
+    REFERENCE_SENTENCES,
+    CorpusSample,
+    load_reference_corpus,
+    sample_corpus,
+)
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_bytes
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
-from workbench.geometry.corrections import make_postprocessor
 from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.reference import fit_reference
 from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.viz import sense_views
 from workbench.viz.corpus_map import CorpusMap, CorpusMapConfig, corpus_map
@@ -237,28 +241,36 @@ def atlas_view(
 
 # --------------------------------------------------------------------------- reference corpora
 
-#: Sentences sampled (seeded) from a large reference corpus unless a page asks otherwise.
-REFERENCE_SAMPLE = 500
-DEMO_REFERENCE = "demo texts (170 sentences)"
+#: The reference corpora the app offers, by the library's names
+#: (:func:`workbench.corpora.reference.load_reference_corpus`), with what a visitor reads.
+REFERENCE_LABELS = {
+    "demo": "demo texts (170 sentences)",
+    "wordnet": "WordNet glosses and examples",
+    "semcor": "SemCor",
+}
 
 
 def reference_options() -> list[str]:
-    """Labels of the reference corpora available here (demo texts and WordNet always)."""
-    options = [DEMO_REFERENCE, "WordNet glosses and examples"]
-    if "semcor" in available_datasets():
-        options.append("SemCor")
-    return options
+    """Names of the reference corpora available here (demo texts and WordNet always)."""
+    return [n for n in REFERENCE_LABELS if n != "semcor" or "semcor" in available_datasets()]
+
+
+def reference_name(text: str) -> str:
+    """A link's reference corpus as today's name: older links carry its label."""
+    return {label: name for name, label in REFERENCE_LABELS.items()}.get(text, text)
 
 
 @st.cache_resource(show_spinner="Preparing the reference corpus…", max_entries=8)
-def reference_sentences(label: str, n: int = REFERENCE_SAMPLE) -> list[list[str]]:
-    """Sentences (as words) of a reference corpus from :func:`reference_options`: all demo
-    sentences, or a seeded sample of ``n`` sentences of WordNet or SemCor."""
-    if label == DEMO_REFERENCE:
-        return demo_sentences()
+def reference_sample(name: str, n: int | None = REFERENCE_SENTENCES) -> CorpusSample:
+    """The seeded sample of ``n`` sentences (None: all) of the reference corpus ``name`` that
+    corrections are fitted on (:func:`workbench.corpora.reference.sample_corpus`; the demo
+    texts, 170 sentences, are whole at the default size)."""
+    return sample_corpus(corpus(name), n, random_state=0)
 
-    name = "semcor" if label == "SemCor" else "wordnet"
-    return sample_corpus(corpus(name), n, random_state=0).words
+
+def reference_sentences(name: str, n: int | None = REFERENCE_SENTENCES) -> list[list[str]]:
+    """The words of :func:`reference_sample`'s sentences."""
+    return reference_sample(name, n).words
 
 
 @st.cache_resource(show_spinner="Measuring every layer under every correction…", max_entries=8)
@@ -270,20 +282,24 @@ def geometry(key: Hashable, _emb: LayerwiseEmbeddings, config: GeometryConfig) -
 
 
 @st.cache_resource(show_spinner="Fitting the correction…", max_entries=16)
-def fitted_correction(key: Hashable, kind: str, _vectors: np.ndarray) -> PostProcessor:
-    """A post-processor of ``kind`` fitted per layer on ``_vectors`` ``(n, L, dim)``."""
-    return make_postprocessor(kind).fit(np.asarray(_vectors))
+def fitted_correction(
+    key: Hashable, kind: str, reference: str, _encoder, _emb: LayerwiseEmbeddings
+) -> PostProcessor:
+    """The correction ``kind`` fitted per layer on the reference corpus ``reference``'s sample
+    (:func:`reference_sample`), whose vectors ``_emb`` the model ``_encoder`` made:
+    :func:`workbench.geometry.reference.fit_reference`. ``key``: the model settings."""
+    return fit_reference(_encoder, kind, reference_sample(reference), emb=_emb)
 
 
 def reference_correction(settings: Settings, reference: str, kind: str) -> PostProcessor | None:
     """The correction ``kind`` for the model of ``settings``, fitted per layer on the reference
-    corpus labelled ``reference`` (:func:`reference_options`); None for ``"none"``."""
+    corpus ``reference`` (:func:`reference_options`); None for ``"none"``."""
     if kind == "none":
         return None
     sentences = reference_sentences(reference)
     emb = encode_words(("reference", reference, len(sentences)), sentences,
                        text="Encoding the reference corpus…", settings=settings)  # fmt: skip
-    return fitted_correction((settings.key, reference), kind, emb.vectors)
+    return fitted_correction((settings.key, reference), kind, reference, encoder(settings), emb)
 
 
 @st.cache_resource(show_spinner="Indexing the words…", max_entries=16)
@@ -493,13 +509,13 @@ MAP_SOURCES = {
 def map_corpus(source: str, upload: bytes | None = None, upload_name: str = "upload") -> Corpus:
     """The corpus of a corpus map's ``source`` (:data:`MAP_SOURCES`)."""
     if source == "demo":
-        return corpus_from_texts([" ".join(s) for s in demo_sentences()], "demo texts")
+        return corpus("demo")
     if source == "upload":
         lines = occ.decode_text(upload or b"", upload_name)
         return corpus_from_texts(lines, upload_name)
     if source == "wordnet":
-        return corpus_from_texts([" ".join(s) for s in reference_sentences(
-            "WordNet glosses and examples", 5000)], "wordnet-sample")  # fmt: skip
+        return corpus_from_texts([" ".join(s) for s in reference_sentences("wordnet", 5000)],
+                                 "wordnet-sample")  # fmt: skip
     return corpus(source)
 
 

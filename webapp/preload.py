@@ -26,7 +26,7 @@ import numpy as np
 
 import webapp.caches
 import webapp.loaded_model
-from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, GEOMETRY_SAMPLE, WSD_TEXT, WSD_WORD
+from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, WSD_TEXT, WSD_WORD
 from webapp.panes import CORRECTIONS
 from webapp.settings import Settings
 from workbench.corpora.occurrences import demo_words
@@ -61,10 +61,11 @@ def _explore_view() -> None:
     sentences = split_sentences(EXPLORE_TEXT)
     text_key = webapp.caches.text_key(EXPLORE_TEXT)
     emb = webapp.caches.warm_words(("text", text_key), sentences, settings)
-    reference = webapp.caches.DEMO_REFERENCE
+    reference = "demo"
     ref = webapp.caches.reference_sentences(reference)
     ref_emb = webapp.caches.warm_words(("reference", reference, len(ref)), ref, settings)
-    webapp.caches.fitted_correction((settings.key, reference), "zscore", ref_emb.vectors)
+    enc = webapp.loaded_model.encoder_for(settings)
+    webapp.caches.fitted_correction((settings.key, reference), "zscore", reference, enc, ref_emb)
     parts = (PoolPart("reference", ref, ref_emb), PoolPart("your text", sentences, emb))
     key = (settings.key, settings.layers, reference, text_key, False)
     webapp.caches.neighbour_pool(key, parts, None, settings.layers)
@@ -86,8 +87,8 @@ def _geometry_view() -> None:
     """The Geometry page's default view: its default corpus and sample, encoded, and every
     layer measured under every correction (the page's table and figures)."""
     settings = Settings()
-    reference = webapp.caches.reference_options()[0]
-    sentences = webapp.caches.reference_sentences(reference, GEOMETRY_SAMPLE)
+    reference = webapp.caches.reference_options()[0]  # the demo texts, whole
+    sentences = webapp.caches.reference_sentences(reference, None)
     key = ("reference", reference, len(sentences))
     emb = webapp.caches.warm_words(key, sentences, settings)
     config = GeometryConfig(n_pairs=GEOMETRY_PAIRS)

@@ -55,7 +55,7 @@ ATLAS_LAYOUTS = ("each word apart", "all together")
 SENSES_PANE_PARAMS = (
     *pane_params("senses"),
     Param("senses_compare", "compare", "bool"),
-    Param("senses_reference", "reference"),
+    Param("senses_reference", "reference", upgrade=webapp.caches.reference_name),
     Param("senses_words", "words"),
     Param("senses_atlas_layout", "atlas_layout", choices=ATLAS_LAYOUTS),
 )
@@ -122,7 +122,7 @@ def compare(
     """Two panes side by side, then both separation curves."""
     reference = st.selectbox(
         "Reference corpus for the corrections", webapp.caches.reference_options(),
-        key="senses_reference",
+        key="senses_reference", format_func=webapp.caches.REFERENCE_LABELS.get,
         help="Each pane's correction is fitted per layer on this corpus, encoded by its model.",
     )  # fmt: skip
     columns = st.columns(2, gap="medium")

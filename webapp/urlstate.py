@@ -50,7 +50,8 @@ class Param:
         refusal: the message shown when a link's value is not allowed (default: the setting
             and its value are listed as not applying here).
         formerly: its name in older links, read when a link does not have :attr:`name`.
-        upgrade: an older link's text as today's (applied to a :attr:`formerly` value).
+        upgrade: an older link's text as today's (applied to every value a link carries, under
+            :attr:`name` or :attr:`formerly`; today's text is left as it is).
     """
 
     key: str
@@ -65,11 +66,12 @@ class Param:
         """This setting's text in a link's ``query`` (under an older name, upgraded, if need
         be); None when the link does not carry it."""
         if self.name in query:
-            return query[self.name]
-        if self.formerly and self.formerly in query:
+            text = query[self.name]
+        elif self.formerly and self.formerly in query:
             text = query[self.formerly]
-            return self.upgrade(text) if self.upgrade is not None else text
-        return None
+        else:
+            return None
+        return self.upgrade(text) if self.upgrade is not None else text
 
     def allowed(self) -> Container[Any] | None:
         return self.choices() if callable(self.choices) else self.choices

@@ -94,3 +94,15 @@ def test_uploads_have_an_explicit_size_limit():
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert 1 <= config["server"]["maxUploadSize"] <= 50  # megabytes
     assert config["client"]["toolbarMode"] == "minimal"  # no "Deploy" button
+
+
+def test_an_older_links_reference_corpus_label_opens_the_corpus_by_its_name():
+    """Links made before the app named reference corpora as the library does carry the label."""
+    import webapp.caches
+    from webapp.urlstate import Param
+
+    param = Param("geometry_corpus", "corpus", upgrade=webapp.caches.reference_name)
+    for name, label in webapp.caches.REFERENCE_LABELS.items():
+        assert param.link_text({"corpus": label}) == name
+        assert param.link_text({"corpus": name}) == name
+    assert param.link_text({"corpus": "elsewhere"}) == "elsewhere"  # refused by its choices

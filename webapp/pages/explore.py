@@ -14,6 +14,7 @@ import webapp.caches
 import webapp.downloads
 import webapp.explore_panes
 import webapp.feedback
+import webapp.loaded_model
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
@@ -32,7 +33,7 @@ CORRECTIONS = [name for name in POSTPROCESSORS if name != "none"]
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
     Param("explore_text", "text"),
-    Param("explore_reference", "reference"),
+    Param("explore_reference", "reference", upgrade=webapp.caches.reference_name),
     Param("explore_correction", "correction", choices=CORRECTIONS),
     Param("explore_fit_scale", "fit", "bool"),
     Param("explore_nn_fixed", "nn_fixed", "bool"),
@@ -107,6 +108,7 @@ query = left.selectbox(
 )  # fmt: skip
 reference = right.selectbox(
     "Reference corpus", webapp.caches.reference_options(), key="explore_reference",
+    format_func=webapp.caches.REFERENCE_LABELS.get,
     help="Fits the correction and holds the words searched for neighbours (WordNet and SemCor: "
     "a seeded 500-sentence sample).",
 )  # fmt: skip
@@ -131,7 +133,10 @@ ref_emb = webapp.caches.encode_words(
     text="Encoding the reference corpus…",
 )  # fmt: skip
 settings = webapp.settings.current()
-post = webapp.caches.fitted_correction((settings.key, reference), correction, ref_emb.vectors)
+enc = webapp.loaded_model.encoder(settings)
+post = webapp.caches.fitted_correction(
+    (settings.key, reference), correction, reference, enc, ref_emb
+)
 data = {"word": word, "occurrence": query + 1, "n_occurrences": len(places),
         "text_sha256": text_key, "n_sentences": len(sentences)}  # fmt: skip
 own = np.asarray(emb.vectors[rows])

@@ -26,7 +26,12 @@ from workbench.viz.export import ViewSettings
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
-    Param("geometry_corpus", "corpus", choices=webapp.caches.reference_options),
+    Param(
+        "geometry_corpus",
+        "corpus",
+        choices=webapp.caches.reference_options,
+        upgrade=webapp.caches.reference_name,
+    ),
     Param("geometry_sample", "sample", "int", choices=Between(100, 5000)),
     Param("geometry_pairs", "pairs", "int", choices=Between(1000, 100_000)),
     Param("geometry_correction", "correction", choices=tuple(POSTPROCESSORS)),
@@ -43,15 +48,21 @@ webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once every widget is drawn
 
 c1, c2, c3 = st.columns([2, 1, 1])
-reference = c1.selectbox("Corpus", webapp.caches.reference_options(), key="geometry_corpus")
+reference = c1.selectbox(
+    "Corpus",
+    webapp.caches.reference_options(),
+    key="geometry_corpus",
+    format_func=webapp.caches.REFERENCE_LABELS.get,
+)
 n_sentences = c2.number_input(
     "Sentences (sample)", 100, 5000, GEOMETRY_SAMPLE, step=100, key="geometry_sample",
-    disabled=reference == webapp.caches.DEMO_REFERENCE,
+    disabled=reference == "demo",
 )  # fmt: skip
 n_pairs = c3.number_input("Word pairs per layer", 1000, 100_000, GEOMETRY_PAIRS, step=1000,
                           key="geometry_pairs")  # fmt: skip
 
-sentences = webapp.caches.reference_sentences(reference, int(n_sentences))
+whole = reference == "demo"  # 170 sentences: the whole corpus, whatever the sample size says
+sentences = webapp.caches.reference_sentences(reference, None if whole else int(n_sentences))
 emb = webapp.caches.encode_words(("reference", reference, len(sentences)), sentences,
                              text="Encoding the corpus…")  # fmt: skip
 config = gr.GeometryConfig(n_pairs=int(n_pairs))
@@ -113,5 +124,8 @@ at_layer = ViewSettings.of(emb, "geometry-rogue", str(layer), correction, refere
 webapp.downloads.figure_buttons(rogue, at_layer, f"{stem}-rogue-layer{layer}",
                                 "geometry_rogue_fig")  # fmt: skip
 webapp.urlstate.link_control(
-    PARAMS, None, f"the geometry of {reference} ({len(sentences):,} sentences)", area=share
+    PARAMS,
+    None,
+    f"the geometry of {webapp.caches.REFERENCE_LABELS[reference]} ({len(sentences):,} sentences)",
+    area=share,
 )

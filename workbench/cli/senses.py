@@ -37,6 +37,7 @@ from workbench.encoding.pooling import POOLINGS, LayerSpec
 from workbench.errors import InputError
 from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
 from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.reference import fit_correction
 from workbench.geometry.separation import LayerSeparation, separation_by_layer
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.outputs import claim_files
@@ -59,7 +60,6 @@ from workbench.viz.sense_figures import (
 from workbench.viz.sense_views import (
     SenseView,
     atlas_view,
-    fit_correction,
     occurrences_sha256,
     sense_view,
 )

