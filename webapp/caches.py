@@ -43,7 +43,7 @@ from workbench.encoding.models import default_cache_dir
 from workbench.errors import InputError, WorkbenchError
 from workbench.fileio import sha256_bytes
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
-from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.correction import Correction
 from workbench.geometry.reference import fit_reference
 from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.viz import sense_views
@@ -194,7 +194,7 @@ def _measured_view(
     key: Hashable,
     _ov: OccurrenceVectors,
     layer: str,
-    _post: PostProcessor | None,
+    _post: Correction | None,
     reference: str,
     data: dict | None,
 ) -> SenseView:
@@ -205,7 +205,7 @@ def sense_view(
     key: Hashable,
     _ov: OccurrenceVectors,
     layer: str,
-    _post: PostProcessor | None,
+    _post: Correction | None,
     config: ProjectionConfig | None,
     reference: str = "",
     data: dict | None = None,
@@ -284,14 +284,14 @@ def geometry(key: Hashable, _emb: LayerwiseEmbeddings, config: GeometryConfig) -
 @st.cache_resource(show_spinner="Fitting the correction…", max_entries=16)
 def fitted_correction(
     key: Hashable, kind: str, reference: str, _encoder, _emb: LayerwiseEmbeddings
-) -> PostProcessor:
+) -> Correction:
     """The correction ``kind`` fitted per layer on the reference corpus ``reference``'s sample
     (:func:`reference_sample`), whose vectors ``_emb`` the model ``_encoder`` made:
     :func:`workbench.geometry.reference.fit_reference`. ``key``: the model settings."""
     return fit_reference(_encoder, kind, reference_sample(reference), emb=_emb)
 
 
-def reference_correction(settings: Settings, reference: str, kind: str) -> PostProcessor | None:
+def reference_correction(settings: Settings, reference: str, kind: str) -> Correction | None:
     """The correction ``kind`` for the model of ``settings``, fitted per layer on the reference
     corpus ``reference`` (:func:`reference_options`); None for ``"none"``."""
     if kind == "none":
@@ -304,7 +304,7 @@ def reference_correction(settings: Settings, reference: str, kind: str) -> PostP
 
 @st.cache_resource(show_spinner="Indexing the words…", max_entries=16)
 def neighbour_pool(
-    key: Hashable, _parts: tuple[PoolPart, ...], _post: PostProcessor | None, layers: str
+    key: Hashable, _parts: tuple[PoolPart, ...], _post: Correction | None, layers: str
 ) -> NeighbourPool:
     """A :class:`workbench.viz.neighbours.NeighbourPool` over the words of ``_parts`` at
     ``layers`` (after the fitted correction ``_post`` if given); cached by ``key``."""

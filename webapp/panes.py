@@ -3,7 +3,7 @@
 combination, correction), its selectors (:func:`pane_widgets`), its model settings
 (:func:`pane_settings`) and its settings in the URL (:func:`pane_params`, e.g.
 ``pane_params("senses")`` gives ``senses_a_model``, ``senses_a_layer``, ``senses_a_corr`` and the
-same for pane ``b``), and the corrections in the order offered (:data:`CORRECTIONS`).
+same for pane ``b``), and the corrections in the order offered (:data:`OFFERED_CORRECTIONS`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import webapp.settings
 import webapp.text
 from webapp.offered_models import NOT_OFFERED, check_offered, is_offered, offered_models
 from webapp.urlstate import Param
-from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
+from workbench.geometry.corrections import CORRECTION_LABELS, CORRECTIONS
 
 SIDEBAR_MODEL = "(the sidebar's model)"
 PACKAGED = "(packaged all-MiniLM-L6-v2)"
 PANES = ("a", "b")
 #: Correction names in the order offered.
-CORRECTIONS = ("none", *(c for c in POSTPROCESSORS if c != "none"))
+OFFERED_CORRECTIONS = ("none", *(c for c in CORRECTIONS if c != "none"))
 
 
 class PaneModels:
@@ -45,7 +45,7 @@ def pane_params(prefix: str) -> tuple[Param, ...]:
                 f"{prefix}_{pane}_model", f"{pane}_model", choices=PaneModels(), refusal=NOT_OFFERED
             ),
             Param(f"{prefix}_{pane}_layer", f"{pane}_layer"),
-            Param(f"{prefix}_{pane}_corr", f"{pane}_corr", choices=CORRECTIONS),
+            Param(f"{prefix}_{pane}_corr", f"{pane}_corr", choices=OFFERED_CORRECTIONS),
         )
     )
 
@@ -106,6 +106,6 @@ def pane_widgets(name: str, area: Any, default_correction: str, prefix: str = "s
                            help="One hidden state, or the sum / mean of the last 4.")  # fmt: skip
     corr_key = f"{prefix}_{name}_corr"
     st.session_state.setdefault(corr_key, default_correction)
-    correction = area.selectbox("Correction", CORRECTIONS, key=corr_key,
+    correction = area.selectbox("Correction", OFFERED_CORRECTIONS, key=corr_key,
                                 format_func=CORRECTION_LABELS.get)  # fmt: skip
     return Pane(name, model, layer, correction)

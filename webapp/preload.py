@@ -27,7 +27,7 @@ import numpy as np
 import webapp.caches
 import webapp.loaded_model
 from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, WSD_TEXT, WSD_WORD
-from webapp.panes import CORRECTIONS
+from webapp.panes import OFFERED_CORRECTIONS
 from webapp.settings import Settings
 from workbench.corpora.occurrences import demo_words
 from workbench.encoding.alignment import split_words
@@ -100,7 +100,9 @@ def _corpus_map_view() -> None:
     uncorrected (made once and stored in the cache dir, loaded from there after)."""
     settings = Settings()
     enc = webapp.loaded_model.encoder_for(settings)
-    config = CorpusMapConfig(layer=str(enc.n_layers), correction=CORRECTIONS[0], max_sentences=0)
+    config = CorpusMapConfig(
+        layer=str(enc.n_layers), correction=OFFERED_CORRECTIONS[0], max_sentences=0
+    )
     build = webapp.caches.corpus_map_build("demo", config, settings=settings)
     while not build.done:
         time.sleep(0.1)

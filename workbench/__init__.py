@@ -36,8 +36,8 @@ _LAZY = {
     "load_wordnet": "workbench.lexicon.wordnet",
     # geometry: measures and corrections
     "Standardizer": "workbench.geometry.corrections",
-    "make_postprocessor": "workbench.geometry.corrections",
-    "load_postprocessor": "workbench.geometry.corrections",
+    "make_correction": "workbench.geometry.corrections",
+    "load_correction": "workbench.geometry.corrections",
     "analyze_layers": "workbench.geometry.analysis",
     # word sense disambiguation
     "SenseIndex": "workbench.wsd.index",

@@ -14,7 +14,7 @@ SemEval-2007:
   :class:`~workbench.corpora.wordnet_examples.ExampleConfig` ``glosses="all"``), so every
   candidate sense of every test instance has a centroid of its own and none is propagated.
   Restricting the gloss sentences to the test lemmas' senses gives the same answers as all of
-  WordNet's 206,941 would (1-NN among a lemma's candidates, no post-processing fitted on the
+  WordNet's 206,941 would (1-NN among a lemma's candidates, no correction fitted on the
   training vectors, and propagation only reaches senses without a centroid) at a twentieth of
   the encoding;
 * ``semcor+examples+unseen glosses``: the same gloss sentences for only the senses with neither a

@@ -54,7 +54,7 @@ def main() -> int:
     ap.add_argument("--train", default="semcor")
     ap.add_argument("--test", default="ALL")
     ap.add_argument("--layers", default="last4-sum")
-    ap.add_argument("--postprocess", default="none")
+    ap.add_argument("--correction", default="none")
     ap.add_argument("--propagate", default="none")
     ap.add_argument("--gloss", default="none")
     ap.add_argument("--repeats", type=int, default=7)
@@ -70,7 +70,7 @@ def main() -> int:
     training = encode_instances(enc, load_corpus(args.train), progress=False)
     test = encode_instances(enc, load_corpus(args.test), progress=False)
     t_load = time.perf_counter() - t
-    config = SenseIndexConfig(layers=args.layers, postprocess=args.postprocess,
+    config = SenseIndexConfig(layers=args.layers, correction=args.correction,
                               propagate=args.propagate, gloss=args.gloss)  # fmt: skip
     t = time.perf_counter()
     index = build_index(enc, training, config, wordnet)
@@ -110,7 +110,7 @@ def main() -> int:
     }
     if args.warm_eval:
         cmd = [sys.executable, "-m", "workbench", "wsd", "eval", args.test, "--layers",
-               args.layers, "--postprocess", args.postprocess, "--propagate", args.propagate,
+               args.layers, "--correction", args.correction, "--propagate", args.propagate,
                "--gloss", args.gloss]  # fmt: skip
         t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)

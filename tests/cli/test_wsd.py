@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workbench.cli.main import main
+from workbench.cli.main import build_parser, main
 from workbench.corpora.wordnet_examples import example_corpus, with_examples
 from workbench.wsd.evaluate import load_corpus
 from workbench.wsd.store import load_index
@@ -66,7 +66,7 @@ def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
     assert again == keys.read_text()
     swept = json.loads((tmp_path / "again" / "wsd-semeval2007.json").read_text())
     assert len(swept["sweep"]) == 16  # 7 hidden states + last-4 sum, raw and z-scored
-    cell = [p for p in swept["sweep"] if p["layers"] == "5" and p["postprocess"] == "none"]
+    cell = [p for p in swept["sweep"] if p["layers"] == "5" and p["correction"] == "none"]
     assert cell[0]["F1"] == pytest.approx(swept["datasets"]["semeval2007"]["system"]["F1"])
 
 
@@ -78,7 +78,7 @@ def test_layers_sweep_table_and_figure(wsd_data, tmp_path, capsys):
     table = capsys.readouterr().out
     assert "last4-sum" in table and "F1 zscore" in table
     report = json.loads((tmp_path / "wsd-layers-semeval2007.json").read_text())
-    assert [(p["layers"], p["postprocess"]) for p in report["sweep"]] == [
+    assert [(p["layers"], p["correction"]) for p in report["sweep"]] == [
         ("0", "none"), ("0", "zscore"), ("last4-sum", "none"), ("last4-sum", "zscore")
     ]  # fmt: skip
     assert all(0 < p["F1"] < 100 for p in report["sweep"])
@@ -111,7 +111,7 @@ def test_eval_of_the_best_system(best_wsd_index, tmp_path, capsys):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["config"]["system"]["name"] == "best"
     assert report["config"]["index"]["config"] == {
-        "layers": "-1", "postprocess": "none", "propagate": "lexname", "gloss": "concat",
+        "layers": "-1", "correction": "none", "propagate": "lexname", "gloss": "concat",
         "gloss_weight": 0.2, "gloss_pooling": "definition",
     }  # fmt: skip
     assert report["datasets"]["semeval2007"]["n"] == 455
@@ -164,3 +164,21 @@ def test_a_training_corpus_with_wordnets_examples(wsd_data, tiny_model_dir, tmp_
                  str(tmp_path / "absent.data.xml") + "+examples", "--device", "cpu"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2 and "absent.data.xml: file not found" in err and "Traceback" not in err
+
+
+def test_the_former_option_name_postprocess_still_works_and_says_so(capsys):
+    """``--postprocess`` (the option's name before it was ``--correction``/``--corrections``) is
+    read as the new one, hidden from --help, with a note on stderr."""
+    parser = build_parser()
+    args = parser.parse_args(["wsd", "eval", "--system", "best", "--postprocess", "zscore"])
+    assert args.correction == "zscore"
+    assert "--postprocess is deprecated: use --correction" in capsys.readouterr().err
+    args = parser.parse_args(["wsd", "layers", "--postprocess", "none", "whiten"])
+    assert args.corrections == ["none", "whiten"]
+    assert "use --corrections" in capsys.readouterr().err
+    assert parser.parse_args(["wsd", "eval"]).correction is None
+    assert parser.parse_args(["wsd", "layers"]).corrections == ["none", "zscore"]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["wsd", "eval", "--help"])
+    shown = capsys.readouterr().out
+    assert "--correction" in shown and "--postprocess" not in shown

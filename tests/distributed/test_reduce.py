@@ -53,24 +53,24 @@ def test_standardizer_from_shards_equals_the_in_memory_fit(shards, engine):
         fit_standardizer(shards, layers=[7])
 
 
-@pytest.mark.parametrize("postprocess", ["none", "zscore"])
+@pytest.mark.parametrize("correction", ["none", "zscore"])
 def test_sense_index_from_shards_equals_the_in_memory_one(
-    shards, tiny_encoder, semcor200, postprocess
+    shards, tiny_encoder, semcor200, correction
 ):
-    config = SenseIndexConfig(layers="last2-sum" if postprocess == "none" else "2",
-                              postprocess=postprocess)  # fmt: skip
+    config = SenseIndexConfig(layers="last2-sum" if correction == "none" else "2",
+                              correction=correction)  # fmt: skip
     training = encode_instances(tiny_encoder, read_xml(semcor200), cache=False)
     memory = train_index(training, config, EncoderInfo.of(tiny_encoder))
-    sharded = fit_sense_index(shards, config, engine="ray" if postprocess == "none" else "local")
+    sharded = fit_sense_index(shards, config, engine="ray" if correction == "none" else "local")
     assert sharded.keys_ == memory.keys_ and len(memory) > 100
     np.testing.assert_array_equal(sharded.counts_, memory.counts_)
     np.testing.assert_allclose(sharded.vectors_, memory.vectors_, atol=1e-5)
-    if postprocess == "zscore":
-        np.testing.assert_allclose(sharded.postprocessor_.mean_, memory.postprocessor_.mean_,
+    if correction == "zscore":
+        np.testing.assert_allclose(sharded.correction_.mean_, memory.correction_.mean_,
                                    atol=1e-6)  # fmt: skip
     assert sharded.encoder_ == memory.encoder_
     with pytest.raises(InputError, match="'none' or 'zscore'"):
-        fit_sense_index(shards, SenseIndexConfig(layers="2", postprocess="whiten"))
+        fit_sense_index(shards, SenseIndexConfig(layers="2", correction="whiten"))
 
 
 def test_geometry_of_all_shards_equals_the_in_memory_analysis(shards):

@@ -1,4 +1,4 @@
-"""Tests of the Standardizer and the other post-processors (center, abtt, whiten, none)."""
+"""Tests of the Standardizer and the other corrections (center, abtt, whiten, none)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ import pytest
 from sklearn.base import clone
 
 from workbench.errors import DataError, InputError, MismatchError
+from workbench.geometry.correction import Provenance
 from workbench.geometry.corrections import (
     CORRECTION_LABELS,
-    POSTPROCESSORS,
+    CORRECTIONS,
     AllButTheTop,
+    CorrectionName,
     MeanCenterer,
-    PostProcessorName,
     Standardizer,
     Whitener,
-    load_postprocessor,
-    make_postprocessor,
+    load_correction,
+    make_correction,
 )
-from workbench.geometry.postprocess import Provenance
 
 
 def _data(n: int = 2000, layers: int = 3, dim: int = 24, seed: int = 0) -> np.ndarray:
@@ -108,33 +108,33 @@ def test_whiten_degenerate_directions_become_zero():
     assert np.isfinite(out).all() and np.abs(out[:, 3:]).max() == 0
 
 
-def test_make_postprocessor_by_name():
-    assert POSTPROCESSORS == ("zscore", "center", "abtt", "whiten", "none")
-    assert set(CORRECTION_LABELS) == set(POSTPROCESSORS)  # one label per correction
-    assert set(get_args(PostProcessorName)) == set(POSTPROCESSORS)  # the type names them all
+def test_make_correction_by_name():
+    assert CORRECTIONS == ("zscore", "center", "abtt", "whiten", "none")
+    assert set(CORRECTION_LABELS) == set(CORRECTIONS)  # one label per correction
+    assert set(get_args(CorrectionName)) == set(CORRECTIONS)  # the type names them all
     x = _data()
-    for name in POSTPROCESSORS:
-        pp = make_postprocessor(name)
+    for name in CORRECTIONS:
+        pp = make_correction(name)
         assert pp.name == name and clone(pp).get_params() == pp.get_params()
         assert pp.fit_transform(x).shape == x.shape
-    np.testing.assert_array_equal(make_postprocessor("none").fit(x).transform(x), x)
-    assert make_postprocessor("abtt", n_components=5).n_components == 5
-    with pytest.raises(InputError, match="unknown post-processor"):
-        make_postprocessor("zcore")
+    np.testing.assert_array_equal(make_correction("none").fit(x).transform(x), x)
+    assert make_correction("abtt", n_components=5).n_components == 5
+    with pytest.raises(InputError, match="unknown correction"):
+        make_correction("zcore")
     with pytest.raises(InputError, match="bad parameters"):
-        make_postprocessor("zscore", n_components=3)
+        make_correction("zscore", n_components=3)
 
 
-@pytest.mark.parametrize("name", POSTPROCESSORS)
+@pytest.mark.parametrize("name", CORRECTIONS)
 def test_save_load_round_trip(tmp_path, name):
     x = _data()
     prov = Provenance("m", "fp-a", (0, 1, 2), "", "mean", "semcor sample", "abc123", 10)
-    pp = make_postprocessor(name).fit(x, provenance=prov)
+    pp = make_correction(name).fit(x, provenance=prov)
     npz, meta = pp.save(tmp_path / "ref" / name)
     assert npz.name == f"{name}.npz" and meta.name == f"{name}.json"
     info = json.loads(meta.read_text())
     assert info["kind"] == name and info["provenance"]["corpus_hash"] == "abc123"
-    back = load_postprocessor(meta)  # with or without suffix
+    back = load_correction(meta)  # with or without suffix
     assert type(back) is type(pp) and back.provenance_ == prov
     assert back.get_params() == pp.get_params()
     np.testing.assert_array_equal(back.transform(x[:50]), pp.transform(x[:50]))
@@ -143,11 +143,11 @@ def test_save_load_round_trip(tmp_path, name):
 def test_load_refuses_tampered_or_missing(tmp_path):
     z = Standardizer().fit(_data())
     npz, _ = z.save(tmp_path / "z")
-    with pytest.raises(DataError, match="no saved post-processor"):
-        load_postprocessor(tmp_path / "other")
+    with pytest.raises(DataError, match="no saved correction"):
+        load_correction(tmp_path / "other")
     np.savez(npz, mean=np.zeros(3))
     with pytest.raises(DataError, match="does not match"):
-        load_postprocessor(tmp_path / "z")
+        load_correction(tmp_path / "z")
 
 
 @pytest.mark.parametrize(
@@ -186,7 +186,7 @@ def test_a_damaged_json_is_a_data_error(tmp_path, damage):
             info.pop("n_features_in")
         meta.write_text(json.dumps(info))
     with pytest.raises(DataError, match="z.json"):
-        load_postprocessor(tmp_path / "z")
+        load_correction(tmp_path / "z")
 
 
 def test_mismatched_width_layers_or_model_refused():

@@ -15,7 +15,7 @@ from workbench.encoding.cache import encode_cached
 from workbench.errors import InputError
 from workbench.geometry import measures as g
 from workbench.geometry.analysis import GeometryConfig, analyze_layers, split_contexts
-from workbench.geometry.corrections import Standardizer, load_postprocessor
+from workbench.geometry.corrections import Standardizer, load_correction
 from workbench.geometry.pairs import sample_pairs
 from workbench.geometry.report import geometry_report, geometry_table
 from workbench.reports.tables import UNDEFINED
@@ -274,7 +274,7 @@ def test_geometry_command_on_text_file(tmp_path, tiny_model_dir, capsys):
     assert data["config"]["sample"]["n_sentences"] == 30
     assert data["config"]["layers"] == [0, 1, 2]
     assert "--sample 30" in data["command"]
-    z = load_postprocessor(tmp_path / "z")
+    z = load_correction(tmp_path / "z")
     assert z.provenance_.layers == (0, 1, 2) and z.provenance_.corpus_hash
     for row in data["sections"][0]["tables"][0]["rows"]:
         assert abs(row["anisotropy standardized"]) < 0.05

@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import silhouette_samples, silhouette_score
 
 from workbench.errors import InputError
-from workbench.geometry.corrections import make_postprocessor
+from workbench.geometry.corrections import make_correction
 from workbench.geometry.separation import (
     sense_separation,
     separation_by_layer,
@@ -96,7 +96,7 @@ def test_by_layer_finds_the_separating_layer_raw_and_corrected():
     # carries no sense dominates raw cosines (Timkey & van Schijndel 2021), z-scores tame it
     vectors = np.stack([noise, sep, noise[::-1]], axis=1)
     vectors[:, :, 0] += 30.0 * rng.normal(size=(len(labels), 1)).astype(np.float32)
-    post = make_postprocessor("zscore").fit(vectors)
+    post = make_correction("zscore").fit(vectors)
     specs = ["0", "1", "2", "sum:1,2"]
     curve = separation_by_layer(vectors, labels, [0, 1, 2], post=post, specs=specs)
     assert curve.corrections == ("none", "zscore")

@@ -5,7 +5,7 @@ names the problem (no traceback, nothing before it), and leave the user's files 
 every library case must raise the project's own exception (or, for a damaged cache entry,
 warn and recompute the right result). The classes, each with several members: unwritable or
 forbidden outputs, broken model files, bad option values, damaged checkpoints and saved
-post-processors, damaged cache entries, missing, malformed or oversized input files, key files
+corrections, damaged cache entries, missing, malformed or oversized input files, key files
 that cannot be meant, and inputs of the wrong type.
 """
 
@@ -34,7 +34,7 @@ from workbench.errors import WorkbenchError
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.checkpoint import load_checkpoint
 from workbench.finetune.training.store import RUN_KIND
-from workbench.geometry.corrections import Standardizer, load_postprocessor
+from workbench.geometry.corrections import Standardizer, load_correction
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.outputs import mark_directory
 from workbench.wsd.sources import definition_vectors
@@ -351,7 +351,7 @@ def _encode(w: Path, sentences: object) -> object:
 
 def _load_z(name: str) -> Callable[[Path], object]:
     def call(w: Path) -> object:
-        return load_postprocessor(w / name)
+        return load_correction(w / name)
 
     return call
 
@@ -403,10 +403,10 @@ LIBRARY_CASES = [
     Case("encode-set", "got set", call=lambda w: _encode(w, {"a b"})),
     Case("encode-bytes-sentence", "Sentence 0 is bytes", call=lambda w: _encode(w, [b"a b"])),
     Case("encode-empty-generator", "input is empty", call=lambda w: _encode(w, iter([]))),
-    Case("postprocessor-truncated-json", "z-trunc.json", call=_load_z("z-trunc")),
-    Case("postprocessor-json-list", "z-list.json", call=_load_z("z-list")),
-    Case("postprocessor-unknown-param", "z-params.json", call=_load_z("z-params")),
-    Case("postprocessor-binary-json", "z-binary.json", call=_load_z("z-binary")),
+    Case("correction-truncated-json", "z-trunc.json", call=_load_z("z-trunc")),
+    Case("correction-json-list", "z-list.json", call=_load_z("z-list")),
+    Case("correction-unknown-param", "z-params.json", call=_load_z("z-params")),
+    Case("correction-binary-json", "z-binary.json", call=_load_z("z-binary")),
     Case("embeddings-truncated", "cut.npz", call=_embeddings("cut.npz")),
     Case("embeddings-not-npz", "ok.txt", call=_embeddings("ok.txt")),
     Case("table-of-other-vectors", "does not match the vectors in mixed.npz", call=_table),

@@ -39,7 +39,7 @@ from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import check_dimensions
 from workbench.errors import CacheError, DataError, ModelLoadError, WorkbenchError
 from workbench.fileio import sha256_file, temporary_path
-from workbench.geometry.corrections import load_postprocessor, make_postprocessor
+from workbench.geometry.corrections import load_correction, make_correction
 from workbench.viz.export import csv_cell, plain_csv
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.gloss_cache import GlossCache, text_digests
@@ -684,7 +684,7 @@ def test_a_sense_index_with_nan_vectors_is_refused(tmp_path):
 
 
 def test_a_saved_correction_with_inf_and_a_matching_digest_is_refused(tmp_path):
-    fitted = make_postprocessor("zscore").fit(np.random.default_rng(0).normal(size=(50, 6)))
+    fitted = make_correction("zscore").fit(np.random.default_rng(0).normal(size=(50, 6)))
     npz, meta = fitted.save(tmp_path / "z")
     with np.load(npz, allow_pickle=False) as data:
         arrays = {k: data[k].copy() for k in data.files}
@@ -695,7 +695,7 @@ def test_a_saved_correction_with_inf_and_a_matching_digest_is_refused(tmp_path):
     info["npz_sha256"] = sha256_file(npz)  # a forger recomputes the digest
     meta.write_text(json.dumps(info))
     with pytest.raises(DataError, match="non-finite"):
-        load_postprocessor(tmp_path / "z")
+        load_correction(tmp_path / "z")
 
 
 def test_an_empty_vocabulary_is_one_error_naming_the_tokenizer(tiny_model_dir, tmp_path):

@@ -1,5 +1,5 @@
 """More faults, table-driven: a cache entry that is a file, prune options that are not numbers
-of days, a saved post-processor whose ``.json`` disagrees with its arrays, and a fine-tuning
+of days, a saved correction whose ``.json`` disagrees with its arrays, and a fine-tuning
 output directory that holds the user's own files.
 
 A command-line case prepares its files in a fresh directory, runs ``workbench`` in-process and
@@ -26,7 +26,7 @@ from workbench.encoding.cache import EmbeddingCache
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import DataError, MismatchError, WorkbenchError
 from workbench.finetune.training.store import RUN_KIND
-from workbench.geometry.corrections import load_postprocessor, make_postprocessor
+from workbench.geometry.corrections import load_correction, make_correction
 from workbench.outputs import mark_directory
 
 TINY = ("--model", "{tiny}", "--device", "cpu")
@@ -221,7 +221,7 @@ def test_command_line_fault(case, tiny_model_dir, tmp_path, monkeypatch, capsys)
 
 
 def _saved(w: Path, kind: str, x: np.ndarray, **params: object) -> Path:
-    return make_postprocessor(kind, **params).fit(x).save(w / kind)[1]
+    return make_correction(kind, **params).fit(x).save(w / kind)[1]
 
 
 def _edit(meta: Path, **fields: object) -> None:
@@ -231,7 +231,7 @@ def _edit(meta: Path, **fields: object) -> None:
 
 
 def _load(meta: Path) -> object:
-    return load_postprocessor(meta)
+    return load_correction(meta)
 
 
 X2 = np.random.default_rng(0).normal(size=(30, 8))
@@ -274,20 +274,20 @@ class LibraryCase:
 LIBRARY_CASES = [
     # 3. a hand-edited n_features_in, refused at load time naming the file and the field
     *(
-        LibraryCase(f"postprocessor-{kind}-n-features-in-edited", _edited_width(kind, x, 3),
+        LibraryCase(f"correction-{kind}-n-features-in-edited", _edited_width(kind, x, 3),
                     DataError, rf"{kind}.npz: array 'mean'.*{kind}.json.*'n_features_in' is 3")
         for kind in ("zscore", "center", "abtt", "whiten")
         for x in (X2,)
     ),
-    LibraryCase("postprocessor-layered-n-features-in-edited", _edited_width("zscore", X3, 100),
+    LibraryCase("correction-layered-n-features-in-edited", _edited_width("zscore", X3, 100),
                 DataError, r"zscore.json.*'n_features_in' is 100"),
-    LibraryCase("postprocessor-n-features-in-zero", _edited_width("none", X2, 0),
+    LibraryCase("correction-n-features-in-zero", _edited_width("none", X2, 0),
                 DataError, r"none.json: field 'n_features_in' must be 1 or more"),
-    LibraryCase("postprocessor-n-layers-edited", _edited_layers, DataError,
+    LibraryCase("correction-n-layers-edited", _edited_layers, DataError,
                 r"zscore.json.*'n_layers' is 5"),
     # and a correctly loaded one refuses vectors of another width
     *(
-        LibraryCase(f"postprocessor-{kind}-wrong-width-{x.ndim}d", _wrong_width(kind, x),
+        LibraryCase(f"correction-{kind}-wrong-width-{x.ndim}d", _wrong_width(kind, x),
                     MismatchError, r"fitted on 8-dimensional vectors.*got 9 dimensions")
         for kind in ("zscore", "whiten", "none")
         for x in (X2, X3)
@@ -301,7 +301,7 @@ def test_library_fault(case, tmp_path):
         case.call(tmp_path)
 
 
-def test_a_saved_postprocessor_still_loads_and_transforms(tmp_path):
+def test_a_saved_correction_still_loads_and_transforms(tmp_path):
     for kind in ("zscore", "center", "abtt", "whiten", "none"):
         for x in (X2, X3):
             meta = _saved(tmp_path, kind, x)

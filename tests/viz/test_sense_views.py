@@ -9,7 +9,7 @@ import pytest
 
 from workbench.corpora.occurrences import encode_occurrences, lemma_occurrences
 from workbench.errors import InputError, MismatchError
-from workbench.geometry.corrections import make_postprocessor
+from workbench.geometry.corrections import make_correction
 from workbench.viz.projection import ProjectionConfig
 from workbench.viz.sense_figures import atlas_figure, sense_view_figure, separation_figure
 from workbench.viz.sense_views import (
@@ -27,7 +27,7 @@ def bank(tiny_encoder):
 
 
 def test_sense_view_projects_measures_and_records_settings(bank, tmp_cache):
-    post = make_postprocessor("zscore").fit(bank.vectors)
+    post = make_correction("zscore").fit(bank.vectors)
     view = sense_view(bank, "2", post, PCA, reference="demo", data={"lemma": "bank"})
     n = len(bank.occurrences)
     assert view.coords.shape == (n, 2) and view.labels == tuple(bank.labels)

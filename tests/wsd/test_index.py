@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pytest
 
 from workbench.errors import DataError, InputError, MismatchError
+from workbench.wsd.builds import system_index_path
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import answers, predict
-from workbench.wsd.store import load_index, load_index_senses, save_index
+from workbench.wsd.registry import SYSTEMS
+from workbench.wsd.store import (
+    CORRECTION_STEM,
+    FORMER_CORRECTION_STEM,
+    INDEX_FILES,
+    is_saved_index,
+    load_index,
+    load_index_senses,
+    save_index,
+)
 from workbench.wsd.vectors import (
     SenseGraph,
     combine_rows,
@@ -176,7 +189,7 @@ def test_save_load_round_trip_and_mismatch(tmp_path):
     vecs = rng.normal(size=(40, DIM)).astype(np.float32) + 3.0
     keys = [(f"w{i % 5}%1:00:0{i % 2}::",) for i in range(40)]
     training = TrainingInfo("toy-corpus", "abc", 4, 40)
-    index = SenseIndex(SenseIndexConfig(layers="-1", postprocess="zscore")).fit(
+    index = SenseIndex(SenseIndexConfig(layers="-1", correction="zscore")).fit(
         vecs, keys, info=INFO, training=training
     )
     path = save_index(index, tmp_path / "toy.index")
@@ -234,7 +247,7 @@ def test_config_validation():
         SenseIndexConfig(gloss_weight=2.0)
     with pytest.raises(InputError):
         SenseIndexConfig(layers="last-three")
-    assert "zscore" in SenseIndexConfig(postprocess="zscore").label
+    assert "zscore" in SenseIndexConfig(correction="zscore").label
     bi = SenseIndexConfig(layers="-1", gloss="only", gloss_pooling="trained")
     assert bi.label == "L-1 raw against the gloss encoder's vectors"  # not "trained" glosses
 
@@ -275,3 +288,41 @@ def test_gloss_only_index_scores_every_candidate_the_same_way():
         SenseIndex(SenseIndexConfig(gloss="only")).fit(
             np.zeros((0, DIM), np.float32), [], info=INFO
         )
+
+
+def test_an_index_saved_before_the_correction_was_so_named_still_loads(tmp_path):
+    """Indexes saved when the config said ``postprocess`` and the fitted correction was
+    ``postprocessor.npz``/``.json`` load and answer as before; new ones are written with the
+    new names; a named system's cache folder keeps its name across the rename."""
+    rng = np.random.default_rng(2)
+    vecs = rng.normal(size=(40, DIM)).astype(np.float32) + 3.0
+    keys = [(f"w{i % 5}%1:00:0{i % 2}::",) for i in range(40)]
+    index = SenseIndex(SenseIndexConfig(layers="-1", correction="zscore")).fit(
+        vecs, keys, info=INFO, training=TrainingInfo("toy-corpus", "abc", 4, 40)
+    )
+    new = save_index(index, tmp_path / "new.index")
+    assert {p.name for p in new.iterdir()} >= {f"{CORRECTION_STEM}.npz", f"{CORRECTION_STEM}.json"}
+    assert json.loads((new / "meta.json").read_text())["config"]["correction"] == "zscore"
+    old = tmp_path / "old.index"  # the same index in the layout of before
+    shutil.copytree(new, old)
+    for ext in ("npz", "json"):
+        (old / f"{CORRECTION_STEM}.{ext}").rename(old / f"{FORMER_CORRECTION_STEM}.{ext}")
+    meta = json.loads((old / "meta.json").read_text())
+    meta["config"]["postprocess"] = meta["config"].pop("correction")
+    (old / "meta.json").write_text(json.dumps(meta))
+    for extra in {p.name for p in old.iterdir()} - set(INDEX_FILES):
+        (old / extra).unlink()  # the ledger: an index of before the ledgers is known by its files
+    assert is_saved_index(old)
+    back = load_index(old, info=INFO)
+    assert back.config == index.config and back.correction_ is not None
+    queries = rng.normal(size=(6, DIM)).astype(np.float32)
+    lemmas = [f"w{i % 5}" for i in range(6)]
+    assert predict(back, queries, lemmas, ["NOUN"] * 6) == predict(
+        index, queries, lemmas, ["NOUN"] * 6
+    )
+    identity = SYSTEMS["best"].config.identity()
+    assert (
+        identity["postprocess"] == SYSTEMS["best"].config.correction
+        and "correction" not in identity
+    )
+    assert system_index_path(INFO, SYSTEMS["best"], "x").name.startswith("best-semcor-")

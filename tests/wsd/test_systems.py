@@ -44,7 +44,7 @@ HELIUM = "The balloon was filled with helium"
 def test_presets_are_the_documented_systems():
     best = SYSTEMS["best"].config
     assert DEFAULT_SYSTEM == "biencoder" and SYSTEMS["biencoder"].config.gloss_pooling == "trained"
-    assert (best.layers, best.postprocess, best.propagate) == ("-1", "none", "lexname")
+    assert (best.layers, best.correction, best.propagate) == ("-1", "none", "lexname")
     assert (best.gloss, best.gloss_weight, best.gloss_pooling) == ("concat", 0.2, "definition")
     assert SYSTEMS["plain"].config == SenseIndexConfig(layers="-1")
     assert SYSTEMS["best"].f1_all == 70.2 and SYSTEMS["plain"].f1_all == 68.4

@@ -83,7 +83,7 @@ def test_end_to_end_semcor_subset_to_semeval2007(default_encoder, encoded, corpo
 
 def test_standardized_index_and_round_trip(default_encoder, tiny_encoder, encoded, tmp_path):
     training, test = encoded
-    index = train_index(training, SenseIndexConfig(layers="3", postprocess="zscore"),
+    index = train_index(training, SenseIndexConfig(layers="3", correction="zscore"),
                         EncoderInfo.of(default_encoder))  # fmt: skip
     path = save_index(index, tmp_path / "semcor-subset.index")
     back = load_index(path, EncoderInfo.of(default_encoder), layers="3")

@@ -19,7 +19,7 @@ import webapp.loaded_model
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
-from webapp.panes import CORRECTIONS
+from webapp.panes import OFFERED_CORRECTIONS
 from webapp.text import plain
 from webapp.urlstate import Between, Param
 from workbench.errors import WorkbenchError
@@ -39,7 +39,7 @@ PARAMS = (
     Param("map_source", "source", choices=tuple(webapp.caches.MAP_SOURCES)),
     Param("map_sentences", "sentences", "int", choices=Between(0, 10_000_000)),
     Param("map_layer", "layer"),
-    Param("map_correction", "correction", choices=CORRECTIONS),
+    Param("map_correction", "correction", choices=OFFERED_CORRECTIONS),
     Param("map_colour", "colour", choices=COLOURS),
     Param("map_search", "search"),
     Param("map_renderer", "renderer", choices=RENDERERS),
@@ -73,7 +73,7 @@ st.session_state.setdefault("map_layer", str(enc.n_layers))
 if st.session_state.get("map_layer") not in layers:
     st.session_state["map_layer"] = str(enc.n_layers)
 layer = c3.selectbox("Layer", layers, key="map_layer")
-correction = c4.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get,
+correction = c4.selectbox("Correction", OFFERED_CORRECTIONS, format_func=CORRECTION_LABELS.get,
                           key="map_correction")  # fmt: skip
 
 upload, upload_name = None, "upload"

@@ -21,20 +21,20 @@ import webapp.urlstate
 from webapp.defaults import EXPLORE_TEXT
 from webapp.text import plain
 from webapp.urlstate import Param
-from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
+from workbench.geometry.corrections import CORRECTION_LABELS, CORRECTIONS
 from workbench.viz import neighbours as explore
 from workbench.viz import plotting
 from workbench.viz.export import ViewSettings
 from workbench.viz.neighbours import PoolPart
 
-CORRECTIONS = [name for name in POSTPROCESSORS if name != "none"]
+FITTED_CORRECTIONS = [name for name in CORRECTIONS if name != "none"]
 #: Every setting of the page (and the sidebar) in the URL; the word and the occurrence are
 #: added once the text is known (their widget keys depend on it).
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
     Param("explore_text", "text"),
     Param("explore_reference", "reference", upgrade=webapp.caches.reference_name),
-    Param("explore_correction", "correction", choices=CORRECTIONS),
+    Param("explore_correction", "correction", choices=FITTED_CORRECTIONS),
     Param("explore_fit_scale", "fit", "bool"),
     Param("explore_nn_fixed", "nn_fixed", "bool"),
     *webapp.explore_panes.EXPLORE_PANE_PARAMS,
@@ -113,7 +113,7 @@ reference = right.selectbox(
     "a seeded 500-sentence sample).",
 )  # fmt: skip
 correction = right.selectbox(
-    "Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get, key="explore_correction",
+    "Correction", FITTED_CORRECTIONS, format_func=CORRECTION_LABELS.get, key="explore_correction",
     help=f"Fitted per layer on the reference corpus: {CORRECTION_LABELS['zscore']} = subtract "
     "the mean, divide by the standard deviation of every dimension.",
 )  # fmt: skip

@@ -18,7 +18,7 @@ import webapp.urlstate
 from webapp.defaults import GEOMETRY_PAIRS, GEOMETRY_SAMPLE
 from webapp.urlstate import Between, Param
 from workbench.geometry import analysis as gr
-from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
+from workbench.geometry.corrections import CORRECTION_LABELS, CORRECTIONS
 from workbench.geometry.figures import anisotropy_figure, rogue_figure, similarity_figure
 from workbench.geometry.report import geometry_table
 from workbench.viz.export import ViewSettings
@@ -34,7 +34,7 @@ PARAMS = (
     ),
     Param("geometry_sample", "sample", "int", choices=Between(100, 5000)),
     Param("geometry_pairs", "pairs", "int", choices=Between(1000, 100_000)),
-    Param("geometry_correction", "correction", choices=tuple(POSTPROCESSORS)),
+    Param("geometry_correction", "correction", choices=tuple(CORRECTIONS)),
     Param("geometry_layer", "layer", "int", choices=Between(0, 1000)),
 )
 

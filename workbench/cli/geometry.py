@@ -29,8 +29,8 @@ from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
 from workbench.errors import InputError, OutputError
 from workbench.geometry.analysis import GeometryConfig, analyze_layers, check_config
+from workbench.geometry.correction import saved_paths
 from workbench.geometry.corrections import CORRECTION_LABELS
-from workbench.geometry.postprocess import saved_paths
 from workbench.geometry.reference import fit_reference
 from workbench.geometry.report import geometry_report, geometry_table
 from workbench.outputs import claim_files

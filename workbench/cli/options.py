@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from workbench.bounds import Bound
 from workbench.errors import InputError
@@ -27,6 +29,36 @@ def add_dtype(p: argparse.ArgumentParser) -> None:
         help="the model's compute dtype (default auto: bfloat16 on a GPU and on a CPU with "
         "bfloat16 instructions, float32 elsewhere; results are float32 either way)",
     )  # fmt: skip
+
+
+class _FormerName(argparse.Action):
+    """An option's former name: stores its value as the current option does and says on
+    stderr, once per use, which name to use instead."""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, current: str, **kwargs: Any
+    ) -> None:
+        self.current = current
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"workbench: {option_string} is deprecated: use {self.current}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_former_name(p: argparse.ArgumentParser, former: str, current: str, **kwargs: Any) -> None:
+    """Accept ``former`` as an older name of the option ``current`` (its ``dest`` and, in
+    ``kwargs``, its ``nargs``/``type``/``choices``), hidden from ``--help``, with a deprecation
+    note on stderr.
+
+    Example::
+
+        p.add_argument("--correction", default=None)
+        add_former_name(p, "--postprocess", "--correction")
+    """
+    dest = current.lstrip("-").replace("-", "_")
+    p.add_argument(former, dest=dest, action=_FormerName, current=current,
+                   help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)  # fmt: skip
 
 
 def number(bound: Bound) -> Callable[[str], int | float]:

@@ -35,8 +35,8 @@ from workbench.corpora.occurrences import (
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS, LayerSpec
 from workbench.errors import InputError
-from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS
-from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.correction import Correction
+from workbench.geometry.corrections import CORRECTION_LABELS, CORRECTIONS
 from workbench.geometry.reference import fit_correction
 from workbench.geometry.separation import LayerSeparation, separation_by_layer
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
@@ -88,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="layer specs to measure: 'all' (every hidden state, the default), 6, last4-sum, "
         "3,4,5 (mean), sum:3,4,5 ...",
     )  # fmt: skip
-    sep.add_argument("--correction", choices=POSTPROCESSORS, default="zscore",
+    sep.add_argument("--correction", choices=CORRECTIONS, default="zscore",
                      help="correction measured beside raw vectors (default zscore)")  # fmt: skip
     sep.add_argument(
         "--min-count", type=number(COUNT), default=2, help="least occurrences of a sense"
@@ -109,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _common(plot)
     plot.add_argument("--layers", nargs="+", default=["last4-sum"], metavar="SPEC",
                       help="one or more layer specs (several words: one)")  # fmt: skip
-    plot.add_argument("--correction", choices=POSTPROCESSORS, default="none",
+    plot.add_argument("--correction", choices=CORRECTIONS, default="none",
                       help="correction applied before projecting (default none)")  # fmt: skip
     plot.add_argument("--out", type=path_arg, required=True, help="figure: .html .json .png .svg")
     plot.add_argument("--data", type=path_arg, default=None,
@@ -188,7 +188,7 @@ def _check_outputs(args: argparse.Namespace, figure: Path | None, *tables: Path 
 
 def _prepare(
     args: argparse.Namespace,
-) -> tuple[Encoder, list[tuple[str, OccurrenceVectors]], PostProcessor | None]:
+) -> tuple[Encoder, list[tuple[str, OccurrenceVectors]], Correction | None]:
     if args.limit is not None and args.limit < 3:
         raise InputError(f"--limit must be at least 3, got {args.limit}")
     enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)

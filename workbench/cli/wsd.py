@@ -17,6 +17,7 @@ from pathlib import Path
 from workbench.bounds import COUNT, NON_NEGATIVE
 from workbench.cli.options import (
     add_dtype,
+    add_former_name,
     add_overwrite,
     command_line,
     name_or_path_arg,
@@ -85,10 +86,11 @@ def _index_args(p: argparse.ArgumentParser) -> None:
     _system_arg(p)
     p.add_argument("--layers", default=None, help="layer spec: 6, -1, last4-sum, 3,4,5 ...")
     p.add_argument(
-        "--postprocess",
+        "--correction",
         default=None,
-        help=f"post-processor fitted on the training vectors: {'|'.join(CORRECTION_LABELS)}",
+        help=f"correction fitted on the training vectors: {'|'.join(CORRECTION_LABELS)}",
     )
+    add_former_name(p, "--postprocess", "--correction")
     p.add_argument("--propagate", choices=LEVELS, default=None, help="LMMS propagation level")
     p.add_argument(
         "--gloss",
@@ -169,7 +171,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--test", type=name_or_path_arg, default="ALL", help="test corpus (name or *.data.xml)"
     )
     s.add_argument("--specs", default=None, help="comma list of layer specs, ';' separated")
-    s.add_argument("--postprocess", nargs="+", default=["none", "zscore"])
+    s.add_argument(
+        "--corrections", nargs="+", default=["none", "zscore"],
+        help="corrections fitted on the training vectors, each swept (default: none zscore)",
+    )  # fmt: skip
+    add_former_name(s, "--postprocess", "--corrections", nargs="+")
     s.add_argument("--out", type=path_arg, default=None, help="write reports here")
     s.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
     add_overwrite(s)
@@ -237,7 +243,7 @@ def _open(
 
 
 #: The index options that change single settings of a system, by config field.
-OVERRIDES = ("layers", "postprocess", "propagate", "gloss", "gloss_weight", "gloss_pooling")
+OVERRIDES = ("layers", "correction", "propagate", "gloss", "gloss_weight", "gloss_pooling")
 
 
 def _changes(args) -> dict[str, object]:
@@ -489,10 +495,10 @@ def _sweep_training(enc, corpus_name: str, seconds: dict[str, float]):
     return _timed(f"encode {corpus.name}", seconds, encode_instances, enc, corpus)
 
 
-def _sweep(enc, training, test, postprocess=("none", "zscore")):
+def _sweep(enc, training, test, corrections=("none", "zscore")):
     specs = default_specs(enc.n_hidden)
     backoff = load_wordnet().first_sense
-    return layer_sweep(training, test, EncoderInfo.of(enc), specs, postprocess, backoff, _say)
+    return layer_sweep(training, test, EncoderInfo.of(enc), specs, corrections, backoff, _say)
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
@@ -511,7 +517,7 @@ def cmd_layers(args: argparse.Namespace) -> int:
     wordnet = load_wordnet()
     points = _timed(
         "sweep", seconds, layer_sweep, training, test, EncoderInfo.of(enc), specs,
-        args.postprocess, wordnet.first_sense, _say,
+        args.corrections, wordnet.first_sense, _say,
     )  # fmt: skip
     table = sweep_table(points)
     print(table.to_markdown())

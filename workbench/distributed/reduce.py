@@ -22,7 +22,7 @@ Example::
 
     shards = ShardedEmbeddings("shards/")
     z = fit_standardizer(shards, engine="ray")           # per layer, like fit_embeddings
-    index = fit_sense_index(shards, SenseIndexConfig(layers="last4-sum", postprocess="zscore"))
+    index = fit_sense_index(shards, SenseIndexConfig(layers="last4-sum", correction="zscore"))
     result = sample_geometry(shards, n_shards=8)         # GeometryResult, as workbench geometry
 """
 
@@ -44,8 +44,8 @@ from workbench.encoding.pooling import combine_layers
 from workbench.errors import InputError
 from workbench.fileio import sha256_json
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
+from workbench.geometry.correction import Provenance
 from workbench.geometry.corrections import Moments, Standardizer
-from workbench.geometry.postprocess import Provenance
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.vectors import SenseGraph
@@ -164,7 +164,7 @@ def shard_sense_sums(
 ) -> tuple[list[str], np.ndarray, np.ndarray, Moments | None]:
     """Per gold sense key of one shard: the float64 sum ``(n_keys, dim)`` and count of the
     vectors at layer ``spec`` of the rows carrying it, keys sorted; with ``moments``, also the
-    moments of those rows' vectors (one per row, as the post-processor of ``fit`` sees them)."""
+    moments of those rows' vectors (one per row, as the correction of ``fit`` sees them)."""
     table = pq.read_table(table_path, columns=["row", "keys"])
     keys = table.column("keys").to_pylist()
     tagged = [i for i, k in enumerate(keys) if k]
@@ -202,22 +202,22 @@ def fit_sense_index(
 
     Args:
         shards: the shards (their layers must cover ``config.layers``).
-        config: the index's configuration; ``postprocess`` is ``none`` or ``zscore`` (the
+        config: the index's configuration; ``correction`` is ``none`` or ``zscore`` (the
             others need the full covariance, not moments).
         graph, gloss, targets: as for :meth:`~workbench.wsd.index.SenseIndex.fit`.
         training: where the occurrences come from (default: the shard directory's inputs).
         engine, cluster: see :func:`map_shards`.
 
     Raises:
-        InputError: another post-processor, layers the shards lack, no sense-tagged row.
+        InputError: another correction, layers the shards lack, no sense-tagged row.
     """
     config = config or SenseIndexConfig()
-    if config.postprocess not in ("none", "zscore"):
+    if config.correction not in ("none", "zscore"):
         raise InputError(
-            f"an index from shards takes postprocess 'none' or 'zscore', not "
-            f"{config.postprocess!r} (it needs the covariance, not the moments)"
+            f"an index from shards takes correction 'none' or 'zscore', not "
+            f"{config.correction!r} (it needs the covariance, not the moments)"
         )
-    zscore = config.postprocess == "zscore"
+    zscore = config.correction == "zscore"
     sums: dict[str, np.ndarray] = {}
     counts: dict[str, int] = {}
     total = Moments(0, np.zeros(shards.dim), np.zeros(shards.dim))
@@ -252,7 +252,7 @@ def fit_sense_index(
         np.stack([sums[k] for k in keys]),
         np.array([counts[k] for k in keys]),
         info=info,
-        postprocessor=post,
+        correction=post,
         training=source,
         graph=graph,
         gloss=gloss,

@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 from workbench.errors import InputError
 from workbench.geometry import measures as g
-from workbench.geometry.corrections import CORRECTION_LABELS, POSTPROCESSORS, make_postprocessor
+from workbench.geometry.corrections import CORRECTION_LABELS, CORRECTIONS, make_correction
 from workbench.geometry.pairs import Pairs, check_vectors, sample_pairs
 
 
@@ -132,9 +132,9 @@ def check_config(config: GeometryConfig) -> None:
         InputError: unknown or no corrections, ``n_pairs`` or ``top_k`` below 1, ``fit_on``
             not ``heldout`` / ``same``, or a ``fit_fraction`` outside (0, 1).
     """
-    unknown = [c for c in config.corrections if c not in POSTPROCESSORS]
+    unknown = [c for c in config.corrections if c not in CORRECTIONS]
     if unknown or not config.corrections:
-        raise InputError(f"unknown corrections {unknown}; choose from {list(POSTPROCESSORS)}")
+        raise InputError(f"unknown corrections {unknown}; choose from {list(CORRECTIONS)}")
     if config.n_pairs < 1 or config.top_k < 1:
         raise InputError("n_pairs and top_k must be at least 1")
     if config.fit_on not in ("heldout", "same"):
@@ -145,10 +145,10 @@ def check_config(config: GeometryConfig) -> None:
 
 def _make(name: str, config: GeometryConfig):
     if name == "abtt":
-        return make_postprocessor(name, n_components=config.abtt_components)
+        return make_correction(name, n_components=config.abtt_components)
     if name == "whiten":
-        return make_postprocessor(name, n_components=config.whiten_components)
-    return make_postprocessor(name)
+        return make_correction(name, n_components=config.whiten_components)
+    return make_correction(name)
 
 
 def analyze_layers(

@@ -1,4 +1,4 @@
-"""Post-processors of word vectors: z-scores and, for comparison, other corrections.
+"""Corrections of word vectors: z-scores and, for comparison, other corrections.
 
 All share one scikit-learn style interface: ``__init__`` stores parameters, ``fit(X)`` learns
 and returns ``self``, learned state ends in ``_``, ``transform(X)`` / ``fit_transform(X)``.
@@ -22,10 +22,10 @@ vectors of another width, layer count or model with :class:`~workbench.errors.Mi
 
 Example::
 
-    z = make_postprocessor("zscore").fit_embeddings(emb, corpus="semcor", corpus_hash=h)
+    z = make_correction("zscore").fit_embeddings(emb, corpus="semcor", corpus_hash=h)
     vectors = z.transform_embeddings(other_emb)          # (n, n_layers, dim) float32
     z.save("refs/minilm-semcor-zscore")                  # .npz + .json
-    z2 = load_postprocessor("refs/minilm-semcor-zscore")
+    z2 = load_correction("refs/minilm-semcor-zscore")
 """
 
 from __future__ import annotations
@@ -39,14 +39,14 @@ import numpy as np
 
 from workbench.errors import DataError, InputError, MismatchError
 from workbench.fileio import sha256_file
-from workbench.geometry.postprocess import PostProcessor, Provenance, check_array, saved_paths
+from workbench.geometry.correction import Correction, Provenance, check_array, saved_paths
 from workbench.limits import check_finite, check_npz, read_json
 
-PostProcessorName = Literal["zscore", "center", "abtt", "whiten", "none"]
+CorrectionName = Literal["zscore", "center", "abtt", "whiten", "none"]
 
 
-def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
-    """Load what :meth:`PostProcessor.save` wrote (``path`` with or without suffix).
+def load_correction(path: str | os.PathLike[str]) -> Correction:
+    """Load what :meth:`Correction.save` wrote (``path`` with or without suffix).
 
     Nothing in the files is executed: the ``.json`` is plain data and the ``.npz`` is read
     without pickles.
@@ -58,15 +58,15 @@ def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
     """
     npz, meta = saved_paths(path)
     if not npz.is_file() or not meta.is_file():
-        raise DataError(f"no saved post-processor at {npz.with_suffix('')} (.npz + .json)")
+        raise DataError(f"no saved correction at {npz.with_suffix('')} (.npz + .json)")
     try:
         info = read_json(meta)  # a regular file of a sane size
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError included
-        raise DataError(f"{meta}: not a saved post-processor ({exc})") from exc
+        raise DataError(f"{meta}: not a saved correction ({exc})") from exc
     if not isinstance(info, dict):
-        raise DataError(f"{meta}: not a saved post-processor (a {type(info).__name__})")
+        raise DataError(f"{meta}: not a saved correction (a {type(info).__name__})")
     if info.get("kind") not in _REGISTRY:
-        raise DataError(f"{meta}: unknown post-processor kind {info.get('kind')!r}")
+        raise DataError(f"{meta}: unknown correction kind {info.get('kind')!r}")
     if sha256_file(npz) != info.get("npz_sha256"):
         raise DataError(f"{npz} does not match {meta} (modified or truncated); refit and save")
     try:
@@ -89,7 +89,7 @@ def load_postprocessor(path: str | os.PathLike[str]) -> PostProcessor:
     return obj
 
 
-def _check_saved_shapes(obj: PostProcessor, npz: os.PathLike[str], meta: os.PathLike[str]) -> None:
+def _check_saved_shapes(obj: Correction, npz: os.PathLike[str], meta: os.PathLike[str]) -> None:
     """Refuse learned arrays whose layout disagrees with the ``.json``: the layer count, the
     number of axes, and the feature width ``n_features_in`` (a hand-edited ``.json`` would
     otherwise fail later inside numpy)."""
@@ -167,7 +167,7 @@ class Moments:
         return Moments(n, mean, m2 / n)
 
 
-class Standardizer(PostProcessor):
+class Standardizer(Correction):
     """Z-scores per dimension: ``z = (x - mean_) / scale_``.
 
     ``mean_`` is the mean over the reference vectors and ``scale_`` their population standard
@@ -256,7 +256,7 @@ class Standardizer(PostProcessor):
         return self
 
 
-class MeanCenterer(PostProcessor):
+class MeanCenterer(Correction):
     """Subtract the reference mean: ``x - mean_``."""
 
     name = "center"
@@ -269,7 +269,7 @@ class MeanCenterer(PostProcessor):
         return x - state["mean"]
 
 
-class AllButTheTop(PostProcessor):
+class AllButTheTop(Correction):
     """All-but-the-top (Mu & Viswanath 2018): center, then remove the top ``D`` principal
     directions: ``x~ = x - mean_``, ``x~ - components_.T @ components_ @ x~``.
 
@@ -300,7 +300,7 @@ class AllButTheTop(PostProcessor):
         return xc - (xc @ c.T) @ c
 
 
-class Whitener(PostProcessor):
+class Whitener(Correction):
     """Whitening (Su et al. 2021): ``(x - mean_) @ whitening_``, ``whitening_ = U diag(s)^-1/2``
     over the first ``k`` eigenvectors of the (population) covariance.
 
@@ -338,7 +338,7 @@ class Whitener(PostProcessor):
         return (x - state["mean"]) @ state["whitening"]
 
 
-class Identity(PostProcessor):
+class Identity(Correction):
     """No correction (only the layout and width checks), for a uniform code path."""
 
     name = "none"
@@ -351,10 +351,10 @@ class Identity(PostProcessor):
         return x
 
 
-_REGISTRY: dict[str, type[PostProcessor]] = {
+_REGISTRY: dict[str, type[Correction]] = {
     cls.name: cls for cls in (Standardizer, MeanCenterer, AllButTheTop, Whitener, Identity)
 }
-POSTPROCESSORS: tuple[str, ...] = tuple(_REGISTRY)
+CORRECTIONS: tuple[str, ...] = tuple(_REGISTRY)
 #: How tables and figures name each correction.
 CORRECTION_LABELS: dict[str, str] = {
     "none": "raw",
@@ -365,8 +365,8 @@ CORRECTION_LABELS: dict[str, str] = {
 }
 
 
-def make_postprocessor(name: PostProcessorName | str, **params: Any) -> PostProcessor:
-    """An unfitted post-processor by name: ``"zscore" | "center" | "abtt" | "whiten" | "none"``.
+def make_correction(name: CorrectionName | str, **params: Any) -> Correction:
+    """An unfitted correction by name: ``"zscore" | "center" | "abtt" | "whiten" | "none"``.
 
     Args:
         name: the correction.
@@ -377,7 +377,7 @@ def make_postprocessor(name: PostProcessorName | str, **params: Any) -> PostProc
         InputError: an unknown name or parameter.
     """
     if name not in _REGISTRY:
-        raise InputError(f"unknown post-processor {name!r}; choose from {list(POSTPROCESSORS)}")
+        raise InputError(f"unknown correction {name!r}; choose from {list(CORRECTIONS)}")
     try:
         return _REGISTRY[name](**params)
     except TypeError as exc:

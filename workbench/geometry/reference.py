@@ -1,5 +1,5 @@
 """A correction fitted on a reference corpus: encode a seeded sample (through the cache) and fit
-a post-processor per layer on it, recording the model fingerprint, layers, pooling and the
+a correction per layer on it, recording the model fingerprint, layers, pooling and the
 sample's hash in its provenance.
 
 Every correction fitted on a reference corpus goes through :func:`fit_reference`: the command
@@ -26,8 +26,8 @@ from workbench.corpora.reference import (
 )
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.pooling import Pooling
-from workbench.geometry.corrections import make_postprocessor
-from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.correction import Correction
+from workbench.geometry.corrections import make_correction
 
 
 def fit_reference(
@@ -38,28 +38,28 @@ def fit_reference(
     pooling: Pooling | None = None,
     emb: Any = None,
     **params: Any,
-) -> PostProcessor:
-    """Encode ``sample`` (through the cache) and fit a post-processor per layer on it.
+) -> Correction:
+    """Encode ``sample`` (through the cache) and fit a correction per layer on it.
 
     Args:
         encoder: a :class:`workbench.Encoder`.
-        kind: one of :data:`workbench.geometry.corrections.POSTPROCESSORS`.
+        kind: one of :data:`workbench.geometry.corrections.CORRECTIONS`.
         sample: from :func:`workbench.corpora.reference.sample_corpus`.
         layers: hidden-state indices (None = all).
         pooling: subword pooling (None = the encoder's).
         emb: the sample's :class:`~workbench.encoding.embeddings.LayerwiseEmbeddings` when the
             caller holds them already (then nothing is encoded; ``layers`` and ``pooling`` are
             theirs).
-        **params: passed to :func:`workbench.geometry.corrections.make_postprocessor`.
+        **params: passed to :func:`workbench.geometry.corrections.make_correction`.
 
     Returns:
-        The fitted post-processor; its ``provenance_`` names the model, layers, pooling, corpus
+        The fitted correction; its ``provenance_`` names the model, layers, pooling, corpus
         and sample hash.
     """
     if emb is None:
         emb = encode_cached(encoder, sample.words, layers=layers, pooling=pooling)
     name = f"{sample.corpus} sample ({sample.unit}={sample.requested}, seed={sample.random_state})"
-    return make_postprocessor(kind, **params).fit_embeddings(emb, name, sample.sha256)
+    return make_correction(kind, **params).fit_embeddings(emb, name, sample.sha256)
 
 
 def fit_correction(
@@ -69,13 +69,13 @@ def fit_correction(
     n_sentences: int | None = REFERENCE_SENTENCES,
     random_state: int = 0,
     data_dir: str | os.PathLike | None = None,
-) -> PostProcessor | None:
+) -> Correction | None:
     """A correction fitted per layer (every hidden state) on a seeded sample of a reference
     corpus named ``reference`` (:func:`fit_reference`); None for ``"none"``.
 
     Args:
         encoder: the model whose vectors will be corrected.
-        correction: a name of :data:`workbench.geometry.corrections.POSTPROCESSORS`.
+        correction: a name of :data:`workbench.geometry.corrections.CORRECTIONS`.
         reference: ``"auto"``, ``"demo"``, ``"semcor"``, ``"wordnet"`` or a text file
             (:func:`workbench.corpora.reference.load_reference_corpus`).
         n_sentences: sentences sampled from it (None: all).

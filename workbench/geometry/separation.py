@@ -38,8 +38,8 @@ import numpy as np
 
 from workbench.encoding.pooling import combine_layers
 from workbench.errors import InputError
+from workbench.geometry.correction import Correction
 from workbench.geometry.corrections import CORRECTION_LABELS
-from workbench.geometry.postprocess import PostProcessor
 from workbench.reports.tables import Table
 
 Measure = Literal["silhouette", "nn_accuracy"]
@@ -284,7 +284,7 @@ def separation_by_layer(
     vectors: np.ndarray,
     labels: Sequence[str],
     layers: Sequence[int],
-    post: PostProcessor | None = None,
+    post: Correction | None = None,
     specs: Sequence[str] | None = None,
     n_hidden: int | None = None,
     min_count: int = 2,

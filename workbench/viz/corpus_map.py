@@ -3,7 +3,7 @@ correction, projected to 2-D, with a table of what each point is (word, lemma, P
 supersense where the corpus knows them, its sentence).
 
 The plain path: encode the sentences in chunks keeping only the layers the spec needs, correct
-(a post-processor fitted per layer on a seeded sample of the corpus's own words) and combine the
+(a correction fitted per layer on a seeded sample of the corpus's own words) and combine the
 layers, then project. Up to ``fit_sample`` words are projected by UMAP directly; past that, UMAP
 is fitted on a seeded sample of ``fit_sample`` words and every other word is placed at the
 distance-weighted mean of its ``place_k`` nearest sampled words (found by FAISS in a PCA space
@@ -41,7 +41,7 @@ from workbench.encoding.models import default_cache_dir
 from workbench.encoding.pooling import LayerSpec, combine_layers
 from workbench.errors import DataError, InputError
 from workbench.fileio import atomic_path, sha256_json
-from workbench.geometry.corrections import make_postprocessor
+from workbench.geometry.corrections import make_correction
 from workbench.limits import check_npz, non_finite
 from workbench.viz.projection import ProjectionConfig, Projector
 
@@ -191,7 +191,7 @@ def corpus_vectors(
         rng = np.random.default_rng(config.seed)
         n_fit = min(len(stacked), config.correction_sample)
         fit_rows = np.sort(rng.choice(len(stacked), n_fit, replace=False))
-        post = make_postprocessor(config.correction).fit(stacked[fit_rows].astype(np.float32))
+        post = make_correction(config.correction).fit(stacked[fit_rows].astype(np.float32))
     out = np.empty((len(stacked), stacked.shape[2]), dtype=np.float32)
     block = 50_000
     for start in range(0, len(stacked), block):

@@ -195,7 +195,7 @@ def locate_rows(
 
 class Transform(Protocol):
     """Anything with ``transform(x) -> x'`` on ``(n, n_layers, dim)`` vectors (a fitted
-    post-processor of :mod:`workbench.geometry.corrections`)."""
+    correction of :mod:`workbench.geometry.corrections`)."""
 
     def transform(self, x: np.ndarray) -> np.ndarray: ...
 

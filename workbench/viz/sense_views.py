@@ -31,7 +31,7 @@ from workbench.corpora.occurrences import (
 from workbench.encoding.pooling import combine_layers
 from workbench.errors import InputError, MismatchError
 from workbench.fileio import sha256_words
-from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.correction import Correction
 from workbench.geometry.separation import (
     LayerSeparation,
     Separation,
@@ -86,7 +86,7 @@ class SenseView:
 
 
 def corrected_vectors(
-    ov: OccurrenceVectors, layer: str, post: PostProcessor | None = None
+    ov: OccurrenceVectors, layer: str, post: Correction | None = None
 ) -> np.ndarray:
     """``(n_occurrences, dim)`` vectors at a layer spec, each layer corrected by ``post``
     (fitted per layer on the same hidden states) before layers are combined."""
@@ -99,7 +99,7 @@ def corrected_vectors(
 def sense_view(
     ov: OccurrenceVectors,
     layer: str,
-    post: PostProcessor | None = None,
+    post: Correction | None = None,
     projection: ProjectionConfig | None = None,
     reference: str = "",
     data: Mapping[str, Any] | None = None,
@@ -187,7 +187,7 @@ def grid_layout(parts: Sequence[np.ndarray], gap: float = 0.25) -> np.ndarray:
 def atlas_view(
     parts: Sequence[tuple[str, OccurrenceVectors]],
     layer: str,
-    post: PostProcessor | None = None,
+    post: Correction | None = None,
     projection: ProjectionConfig | None = None,
     reference: str = "",
     data: Mapping[str, Any] | None = None,

@@ -271,7 +271,7 @@ def gloss_sense_index(
     origin = np.full(len(keys), ORIGINS.index("gloss"), dtype=np.int8)
     seen = np.array([(counts or {}).get(k, 0) for k in keys], dtype=np.int64)
     index.set_rows(tuple(keys), np.asarray(vectors, dtype=np.float32), origin, seen)
-    index.postprocessor_ = None
+    index.correction_ = None
     index.encoder_ = info
     index.training_ = training
     return index

@@ -76,7 +76,7 @@ def system_index_path(info: EncoderInfo, system: System, training_sha256: str) -
         identity["dtype"] = tag
     ident = json.dumps(
         {
-            "config": asdict(system.config),
+            "config": system.config.identity(),
             "training": [system.training, training_sha256],
             "encoder": identity,
             "format": FORMAT_VERSION,
@@ -241,7 +241,7 @@ def train_output_path(encoder: Encoder, index: SenseIndex, corpus: str) -> Path:
     if system_of(index) in SYSTEMS:
         return system_index_path(info, get_system(system_of(index)), index.training_.sha256)
     parts = [
-        Path(corpus).name.split(".")[0], config.layers, config.postprocess, config.propagate,
+        Path(corpus).name.split(".")[0], config.layers, config.correction, config.propagate,
         config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", info.fingerprint,
     ]  # fmt: skip
     if tag := cache_dtype_tag(info.dtype):

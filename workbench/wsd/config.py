@@ -2,13 +2,13 @@
 come from, and the candidate scores it reports (:mod:`workbench.wsd.index` holds the index itself).
 
 Example:
-    >>> SenseIndexConfig(layers="last4-sum", postprocess="zscore", propagate="lexname").label
+    >>> SenseIndexConfig(layers="last4-sum", correction="zscore", propagate="lexname").label
     'sum(-4,-3,-2,-1) zscore +lexname'
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
@@ -16,7 +16,7 @@ import numpy as np
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError
-from workbench.geometry.postprocess import Provenance
+from workbench.geometry.correction import Provenance
 from workbench.wsd.vectors import LEVELS, PropagationLevel
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class SenseIndexConfig:
     layers: str = (
         "last4-sum"  # layer spec of the occurrence vectors (workbench.encoding.pooling.LayerSpec)
     )
-    postprocess: str = "none"  # post-processor fitted on the training vectors: none | zscore | ...
+    correction: str = "none"  # correction fitted on the training vectors: none | zscore | ...
     propagate: PropagationLevel = "none"  # LMMS propagation to senses with no corpus vector
     gloss: GlossCombination = "none"  # gloss vectors: none | concat (with the centroids) | only
     gloss_weight: float = 0.2  # weight of the gloss cosine (chosen on SemEval-2007, the dev set)
@@ -62,19 +62,39 @@ class SenseIndexConfig:
                 f"gloss_pooling must be one of {', '.join(GLOSS_POOLINGS)}, "
                 f"not '{self.gloss_pooling}'"
             )
-        if self.gloss == "only" and (self.propagate != "none" or self.postprocess != "none"):
+        if self.gloss == "only" and (self.propagate != "none" or self.correction != "none"):
             raise InputError(
                 "an index of gloss vectors only has no corpus vectors to propagate or to fit a "
-                "post-processor on: use propagate='none' and postprocess='none'"
+                "correction on: use propagate='none' and correction='none'"
             )
         if not 0.0 <= self.gloss_weight <= 1.0:
             raise InputError(f"gloss_weight must be in [0, 1], not {self.gloss_weight}")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SenseIndexConfig:
+        """The config a saved index's ``meta.json`` holds; one saved before the workbench
+        called the correction so names it ``postprocess``, read as ``correction``.
+
+        Raises:
+            TypeError: a field it does not know (as the constructor does).
+        """
+        data = dict(data)
+        if "postprocess" in data and "correction" not in data:
+            data["correction"] = data.pop("postprocess")
+        return cls(**data)
+
+    def identity(self) -> dict:
+        """The config as cache names are made of it: its fields, the correction under the key
+        ``postprocess`` it had when the cached indexes were named, so they are found still."""
+        data = asdict(self)
+        data["postprocess"] = data.pop("correction")
+        return data
 
     @property
     def label(self) -> str:
         """Short description for tables, e.g. ``sum(-4,-3,-2,-1) zscore +lexname +gloss``."""
         parts = [LayerSpec.parse(self.layers).label]
-        parts += [self.postprocess] if self.postprocess != "none" else ["raw"]
+        parts += [self.correction] if self.correction != "none" else ["raw"]
         parts += [f"+{self.propagate}"] if self.propagate != "none" else []
         if self.gloss == "concat":
             parts.append(f"+gloss({self.gloss_pooling},{self.gloss_weight:g})")
@@ -126,7 +146,7 @@ class TrainingInfo:
 
     def provenance(self, info: EncoderInfo, layers: str) -> Provenance:
         """The provenance of a correction fitted on these training vectors of the encoder
-        ``info`` describes (``layers``: the index's layer spec), as the index's post-processor
+        ``info`` describes (``layers``: the index's layer spec), as the index's correction
         records it."""
         return Provenance(
             model_name=info.name,

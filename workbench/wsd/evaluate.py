@@ -7,7 +7,7 @@ and collects the lemmas with most errors. :func:`evaluate_corpus` is the whole r
 corpus as the command line and the app start it with a system opened by
 :func:`workbench.wsd.systems.open_system`: encode its instances, get the system's index for
 their lemmas, compute the baselines, then :func:`evaluate`.
-:func:`layer_sweep` fits one plain 1-NN index per layer spec and post-processor on cached
+:func:`layer_sweep` fits one plain 1-NN index per layer spec and correction on cached
 training vectors and scores each (array work only).
 
 Example::
@@ -205,7 +205,7 @@ class SweepPoint:
 
     layers: str
     label: str
-    postprocess: str
+    correction: str
     all: Score
     datasets: dict[str, Score]
 
@@ -220,16 +220,16 @@ def layer_sweep(
     test: InstanceSet,
     info: EncoderInfo,
     specs: Sequence[str],
-    postprocess: Sequence[str] = ("none", "zscore"),
+    corrections: Sequence[str] = ("none", "zscore"),
     backoff: Callable[[str, str], str | None] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[SweepPoint]:
-    """Plain 1-NN (no propagation, no glosses) for every layer spec x post-processor (``info``:
+    """Plain 1-NN (no propagation, no glosses) for every layer spec x correction (``info``:
     the identity of the encoder of ``training`` and ``test``, ``EncoderInfo.of(encoder)``)."""
     points = []
     for spec in specs:
-        for post in postprocess:
-            index = train_index(training, SenseIndexConfig(layers=spec, postprocess=post), info)
+        for post in corrections:
+            index = train_index(training, SenseIndexConfig(layers=spec, correction=post), info)
             result = evaluate(index, test, backoff=backoff)
             points.append(
                 SweepPoint(

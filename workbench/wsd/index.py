@@ -2,7 +2,7 @@
 
 A :class:`SenseIndex` is fitted on occurrence vectors ``(n_occurrences, dim)`` (one layer spec
 of one encoder) and their gold sense keys: each key's centroid is the mean of its occurrences
-(an occurrence with several gold keys counts for each), optionally after a post-processor
+(an occurrence with several gold keys counts for each), optionally after a correction
 (z-score standardization, ...) fitted on those same vectors. Senses without a corpus centroid
 can get one by LMMS propagation (:mod:`workbench.wsd.vectors`), and gloss vectors can be
 combined with the corpus centroids, or stand alone (``gloss="only"``: every sense represented
@@ -33,8 +33,8 @@ import numpy as np
 
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import DataError, InputError, MismatchError
-from workbench.geometry.corrections import make_postprocessor
-from workbench.geometry.postprocess import PostProcessor
+from workbench.geometry.correction import Correction
+from workbench.geometry.corrections import make_correction
 from workbench.lexicon.wordnet import key_lemma_pos
 from workbench.wsd.config import CandidateScores, EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.search import TorchRangeSearch
@@ -99,7 +99,7 @@ class SenseIndex:
         origin_: ``(n_rows,)`` int8, index into :data:`ORIGINS`.
         counts_: ``(n_rows,)`` int64 training occurrences of each key (0 if none).
         groups_: ``(lemma, POS)`` -> ``(start, stop)`` row range of its candidates.
-        postprocessor_: the fitted post-processor or None.
+        correction_: the fitted correction or None.
         encoder_: :class:`EncoderInfo`; training_: :class:`TrainingInfo`.
         search_: the engine and device the searches ran on (``faiss:cpu``, ``faiss:gpu``,
             ``torch:cuda``, ``torch:cpu``), set by the first search.
@@ -154,7 +154,7 @@ class SenseIndex:
             raise InputError("propagation needs the WordNet sense graph (graph=...)")
         if cfg.gloss != "none" and gloss is None:
             raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
-        post = None if cfg.postprocess == "none" else make_postprocessor(cfg.postprocess)
+        post = None if cfg.correction == "none" else make_correction(cfg.correction)
         if cfg.gloss == "only" and gloss is not None:  # every row a gloss vector, no centroids
             gkeys, gvecs = gloss
             gvecs = np.asarray(gvecs, dtype=np.float32)
@@ -164,7 +164,7 @@ class SenseIndex:
             code = np.int8(ORIGINS.index("gloss"))
             zeros = np.zeros(len(gkeys), dtype=np.int64)
             self.set_rows(tuple(gkeys), normalize_rows(gvecs), np.full(len(gkeys), code), zeros)
-            self.postprocessor_ = post  # None: refused by the config
+            self.correction_ = post  # None: refused by the config
             self.encoder_ = info
             self.training_ = training or TrainingInfo()
             return self
@@ -185,7 +185,7 @@ class SenseIndex:
         counts: np.ndarray,
         *,
         info: EncoderInfo,
-        postprocessor: PostProcessor | None = None,
+        correction: Correction | None = None,
         training: TrainingInfo | None = None,
         graph: SenseGraph | None = None,
         gloss: tuple[Sequence[str], np.ndarray] | None = None,
@@ -194,7 +194,7 @@ class SenseIndex:
         """Build the index from per-sense sums of occurrence vectors (reduced over the shards of
         a corpus too large for one :meth:`fit`): each centroid is ``sum / count``.
 
-        The post-processor (``config.postprocess``) comes fitted on the raw occurrence vectors
+        The correction (``config.correction``) comes fitted on the raw occurrence vectors
         (e.g. :meth:`~workbench.geometry.corrections.Standardizer.partial_fit` over the shards);
         every correction is affine, so it transforms the centroids, which equals the centroids
         of the transformed vectors that :meth:`fit` takes (to float32 rounding). Propagation and
@@ -205,7 +205,7 @@ class SenseIndex:
             sums: ``(n_keys, dim)`` sum of the occurrence vectors of each key (float64 best).
             counts: ``(n_keys,)`` occurrences of each key (>= 1).
             info, training, graph, gloss, targets: as for :meth:`fit`.
-            postprocessor: fitted as ``config.postprocess`` names (None for ``none``).
+            correction: fitted as ``config.correction`` names (None for ``none``).
 
         Returns:
             self.
@@ -224,18 +224,18 @@ class SenseIndex:
             raise InputError("propagation needs the WordNet sense graph (graph=...)")
         if cfg.gloss != "none" and gloss is None:
             raise InputError("gloss combination needs gloss vectors (gloss=(keys, vectors))")
-        name = postprocessor.name if postprocessor is not None else "none"
-        if name != cfg.postprocess:
-            raise InputError(f"the index's config says postprocess={cfg.postprocess!r}; the "
-                             f"post-processor given is {name!r}")  # fmt: skip
+        name = correction.name if correction is not None else "none"
+        if name != cfg.correction:
+            raise InputError(f"the index's config says correction={cfg.correction!r}; the "
+                             f"correction given is {name!r}")  # fmt: skip
         order = sorted(range(len(keys)), key=lambda i: keys[i])
         centroids = (sums[order] / counts[order, None]).astype(np.float32)
-        if postprocessor is not None:  # check_array wants two rows: one centroid goes doubled
+        if correction is not None:  # check_array wants two rows: one centroid goes doubled
             doubled = np.concatenate([centroids, centroids]) if len(centroids) == 1 else centroids
-            centroids = np.asarray(postprocessor.transform(doubled)[: len(centroids)], np.float32)
+            centroids = np.asarray(correction.transform(doubled)[: len(centroids)], np.float32)
         training = training or TrainingInfo(n_occurrences=int(counts.sum()))
         return self._finish(tuple(keys[i] for i in order), centroids, counts[order],
-                            postprocessor, info, training, graph, gloss, targets)  # fmt: skip
+                            correction, info, training, graph, gloss, targets)  # fmt: skip
 
     def _finish(self, ckeys, cvecs, counts, post, info, training, graph, gloss, targets):
         """Propagation and gloss rows after the centroids, then the rows of the index."""
@@ -266,7 +266,7 @@ class SenseIndex:
         else:
             rows = normalize_rows(cvecs)
         self.set_rows(ckeys, rows, origin.astype(np.int8), counts.astype(np.int64))
-        self.postprocessor_ = post
+        self.correction_ = post
         self.encoder_ = info
         self.training_ = training
         return self
@@ -343,15 +343,15 @@ class SenseIndex:
 
     def transform_queries(self, vectors: np.ndarray) -> np.ndarray:
         """Occurrence vectors ``(n, dim)`` -> unit query rows ``(n, D)`` in the index's space
-        (post-processor, L2 normalisation, duplication for gloss concatenation)."""
+        (correction, L2 normalisation, duplication for gloss concatenation)."""
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != self.encoder_.dim:
             raise MismatchError(
                 f"query vectors have shape {vectors.shape}; this index holds "
                 f"{self.encoder_.dim}-dim vectors of {self.encoder_.name}"
             )
-        if self.postprocessor_ is not None:
-            vectors = np.asarray(self.postprocessor_.transform(vectors), dtype=np.float32)
+        if self.correction_ is not None:
+            vectors = np.asarray(self.correction_.transform(vectors), dtype=np.float32)
         q = normalize_rows(vectors)
         if self.config.gloss == "concat":  # gloss "only": the rows are plain unit vectors
             w = self.config.gloss_weight

@@ -1,7 +1,7 @@
 """Word sense disambiguation of corpus instances with a :class:`~workbench.wsd.index.SenseIndex`.
 
 The instances of a corpus are encoded once, all hidden states of the instance words only
-(:func:`encode_instances`, through the on-disk cache); any layer spec, raw or post-processed,
+(:func:`encode_instances`, through the on-disk cache); any layer spec, raw or corrected,
 is then array work. :func:`predict` takes, for each instance, the nearest centroid among the
 candidates of its lemma and POS (one FAISS range search per (lemma, POS) group), and backs off
 to WordNet's first sense when no candidate has a vector.
@@ -164,7 +164,7 @@ def train_index(
 
     Args:
         training: encoded instances with gold keys.
-        config: layer spec, post-processor, propagation, gloss combination.
+        config: layer spec, correction, propagation, gloss combination.
         info: identity of the encoder of ``training`` (``EncoderInfo.of(encoder)``).
         graph: WordNet structure (needed for propagation).
         gloss: ``(keys, vectors)`` at ``config.layers`` (needed for ``gloss="concat"``).
@@ -219,7 +219,7 @@ def predict(
     Args:
         index: a fitted sense index.
         vectors: ``(n, dim)`` occurrence vectors at ``index.config.layers`` (raw: the index
-            applies its own post-processor).
+            applies its own correction).
         lemmas, pos: per instance, its lemma and universal POS.
         backoff: ``(lemma, pos) -> key`` used when no candidate has a row (WordNet's first
             sense: ``wordnet.first_sense``); None leaves such instances unanswered.

@@ -155,8 +155,8 @@ def lemma_error_table(
 
 
 def sweep_table(points: Sequence[SweepPoint]) -> Table:
-    posts = list(dict.fromkeys(p.postprocess for p in points))
-    by = {(p.layers, p.postprocess): p for p in points}
+    posts = list(dict.fromkeys(p.correction for p in points))
+    by = {(p.layers, p.correction): p for p in points}
     specs = list(dict.fromkeys(p.layers for p in points))
     rows = []
     for spec in specs:
@@ -175,10 +175,10 @@ def sweep_table(points: Sequence[SweepPoint]) -> Table:
 
 
 def sweep_figure(points: Sequence[SweepPoint]) -> go.Figure:
-    """Plotly line chart: F1 per layer spec, one line per post-processor."""
+    """Plotly line chart: F1 per layer spec, one line per correction."""
     fig = go.Figure()
-    for post in dict.fromkeys(p.postprocess for p in points):
-        sel = [p for p in points if p.postprocess == post]
+    for post in dict.fromkeys(p.correction for p in points):
+        sel = [p for p in points if p.correction == post]
         fig.add_trace(
             go.Scatter(
                 x=[p.layers for p in sel],
@@ -250,7 +250,7 @@ def evaluation_report(
         data["seconds"] = result.seconds
     if sweep:
         data["sweep"] = [
-            {"layers": p.layers, "postprocess": p.postprocess, **prf(p.all),
+            {"layers": p.layers, "correction": p.correction, **prf(p.all),
              "datasets": {k: prf(v) for k, v in p.datasets.items()}}
             for p in sweep
         ]  # fmt: skip

@@ -2,7 +2,7 @@
 
 Layout: ``meta.json`` (format version, config, encoder identity, training provenance, counts),
 ``senses.npz`` (sense keys, L2-normalised rows, how each row got its vector, occurrence counts)
-and, for an index with a post-processor, that post-processor's own ``.npz`` + ``.json``. Writes
+and, for an index with a correction, that correction's own ``.npz`` + ``.json``. Writes
 go to a temporary directory that is then swapped into place whole
 (:func:`workbench.outputs.replace_directory`), so a reader never sees half an index. An index
 folder is a workbench folder of kind :data:`INDEX_KIND` (:mod:`workbench.outputs`): an index is
@@ -22,7 +22,7 @@ import numpy as np
 
 from workbench.errors import DataError, OutputError
 from workbench.fileio import check_writable, remove_path, temporary_path
-from workbench.geometry.corrections import load_postprocessor
+from workbench.geometry.corrections import load_correction
 from workbench.limits import check_finite, check_npz, read_json
 from workbench.outputs import (
     DirectoryState,
@@ -39,8 +39,16 @@ FORMAT_VERSION = 1
 
 #: The kind of a sense-index folder in its ledger (:mod:`workbench.outputs`).
 INDEX_KIND = "sense-index"
+#: The stem of a saved index's fitted correction (``correction.npz`` + ``correction.json``).
+CORRECTION_STEM = "correction"
+#: Its stem in indexes saved before the workbench called it a correction: still read.
+FORMER_CORRECTION_STEM = "postprocessor"
 #: Every file a saved index may hold.
-INDEX_FILES = ("meta.json", "senses.npz", "postprocessor.npz", "postprocessor.json")
+INDEX_FILES = (
+    "meta.json", "senses.npz",
+    *(f"{stem}.{ext}" for stem in (CORRECTION_STEM, FORMER_CORRECTION_STEM)
+      for ext in ("npz", "json")),
+)  # fmt: skip
 
 
 def is_saved_index(path: Path) -> bool:
@@ -80,7 +88,7 @@ def check_index_output(path: str | os.PathLike) -> DirectoryState:
 
 def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
     """Write the index to directory ``path`` (``meta.json``, ``senses.npz`` and the
-    post-processor's own files), whole: an index already there is replaced in one step, and
+    correction's own files), whole: an index already there is replaced in one step, and
     a folder holding anything else is refused (:func:`check_index_output`).
 
     Raises:
@@ -102,8 +110,8 @@ def save_index(index: SenseIndex, path: str | os.PathLike) -> Path:
             origin=index.origin_,
             counts=index.counts_,
         )
-        if index.postprocessor_ is not None:
-            index.postprocessor_.save(tmp / "postprocessor")
+        if index.correction_ is not None:
+            index.correction_.save(tmp / CORRECTION_STEM)
         meta = {"format": FORMAT_VERSION, **index.summary()}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         mark_directory(tmp, INDEX_KIND)
@@ -174,14 +182,17 @@ def load_index(
     path = Path(path)
     meta, training, arrays = _read(path, ARRAYS)
     try:
-        index = SenseIndex(SenseIndexConfig(**meta["config"]))
+        index = SenseIndex(SenseIndexConfig.from_dict(meta["config"]))
         index.encoder_ = EncoderInfo(**meta["encoder"])
     except (KeyError, ValueError, TypeError) as exc:
         raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
     index.training_ = training
-    index.postprocessor_ = None
-    if index.config.postprocess != "none":
-        index.postprocessor_ = load_postprocessor(path / "postprocessor")
+    index.correction_ = None
+    if index.config.correction != "none":
+        saved = path / CORRECTION_STEM
+        if not saved.with_suffix(".json").is_file():
+            saved = path / FORMER_CORRECTION_STEM
+        index.correction_ = load_correction(saved)
     keys = tuple(arrays["keys"].tolist())
     index.set_rows(keys, arrays["vectors"], arrays["origin"], arrays["counts"])
     if info is not None:

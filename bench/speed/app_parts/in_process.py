@@ -19,7 +19,7 @@ from workbench import Encoder
 from workbench.corpora.occurrences import demo_sentences, encode_occurrences, lemma_occurrences
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
-from workbench.geometry.corrections import make_postprocessor
+from workbench.geometry.corrections import make_correction
 from workbench.geometry.separation import separation_by_layer
 from workbench.viz.projection import Projector, trustworthiness
 
@@ -110,7 +110,7 @@ def bench_separation(repeats: int) -> None:
 
     ov = play_vectors()
     ref = encode_cached(Encoder(device="cpu"), demo_sentences(), progress=False)
-    post = make_postprocessor("zscore").fit(ref.vectors)
+    post = make_correction("zscore").fit(ref.vectors)
     labels = np.asarray(ov.labels)
     keep = np.isin(labels, [k for k, n in zip(*np.unique(labels, return_counts=True)) if n >= 2])
     x_all = np.asarray(ov.vectors)

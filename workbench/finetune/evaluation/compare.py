@@ -58,7 +58,7 @@ class CompareConfig:
     wsd_train: str = "semcor"  # training corpus of the WSD sweep
     wsd_test: str = "ALL"  # evaluation corpus of the WSD sweep
     wsd_train_sentences: int | None = None  # first N training sentences (None: all)
-    postprocess: tuple[str, ...] = ("none", "zscore")  # WSD vectors raw and z-scored
+    corrections: tuple[str, ...] = ("none", "zscore")  # WSD vectors raw and z-scored
     seed: int = 0  # sample, split and pairs
     device: str | None = None  # encoder device
     senses: SenseConfig = field(default_factory=SenseConfig)  # the lemmas pictured (none: skip)
@@ -120,7 +120,7 @@ def measure_model(
     training, testing = encode_instances(enc, train), encode_instances(enc, test)
     specs = [s for s in default_specs(enc.n_hidden) if s != "last4-sum" or enc.n_hidden > 4]
     sweep = layer_sweep(
-        training, testing, EncoderInfo.of(enc), specs, cfg.postprocess, load_wordnet().first_sense
+        training, testing, EncoderInfo.of(enc), specs, cfg.corrections, load_wordnet().first_sense
     )
     seconds["wsd_sweep"] = time.perf_counter() - t1
     say(f"{label}: WSD sweep in {seconds['wsd_sweep']:.0f}s")
@@ -179,13 +179,13 @@ def geometry_table(c: Comparison) -> Table:
 
 
 def sweep_table(c: Comparison) -> Table:
-    """WSD F1 (ALL) per layer spec and post-processor, base vs tuned, and the difference."""
-    tuned = {(p.layers, p.postprocess): p for p in c.tuned.sweep}
+    """WSD F1 (ALL) per layer spec and correction, base vs tuned, and the difference."""
+    tuned = {(p.layers, p.correction): p for p in c.tuned.sweep}
     rows = []
     for p in c.base.sweep:
-        q = tuned[(p.layers, p.postprocess)]
+        q = tuned[(p.layers, p.correction)]
         rows.append(
-            (p.label, p.postprocess, 100 * p.all.f1, 100 * q.all.f1, 100 * (q.all.f1 - p.all.f1))
+            (p.label, p.correction, 100 * p.all.f1, 100 * q.all.f1, 100 * (q.all.f1 - p.all.f1))
         )
     return Table(
         ("layers", "vectors", "F1 base", "F1 tuned", "difference"),
@@ -213,11 +213,11 @@ def compare_figures(c: Comparison) -> tuple[go.Figure, go.Figure]:
         "Anisotropy per layer, base vs fine-tuned",
         "mean cosine of random word pairs",
     )
-    specs = [p.label for p in c.base.sweep if p.postprocess == c.config.postprocess[0]]
+    specs = [p.label for p in c.base.sweep if p.correction == c.config.corrections[0]]
     f1 = {
-        f"{m.label} {post}": [100 * p.all.f1 for p in m.sweep if p.postprocess == post]
+        f"{m.label} {post}": [100 * p.all.f1 for p in m.sweep if p.correction == post]
         for m in (c.base, c.tuned)
-        for post in c.config.postprocess
+        for post in c.config.corrections
     }
     fig2 = layer_lines(f1, specs, f"WSD F1 per layer on {c.config.wsd_test}", "F1 (%)")
     return fig1, fig2
@@ -233,7 +233,7 @@ def _summary(c: Comparison) -> str:
         f" tuned {c.tuned.geometry.get('none', last).anisotropy.value:.3f}.",
         "Best WSD layer spec: "
         + "; ".join(
-            f"{k} {p.label} ({p.postprocess}) F1 {100 * p.all.f1:.1f}" for k, p in best.items()
+            f"{k} {p.label} ({p.correction}) F1 {100 * p.all.f1:.1f}" for k, p in best.items()
         ),
     ]
     if c.card:

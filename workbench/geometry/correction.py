@@ -1,7 +1,7 @@
-"""The post-processor base class: per-layer fitting, layout checks, provenance, save.
+"""The correction base class: per-layer fitting, layout checks, provenance, save.
 
 Concrete corrections (z-scores, centering, all-but-the-top, whitening) and
-:func:`~workbench.geometry.corrections.load_postprocessor` live in
+:func:`~workbench.geometry.corrections.load_correction` live in
 :mod:`workbench.geometry.corrections`.
 """
 
@@ -26,7 +26,7 @@ from workbench.outputs import output_file, refuse_foreign
 
 @dataclass(frozen=True)
 class Provenance:
-    """What a post-processor was fitted on.
+    """What a correction was fitted on.
 
     Attributes:
         model_name: the encoder's name.
@@ -82,10 +82,10 @@ def check_array(x: Any, name: str = "X") -> np.ndarray:
     return x
 
 
-_P = TypeVar("_P", bound="PostProcessor")
+_P = TypeVar("_P", bound="Correction")
 
 
-class PostProcessor:
+class Correction:
     """Base class: per-layer fitting, layout checks, provenance, save/load.
 
     Subclasses define ``name``, ``state_names`` (the names of the learned arrays: each is the
@@ -95,7 +95,7 @@ class PostProcessor:
     scikit-learn's estimator conventions without importing scikit-learn (an import every app
     page that fits a correction would pay): ``__init__`` only stores its keyword
     parameters, :meth:`get_params` / :meth:`set_params` read and set them, so
-    ``sklearn.base.clone`` and ``Pipeline`` work on a post-processor.
+    ``sklearn.base.clone`` and ``Pipeline`` work on a correction.
     """
 
     # ------------------------------------------------------------------ parameters
@@ -232,7 +232,7 @@ class PostProcessor:
         self._check_fitted()
         mine = self.provenance_
         if not mine.layers:
-            raise MismatchError("this post-processor was not fitted per layer on embeddings")
+            raise MismatchError("this correction was not fitted per layer on embeddings")
         self.check_compatible(dataclasses.replace(Provenance.from_embeddings(emb), layers=()))
         have = [int(v) for v in emb.layers]
         missing = [layer for layer in mine.layers if layer not in have]
@@ -271,7 +271,7 @@ class PostProcessor:
 
 
 def saved_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """The ``(.npz, .json)`` pair a post-processor is saved to: ``path`` with or without either
+    """The ``(.npz, .json)`` pair a correction is saved to: ``path`` with or without either
     suffix names the same pair (``z`` -> ``z.npz`` and ``z.json``)."""
     p = Path(path)
     if p.suffix in (".npz", ".json"):
