@@ -50,7 +50,7 @@ from workbench.viz import sense_views
 from workbench.viz.corpus_map import CorpusMap, CorpusMapConfig, corpus_map
 from workbench.viz.neighbours import NeighbourPool, PoolPart
 from workbench.viz.projection import ProjectionConfig, Projector, project_layers
-from workbench.viz.sense_views import AtlasView, SenseView
+from workbench.viz.sense_views import SenseView, WordsView
 from workbench.wsd import occurrence_senses
 from workbench.wsd.biencoder import BiEncoder
 from workbench.wsd.evaluate import Evaluation, Stage, evaluate_corpus
@@ -225,18 +225,18 @@ def sense_view(
 
 
 @st.cache_data(show_spinner="Projecting the words together…", max_entries=16)
-def atlas_view(
+def words_view(
     key: Hashable,
     _parts: tuple[tuple[str, OccurrenceVectors], ...],
     layer: str,
     config: ProjectionConfig,
     data: dict | None = None,
     apart: bool = False,
-) -> AtlasView:
-    """:func:`workbench.viz.sense_views.atlas_view` of several words' raw vectors (each word
+) -> WordsView:
+    """:func:`workbench.viz.sense_views.words_view` of several words' raw vectors (each word
     projected on its own with ``apart``); ``key`` names the words' occurrences and the model
     settings."""
-    return sense_views.atlas_view(list(_parts), layer, None, config, data=data, apart=apart)
+    return sense_views.words_view(list(_parts), layer, None, config, data=data, apart=apart)
 
 
 # --------------------------------------------------------------------------- reference corpora

@@ -40,16 +40,16 @@ from workbench.viz.neighbours import NeighbourIndex, snippet
 from workbench.viz.plotting import ring_points, selected_rows
 from workbench.viz.projection import ProjectionConfig
 from workbench.viz.sense_figures import (
-    atlas_figure,
     sense_view_figure,
     separation_figure,
     separation_text,
     view_hover,
+    words_figure,
 )
 from workbench.viz.sense_views import SenseView
 
 #: The several-words view's layouts, the default first.
-ATLAS_LAYOUTS = ("each word apart", "all together")
+WORDS_LAYOUTS = ("each word apart", "all together")
 
 #: The Senses page's comparison widgets in the URL; the page adds its own.
 SENSES_PANE_PARAMS = (
@@ -57,7 +57,7 @@ SENSES_PANE_PARAMS = (
     Param("senses_compare", "compare", "bool"),
     Param("senses_reference", "reference", upgrade=webapp.caches.reference_name),
     Param("senses_words", "words"),
-    Param("senses_atlas_layout", "atlas_layout", choices=ATLAS_LAYOUTS),
+    Param("senses_words_layout", "words_layout", choices=WORDS_LAYOUTS, formerly="atlas_layout"),
 )
 
 
@@ -163,7 +163,7 @@ def single_separation(view: SenseView, lemma: str) -> None:
         curve_section({view.settings.model: view}, f"senses-{lemma}", "senses_curve")
 
 
-def atlas(
+def words(
     source: str,
     pos: str | None,
     limit: int | None,
@@ -201,19 +201,19 @@ def atlas(
             parts.append((word, webapp.caches.encode_occurrences(key, found)))
     settings = webapp.settings.current()
     layout = st.segmented_control(
-        "Projection", ATLAS_LAYOUTS, default=ATLAS_LAYOUTS[0], key="senses_atlas_layout",
+        "Projection", WORDS_LAYOUTS, default=WORDS_LAYOUTS[0], key="senses_words_layout",
         required=True,
         help="each word apart: one projection per word, side by side (its senses spread "
         "out); all together: one projection of every occurrence (the words apart, each a blob)",
-    ) or ATLAS_LAYOUTS[0]  # fmt: skip
-    apart = layout == ATLAS_LAYOUTS[0]
+    ) or WORDS_LAYOUTS[0]  # fmt: skip
+    apart = layout == WORDS_LAYOUTS[0]
     data = {"lemmas": words, "source": source, "pos": pos, "limit": limit, "layout": layout}
     with webapp.feedback.user_errors():
-        view = webapp.caches.atlas_view((settings.key, source, pos, limit, tuple(words)),
+        view = webapp.caches.words_view((settings.key, source, pos, limit, tuple(words)),
                                         tuple(parts), layer, config, data, apart)  # fmt: skip
     labels = [o.label for o in view.occurrences]
     glosses = webapp.caches.glosses(tuple(dict.fromkeys(labels)))
-    fig = atlas_figure(view, view_hover(view, glosses), occ.sense_names(glosses),
+    fig = words_figure(view, view_hover(view, glosses), occ.sense_names(glosses),
                        title=f"{', '.join(words)} at layers {layer}")  # fmt: skip
     st.plotly_chart(fig, key="senses_atlas_chart")
     st.caption(

@@ -80,7 +80,7 @@ def test_plot_layers_and_words(tmp_path, capsys, tmp_cache, tiny_model_dir):
     groups = {t.get("legendgroup") for t in doc["data"]}
     assert groups == {"bank", "bass"}
     found = read_settings(atlas.read_text())
-    assert found["view"] == "atlas" and set(found["data"]["lemmas"]) == {"bank", "bass"}
+    assert found["view"] == "words" and set(found["data"]["lemmas"]) == {"bank", "bass"}
 
 
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, tmp_cache, tiny_model_dir):

@@ -11,11 +11,11 @@ from workbench.corpora.occurrences import encode_occurrences, lemma_occurrences
 from workbench.errors import InputError, MismatchError
 from workbench.geometry.corrections import make_correction
 from workbench.viz.projection import ProjectionConfig
-from workbench.viz.sense_figures import atlas_figure, sense_view_figure, separation_figure
+from workbench.viz.sense_figures import sense_view_figure, separation_figure, words_figure
 from workbench.viz.sense_views import (
-    atlas_view,
     corrected_vectors,
     sense_view,
+    words_view,
 )
 
 PCA = ProjectionConfig(method="pca", random_state=3)
@@ -56,17 +56,17 @@ def test_a_view_without_projection_and_with_bad_labels(bank):
         sense_view(bank, "1", labels=["x"])
 
 
-def test_atlas_puts_several_words_in_one_projection(bank, tiny_encoder, tmp_cache):
+def test_several_words_in_one_projection_in_one_projection(bank, tiny_encoder, tmp_cache):
     bass = encode_occurrences(tiny_encoder, lemma_occurrences("bass", "demo"))
-    atlas = atlas_view([("bank", bank), ("bass", bass)], "2", projection=PCA)
+    atlas = words_view([("bank", bank), ("bass", bass)], "2", projection=PCA)
     n = len(bank.occurrences) + len(bass.occurrences)
     assert atlas.coords.shape == (n, 2) and set(atlas.lemmas) == {"bank", "bass"}
     assert set(atlas.separation) == {"bank", "bass"}
-    fig = atlas_figure(atlas)
+    fig = words_figure(atlas)
     assert {t.legendgroup for t in fig.data} == {"bank", "bass"}
     assert sum(len(t.x) for t in fig.data) == n
     other = dataclasses.replace(bass, emb=dataclasses.replace(bass.emb, fingerprint="other"))
     with pytest.raises(MismatchError):
-        atlas_view([("bank", bank), ("bass", other)], "2")
+        words_view([("bank", bank), ("bass", other)], "2")
     with pytest.raises(InputError):
-        atlas_view([], "2")
+        words_view([], "2")

@@ -157,7 +157,7 @@ def share_link() -> None:
 
 if view == "several words":
     with st.container():
-        webapp.senses_panes.atlas(source, pos, limit, layer, config)
+        webapp.senses_panes.words(source, pos, limit, layer, config)
     share_link()
     st.stop()
 if compare and view == "one layer":

@@ -5,7 +5,7 @@ Example::
 
     workbench senses separation bank bass plant --correction zscore --csv out/sep.csv
     workbench senses plot bank --layers 3 6 --out out/bank.html      # one panel per layer
-    workbench senses plot bank bass --layers 6 --out out/atlas.png   # several words, one map
+    workbench senses plot bank bass --layers 6 --out out/bank-bass.png   # several words, one map
 
 Thin over :mod:`workbench.viz.sense_views` (occurrences, corrections, projection, separation),
 :mod:`workbench.viz.sense_figures` and :mod:`workbench.viz.export` (files with their settings).
@@ -52,16 +52,16 @@ from workbench.viz.export import (
 from workbench.viz.plotting import small_multiples
 from workbench.viz.projection import METHODS, ProjectionConfig
 from workbench.viz.sense_figures import (
-    atlas_figure,
     sense_view_figure,
     separation_text,
     view_hover,
+    words_figure,
 )
 from workbench.viz.sense_views import (
     SenseView,
-    atlas_view,
     occurrences_sha256,
     sense_view,
+    words_view,
 )
 
 
@@ -304,14 +304,14 @@ def run_plot(args: argparse.Namespace) -> int:
     glosses = sense_glosses(wordnet, labels)
     names = sense_names(glosses)
     if len(parts) > 1:
-        atlas = atlas_view(parts, args.layers[0], post, projection, reference,
-                           common, args.min_count)  # fmt: skip
+        joint = words_view(parts, args.layers[0], post, projection, reference,
+                            common, args.min_count)  # fmt: skip
         title = f"{', '.join(args.lemmas)}: {enc.name}, layer {args.layers[0]}"
-        fig = atlas_figure(atlas, view_hover(atlas, glosses), names, title=title)
-        table = occurrence_table(atlas.occurrences, glosses, atlas.coords)
-        table.insert(0, "word", list(atlas.lemmas), allow_duplicates=True)
-        settings: ViewSettings | list[ViewSettings] = atlas.settings
-        for lemma, sep in atlas.separation.items():
+        fig = words_figure(joint, view_hover(joint, glosses), names, title=title)
+        table = occurrence_table(joint.occurrences, glosses, joint.coords)
+        table.insert(0, "word", list(joint.lemmas), allow_duplicates=True)
+        settings: ViewSettings | list[ViewSettings] = joint.settings
+        for lemma, sep in joint.separation.items():
             _log(f"{lemma}: {separation_text(sep)}")
     else:
         lemma, ov = parts[0]

@@ -76,7 +76,7 @@ class ViewSettings:
     are the ones that made the vectors.
     """
 
-    view: str  # what is shown: "senses", "separation", "atlas", "explore", ...
+    view: str  # what is shown: "senses", "separation", "words", "explore", ...
     model: str  # the encoder's name
     fingerprint: str  # the encoder's fingerprint (identity including a hash of the weights)
     pooling: str  # subword -> word pooling

@@ -5,7 +5,7 @@ call ``show()``::
 
     fig = sense_view_figure(view, names=sense_names(glosses))
     curve = separation_figure({"MiniLM": view.curve, "tuned": tuned.curve})
-    atlas = atlas_figure(atlas_view([...], "6", projection=ProjectionConfig()))
+    fig = words_figure(words_view([...], "6", projection=ProjectionConfig()))
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from workbench.errors import InputError
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.separation import MEASURE_LABELS, LayerSeparation, Separation
 from workbench.viz.plotting import DASHES, PALETTE, hover_text, sense_scatter
-from workbench.viz.sense_views import AtlasView, SenseView
+from workbench.viz.sense_views import SenseView, WordsView
 
 #: Marker symbols that tell a word's senses apart in the many-words view.
 SYMBOLS: tuple[str, ...] = (
@@ -43,7 +43,7 @@ def separation_text(s: Separation) -> str:
     )
 
 
-def view_hover(view: SenseView | AtlasView, glosses: Mapping[str, str] | None = None) -> list[str]:
+def view_hover(view: SenseView | WordsView, glosses: Mapping[str, str] | None = None) -> list[str]:
     """Hover text of every occurrence: the sentence, its label and the label's gloss."""
     glosses = glosses or {}
     return [
@@ -140,8 +140,8 @@ def _shade(color: str, k: int, n: int) -> str:
     return f"rgb({r},{g},{b})"
 
 
-def atlas_figure(
-    view: AtlasView,
+def words_figure(
+    view: WordsView,
     hover: Sequence[str] | None = None,
     names: Mapping[str, str] | None = None,
     title: str = "",
@@ -150,14 +150,14 @@ def atlas_figure(
     (most frequent first), the legend grouped by word.
 
     Args:
-        view: an :class:`~workbench.viz.sense_views.AtlasView` with 2-D or 3-D coordinates.
+        view: an :class:`~workbench.viz.sense_views.WordsView` with 2-D or 3-D coordinates.
         hover: hover texts (default: :func:`view_hover`).
         names: sense label -> legend text.
         title: figure title.
     """
     coords = np.asarray(view.coords, dtype=np.float32)
     if coords.ndim != 2 or coords.shape[1] not in (2, 3):
-        raise InputError("this view has no projection: pass a ProjectionConfig to atlas_view")
+        raise InputError("this view has no projection: pass a ProjectionConfig to words_view")
     names = names or {}
     hover_arr = np.asarray(list(hover) if hover is not None else view_hover(view), dtype=object)
     lemmas = np.asarray(view.lemmas, dtype=object)

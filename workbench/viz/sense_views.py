@@ -12,7 +12,7 @@ fine-tuning before/after view make the same calls::
     view.separation.silhouette                        # at layer 6, z-scored
     view.curve.peak("nn_accuracy", "zscore")          # every hidden state, raw and z-scored
 
-Several words in one projection (Context Atlas's picture): :func:`atlas_view`.
+Several words in one projection (Context Atlas's picture): :func:`words_view`.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def sense_view(
 
 
 @dataclass(frozen=True)
-class AtlasView:
+class WordsView:
     """Several words' occurrences in one projection (Context Atlas's picture).
 
     Attributes:
@@ -184,7 +184,7 @@ def grid_layout(parts: Sequence[np.ndarray], gap: float = 0.25) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros((0, 2), np.float32)
 
 
-def atlas_view(
+def words_view(
     parts: Sequence[tuple[str, OccurrenceVectors]],
     layer: str,
     post: Correction | None = None,
@@ -193,7 +193,7 @@ def atlas_view(
     data: Mapping[str, Any] | None = None,
     min_count: int = 2,
     apart: bool = False,
-) -> AtlasView:
+) -> WordsView:
     """Several words' occurrences, encoded by one model, in one projection at one layer spec;
     with ``apart``, each word in a projection of its own, the words side by side in a grid
     (:func:`grid_layout`), so that the senses within each word can be seen.
@@ -232,6 +232,6 @@ def atlas_view(
         "lemmas": {lemma: len(ov.occurrences) for lemma, ov in parts},
         "occurrences_sha256": occurrences_sha256(occurrences),
     }
-    settings = ViewSettings.of(first, "atlas", layer, correction, reference, projection, facts)
+    settings = ViewSettings.of(first, "words", layer, correction, reference, projection, facts)
     labels = tuple(o.label for o in occurrences)
-    return AtlasView(occurrences, lemmas, labels, coords, separation, settings)
+    return WordsView(occurrences, lemmas, labels, coords, separation, settings)
