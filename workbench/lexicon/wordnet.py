@@ -566,12 +566,19 @@ class WordNet:
         line = self._data_line(wn_pos, offset)
         return None if line is None else self._name_in(line, offset)
 
-    def _name_in(self, line: str, offset: int) -> str | None:
-        """NLTK's name of the synset of a ``data.*`` line (see :meth:`_name_at`)."""
+    def _name_in(
+        self,
+        line: str,
+        offset: int,
+        entries_of: Callable[[str, str], list[SenseEntry]] | None = None,
+    ) -> str | None:
+        """NLTK's name of the synset of a ``data.*`` line (see :meth:`_name_at`);
+        ``entries_of(lemma, pos)``: a lemma's entries by sense number (default
+        :meth:`LemmaIndex.entries`)."""
         fields = line.split("|", 1)[0].split()
         synset_pos, first = fields[2], _SYNTACTIC_MARKER.match(fields[4])
         lemma = (first.group(1) if first else fields[4]).lower()
-        entries = self.by_lemma.entries(lemma, WN_TO_UPOS[synset_pos])
+        entries = (entries_of or self.by_lemma.entries)(lemma, WN_TO_UPOS[synset_pos])
         if synset_pos == "s" and _satellites_numbered_apart():
             entries = [e for e in entries if key_lemma_wn_pos(e.key)[1] == "s"]
         offsets = [e.offset for e in entries]
@@ -629,9 +636,17 @@ class WordNet:
             if len(fields) >= 2
         }
         keys_at: dict[tuple[str, int], list[str]] = {}
+        groups: dict[tuple[str, str], list[SenseEntry]] = {}  # LemmaIndex.entries, all at once
         for entry in self.senses.with_prefix(""):
-            where = (_DATA_FILE[key_lemma_wn_pos(entry.key)[1]], entry.offset)
-            keys_at.setdefault(where, []).append(entry.key)
+            lemma, wn_pos = key_lemma_wn_pos(entry.key)
+            keys_at.setdefault((_DATA_FILE[wn_pos], entry.offset), []).append(entry.key)
+            groups.setdefault((lemma, WN_TO_UPOS[wn_pos]), []).append(entry)
+        for group in groups.values():
+            group.sort(key=lambda e: e.sense_number)
+
+        def entries_of(lemma: str, pos: str) -> list[SenseEntry]:
+            return groups.get((lemma, pos), [])
+
         files = ("adj", "adv", "noun", "verb")
         lines = {name: self._files.text(f"data.{name}").splitlines() for name in files}
         names: dict[tuple[str, int], str] = {}
@@ -639,7 +654,7 @@ class WordNet:
             for line in lines[name]:
                 if line[:1].isdigit():
                     offset, synset_pos = int(line[:8]), line.split(" ", 3)[2]
-                    names[(name, offset)] = self._name_in(line, offset) or (
+                    names[(name, offset)] = self._name_in(line, offset, entries_of) or (
                         self.reader.synset_from_pos_and_offset(synset_pos, offset).name()
                     )
         for name in files:

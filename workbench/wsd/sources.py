@@ -47,11 +47,14 @@ if TYPE_CHECKING:
 
 GLOSS_CHUNK = 16_384  # sentences per cached encoding chunk (lemma pooling)
 DEFINITION_CHUNK = 4_096  # synset sentences encoded at a time (definition pooling)
-GRAPH_VERSION = 2  # bump when _graph changes what it stores (2: read from the data files)
+GRAPH_VERSION = 2  # bump when sense_graph_from changes what it stores (2: from the data files)
 _GRAPHS: dict[int, tuple[WordNet, SenseGraph]] = {}  # per-process cache of sense_graph
 
 
-def _graph(wordnet: WordNet) -> SenseGraph:
+def sense_graph_from(wordnet: WordNet) -> SenseGraph:
+    """The :class:`SenseGraph` of ``wordnet`` built now from its data files (one pass,
+    :meth:`~workbench.lexicon.wordnet.WordNet.synset_records`; no NLTK); :func:`sense_graph` is
+    the stored, per-process form to use."""
     key_synsets: dict[str, str] = {}
     hypernyms: dict[str, list[str]] = {}
     lexnames: dict[str, str] = {}
@@ -84,7 +87,7 @@ def _stored_graph(wordnet: WordNet) -> SenseGraph:
             return SenseGraph.load(path)
         except (OSError, KeyError, ValueError):
             path.unlink(missing_ok=True)
-    graph = _graph(wordnet)
+    graph = sense_graph_from(wordnet)
     store_in_cache(lambda: graph.save(path), "sense graph")
     return graph
 
