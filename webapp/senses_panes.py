@@ -215,7 +215,7 @@ def words(
     glosses = webapp.caches.glosses(tuple(dict.fromkeys(labels)))
     fig = words_figure(view, view_hover(view, glosses), occ.sense_names(glosses),
                        title=f"{', '.join(words)} at layers {layer}")  # fmt: skip
-    st.plotly_chart(fig, key="senses_atlas_chart")
+    st.plotly_chart(fig, key="senses_words_chart")
     st.caption(
         " · ".join(f"**{w}** {separation_text(s)}" for w, s in view.separation.items())
         + f" ({settings.model or 'packaged model'}, raw vectors at layers {layer})"
@@ -223,8 +223,8 @@ def words(
     table = occ.occurrence_table(view.occurrences, glosses, view.coords)
     table.insert(0, "lemma", list(view.lemmas), allow_duplicates=True)
     stem = f"senses-{'-'.join(words[:4])}-{layer}"
-    webapp.downloads.figure_buttons(fig, view.settings, stem, "senses_atlas_fig")
-    webapp.downloads.table_buttons(table, view.settings, stem, "senses_atlas_table")
+    webapp.downloads.figure_buttons(fig, view.settings, stem, "senses_words_fig")
+    webapp.downloads.table_buttons(table, view.settings, stem, "senses_words_table")
 
 
 def single_settings(
