@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+import webapp.loaded_model
 import webapp.sidebar
 import webapp.startup
 
@@ -36,9 +37,13 @@ def main() -> None:
                        layout="wide")  # fmt: skip
     nav = st.navigation(pages())
     webapp.startup.show_failures()
-    webapp.sidebar.sidebar()
-    nav.run()
-    webapp.sidebar.sidebar_facts()
+    settings = webapp.sidebar.sidebar()
+    if webapp.loaded_model.is_loaded(settings):  # a page may stop early: the facts come first
+        webapp.sidebar.sidebar_facts()
+        nav.run()
+    else:  # the page draws at once; the facts come once it has loaded the model
+        nav.run()
+        webapp.sidebar.sidebar_facts()
 
 
 if __name__ == "__main__":

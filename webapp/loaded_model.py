@@ -22,12 +22,23 @@ from webapp.settings import Settings, current
 from workbench.encoding.models import resolve_model
 from workbench.errors import ModelLoadError
 
+#: The (model, device) pairs whose encoder this process has loaded (:func:`is_loaded`).
+_loaded: set[tuple[str | None, str | None]] = set()
+
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=3)
 def _load_encoder(model: str | None, device: str | None):
     # through the lazy public API: torch is imported here, in the preload thread, not when the
     # app starts (the page draws meanwhile)
-    return workbench.Encoder(model=model, device=device)
+    enc = workbench.Encoder(model=model, device=device)
+    _loaded.add((model, device))
+    return enc
+
+
+def is_loaded(settings: Settings) -> bool:
+    """Whether the model of ``settings`` is loaded in this process already (asking for it
+    then costs nothing)."""
+    return (settings.model, settings.device) in _loaded
 
 
 @st.cache_resource(max_entries=6)

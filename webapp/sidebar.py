@@ -55,7 +55,8 @@ def sidebar() -> Settings:
 
     A link's settings (:data:`SIDEBAR_PARAMS`) are restored first. The model itself is loaded
     by the first page that needs it, so the page starts drawing at once; :func:`sidebar_facts`
-    shows the model's facts at the end of the run.
+    shows the model's facts, before the page when the model is loaded already (a page may stop
+    early), else at the end of the run.
     """
     restore(SIDEBAR_PARAMS)
     side = st.sidebar

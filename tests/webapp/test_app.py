@@ -337,3 +337,15 @@ def test_wsd_evaluation_on_a_few_sentences(wsd_data, best_wsd_index):
     assert scores["dataset"].tolist() == ["semeval2007[:8]"]
     assert 0 <= scores["F1"].iloc[0] <= 100 and "WordNet 1st sense F1" in scores.columns
     assert at.selectbox(key="wsd_error_lemma").options  # errors can be browsed by lemma
+
+
+def test_the_models_facts_are_in_the_sidebar_when_a_page_stops_early():
+    """A page that ends its run with st.stop (Explore side by side, an error message) still
+    shows the loaded model's facts below the sidebar's settings."""
+    at = _app().run()
+    _ok(at)
+    facts = [m.value for m in at.sidebar.markdown if "layers ·" in m.value]
+    assert facts and "384 dims" in facts[0]
+    at.toggle(key="explore_compare").set_value(True).run()
+    _ok(at)
+    assert [m.value for m in at.sidebar.markdown if "layers ·" in m.value] == facts
