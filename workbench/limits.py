@@ -55,6 +55,7 @@ class Limit:
 #: Every limit by name: overridable with ``WORKBENCH_LIMIT_<NAME>`` (e.g. ``_JSON_BYTES``).
 LIMITS: dict[str, Limit] = {
     "json_bytes": Limit(64 << 20, "a JSON file read (meta.json, config.json, head.json, ...)"),
+    "text_bytes": Limit(256 << 20, "a text file read whole (a word's occurrences in it)"),
     "archive_bytes": Limit(4 << 30, "all members of a downloaded zip archive, unpacked"),
     "archive_ratio": Limit(200, "unpacked size / packed size of one zip member"),
     "array_bytes": Limit(64 << 30, "one array of a .npz file (gloss shard, probe, index)"),

@@ -142,3 +142,12 @@ def test_lemma_occurrences_one_rule_for_every_source(tmp_path):
     assert [demo.index(o) for o in some] == sorted(demo.index(o) for o in some)
     with pytest.raises(InputError, match="unknown occurrence source"):
         occ.lemma_occurrences("bank", str(tmp_path / "missing.txt"))
+
+
+def test_a_text_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "big.txt"
+    path.write_text("The bank of the river .\n" * 100, encoding="utf-8")
+    assert len(occ.lemma_occurrences("bank", str(path), limit=None)) == 100
+    monkeypatch.setenv("WORKBENCH_LIMIT_TEXT_BYTES", "1000")
+    with pytest.raises(InputError, match="over the limit"):
+        occ.lemma_occurrences("bank", str(path))

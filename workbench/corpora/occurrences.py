@@ -33,6 +33,8 @@ from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.morphology import base_forms
 from workbench.lexicon.wordnet import POS_TAGS, WordNet, load_wordnet
+from workbench.limits import limit as limit_of
+from workbench.limits import read_limited
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -322,7 +324,8 @@ def lemma_occurrences(
                 f"unknown occurrence source {source!r}: use {', '.join(SOURCES)}, a framework "
                 "dataset name or the path of a text file"
             )
-        lines, name = decode_text(path.read_bytes(), path.name), path.name
+        data = read_limited(path, limit_of("text_bytes"), error=InputError)
+        lines, name = decode_text(data, path.name), path.name
     found = from_lines(lines, lemma, name)
     if not found:
         raise InputError(
