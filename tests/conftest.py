@@ -76,7 +76,15 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_encoder(tiny_model_dir):
-    return Encoder(model=str(tiny_model_dir), device="cpu")
+    """The tiny BERT on torch: the tests of the torch forward pass and its machinery (runner,
+    pipeline, dtypes) read its model and runner."""
+    return Encoder(model=str(tiny_model_dir), device="cpu", backend="torch")
+
+
+@pytest.fixture(scope="session")
+def tiny_onnx_encoder(tiny_model_dir):
+    """The tiny BERT on ONNX Runtime (its export made once per session cache)."""
+    return Encoder(model=str(tiny_model_dir), device="cpu", backend="onnx")
 
 
 @pytest.fixture(scope="session")
@@ -96,9 +104,23 @@ def wsd_data() -> Path:
 
 @pytest.fixture
 def tmp_cache(tmp_path, monkeypatch) -> Path:
+    """A cache of the test's own, but for the models' exports: its ``onnx`` folder is the
+    session cache's (an export is made once per model and session, not once per test; tests of
+    the exports themselves use :func:`own_exports`)."""
     path = tmp_path / "cache"
+    shared = Path(os.environ["WORKBENCH_CACHE"]) / "onnx"
+    shared.mkdir(parents=True, exist_ok=True)
+    path.mkdir()
+    (path / "onnx").symlink_to(shared, target_is_directory=True)
     monkeypatch.setenv("WORKBENCH_CACHE", str(path))
     return path
+
+
+@pytest.fixture
+def own_exports(tmp_cache) -> Path:
+    """A cache of the test's own, exports included (made afresh)."""
+    (tmp_cache / "onnx").unlink()
+    return tmp_cache
 
 
 #: Lemmas whose senses the stand-in 'best' WSD index covers fully (what the WSD tests ask about).

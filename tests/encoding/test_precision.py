@@ -108,7 +108,7 @@ def test_the_encoder_probes_its_own_model_size(monkeypatch, tiny_model_dir, tmp_
         return {"float32": 0.01, "bfloat16": 0.3}, 128
 
     monkeypatch.setattr("workbench.encoding.dtype_probe.time_products", fake)
-    enc = Encoder(model=str(tiny_model_dir), device="cpu")
+    enc = Encoder(model=str(tiny_model_dir), device="cpu", backend="torch")
     assert shapes == [ProbeShape(hidden=32, intermediate=64)]
     assert enc.dtype == torch.float32 and enc.dtype_choice.name == "float32"
     assert "30.00x slower" in enc.dtype_choice.reason

@@ -90,6 +90,20 @@ def test_the_server_imports_no_torch_before_it_answers():
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
+def test_the_preloaded_model_and_wsd_system_import_no_torch(default_encoder):
+    """The preload's model and WSD system answer on ONNX Runtime (their exports made by the
+    session's default encoder): the server holds no torch until a page trains."""
+    steps = ("the packaged model", "the WSD bi-encoder")
+    code = (
+        "import sys, webapp.preload as p\n"
+        f"[work() for name, work in p.STEPS if name in {steps!r}]\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=300, check=True)  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr[-2000:]
+
+
 def test_explore_renders_and_a_word_gives_its_heatmap():
     at = _app().run()
     _ok(at)

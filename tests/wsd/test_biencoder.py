@@ -88,8 +88,9 @@ def test_adapters_are_saved_unmerged_and_answer_as_the_trained_model(
     wordnet = load_wordnet()
     synsets = sorted({wordnet.synset(k) for p in _pairs(semcor[1]) for k in wordnet.candidates(*p)})
     texts = [gloss_text(wordnet, s, "definition") for s in synsets]
-    tok = bi.gloss_tokenizer(texts, truncation=True, max_length=CFG.gloss_max_length,
-                             padding=True, return_tensors="pt")  # fmt: skip
+    tokenizer = models.load_tokenizer(models.resolve_model(str(out / "gloss_encoder")))
+    tok = tokenizer(texts, truncation=True, max_length=CFG.gloss_max_length,
+                    padding=True, return_tensors="pt")  # fmt: skip
     with torch.no_grad():
         hidden = model.gloss_encoder(
             input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]
@@ -98,7 +99,7 @@ def test_adapters_are_saved_unmerged_and_answer_as_the_trained_model(
         in_memory = ((hidden * m).sum(1) / m.sum(1)).numpy()  # fmt: skip
     np.testing.assert_allclose(bi.gloss_vectors(synsets, wordnet), in_memory, atol=1e-5)
     words = ["The", "bank", "raised", "its", "rates", "."]
-    ids = bi.encoder.tokenizer(words, is_split_into_words=True, return_tensors="pt")
+    ids = tokenizer(words, is_split_into_words=True, return_tensors="pt")
     with torch.no_grad():
         ctx = model.encoder(**ids).last_hidden_state[0, 2]  # "bank" is one subword
     got = bi.encoder.encode([words], keep=[[1]]).select("-1")[0]

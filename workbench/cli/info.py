@@ -24,6 +24,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     enc = Encoder(model=args.model, device=args.device, dtype=args.dtype)
     facts = enc.describe()
     facts["dtype_choice"] = enc.dtype_choice.reason
+    facts["backend_choice"] = enc.backend.reason
     facts["cache_dir"] = str(default_cache_dir())
     if args.json:
         print(json.dumps(facts, indent=2))

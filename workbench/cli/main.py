@@ -1,7 +1,10 @@
 """The ``workbench`` command line (also ``python -m workbench``).
 
 Thin: every sub-command lives in a module of :mod:`workbench.cli` that defines
-``register(subparsers)``; this module lists them in :data:`COMMANDS`, parses, and turns a
+``register(subparsers)``; this module lists them in :data:`COMMANDS` (name, module, one line of
+help), imports only the module of the command being run (``workbench --help`` imports none, so
+no command pays for another's libraries: the training stack is imported by ``finetune`` alone),
+parses, and turns a
 :class:`~workbench.errors.WorkbenchError` (or an ``OSError`` the system raised on a file) into a
 clear one-line message and exit code 2 (a bad argument too: :class:`Parser`); a warning is one
 line too, ``workbench: warning: ...``.
@@ -10,28 +13,41 @@ line too, ``workbench: warning: ...``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
+from types import ModuleType
 from typing import NoReturn, TextIO
 
 from workbench import __version__
-from workbench.cli import (
-    cache,
-    data,
-    embed,
-    finetune,
-    geometry,
-    info,
-    model,
-    senses,
-    settings,
-    wsd,
-)
+from workbench.cli.options import apply_backend
 from workbench.errors import WorkbenchError
 
-# The sub-commands in the order `workbench --help` lists them.
-COMMANDS = (info, embed, model, data, cache, geometry, wsd, senses, finetune, settings)
+#: The sub-commands in the order `workbench --help` lists them: name, module, one line of help
+#: (each module's own ``register`` gives the same line to its parser).
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("info", "workbench.cli.info", "device, model facts, cache dir"),
+    ("embed", "workbench.cli.embed",
+     "layerwise word vectors of a text file or a WSD-framework XML corpus"),
+    ("model", "workbench.cli.model", "extra models"),
+    ("data", "workbench.cli.data", "download, verify and list the WSD data"),
+    ("cache", "workbench.cli.cache", "the on-disk cache: size, entries, prune"),
+    ("geometry", "workbench.cli.geometry",
+     "anisotropy, self-similarity and rogue dimensions per layer, raw and corrected"),
+    ("wsd", "workbench.cli.wsd", "word sense disambiguation: train, eval, layers, ..."),
+    ("senses", "workbench.cli.senses",
+     "sense separation per layer and sense maps of a word's occurrences"),
+    ("finetune", "workbench.cli.finetune", "fine-tune an encoder; compare before/after"),
+    ("settings", "workbench.cli.settings",
+     "the settings an exported table or figure carries (.csv .json .html .png .svg)"),
+)  # fmt: skip
+
+
+def command_module(name: str) -> ModuleType:
+    """The module of sub-command ``name`` (of :data:`COMMANDS`), imported now."""
+    module = next(m for n, m, _ in COMMANDS if n == name)
+    return importlib.import_module(module)
 
 
 class Parser(argparse.ArgumentParser):
@@ -44,8 +60,9 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"workbench: error: {message} (see: {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, with every sub-command of :mod:`workbench.cli`."""
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser. Every sub-command is fully registered (its module imported) unless ``argv``
+    is given: then only the command it names, the others by name and help line alone."""
 
     parser = Parser(
         prog="workbench",
@@ -53,8 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(sub)
+    named = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
+    for name, _, help_text in COMMANDS:
+        if named is None or name == named:
+            command_module(name).register(sub)
+        else:
+            sub.add_parser(name, help=help_text)
     return parser
 
 
@@ -89,9 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     if bad is not None:
         print(f"workbench: error: the argument '{bad}' is not valid UTF-8 text", file=sys.stderr)
         return 2
-    parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    parser = build_parser(given)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(given)
     except SystemExit as exc:  # --help, --version, or a bad argument (one line, code 2)
         return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
@@ -107,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
     exception become one line and exit code 2 (``WORKBENCH_TRACEBACK=1``: the traceback of an
     unexpected one)."""
     try:
-        return int(args.func(args) or 0)
+        with apply_backend(args):
+            return int(args.func(args) or 0)
     except WorkbenchError as exc:
         print(f"workbench: error: {exc}", file=sys.stderr)
         return 2

@@ -9,13 +9,16 @@ of every numeric option (finite, in its :class:`~workbench.bounds.Bound`).
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from workbench.bounds import Bound
+from workbench.encoding.exported.backend import BACKENDS
 from workbench.errors import InputError
 
 #: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.device).
@@ -23,12 +26,38 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
 def add_dtype(p: argparse.ArgumentParser) -> None:
-    """The ``--dtype`` option: the encoder's compute dtype."""
+    """The ``--dtype`` and ``--backend`` options: how the encoder computes (``--backend`` is
+    applied to every encoder the command opens: :func:`apply_backend`)."""
     p.add_argument(
         "--dtype", choices=DTYPES, default="auto",
-        help="the model's compute dtype (default auto: bfloat16 on a GPU and on a CPU with "
-        "bfloat16 instructions, float32 elsewhere; results are float32 either way)",
+        help="the model's compute dtype (default auto: float32 through ONNX Runtime on a CPU; "
+        "bfloat16 on a GPU that has it; results are float32 either way)",
     )  # fmt: skip
+    p.add_argument(
+        "--backend", choices=BACKENDS, default="auto",
+        help="what runs the model: auto (ONNX Runtime on a CPU, from an export made once per "
+        "model; torch on a GPU or where no export can be made), onnx, or torch",
+    )  # fmt: skip
+
+
+@contextmanager
+def apply_backend(args: argparse.Namespace) -> Iterator[None]:
+    """Make a command's ``--backend`` (when not ``auto``) the process's for the block, as
+    ``$WORKBENCH_BACKEND`` is, so that every encoder the command opens (a bi-encoder's two
+    towers, a system's index) answers on it; as it was after."""
+    backend = getattr(args, "backend", None)
+    if not isinstance(backend, str) or backend == "auto":
+        yield
+        return
+    before = os.environ.get("WORKBENCH_BACKEND")
+    os.environ["WORKBENCH_BACKEND"] = backend
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("WORKBENCH_BACKEND", None)
+        else:
+            os.environ["WORKBENCH_BACKEND"] = before
 
 
 class _FormerName(argparse.Action):

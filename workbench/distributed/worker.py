@@ -13,13 +13,13 @@ in a plain process too.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
 import numpy as np
-import torch
 
 from workbench.corpora.readers import Sentence
 from workbench.distributed.config import ShardConfig
@@ -160,7 +160,7 @@ class ShardWorker:
         fingerprint: the model fingerprint the driver saw; an actor whose model differs
             (another copy of the files on its node) refuses every part.
         device: torch device (None: cuda when the actor has a GPU, else cpu).
-        threads: torch CPU threads (the CPUs Ray reserved for the actor).
+        threads: CPU threads of ONNX Runtime or torch (the CPUs Ray reserved for the actor).
     """
 
     def __init__(
@@ -175,8 +175,12 @@ class ShardWorker:
         self.directory = directory
         self.failure = ""
         try:
-            torch.set_num_threads(max(1, int(threads)))
+            os.environ["WORKBENCH_THREADS"] = str(max(1, int(threads)))  # ONNX Runtime's
             self.encoder: Encoder | None = make_encoder(self.config, device)
+            if self.encoder.backend.name == "torch":
+                import torch
+
+                torch.set_num_threads(max(1, int(threads)))
             if self.encoder.fingerprint != fingerprint:
                 self.failure = (
                     f"the worker's model has fingerprint {self.encoder.fingerprint}, the job's "

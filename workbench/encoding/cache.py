@@ -463,7 +463,7 @@ def encode_cached(
         "fingerprint": encoder.fingerprint,
         "pooling": pooling or encoder.pooling,
         "layers": list(kept),
-        "compute_dtype": str(encoder.dtype),
+        "compute_dtype": encoder.dtype_name,
         "store_dtype": store_dtype,
         "max_length": encoder.max_length,
         "stride": encoder.stride,

@@ -15,8 +15,12 @@ Example::
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from workbench.encoding.dtype_probe import ProbeShape, probe_cpu_dtype, probe_path
@@ -37,6 +41,8 @@ def choose_device(device: str | None = None) -> str:
         ModelLoadError: ``device`` is not a device name (``cpu``, ``cuda``, ``cuda:N``, ``mps``,
             or another backend torch knows), or that device is not available here.
     """
+    if (device is None and not gpu_possible()) or str(device or "").strip() == "cpu":
+        return "cpu"  # decided without importing torch
     import torch
 
     if device:
@@ -71,6 +77,24 @@ def choose_device(device: str | None = None) -> str:
     if mps is not None and mps.is_available():
         return "mps"
     return "cpu"
+
+
+def gpu_possible() -> bool:
+    """Whether this machine may have a device other than the CPU for torch, decided without
+    importing torch where that is certain: torch is not installed, or is a build for the CPU
+    alone (its ``version.py`` names no CUDA and no ROCm) outside macOS (where mps may be)."""
+    if sys.platform == "darwin":
+        return True
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    version = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    try:
+        text = version.read_text(encoding="utf-8")
+    except OSError:
+        return True
+    builds = re.findall(r"^(cuda|hip)\s*:[^=]*=\s*(.+)$", text, flags=re.MULTILINE)
+    return not builds or any(value.strip() != "None" for _, value in builds)
 
 
 def cpu_bf16_native() -> bool:

@@ -13,12 +13,12 @@
    each batch's own longest window; a batch closes early where lengths drop by more than 3%:
    :func:`~workbench.encoding.batching.plan_batches`);
 5. for each batch: pad it and plan its pooling
-   (:meth:`~workbench.encoding.batching.BatchBuilder.build`), move it to the device, run the
-   model under ``torch.inference_mode`` with all hidden states
-   (:class:`~workbench.encoding.runner.ModelRunner`), pool subwords into the kept words and
-   layers on the device, cast there to the store dtype
-   (:func:`~workbench.encoding.pooling.pool_words`), and write the rows into the output in
-   input order.
+   (:meth:`~workbench.encoding.batching.BatchBuilder.build`), run the model with all hidden
+   states and pool subwords into the kept words and layers, cast to the store dtype (the
+   backend's ``pooled``: ONNX Runtime's
+   :class:`~workbench.encoding.exported.runtime.OnnxModel` on a CPU, pooling in numpy; torch's
+   :class:`~workbench.encoding.runner.ModelRunner` elsewhere, on the device under
+   ``torch.inference_mode``), and write the rows into the output in input order.
 
 That is the plain loop, in :meth:`Encoder._plain_loop`, which runs in the calling thread. One
 option, ``pipeline`` (:class:`~workbench.encoding.pipeline.overlap.PipelineConfig`), instead
@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
-import torch
 
 from workbench.encoding import models
 from workbench.encoding.alignment import Sentences, normalize_input
@@ -54,19 +55,35 @@ from workbench.encoding.batching import (
     SpecialTokens,
     batch_error,
 )
-from workbench.encoding.device import DtypeName, choose_device, explain_dtype, torch_dtype
+from workbench.encoding.device import (
+    DTYPE_ENV,
+    DtypeChoice,
+    DtypeName,
+    choose_device,
+    explain_dtype,
+    torch_dtype,
+)
 from workbench.encoding.dtype_probe import ProbeShape
 from workbench.encoding.embeddings import LayerwiseEmbeddings
+from workbench.encoding.exported.backend import Backend, BackendChoice, choose_backend
+from workbench.encoding.exported.make import ExportRefused, ModelFacts, make_export
+from workbench.encoding.exported.runtime import OnnxModel
+from workbench.encoding.exported.store import ExportRecord
 from workbench.encoding.pipeline.budget import BudgetChoice, measure_batch_tokens
 from workbench.encoding.pipeline.overlap import PipelineConfig, run_overlapped
 from workbench.encoding.pipeline.stream import BatchStream
-from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling, pool_words
+from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling
 from workbench.encoding.prepare import Prepared, Preparer
 from workbench.encoding.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
 from workbench.encoding.runner import ModelRunner
+from workbench.encoding.tokenizer import WordTokenizer
 from workbench.errors import EncodingError, InputError
 from workbench.fileio import atomic_path
 from workbench.limits import non_finite
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 Attention = Literal["auto", "sdpa", "eager"]
 ATTENTIONS: tuple[str, ...] = ("auto", "sdpa", "eager")
@@ -95,9 +112,18 @@ class Encoder:
             fused attention, where transformers supports it), ``sdpa`` or ``eager``.
         pipeline: the plain loop or the overlapped run (:class:`PipelineConfig`; the default
             overlaps on cuda and runs the plain loop elsewhere).
+        backend: what runs the model: ``auto`` (ONNX Runtime on a CPU in float32, from the
+            model's export, made now if there is none; torch elsewhere), ``onnx`` or ``torch``
+            (:mod:`workbench.encoding.exported.backend`; ``$WORKBENCH_BACKEND`` sets ``auto``'s
+            choice for a process).
 
     Attributes:
-        model, tokenizer: the loaded HuggingFace objects.
+        backend: which backend answers and why
+            (:class:`~workbench.encoding.exported.backend.BackendChoice`).
+        tokenizer: the model's fast tokenizer (transformers' on torch, a
+            :class:`~workbench.encoding.tokenizer.WordTokenizer` on ONNX Runtime).
+        model: the torch module (loaded on demand on ONNX Runtime: training needs it, answers
+            never do).
         name, fingerprint: the model's label and a short hash identifying its weights.
         n_layers, dim, max_length, device, dtype, max_batch_tokens.
         dtype_choice: the compute dtype's name and why it was chosen
@@ -107,6 +133,9 @@ class Encoder:
         overlapped: whether :meth:`encode` runs its batches overlapped (``pipeline``).
         min_fill: the share of the budget a batch holds before a drop in length closes it.
     """
+
+    tokenizer: PreTrainedTokenizerBase | WordTokenizer
+    dtype: torch.dtype | str  # torch's dtype on the torch backend, its name on ONNX Runtime's
 
     def __init__(
         self,
@@ -120,12 +149,10 @@ class Encoder:
         compile: bool = False,
         attention: Attention = "auto",
         pipeline: PipelineConfig | None = None,
+        backend: Backend = "auto",
     ) -> None:
         self.source = models.resolve_model(model)
         self.device = choose_device(device)
-        shape = ProbeShape.of(models.load_config(self.source)) if dtype == "auto" else None
-        self.dtype_choice = explain_dtype(dtype, self.device, shape)
-        self.dtype = torch_dtype(self.dtype_choice.name)
         self.pooling = check_pooling(pooling)
         if max_batch_tokens is not None and max_batch_tokens < 1:
             raise InputError("max_batch_tokens must be positive.")
@@ -134,40 +161,159 @@ class Encoder:
             raise InputError(f"Unknown attention '{attention}'; choose one of {choices}.")
         self.pipeline = pipeline or PipelineConfig()
         self.overlapped = self.pipeline.overlap_on(self.device)
-        loaded = models.load_pretrained(self.source, self.dtype, self.device)
-        self.tokenizer, self.model = loaded.tokenizer, loaded.model
-        config = self.model.config
         self.name = self.source.name
+        self.stride = stride
+        self._model: PreTrainedModel | None = None
+        self.onnx: OnnxModel | None = None
+        self.runner: ModelRunner | None = None
+        forced = dtype if dtype != "auto" else os.environ.get(DTYPE_ENV, "").strip() or "auto"
+        choice = choose_backend(
+            backend, self.device, forced, self.source, compile, attention, self.overlapped
+        )
+        for note in choice.notes:
+            warnings.warn(note, stacklevel=2)
+        if choice.name == "onnx" and choice.make:
+            choice = self._make_export(choice)
+        self.backend = choice
+        if choice.name == "onnx" and choice.folder is not None and choice.record is not None:
+            self._open_export(choice.folder, choice.record, max_length)
+        else:
+            self._load_torch(dtype, max_length, compile, attention)
+        budget = self.max_length - self.specials.count
+        if budget < 1:
+            raise InputError(f"max_length {self.max_length} leaves no room for words.")
+        self.window_tokens = budget
+        self.budget = self._choose_budget(max_batch_tokens)
+        self.max_batch_tokens = self.budget.tokens
+        self.min_fill = self.pipeline.min_fill_on(self.device)
+
+    def _load_torch(
+        self, dtype: DtypeName, max_length: int | None, compile: bool, attention: str
+    ) -> None:
+        """Load the model through transformers, for the torch backend."""
+        shape = ProbeShape.of(models.load_config(self.source)) if dtype == "auto" else None
+        self.dtype_choice = explain_dtype(dtype, self.device, shape)
+        self.dtype = torch_dtype(self.dtype_choice.name)
+        loaded = models.load_pretrained(self.source, self.dtype, self.device)
+        self.tokenizer, self._model = loaded.tokenizer, loaded.model
+        config = loaded.model.config
         self.fingerprint = loaded.fingerprint
         self.n_layers = int(config.num_hidden_layers)
         self.dim = int(config.hidden_size)
         self.max_length = self._input_limit(max_length)
         self.specials = self._special_template()
-        budget = self.max_length - self.specials.count
-        if budget < 1:
-            raise InputError(f"max_length {self.max_length} leaves no room for words.")
-        self.window_tokens = budget
-        self.stride = stride
         if attention != "auto":
             self._set_attention(attention)
-        self.runner = ModelRunner(self.model, self.device, compile)
-        self.budget = self._choose_budget(max_batch_tokens)
-        self.max_batch_tokens = self.budget.tokens
-        self.min_fill = self.pipeline.min_fill_on(self.device)
+        self.runner = ModelRunner(loaded.model, self.device, compile)
+
+    def _open_export(self, folder: Path, record: ExportRecord, max_length: int | None) -> None:
+        """Open the model's export, for the ONNX Runtime backend (no torch, no transformers)."""
+        self.onnx = OnnxModel(folder, record)
+        self.tokenizer = self.onnx.tokenizer
+        self.dtype_choice = DtypeChoice("float32", "ONNX Runtime runs the export in float32")
+        self.dtype = "float32"
+        self.fingerprint = record.fingerprint
+        self.n_layers, self.dim = record.n_layers, record.dim
+        self.max_length = self._checked_length(record.max_length, max_length)
+        self.specials = SpecialTokens(record.head, record.tail, record.pad)
+
+    def _make_export(self, choice: BackendChoice) -> BackendChoice:
+        """Make the model's export now (its first use here): load it on torch in float32, export
+        and check it; the torch backend's choice, with the reason, if the export is refused."""
+        self._load_torch("float32", None, False, "auto")  # a model that cannot load says so
+        if sys.stderr is not None and sys.stderr.isatty():  # a person waits: say why, once
+            print(
+                f"workbench: exporting model '{self.name}' to ONNX once for this machine "
+                "(later runs start from the export)...",
+                file=sys.stderr,
+                flush=True,
+            )
+        model = self._model
+        assert model is not None and choice.folder is not None and choice.fingerprint is not None
+        facts = ModelFacts(
+            fingerprint=choice.fingerprint,
+            n_layers=self.n_layers,
+            dim=self.dim,
+            max_length=self.max_length,
+            head=self.specials.head,
+            tail=self.specials.tail,
+            pad=self.specials.pad,
+            unk=self.tokenizer.unk_token_id,
+            model_max_length=int(min(self.tokenizer.model_max_length, 1_000_000_000)),
+            architecture=type(model).__name__,
+            parameters=sum(p.numel() for p in model.parameters()),
+        )
+        try:
+            record = make_export(model, self.tokenizer, facts, choice.folder)
+        except ExportRefused as exc:
+            warnings.warn(f"model '{self.name}' stays on torch: its ONNX export was refused: "
+                          f"{exc}", stacklevel=3)  # fmt: skip
+            return BackendChoice("torch", f"torch: this model's ONNX export was refused: {exc}")
+        self._model, self.runner = None, None  # the export answers from now on
+        return BackendChoice(
+            "onnx",
+            f"ONNX Runtime on the CPU, from the export made now in {choice.folder}",
+            choice.fingerprint,
+            choice.folder,
+            record,
+        )
+
+    @property
+    def model(self) -> PreTrainedModel:
+        """The torch model (transformers' ``AutoModel``): the loaded one on the torch backend;
+        on the ONNX Runtime backend loaded now, once (training and tools that need the torch
+        module itself; answers never do)."""
+        if self._model is None:
+            import torch
+
+            self._model = models.load_pretrained(self.source, torch.float32, self.device).model
+        return self._model
+
+    def last_hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The last hidden state of a batch of whole sequences (a gloss encoder's use).
+
+        Args:
+            ids, mask: ``(batch, seq)`` int64 input ids (special tokens included) and mask.
+
+        Returns:
+            ``(batch, seq, dim)`` float32.
+        """
+        if self.onnx is not None:
+            return self.onnx.hidden_states(ids, mask)[-1]
+        import torch
+
+        model = self.model
+        with torch.inference_mode():
+            out = model(
+                input_ids=torch.from_numpy(ids).to(self.device),
+                attention_mask=torch.from_numpy(mask).to(self.device),
+            )
+            return out.last_hidden_state.float().cpu().numpy()
+
+    @property
+    def backend_name(self) -> str:
+        """``torch`` or ``onnx``: what runs the forward pass."""
+        return self.backend.name
 
     # ------------------------------------------------------------------ set-up helpers
     def _input_limit(self, requested: int | None) -> int:
         """Longest input the model takes: tokenizer limit, position embeddings, padding offset."""
-        positions = getattr(self.model.config, "max_position_embeddings", None) or 512
-        emb = getattr(self.model, "embeddings", None)
+        model = self.model
+        positions = getattr(model.config, "max_position_embeddings", None) or 512
+        emb = getattr(model, "embeddings", None)
         offset = getattr(emb, "padding_idx", None)  # position ids start after padding_idx
         if isinstance(offset, int) and offset > 0 and positions > 2:
             positions -= offset + 1
         limit = min(positions, int(min(self.tokenizer.model_max_length, 1_000_000)))
+        return self._checked_length(int(limit), requested)
+
+    @staticmethod
+    def _checked_length(limit: int, requested: int | None) -> int:
+        """``requested`` (None: ``limit``), refused above the model's ``limit``."""
         if requested is not None:
             if requested > limit:
                 raise InputError(f"max_length {requested} exceeds this model's limit of {limit}.")
-            limit = requested
+            return int(requested)
         return int(limit)
 
     def _set_attention(self, attention: str) -> None:
@@ -223,11 +369,16 @@ class Encoder:
 
     def describe(self) -> dict:
         """Facts about the loaded model, for ``workbench info`` and the app's sidebar."""
-        n_params = sum(p.numel() for p in self.model.parameters())
+        if self.onnx is not None:
+            record = self.onnx.record
+            architecture, n_params = record.architecture, record.parameters
+        else:
+            architecture = type(self.model).__name__
+            n_params = sum(p.numel() for p in self.model.parameters())
         return {
             "model": self.name,
             "location": self.source.location,
-            "architecture": type(self.model).__name__,
+            "architecture": architecture,
             "fingerprint": self.fingerprint,
             "layers": self.n_layers,
             "hidden_states": self.n_hidden,
@@ -236,6 +387,7 @@ class Encoder:
             "max_length": self.max_length,
             "device": self.device,
             "dtype": self.dtype_name,
+            "backend": self.backend.name,
             "pooling": self.pooling,
             "max_batch_tokens": self.max_batch_tokens,
         }
@@ -244,7 +396,9 @@ class Encoder:
     def preparer(self) -> Preparer:
         """A :class:`~workbench.encoding.prepare.Preparer` for one input: tokenizes it (each
         distinct word once) and plans its windows."""
-        return Preparer(self.tokenizer, self.window_tokens, self.stride)
+        # a WordTokenizer answers the calls Preparer makes of a transformers tokenizer
+        tokenizer = cast("PreTrainedTokenizerBase", self.tokenizer)
+        return Preparer(tokenizer, self.window_tokens, self.stride)
 
     def batch_builder(
         self, prep: Prepared, rows: np.ndarray | None, pooling: Pooling
@@ -401,11 +555,10 @@ class Encoder:
         progress: Progress,
     ) -> tuple[list[str], np.ndarray]:
         """Run every batch and write the pooled rows of owned, kept words into ``vectors``:
-        the plain loop, or overlapped where the pipeline option says so. Returns what
-        tokenizing noted and every running word's subword span ``(n_words, 2)``."""
+        the plain loop, or overlapped where the pipeline option says so (torch only). Returns
+        what tokenizing noted and every running word's subword span ``(n_words, 2)``."""
         total = len(layout.rows)
         bar, callback = progress_reporter(progress, total)
-        dest = torch.from_numpy(vectors)  # shares memory (also with a memory map)
         done = 0
 
         def on_batch(n_words: int) -> None:
@@ -416,24 +569,34 @@ class Encoder:
             if callback is not None:
                 callback(done / max(total, 1))
 
-        self.model.eval()  # dropout off, even when a wrapper sharing the model switched it on
         try:
-            with torch.inference_mode():
-                if self.overlapped:
+            if self.onnx is not None:
+                return self._plain_loop(words, layout.rows, pooling, layers, vectors, on_batch)
+            import torch
+
+            self.model.eval()  # dropout off, even when a wrapper sharing the model switched it on
+            if self.overlapped:
+                dest = torch.from_numpy(vectors)  # shares memory (also with a memory map)
+                assert self.runner is not None
+                with torch.inference_mode():
                     stream = self.batch_stream(words, layout.rows, pooling)
                     run_overlapped(
                         stream, self.runner, layers, dest, self.device, self.pipeline, on_batch
                     )
-                    return stream.notes(), stream.word_spans()
-                return self._plain_loop(words, layout.rows, pooling, layers, dest, on_batch)
+                return stream.notes(), stream.word_spans()
+            return self._plain_loop(words, layout.rows, pooling, layers, vectors, on_batch)
         finally:
             if bar is not None:
                 bar.close()
 
     def _plain_loop(self, words, rows, pooling, layers, dest, on_batch):
         """Tokenize the whole input, plan its batches, and run them one after another in this
-        thread: each built, moved to the device, run, pooled, and its rows written into
+        thread: each built, run and pooled by the backend (``pooled``: the torch
+        :class:`~workbench.encoding.runner.ModelRunner` or ONNX Runtime's
+        :class:`~workbench.encoding.exported.runtime.OnnxModel`), its rows written into
         ``dest`` ``(n_rows, len(layers), dim)``. Returns the input's notes and word spans."""
+        runner = self.onnx if self.onnx is not None else self.runner
+        assert runner is not None
         prep = self.preparer()(words)  # subwords per word, windows of long sentences
         builder = self.batch_builder(prep, rows, pooling)
         plan = builder.batches()  # window indices per batch, longest first
@@ -442,18 +605,10 @@ class Encoder:
             try:
                 batch = builder.build(windows)  # padded ids and mask, pooling plan, output rows
                 if batch.plan.n_words:
-                    stage = "h2d"
-                    on_device = batch.to_device(self.device)
                     stage = "forward"
-                    out = self.runner(on_device.ids, on_device.mask)
-                    stage = "pooling"
-                    hidden = [out.hidden_states[k] for k in layers]
-                    pooled = pool_words(on_device.index, hidden, dest.dtype)
-                    del out, hidden
-                    stage = "d2h"
-                    host = pooled.to("cpu")
+                    host = runner.pooled(batch, layers, dest.dtype)
                     stage = "write"
-                    dest.index_copy_(0, torch.from_numpy(batch.rows), host)
+                    dest[batch.rows] = host
             except Exception as exc:
                 raise batch_error(exc, stage, batch) from exc
             on_batch(batch.n_owned)

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import urlparse
 
 from workbench.encoding import adapters
+from workbench.encoding.digests import file_sha256
 from workbench.errors import ModelLoadError
-from workbench.fileio import sha256_file, sha256_json
+from workbench.fileio import sha256_json
 from workbench.limits import LIMITS, limit, read_json
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 
 
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (packaged)"
+#: The cache's folder of remembered file digests (:mod:`workbench.encoding.digests`).
+DIGESTS = "digests"
 
 
 def default_cache_dir() -> Path:
@@ -199,6 +202,21 @@ def adapter_base(source: ModelSource) -> ModelSource | None:
         raise ModelLoadError(
             f"The adapters in {source.location} need their base model '{record.name}': {exc}"
         ) from exc
+
+
+def check_adapter(source: ModelSource) -> None:
+    """For an adapter directory, what loading it checks, without loading anything: its weights
+    present (never a pickle), made for the base model found (by fingerprint) and unchanged
+    since they were saved (:func:`workbench.encoding.adapters.check_base`); nothing for any
+    other model.
+
+    Raises:
+        ModelLoadError: naming the file.
+    """
+    base = adapter_base(source)
+    if base is not None:
+        record = adapters.read_base_record(source.location)
+        adapters.check_base(Path(source.location), record, weights_fingerprint(base))
 
 
 def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:
@@ -414,11 +432,17 @@ ENVIRONMENT_KEYS = frozenset(
 )
 
 
-def model_directory(source: ModelSource, config: PretrainedConfig) -> Path | None:
+def model_directory(source: ModelSource, config: PretrainedConfig | None = None) -> Path | None:
     """The directory holding the model's files: ``source.location`` for a local model, the
-    downloaded snapshot in the HuggingFace cache for a hub id (None if it cannot be found)."""
+    downloaded snapshot in the HuggingFace cache for a hub id (None if it cannot be found;
+    without ``config``, the snapshot the cache's ``main`` names, found without transformers)."""
     if source.is_local:
         return Path(source.location)
+    if config is None:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(source.location, "config.json")
+        return Path(found).parent if isinstance(found, str) else None
     from transformers.utils import cached_file
 
     try:
@@ -435,8 +459,9 @@ def model_directory(source: ModelSource, config: PretrainedConfig) -> Path | Non
 
 @functools.lru_cache(maxsize=64)
 def _file_digest(path: str, size: int, mtime_ns: int, inode: int) -> str:
-    # one full read per file and process while its size, mtime and inode stay the same
-    return sha256_file(path)
+    # once per file and process while its size, mtime and inode stay the same; across
+    # processes remembered by the file's identity (workbench.encoding.digests)
+    return file_sha256(path, default_cache_dir() / DIGESTS)
 
 
 def content_digest(path: Path) -> str:
@@ -460,7 +485,7 @@ def content_digest(path: Path) -> str:
     return _file_digest(str(real), stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
-def weights_fingerprint(source: ModelSource, config: PretrainedConfig) -> str:
+def weights_fingerprint(source: ModelSource, config: PretrainedConfig | None = None) -> str:
     """A short identity of the model's content: 16 hex digits of a SHA-256 over the full
     content of its weight files, its configuration and its tokenizer files (by name).
 
@@ -480,6 +505,11 @@ def weights_fingerprint(source: ModelSource, config: PretrainedConfig) -> str:
     root = model_directory(source, config)
     h = hashlib.sha256(b"workbench-model-content/2\n")
     if root is None:
+        if config is None:
+            raise ModelLoadError(
+                f"Model '{source.name}' is not in the local HuggingFace cache: its fingerprint "
+                "needs its files."
+            )
         revision = getattr(config, "_commit_hash", None) or "unknown"
         h.update(f"hub:{source.location}@{revision}".encode())
         return h.hexdigest()[:16]

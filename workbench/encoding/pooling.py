@@ -179,6 +179,46 @@ def pool_words(
     return out
 
 
+def pool_words_array(plan: PoolingPlan, hidden: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """:func:`pool_words` in numpy, for hidden states on the host (the ONNX Runtime backend).
+
+    Args:
+        plan: the batch's pooling plan.
+        hidden: ``(n_states, batch, seq_len, dim)`` float32, the hidden states to keep.
+        dtype: the dtype of the result.
+
+    Returns:
+        ``(n_single + n_multi, n_states, dim)`` in :func:`pooled_order`, like :func:`pool_words`.
+
+    Example:
+        >>> h = np.arange(8, dtype=np.float32).reshape(1, 1, 4, 2)   # 1 state, 4 tokens
+        >>> plan = pooling_plan_flat(np.array([0, 1]), np.array([1, 3]), "mean")
+        >>> pool_words_array(plan, h, np.dtype("float32"))[:, 0].tolist()
+        [[0.0, 1.0], [3.0, 4.0]]
+    """
+    n_states, dim = hidden.shape[0], hidden.shape[-1]
+    flat = hidden.reshape(n_states, -1, dim)
+    n_single, n_multi = len(plan.single_positions), len(plan.multi_words)
+    out = np.empty((n_single + n_multi, n_states, dim), dtype=dtype)
+    if n_single:
+        out[:n_single] = flat[:, plan.single_positions].transpose(1, 0, 2)
+    if n_multi:
+        parts = flat[:, plan.multi_positions] * plan.multi_weights[None, :, None]
+        segments = plan.multi_segments  # sorted, each word's subwords side by side
+        starts = np.flatnonzero(np.r_[True, segments[1:] != segments[:-1]])
+        out[n_single:] = np.add.reduceat(parts, starts, axis=1).transpose(1, 0, 2)
+    return out
+
+
+def pool_sequence_array(hidden: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
+    """:func:`pool_sequence` in numpy: ``(batch, seq, dim) -> (batch, dim)``, the first token's
+    vector (``"cls"``) or the mean over the tokens ``mask`` ``(batch, seq)`` marks."""
+    if how == "cls":
+        return np.ascontiguousarray(hidden[:, 0])
+    m = mask[..., None].astype(hidden.dtype)
+    return (hidden * m).sum(1) / np.maximum(m.sum(1), 1.0)
+
+
 _MAX_LAYERS = 4096  # more hidden states than any model has: "last5000-sum" is refused at once
 
 

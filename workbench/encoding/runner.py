@@ -1,5 +1,7 @@
-"""The encoder's forward pass: the model with every hidden state, eagerly or through
-``torch.compile``.
+"""The encoder's forward pass on torch: the model with every hidden state, eagerly or through
+``torch.compile`` (the other backend, ONNX Runtime, is
+:class:`workbench.encoding.exported.runtime.OnnxModel`; both give a batch's pooled word rows
+through ``pooled``, the one seam of the encoder's loop).
 
 ``compile=True`` runs the model through ``torch.compile`` (inductor, dynamic shapes, weights
 frozen as constants), which fuses the model's element-wise work (bias adds, GELU, layer norm,
@@ -20,10 +22,16 @@ Example::
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-import torch
+import numpy as np
+
+from workbench.encoding.batching import Batch
+from workbench.encoding.pooling import pool_words
+
+if TYPE_CHECKING:
+    import torch
 
 
 class ForwardOutput(Protocol):
@@ -50,12 +58,15 @@ class ModelRunner:
 
     def __init__(self, model: torch.nn.Module, device: str, compile: bool = False) -> None:
         self.model = model
+        self.device = device
         self.error: str | None = None
         self._compiled: Callable[..., Any] | None = None  # torch.compile's wrapper
         if compile and device.startswith("mps"):
             self.error = "torch.compile is not used on mps"
             warnings.warn(f"compile=True ignored: {self.error}.", stacklevel=3)
         elif compile:
+            import torch
+
             self._compiled = torch.compile(model, dynamic=True, options={"freezing": True})
 
     @property
@@ -83,3 +94,16 @@ class ModelRunner:
                 stacklevel=3,
             )
             return self.model(**kwargs)
+
+    def pooled(self, batch: Batch, layers: Sequence[int], dtype: np.dtype) -> np.ndarray:
+        """A batch's word rows ``(batch.plan.n_words, len(layers), dim)`` in ``dtype``, in the
+        order of ``batch.rows``: moved to the device, run, pooled there, copied back."""
+        import torch
+
+        with torch.inference_mode():
+            on_device = batch.to_device(self.device)
+            out = self(on_device.ids, on_device.mask)
+            hidden = [out.hidden_states[k] for k in layers]
+            torch_dtype = torch.from_numpy(np.empty(0, dtype=dtype)).dtype
+            pooled = pool_words(on_device.index, hidden, torch_dtype)
+            return pooled.to("cpu").numpy()

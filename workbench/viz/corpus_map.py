@@ -271,7 +271,7 @@ def project_corpus(
 def map_key(encoder: Encoder, corpus: Corpus, config: CorpusMapConfig) -> str:
     """The cache key of a map: model identity and dtype, corpus content, config, version."""
     return sha256_json({
-        "fingerprint": encoder.fingerprint, "dtype": str(encoder.dtype),
+        "fingerprint": encoder.fingerprint, "dtype": encoder.dtype_name,
         "pooling": encoder.pooling, "corpus": corpus.sha256 or corpus.name,
         "n_sentences": len(corpus.sentences), "config": asdict(config), "version": __version__,
     })[:24]  # fmt: skip

@@ -45,16 +45,16 @@ import gzip
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-import torch
 
 from workbench.encoding import models
 from workbench.encoding.adapters import read_base_record
 from workbench.encoding.device import DtypeName
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.pooling import Pooling, pool_sequence
+from workbench.encoding.exported.backend import Backend, requested_backend
+from workbench.encoding.pooling import Pooling, pool_sequence_array
 from workbench.encoding.rows import Progress
 from workbench.errors import ModelLoadError
 from workbench.fileio import atomic_path
@@ -64,9 +64,6 @@ from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.gloss_cache import GlossCache
 from workbench.wsd.index import ORIGINS, SenseIndex
 from workbench.wsd.pos_probe import PROBE_FILE, PosProbe, load_probe
-
-if TYPE_CHECKING:
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 #: The context vector of a bi-encoder: the last hidden state ...
 CONTEXT_LAYERS = "-1"
@@ -144,11 +141,7 @@ def shipped_biencoders() -> list[Path]:
 
 @functools.lru_cache(maxsize=8)
 def _fingerprint_of(location: str, is_local: bool, name: str) -> str:
-    from transformers import AutoConfig
-
-    source = models.ModelSource(name, location, is_local)
-    config = AutoConfig.from_pretrained(location, local_files_only=True)
-    return models.weights_fingerprint(source, config)
+    return models.weights_fingerprint(models.ModelSource(name, location, is_local))
 
 
 def shipped_biencoder(model: str | None = None) -> Path | None:
@@ -286,13 +279,16 @@ class BiEncoder:
         dtype: the compute dtype of both encoders (:func:`workbench.encoding.device.choose_dtype`).
         card: the training card (default: read from the directory; a run that is still
             writing its directory passes the card it is about to write).
+        backend: what runs both encoders (:mod:`workbench.encoding.exported.backend`).
 
     Attributes:
         directory, head, card: the directory, its ``head.json`` and training card.
         sense_counts: training occurrences per sense key.
         pos_probe: its POS probe (None when the directory has none).
         encoder: the context encoder (an :class:`~workbench.encoding.encoder.Encoder`).
-        gloss_model, gloss_tokenizer: the gloss encoder.
+        gloss_encoder: the gloss encoder (an :class:`~workbench.encoding.encoder.Encoder` on
+            the same backend, loaded when first needed; :meth:`encode_texts` runs whole
+            glosses through it).
         gloss_fingerprint: the gloss encoder's weights fingerprint.
         training: where it was trained (:func:`training_of`).
         cache: its gloss vectors on disk.
@@ -308,6 +304,7 @@ class BiEncoder:
         device: str | None = None,
         dtype: DtypeName = "auto",
         card: dict[str, Any] | None = None,
+        backend: Backend = "auto",
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
         head = bi_encoder_head(self.directory)
@@ -328,20 +325,16 @@ class BiEncoder:
         self.gloss_pooling: str = head["gloss_pooling"]
         self.gloss_max_length = int(head["gloss_max_length"])
         self.encoder = Encoder(
-            model=str(self.directory), device=device, dtype=dtype, pooling=CONTEXT_POOLING
+            model=str(self.directory),
+            device=device,
+            dtype=dtype,
+            pooling=CONTEXT_POOLING,
+            backend=backend,
         )
-        gloss = models.load_pretrained(
-            gloss_source(self.directory, head), self.encoder.dtype, self.encoder.device
-        )
-        self.gloss_tokenizer: PreTrainedTokenizerBase = gloss.tokenizer
-        model = gloss.model
-        self.gloss_model: PreTrainedModel = model
-        self.gloss_fingerprint = gloss.fingerprint
-        if int(model.config.hidden_size) != self.encoder.dim:
-            raise ModelLoadError(
-                f"{self.directory}: the context and gloss encoders differ in width "
-                f"({self.encoder.dim} and {model.config.hidden_size})."
-            )
+        self._gloss_source = gloss_source(self.directory, head)
+        self._dtype: DtypeName = dtype
+        models.check_adapter(self._gloss_source)  # refused now, not when a gloss is missing
+        self.gloss_fingerprint = models.weights_fingerprint(self._gloss_source)
         self.training = dataclasses.replace(
             training_of(self.card, self.gloss_how), n_occurrences=sum(self.sense_counts.values())
         )
@@ -355,6 +348,27 @@ class BiEncoder:
             },
             self.encoder.dim,
         )
+
+    @functools.cached_property
+    def gloss_encoder(self) -> Encoder:
+        """The gloss encoder, loaded when a gloss vector is first missing from the cache (an
+        answer whose glosses are all cached never loads it).
+
+        Raises:
+            ModelLoadError: it cannot be loaded, or differs in width from the context encoder.
+        """
+        tower = Encoder(
+            model=self._gloss_source.location,
+            device=self.encoder.device,
+            dtype=self._dtype,
+            backend=self.encoder.backend.name,
+        )
+        if tower.dim != self.encoder.dim:
+            raise ModelLoadError(
+                f"{self.directory}: the context and gloss encoders differ in width "
+                f"({self.encoder.dim} and {tower.dim})."
+            )
+        return tower
 
     @property
     def name(self) -> str:
@@ -384,30 +398,27 @@ class BiEncoder:
         out = np.zeros((len(texts), self.encoder.dim), dtype=np.float32)
         if not texts:
             return out
-        ids = self.gloss_tokenizer(list(texts), truncation=True, max_length=self.gloss_max_length)[
+        tower = self.gloss_encoder
+        ids = tower.tokenizer(list(texts), truncation=True, max_length=self.gloss_max_length)[
             "input_ids"
         ]
         order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
-        pad = self.gloss_tokenizer.pad_token_id or 0
-        device = self.encoder.device
+        pad = tower.specials.pad
         start = 0
-        with torch.inference_mode():
-            while start < len(order):
-                width = len(ids[order[start]])
-                stop = min(len(order), start + max(1, GLOSS_BATCH_TOKENS // max(width, 1)))
-                part = order[start:stop]
-                batch = torch.full((len(part), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(part), width), dtype=torch.long)
-                for row, i in enumerate(part):
-                    batch[row, : len(ids[i])] = torch.tensor(ids[i])
-                    mask[row, : len(ids[i])] = 1
-                batch, mask = batch.to(device), mask.to(device)
-                hidden = self.gloss_model(input_ids=batch, attention_mask=mask).last_hidden_state
-                pooled = pool_sequence(hidden, mask, self.gloss_pooling).float().cpu().numpy()
-                out[part] = pooled
-                start = stop
-                if callable(progress):
-                    progress(start / len(order))
+        while start < len(order):
+            width = len(ids[order[start]])
+            stop = min(len(order), start + max(1, GLOSS_BATCH_TOKENS // max(width, 1)))
+            part = order[start:stop]
+            batch = np.full((len(part), width), pad, dtype=np.int64)
+            mask = np.zeros((len(part), width), dtype=np.int64)
+            for row, i in enumerate(part):
+                batch[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
+            hidden = tower.last_hidden(batch, mask)
+            out[part] = pool_sequence_array(hidden, mask, self.gloss_pooling)
+            start = stop
+            if callable(progress):
+                progress(start / len(order))
         return out
 
     def gloss_vectors(
@@ -457,8 +468,8 @@ class BiEncoder:
 
 
 @functools.lru_cache(maxsize=4)
-def _loaded(directory: str, device: str | None, dtype: str) -> BiEncoder:
-    return BiEncoder(directory, device, dtype)  # type: ignore[arg-type]
+def _loaded(directory: str, device: str | None, dtype: str, backend: str) -> BiEncoder:
+    return BiEncoder(directory, device, dtype, backend=backend)  # type: ignore[arg-type]
 
 
 def load_biencoder(
@@ -477,4 +488,4 @@ def load_biencoder(
             f"There is no WSD bi-encoder for {what}: train one with `workbench finetune wsd`, "
             "or choose another system (--system best, plain or wordnet)."
         )
-    return _loaded(str(directory), device, dtype)
+    return _loaded(str(directory), device, dtype, requested_backend(None))
