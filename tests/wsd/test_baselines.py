@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus, Instance, Sentence
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.baselines import first_sense_predictions, mfs_predictions, sense_frequencies
+from workbench.wsd.builds import semcor_frequencies
 from workbench.wsd.scoring import score
 
 
@@ -60,3 +63,26 @@ def test_semcor_mfs_baseline_on_all(wsd_data):
     test, semcor = load_dataset("ALL", wsd_data), load_dataset("semcor", wsd_data)
     result = score(test.gold(), mfs_predictions(test, semcor))
     assert result.f1 == pytest.approx(0.654, abs=0.003)
+
+
+def test_semcors_sense_counts_are_kept_and_a_damaged_copy_is_counted_again(
+    wsd_data, tmp_cache, monkeypatch
+):
+    """The MFS baseline's counts come from the cache after the first count (no SemCor parse);
+    a copy with a negative count is refused and SemCor counted again."""
+    counts = semcor_frequencies()
+    assert counts == sense_frequencies(load_dataset("semcor"))
+    kept = next((tmp_cache / "wsd").glob("semcor-sense-counts-*.json"))
+
+    def no_parse(name):
+        raise AssertionError("SemCor was parsed again")
+
+    monkeypatch.setattr("workbench.wsd.builds.load_dataset", no_parse)
+    assert semcor_frequencies() == counts
+    data = json.loads(kept.read_text())
+    data["counts"][0][2] = {k: -5 for k in data["counts"][0][2]}
+    kept.write_text(json.dumps(data))
+    monkeypatch.undo()
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_cache))
+    with pytest.warns(UserWarning, match="negative or not finite"):
+        assert semcor_frequencies() == counts

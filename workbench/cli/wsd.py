@@ -33,7 +33,8 @@ from workbench.fileio import check_writable, input_problem
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.outputs import claim_file, claim_files
-from workbench.wsd.builds import train_output_path
+from workbench.wsd.baselines import SenseCounts
+from workbench.wsd.builds import semcor_frequencies, train_output_path
 from workbench.wsd.config import GLOSS_COMBINATIONS, GLOSS_POOLINGS, EncoderInfo
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.evaluate import (
@@ -422,10 +423,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
     seconds: dict[str, float] = {}
     wordnet = load_wordnet()
-    training = None
+    training: SenseCounts | None = None
     if not args.no_baselines:
         try:
-            training = load_corpus("semcor")
+            training = semcor_frequencies()
         except DataError as exc:
             _say(f"  no SemCor for the MFS baseline: {exc}")
     train_set = None

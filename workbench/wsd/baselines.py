@@ -36,7 +36,12 @@ def first_sense_predictions(corpus: Corpus, wordnet: WordNet | None = None) -> d
     return answers
 
 
-def sense_frequencies(training: Corpus) -> dict[tuple[str, str], Counter]:
+#: ``(lemma, pos)`` -> Counter of gold sense keys (float counts): what the MFS baseline needs of
+#: a training corpus.
+SenseCounts = dict[tuple[str, str], Counter]
+
+
+def sense_frequencies(training: Corpus) -> SenseCounts:
     """``(lemma, pos)`` -> Counter of gold sense keys in a training corpus.
 
     An instance with ``k`` gold keys adds ``1/k`` to each.
@@ -52,7 +57,7 @@ def sense_frequencies(training: Corpus) -> dict[tuple[str, str], Counter]:
 
 
 def mfs_predictions(
-    corpus: Corpus, training: Corpus, wordnet: WordNet | None = None
+    corpus: Corpus, training: Corpus | SenseCounts, wordnet: WordNet | None = None
 ) -> dict[str, str]:
     """Most frequent sense in ``training`` per ``(lemma, pos)``, else WordNet's first sense.
 
@@ -60,11 +65,12 @@ def mfs_predictions(
 
     Args:
         corpus: the instances to answer.
-        training: a sense-annotated corpus (SemCor).
+        training: a sense-annotated corpus (SemCor), or its :func:`sense_frequencies`
+            (:func:`workbench.wsd.builds.semcor_frequencies` keeps SemCor's on disk).
         wordnet: default :func:`workbench.lexicon.wordnet.load_wordnet`.
     """
     wordnet = wordnet or load_wordnet()
-    counts = sense_frequencies(training)
+    counts = sense_frequencies(training) if isinstance(training, Corpus) else training
     answers = {}
     for _, instance in corpus.instances():
         seen = counts.get((instance.lemma, instance.pos))

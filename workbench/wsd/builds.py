@@ -17,7 +17,11 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import math
+import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -27,12 +31,15 @@ import numpy as np
 from workbench.corpora.datasets import available_datasets, dataset_paths, load_dataset
 from workbench.corpora.readers import Corpus
 from workbench.encoding.cache import store_in_cache
+from workbench.encoding.digests import file_sha256
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.models import default_cache_dir
+from workbench.encoding.models import DIGESTS, default_cache_dir
 from workbench.encoding.rows import Progress, progress_part
-from workbench.errors import DataError, InputError
-from workbench.fileio import sha256_bytes, sha256_files
+from workbench.errors import CacheError, DataError, InputError
+from workbench.fileio import atomic_path, sha256_bytes
 from workbench.lexicon.wordnet import WORDNET_VERSION, WordNet, load_wordnet
+from workbench.limits import read_json
+from workbench.wsd.baselines import SenseCounts, sense_frequencies
 from workbench.wsd.biencoder import BIENCODER_CONFIG, load_biencoder
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo, cache_dtype_tag
 from workbench.wsd.index import SenseIndex
@@ -61,9 +68,59 @@ def semcor_available() -> bool:
 
 
 def semcor_sha256() -> str:
-    """Checksum of SemCor's source files (the same as ``load_dataset("semcor").sha256``)."""
+    """Checksum of SemCor's source files (the same as ``load_dataset("semcor").sha256``), each
+    file's digest remembered across processes (:mod:`workbench.encoding.digests`)."""
     xml, gold = dataset_paths("semcor")
-    return sha256_files([p for p in (xml, gold) if p is not None])
+    memo = default_cache_dir() / DIGESTS
+    digest = hashlib.sha256()
+    for path in (p for p in (xml, gold) if p is not None):
+        digest.update(f"{path.name}\0{file_sha256(path, memo)}\n".encode())
+    return digest.hexdigest()
+
+
+def semcor_frequencies() -> SenseCounts:
+    """SemCor's sense counts for the most-frequent-sense baseline
+    (:func:`workbench.wsd.baselines.sense_frequencies`), kept in the cache by SemCor's checksum
+    (``wsd/semcor-sense-counts-<sha>.json``): an evaluation needs them, not SemCor's 800k words
+    parsed again.
+
+    Raises:
+        DataError: SemCor is not found.
+    """
+    sha = semcor_sha256()
+    path = default_cache_dir() / "wsd" / f"semcor-sense-counts-{sha[:16]}.json"
+    if path.is_file():
+        try:
+            return read_sense_counts(path, sha)
+        except (CacheError, ValueError, TypeError) as exc:
+            warnings.warn(f"{path} is damaged ({exc}); SemCor is counted again", stacklevel=2)
+    counts = sense_frequencies(load_dataset("semcor"))
+    rows = [[lemma, pos, dict(c)] for (lemma, pos), c in sorted(counts.items())]
+    try:
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps({"sha256": sha, "counts": rows}), encoding="utf-8")
+    except OSError as exc:
+        warnings.warn(f"SemCor's sense counts cannot be kept in {path}: {exc}", stacklevel=2)
+    return counts
+
+
+def read_sense_counts(path: Path, sha: str) -> SenseCounts:
+    """The sense counts :func:`semcor_frequencies` kept for SemCor of checksum ``sha``.
+
+    Raises:
+        CacheError: another SemCor's, or not such a file; ValueError, TypeError: a row or count
+            that is not one (non-finite or negative counts included).
+    """
+    data = read_json(path, error=CacheError)
+    if not isinstance(data, dict) or data.get("sha256") != sha:
+        raise CacheError("the counts of another SemCor")
+    counts: SenseCounts = {}
+    for lemma, pos, keys in data["counts"]:
+        values = {str(k): float(v) for k, v in dict(keys).items()}
+        if not all(math.isfinite(v) and v >= 0 for v in values.values()):
+            raise ValueError(f"a count of {lemma}.{pos} is negative or not finite")
+        counts[(str(lemma), str(pos))] = Counter(values)
+    return counts
 
 
 def system_index_path(info: EncoderInfo, system: System, training_sha256: str) -> Path:

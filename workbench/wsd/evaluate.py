@@ -32,7 +32,7 @@ from workbench.corpora.wordnet_examples import split_examples, with_examples
 from workbench.encoding.pooling import LayerSpec
 from workbench.encoding.rows import Progress
 from workbench.lexicon.wordnet import WordNet
-from workbench.wsd.baselines import first_sense_predictions, mfs_predictions
+from workbench.wsd.baselines import SenseCounts, first_sense_predictions, mfs_predictions
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.disambiguate import instance_lemmas
 from workbench.wsd.index import SenseIndex
@@ -259,9 +259,10 @@ def load_corpus(name: str, gold: str | None = None) -> Corpus:
 
 
 def baseline_answers(
-    test: Corpus, training: Corpus | None = None, wordnet: WordNet | None = None
+    test: Corpus, training: Corpus | SenseCounts | None = None, wordnet: WordNet | None = None
 ) -> dict[str, dict[str, str]]:
-    """WordNet first sense (and, given a training corpus, its most frequent sense) on ``test``."""
+    """WordNet first sense (and, given a training corpus or its sense counts, its most frequent
+    sense) on ``test``."""
     out = {"wordnet_first_sense": first_sense_predictions(test, wordnet)}
     if training is not None:
         out["semcor_mfs"] = mfs_predictions(test, training, wordnet)
@@ -308,7 +309,7 @@ def evaluate_corpus(
     system: OpenedSystem,
     corpus: Corpus,
     wordnet: WordNet,
-    training: Corpus | None = None,
+    training: Corpus | SenseCounts | None = None,
     *,
     baselines: bool = True,
     threads: int | None = 1,
@@ -328,7 +329,8 @@ def evaluate_corpus(
         system: the system (:func:`workbench.wsd.systems.open_system`).
         corpus: the test corpus, with gold keys.
         wordnet: WordNet (candidates, the first-sense back-off and baseline).
-        training: the training corpus of the most-frequent-sense baseline (None: no MFS).
+        training: the training corpus of the most-frequent-sense baseline, or its sense counts
+            (:func:`workbench.wsd.builds.semcor_frequencies`; None: no MFS).
         baselines: compute the baselines (False: none are scored).
         threads: FAISS threads for the search.
         progress: passed to the encoding of the instances and of the index.

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from workbench.encoding.device import gpu_possible
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import DataError, InputError, MismatchError
 from workbench.geometry.correction import Correction
@@ -67,6 +68,13 @@ def _faiss():
             "torch (SenseIndex(search='torch'))"
         ) from exc
     return faiss
+
+
+def _cuda_available() -> bool:
+    """Whether torch sees a CUDA device (torch imported: only where one may be)."""
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def _faiss_gpus() -> int | None:
@@ -395,9 +403,7 @@ class SenseIndex:
         """Where torch searches (None: FAISS does): per ``search`` and ``device``."""
         if self.search == "faiss":
             return None
-        import torch  # heavy: only when a search runs
-
-        gpu = self.device != "cpu" and torch.cuda.is_available()
+        gpu = self.device != "cpu" and gpu_possible() and _cuda_available()
         if self.search == "torch":
             return "cuda" if gpu else "cpu"
         n_gpus = _faiss_gpus()  # auto: FAISS on a GPU first, then torch on one, then FAISS
