@@ -522,6 +522,8 @@ def main() -> None:
             max_batch_tokens=args.batch_tokens,
             compile=compile,
             pipeline=pipeline,
+            backend="torch",  # this bench times torch's forward pass and stages (ONNX Runtime's:
+            # bench/speed/backends.py)
         )
 
     main_pipeline = PIPELINES[args.main_pipeline] if args.main_pipeline else None

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from workbench.encoding.alignment import split_words
 from workbench.encoding.cache import encode_cached, store_in_cache
@@ -291,6 +290,8 @@ def definition_vectors(
         emb = encoder.encode(sentences[start:stop], keep=keep[start:stop], progress=step)
         counts = np.bincount(emb.sentence_index, minlength=stop - start).astype(np.float32)
         flat = np.asarray(emb.vectors, dtype=np.float32).reshape(len(emb.words), -1)
+        from scipy import sparse  # heavy: only where gloss vectors are combined
+
         member = sparse.csr_matrix(
             (np.ones(len(flat), np.float32), (emb.sentence_index, np.arange(len(flat)))),
             shape=(stop - start, len(flat)),

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from scipy import sparse
 
 from workbench.errors import InputError
 from workbench.fileio import atomic_path
@@ -144,6 +143,8 @@ class Propagated:
 def _group_mean(groups: np.ndarray, vectors: np.ndarray, n_groups: int):
     """Mean of ``vectors`` ``(n, dim)`` per group id ``(n,)`` -> ``((n_groups, dim), counts)``."""
     counts = np.bincount(groups, minlength=n_groups).astype(np.float64)
+    from scipy import sparse  # heavy: only where sense vectors are summed
+
     member = sparse.csr_matrix(
         (np.ones(len(groups), dtype=np.float32), (groups, np.arange(len(groups)))),
         shape=(n_groups, len(groups)),
@@ -172,6 +173,8 @@ def synset_vectors(
     if level in ("hypernym", "lexname") and len(graph.hypernym_edges):
         child, parent = graph.hypernym_edges[:, 0], graph.hypernym_edges[:, 1]
         ok = has_syn[parent]
+        from scipy import sparse  # heavy: only where sense vectors are summed
+
         member = sparse.csr_matrix(
             (np.ones(int(ok.sum()), dtype=np.float32), (child[ok], parent[ok])),
             shape=(n_syn, n_syn),
@@ -273,6 +276,8 @@ def sense_centroids(
     col = {k: i for i, k in enumerate(names)}
     rows = [col[k] for ks in keys for k in ks]
     occ = [i for i, ks in enumerate(keys) for _ in ks]
+    from scipy import sparse  # heavy: only where sense vectors are summed
+
     member = sparse.csr_matrix(
         (np.ones(len(rows), dtype=np.float32), (rows, occ)), shape=(len(names), len(vectors))
     )
