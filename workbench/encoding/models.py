@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import urlparse
 
 from workbench.encoding import adapters
+from workbench.encoding.weights_check import check_model
 from workbench.errors import ModelLoadError
 from workbench.fileio import sha256_file, sha256_json
 from workbench.limits import LIMITS, limit, read_json
@@ -294,6 +295,7 @@ def load_model(source: ModelSource, dtype: torch.dtype | None = None) -> PreTrai
         if not bars_were_off:
             hf_logging.enable_progress_bar()
     model.eval()
+    check_model(model, Path(source.location) if source.is_local else None)
     return model
 
 
