@@ -31,6 +31,7 @@ from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
+from workbench.fileio import named_path
 from workbench.lexicon.morphology import base_forms
 from workbench.lexicon.wordnet import POS_TAGS, WordNet, load_wordnet
 from workbench.limits import limit as limit_of
@@ -215,10 +216,18 @@ def demo_words(directory: Path | None = None) -> list[str]:
 
 
 def read_demo(word: str, directory: Path | None = None) -> list[str]:
-    """The lines of the demo text of ``word``."""
-    path = (directory or DEMO_DIR) / f"{word}.tsv"
-    if not path.is_file():
-        raise InputError(f"no demo text for {word!r}; choose one of {demo_words(directory)}")
+    """The lines of the demo text of ``word``: one of :func:`demo_words` (the word is looked
+    up in the folder's listing, never joined to a path as given), its file inside the folder
+    with every link followed (:func:`workbench.fileio.named_path`).
+
+    Raises:
+        InputError: no demo text of that name (``../x`` and ``/tmp/x`` included), or one whose
+            file leads outside the folder.
+    """
+    folder = directory or DEMO_DIR
+    if word not in demo_words(folder):
+        raise InputError(f"no demo text for {word!r}; choose one of {demo_words(folder)}")
+    path = named_path(folder, f"{word}.tsv", "demo text")
     return path.read_text(encoding="utf-8-sig").splitlines()
 
 
