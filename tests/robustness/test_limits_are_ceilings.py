@@ -89,3 +89,52 @@ def test_a_limit_is_not_damage_but_a_lie_is(tmp_path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_LIMIT_ARRAY_BYTES")
     limits.check_npz(path)
     assert issubclass(LimitError, DataError)  # callers that catch DataError still refuse it
+
+
+def _lying_shard(folder, dim: int = 8) -> None:
+    """An activation shard whose ``hidden`` header declares 10^12 rows over 16 bytes."""
+    import io
+    import zipfile
+
+    def npy(array: np.ndarray) -> bytes:
+        buf = io.BytesIO()
+        np.save(buf, array)
+        return buf.getvalue()
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f2", "fortran_order": False, "shape": (10**12, dim)}
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(folder / "lying.npz", "w") as zf:
+        zf.writestr("hidden.npy", header.getvalue() + b"\0" * 16)
+        zf.writestr("digests.npy", npy(np.zeros((1, 32), np.uint8)))
+        zf.writestr("offsets.npy", npy(np.array([0, 10**12])))
+
+
+def test_an_activation_shard_that_declares_too_much_is_removed_and_rebuilt(tmp_path):
+    from workbench.finetune.training.activations import ActivationCache
+
+    identity = {"frozen": "a" * 16, "below": 2}
+    folder = ActivationCache(identity, 8, tmp_path).folder
+    _lying_shard(folder)
+    with pytest.warns(RuntimeWarning, match="lying.npz: is damaged .*declares"):
+        cache = ActivationCache(identity, 8, tmp_path)  # no MemoryError
+    assert not (folder / "lying.npz").exists()
+    seqs, states = [[101, 7, 102]], [np.full((3, 8), 0.5, np.float32)]
+    cache.store(seqs, states)
+    assert ActivationCache(identity, 8, tmp_path).lookup(seqs)[1] == 1
+
+
+def test_an_activation_shard_past_a_lowered_limit_is_kept(tmp_path, monkeypatch):
+    from workbench.finetune.training.activations import ActivationCache
+
+    identity = {"frozen": "a" * 16, "below": 2}
+    seqs, states = [[101, 7, 102]], [np.full((3, 8), 0.5, np.float32)]
+    ActivationCache(identity, 8, tmp_path).store(seqs, states)
+    monkeypatch.setenv("WORKBENCH_LIMIT_ARRAY_BYTES", "8")
+    with pytest.warns(RuntimeWarning, match="it is kept"):
+        cache = ActivationCache(identity, 8, tmp_path)
+    assert len(list(cache.folder.glob("*.npz"))) == 1
+    monkeypatch.delenv("WORKBENCH_LIMIT_ARRAY_BYTES")
+    assert ActivationCache(identity, 8, tmp_path).lookup(seqs)[1] == 1
