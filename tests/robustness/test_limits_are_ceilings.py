@@ -4,7 +4,9 @@ damage)."""
 
 from __future__ import annotations
 
+import io
 import socket
+import zipfile
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from workbench import limits
 from workbench.corpora.text import read_text_file
 from workbench.errors import DataError, LimitError
+from workbench.finetune.training.activations import ActivationCache
 from workbench.wsd.gloss_cache import GlossCache
 
 
@@ -93,8 +96,6 @@ def test_a_limit_is_not_damage_but_a_lie_is(tmp_path, monkeypatch):
 
 def _lying_shard(folder, dim: int = 8) -> None:
     """An activation shard whose ``hidden`` header declares 10^12 rows over 16 bytes."""
-    import io
-    import zipfile
 
     def npy(array: np.ndarray) -> bytes:
         buf = io.BytesIO()
@@ -113,8 +114,6 @@ def _lying_shard(folder, dim: int = 8) -> None:
 
 
 def test_an_activation_shard_that_declares_too_much_is_removed_and_rebuilt(tmp_path):
-    from workbench.finetune.training.activations import ActivationCache
-
     identity = {"frozen": "a" * 16, "below": 2}
     folder = ActivationCache(identity, 8, tmp_path).folder
     _lying_shard(folder)
@@ -127,8 +126,6 @@ def test_an_activation_shard_that_declares_too_much_is_removed_and_rebuilt(tmp_p
 
 
 def test_an_activation_shard_past_a_lowered_limit_is_kept(tmp_path, monkeypatch):
-    from workbench.finetune.training.activations import ActivationCache
-
     identity = {"frozen": "a" * 16, "below": 2}
     seqs, states = [[101, 7, 102]], [np.full((3, 8), 0.5, np.float32)]
     ActivationCache(identity, 8, tmp_path).store(seqs, states)
