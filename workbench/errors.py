@@ -28,6 +28,12 @@ class DataError(WorkbenchError):
     """A corpus or data file that is missing or malformed."""
 
 
+class LimitError(DataError):
+    """Content past a limit of :data:`workbench.limits.LIMITS` (``WORKBENCH_LIMIT_<NAME>``):
+    refused for this run, never taken for damage, so a cached file past a lowered limit is
+    kept, not deleted."""
+
+
 class MismatchError(WorkbenchError):
     """A fitted object (standardizer, sense index) applied to vectors of another model/config."""
 

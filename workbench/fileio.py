@@ -7,8 +7,9 @@ and a random token), so two processes writing one target never share one; what a
 leaves behind is found by :func:`stale_temporaries` (its process is gone) and removed by
 :func:`remove_stale_temporaries`. :func:`check_writable` refuses an output before any work,
 :func:`input_problem` says what is wrong with an input path (a loop, a directory, nothing), and
-:func:`real_path` follows links without failing on a loop; what the workbench may replace is
-decided in :mod:`workbench.outputs`.
+:func:`real_path` follows links without failing on a loop, and :func:`named_path` turns a name
+given from outside (a user, an upload, a file's listing) into a path that stays inside its
+folder; what the workbench may replace is decided in :mod:`workbench.outputs`.
 The ``sha256_*`` helpers are the project's one way to hash content: a file's bytes, a set of
 files, a JSON-able object, the words of a corpus; every digest is 64 hex digits.
 
@@ -38,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from workbench.errors import OutputError
+from workbench.errors import InputError, OutputError, WorkbenchError
 
 _CHUNK = 1 << 20  # bytes read at a time while hashing
 #: This machine's name as temporary names spell it (letters, digits, underscores).
@@ -191,6 +192,42 @@ def input_problem(path: str | os.PathLike[str]) -> str | None:
     if not os.access(path, os.R_OK):
         return "cannot be read: permission denied"
     return None
+
+
+def named_path(
+    folder: str | os.PathLike[str],
+    name: str,
+    what: str = "name",
+    nested: bool = False,
+    error: type[WorkbenchError] = InputError,
+) -> Path:
+    """``folder / name`` for a ``name`` that came from outside (a user's word, an uploaded
+    file's name, a line of a listing), refused unless it stays inside ``folder``: no empty
+    name, no NUL, no absolute path or drive, no ``..`` part, no separator unless ``nested``
+    (then a relative path below ``folder``), and the path with every link followed still
+    inside ``folder`` with every link followed.
+
+    Example::
+
+        named_path("data/demo", "bank.tsv")          # data/demo/bank.tsv
+        named_path("data/demo", "../../etc/passwd")  # InputError: not a plain name
+
+    Raises:
+        error: naming ``what`` and ``name``.
+    """
+    text = str(name)
+    parts = re.split(r"[/\\]", text)
+    plain = bool(text.strip()) and "\x00" not in text and not os.path.isabs(text)
+    plain = plain and not os.path.splitdrive(text)[0] and ".." not in parts and text != "."
+    if not plain or (len(parts) > 1 and not nested):
+        kind = "a relative path inside" if nested else "a plain name (no folders) in"
+        raise error(f"{what} {name!r} is not {kind} {folder}")
+    path = Path(folder) / text
+    base = os.path.realpath(folder)
+    real = os.path.realpath(path)
+    if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+        raise error(f"{what} {name!r} leads outside {folder} (to {real})")
+    return path
 
 
 def fault_point(name: str) -> None:

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.errors import DataError, WorkbenchError
+from workbench.errors import DataError, LimitError, WorkbenchError
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,16 @@ LIMITS: dict[str, Limit] = {
 }
 
 
+#: The most a limit set by a variable can be: a limit is a ceiling, never an allocation, and a
+#: value past these (``1e25`` bytes, ``1e300`` seconds) means "no limit" without overflowing a
+#: size or a socket's timeout.
+CEILING = float(1 << 62)
+CEILING_SECONDS = 1e7
+
+
 def limit(name: str) -> float:
     """The limit ``name`` of :data:`LIMITS`: ``$WORKBENCH_LIMIT_<NAME>`` when set to a positive
-    number, else its default.
+    number (at most :data:`CEILING` bytes or :data:`CEILING_SECONDS`), else its default.
 
     Raises:
         WorkbenchError: the variable is set to something else than a positive number.
@@ -86,7 +93,7 @@ def limit(name: str) -> float:
         value = math.nan
     if not math.isfinite(value) or value <= 0:
         raise WorkbenchError(f"WORKBENCH_LIMIT_{name.upper()} must be a number > 0, not {text!r}")
-    return value
+    return min(value, CEILING_SECONDS if name.endswith("_seconds") else CEILING)
 
 
 def _bytes(size: float) -> str:
@@ -152,6 +159,15 @@ def regular_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+_BLOCK = 1 << 20  # bytes read at a time once a file grows past its stat size
+
+
+def _limit_error(error: type[WorkbenchError]) -> type[WorkbenchError]:
+    """The error for content past a limit: :class:`LimitError` where the caller asked for a
+    :class:`DataError` (so that a cache keeps what a lowered limit refuses), else ``error``."""
+    return LimitError if issubclass(LimitError, error) else error
+
+
 def read_limited(
     path: str | os.PathLike[str],
     max_bytes: float | None = None,
@@ -180,8 +196,19 @@ def read_limited(
         if not stat.S_ISREG(info.st_mode):
             raise error(f"{name} is not a regular file (a device, a pipe or a socket)")
         if info.st_size > cap:
-            raise error(f"{name} is {_bytes(info.st_size)}, over the limit of {_bytes(cap)}")
-        data = fh.read(int(cap) + 1)
+            raise _limit_error(error)(
+                f"{name} is {_bytes(info.st_size)}, over the limit of {_bytes(cap)}"
+            )
+        # the limit is a ceiling, never an allocation: the size stat gives, then blocks while
+        # the file grows, never more than the limit and a block
+        parts, total, most = [], 0, int(cap) + 1
+        while total < most:
+            block = fh.read(min(most - total, max(info.st_size + 1 - total, _BLOCK)))
+            if not block:
+                break
+            parts.append(block)
+            total += len(block)
+        data = b"".join(parts)
     if len(data) > cap:
         raise error(f"{name} grew past the limit of {_bytes(cap)} while it was read")
     return data
@@ -230,13 +257,15 @@ def check_zip(
             raise error(f"{name}: member {info.filename!r} is encrypted")
         packed = max(info.compress_size, 1)
         if info.file_size > 1024 and info.file_size > ratio_cap * packed:
-            raise error(
+            raise _limit_error(error)(
                 f"{name}: member {info.filename!r} unpacks to {_bytes(info.file_size)} from "
                 f"{_bytes(packed)} (more than {ratio_cap:g} times: a zip bomb?)"
             )
         total += info.file_size
         if total > total_cap:
-            raise error(f"{name} unpacks to more than the limit of {_bytes(total_cap)}")
+            raise _limit_error(error)(
+                f"{name} unpacks to more than the limit of {_bytes(total_cap)}"
+            )
     return total
 
 
@@ -328,11 +357,18 @@ def check_npz(
                 declared = math.prod(shape) * dtype.itemsize
                 if dtype.hasobject:
                     raise error(f"{name}: array {info.filename!r} holds Python objects")
-                if declared > info.file_size or declared > cap:
+                if declared > info.file_size:
                     raise error(
                         f"{name}: array {info.filename!r} declares {_bytes(declared)} in a "
                         f"member of {_bytes(info.file_size)}"
                     )
+                if declared > cap:
+                    raise _limit_error(error)(
+                        f"{name}: array {info.filename!r} of {_bytes(declared)} is over the "
+                        f"limit of {_bytes(cap)} (WORKBENCH_LIMIT_ARRAY_BYTES sets it)"
+                    )
+    except LimitError:
+        raise
     except (zipfile.BadZipFile, ValueError, EOFError, OSError) as exc:
         raise error(f"{name} is not a readable .npz archive ({exc})") from exc
 

@@ -235,3 +235,30 @@ def test_bad_input(bad, message):
     if np.ndim(bad) == 2 and bad.shape[1] == 2 and bad.dtype.kind == "f":
         with pytest.raises(InputError, match=message):
             z.transform(bad)
+
+
+@pytest.mark.parametrize("name", CORRECTIONS)
+@pytest.mark.parametrize("layers", [None, 3])
+def test_every_correction_transforms_one_row_as_it_does_in_a_batch(name, layers):
+    x = _data(n=300, layers=layers or 1, dim=12)
+    x = x[:, 0, :] if layers is None else x
+    fitted = make_correction(name).fit(x)
+    batch = fitted.transform(x[:5])
+    for i in range(5):
+        one = fitted.transform(x[i : i + 1])
+        assert one.shape == (1, *x.shape[1:]) and one.dtype == np.float32
+        np.testing.assert_allclose(one[0], batch[i], rtol=1e-5, atol=1e-5)
+    with pytest.raises(InputError, match="need at least one vector, got 0"):
+        fitted.transform(x[:0])
+    with pytest.raises(InputError, match="need at least two vectors, got 1"):
+        make_correction(name).fit(x[:1])  # a fit still needs a spread
+
+
+def test_a_standardizer_grows_one_row_at_a_time():
+    x = _data(n=40, layers=2, dim=6)
+    grown = Standardizer()
+    for row in x:
+        grown.partial_fit(row[None])
+    whole = Standardizer().fit(x)
+    np.testing.assert_allclose(grown.mean_, whole.mean_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(grown.transform(x[:1]), whole.transform(x[:1]), rtol=1e-4, atol=1e-4)

@@ -22,6 +22,7 @@ from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
 from workbench.errors import DataError, InputError, ModelLoadError
+from workbench.fileio import sha256_file
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune
 from workbench.finetune.training import checkpoint as ckpt
@@ -186,6 +187,20 @@ def _damage_replaced(d: Path) -> str:
     return "damaged or was replaced"
 
 
+def _damage_infinite(d: Path) -> str:
+    from safetensors.torch import load_file, save_file
+
+    f = d / "adapter_model.safetensors"
+    state = load_file(str(f))
+    key = sorted(state)[-1]
+    state[key].view(-1)[-1] = float("inf")
+    save_file(state, str(f))
+    record = json.loads((d / "base_model.json").read_text())  # as a hand-made directory
+    record["adapter_sha256"] = sha256_file(f)
+    (d / "base_model.json").write_text(json.dumps(record))
+    return f"non-finite: tensor '{key}' holds 1 NaN or infinite value"
+
+
 def _damage_foreign_base(d: Path) -> str:
     record = json.loads((d / "base_model.json").read_text())
     record["fingerprint"] = "0123456789abcdef"
@@ -225,7 +240,7 @@ def _damage_head_cut(d: Path) -> str:
 
 @pytest.mark.parametrize(
     "damage",
-    [_damage_truncated, _damage_replaced, _damage_foreign_base, _damage_missing,
+    [_damage_truncated, _damage_replaced, _damage_infinite, _damage_foreign_base, _damage_missing,
      _damage_pickled, _damage_record, _damage_config, _damage_head_cut],
 )  # fmt: skip
 def test_a_damaged_or_foreign_adapter_is_refused_naming_the_file(

@@ -326,3 +326,24 @@ def test_an_index_saved_before_the_correction_was_so_named_still_loads(tmp_path)
         and "correction" not in identity
     )
     assert system_index_path(INFO, SYSTEMS["best"], "x").name.startswith("best-semcor-")
+
+
+@pytest.mark.parametrize("correction", ["zscore", "center", "abtt", "whiten", "none"])
+def test_a_saved_index_with_a_correction_answers_one_occurrence(tmp_path, correction):
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(40, DIM)).astype(np.float32) + 3.0
+    keys = [(f"w{i % 5}%1:00:0{i % 2}::",) for i in range(40)]
+    index = SenseIndex(SenseIndexConfig(layers="-1", correction=correction)).fit(
+        vecs, keys, info=INFO
+    )
+    back = load_index(save_index(index, tmp_path / "one.index"), info=INFO)
+    query = rng.normal(size=(1, DIM)).astype(np.float32)
+    assert predict(back, query, ["w1"], ["NOUN"]) == predict(index, query, ["w1"], ["NOUN"])
+    assert len(predict(back, query, ["w1"], ["NOUN"])) == 1
+    scores = back.candidate_scores(query[0], "w1", "NOUN")
+    assert set(scores.keys) == {"w1%1:00:00::", "w1%1:00:01::"}
+    # fitting a correction still needs a spread: one training vector is refused, by name
+    single = SenseIndex(SenseIndexConfig(layers="-1", correction=correction))
+    if correction != "none":
+        with pytest.raises(InputError, match="two vectors"):
+            single.fit(vecs[:1], keys[:1], info=INFO)

@@ -27,7 +27,8 @@ from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.pooling import POOLINGS
-from workbench.errors import InputError, OutputError
+from workbench.errors import OutputError
+from workbench.fileio import named_path
 from workbench.geometry.analysis import GeometryConfig, analyze_layers, check_config
 from workbench.geometry.correction import saved_paths
 from workbench.geometry.corrections import CORRECTION_LABELS
@@ -140,9 +141,8 @@ def check_outputs(args: argparse.Namespace) -> None:
     """Claim every file the command writes before any work (:mod:`workbench.outputs`): the
     reports ``<out>/<stem>.{md,html,json}`` and the standardizer's ``.npz`` and ``.json``;
     the corpus file is never one of them."""
-    if not args.stem.strip() or any(sep in args.stem for sep in "/\\"):
-        raise InputError(f"--stem {args.stem!r} must be a file name stem, such as geometry")
     out = Path(args.out)
+    named_path(out, args.stem, "--stem (a file name stem, such as geometry)")
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} is a file: give a directory for the reports")
     corpus = Path(args.corpus)

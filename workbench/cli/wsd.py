@@ -43,6 +43,7 @@ from workbench.wsd.evaluate import (
     evaluate_corpus,
     layer_sweep,
     load_corpus,
+    sweep_configs,
 )
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import encode_instances
@@ -214,13 +215,48 @@ def _given_options(args) -> list[str]:
 
 
 def _check_system_options(args) -> None:
-    """Refuse index options for the bi-encoder, which has no index settings to change."""
+    """Refuse, before any work, an option that cannot apply, with the reason: index options
+    for the bi-encoder (it has no index settings) or beside a saved ``--index`` (it answers
+    with the settings it was built with), ``--train`` beside ``--index``, ``--gold`` without
+    a ``*.data.xml`` to go with, ``--data`` beside dataset names. Option values are checked by
+    :func:`workbench.wsd.systems.open_system`, which builds the system's config at once."""
     options = _given_options(args)
-    if args.system == "biencoder" and options and getattr(args, "index", None) is None:
+    index = getattr(args, "index", None)
+    if index is not None and (options or getattr(args, "train", None) is not None):
+        given = options or ["--train"]
+        raise InputError(
+            f"{' '.join(given)} cannot apply to a saved --index: it answers with the settings "
+            "and training corpus it was built with; leave them out, or build another index "
+            "with `workbench wsd train ... --out DIR`"
+        )
+    if args.system == "biencoder" and options and index is None:
         raise InputError(
             f"{' '.join(options)} change(s) the settings of a centroid system, and the "
             "bi-encoder (the default --system) has none: add --system best (or plain, wordnet)"
         )
+    data = getattr(args, "data", None)
+    if data is not None and getattr(args, "datasets", None):
+        raise InputError(
+            f"--data {data} and the dataset names {' '.join(args.datasets)}: give one of them"
+        )
+    corpus = data if hasattr(args, "data") else getattr(args, "corpus", None)
+    if getattr(args, "gold", None) is not None and not _is_xml_path(corpus):
+        where = "--data" if hasattr(args, "data") else "--corpus"
+        raise InputError(
+            f"--gold goes with a *.data.xml file as {where}: there is no {where}"
+            if corpus is None
+            else f"--gold goes with a *.data.xml file as {where}; {corpus!r} is a dataset "
+            "with gold keys of its own"
+        )
+
+
+def _is_xml_path(corpus: str | None) -> bool:
+    """Whether the corpus option names a ``*.data.xml`` file (``+examples`` allowed), as
+    :func:`workbench.wsd.evaluate.load_corpus` reads it, rather than a dataset's name."""
+    if corpus is None:
+        return False
+    base, _ = split_examples(str(corpus))
+    return base.endswith((".xml", ".xml.xz")) or Path(base).is_file()
 
 
 def _open(
@@ -503,6 +539,9 @@ def _sweep(enc, training, test, corrections=("none", "zscore")):
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
+    # every spec and correction checked before a corpus is read (the default specs follow
+    # from the model and are good)
+    sweep_configs(args.specs.split(";") if args.specs else ["-1"], args.corrections)
     inputs = check_inputs(
         [(args.train, None), (args.test, None)], None, args.out, args.json, args.overwrite
     )

@@ -36,6 +36,7 @@ from workbench.errors import DataError
 from workbench.fileio import (
     atomic_path,
     input_problem,
+    named_path,
     remove_path,
     remove_stale_temporaries,
     sha256_file,
@@ -411,6 +412,10 @@ def check_sums(root: Path, sums_file: Path | None = None) -> ChecksumResult | No
 
     A listed ``X`` that is absent while ``X.xz`` exists is checked by decompressing ``X.xz``.
     Other absent files are reported as missing.
+
+    Raises:
+        DataError: an entry that names a file outside ``root`` (``../x``, an absolute path, a
+            link leading out: :func:`workbench.fileio.named_path`).
     """
     sums_file = sums_file or root / "SHA256SUMS"
     if not sums_file.is_file():
@@ -421,7 +426,8 @@ def check_sums(root: Path, sums_file: Path | None = None) -> ChecksumResult | No
             continue
         expected, rel = line.split(maxsplit=1)
         rel = rel.lstrip("*")
-        path, packed = root / rel, root / (rel + ".xz")
+        path = named_path(root, rel, f"{sums_file.name} entry", nested=True, error=DataError)
+        packed = root / (rel + ".xz")
         if path.is_file():
             actual = sha256_file(path)
         elif packed.is_file():

@@ -14,7 +14,6 @@ WordNet's morphology) or ``label<TAB>sentence`` with the target in ``[brackets]`
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from workbench.corpora import text as text_files
 from workbench.corpora.datasets import DATASETS, load_dataset
 from workbench.corpora.readers import Corpus
 from workbench.corpora.tagging import tag_words
@@ -31,10 +31,9 @@ from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
+from workbench.fileio import named_path
 from workbench.lexicon.morphology import base_forms
 from workbench.lexicon.wordnet import POS_TAGS, WordNet, load_wordnet
-from workbench.limits import limit as limit_of
-from workbench.limits import read_limited
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,37 +115,11 @@ def _check_lemma(lemma: str) -> str:
 # --------------------------------------------------------------------------- text sources
 
 
-#: Byte-order marks of the Unicode encodings a text file is read in besides UTF-8 (the UTF-32
-#: marks first: UTF-32-LE's begins with UTF-16-LE's).
-BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
-)  # fmt: skip
-
-
 def decode_text(data: bytes, name: str = "upload") -> list[str]:
-    """Text bytes -> lines: UTF-8 (with or without its byte-order mark), or UTF-16 / UTF-32 with
-    theirs (what Windows editors save as "Unicode"); anything that is not text raises
-    :class:`InputError`."""
-    for bom, encoding in BOMS:
-        if data.startswith(bom):
-            try:
-                return data.decode(encoding).splitlines()
-            except UnicodeDecodeError:
-                raise InputError(
-                    f"{name} starts like {encoding.upper()} text but is not: save it as UTF-8 "
-                    "plain text, one sentence per line"
-                ) from None
-    if b"\x00" in data[:65536]:
-        raise InputError(f"{name} is not a text file: upload UTF-8 text, one sentence per line")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{name} is not UTF-8 text (bad byte at position {exc.start}): "
-            "save it as UTF-8 plain text, one sentence per line"
-        ) from None
-    return text.splitlines()
+    """Text bytes -> lines, by the one text reader
+    (:func:`workbench.corpora.text.decode_text`: UTF-8, or UTF-16 / UTF-32 with their
+    byte-order mark; a NUL anywhere, or another encoding, raises :class:`InputError`)."""
+    return text_files.decode_text(data, name, InputError).splitlines()
 
 
 def _marked_line(text: str, where: str) -> tuple[tuple[str, ...], int]:
@@ -215,10 +188,18 @@ def demo_words(directory: Path | None = None) -> list[str]:
 
 
 def read_demo(word: str, directory: Path | None = None) -> list[str]:
-    """The lines of the demo text of ``word``."""
-    path = (directory or DEMO_DIR) / f"{word}.tsv"
-    if not path.is_file():
-        raise InputError(f"no demo text for {word!r}; choose one of {demo_words(directory)}")
+    """The lines of the demo text of ``word``: one of :func:`demo_words` (the word is looked
+    up in the folder's listing, never joined to a path as given), its file inside the folder
+    with every link followed (:func:`workbench.fileio.named_path`).
+
+    Raises:
+        InputError: no demo text of that name (``../x`` and ``/tmp/x`` included), or one whose
+            file leads outside the folder.
+    """
+    folder = directory or DEMO_DIR
+    if word not in demo_words(folder):
+        raise InputError(f"no demo text for {word!r}; choose one of {demo_words(folder)}")
+    path = named_path(folder, f"{word}.tsv", "demo text")
     return path.read_text(encoding="utf-8-sig").splitlines()
 
 
@@ -324,8 +305,7 @@ def lemma_occurrences(
                 f"unknown occurrence source {source!r}: use {', '.join(SOURCES)}, a framework "
                 "dataset name or the path of a text file"
             )
-        data = read_limited(path, limit_of("text_bytes"), error=InputError)
-        lines, name = decode_text(data, path.name), path.name
+        lines, name = text_files.read_text_file(path, error=InputError).splitlines(), path.name
     found = from_lines(lines, lemma, name)
     if not found:
         raise InputError(

@@ -20,6 +20,7 @@ from xml.parsers import expat
 
 import numpy as np
 
+from workbench.corpora.text import read_text_file
 from workbench.errors import DataError
 from workbench.fileio import input_problem
 
@@ -57,16 +58,13 @@ def read_gold_keys(path: str | os.PathLike) -> dict[str, tuple[str, ...]]:
     A line with an id and no key gives an empty tuple.
     """
     keys: dict[str, list[str]] = {}
-    try:
-        with open_maybe_xz(path, "rt") as fh:
-            for line in fh:
-                fields = line.split()
-                if not fields:
-                    continue
-                bucket = keys.setdefault(fields[0], [])
-                bucket.extend(k for k in fields[1:] if k not in bucket)
-    except (OSError, EOFError, lzma.LZMAError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read key file: {exc}") from exc
+    text = read_text_file(path, f"key file {path}", DataError)  # size, NUL, encoding, .xz
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields:
+            continue
+        bucket = keys.setdefault(fields[0], [])
+        bucket.extend(k for k in fields[1:] if k not in bucket)
     return {k: tuple(v) for k, v in keys.items()}
 
 

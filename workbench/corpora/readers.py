@@ -23,13 +23,13 @@ Example::
 
 from __future__ import annotations
 
-import lzma
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.corpora.parsing import open_maybe_xz, parse_xml, read_gold_keys
+from workbench.corpora.parsing import parse_xml, read_gold_keys
+from workbench.corpora.text import read_text_file
 from workbench.encoding.alignment import split_words
 from workbench.errors import DataError
 from workbench.fileio import sha256_bytes, sha256_files
@@ -225,20 +225,17 @@ def sentence_from_words(sentence_id: str, words: Iterable[str]) -> Sentence:
 
 
 def read_text(path: str | os.PathLike, name: str | None = None) -> Corpus:
-    """Read plain text, one sentence per line (``.xz`` accepted), split into words.
+    """Read plain text, one sentence per line (``.xz`` accepted), split into words; the file
+    is read by :func:`workbench.corpora.text.read_text_file` (at most the ``text_bytes`` limit,
+    no NUL, UTF-8 or UTF-16/32 with a byte-order mark), else :class:`DataError`.
 
     Blank lines are skipped (counted in ``n_skipped``) but keep their number: the sentence of
     line 3 has id ``"<name>.l3"`` whatever came before.
     """
     path = Path(path)
     name = name or path.name.removesuffix(".xz").rsplit(".", 1)[0]
-    try:
-        with open_maybe_xz(path, "rt") as fh:
-            sentences, skipped = _line_sentences(fh, name)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise DataError(f"{path}: cannot read: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    text = read_text_file(path, error=DataError)  # size, NUL and encoding checked first
+    sentences, skipped = _line_sentences(text.splitlines(), name)
     return Corpus(name, tuple(sentences), (path,), sha256_files([path]), n_skipped=skipped)
 
 

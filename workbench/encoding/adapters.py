@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.encoding.weights_check import check_file
 from workbench.errors import ModelLoadError
 from workbench.fileio import atomic_path, sha256_file
 
@@ -242,7 +243,8 @@ def load_adapter(base: nn.Module, directory: Path, trainable: bool = False) -> n
 
     Raises:
         ModelLoadError: naming the file: a config peft refuses, weights that do not fit the
-            base (missing or extra adapter tensors, other shapes), or a damaged file.
+            base (missing or extra adapter tensors, other shapes), a damaged file, or a value
+            that is not finite (:func:`workbench.encoding.weights_check.check_file`).
     """
     from peft import LoraConfig, get_peft_model, set_peft_model_state_dict
     from safetensors import SafetensorError
@@ -262,6 +264,7 @@ def load_adapter(base: nn.Module, directory: Path, trainable: bool = False) -> n
             f"({config.get('target_modules')}): {exc}"
         ) from exc
     try:
+        check_file(weights)  # every value finite (kept per file)
         state = load_file(str(weights))
     except (SafetensorError, OSError) as exc:
         raise ModelLoadError(f"{weights} is damaged or not a safetensors file ({exc}).") from exc
@@ -286,13 +289,15 @@ def load_trained_layers(base: nn.Module, directory: Path) -> nn.Module:
 
     Raises:
         ModelLoadError: naming the file: damaged, a weight the base does not have or of another
-            shape, or a value that is not finite.
+            shape, or a value that is not finite
+            (:func:`workbench.encoding.weights_check.check_file`, before the file is loaded).
     """
     import torch
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     path = directory / LAYER_WEIGHTS
+    check_file(path)  # every value finite (kept per file)
     try:
         state = load_file(str(path))
     except (SafetensorError, OSError) as exc:
@@ -302,8 +307,6 @@ def load_trained_layers(base: nn.Module, directory: Path) -> nn.Module:
         if key not in own or tuple(own[key].shape) != tuple(value.shape):
             what = "a weight the base model does not have" if key not in own else "another shape"
             raise ModelLoadError(f"{path} does not fit the base model: '{key}' is {what}.")
-        if not bool(torch.isfinite(value).all()):
-            raise ModelLoadError(f"{path}: '{key}' holds values that are not finite.")
     if not state:
         raise ModelLoadError(f"{path} holds no weights.")
     with torch.no_grad():

@@ -29,6 +29,7 @@ from urllib.parse import urlparse
 
 from workbench.encoding import adapters
 from workbench.encoding.digests import file_sha256
+from workbench.encoding.weights_check import check_model
 from workbench.errors import ModelLoadError
 from workbench.fileio import sha256_json
 from workbench.limits import LIMITS, limit, read_json
@@ -312,6 +313,7 @@ def load_model(source: ModelSource, dtype: torch.dtype | None = None) -> PreTrai
         if not bars_were_off:
             hf_logging.enable_progress_bar()
     model.eval()
+    check_model(model, Path(source.location) if source.is_local else None)
     return model
 
 

@@ -62,8 +62,10 @@ class Provenance:
         )
 
 
-def check_array(x: Any, name: str = "X") -> np.ndarray:
-    """``x`` as an array of ``(n, dim)`` or ``(n, n_layers, dim)`` finite numbers, n >= 2.
+def check_array(x: Any, name: str = "X", min_rows: int = 1) -> np.ndarray:
+    """``x`` as an array of ``(n, dim)`` or ``(n, n_layers, dim)`` finite numbers, n at least
+    ``min_rows``: 1 to transform (one query row is a whole input), 2 to fit (a spread needs
+    two).
 
     Raises:
         InputError: naming ``name`` and what is wrong (shape, dtype, too few rows, the first
@@ -74,8 +76,9 @@ def check_array(x: Any, name: str = "X") -> np.ndarray:
         raise InputError(f"{name} must be (n, dim) or (n, n_layers, dim), got shape {x.shape}")
     if x.dtype.kind not in "fiu":
         raise InputError(f"{name} must be numeric, got dtype {x.dtype}")
-    if x.shape[0] < 2:
-        raise InputError(f"{name}: need at least two vectors, got {x.shape[0]}")
+    if x.shape[0] < min_rows:
+        need = {1: "one vector", 2: "two vectors"}.get(min_rows, f"{min_rows} vectors")
+        raise InputError(f"{name}: need at least {need}, got {x.shape[0]}")
     finite = np.isfinite(x).reshape(x.shape[0], -1).all(axis=1)
     if not finite.all():
         raise InputError(f"{name}: row {int(np.argmin(finite))} contains NaN or inf")
@@ -148,7 +151,7 @@ class Correction:
             y: ignored (scikit-learn compatibility).
             provenance: what ``X`` was computed from (checked again at transform time).
         """
-        x = check_array(X)
+        x = check_array(X, min_rows=2)
         layers = [x] if x.ndim == 2 else [x[:, k, :] for k in range(x.shape[1])]
         states = [self._fit_layer(np.asarray(layer, dtype=np.float64)) for layer in layers]
         for key in self.state_names:
@@ -197,7 +200,7 @@ class Correction:
                 )
 
     def transform(self, X: Any, *, provenance: Provenance | None = None) -> np.ndarray:
-        """Apply the fitted correction; same layout as ``X``, float32.
+        """Apply the fitted correction; same layout as ``X`` (one row or more), float32.
 
         Raises:
             MismatchError: another width or layer count than at fit time, or a ``provenance``

@@ -215,11 +215,7 @@ class Standardizer(Correction):
     ) -> Standardizer:
         """Merge a batch ``X`` (``(n, dim)`` or ``(n, n_layers, dim)``, n >= 1, the layout of
         earlier batches) into the statistics and return ``self``."""
-        x = np.asarray(X)
-        if x.ndim in (2, 3) and x.shape[0] == 1:  # check_array wants the two rows fit needs
-            check_array(np.concatenate([x, x]))
-        else:
-            x = check_array(x)
+        x = check_array(X)
         return self.partial_fit_moments(Moments.of(x), provenance=provenance)
 
     def partial_fit_moments(

@@ -17,6 +17,7 @@ from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError
 from workbench.geometry.correction import Provenance
+from workbench.geometry.corrections import CORRECTIONS
 from workbench.wsd.vectors import LEVELS, PropagationLevel
 
 if TYPE_CHECKING:
@@ -49,6 +50,10 @@ class SenseIndexConfig:
 
     def __post_init__(self) -> None:
         LayerSpec.parse(self.layers)
+        if not isinstance(self.correction, str) or self.correction not in CORRECTIONS:
+            raise InputError(
+                f"correction must be one of {', '.join(CORRECTIONS)}, not {self.correction!r}"
+            )
         if self.propagate not in LEVELS:
             raise InputError(
                 f"propagate must be one of {', '.join(LEVELS)}, not '{self.propagate}'"

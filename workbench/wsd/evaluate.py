@@ -31,6 +31,7 @@ from workbench.corpora.readers import Corpus, read_xml
 from workbench.corpora.wordnet_examples import split_examples, with_examples
 from workbench.encoding.pooling import LayerSpec
 from workbench.encoding.rows import Progress
+from workbench.errors import InputError
 from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.baselines import SenseCounts, first_sense_predictions, mfs_predictions
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
@@ -215,6 +216,19 @@ def default_specs(n_hidden: int) -> tuple[str, ...]:
     return (*(str(i) for i in range(n_hidden)), "last4-sum")
 
 
+def sweep_configs(specs: Sequence[str], corrections: Sequence[str]) -> list[SenseIndexConfig]:
+    """The index configs of a sweep, every layer spec x correction, each checked
+    (:class:`~workbench.wsd.config.SenseIndexConfig`): what :func:`layer_sweep` builds, known
+    good before anything is encoded.
+
+    Raises:
+        InputError: a layer spec or a correction that is not one (named).
+    """
+    if not specs or not corrections:
+        raise InputError("a sweep needs at least one layer spec and one correction")
+    return [SenseIndexConfig(layers=s, correction=c) for s in specs for c in corrections]
+
+
 def layer_sweep(
     training: InstanceSet,
     test: InstanceSet,
@@ -227,21 +241,20 @@ def layer_sweep(
     """Plain 1-NN (no propagation, no glosses) for every layer spec x correction (``info``:
     the identity of the encoder of ``training`` and ``test``, ``EncoderInfo.of(encoder)``)."""
     points = []
-    for spec in specs:
-        for post in corrections:
-            index = train_index(training, SenseIndexConfig(layers=spec, correction=post), info)
-            result = evaluate(index, test, backoff=backoff)
-            points.append(
-                SweepPoint(
-                    spec,
-                    LayerSpec.parse(spec).label,
-                    post,
-                    result.datasets[-1].system,
-                    {d.name: d.system for d in result.datasets[:-1]},
-                )  # fmt: skip
-            )
-            if progress is not None:
-                progress(f"{spec:>10} {post:<7} F1 {100 * points[-1].all.f1:.1f}")
+    for config in sweep_configs(specs, corrections):
+        spec, post = config.layers, config.correction
+        result = evaluate(train_index(training, config, info), test, backoff=backoff)
+        points.append(
+            SweepPoint(
+                spec,
+                LayerSpec.parse(spec).label,
+                post,
+                result.datasets[-1].system,
+                {d.name: d.system for d in result.datasets[:-1]},
+            )  # fmt: skip
+        )
+        if progress is not None:
+            progress(f"{spec:>10} {post:<7} F1 {100 * points[-1].all.f1:.1f}")
     return points
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.encoding.models import default_cache_dir
-from workbench.errors import DataError, OutputError
+from workbench.errors import DataError, LimitError, OutputError
 from workbench.fileio import atomic_path, sha256_bytes
 from workbench.limits import check_finite, check_npz
 
@@ -108,6 +108,11 @@ class GlossCache:
             check_finite(vectors, "its vectors")
         except FileNotFoundError:
             return None  # merged away by another process meanwhile: its rows are in the merge
+        except LimitError as exc:  # a limit set lower than the shard: refused, never deleted
+            raise LimitError(
+                f"gloss cache shard {path} is past a limit ({exc}); it is kept: raise "
+                "WORKBENCH_LIMIT_ARRAY_BYTES to use it"
+            ) from exc
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, DataError) as exc:
             warnings.warn(
                 f"gloss cache shard {path} cannot be used ({exc}); its glosses are encoded again",

@@ -238,9 +238,8 @@ class SenseIndex:
                              f"correction given is {name!r}")  # fmt: skip
         order = sorted(range(len(keys)), key=lambda i: keys[i])
         centroids = (sums[order] / counts[order, None]).astype(np.float32)
-        if correction is not None:  # check_array wants two rows: one centroid goes doubled
-            doubled = np.concatenate([centroids, centroids]) if len(centroids) == 1 else centroids
-            centroids = np.asarray(correction.transform(doubled)[: len(centroids)], np.float32)
+        if correction is not None:
+            centroids = np.asarray(correction.transform(centroids), np.float32)
         training = training or TrainingInfo(n_occurrences=int(counts.sum()))
         return self._finish(tuple(keys[i] for i in order), centroids, counts[order],
                             correction, info, training, graph, gloss, targets)  # fmt: skip

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from workbench.corpora.parsing import open_maybe_xz
+from workbench.corpora.text import read_text_file
 from workbench.errors import DataError, InputError
 from workbench.outputs import output_file
 
@@ -136,20 +136,17 @@ def read_keys(path: str | os.PathLike, gold: bool = False) -> dict[str, frozense
     """
 
     keys: dict[str, set[str]] = {}
-    try:
-        with open_maybe_xz(path, "rt") as fh:
-            for number, line in enumerate(fh, 1):
-                fields = line.split()
-                if len(fields) < 2:
-                    if gold and fields:
-                        raise DataError(
-                            f"{path}:{number}: instance {fields[0]!r} has no sense key "
-                            "(a gold line is 'id key [key ...]')"
-                        )
-                    continue
-                keys.setdefault(fields[0], set()).update(fields[1:])
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read key file: {exc}") from exc
+    text = read_text_file(path, f"key file {path}", DataError)  # size, NUL, encoding, .xz
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if len(fields) < 2:
+            if gold and fields:
+                raise DataError(
+                    f"{path}:{number}: instance {fields[0]!r} has no sense key "
+                    "(a gold line is 'id key [key ...]')"
+                )
+            continue
+        keys.setdefault(fields[0], set()).update(fields[1:])
     return {k: frozenset(v) for k, v in keys.items()}
 
 

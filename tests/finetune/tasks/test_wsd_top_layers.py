@@ -240,7 +240,7 @@ def _resave(d: Path, change) -> None:
 
 def _damage_nan(d: Path) -> str:
     _resave(d, lambda state: {k: v * float("nan") for k, v in state.items()})
-    return "not finite"
+    return "non-finite: tensor 'encoder.layer."
 
 
 def _damage_foreign_key(d: Path) -> str:

@@ -29,6 +29,7 @@ Example::
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from workbench.corpora.datasets import DATASETS, load_dataset
 from workbench.corpora.readers import Corpus, read_xml
+from workbench.corpora.text import read_text_file
 from workbench.errors import DataError
 from workbench.fileio import input_problem, sha256_file, sha256_json
 from workbench.finetune.data.bio import is_valid_tag, orphan_inside, repair_bio
@@ -96,12 +98,18 @@ def _open_checked(path: str | Path) -> Path:
     return path
 
 
+def _text(path: Path) -> str:
+    """The text of the data file ``path`` (:func:`workbench.corpora.text.read_text_file`: at
+    most the ``text_bytes`` limit, no NUL, UTF-8 or UTF-16/32 with a byte-order mark)."""
+    return read_text_file(path, f"Data file {path}", DataError)
+
+
 def _rows(path: Path) -> list[tuple[int, dict]]:
     """``(line number, row dict)`` of a CSV/TSV (header row) or JSONL file."""
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
         rows = []
-        for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        for n, line in enumerate(_text(path).splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -114,9 +122,9 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
         return rows
     if suffix not in (".csv", ".tsv"):
         raise DataError(f"{path}: a table must be .csv, .tsv or .jsonl, not '{suffix}'.")
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
-        return [(reader.line_num, row) for row in reader]
+    fh = io.StringIO(_text(path), newline="")
+    reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
+    return [(reader.line_num, row) for row in reader]
 
 
 def read_table(path: str | Path, pair: bool) -> DataFile:
@@ -175,7 +183,7 @@ def read_conll(path: str | Path, repair_bio: bool = False) -> DataFile:
         tags.clear()
         lines.clear()
 
-    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+    for n, line in enumerate(_text(path).splitlines(), 1):
         if not line.strip():
             flush()
             continue
@@ -196,7 +204,7 @@ def read_conll(path: str | Path, repair_bio: bool = False) -> DataFile:
 def read_text(path: str | Path) -> DataFile:
     """Read a plain-text file, one text a line (blank lines skipped), for masked-LM."""
     path = _open_checked(path)
-    texts = [ln.strip() for ln in path.read_text(encoding="utf-8-sig").splitlines() if ln.strip()]
+    texts = [ln.strip() for ln in _text(path).splitlines() if ln.strip()]
     if not texts:
         raise DataError(f"{path} contains only blank lines.")
     return DataFile(tuple(texts), str(path), sha256_file(path))

@@ -19,7 +19,7 @@ from workbench.corpora.datasets import load_dataset
 from workbench.corpora.occurrences import decode_text
 from workbench.corpora.wordnet_examples import EXAMPLES_SUFFIX, example_corpus
 from workbench.errors import InputError, WorkbenchError
-from workbench.fileio import sha256_json
+from workbench.fileio import named_path, sha256_json
 from workbench.finetune.data.readers import DataFile, LabelSet, in_memory
 from workbench.finetune.data.supersense import SupersenseSplits, build_supersense
 from workbench.finetune.data.wic import WicPair, WicSplits, build_wic, read_jsonl
@@ -101,7 +101,11 @@ def uploaded_data(
         for split, upload in uploads.items():
             if upload is not None:
                 name, content = upload
-                paths[split] = Path(folder) / split / (Path(name).name or split)
+                leaf = Path(name).name or split  # an uploaded name, never a path
+                try:
+                    paths[split] = named_path(Path(folder) / split, leaf, "uploaded file")
+                except InputError:  # the message names the upload, never the temp folder
+                    raise InputError(f"uploaded file {name!r} has no plain file name") from None
                 paths[split].parent.mkdir()
                 paths[split].write_bytes(content)
         try:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
+from workbench.corpora.text import read_text_file
 from workbench.errors import DataError
 from workbench.finetune.data.readers import DataFile, PairExample, in_memory
 from workbench.outputs import output_file
@@ -204,15 +205,14 @@ def read_jsonl(path: str | Path) -> tuple[WicPair, ...] | None:
     """Pairs back from a file :func:`write_jsonl` wrote; None if it lacks the WiC fields."""
     names = [f for f in WicPair.__dataclass_fields__]
     pairs = []
-    with Path(path).open(encoding="utf-8-sig") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if not all(k in row for k in names):
-                return None
-            values: dict[str, Any] = {
-                k: tuple(row[k]) if isinstance(row[k], list) else row[k] for k in names
-            }
-            pairs.append(WicPair(**values))
+    for line in read_text_file(path, error=DataError).splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if not all(k in row for k in names):
+            return None
+        values: dict[str, Any] = {
+            k: tuple(row[k]) if isinstance(row[k], list) else row[k] for k in names
+        }
+        pairs.append(WicPair(**values))
     return tuple(pairs)

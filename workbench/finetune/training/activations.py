@@ -40,8 +40,9 @@ import torch
 from torch import nn
 
 from workbench.encoding.models import default_cache_dir
-from workbench.errors import OutputError
+from workbench.errors import DataError, LimitError, OutputError
 from workbench.fileio import atomic_path, sha256_bytes
+from workbench.limits import check_npz
 
 FORMAT = "workbench-activations/1"
 DIGEST_BYTES = 16
@@ -105,7 +106,18 @@ class ActivationCache:
         for path in sorted(self.folder.glob("*.npz")):
             if not path.is_file():
                 continue
-            problem = self._read_shard(path)
+            try:  # the sizes its headers declare, before numpy allocates them
+                check_npz(path, "the shard")
+            except FileNotFoundError:
+                continue
+            except LimitError as exc:  # a limit set lower than the shard: kept, not damage
+                self.problems.append(f"{path}: {exc}; it is kept, its sequences are computed "
+                                     "again for this run")  # fmt: skip
+                continue
+            except DataError as exc:
+                problem: str | None = f"is damaged ({exc})"
+            else:
+                problem = self._read_shard(path)
             if problem is not None:
                 self.problems.append(f"{path}: {problem}; its sequences are computed again")
                 try:
@@ -126,8 +138,8 @@ class ActivationCache:
                     return "written for another model or layer"
                 digests, offsets = data["digests"], data["offsets"]
                 hidden = data["hidden"]
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            return f"cannot be read ({exc})"
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, MemoryError) as exc:
+            return f"cannot be read ({exc or type(exc).__name__})"
         n = len(digests)
         if (
             digests.dtype != np.uint8

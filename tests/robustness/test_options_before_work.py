@@ -1,0 +1,92 @@
+"""Every option of the WSD commands is checked before any work, and an option that cannot
+apply is refused with its reason (exit 2, one line): nothing is read, encoded or trained
+first."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from workbench.cli import wsd as wsd_cli
+from workbench.cli.main import main
+from workbench.errors import DataError, InputError
+from workbench.wsd.config import EncoderInfo, SenseIndexConfig
+from workbench.wsd.index import SenseIndex
+from workbench.wsd.store import load_index, save_index
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Every way the WSD commands start work, recorded instead of done."""
+    calls: list[str] = []
+
+    def record(name):
+        def called(*args, **kwargs):
+            calls.append(name)
+            raise AssertionError(f"{name} ran before the options were checked")
+
+        return called
+
+    for name in ("load_corpus", "encode_instances", "evaluate_corpus", "layer_sweep",
+                 "_encoder", "disambiguate", "save_index", "load_wordnet"):  # fmt: skip
+        monkeypatch.setattr(wsd_cli, name, record(name))
+    return calls
+
+
+BAD = [
+    (["eval", "--system", "plain", "--correction", "bogus"], "correction must be one of"),
+    (["eval", "--system", "best", "--correction", ""], "correction must be one of"),
+    (["train", "--system", "plain", "--correction", "Zscore"], "correction must be one of"),
+    (["eval", "--system", "best", "--gloss-weight", "2"], "gloss_weight must be in [0, 1]"),
+    (["eval", "--system", "plain", "--layers", "sum(1"], "layer"),
+    (["layers", "--corrections", "bogus"], "correction must be one of"),
+    (["layers", "--corrections", "none", "zscore", "whitening"], "not 'whitening'"),
+    (["layers", "--specs", "-1;nonsense"], "layer"),
+    (["eval", "--index", "{idx}", "--correction", "zscore"], "cannot apply to a saved --index"),
+    (["eval", "--index", "{idx}", "--layers", "5"], "--layers cannot apply to a saved --index"),
+    (["eval", "--index", "{idx}", "--train", "wordnet"], "--train cannot apply"),
+    (["eval", "senseval2", "--data", "{tmp}/x.data.xml"], "give one of them"),
+    (["eval", "senseval2", "--gold", "{tmp}/k.txt"], "--gold goes with a *.data.xml file"),
+    (["train", "--system", "plain", "--gold", "{tmp}/k.txt"], "'semcor' is a dataset"),
+    (["train", "--system", "wordnet", "--correction", "zscore"], "no corpus vectors"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"), BAD, ids=lambda v: " ".join(v) if isinstance(v, list) else ""
+)
+def test_a_bad_or_inapplicable_option_is_refused_before_any_work(
+    argv, expected, tmp_path, capsys, no_work, monkeypatch
+):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    args = [a.format(idx=tmp_path / "idx", tmp=tmp_path) for a in argv]
+    assert main(["wsd", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err, err
+    assert no_work == []
+
+
+@pytest.mark.parametrize("correction", [None, "", "bogus", 3, ["zscore"]])
+def test_a_config_with_a_bad_correction_is_refused(correction):
+    with pytest.raises(InputError, match="correction must be one of"):
+        SenseIndexConfig(correction=correction)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="correction must be one of"):
+        SenseIndexConfig.from_dict({"layers": "-1", "postprocess": correction})
+
+
+@pytest.mark.parametrize("correction", [None, "", "bogus"])
+def test_a_saved_index_whose_config_names_a_bad_correction_does_not_load(tmp_path, correction):
+    info = EncoderInfo("toy", "fp-toy", 4, 3, "mean")
+    rng = np.random.default_rng(0)
+    vecs = rng.normal(size=(10, 4)).astype(np.float32)
+    keys = [(f"w%1:00:0{i % 2}::",) for i in range(10)]
+    index = SenseIndex(SenseIndexConfig(layers="-1")).fit(vecs, keys, info=info)
+    path = save_index(index, tmp_path / "idx")
+    meta = json.loads((path / "meta.json").read_text())
+    meta["config"]["correction"] = correction
+    meta["config"].pop("postprocess", None)
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(DataError, match="correction must be one of"):
+        load_index(path, info=info)
