@@ -204,7 +204,11 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
         log.update(event)
         if event["event"] == "epoch" or time.monotonic() - last[0] > 1.0:
             last[0], draws[0] = time.monotonic(), draws[0] + 1
-            chart.plotly_chart(_figure(log, metric), key=f"ft_live_{draws[0]}")
+            chart.plotly_chart(
+                _figure(log, metric),
+                config=webapp.downloads.CHART_CONFIG,
+                key=f"ft_live_{draws[0]}",
+            )
         epoch, n_batches = event["epoch"], event.get("n_batches", 0)
         if event["event"] == "step" and event.get("batch") == n_batches:
             status.info(f"Epoch {epoch}/{cfg.epochs} trained: evaluating on the dev set…",
@@ -244,7 +248,7 @@ if not done:
 card, out_dir = done["card"], done["output"]
 st.subheader("Result")
 final = _figure(done["log"], card["metric"])
-st.plotly_chart(final, key="ft_final_chart")
+st.plotly_chart(final, config=webapp.downloads.CHART_CONFIG, key="ft_final_chart")
 run_stem = f"finetune-{Path(out_dir).name}"
 trained = _run_settings(card, out_dir, "finetune")
 webapp.downloads.figure_buttons(final, trained, f"{run_stem}-training", "ft_final_fig")
@@ -296,10 +300,10 @@ if comparison is not None:
     aniso_fig, wsd_fig = cmp.compare_figures(comparison)
     f1, f2 = st.columns(2)
     compared = _run_settings(card, out_dir, "finetune-compare")
-    f1.plotly_chart(aniso_fig, key="ft_cmp_aniso")
+    f1.plotly_chart(aniso_fig, config=webapp.downloads.CHART_CONFIG, key="ft_cmp_aniso")
     webapp.downloads.figure_buttons(aniso_fig, compared, f"{run_stem}-anisotropy",
                                     "ft_cmp_aniso_fig", area=f1)  # fmt: skip
-    f2.plotly_chart(wsd_fig, key="ft_cmp_wsd_fig")
+    f2.plotly_chart(wsd_fig, config=webapp.downloads.CHART_CONFIG, key="ft_cmp_wsd_fig")
     webapp.downloads.figure_buttons(wsd_fig, compared, f"{run_stem}-wsd", "ft_cmp_wsd_dl",
                                     area=f2)  # fmt: skip
     table = cmp.sweep_table(comparison)
@@ -324,5 +328,5 @@ if st.button("Draw", key="ft_draw"):
         }
         figs = sense_clusters(encoders, occs, layer, ProjectionConfig(method="pca"))
     g1, g2 = st.columns(2)
-    g1.plotly_chart(figs["base"], key="ft_sc_base")
-    g2.plotly_chart(figs["tuned"], key="ft_sc_tuned")
+    g1.plotly_chart(figs["base"], config=webapp.downloads.CHART_CONFIG, key="ft_sc_base")
+    g2.plotly_chart(figs["tuned"], config=webapp.downloads.CHART_CONFIG, key="ft_sc_tuned")
