@@ -37,6 +37,19 @@ BUILTIN = {
     "upload": "my own files",
 }
 
+#: What the page says where the WSD data is missing: the jobs that need it, and how to get it.
+NEEDS_WSD_DATA = (
+    "The built-in jobs (word in context: same sense or not; supersense tagging) and the "
+    "before/after comparison are made from SemCor and the evaluation sets, the WSD data, which "
+    "is not on this machine. `workbench data download` fetches it (once, then reload this "
+    "page). Your own files need no WSD data."
+)
+#: What pressing "Fine-tune" says when there is no training file.
+NO_TRAINING_FILE = (
+    "Nothing to train on yet: upload a training file above (and a dev file, for the dev "
+    "scores and the baselines), then press “Fine-tune” again."
+)
+
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same job.
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
@@ -86,6 +99,8 @@ source = (
     )
     or choices[0]
 )
+if not has_semcor:
+    st.info(NEEDS_WSD_DATA, icon=":material/database:")
 
 # ------------------------------------------------------------------ data
 c1, c2, c3 = st.columns(3)
@@ -183,7 +198,11 @@ def _figure(log: TrainingLog, metric: str):
 
 
 # ------------------------------------------------------------------ train
-if st.button("Fine-tune", type="primary", key="ft_go"):
+go = st.button("Fine-tune", type="primary", key="ft_go")
+if go and source == "upload" and train_file is None:  # said at once, not after "Preparing..."
+    st.warning(NO_TRAINING_FILE, icon=":material/upload_file:")
+    go = False
+if go:
     cfg = TrainConfig(
         epochs=int(epochs),
         lr=float(lr),
@@ -277,7 +296,8 @@ st.button(
 # ------------------------------------------------------------------ before / after
 st.subheader("Before / after")
 if not has_semcor:
-    st.info("The comparison needs the WSD data (SemCor and the evaluation sets).")
+    st.info("The comparison needs the WSD data (SemCor and the evaluation sets): "
+            "`workbench data download` fetches it.")  # fmt: skip
     _share()
     st.stop()
 k1, k2, k3 = st.columns(3)
