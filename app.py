@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+import webapp.layout
 import webapp.loaded_model
 import webapp.sidebar
 import webapp.startup
@@ -35,6 +36,7 @@ def main() -> None:
     webapp.startup.start()  # started by the server already; here for a server without it
     st.set_page_config(page_title="Embedding workbench", page_icon=":material/biotech:",
                        layout="wide")  # fmt: skip
+    webapp.layout.compact_page()  # the main figure on a projector's first screen
     nav = st.navigation(pages())
     webapp.startup.show_failures()
     settings = webapp.sidebar.sidebar()

@@ -48,20 +48,34 @@ def _button(
 
 
 KALEIDO_NOTE = "PNG and SVG need kaleido: `pip install 'embedding-workbench[export]'`."
+#: Every figure's plotly configuration: the toolbar (the modebar) always shown, its camera
+#: button saving the figure as a PNG in the browser (twice the screen's resolution), no kaleido
+#: needed; no plotly logo.
+CHART_CONFIG = {
+    "displayModeBar": True,
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
+#: What the page says beside a figure's download buttons where kaleido is missing.
+CAMERA_NOTE = ":material/photo_camera: PNG: the camera button at the figure's top right"
 
 
 def figure_buttons(
     fig: go.Figure, settings: Settings, stem: str, key: str, area: Any = None
 ) -> None:
     """Buttons for the figure as HTML, and PNG and SVG when kaleido is installed (else the
-    HTML button's help says how to get them)."""
+    HTML button's help says how to get them, and beside it the page says that the figure's own
+    camera button saves a PNG in the browser: :data:`CHART_CONFIG`)."""
     where = area if area is not None else st
     name = _safe(stem)
     images = image_export_available()
-    cols = where.columns(3 if images else 1)
+    cols = where.columns(3, vertical_alignment="center")
+    if not images:
+        cols[1].caption(CAMERA_NOTE, help="The figure's toolbar (top right) saves what is on "
+                        "screen as a PNG in the browser. " + KALEIDO_NOTE)  # fmt: skip
     _button(cols[0], "HTML", lambda: figure_html(fig, settings), f"{name}.html",
-            f"{key}_html", help="The figure: a self-contained page with its settings. "
-            + ("" if images else KALEIDO_NOTE))  # fmt: skip
+            f"{key}_html", help="The figure: a self-contained page with its settings (its "
+            "toolbar's camera button saves a PNG).")  # fmt: skip
     if images:
         _button(cols[1], "PNG", lambda: figure_image(fig, settings, "png"), f"{name}.png",
                 f"{key}_png")  # fmt: skip

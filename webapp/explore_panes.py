@@ -102,7 +102,9 @@ def _pane(
     heat.update_layout(title=dict(text=webapp.text.short(label, 60), font=dict(size=14)))
     heat.layout.annotations = ()  # the subplot title repeats the (cut) title
     heat.update_layout(height=max(260, 110 + 30 * len(places)))
-    area.plotly_chart(heat, key=f"explore_{pane.name}_heatmap")
+    area.plotly_chart(
+        heat, config=webapp.downloads.CHART_CONFIG, key=f"explore_{pane.name}_heatmap"
+    )
     every = ViewSettings.of(emb, "explore-similarity", "all", pane.correction, reference, None,
                             data)  # fmt: skip
     sim_rows = similarity_rows(occ_labels, {pane.correction: sims}, emb.layers)
@@ -124,7 +126,9 @@ def _pane(
                                      title=f"{pane.name.upper()}: your text's words at layers "
                                      f"{pane.layer}")  # fmt: skip
     scatter.update_layout(height=460, legend=dict(title="word"), title=dict(font=dict(size=14)))
-    area.plotly_chart(scatter, key=f"explore_{pane.name}_projection")
+    area.plotly_chart(
+        scatter, config=webapp.downloads.CHART_CONFIG, key=f"explore_{pane.name}_projection"
+    )
     shown = ViewSettings.of(emb, "explore-projection", pane.layer, pane.correction, reference,
                             config, data)  # fmt: skip
     coord_rows = [{"word": w, "sentence": int(s) + 1, "position": int(i), "label": lab,
@@ -160,15 +164,17 @@ def compare(
     places: Sequence[tuple[int, int]],
     query: int,
     reference: str,
+    correction: str,
 ) -> None:
-    """Both panes side by side (the page's reference corpus fits both corrections)."""
+    """Both panes side by side (the page's reference corpus fits both corrections); each pane
+    starts with ``correction``, so that a comparison of models compares one correction."""
     p1, p2 = st.columns(2)
     method = p1.selectbox("Projection", METHODS, key="explore_method",
                           help="Both panes use the same projection settings and seed.")  # fmt: skip
-    seed = p2.number_input("random_state", 0, 2**31 - 1, 0, key="explore_seed")
+    seed = p2.number_input("random_state", 0, 2**31 - 1, key="explore_seed")  # default: 0
     config = ProjectionConfig(method=method, n_neighbors=10, random_state=int(seed))
     columns = st.columns(2, gap="medium")
-    panes = [pane_widgets(name, col, default, prefix="explore")
-             for name, col, default in zip(PANES, columns, ("none", "zscore"))]  # fmt: skip
+    panes = [pane_widgets(name, col, correction, prefix="explore")
+             for name, col in zip(PANES, columns)]  # fmt: skip
     for pane, col in zip(panes, columns):
         _pane(pane, col, sentences, text_key, word, places, query, reference, config)

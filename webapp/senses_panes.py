@@ -105,7 +105,7 @@ def curve_section(views: dict[str, SenseView], stem: str, key: str) -> None:
     """Separation over every layer for each named view, its figure and its downloads."""
     curves = {name: v.curve for name, v in views.items()}
     fig = separation_figure(curves, title="Sense separation at every layer")
-    st.plotly_chart(fig, key=f"{key}_chart")
+    st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"{key}_chart")
     records = [{"view": name, **r} for name, v in views.items() for r in v.curve.records()]
     settings = [replace(v.settings, view="separation", layer="all") for v in views.values()]
     webapp.downloads.figure_buttons(fig, settings, f"{stem}-separation", f"{key}_fig")
@@ -147,7 +147,7 @@ def compare(
             legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
             title=dict(font=dict(size=14)),
         )  # half the page: a smaller title
-        col.plotly_chart(fig, key=f"senses_{pane.name}_chart")
+        col.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"senses_{pane.name}_chart")
         col.markdown(separation_line(view))
         stem = f"senses-{lemma}-{pane.name}-{pane.layer}-{pane.correction}"
         webapp.downloads.figure_buttons(fig, view.settings, stem, f"senses_{pane.name}_fig", col)
@@ -215,7 +215,7 @@ def words(
     glosses = webapp.caches.glosses(tuple(dict.fromkeys(labels)))
     fig = words_figure(view, view_hover(view, glosses), occ.sense_names(glosses),
                        title=f"{', '.join(words)} at layers {layer}")  # fmt: skip
-    st.plotly_chart(fig, key="senses_words_chart")
+    st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="senses_words_chart")
     st.caption(
         " · ".join(f"**{w}** {separation_text(s)}" for w, s in view.separation.items())
         + f" ({settings.model or 'packaged model'}, raw vectors at layers {layer})"
@@ -235,13 +235,19 @@ def single_settings(
 
 
 def explore_map(
-    fig: Any, coords: Any, ov: OccurrenceVectors, layer: str, labels: Sequence[str], key: str
+    fig: Any,
+    coords: Any,
+    ov: OccurrenceVectors,
+    layer: str,
+    labels: Sequence[str],
+    key: str,
+    find_area: Any = None,
 ) -> None:
     """A 2-D occurrence map a visitor can question: find the occurrences whose sentence holds
-    a word (ringed), click a point to ring and list its nearest occurrences at ``layer`` (by
-    cosine, in the full vectors, not the projection), or draw a box or a lasso to list the
-    sentences of a group."""
-    search = st.text_input(
+    a word (ringed; its box drawn in ``find_area``, default the page), click a point to ring and
+    list its nearest occurrences at ``layer`` (by cosine, in the full vectors, not the
+    projection), or draw a box or a lasso to list the sentences of a group."""
+    search = (find_area if find_area is not None else st).text_input(
         "Find in the map", key=f"{key}_find", max_chars=100, placeholder="a word of the sentences",
         help="Rings the occurrences whose sentence holds this word. Click a point for its "
         "nearest neighbours; draw a box or a lasso (the plot's toolbar) to read a group.",
@@ -261,8 +267,8 @@ def explore_map(
         ring_points(fig, coords, found, f"sentences with “{search}”")
     if coords.shape[1] == 2:
         fig.update_layout(dragmode="lasso" if len(ov.occurrences) > 50 else "zoom")
-    st.plotly_chart(fig, key=f"{key}_chart", on_select="rerun",
-                    selection_mode=("points", "box", "lasso"))  # fmt: skip
+    st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"{key}_chart",
+                    on_select="rerun", selection_mode=("points", "box", "lasso"))  # fmt: skip
     if search:
         st.caption(
             f"“{plain(search)}”: in {len(found)} of {len(ov.occurrences)} sentences, ringed."

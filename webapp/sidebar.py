@@ -72,8 +72,11 @@ def sidebar() -> Settings:
         "Device", DEVICES, key="device",
         help="auto: a GPU (cuda or mps) when there is one, else the CPU.",
     )  # fmt: skip
+    # the default through Session State only: a link's value (restored above) beside a
+    # default ``index`` made Streamlit warn that the widget got both
+    st.session_state.setdefault("pooling", Settings.pooling)
     pooling = side.selectbox(
-        "Subword pooling", POOLINGS, index=POOLINGS.index(Settings.pooling), key="pooling",
+        "Subword pooling", POOLINGS, key="pooling",
         help="How a word split into several subword tokens gets one vector.",
     )  # fmt: skip
     device = None if device == "auto" else device

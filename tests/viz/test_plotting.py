@@ -124,12 +124,29 @@ def test_small_multiples_grows_to_show_a_long_legend():
 
 def test_candidate_bars_sorted_and_chosen_highlighted():
     fig = candidate_bars(["k1", "k2", "k3"], [0.2, 0.9, 0.5], ["g1", "g2", "g3"], chosen="k2")
-    bar = fig.data[0]
-    assert list(bar.x) == [0.2, 0.5, 0.9]  # best on top (last in a horizontal bar chart)
-    assert bar.y[-1].startswith("k2")
-    assert len(set(bar.marker.color)) == 2 and bar.marker.color[-1] != bar.marker.color[0]
+    answer, others, star = fig.data
+    assert answer.name == "the answer" and list(answer.x) == [0.9] and answer.y[0].startswith("k2")
+    assert list(others.x) == [0.5, 0.2]  # best first
+    assert answer.marker.color != others.marker.color
+    assert star.mode == "text" and star.y == answer.y and "the answer" in star.text[0]
+    order = list(fig.layout.yaxis.categoryarray)
+    assert [o[:2] for o in order] == ["k2", "k3", "k1"] and fig.layout.yaxis.autorange == "reversed"
     with pytest.raises(InputError):
         candidate_bars([], [])
+
+
+def test_candidate_bars_put_the_answer_first_and_say_which_were_set_aside():
+    """The answer (a noun sense, 0.43) is first and marked although a verb sense set aside by
+    the POS probe scores higher (0.88): the set-aside bars come last, in their own colour and
+    legend entry, which says why."""
+    fig = candidate_bars(["n1", "v1", "n2"], [0.434, 0.877, 0.2], chosen="n1", set_aside=["v1"],
+                         set_aside_reason="verb senses: the word reads as a NOUN")  # fmt: skip
+    names = [t.name for t in fig.data]
+    assert names == ["the answer", "other candidates", "verb senses: the word reads as a NOUN",
+                     "the answer"]  # fmt: skip
+    assert list(fig.data[2].x) == [0.877] and fig.data[2].marker.pattern.shape == "/"
+    assert len({t.marker.color for t in fig.data[:3]}) == 3
+    assert [o[:2] for o in fig.layout.yaxis.categoryarray] == ["n1", "n2", "v1"]
 
 
 def test_layer_lines_and_dimension_bars():

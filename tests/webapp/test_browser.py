@@ -60,12 +60,22 @@ def _idle(page) -> None:
     wait_run_ended(page, SLOW_MS)
 
 
+def _sentences(page):
+    """The Explore page's sentence box, its expander opened (folded once a text is set)."""
+    area = page.locator('[data-testid="stTextArea"] textarea')
+    if not area.is_visible():
+        page.get_by_text("Your sentences and the word").first.click()
+    area.wait_for()
+    return area
+
+
 def test_explore_type_a_sentence_pick_a_word_see_the_heatmap(browser_page, server):
     page = browser_page
     page.goto(server)
     chart = page.locator('[data-testid="stPlotlyChart"]').first
     chart.locator(".main-svg").first.wait_for()
-    area = page.locator('[data-testid="stTextArea"] textarea')
+    assert not page.locator('[data-testid="stTextArea"] textarea').is_visible()  # folded
+    area = _sentences(page)
     area.fill(
         "The prisoner paced his narrow cell all night.\n"
         "Every living cell needs energy.\n"
@@ -249,7 +259,7 @@ def test_explore_text_where_no_word_repeats_explains_itself(browser_page, server
     page = browser_page
     page.goto(server)
     page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()
-    area = page.locator('[data-testid="stTextArea"] textarea')
+    area = _sentences(page)
     area.fill(text)
     area.press("Control+Enter")
     _idle(page)

@@ -93,10 +93,16 @@ def _check_view(page) -> None:
     assert "3, raw" in titles and "6, standardized" in titles
     assert page.get_by_text("Separation at layers 3").count() == 1
     assert page.get_by_text("Separation at layers 6").count() == 1
-    page.get_by_text("Projection settings").first.click()
-    assert _selected(page, "Method") == "PCA"
+    page.get_by_role("button", name="Projection").click()  # the projection's popover
     seed = page.locator('[data-testid="stNumberInput"]').filter(has_text="random_state")
+    seed.locator("input").wait_for()
+    for _ in range(50):  # the popover's widgets take their values once drawn
+        if seed.locator("input").input_value() == "5":
+            break
+        page.wait_for_timeout(200)
+    assert _selected(page, "Method") == "PCA"
     assert seed.locator("input").input_value() == "5"
+    page.keyboard.press("Escape")
 
 
 def test_a_link_reopens_the_same_side_by_side_view(context, server):
@@ -173,4 +179,25 @@ def test_explore_side_by_side_from_a_link(context, server):
     assert charts.nth(0).locator(".heatmaplayer").count() == 1
     assert page.get_by_text("Nearest neighbours of occurrence 1 at layers 3").count() == 1
     page.screenshot(path=str(ARTIFACTS / "explore-compare.png"), full_page=True)
+    page.close()
+
+
+def test_explore_side_by_side_shows_one_correction_per_pane_the_page_s_by_default(context, server):
+    """Side by side, each pane has its own correction and the page's is not shown; both panes
+    start with the correction the page had (here "centered", from the link), so that a
+    comparison of two models compares one correction."""
+    page = context.new_page()
+    page.goto(f"{server}/?correction=center&method=pca")
+    page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').first.wait_for()
+    _idle(page)
+    corrections = page.locator('[data-testid="stSelectbox"] input[aria-label="Correction"]')
+    assert corrections.count() == 1 and _selected(page, "Correction") == "centered"
+    page.get_by_text("Side by side", exact=True).click()
+    page.locator('[data-testid="stTable"]').nth(1).wait_for(timeout=SLOW_MS)
+    _idle(page)
+    _no_exception(page)
+    assert corrections.count() == 2  # one per pane, none for the page
+    assert _selected(page, "Correction", 0) == _selected(page, "Correction", 1) == "centered"
+    titles = " ".join(page.locator(".gtitle").all_text_contents())
+    assert titles.count("centered") >= 2, titles
     page.close()

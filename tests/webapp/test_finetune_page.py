@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import webapp.caches
 from tests.webapp.markdown import shown
 from webapp.offered_models import runs_dir
 
@@ -144,3 +145,27 @@ def test_a_link_restores_the_finetune_settings(wsd_data, monkeypatch):
     assert at.query_params["epochs"] == "5"
     link = [c.value for c in at.code if "epochs=5" in c.value]
     assert link and "train=96" in link[0] and "lr=0.0001" in link[0]
+
+
+def test_fine_tune_without_a_file_or_the_wsd_data_says_so(tmp_path, monkeypatch):
+    """On a machine without the WSD data (an empty ``WORKBENCH_DATA``) the page offers your own
+    files and says which jobs need the WSD data and how to get it; pressing "Fine-tune" with no
+    file says what is missing at once (no lasting "Preparing the data..." message)."""
+    from streamlit.testing.v1 import AppTest
+
+    empty = tmp_path / "no-wsd-data"
+    empty.mkdir()
+    monkeypatch.setenv("WORKBENCH_DATA", str(empty))
+    webapp.caches.available_datasets.clear()  # found with the data by an earlier test
+    try:
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
+        at.switch_page("webapp/pages/finetune.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        notes = [shown(i.value) for i in at.info]
+        assert any("workbench data download" in n and "supersense" in n for n in notes), notes
+        at.button(key="ft_go").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("upload a training file" in shown(w.value) for w in at.warning), at.warning
+        assert not any("Preparing the data" in shown(i.value) for i in at.info)
+    finally:
+        webapp.caches.available_datasets.clear()  # a later test finds the data again

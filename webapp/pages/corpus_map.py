@@ -45,19 +45,20 @@ PARAMS = (
     Param("map_renderer", "renderer", choices=RENDERERS),
 )
 
-st.title("A map of a whole corpus")
-st.caption(
+share = webapp.layout.header(
+    "A map of a whole corpus",
     "Each point is one word occurrence of the corpus, its vector at the chosen layer projected "
     "to 2-D (UMAP; past 20,000 words UMAP maps a seeded sample and every other word is placed "
     "among its nearest sampled neighbours). The map is made once per model, layer and "
-    "correction, and stored."
-)
+    "correction, and stored.",
+)  # the "copy link" control, filled once every widget is drawn
 webapp.urlstate.restore(PARAMS)
-share = st.container()
 
 sources = [s for s in webapp.caches.MAP_SOURCES
            if s != "semcor" or "semcor" in webapp.caches.available_datasets()]  # fmt: skip
-c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
+c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+# the second row (search, colour, renderer) is drawn before the map is built: a rebuild keeps it
+s1, s2, s3 = st.columns([3, 2, 2], vertical_alignment="bottom")
 source = c1.selectbox("Corpus", sources, format_func=webapp.caches.MAP_SOURCES.get,
                       key="map_source")  # fmt: skip
 n_sentences = int(c2.number_input(
@@ -83,21 +84,33 @@ if source == "upload":
         webapp.urlstate.ask_for_upload(PARAMS, "map", "Upload a text file to map its words.")
     upload, upload_name = file.getvalue(), file.name
 
+search = s1.text_input("Search a word or lemma", key="map_search", max_chars=100,
+                       placeholder="e.g. bank").strip()  # fmt: skip
+for kept in ("map_colour", "map_renderer"):  # drawn once the map is there: kept meanwhile
+    if kept in st.session_state:
+        st.session_state[kept] = st.session_state[kept]
+
+
+def share_link() -> None:
+    """The "copy link" control, at the top of the page (also while the map is being made)."""
+    webapp.urlstate.link_control(
+        PARAMS, {"upload": upload_name} if source == "upload" else None,
+        f"the map of {webapp.caches.MAP_SOURCES[source]} at layer {layer}",
+        [f"the uploaded file {upload_name}"] if source == "upload" else [], area=share,
+    )  # fmt: skip
+
+
 config = CorpusMapConfig(layer=layer, correction=correction, max_sentences=n_sentences)
 with webapp.feedback.user_errors():
     build = webapp.builds.settle(
         webapp.caches.corpus_map_build(source, config, upload, upload_name), seconds=5
     )
-webapp.builds.show_progress(build)
+webapp.builds.show_progress(build, share_link)
 if build.error is not None:
     with webapp.feedback.user_errors():
         raise build.error
 cmap = build.result
 
-# ------------------------------------------------------------------ search, colour, renderer
-s1, s2, s3 = st.columns([3, 2, 2])
-search = s1.text_input("Search a word or lemma", key="map_search", max_chars=100,
-                       placeholder="e.g. bank").strip()  # fmt: skip
 tagged = bool((cmap.table["pos"] != "").any())
 if st.session_state.get("map_colour") not in COLOURS:
     st.session_state["map_colour"] = "pos" if tagged else "lemma"
@@ -124,7 +137,7 @@ elif use_atlas:
 
 found = cmap.search(search) if search else []
 method = cmap.info.get("method", "")
-st.caption(
+map_caption = (
     f"{len(cmap):,} words of {plain(cmap.info.get('corpus'))} ({cmap.info.get('n_sentences', 0):,} "
     f"sentences), {plain(cmap.info.get('model'))}, layer {layer}, {CORRECTION_LABELS[correction]}; "
     f"{method}" + (f"; made in {cmap.seconds:.0f} s" if cmap.seconds else "; loaded")
@@ -157,9 +170,11 @@ if use_atlas:
 else:
     fig = corpus_figure(cmap, colour, found,
                         title=f"{cmap.info.get('corpus')}, layer {layer}")  # fmt: skip
-    event = st.plotly_chart(fig, key="map_chart", on_select="rerun",
+    event = st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="map_chart",
+                            on_select="rerun",
                             selection_mode=("points", "box", "lasso"))  # fmt: skip
     rows = selected_rows(event)
+st.caption(map_caption)
 
 # ------------------------------------------------------------------ the selection's sentences
 picked_rows = rows or [int(r) for r in found[:200]]
@@ -180,8 +195,4 @@ stem = f"corpus-map-{source}-{layer}-{correction}"
 if not use_atlas:
     webapp.downloads.figure_buttons(fig, shown, stem, "map_fig")
 webapp.downloads.table_buttons(lambda: cmap.table, shown, stem, "map_table")
-webapp.urlstate.link_control(
-    PARAMS, {"upload": upload_name} if source == "upload" else None,
-    f"the map of {webapp.caches.MAP_SOURCES[source]} at layer {layer}",
-    [f"the uploaded file {upload_name}"] if source == "upload" else [], area=share,
-)  # fmt: skip
+share_link()

@@ -14,6 +14,7 @@ import webapp.caches
 import webapp.downloads
 import webapp.explore_panes
 import webapp.feedback
+import webapp.layout
 import webapp.loaded_model
 import webapp.settings
 import webapp.sidebar
@@ -40,21 +41,23 @@ PARAMS = (
     *webapp.explore_panes.EXPLORE_PANE_PARAMS,
 )
 
-st.title("Explore a word across layers")
-st.caption(
+share = webapp.layout.header(
+    "Explore a word across layers",
     "Type or paste sentences (one per line, or a paragraph). Pick a word that occurs more than "
     "once: the heatmap shows the cosine similarity of one occurrence's vector to every "
-    "occurrence, layer by layer."
-)
+    "occurrence, layer by layer.",
+)  # the "copy link" control, filled once every widget is drawn
 webapp.urlstate.restore(PARAMS)
-share = st.container()  # the "copy link" control, filled once every widget is drawn
 #: A link made from a text too long to carry says so (``long_text``: the text's short hash).
 LONG_TEXT = "long_text"
 wanted = st.query_params.get(LONG_TEXT)
 if wanted and "text" not in st.query_params and "explore_text" not in st.session_state:
     st.session_state["explore_text"] = ""  # not the default text: this link's text is missing
 st.session_state.setdefault("explore_text", EXPLORE_TEXT)
-text = st.text_area("Sentences", height=150, key="explore_text")
+#: The sentences and the word, folded once set: the heatmap on the first screen.
+inputs = st.expander("Your sentences and the word", icon=":material/edit_note:",
+                     expanded=not st.session_state["explore_text"].strip())  # fmt: skip
+text = inputs.text_area("Sentences", height=150, key="explore_text")
 if wanted and not text.strip():
     st.info(
         f"This link's view used a text longer than {webapp.urlstate.MAX_TEXT:,} characters, "
@@ -74,13 +77,15 @@ options = [w for w, _ in counts]
 count_of = dict(counts)
 word_param = Param(f"explore_word_{text_key}", "word", choices=options)
 webapp.urlstate.restore([word_param])
-word = st.pills(
+if options:  # the default through Session State only: a link's word is restored there too
+    st.session_state.setdefault(f"explore_word_{text_key}", options[0])
+word = inputs.pills(
     "Word (click one; the ones that occur more than once come first)", options,
-    default=options[0] if options else None, key=f"explore_word_{text_key}", required=True,
+    key=f"explore_word_{text_key}", required=True,
     format_func=lambda w: f"{w} ×{count_of[w]}" if count_of[w] > 1 else w,
 )  # fmt: skip
 if not word:
-    st.info("Click a word above to see its occurrences.")
+    st.info("Open “Your sentences and the word” above and click a word to see its occurrences.")
     st.stop()
 
 with webapp.feedback.user_errors():
@@ -101,31 +106,41 @@ def share_link() -> None:
     webapp.urlstate.link_control(all_params, extra, f"“{word}” in your text", missing, area=share)
 
 
-left, right = st.columns([3, 2])
+left, middle, right, last = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 query = left.selectbox(
     "Compare every occurrence with", range(len(places)), format_func=lambda n: labels[n],
     key=f"explore_query_{text_key}_{word}",
 )  # fmt: skip
-reference = right.selectbox(
+reference = middle.selectbox(
     "Reference corpus", webapp.caches.reference_options(), key="explore_reference",
     format_func=webapp.caches.REFERENCE_LABELS.get,
     help="Fits the correction and holds the words searched for neighbours (WordNet and SemCor: "
     "a seeded 500-sentence sample).",
 )  # fmt: skip
+compare = last.toggle(
+    "Side by side", key="explore_compare",
+    help="Two panes, each with its own model, layers and correction, over the same text (both "
+    "start with this page's correction).",
+)  # fmt: skip
+st.session_state.setdefault("explore_fit_scale", True)  # no default beside a link's value
+fit = last.toggle(
+    "Fitted colour scale", key="explore_fit_scale", disabled=compare,
+    help="On: the colours span these values; off: the full range −1 … 1. Contextual vectors are "
+    "anisotropic: most cosines lie between 0.3 and 1, where the full scale shows one colour.",
+)  # fmt: skip
+if compare:  # each pane has its own correction: the page's is not shown (its value is kept)
+    correction = st.session_state.setdefault("explore_correction", "zscore")
+    st.session_state["explore_correction"] = correction
+    right.caption(f"Each pane has its own correction; both start as "
+                  f"{CORRECTION_LABELS[correction]}.")  # fmt: skip
+    webapp.explore_panes.compare(sentences, text_key, word, places, query, reference, correction)
+    share_link()
+    st.stop()
 correction = right.selectbox(
     "Correction", FITTED_CORRECTIONS, format_func=CORRECTION_LABELS.get, key="explore_correction",
     help=f"Fitted per layer on the reference corpus: {CORRECTION_LABELS['zscore']} = subtract "
     "the mean, divide by the standard deviation of every dimension.",
 )  # fmt: skip
-
-compare = st.toggle(
-    "Side by side", key="explore_compare",
-    help="Two panes, each with its own model, layers and correction, over the same text.",
-)  # fmt: skip
-if compare:
-    webapp.explore_panes.compare(sentences, text_key, word, places, query, reference)
-    share_link()
-    st.stop()
 
 ref_sentences = webapp.caches.reference_sentences(reference)
 ref_emb = webapp.caches.encode_words(
@@ -155,17 +170,12 @@ else:
         raw_sim = explore.layerwise_similarity(own, query)
         fixed_sim = explore.layerwise_similarity(post.transform(own), query)
     layer_labels = [str(layer) for layer in emb.layers]
-    fit = st.toggle(
-        "Colour scale fitted to these values (off: the full range −1 … 1)", value=True,
-        key="explore_fit_scale",
-        help="Contextual vectors are anisotropic: most cosines lie between 0.3 and 1, where the "
-        "full scale shows one colour.",
-    )  # fmt: skip
     fig = plotting.similarity_heatmaps(
         [("raw vectors", raw_sim), (f"{CORRECTION_LABELS[correction]} vectors", fixed_sim)],
         labels, layer_labels, fit_scale=fit,
     )  # fmt: skip
-    st.plotly_chart(fig, key="explore_heatmap")
+    fig.update_layout(height=max(webapp.layout.FIGURE_HEIGHT, fig.layout.height))
+    st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="explore_heatmap")
     shown = ViewSettings.of(emb, "explore-similarity", "all", correction, reference, None, data)
     panels = {"none": raw_sim, correction: fixed_sim}
     stem = f"explore-{word}-similarity"

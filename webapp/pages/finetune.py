@@ -37,6 +37,19 @@ BUILTIN = {
     "upload": "my own files",
 }
 
+#: What the page says where the WSD data is missing: the jobs that need it, and how to get it.
+NEEDS_WSD_DATA = (
+    "The built-in jobs (word in context: same sense or not; supersense tagging) and the "
+    "before/after comparison are made from SemCor and the evaluation sets, the WSD data, which "
+    "is not on this machine. `workbench data download` fetches it (once, then reload this "
+    "page). Your own files need no WSD data."
+)
+#: What pressing "Fine-tune" says when there is no training file.
+NO_TRAINING_FILE = (
+    "Nothing to train on yet: upload a training file above (and a dev file, for the dev "
+    "scores and the baselines), then press “Fine-tune” again."
+)
+
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same job.
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
@@ -86,6 +99,8 @@ source = (
     )
     or choices[0]
 )
+if not has_semcor:
+    st.info(NEEDS_WSD_DATA, icon=":material/database:")
 
 # ------------------------------------------------------------------ data
 c1, c2, c3 = st.columns(3)
@@ -183,7 +198,11 @@ def _figure(log: TrainingLog, metric: str):
 
 
 # ------------------------------------------------------------------ train
-if st.button("Fine-tune", type="primary", key="ft_go"):
+go = st.button("Fine-tune", type="primary", key="ft_go")
+if go and source == "upload" and train_file is None:  # said at once, not after "Preparing..."
+    st.warning(NO_TRAINING_FILE, icon=":material/upload_file:")
+    go = False
+if go:
     cfg = TrainConfig(
         epochs=int(epochs),
         lr=float(lr),
@@ -204,7 +223,11 @@ if st.button("Fine-tune", type="primary", key="ft_go"):
         log.update(event)
         if event["event"] == "epoch" or time.monotonic() - last[0] > 1.0:
             last[0], draws[0] = time.monotonic(), draws[0] + 1
-            chart.plotly_chart(_figure(log, metric), key=f"ft_live_{draws[0]}")
+            chart.plotly_chart(
+                _figure(log, metric),
+                config=webapp.downloads.CHART_CONFIG,
+                key=f"ft_live_{draws[0]}",
+            )
         epoch, n_batches = event["epoch"], event.get("n_batches", 0)
         if event["event"] == "step" and event.get("batch") == n_batches:
             status.info(f"Epoch {epoch}/{cfg.epochs} trained: evaluating on the dev set…",
@@ -244,7 +267,7 @@ if not done:
 card, out_dir = done["card"], done["output"]
 st.subheader("Result")
 final = _figure(done["log"], card["metric"])
-st.plotly_chart(final, key="ft_final_chart")
+st.plotly_chart(final, config=webapp.downloads.CHART_CONFIG, key="ft_final_chart")
 run_stem = f"finetune-{Path(out_dir).name}"
 trained = _run_settings(card, out_dir, "finetune")
 webapp.downloads.figure_buttons(final, trained, f"{run_stem}-training", "ft_final_fig")
@@ -273,7 +296,8 @@ st.button(
 # ------------------------------------------------------------------ before / after
 st.subheader("Before / after")
 if not has_semcor:
-    st.info("The comparison needs the WSD data (SemCor and the evaluation sets).")
+    st.info("The comparison needs the WSD data (SemCor and the evaluation sets): "
+            "`workbench data download` fetches it.")  # fmt: skip
     _share()
     st.stop()
 k1, k2, k3 = st.columns(3)
@@ -296,10 +320,10 @@ if comparison is not None:
     aniso_fig, wsd_fig = cmp.compare_figures(comparison)
     f1, f2 = st.columns(2)
     compared = _run_settings(card, out_dir, "finetune-compare")
-    f1.plotly_chart(aniso_fig, key="ft_cmp_aniso")
+    f1.plotly_chart(aniso_fig, config=webapp.downloads.CHART_CONFIG, key="ft_cmp_aniso")
     webapp.downloads.figure_buttons(aniso_fig, compared, f"{run_stem}-anisotropy",
                                     "ft_cmp_aniso_fig", area=f1)  # fmt: skip
-    f2.plotly_chart(wsd_fig, key="ft_cmp_wsd_fig")
+    f2.plotly_chart(wsd_fig, config=webapp.downloads.CHART_CONFIG, key="ft_cmp_wsd_fig")
     webapp.downloads.figure_buttons(wsd_fig, compared, f"{run_stem}-wsd", "ft_cmp_wsd_dl",
                                     area=f2)  # fmt: skip
     table = cmp.sweep_table(comparison)
@@ -324,5 +348,5 @@ if st.button("Draw", key="ft_draw"):
         }
         figs = sense_clusters(encoders, occs, layer, ProjectionConfig(method="pca"))
     g1, g2 = st.columns(2)
-    g1.plotly_chart(figs["base"], key="ft_sc_base")
-    g2.plotly_chart(figs["tuned"], key="ft_sc_tuned")
+    g1.plotly_chart(figs["base"], config=webapp.downloads.CHART_CONFIG, key="ft_sc_base")
+    g2.plotly_chart(figs["tuned"], config=webapp.downloads.CHART_CONFIG, key="ft_sc_tuned")

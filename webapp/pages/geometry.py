@@ -12,6 +12,7 @@ import streamlit as st
 import webapp.caches
 import webapp.downloads
 import webapp.feedback
+import webapp.layout
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
@@ -38,16 +39,38 @@ PARAMS = (
     Param("geometry_layer", "layer", "int", choices=Between(0, 1000)),
 )
 
-st.title("Geometry of the layers")
-st.caption(
+
+def two_line_header(frame: pd.DataFrame) -> pd.DataFrame:
+    """The per-layer table as shown: its columns under two header lines (the measure over the
+    variant: "anisotropy" over raw, centered, ...; "self-sim" over raw and adj.), the rogue
+    dimensions as "d63 37%, d303 8%": narrow enough for 1280 px without a header cut or a cell
+    wrapped onto five lines (the downloads keep the table as it is)."""
+    header = []
+    for column in frame.columns:
+        measure, _, variant = str(column).partition(" ")
+        if measure.startswith("top-") and "rogue" in variant:
+            header.append(("rogue dims", f"{measure} (share)"))
+        elif measure.startswith("top-"):
+            header.append(("rogue dims", f"{measure} share"))
+        else:
+            header.append((measure, variant or ("" if measure == "layer" else "raw")))
+    shown = frame.copy()
+    rogue = [c for c in frame.columns if "rogue" in str(c)]
+    for column in rogue:
+        shown[column] = [str(v).replace(" (", " ").replace(")", "") for v in frame[column]]
+    shown.columns = pd.MultiIndex.from_tuples(header)
+    return shown
+
+
+share = webapp.layout.header(
+    "Geometry of the layers",
     "Contextual vectors are anisotropic: any two words have a high cosine similarity, mostly "
     "because of a few rogue dimensions (Ethayarajh 2019; Timkey & van Schijndel 2021). "
-    "Corrections are fitted per layer on one half of the sentences and measured on the other."
-)
+    "Corrections are fitted per layer on one half of the sentences and measured on the other.",
+)  # the "copy link" control, filled once every widget is drawn
 webapp.urlstate.restore(PARAMS)
-share = st.container()  # the "copy link" control, filled once every widget is drawn
 
-c1, c2, c3 = st.columns([2, 1, 1])
+c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
 reference = c1.selectbox(
     "Corpus",
     webapp.caches.reference_options(),
@@ -70,23 +93,24 @@ settings = webapp.settings.current()
 with webapp.feedback.user_errors():
     result = webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
 
-st.caption(
-    f"{len(sentences):,} sentences, {len(emb):,} words: corrections fitted on "
-    f"{result.n_fit_words:,} words, measures taken on {result.n_measure_words:,} held-out words "
-    f"({result.n_types:,} word types)."
-)
 data = {"corpus": reference, "n_sentences": len(sentences), "n_words": len(emb),
         "n_pairs": int(n_pairs)}  # fmt: skip
 every = ViewSettings.of(emb, "geometry", "all", "none", "", None, data)
 stem = f"geometry-{reference.split()[0].lower()}-{len(sentences)}"
 aniso = anisotropy_figure(result)
-st.plotly_chart(aniso, key="geometry_anisotropy")
+aniso.update_layout(height=webapp.layout.FIGURE_HEIGHT)
+st.plotly_chart(aniso, config=webapp.downloads.CHART_CONFIG, key="geometry_anisotropy")
+st.caption(
+    f"{len(sentences):,} sentences, {len(emb):,} words: corrections fitted on "
+    f"{result.n_fit_words:,} words, measures taken on {result.n_measure_words:,} held-out words "
+    f"({result.n_types:,} word types)."
+)
 webapp.downloads.figure_buttons(aniso, every, f"{stem}-anisotropy", "geometry_aniso_fig")
 
 table = geometry_table(result)
 frame = pd.DataFrame(list(table.rows), columns=list(table.columns))
 st.subheader("Per layer (raw vectors)")
-st.table(frame, hide_index=True)  # a table: every column shows, none scrolls away
+st.table(two_line_header(frame), hide_index=True)  # a table: every column shows, none scrolls
 for note in table.notes:
     st.caption(note)
 webapp.downloads.table_buttons(frame, every, f"{stem}-layers", "geometry_table")
@@ -113,13 +137,13 @@ m2.metric(f"top-{config.top_k} dimensions' share", f"{row.rogue.top_share:.0%}")
 m3.metric(f"r² without the top {config.top_k}", f"{row.rogue.informativity:.3f}")
 fixed = ViewSettings.of(emb, "geometry", "all", correction, reference, None, data)
 similarity = similarity_figure(result, correction)
-st.plotly_chart(similarity, key="geometry_similarity")
+st.plotly_chart(similarity, config=webapp.downloads.CHART_CONFIG, key="geometry_similarity")
 webapp.downloads.figure_buttons(similarity, fixed, f"{stem}-{correction}-similarity",
                                 "geometry_similarity_fig")  # fmt: skip
 rogue = rogue_figure(result, layer)
 shown = {CORRECTION_LABELS["none"], CORRECTION_LABELS[correction]}
 rogue.for_each_trace(lambda t: t.update(visible=True if t.name in shown else "legendonly"))
-st.plotly_chart(rogue, key="geometry_rogue")
+st.plotly_chart(rogue, config=webapp.downloads.CHART_CONFIG, key="geometry_rogue")
 at_layer = ViewSettings.of(emb, "geometry-rogue", str(layer), correction, reference, None, data)
 webapp.downloads.figure_buttons(rogue, at_layer, f"{stem}-rogue-layer{layer}",
                                 "geometry_rogue_fig")  # fmt: skip

@@ -14,6 +14,7 @@ import streamlit as st
 import webapp.caches
 import webapp.downloads
 import webapp.feedback
+import webapp.layout
 import webapp.senses_panes
 import webapp.settings
 import webapp.sidebar
@@ -55,18 +56,20 @@ PARAMS = (
     *webapp.senses_panes.SENSES_PANE_PARAMS,
 )
 
-st.title("Sense clusters")
-st.caption(
+share = webapp.layout.header(
+    "Sense clusters",
     "Each point is one occurrence of the word, its vector projected to 2-D or 3-D. Occurrences "
     "with the same sense tend to gather; hover over a point to read its sentence and the "
-    "sense's definition. The large crosses (diamonds in 3-D) are the sense centroids."
-)
+    "sense's definition. The large crosses (diamonds in 3-D) are the sense centroids.",
+)  # the "copy link" control, filled once every widget is drawn
 webapp.urlstate.restore(PARAMS)
-share = st.container()  # the "copy link" control, filled once every widget is drawn
 
 # ------------------------------------------------------------------ what to show
 sources = [s for s in SOURCES if s != "semcor" or "semcor" in webapp.caches.available_datasets()]
-c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+# two rows of controls: what to show, the projection and the search; then the view, the
+# colours, side by side and the layer (every option whole at 1280 px)
+c1, c2, c3, c4, c5, c6 = st.columns([2.4, 1.8, 1, 1.2, 1.6, 2.2], vertical_alignment="bottom")
+v2, v3, v4, v5 = st.columns([3.4, 1.9, 1.8, 2.9], vertical_alignment="bottom")
 source = c1.selectbox("Occurrences from", sources, format_func=SOURCES.get, key="senses_source")
 pos, limit, upload, upload_name = None, None, None, "upload"
 if source == "demo":
@@ -111,7 +114,8 @@ emb = ov.emb
 layer_options = [str(i) for i in emb.layers]
 if settings.layers not in layer_options:
     layer_options.append(settings.layers)
-with st.expander("Projection settings", expanded=False):
+with c5.popover("Projection", icon=":material/tune:", width="stretch",
+                help="The projection's method and settings (UMAP, PCA or t-SNE)"):  # fmt: skip
     p1, p2, p3, p4, p5 = st.columns(5)
     method = p1.selectbox("Method", list(METHODS), format_func=METHODS.get, key="senses_method")
     dims = p2.radio("Dimensions", (2, 3), horizontal=True, key="senses_dims")
@@ -123,7 +127,6 @@ with st.expander("Projection settings", expanded=False):
 config = ProjectionConfig(method=method, n_components=dims, n_neighbors=n_neighbors,
                           min_dist=min_dist, random_state=int(seed))  # fmt: skip
 
-v2, v3, v4 = st.columns([5, 3, 2])  # wide enough for every option at 1280 px
 view = v2.segmented_control(
     "View", VIEWS, default="one layer", key="senses_view",
     help="several words: their occurrences in one projection, coloured by word, then by sense",
@@ -137,10 +140,11 @@ if st.session_state.get("senses_layer") not in layer_options:
 colour = v3.segmented_control(
     "Colour by sense", ("gold", "predicted"), default="gold", key="senses_colour"
 ) or "gold"  # fmt: skip
-layer = st.select_slider(
-    f"Layer: 0 = embedding output … {emb.layers[-1]} = last; or the sidebar's {settings.layers}",
+layer = v5.select_slider(
+    f"Layer (0 = embedding output … {emb.layers[-1]} = last)",
     layer_options, value=settings.layers, key="senses_layer",
     disabled=view == "every layer" or (compare and view == "one layer"),
+    help=f"One hidden state, or the sidebar's {settings.layers}.",
 )  # fmt: skip
 
 data = {"lemma": lemma, "source": source, "pos": pos, "limit": limit,
@@ -197,14 +201,15 @@ hover = [
 
 # ------------------------------------------------------------------ project and draw
 key = (settings.key, occ_key)
-st.caption(f"{len(found)} occurrences of “{plain(lemma)}” from {SOURCES[source]}.")
 if len(found) < 3:
+    st.caption(f"{len(found)} occurrences of “{plain(lemma)}” from {SOURCES[source]}.")
     st.warning("At least 3 occurrences are needed for a projection; choose another word or source.")
     st.stop()
 with webapp.feedback.user_errors():
     if view == "one layer":
         coords = webapp.caches.projection((key, layer), emb.select(layer), config)
-        title = f"“{lemma}”, layers {layer}, {METHODS[method]}"
+        title = (f"“{lemma}”, layers {layer}, {METHODS[method]}: {len(found)} occurrences from "
+                 f"{SOURCES[source]}")  # fmt: skip
         fig = plotting.sense_scatter(coords, labels, hover, title=title, names=names,
                                      categories=categories)  # fmt: skip
     else:
@@ -217,9 +222,10 @@ with webapp.feedback.user_errors():
         )  # fmt: skip
         fig.update_layout(title=title)
 if view == "one layer":
-    webapp.senses_panes.explore_map(fig, coords, ov, layer, labels, "senses")
+    fig.update_layout(height=max(webapp.layout.FIGURE_HEIGHT, fig.layout.height or 0))
+    webapp.senses_panes.explore_map(fig, coords, ov, layer, labels, "senses", find_area=c6)
 else:
-    st.plotly_chart(fig, key="senses_chart")
+    st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="senses_chart")
 if predicted_note:
     st.caption(plain(predicted_note))
 measured_at = layer if view == "one layer" else settings.layers

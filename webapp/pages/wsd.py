@@ -16,6 +16,7 @@ import webapp.builds
 import webapp.caches
 import webapp.downloads
 import webapp.feedback
+import webapp.layout
 import webapp.loaded_model
 import webapp.memo
 import webapp.settings
@@ -27,10 +28,12 @@ from webapp.urlstate import Between, Param
 from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
 from workbench.wsd import report as wsd_report
-from workbench.wsd.disambiguate import disambiguate
+from workbench.wsd.disambiguate import disambiguate, in_sentence, likely_target
 from workbench.wsd.registry import FEW_OCCURRENCES, SYSTEMS
 
 POS_CHOICES = (None, *POS_TAGS)
+#: Session key of the sentence of the previous run (a new sentence picks its likely word).
+LAST_SENTENCE = "wsd_last_sentence"
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
@@ -43,17 +46,16 @@ PARAMS = (
     Param("wsd_n_sentences", "first", "int", choices=Between(0, 100_000)),
 )
 
-st.title("Word sense disambiguation")
-st.caption(
+share = webapp.layout.header(
+    "Word sense disambiguation",
     "The bi-encoder (the default) reads the word in your sentence with a trained context "
     "encoder and each WordNet sense's definition with a gloss encoder, and chooses the sense "
     "whose definition vector fits best: it can choose a sense it never saw in training, from "
     "its definition. The SemCor systems give each sense a vector from its training "
     "occurrences (a centroid), from related senses, or from its gloss, and choose the most "
-    "similar one."
-)
+    "similar one.",
+)  # the "copy link" control, filled once the widgets are drawn
 webapp.urlstate.restore(PARAMS)
-share = st.container()  # the "copy link" control, filled once the widgets are drawn
 settings = webapp.settings.current()
 enc = webapp.loaded_model.encoder(settings)  # the labels give the F1 measured for this model
 choices = {
@@ -88,8 +90,20 @@ with one:
     st.session_state.setdefault("wsd_text", WSD_TEXT)
     st.session_state.setdefault("wsd_word", WSD_WORD)
     text = c1.text_input("Sentence", key="wsd_text", max_chars=2000)
+    # a new sentence without the word: its likely target instead of "not a word of the sentence"
+    last = st.session_state.get(LAST_SENTENCE)
+    st.session_state[LAST_SENTENCE] = text
+    picked = None
+    if last is not None and text != last and text.strip():
+        if not in_sentence(text, str(st.session_state.get("wsd_word", "")).strip()):
+            picked = likely_target(text, webapp.caches.wordnet())
+            if picked is not None:
+                st.session_state["wsd_word"] = picked
     word = c2.text_input("Word", key="wsd_word", max_chars=100)
     pos = c3.selectbox("POS", POS_CHOICES, format_func=lambda p: p or "any", key="wsd_pos")
+    if picked is not None:
+        st.caption(f"Word: “{plain(picked)}”, picked from the new sentence (its most ambiguous "
+                   "noun, else verb, ...); type another word to change it.")  # fmt: skip
 
     def run_one():
         return disambiguate(opened, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet())
@@ -108,24 +122,42 @@ with one:
         )
     if result.note:
         st.warning(plain(result.note), icon=":material/warning:")
-    if result.predicted_pos[0]:
-        st.caption(f"No POS given: read off the word's vector as {result.predicted_pos[0]} "
-                   f"(probability {result.predicted_pos[1]:.2f}); the answer is the best of "
-                   "its senses, the chart scores every candidate.")  # fmt: skip
     data = {"sentence": text, "word": word.strip(), "pos": pos, "system": system,
             "answered_by": result.system, "config": str(result.config)}  # fmt: skip
     shown = webapp.downloads.view_settings("wsd-candidates", "", data=data)  # fmt: skip
     stem = f"wsd-{word.strip() or 'word'}"
+    read_as, probability = result.predicted_pos
+    # with no POS given, the answer is the best sense of the POS the probe read: the others
+    # are set aside (scored in the chart, never chosen), and the chart says so
+    aside = [c for c in scored if read_as and c.pos != read_as]
+    target_word = result.words[result.target]
+    reason = f"set aside: not {read_as} (the word reads as {read_as}, p={probability:.2f})"
     if scored:
         fig = plotting.candidate_bars(
             [c.key for c in scored], [c.score for c in scored], [c.gloss for c in scored],
             chosen=best.key if best else None,
-            title=f"Candidate senses of “{result.words[result.target]}”",
+            title=f"Candidate senses of “{target_word}”",
             x_title="the word's vector · the sense's gloss vector"
             if result.system == "biencoder"
             else "cosine similarity to the sense's vector",
+            set_aside=[c.key for c in aside], set_aside_reason=reason,
         )  # fmt: skip
-        st.plotly_chart(fig, key="wsd_bars")
+        st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="wsd_bars")
+    if aside:
+        kinds = sorted({c.pos for c in aside})
+        st.caption(
+            f"No POS given: the word's vector reads as {read_as} (probability "
+            f"{probability:.2f}), so the answer is the best {read_as} sense. The "
+            f"{len(aside)} {'/'.join(kinds)} sense{'s' * (len(aside) != 1)} (grey, hatched, "
+            f"last) {'were' if len(aside) != 1 else 'was'} set aside before choosing, "
+            f"whatever {'their' if len(aside) != 1 else 'its'} score: "
+            + ", ".join(c.key for c in aside[:6]) + ("…" * (len(aside) > 6))
+            + f". Choose POS {kinds[0]} to let {'them' if len(aside) != 1 else 'it'} compete."
+        )  # fmt: skip
+    elif read_as:
+        st.caption(f"No POS given: the word's vector reads as {read_as} (probability "
+                   f"{probability:.2f}); the answer is the best of its senses.")  # fmt: skip
+    if scored:
         webapp.downloads.figure_buttons(fig, shown, stem, "wsd_bars_fig")
     if best is not None:
         how = best.evidence if scored else "no candidate has a vector: WordNet's first sense"
@@ -195,7 +227,7 @@ with evaluation:
     eval_stem = f"wsd-eval-{dataset}"
     webapp.downloads.table_buttons(scores, evaluated, eval_stem, "wsd_eval_table")
     eval_fig = wsd_report.dataset_figure(ev)
-    st.plotly_chart(eval_fig, key="wsd_eval_fig")
+    st.plotly_chart(eval_fig, config=webapp.downloads.CHART_CONFIG, key="wsd_eval_fig")
     webapp.downloads.figure_buttons(eval_fig, evaluated, eval_stem, "wsd_eval_fig_dl")
     pos_t = wsd_report.pos_table(ev)
     by_pos = pd.DataFrame(list(pos_t.rows), columns=list(pos_t.columns)).round(1)

@@ -285,6 +285,10 @@ def small_multiples(
 # --------------------------------------------------------------------------- bars and lines
 
 
+#: The answer's colour in :func:`candidate_bars`, the other candidates', the set-aside ones'.
+ANSWER_COLOUR, CANDIDATE_COLOUR, SET_ASIDE_COLOUR = "#D55E00", "#88A9C3", "#D3D3D3"
+
+
 def candidate_bars(
     names: Sequence[str],
     scores: Sequence[float],
@@ -292,38 +296,76 @@ def candidate_bars(
     chosen: str | None = None,
     title: str = "",
     x_title: str = "cosine similarity to the sense's vector",
+    set_aside: Sequence[str] = (),
+    set_aside_reason: str = "set aside",
 ) -> go.Figure:
-    """Horizontal bars of candidate senses' scores, best on top, the chosen one highlighted.
+    """Horizontal bars of candidate senses' scores: the answer first (on top, in its own colour,
+    marked "★ the answer" right of its bar), then the candidates it was chosen among, best first,
+    then the ones set aside before choosing (e.g. senses of another part of speech), best first,
+    in grey, hatched, named in the legend with ``set_aside_reason``. So the longest bar may be
+    set aside, and the chart says so.
 
     Args:
         names: ``n_candidates`` sense labels (sense keys).
         scores: ``n_candidates`` scores.
         glosses: optional ``n_candidates`` glosses (shown on hover and next to the key).
-        chosen: the selected label, drawn in a strong colour.
+        chosen: the answer's label.
         title: figure title.
         x_title: x-axis title.
+        set_aside: the labels of the candidates not chosen among.
+        set_aside_reason: their legend entry (why they were set aside).
+
+    Example::
+
+        fig = candidate_bars(["bank%1:17:01::", "bank%2:..."], [0.4, 0.9], chosen="bank%1:17:01::",
+                             set_aside=["bank%2:..."], set_aside_reason="verbs: the word is a noun")
+        # fig.data: the answer, (no other candidates: no trace), the set-aside bars, the mark
     """
     if len(names) != len(scores) or (glosses is not None and len(glosses) != len(names)):
         raise InputError("candidate names, scores and glosses must have the same length")
     if not names:
         raise InputError("no candidate senses to draw")
     glosses = list(glosses) if glosses is not None else [""] * len(names)
-    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")[::-1]
-    ys = [f"{names[i]}  {_short(glosses[i], 40)}".strip() for i in order]
-    fig = go.Figure(go.Bar(
-        x=[float(scores[i]) for i in order], y=ys, orientation="h",
-        marker_color=["#D55E00" if names[i] == chosen else "#88A9C3" for i in order],
-        text=[f"{float(scores[i]):.3f}" for i in order], textposition="auto",
-        customdata=[wrap_html(html.escape(glosses[i])) for i in order],
-        hovertemplate="%{y}<br>score %{x:.3f}<br>%{customdata}<extra></extra>",
-    ))  # fmt: skip
-    fig.update_layout(title=title, font=_FONT, xaxis_title=x_title,
-                      height=max(260, 90 + 36 * len(names)), margin=dict(l=10, t=60))  # fmt: skip
+    aside = set(set_aside)
+    by_score = [int(i) for i in np.argsort(-np.asarray(scores, dtype=float), kind="stable")]
+    groups = (
+        ("the answer", [i for i in by_score if names[i] == chosen], ANSWER_COLOUR, ""),
+        ("other candidates", [i for i in by_score if names[i] != chosen and names[i] not in aside],
+         CANDIDATE_COLOUR, ""),
+        (set_aside_reason, [i for i in by_score if names[i] != chosen and names[i] in aside],
+         SET_ASIDE_COLOUR, "/"),
+    )  # fmt: skip
+    label = [f"{names[i]}  {_short(glosses[i], 40)}".strip() for i in range(len(names))]
+    fig = go.Figure()
+    for name, rows, colour, pattern in groups:
+        if not rows:
+            continue
+        fig.add_trace(go.Bar(
+            x=[float(scores[i]) for i in rows], y=[label[i] for i in rows], orientation="h",
+            name=name, marker=dict(color=colour, pattern_shape=pattern),
+            text=[f"{float(scores[i]):.3f}" for i in rows], textposition="auto",
+            customdata=[wrap_html(html.escape(glosses[i])) for i in rows],
+            hovertemplate="%{y}<br>score %{x:.3f}<br>%{customdata}<extra>" + name + "</extra>",
+        ))  # fmt: skip
+    order = [label[i] for _, rows, _, _ in groups for i in rows]  # top to bottom
+    if chosen in names:
+        at = names.index(chosen)
+        fig.add_trace(go.Scatter(  # the mark, right of the bar's end (of 0 for a negative one)
+            x=[max(float(scores[at]), 0.0)], y=[label[at]], mode="text", name="the answer",
+            showlegend=False, text=["  ★ the answer"], textposition="middle right",
+            textfont=dict(color=ANSWER_COLOUR, size=15), hoverinfo="skip",
+        ))  # fmt: skip
+    fig.update_yaxes(categoryorder="array", categoryarray=order, autorange="reversed")
+    fig.update_layout(title=title, font=_FONT, xaxis_title=x_title, barmode="overlay",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+                      height=max(260, 110 + 36 * len(names)), margin=dict(l=10, t=90))  # fmt: skip
     lo, hi = float(np.min(scores)), float(np.max(scores))
     if lo > 0 and hi > lo:  # close positive scores: zoom in so that differences show
         start = max(0.0, lo - 0.5 * (hi - lo))
-        fig.update_xaxes(range=[start, hi + 0.08 * (hi - start)])
+        fig.update_xaxes(range=[start, hi + 0.25 * (hi - start)])
         fig.update_layout(xaxis_title=f"{x_title} (axis starts at {start:.2f})")
+    else:  # room for the answer's label right of its bar
+        fig.update_xaxes(range=[min(lo, 0.0) * 1.08, hi + 0.25 * (hi - min(lo, 0.0))])
     return fig
 
 

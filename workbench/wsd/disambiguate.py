@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.corpora.tagging import tag_words
 from workbench.encoding.alignment import split_words
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.rows import Progress
@@ -204,6 +205,45 @@ def find_target(words: Sequence[str], target: str | int) -> tuple[list[str], int
             merged = [*words[:i], " ".join(words[i : i + len(parts)]), *words[i + len(parts) :]]
             return merged, i
     raise InputError(f"'{target}' is not a word of the sentence: {' '.join(words)}")
+
+
+#: The parts of speech :func:`likely_target` prefers, in order.
+TARGET_POS = ("NOUN", "VERB", "ADJ", "ADV")
+
+
+def likely_target(text: str | Sequence[str], wordnet: WordNet) -> str | None:
+    """The word of a sentence a reader most likely wants disambiguated: of the words that
+    :func:`workbench.corpora.tagging.tag_words` tags NOUN (else VERB, ADJ, ADV), the one with
+    the most WordNet senses in that POS (the first on a tie); None when no word has a sense.
+
+    Example::
+
+        likely_target("He sat on the bank of the river.", wordnet)  # 'bank' (a noun)
+    """
+    words = split_words(text) if isinstance(text, str) else list(text)
+    tags = tag_words(words, wordnet)
+    for upos in TARGET_POS:
+        senses = {}
+        for word, tag in zip(words, tags):
+            if tag == upos and word.lower() not in senses:
+                keys = {k for lemma, _ in target_lemmas(word, wordnet, upos)
+                        for k in wordnet.candidates(lemma, upos)}  # fmt: skip
+                senses[word.lower()] = (len(keys), word)
+        best = max(senses.values(), key=lambda n_word: n_word[0], default=(0, ""))
+        if best[0]:
+            return best[1]
+    return None
+
+
+def in_sentence(text: str | Sequence[str], word: str) -> bool:
+    """Whether ``word`` (a word or a phrase) is a word of the sentence, as :func:`find_target`
+    finds it."""
+    words = split_words(text) if isinstance(text, str) else list(text)
+    try:
+        find_target(words, word)
+    except InputError:
+        return False
+    return bool(words)
 
 
 def target_lemmas(
