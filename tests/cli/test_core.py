@@ -75,7 +75,7 @@ def test_errors_are_one_line(tmp_path, capsys):
     assert main(["embed", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "x.npz")]) == 2
     assert "does not exist" in capsys.readouterr().err
     bad = tmp_path / "bad.txt"
-    bad.write_bytes(b"\xff\xfe\x00bad")
+    bad.write_bytes(b"\x81bad\xff")  # no byte-order mark, not UTF-8
     assert main(["embed", str(bad), "--out", str(tmp_path / "x.npz")]) == 2
     assert "not UTF-8" in capsys.readouterr().err
     assert main(["info", "--model", "./no/such/dir"]) == 2

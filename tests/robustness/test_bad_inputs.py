@@ -285,7 +285,7 @@ CLI_CASES = [
     # input files
     Case("embed-missing", "does not exist", ("embed", "{w}/missing.txt", "--out", "{w}/o.npz")),
     Case("embed-directory", "is a directory", ("embed", "{w}/indir", "--out", "{w}/o.npz")),
-    Case("embed-binary", "not UTF-8", ("embed", "{w}/binary.txt", "--out", "{w}/o.npz")),
+    Case("embed-binary", "save it as UTF-8", ("embed", "{w}/binary.txt", "--out", "{w}/o.npz")),
     Case("embed-no-words", "holds no words", ("embed", "{w}/empty.txt", "--out", "{w}/o.npz")),
     Case("embed-malformed-xml", r"bad.data.xml:1: malformed XML",
          ("embed", "{w}/bad.data.xml", "--out", "{w}/o.npz")),
@@ -340,7 +340,7 @@ CLI_CASES = [
          ("wsd", "score", "{w}/gold.txt", "{w}/empty-system.txt")),
     Case("score-missing", "nope.txt does not exist", ("wsd", "score", "{w}/nope.txt",
          "{w}/system.txt")),
-    Case("score-binary", "binary-system.txt: cannot read",
+    Case("score-binary", "binary-system.txt: no answers",
          ("wsd", "score", "{w}/gold.txt", "{w}/binary-system.txt")),
 ]  # fmt: skip
 

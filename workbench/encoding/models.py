@@ -29,7 +29,7 @@ from urllib.parse import urlparse
 
 from workbench.encoding import adapters
 from workbench.encoding.digests import file_sha256
-from workbench.encoding.weights_check import check_model
+from workbench.encoding.weights_check import check_file, check_model
 from workbench.errors import ModelLoadError
 from workbench.fileio import sha256_json
 from workbench.limits import LIMITS, limit, read_json
@@ -207,9 +207,9 @@ def adapter_base(source: ModelSource) -> ModelSource | None:
 
 def check_adapter(source: ModelSource) -> None:
     """For an adapter directory, what loading it checks, without loading anything: its weights
-    present (never a pickle), made for the base model found (by fingerprint) and unchanged
-    since they were saved (:func:`workbench.encoding.adapters.check_base`); nothing for any
-    other model.
+    present (never a pickle), made for the base model found (by fingerprint), unchanged since
+    they were saved (:func:`workbench.encoding.adapters.check_base`) and finite
+    (:func:`workbench.encoding.weights_check.check_file`); nothing for any other model.
 
     Raises:
         ModelLoadError: naming the file.
@@ -218,6 +218,7 @@ def check_adapter(source: ModelSource) -> None:
     if base is not None:
         record = adapters.read_base_record(source.location)
         adapters.check_base(Path(source.location), record, weights_fingerprint(base))
+        check_file(adapters.weights_file(source.location))  # every weight finite
 
 
 def load_tokenizer(source: ModelSource) -> PreTrainedTokenizerBase:

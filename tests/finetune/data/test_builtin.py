@@ -9,6 +9,7 @@ import pytest
 
 from workbench import Encoder
 from workbench.corpora.datasets import load_dataset
+from workbench.encoding.models import load_tokenizer, resolve_model
 from workbench.finetune.data.bio import is_valid_tag, orphan_inside
 from workbench.finetune.data.readers import TextExample, in_memory, read_table
 from workbench.finetune.data.supersense import build_supersense
@@ -113,7 +114,8 @@ def test_real_model_short_run_loads_in_encoder(tmp_path, default_encoder, wic):
     enc = Encoder(model=str(tmp_path / "wic"), device="cpu")
     assert enc.fingerprint != default_encoder.fingerprint
     words = list(wic.dev[0].words_a)
-    batch = enc.tokenizer([words], is_split_into_words=True, return_tensors="pt")
+    tokenizer = load_tokenizer(resolve_model(str(tmp_path / "wic")))  # transformers' own
+    batch = tokenizer([words], is_split_into_words=True, return_tensors="pt")
     with torch.no_grad():
         ours = enc.model(**batch, output_hidden_states=True).hidden_states
         trained = result.model.encoder(**batch, output_hidden_states=True).hidden_states
