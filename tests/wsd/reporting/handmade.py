@@ -76,8 +76,9 @@ class HandMade:
     facts: SystemFacts
 
 
-def hand_made(rows=ROWS, predicted: dict[int, str] | None = None) -> HandMade:
-    """The evaluation of ``rows`` (``predicted``: instance number -> another answer)."""
+def hand_made(rows=ROWS, predicted: dict[int, str] | None = None, name: str = "ALL") -> HandMade:
+    """The evaluation of ``rows`` (``predicted``: instance number -> another answer) as the
+    corpus ``name`` (the framework's sets among the rows' are scored apart)."""
     sentences, preds, ids = [], {}, []
     for n, (dataset, lemma, pos, gold, pred, score, runner, words, at) in enumerate(rows):
         pred = (predicted or {}).get(n, pred)
@@ -90,7 +91,7 @@ def hand_made(rows=ROWS, predicted: dict[int, str] | None = None) -> HandMade:
             pred, score, runner_key, runner, "gloss", len(CANDIDATES[(lemma, pos)])
         )
         ids.append(iid)
-    corpus = Corpus("ALL", tuple(sentences))
+    corpus = Corpus(name, tuple(sentences))
     gold = {i: (r[3],) for i, r in zip(ids, rows)}
     system = {i: p.key for i, p in preds.items()}
     pos_of = {i: r[2] for i, r in zip(ids, rows)}
@@ -100,8 +101,9 @@ def hand_made(rows=ROWS, predicted: dict[int, str] | None = None) -> HandMade:
         "wordnet_first_sense": {i: wordnet.first_sense(r[1], r[2]) for i, r in zip(ids, rows)},
         "semcor_mfs": {i: {"bank": B2, "play": P1, "helium": H1}[r[1]] for i, r in zip(ids, rows)},
     }
-    parts = [(d, {i for i, r in zip(ids, rows) if r[0] == d}) for d in ("senseval2", "semeval2007")]
-    parts.append(("ALL", set(ids)))
+    sets = [d for d in dict.fromkeys(r[0] for r in rows) if d in ("senseval2", "semeval2007")]
+    parts = [(d, {i for i, r in zip(ids, rows) if r[0] == d}) for d in sets]
+    parts.append((name, set(ids)))
     results = tuple(
         dataset_result(name, members, gold, system, sources, pos_of, baselines)
         for name, members in parts

@@ -121,3 +121,18 @@ def test_calibration_puts_answers_without_a_runner_up_apart(made):
     rows = doc.tables["calibration"].rows
     assert rows[-1][0] == "no runner-up or back-off" and rows[-1][3] == 1
     assert sum(r[3] for r in rows) == 6
+
+
+def test_published_figures_stand_only_beside_the_frameworks_sets(made):
+    doc = _doc(made)
+    published = doc.tables["published"]
+    assert published.columns == ("system", "figures", "senseval2", "semeval2007", "ALL")
+    assert all(row[1] == "reported" for row in published.rows[:-1])
+    assert published.rows[-1][:2] == ("this system", "measured here")
+    bem = next(row for row in published.rows if row[0] == "BEM")
+    assert bem[2:] == (79.4, 74.5, 79.0)
+    assert any("Blevins and Zettlemoyer (2020)" in note for note in published.notes)
+    rows = tuple(("mine", *r[1:]) for r in ROWS)  # a corpus of no framework set
+    other = _doc(hand_made(rows, name="mine"))
+    assert "published" not in other.tables
+    assert other.report.title.startswith("WSD on mine: ")

@@ -174,7 +174,7 @@ def _dataset_figure(rows: Sequence[SplitScore], bases: Sequence[str]) -> go.Figu
 
 
 def _published_table(ours: Mapping[str, float], whole: str) -> Table:
-    sets = [s for s in SETS if s in ours or s == whole]
+    sets = [s for s in SETS if s in ours]
     rows = [(p.name, "reported", *(p.f1.get(s) for s in sets)) for p in PUBLISHED]
     rows.append(("this system", "measured here", *(ours.get(s) for s in sets)))
     notes = tuple(f"{p.name}: {p.citation}." for p in PUBLISHED)
@@ -293,7 +293,8 @@ def eval_report(
         "instances."
     )  # fmt: skip
     ours = {r.group: r.f1 for r in datasets}
-    tables["published"] = _published_table(ours, whole)
+    if any(s in ours for s in SETS):  # only beside the framework's sets
+        tables["published"] = _published_table(ours, whole)
     mfs_rows = by_split.get("WordNet first sense", []) + by_split.get("SemCor MFS", [])
     tables["mfs"] = _split_table(
         mfs_rows, bases, "MFS: a gold key is the lemma's most frequent sense (WordNet's first "
@@ -335,10 +336,11 @@ def eval_report(
         Section("Summary", f"{sentence}\n\n{method}", tables=(summary,)),
         Section("F1 per dataset", tables=(tables["datasets"],),
                 figures=(_dataset_figure(datasets, bases),)),
-        Section("Published systems (reported figures, not re-run)",
-                tables=(tables["published"],)),
-        Section("Most frequent and less frequent senses", tables=(tables["mfs"],)),
     ]  # fmt: skip
+    if "published" in tables:
+        sections.append(Section("Published systems (reported figures, not re-run)",
+                                tables=(tables["published"],)))  # fmt: skip
+    sections.append(Section("Most frequent and less frequent senses", tables=(tables["mfs"],)))
     if "seen" in tables:
         sections.append(Section("Seen in training", tables=(tables["seen"],)))
     sections.append(
