@@ -51,6 +51,15 @@ def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
         assert (out / f"wsd-semeval2007.{suffix}").is_file()
     html = (out / "wsd-semeval2007.html").read_text()
     assert "plotly" in html.lower() and "Per part of speech" in html
+    # the report a paper can cite: intervals, splits, LaTeX, a CSV per table
+    saved = json.loads((out / "wsd-semeval2007.json").read_text())
+    assert saved["summary"]["F1"] == pytest.approx(entry["system"]["F1"])
+    assert saved["summary"]["F1_low"] < saved["summary"]["F1"] < saved["summary"]["F1_high"]
+    splits = {s["split"] for s in saved["splits"]}
+    assert {"WordNet first sense", "SemCor MFS", "seen in training", "candidates"} <= splits
+    assert len(saved["instances"]["rows"]) == 455
+    assert r"\toprule" in (out / "wsd-semeval2007.tex").read_text()
+    assert (out / "wsd-semeval2007.seen.csv").read_text().startswith("group,instances,F1")
     # the written key file, scored by the official rules, gives the reported numbers
     keys = out / "semeval2007.key.txt"
     assert len(keys.read_text().splitlines()) == 455

@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from workbench.bounds import COUNT, NON_NEGATIVE
+from workbench.cli import wsd_compare
 from workbench.cli.options import (
     add_dtype,
     add_former_name,
@@ -33,6 +34,7 @@ from workbench.fileio import check_writable, input_problem
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.outputs import claim_file, claim_files
+from workbench.reports.writers import write_text_atomic
 from workbench.wsd.baselines import SenseCounts
 from workbench.wsd.builds import semcor_frequencies, train_output_path
 from workbench.wsd.config import GLOSS_COMBINATIONS, GLOSS_POOLINGS, EncoderInfo
@@ -56,6 +58,13 @@ from workbench.wsd.report import (
     write_answers,
     write_json,
     write_wsd_report,
+)
+from workbench.wsd.reporting.document import eval_report, system_facts
+from workbench.wsd.reporting.files import (
+    json_text,
+    report_files,
+    report_json,
+    write_eval_report,
 )
 from workbench.wsd.scoring import format_table, scorer_output
 from workbench.wsd.store import check_index_output, save_index
@@ -200,6 +209,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("gold", type=path_arg)
     c.add_argument("system", type=path_arg)
     c.set_defaults(func=cmd_score)
+
+    wsd_compare.register(wsub)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -380,11 +391,12 @@ def claim_reports(
     answers: list[str],
     inputs: list[Path],
     json_files: Sequence[Path] = (),
+    files: Callable[[str], Sequence[str]] = report_names,
 ) -> None:
     """Claim (:func:`workbench.outputs.claim_files`), before any work, every file the command
-    writes: in ``--out``, the reports of ``stems`` and the key files of the corpora
-    ``answers``; and the ``json_files``; none of them twice."""
-    names = [n for stem in stems for n in report_names(stem)] + [answers_name(a) for a in answers]
+    writes: in ``--out``, the reports of ``stems`` (``files``: a stem's file names) and the
+    key files of the corpora ``answers``; and the ``json_files``; none of them twice."""
+    names = [n for stem in stems for n in files(stem)] + [answers_name(a) for a in answers]
     paths = [args.out / name for name in names] if args.out is not None else []
     claim_files([*paths, *json_files], overwrite=args.overwrite, inputs=inputs)
 
@@ -447,7 +459,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     corpora = [load_corpus(name, args.gold if args.data else None) for name in names]
     jsons = [_json_path(args.json, c.name) for c in corpora] if several else [args.json]
     claim_reports(args, [f"wsd-{c.name}" for c in corpora], [c.name for c in corpora], inputs,
-                  [p for p in jsons if p is not None])  # fmt: skip
+                  [p for p in jsons if p is not None], report_files)  # fmt: skip
     for corpus in corpora:
         if not corpus.n_gold_keys():
             raise DataError(
@@ -466,7 +478,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except DataError as exc:
             _say(f"  no SemCor for the MFS baseline: {exc}")
     train_set = None
-    tests, results, sweeps, used = [], [], [], []
+    tests, results, sweeps, used, runs = [], [], [], [], []
     for corpus in corpora:
         tests.append(corpus)
         run = evaluate_corpus(opened, corpus, wordnet, training,
@@ -474,6 +486,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                               on_stage=_say_stage_time)  # fmt: skip
         seconds.update(run.seconds)
         test, this, result = run.instances, run.index, run.evaluation
+        runs.append(run)
         used.append(this)
         results.append(result)
         bi = opened.biencoder
@@ -500,22 +513,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
     engines = sorted({getattr(i, "search_", None) or "none" for i in used})
     print(f"search: {', '.join(engines)}")  # faiss:cpu, faiss:gpu, torch:cuda, torch:cpu
     command = _rerun(args)
-    for i, (corpus, result, this) in enumerate(zip(tests, results, used)):
+    for i, (corpus, run, this) in enumerate(zip(tests, runs, used)):
+        if not (args.out or args.json):
+            break
         config_facts = {
             "system": _system_facts(this),
             **_provenance(opened, this, tests),
             "seconds": seconds,
         }
-        report = evaluation_report(result, config_facts, sweep=sweeps[i] if sweeps else (),
-                                   command=command,
-                                   title=f"WSD on {corpus.name}: {this.config.label}")  # fmt: skip
+        t_report = time.perf_counter()
+        facts = system_facts(opened, this, system_of(this), config_facts["system"]["description"])
+        doc = eval_report(run, corpus, wordnet, facts, config_facts,
+                          sweep=sweeps[i] if sweeps else (), command=command)  # fmt: skip
         if args.out:
-            paths = write_wsd_report(report, args.out, f"wsd-{corpus.name}", args.overwrite)
+            paths = write_eval_report(doc, args.out, f"wsd-{corpus.name}", args.overwrite)
             print(f"report: {paths['html']}")
         if args.json:
             path = args.json if len(tests) == 1 else _json_path(args.json, corpus.name)
-            write_json(report, path, args.overwrite)
+            write_text_atomic(path, json_text(report_json(doc)), args.overwrite)
             print(f"json: {path}")
+        _say_time(f"report {corpus.name}", time.perf_counter() - t_report)
     return 0
 
 

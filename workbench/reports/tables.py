@@ -1,7 +1,11 @@
 """Values and tables of a report (:mod:`workbench.reports.writers`): formatting, JSON conversion,
-and :class:`Table` rendered as a Markdown pipe table or an HTML table.
+and :class:`Table` rendered as a Markdown pipe table, an HTML table, CSV or a LaTeX (booktabs)
+table.
 
-Missing values (``None``, NaN) print as ``undefined`` (``null`` in JSON).
+Missing values (``None``, NaN) print as ``undefined`` (``null`` in JSON, empty in CSV, ``--``
+in LaTeX). Text is shown as text in every format: HTML is escaped, Markdown's markup characters
+are backslash-escaped (:func:`markdown_text`), LaTeX's special characters too
+(:func:`latex_text`).
 
 Example:
     >>> print(markdown_table(Table(columns=("layer", "anisotropy"), rows=((0, 0.41),))).strip())
@@ -12,9 +16,12 @@ Example:
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import html
+import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,22 +159,28 @@ def _is_numeric_column(table: Table, j: int) -> bool:
     )
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|&#!~])")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` shown as itself in Markdown: its markup characters (``\\ ` * _ [ ] < > | & #
+    ! ~``) backslash-escaped, newlines as spaces; ``markdown_text("<b>a_b</b>") ==
+    "\\<b\\>a\\_b\\</b\\>"``."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
 
 
 def markdown_table(table: Table) -> str:
     """``table`` as Markdown; see :class:`Table`."""
     lines = []
     if table.caption:
-        lines += [f"**{_md_escape(table.caption)}**", ""]
-    lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
+        lines += [f"**{markdown_text(table.caption)}**", ""]
+    lines.append("| " + " | ".join(markdown_text(c) for c in table.columns) + " |")
     align = ["---:" if _is_numeric_column(table, j) else "---" for j in range(len(table.columns))]
     lines.append("| " + " | ".join(align) + " |")
     for row in table.cells():
-        lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
+        lines.append("| " + " | ".join(markdown_text(c) for c in row) + " |")
     for note in table.notes:
-        lines += ["", f"*{_md_escape(note)}*"]
+        lines += ["", f"*{markdown_text(note)}*"]
     return "\n".join(lines) + "\n"
 
 
@@ -192,3 +205,63 @@ def html_table(table: Table) -> str:
     for note in table.notes:
         out.append(f'<p class="note">{esc(note)}</p>')
     return "\n".join(out)
+
+
+def csv_table(table: Table) -> str:
+    """``table`` as CSV text: a header row, then the rows with their full values (numbers
+    unrounded; missing values empty)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.columns)
+    for row in table.rows:
+        writer.writerow(["" if is_missing(v) else v for v in jsonable(list(row))])
+    return out.getvalue()
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "[": "{[}",  # a row starting with [ would be the optional argument of the \\ before it
+    "]": "{]}",
+}
+_LATEX_PATTERN = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIAL))
+
+
+def latex_text(text: str) -> str:
+    """``text`` shown as itself in LaTeX: ``\\ & % $ # _ { } ~ ^ < > [ ]`` escaped in one pass;
+    ``latex_text("50% of a_b") == "50\\% of a\\_b"``."""
+    return _LATEX_PATTERN.sub(lambda m: _LATEX_SPECIAL[m.group()], text)
+
+
+def latex_table(table: Table, label: str = "") -> str:
+    """``table`` as a LaTeX ``table`` float with a booktabs ``tabular`` (``\\toprule``,
+    ``\\midrule``, ``\\bottomrule``; needs ``\\usepackage{booktabs}``): numeric columns
+    right-aligned, text left; the caption and notes escaped; cells as :meth:`Table.cells`
+    prints them, ``undefined`` as ``--``."""
+    align = "".join("r" if _is_numeric_column(table, j) else "l" for j in range(len(table.columns)))
+    lines = ["\\begin{table}[t]", "\\centering"]
+    if table.caption:
+        lines.append(f"\\caption{{{latex_text(table.caption)}}}")
+    if label:
+        lines.append(f"\\label{{{latex_text(label)}}}")
+    lines += [f"\\begin{{tabular}}{{{align}}}", "\\toprule"]
+    lines.append(" & ".join(latex_text(c) for c in table.columns) + " \\\\")
+    lines.append("\\midrule")
+    for row in table.cells():
+        cells = ["--" if c == UNDEFINED else latex_text(c) for c in row]
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    for note in table.notes:
+        lines.append(f"\\par\\smallskip{{\\footnotesize {latex_text(note)}}}")
+    lines.append("\\end{table}")
+    return "\n".join(lines) + "\n"

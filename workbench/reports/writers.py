@@ -5,8 +5,13 @@ Every analysis (geometry, WSD evaluation, ...) builds one :class:`Report` out of
 full configuration that produced the numbers. The writers turn that into
 
 * Markdown (``to_markdown``): tables as GitHub pipe tables, figures listed by title;
-* HTML (``to_html``): one offline page, plotly.js inlined exactly once, every figure interactive;
+* HTML (``to_html``): one offline page, plotly.js inlined exactly once (or, ``compressed``,
+  gzip-compressed and unpacked by the browser: a page under 3 MB), every figure interactive;
 * JSON (``to_json``): config, tables as lists of records and any extra machine-readable ``data``.
+
+The configuration is folded (``<details>``) at the end of the Markdown and HTML pages, its long
+lists summarised as a count and a digest (:func:`summarised`; the full lists are in the JSON).
+Titles, prose and cells are text in every format (escaped for HTML and Markdown).
 
 Missing values (``None``, NaN) are printed as ``undefined`` in every format (``null`` in JSON),
 so a measure that cannot be computed never crashes a report. Values and tables are formatted by
@@ -23,7 +28,9 @@ Example::
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
+import gzip
 import html
 import json
 import os
@@ -34,11 +41,12 @@ from typing import Any
 
 from workbench import __version__
 from workbench.errors import InputError
+from workbench.fileio import sha256_json
 from workbench.outputs import output_file
-from workbench.reports.tables import (
-    Table,
-    jsonable,
-)
+from workbench.reports.tables import Table, jsonable, markdown_text
+
+#: Lists longer than this are shown as a count and a digest in Markdown and HTML.
+LIST_LIMIT = 20
 
 FORMATS = ("md", "html", "json")
 
@@ -105,26 +113,60 @@ def _figure_title(fig: Any, i: int) -> str:
     return title or f"Figure {i + 1}"
 
 
+def summarised(obj: Any, limit: int = LIST_LIMIT) -> Any:
+    """A JSON-safe copy of ``obj`` (:func:`jsonable`) for reading: every list longer than
+    ``limit`` replaced by ``"<n> items, sha256 <first 16 hex digits> (the full list in the
+    JSON)"``."""
+    value = jsonable(obj)
+    if isinstance(value, dict):
+        return {k: summarised(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) > limit:
+            digest = sha256_json(value)[:16]
+            return f"{len(value)} items, sha256 {digest} (the full list in the JSON)"
+        return [summarised(v, limit) for v in value]
+    return value
+
+
+def fenced(text: str, info: str = "") -> list[str]:
+    """``text`` as a Markdown code block whose fence is longer than any run of backticks in
+    it (so nothing in it ends the block)."""
+    runs = [len(r) for r in "".join(c if c == "`" else " " for c in text).split()]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return [fence + info, text, fence]
+
+
+def _config_text(report: Report) -> str:
+    return json.dumps(summarised(report.config), indent=2, sort_keys=True)
+
+
 def to_markdown(report: Report, heading_level: int = 1) -> str:
-    """The report as Markdown; sections become headings one level below the title."""
+    """The report as Markdown; sections become headings one level below the title; the
+    configuration folded at the end (long lists summarised)."""
     h = "#" * heading_level
-    parts = [f"{h} {report.title}", ""]
+    parts = [f"{h} {markdown_text(report.title)}", ""]
     if report.command:
-        parts += ["```", report.command, "```", ""]
+        parts += [*fenced(report.command), ""]
     for section in report.sections:
-        parts += [f"{h}# {section.title}", ""]
+        parts += [f"{h}# {markdown_text(section.title)}", ""]
         if section.text:
-            parts += [section.text.strip(), ""]
+            paras = [p.strip() for p in section.text.strip().split("\n\n") if p.strip()]
+            for para in paras:
+                parts += [markdown_text(para), ""]
         for table in section.tables:
             parts += [table.to_markdown()]
         for i, fig in enumerate(section.figures):
-            parts += [f"*Figure: {_figure_title(fig, i)} (interactive in the HTML report).*", ""]
+            title = markdown_text(_figure_title(fig, i))
+            parts += [f"*Figure: {title} (interactive in the HTML report).*", ""]
     parts += [
         f"{h}# Configuration",
         "",
-        "```json",
-        json.dumps(jsonable(report.config), indent=2, sort_keys=True),
-        "```",
+        "<details><summary>The full configuration (long lists summarised; all of it in the "
+        "JSON)</summary>",
+        "",
+        *fenced(_config_text(report), "json"),
+        "",
+        "</details>",
         "",
     ]
     parts += [f"*workbench {__version__}, {report.created}*", ""]
@@ -141,6 +183,28 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}td.undef{color:#999;fo
 p.note{font-size:0.85em;color:#555;margin:0.2em 0}
 pre{background:#f6f6f6;padding:0.8em;overflow-x:auto;font-size:0.85em}
 .figure{margin:1em 0}
+details{margin:1em 0}summary{cursor:pointer;font-weight:600}h1{font-size:1.6em}
+"""
+
+#: Draws the figures of a page whose plotly.js is gzip-compressed (``to_html(compressed=True)``).
+_UNPACK = """
+(async function () {
+  const packed = document.getElementById("plotly-gz").textContent.trim();
+  const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const code = await new Response(stream).text();
+  const script = document.createElement("script");
+  script.textContent = code;
+  document.head.appendChild(script);
+  for (const div of document.querySelectorAll("div.plotly-figure")) {
+    const spec = JSON.parse(document.getElementById(div.id + "-spec").textContent);
+    Plotly.newPlot(div.id, spec.data, spec.layout, {responsive: true});
+  }
+})().catch((e) => {
+  for (const div of document.querySelectorAll("div.plotly-figure")) {
+    div.textContent = "This browser cannot unpack the figures (" + e + ").";
+  }
+});
 """
 
 
@@ -149,8 +213,36 @@ def _text_html(text: str) -> str:
     return "\n".join(f"<p>{html.escape(p)}</p>" for p in paras)
 
 
-def to_html(report: Report) -> str:
-    """The report as one self-contained HTML page (plotly.js inlined once; works offline)."""
+def _figure_html(fig: Any, div_id: str, compressed: bool) -> str:
+    if not compressed:
+        return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id)
+    spec = fig.to_json().replace("</", "<\\/")
+    return (
+        f'<div id="{div_id}" class="plotly-figure" style="height:450px"></div>'
+        f'<script type="application/json" id="{div_id}-spec">{spec}</script>'
+    )
+
+
+def _plotly_script(compressed: bool) -> str:
+    from plotly.offline import get_plotlyjs
+
+    if not compressed:
+        return f'<script type="text/javascript">{get_plotlyjs()}</script>'
+    packed = base64.b64encode(gzip.compress(get_plotlyjs().encode("utf-8"), 6, mtime=0))
+    return (
+        f'<script type="application/octet-stream" id="plotly-gz">{packed.decode("ascii")}'
+        f"</script><script>{_UNPACK}</script>"
+    )
+
+
+def to_html(report: Report, compressed: bool = False) -> str:
+    """The report as one self-contained HTML page (plotly.js inlined once; works offline).
+
+    Args:
+        compressed: plotly.js inlined gzip-compressed (base64, 2 MB instead of 4.8 MB) and
+            unpacked by the browser (``DecompressionStream``, in every current browser), which
+            then draws the figures from their JSON; False: plotly.js as is.
+    """
     esc = html.escape
     body: list[str] = [f"<h1>{esc(report.title)}</h1>"]
     if report.command:
@@ -162,25 +254,24 @@ def to_html(report: Report) -> str:
             body.append(_text_html(section.text))
         body += [t.to_html() for t in section.tables]
         for fig in section.figures:
-            div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"figure-{n_fig}")
+            div = _figure_html(fig, f"figure-{n_fig}", compressed)
             body.append(f'<div class="figure">{div}</div>')
             n_fig += 1
-    cfg = json.dumps(jsonable(report.config), indent=2, sort_keys=True)
     body += [
         "<h2>Configuration</h2>",
-        f"<pre>{esc(cfg)}</pre>",
+        "<details><summary>The full configuration (long lists summarised; all of it in the "
+        "JSON)</summary>",
+        f"<pre>{esc(_config_text(report))}</pre>",
+        "</details>",
         f'<p class="note">workbench {esc(__version__)}, {esc(report.created)}</p>',
     ]
-    script = ""
-    if n_fig:
-        from plotly.offline import get_plotlyjs
-
-        script = f'<script type="text/javascript">{get_plotlyjs()}</script>'
+    script = _plotly_script(compressed) if n_fig else ""
+    head, tail = ("", script) if compressed else (script, "")  # unpacked after the figures' divs
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{esc(report.title)}</title><style>{_CSS}</style>{script}</head>\n<body>\n"
+        f"<title>{esc(report.title)}</title><style>{_CSS}</style>{head}</head>\n<body>\n"
         + "\n".join(body)
-        + "\n</body></html>\n"
+        + f"\n{tail}</body></html>\n"
     )
 
 

@@ -88,12 +88,15 @@ class LemmaErrors:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Everything :func:`evaluate` measured (``datasets`` ends with the whole test corpus)."""
+    """Everything :func:`evaluate` measured (``datasets`` ends with the whole test corpus);
+    ``baseline_answers``: baseline name -> ``{instance id: key}``, as given to it (for the
+    report's per-instance splits and paired tests)."""
 
     datasets: tuple[DatasetResult, ...]
     predictions: dict[str, Prediction]
     errors: tuple[LemmaErrors, ...]
     seconds: dict[str, float] = field(default_factory=dict)
+    baseline_answers: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _subset(keys: Mapping[str, object], ids: set[str]) -> dict:
@@ -197,6 +200,7 @@ def evaluate(
         predictions=dict(zip(test.ids, preds)),
         errors=lemma_errors(test, preds),
         seconds={"select_vectors": t1 - t0, "predict": t2 - t1, "score": time.perf_counter() - t2},
+        baseline_answers={b: dict(a) for b, a in baselines.items()},
     )
 
 

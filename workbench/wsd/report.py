@@ -1,10 +1,14 @@
-"""WSD evaluation reports (Markdown, self-contained HTML with plotly, JSON) and key files.
+"""WSD reports of the layer sweep (``workbench wsd layers``), the tables the evaluation report
+reuses, and key files.
 
-Built on :mod:`workbench.reports.writers`. A report holds F1 per dataset and ALL with the baselines
-on the same run, per POS, per prediction type, the per-layer curve raw vs standardized (when a
-sweep is given), the lemmas with most errors and their confusions, and the full configuration with
-the data checksums. Its JSON has, besides the generic report content, a top-level ``datasets``
-entry: ``{name: {"n": ..., "system": {"P", "R", "F1"}, "<baseline>": {...}}}`` (percentages).
+``workbench wsd eval`` writes the fuller report of :mod:`workbench.wsd.reporting.document`
+(intervals, splits, errors in words, LaTeX); :func:`evaluation_report` is the simpler one, which
+the layer sweep uses. Built on :mod:`workbench.reports.writers`. A report holds F1 per dataset
+and ALL with the baselines on the same run, per POS, per prediction type, the per-layer curve raw
+vs standardized (when a sweep is given), the lemmas with most errors and their confusions, and the
+full configuration with the data checksums. Its JSON has, besides the generic report content, a
+top-level ``datasets`` entry: ``{name: {"n": ..., "system": {"P", "R", "F1"}, "<baseline>":
+{...}}}`` (percentages).
 
 Example::
 

@@ -1,0 +1,71 @@
+"""Two saved evaluations compared: deltas, paired p-values, the instances that differ."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.wsd.reporting.handmade import B2, P2, ROWS, hand_made
+from workbench.cli.main import main
+from workbench.errors import DataError
+from workbench.wsd.reporting.compare import compare_tables, load_eval
+from workbench.wsd.reporting.document import eval_report
+from workbench.wsd.reporting.files import write_eval_report
+
+MANY = ROWS * 40  # 240 instances: ids are numbered, so each is its own
+
+
+def _saved(tmp_path, name, rows=ROWS, predicted=None):
+    made = hand_made(rows, predicted)
+    doc = eval_report(made.run, made.corpus, made.wordnet, made.facts, {}, n_boot=200)
+    return write_eval_report(doc, tmp_path / name, "wsd-ALL")["json"]
+
+
+def test_identical_systems_differ_nowhere_with_p_1(tmp_path):
+    a = load_eval(_saved(tmp_path, "a"))
+    cmp = compare_tables(a.table, a.table, "ALL")
+    assert cmp.differences == () and cmp.n_common == 6
+    assert {g.p_value for g in cmp.groups} == {1.0}
+    assert {g.delta for g in cmp.groups} == {0.0}
+
+
+def test_a_large_difference_has_a_small_p_and_lists_the_instances(tmp_path):
+    n = len(MANY)
+    fixed = {i: MANY[i][3] for i in range(n)}  # every answer right
+    a = load_eval(_saved(tmp_path, "a", MANY, fixed))
+    b = load_eval(_saved(tmp_path, "b", MANY))
+    cmp = compare_tables(a.table, b.table, "ALL", n_boot=1000, seed=0)
+    whole = next(g for g in cmp.groups if (g.split, g.group) == ("dataset", "ALL"))
+    assert (whole.f1_a, whole.f1_b, whole.delta) == (100.0, 50.0, 50.0)
+    assert whole.p_value < 0.01
+    assert len(cmp.differences) == n // 2 and all(d.a_right and not d.b_right
+                                                   for d in cmp.differences)  # fmt: skip
+    zero_shot = next(g for g in cmp.groups if g.group == "0 (zero-shot)")
+    assert (zero_shot.f1_a, zero_shot.f1_b) == (100.0, 0.0)
+
+
+def test_compare_on_the_command_line(tmp_path, capsys):
+    a = _saved(tmp_path, "a")
+    b = _saved(tmp_path, "b", predicted={4: P2})  # i4 now right
+    out = tmp_path / "cmp"
+    assert main(["wsd", "compare", str(a), str(b), "--out", str(out), "--n-boot", "200"]) == 0
+    printed = capsys.readouterr().out
+    assert "| dataset | ALL | 6 | 50.000 | 66.667 | -16.667 |" in printed
+    assert "semeval2007.d000.s004.t000" in printed
+    saved = json.loads((out / "compare.json").read_text())
+    assert saved["data"]["differences"][0]["b_right"] is True
+    assert (out / "compare.html").is_file() and (out / "compare.md").is_file()
+
+
+def test_other_test_data_or_an_old_report_is_refused(tmp_path, capsys):
+    a = load_eval(_saved(tmp_path, "a"))
+    rows = list(ROWS)
+    rows[0] = (*rows[0][:3], B2, *rows[0][4:])
+    other = load_eval(_saved(tmp_path, "b", tuple(rows)))
+    with pytest.raises(DataError, match="other gold keys"):
+        compare_tables(a.table, other.table, "ALL")
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"datasets": {}}))
+    assert main(["wsd", "compare", str(old), str(old)]) == 2
+    assert "no per-instance table" in capsys.readouterr().err

@@ -1,0 +1,98 @@
+"""A WSD system's errors in words: the sentence, the gold and the predicted sense's definitions.
+
+:func:`error_examples` picks the wrong answers to show: for the lemmas with most errors, their
+first few wrong instances; and a seeded sample of all the errors. Each :class:`ErrorExample`
+carries the sentence with the word marked ``[thus]``, both keys with their WordNet definitions
+and the answer's score margin. Everything in it is plain text: the report's writers escape it.
+
+Example::
+
+    lemmas, sample = error_examples(table, corpus, wordnet)
+    lemmas[0].sentence, lemmas[0].gold_definition, lemmas[0].predicted_definition
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.corpora.occurrences import sense_glosses
+from workbench.corpora.readers import Corpus
+from workbench.lexicon.wordnet import WordNet
+from workbench.wsd.reporting.instances import InstanceTable
+from workbench.wsd.reporting.intervals import SEED
+
+
+@dataclass(frozen=True)
+class ErrorExample:
+    """One wrong answer, in words.
+
+    Attributes:
+        id, lemma: the instance and its ``lemma.POS``; wrong, total: that lemma's errors and
+            instances.
+        sentence: the sentence, the word in ``[brackets]`` ("" when the corpus lacks it).
+        gold, gold_definition: the first gold key and its WordNet definition.
+        predicted, predicted_definition: the answer ("" when none) and its definition.
+        margin: the answer's lead over the runner-up (NaN without one).
+    """
+
+    id: str
+    lemma: str
+    wrong: int
+    total: int
+    sentence: str
+    gold: str
+    gold_definition: str
+    predicted: str
+    predicted_definition: str
+    margin: float
+
+
+def _sentences(corpus: Corpus, ids: set[str]) -> dict[str, str]:
+    out = {}
+    for sentence, inst in corpus.instances():
+        if inst.id in ids:
+            words = [f"[{w}]" if i == inst.index else w for i, w in enumerate(sentence.words)]
+            out[inst.id] = " ".join(words)
+    return out
+
+
+def error_examples(
+    table: InstanceTable,
+    corpus: Corpus,
+    wordnet: WordNet,
+    top_lemmas: int = 10,
+    per_lemma: int = 2,
+    sample: int = 25,
+    seed: int = SEED,
+) -> tuple[list[ErrorExample], list[ErrorExample]]:
+    """``(by_lemma, sample)``: the first ``per_lemma`` wrong instances of each of the
+    ``top_lemmas`` lemmas with most errors (most errors first, ties by instances, then name),
+    and ``sample`` wrong instances drawn without replacement with ``seed`` (in corpus order)."""
+    names = [f"{lm}.{p}" for lm, p in zip(table.lemma, table.pos)]
+    wrong_rows = np.flatnonzero(table.credit < 1)
+    total = Counter(names)
+    wrong = Counter(names[i] for i in wrong_rows)
+    ranked = sorted(wrong, key=lambda n: (-wrong[n], -total[n], n))[:top_lemmas]
+    chosen: list[int] = []
+    for name in ranked:
+        chosen += [int(i) for i in wrong_rows if names[i] == name][:per_lemma]
+    rng = np.random.default_rng(seed)
+    k = min(sample, len(wrong_rows))
+    drawn = sorted(int(i) for i in rng.choice(wrong_rows, size=k, replace=False)) if k else []
+    rows = set(chosen) | set(drawn)
+    text = _sentences(corpus, {table.ids[i] for i in rows})
+    keys = [k for i in rows for k in (table.gold[i][0], table.predicted[i]) if k]
+    glosses = sense_glosses(wordnet, keys)
+
+    def example(i: int) -> ErrorExample:
+        gold, predicted = table.gold[i][0], table.predicted[i] or ""
+        return ErrorExample(
+            table.ids[i], names[i], wrong[names[i]], total[names[i]], text.get(table.ids[i], ""),
+            gold, glosses.get(gold, ""), predicted, glosses.get(predicted, ""),
+            float(table.margin[i]),
+        )  # fmt: skip
+
+    return [example(i) for i in chosen], [example(i) for i in drawn]
