@@ -66,9 +66,9 @@ from workbench.encoding.device import (
 from workbench.encoding.dtype_probe import ProbeShape
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.exported.backend import Backend, BackendChoice, choose_backend
-from workbench.encoding.exported.make import ExportRefused, ModelFacts, make_export
+from workbench.encoding.exported.make import ExportRefused, make_export
 from workbench.encoding.exported.runtime import OnnxModel
-from workbench.encoding.exported.store import ExportRecord
+from workbench.encoding.exported.store import ExportRecord, ModelFacts
 from workbench.encoding.pipeline.budget import BudgetChoice, measure_batch_tokens
 from workbench.encoding.pipeline.overlap import PipelineConfig, run_overlapped
 from workbench.encoding.pipeline.stream import BatchStream

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import tempfile
 import warnings
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from workbench.encoding.exported.store import (
     OPSET,
     RECORD_FILE,
     ExportRecord,
+    ModelFacts,
     exports_dir,
     put_in_place,
     read_export,
@@ -56,23 +57,6 @@ PROBE = (
 
 class ExportRefused(ModelLoadError):
     """The export disagreed with the torch model on the probe (or could not be made)."""
-
-
-@dataclass(frozen=True)
-class ModelFacts:
-    """What the encoder read off the torch model, kept in the export's record."""
-
-    fingerprint: str
-    n_layers: int
-    dim: int
-    max_length: int
-    head: tuple[int, ...]
-    tail: tuple[int, ...]
-    pad: int
-    unk: int | None
-    model_max_length: int
-    architecture: str
-    parameters: int
 
 
 class _Stacked:

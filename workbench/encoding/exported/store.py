@@ -51,27 +51,21 @@ REFUSAL_FILE = "refused.json"
 
 
 @dataclass(frozen=True)
-class ExportRecord:
-    """What ``export.json`` says: the export's identity, the model's facts and the checks.
+class ModelFacts:
+    """What the encoder reads off the torch model and an export keeps, so that the model answers
+    without being loaded.
 
     Attributes:
-        fingerprint, dtype, opset, format: what the export is of (its folder's name).
+        fingerprint: the model's content fingerprint.
         n_layers, dim: hidden layers and width; the graph gives ``n_layers + 1`` states.
         max_length: the longest input the model takes (special tokens included).
         head, tail, pad: the special token ids around every window, and the padding id.
         unk: the unknown token's id (None: the tokenizer has none).
         model_max_length: the tokenizer's own input limit.
         architecture, parameters: the torch model's class name and parameter count.
-        probe_error, tolerance: the probe's largest difference against torch, relative to
-            the largest value of each hidden state, and the most that was accepted.
-        model_sha256, tokenizer_sha256: the two files' digests.
-        versions: torch, transformers and onnxruntime at export time.
     """
 
     fingerprint: str
-    dtype: str
-    opset: int
-    format: int
     n_layers: int
     dim: int
     max_length: int
@@ -82,6 +76,24 @@ class ExportRecord:
     model_max_length: int
     architecture: str
     parameters: int
+
+
+@dataclass(frozen=True)
+class ExportRecord(ModelFacts):
+    """What ``export.json`` says: the model's facts (:class:`ModelFacts`), the export's identity
+    and the checks.
+
+    Attributes:
+        dtype, opset, format: what the export is (with the fingerprint, its folder's name).
+        probe_error, tolerance: the probe's largest difference against torch, relative to
+            the largest value of each hidden state, and the most that was accepted.
+        model_sha256, tokenizer_sha256: the two files' digests.
+        versions: torch, transformers, onnx and onnxruntime at export time.
+    """
+
+    dtype: str
+    opset: int
+    format: int
     probe_error: float
     tolerance: float
     model_sha256: str
