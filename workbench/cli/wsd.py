@@ -300,12 +300,14 @@ def _changes(args) -> dict[str, object]:
 
 
 def _system_facts(index) -> dict:
-    """The system an index was built as, for reports: name, description, note."""
+    """The system an index was built as, for reports: name, description, its index's settings
+    (``SenseIndexConfig.label``), note."""
     name = system_of(index)
     known = SYSTEMS.get(name)
     return {
         "name": name,
         "description": known.description if known else "settings given on the command line",
+        "settings": index.config.label,
         "note": system_note(index),
     }
 

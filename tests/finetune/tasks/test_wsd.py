@@ -440,7 +440,7 @@ def test_the_trained_gloss_vectors_join_centroids_built_here(trained, semcor, tm
     assert code == 0, captured.err
     assert TRAINED_ON not in captured.out  # not the bi-encoder's own answers
     facts = json.loads(report.read_text())
-    assert "+gloss(trained,0.5)" in facts["title"]
+    assert "+gloss(trained,0.5)" in json.dumps(facts)  # the settings, in the configuration
     assert "--system plain" in facts["command"]
     # ... and for the bi-encoder (the default system), which has no such settings, refused
     code = main(["wsd", "eval", "--model", str(out), "--data", str(data), "--gloss-weight",
