@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from devtools.appserver import AppServer, Started
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -24,3 +25,15 @@ def app_server() -> Iterator[Started]:
         with app as url:
             yield Started(url)
     assert app.proc is not None and app.proc.poll() is not None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium through Playwright, one per test module (skipped without it)."""
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -20,7 +20,7 @@ import pandas
 import pytest
 
 from devtools.appserver import AppServer, Started, fresh, preload_status, wait_preloaded
-from devtools.browser import CHROMIUM, CHROMIUM_ARGS, FIRST_VIEWS, wait_run_ended
+from devtools.browser import FIRST_VIEWS, wait_run_ended
 from webapp.offered_models import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,17 +29,6 @@ SLOW_MS = 240_000
 WIDTH = 1280
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _page(browser):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import CHROMIUM, CHROMIUM_ARGS, EXCEPTION, wait_run_ended
+from devtools.browser import EXCEPTION, wait_run_ended
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.disambiguate import likely_target
 
@@ -29,17 +29,6 @@ def server(app_server):
     """The session's server (``tests/webapp/conftest.py``)."""
     ARTIFACTS.mkdir(exist_ok=True)
     return app_server.take()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _page(browser):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import CHROMIUM, CHROMIUM_ARGS, EXCEPTION, FIRST_VIEWS, wait_run_ended
+from devtools.browser import EXCEPTION, FIRST_VIEWS, wait_run_ended
 
 REPO = Path(__file__).resolve().parents[2]
 #: Where the pictures go: ``WORKBENCH_SCREENSHOTS_DIR`` (relative to the repository), else the
@@ -45,17 +45,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def server(app_server):
     """The session's server (``tests/webapp/conftest.py``)."""
     return app_server.take()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.mark.parametrize(("path", "name", "view"), PAGES, ids=[p[1] for p in PAGES])
