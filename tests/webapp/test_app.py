@@ -91,16 +91,17 @@ def test_the_server_imports_no_torch_before_it_answers():
 
 
 def test_the_preloaded_model_and_wsd_system_import_no_torch(default_encoder):
-    """The preload's model and WSD system answer on ONNX Runtime (their exports made by the
-    session's default encoder): the server holds no torch until a page trains."""
+    """The preload's model and WSD system answer on ONNX Runtime once their exports exist:
+    the server holds no torch until a page trains."""
     steps = ("the packaged model", "the WSD bi-encoder")
     code = (
         "import sys, webapp.preload as p\n"
         f"[work() for name, work in p.STEPS if name in {steps!r}]\n"
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
-                          text=True, timeout=300, check=True)  # fmt: skip
+    for _ in range(2):  # the first run makes the exports it lacks; the second finds them
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                              text=True, timeout=300, check=True)  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr[-2000:]
 
 
