@@ -32,8 +32,14 @@ def pages() -> list[st.Page]:
 
 
 def main() -> None:
-    """One visitor's script run: the page, the sidebar, the chosen page, the model's facts."""
+    """One visitor's script run (marked as one, :func:`webapp.startup.visitor_run`)."""
     webapp.startup.start()  # started by the server already; here for a server without it
+    with webapp.startup.visitor_run():  # the preload's later steps wait meanwhile
+        run_page()
+
+
+def run_page() -> None:
+    """The page's settings, the sidebar, the chosen page and the model's facts."""
     st.set_page_config(page_title="Embedding workbench", page_icon=":material/biotech:",
                        layout="wide")  # fmt: skip
     webapp.layout.compact_page()  # the main figure on a projector's first screen

@@ -127,6 +127,9 @@ def _umap() -> None:
     Projector(n_neighbors=5, random_state=0).fit(points)
 
 
+#: How many of :data:`STEPS` the first page a visitor opens (Explore) needs: the later ones
+#: stand aside while a visitor's page runs (:func:`webapp.startup.yield_to_visitors`).
+FIRST_VIEW_STEPS = 3
 #: What the server loads at start, in order: the model first, then each page's default view in
 #: the order a visitor meets the pages (Explore, Geometry, Senses, Corpus map, WSD).
 STEPS: tuple[tuple[str, Callable[[], None]], ...] = (

@@ -4,8 +4,11 @@ message for a step that failed.
 
 ``app.py`` declares ``st.App`` with :func:`lifespan`: Streamlit's server runs it before it
 accepts connections, and it only starts the thread, so the health check answers at once. This
-module imports neither torch nor the library: the thread imports :mod:`webapp.preload` (torch,
-the model code) while the server already answers and the browser loads the page. A step that
+module imports neither torch nor the library: the thread imports :mod:`webapp.preload` (the
+library, the model code) while the server already answers and the browser loads the page. The
+steps a first page does not need stand aside while a visitor's page runs, and for the first
+seconds until a first visitor's page is drawn (:func:`yield_to_visitors`; ``app.py`` marks each
+run with :func:`visitor_run`), so the first chart does not share two cores with them. A step that
 fails is recorded, logged, and shown as an in-page message by :func:`show_failures`; it never
 stops the server, and the page that needs the resource tries again and reports its own error.
 
@@ -23,7 +26,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -57,13 +60,88 @@ def _status() -> tuple[list[Step], threading.Lock]:
     return [], threading.Lock()  # filled when the preload's steps are known (imported)
 
 
-def run_steps(steps: Sequence[tuple[str, Callable[[], None]]] | None = None) -> list[Step]:
+class Visits:
+    """The visitors' script runs under way, so the preload can stand aside while one runs.
+
+    Attributes:
+        active: how many script runs are under way now.
+        finished: set once a first script run has ended.
+        condition: guards ``active``; notified when a run ends.
+    """
+
+    def __init__(self) -> None:
+        self.active = 0
+        self.finished = threading.Event()
+        self.condition = threading.Condition()
+
+
+@st.cache_resource
+def visits_now() -> Visits:
+    """This server's record of visitors' runs (one per process)."""
+    return Visits()
+
+
+@contextlib.contextmanager
+def visitor_run() -> Iterator[None]:
+    """Mark one visitor's script run (``app.py`` wraps each run in it): the preload's later
+    steps wait while runs are under way (:func:`yield_to_visitors`)."""
+    visits = visits_now()
+    with visits.condition:
+        visits.active += 1
+    try:
+        yield
+    finally:
+        with visits.condition:
+            visits.active -= 1
+            visits.finished.set()
+            visits.condition.notify_all()
+
+
+#: Seconds after the preload starts within which a first visitor is expected (a browser opened
+#: with the server): until then, and while a visitor's run is under way, the steps a first
+#: page does not need wait.
+FIRST_VISIT_SECONDS = 2.0
+#: The longest one later step waits for visitors' runs to end (every wait has a deadline).
+MAX_YIELD_SECONDS = 15.0
+
+
+def yield_to_visitors(started: float, clock: Callable[[], float] = time.monotonic) -> float:
+    """Wait while a visitor's script run is under way, and, within :data:`FIRST_VISIT_SECONDS`
+    of ``started`` (the preload's start on ``clock``), until a first run has ended; at most
+    :data:`MAX_YIELD_SECONDS`. Returns the seconds waited.
+
+    On two cores the preload's later steps (Geometry's table, UMAP's compiled code, the maps)
+    take the CPU and the interpreter from the first page's own run; standing aside gives that
+    page its chart first, and the preload goes on as soon as it is drawn."""
+    visits = visits_now()
+    t0 = clock()
+    deadline = t0 + MAX_YIELD_SECONDS
+
+    def waiting() -> bool:
+        now = clock()
+        if now >= deadline:
+            return False
+        early = now < started + FIRST_VISIT_SECONDS and not visits.finished.is_set()
+        return visits.active > 0 or early
+
+    with visits.condition:
+        while waiting():
+            visits.condition.wait(timeout=0.05)
+    return clock() - t0
+
+
+def run_steps(
+    steps: Sequence[tuple[str, Callable[[], None]]] | None = None, first_view: int | None = None
+) -> list[Step]:
     """Run ``steps`` (by default :data:`webapp.preload.STEPS`, imported here) one after the
-    other, recording each one's state; returns the record."""
+    other, recording each one's state; returns the record. The steps from index ``first_view``
+    on (by default :data:`webapp.preload.FIRST_VIEW_STEPS`; None with explicit ``steps``: none)
+    each wait for visitors' runs first (:func:`yield_to_visitors`)."""
+    started = time.monotonic()
     record, lock = _status()
     if steps is None:
-        try:  # torch and the library: after the server answers
-            from webapp.preload import STEPS
+        try:  # the library: after the server answers
+            from webapp.preload import FIRST_VIEW_STEPS, STEPS
         except Exception as exc:  # noqa: BLE001 - shown on the page; the server lives on
             log.warning("the preload's code could not be imported", exc_info=True)
             with lock:
@@ -71,10 +149,12 @@ def run_steps(steps: Sequence[tuple[str, Callable[[], None]]] | None = None) -> 
                     Step("the preload's code", "failed", 0.0, f"{type(exc).__name__}: {exc}")
                 ]
             return record
-        steps = STEPS
+        steps, first_view = STEPS, FIRST_VIEW_STEPS
     with lock:
         record[:] = [Step(name) for name, _ in steps]
-    for (name, work), step in zip(steps, record):
+    for index, ((name, work), step) in enumerate(zip(steps, record)):
+        if first_view is not None and index >= first_view:
+            yield_to_visitors(started)
         with lock:
             step.state = "running"
         t = time.perf_counter()
@@ -120,7 +200,7 @@ async def lifespan(app: Any) -> AsyncIterator[dict[str, Any]]:
 
 #: The server's route that tells how far the preload is (JSON; for a deployment's readiness
 #: check and the tests): ``{"ready": bool, "steps": [{"name", "state", "seconds", "error"}]}``,
-#: ``steps`` empty while the preload still imports torch and the library.
+#: ``steps`` empty while the preload still imports the library.
 STATUS_PATH = "/_workbench/preload"
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from workbench.bounds import POSITIVE, PROBABILITY, SEED, Bound
 from workbench.errors import InputError
+from workbench.viz.compiled import import_umap
 
 Method = Literal["umap", "pca", "tsne"]
 METHODS: tuple[str, ...] = ("umap", "pca", "tsne")
@@ -83,8 +84,7 @@ def _make_estimator(cfg: ProjectionConfig, n_points: int) -> Any:
             init="pca",
             random_state=cfg.random_state,
         )
-    import umap
-
+    umap = import_umap()
     small = n_points <= cfg.n_components + 2  # spectral init needs a few more points
     return umap.UMAP(
         n_components=cfg.n_components,

@@ -1,0 +1,64 @@
+"""The preload stands aside for visitors: later steps wait while a visitor's script run is under
+way, and in the first seconds until a first run has ended; every wait has a deadline."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import webapp.startup as startup
+
+
+@pytest.fixture(autouse=True)
+def fresh_visits():
+    startup.visits_now.clear()
+    yield
+    startup.visits_now.clear()
+
+
+def test_no_visitor_and_the_first_seconds_past_means_no_wait():
+    assert startup.yield_to_visitors(time.monotonic() - 60) < startup.FIRST_VISIT_SECONDS
+
+
+def test_a_later_step_waits_for_a_visitors_run_to_end():
+    inside, release, ended = threading.Event(), threading.Event(), threading.Event()
+
+    def visitor() -> None:
+        with startup.visitor_run():
+            inside.set()
+            release.wait(10)
+        ended.set()
+
+    thread = threading.Thread(target=visitor)
+    thread.start()
+    inside.wait(10)
+    threading.Timer(0.3, release.set).start()
+    startup.yield_to_visitors(time.monotonic() - 60)
+    assert ended.is_set() or startup.visits_now().active == 0  # it returned after the run ended
+    thread.join(10)
+
+
+def test_in_the_first_seconds_it_waits_for_a_first_visit(monkeypatch):
+    monkeypatch.setattr(startup, "FIRST_VISIT_SECONDS", 0.3)
+    assert startup.yield_to_visitors(time.monotonic()) >= 0.25
+    with startup.visitor_run():
+        pass  # a first run ended: no more waiting for one
+    assert startup.yield_to_visitors(time.monotonic()) < 0.25
+
+
+def test_a_run_that_never_ends_holds_the_preload_no_longer_than_the_deadline(monkeypatch):
+    monkeypatch.setattr(startup, "MAX_YIELD_SECONDS", 0.2)
+    startup.visits_now().active += 1  # a run under way that does not end
+    waited = startup.yield_to_visitors(time.monotonic() - 60)
+    assert waited >= 0.2 and startup.visits_now().active == 1
+
+
+def test_run_steps_yields_only_from_the_first_view_on(monkeypatch):
+    calls: list[str] = []
+    monkeypatch.setattr(startup, "yield_to_visitors", lambda started: calls.append("yield"))
+    steps = [(n, lambda n=n: calls.append(n)) for n in ("model", "view", "umap")]
+    record = startup.run_steps(steps, first_view=2)
+    assert calls == ["model", "view", "yield", "umap"]
+    assert [s.state for s in record] == ["done", "done", "done"]
