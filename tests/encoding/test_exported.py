@@ -14,7 +14,7 @@ import pytest
 
 from workbench import Encoder
 from workbench.cli.main import main
-from workbench.encoding.exported import make
+from workbench.encoding.exported import make, quantize
 from workbench.encoding.exported.backend import choose_backend
 from workbench.encoding.exported.store import (
     MODEL_FILE,
@@ -227,3 +227,56 @@ def test_the_exports_tokenizer_cuts_and_marks_texts_as_transformers_does(default
     got = onnx_side(words, is_split_into_words=True)
     assert got["input_ids"] == want["input_ids"]
     assert [got.word_ids(i) for i in range(2)] == [want.word_ids(i) for i in range(2)]
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine of each pair of rows of two ``(n, layers, dim)`` arrays: ``(n, layers)``."""
+    return (a * b).sum(-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+
+
+def test_int8_is_made_from_the_float32_export_checked_and_found_again(tiny_model_dir, own_exports):
+    exact = Encoder(str(tiny_model_dir), device="cpu")
+    quick = Encoder(str(tiny_model_dir), device="cpu", dtype="int8")
+    assert quick.backend.name == "onnx" and quick.dtype_name == "int8"
+    folder = export_folder(quick.fingerprint, "int8")
+    assert "int8 export made now" in quick.backend.reason and str(folder) in quick.backend.reason
+    record = json.loads((folder / RECORD_FILE).read_text())
+    assert record["dtype"] == "int8" and record["probe_error"] <= record["tolerance"]
+    assert (
+        record["model_sha256"]
+        != json.loads((export_folder(exact.fingerprint) / RECORD_FILE).read_text())["model_sha256"]
+    )  # another graph: its weights are int8
+    a, b = quick.encode(SENTENCES), exact.encode(SENTENCES)
+    assert a.words == b.words
+    np.testing.assert_array_equal(a.vectors[:, 0], b.vectors[:, 0])  # embeddings: untouched
+    assert not np.array_equal(a.vectors[:, -1], b.vectors[:, -1])
+    assert cosines(a.vectors[:, 1:], b.vectors[:, 1:]).min() > 0.9
+    again = Encoder(str(tiny_model_dir), device="cpu", dtype="int8")
+    assert again.backend.reason.endswith(str(folder))
+    np.testing.assert_array_equal(again.encode(SENTENCES).vectors, a.vectors)
+
+
+def test_int8_answers_on_onnx_runtime_or_says_why_not(tiny_model_dir, own_exports, monkeypatch):
+    with pytest.raises(InputError, match="int8 runs on ONNX Runtime only"):
+        Encoder(str(tiny_model_dir), device="cpu", dtype="int8", backend="torch")
+    with pytest.raises(InputError, match="int8.*torch.compile"):
+        Encoder(str(tiny_model_dir), device="cpu", dtype="int8", compile=True)
+    monkeypatch.setattr(quantize, "TOLERANCE", -1.0)  # nothing agrees
+    with pytest.raises(InputError, match="int8 export was refused.*cosine"):
+        Encoder(str(tiny_model_dir), device="cpu", dtype="int8")
+    fingerprint = Encoder(str(tiny_model_dir), device="cpu").fingerprint  # float32 answers
+    assert refusal_path(fingerprint, "int8").is_file()
+    monkeypatch.setattr(quantize, "TOLERANCE", 0.1)
+    with pytest.raises(InputError, match="refused"):  # recorded: not tried again
+        Encoder(str(tiny_model_dir), device="cpu", dtype="int8")
+
+
+def test_int8_on_the_command_line_keeps_the_packaged_models_answer(default_encoder, capsys):
+    argv = ["wsd", "disambiguate", "She sat on the bank and watched the river.", "--word", "bank"]
+    assert main([*argv, "--dtype", "int8"]) == 0
+    quick = capsys.readouterr().out
+    assert main(argv) == 0
+    exact = capsys.readouterr().out
+    chosen = [[line.split()[2] for line in out.splitlines() if line.startswith("*")]
+              for out in (quick, exact)]  # fmt: skip
+    assert chosen[0] == chosen[1] == ["bank%1:17:01::"]  # the same answer, the river's bank

@@ -22,7 +22,7 @@ from workbench.encoding.exported.backend import BACKENDS
 from workbench.errors import InputError
 
 #: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.device).
-DTYPES = ("auto", "float32", "bfloat16", "float16")
+DTYPES = ("auto", "float32", "bfloat16", "float16", "int8")
 
 
 def add_dtype(p: argparse.ArgumentParser) -> None:
@@ -31,7 +31,8 @@ def add_dtype(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dtype", choices=DTYPES, default="auto",
         help="the model's compute dtype (default auto: float32 through ONNX Runtime on a CPU; "
-        "bfloat16 on a GPU that has it; results are float32 either way)",
+        "bfloat16 on a GPU that has it; int8: the model's int8 export on ONNX Runtime, faster, "
+        "its F1 and vectors in docs/benchmarks.md; results are float32 either way)",
     )  # fmt: skip
     p.add_argument(
         "--backend", choices=BACKENDS, default="auto",

@@ -29,8 +29,9 @@ from workbench.errors import ModelLoadError
 if TYPE_CHECKING:
     import torch
 
-DtypeName = Literal["auto", "float32", "bfloat16", "float16"]
-#: The compute dtypes by name.
+DtypeName = Literal["auto", "float32", "bfloat16", "float16", "int8"]
+#: The compute dtypes torch takes, by name (``int8`` is ONNX Runtime's alone:
+#: :mod:`workbench.encoding.exported.quantize`).
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
 
 

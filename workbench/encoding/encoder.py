@@ -42,6 +42,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -67,6 +68,7 @@ from workbench.encoding.dtype_probe import ProbeShape
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.exported.backend import Backend, BackendChoice, choose_backend
 from workbench.encoding.exported.make import ExportRefused, make_export
+from workbench.encoding.exported.quantize import make_int8_export
 from workbench.encoding.exported.runtime import OnnxModel
 from workbench.encoding.exported.store import ExportRecord, ModelFacts
 from workbench.encoding.pipeline.budget import BudgetChoice, measure_batch_tokens
@@ -96,10 +98,12 @@ class Encoder:
         model: ``None`` for the packaged default (all-MiniLM-L6-v2), a local model directory,
             or a HuggingFace hub id (looked up in the local cache first, then online).
         device: ``cuda``, ``cuda:1``, ``mps``, ``cpu``; default: cuda, else mps, else cpu.
-        dtype: compute dtype (:func:`workbench.encoding.device.explain_dtype`); ``auto`` =
-            bfloat16 on cuda, on a CPU the dtype a short probe measured the faster there for
-            the model's size, float32 elsewhere. Results are always float32 (or float16 if
-            stored so).
+        dtype: compute dtype: ``auto`` = float32 through ONNX Runtime on a CPU; on torch
+            (:func:`workbench.encoding.device.explain_dtype`) bfloat16 on cuda, on a CPU the
+            dtype a short probe measured the faster there for the model's size. ``int8``: the
+            model's int8 export on ONNX Runtime (:mod:`workbench.encoding.exported.quantize`:
+            faster, its vectors within a cosine of 0.9 of float32's on the probe).
+            Results are always float32 (or float16 if stored so).
         pooling: default subword -> word pooling (``first``, ``mean``, ``last``).
         max_batch_tokens: padded tokens per batch (batch size x longest sequence); default:
             8,192 on a CPU, measured on cuda (:mod:`workbench.encoding.pipeline.budget`).
@@ -210,8 +214,10 @@ class Encoder:
         """Open the model's export, for the ONNX Runtime backend (no torch, no transformers)."""
         self.onnx = OnnxModel(folder, record)
         self.tokenizer = self.onnx.tokenizer
-        self.dtype_choice = DtypeChoice("float32", "ONNX Runtime runs the export in float32")
-        self.dtype = "float32"
+        self.dtype_choice = DtypeChoice(
+            record.dtype, f"ONNX Runtime runs the {record.dtype} export"
+        )
+        self.dtype = record.dtype
         self.fingerprint = record.fingerprint
         self.n_layers, self.dim = record.n_layers, record.dim
         self.max_length = self._checked_length(record.max_length, max_length)
@@ -219,7 +225,10 @@ class Encoder:
 
     def _make_export(self, choice: BackendChoice) -> BackendChoice:
         """Make the model's export now (its first use here): load it on torch in float32, export
-        and check it; the torch backend's choice, with the reason, if the export is refused."""
+        and check it; the torch backend's choice, with the reason, if the export is refused.
+        An int8 export is made from the float32 one (:meth:`_make_int8_export`)."""
+        if choice.dtype == "int8":
+            return self._make_int8_export(choice)
         self._load_torch("float32", None, False, "auto")  # a model that cannot load says so
         if sys.stderr is not None and sys.stderr.isatty():  # a person waits: say why, once
             print(
@@ -256,6 +265,31 @@ class Encoder:
             choice.fingerprint,
             choice.folder,
             record,
+        )
+
+    def _make_int8_export(self, choice: BackendChoice) -> BackendChoice:
+        """Make the model's int8 export from its float32 export (made first where there is
+        none), checked on the probe (:mod:`workbench.encoding.exported.quantize`).
+
+        Raises:
+            InputError: the float32 or the int8 export was refused (int8 has no torch to fall
+                back on).
+        """
+        exact = choose_backend("onnx", self.device, "float32", self.source)
+        if exact.make:
+            exact = self._make_export(exact)
+        if exact.name != "onnx" or exact.folder is None or exact.record is None:
+            raise InputError(f"dtype int8 cannot answer for '{self.name}': {exact.reason}.")
+        assert choice.folder is not None
+        try:
+            record = make_int8_export(exact.folder, exact.record, choice.folder)
+        except ExportRefused as exc:
+            raise InputError(f"dtype int8 cannot answer for '{self.name}': its int8 export was "
+                             f"refused: {exc}.") from exc  # fmt: skip
+        return replace(
+            choice,
+            reason=f"ONNX Runtime on the CPU, from the int8 export made now in {choice.folder}",
+            record=record,
         )
 
     @property

@@ -9,6 +9,10 @@ answers on a GPU, in bfloat16 or float16, with ``compile`` or another attention 
 model whose export was refused (its probe disagreed), and where ONNX Runtime is not installed.
 ``onnx`` insists (an error where it cannot answer); ``torch`` never looks for an export.
 
+``dtype="int8"`` asks for the int8 export (:mod:`~workbench.encoding.exported.quantize`, made
+from the float32 one): only ONNX Runtime computes in int8, so where it cannot answer that is an
+error, never a quiet fall back to another dtype.
+
 Example::
 
     choice = choose_backend("auto", "cpu", "auto", source, compile=False, attention="auto")
@@ -37,6 +41,8 @@ from workbench.fileio import remove_path
 
 Backend = Literal["auto", "torch", "onnx"]
 BACKENDS: tuple[str, ...] = ("auto", "torch", "onnx")
+#: The dtypes exports are made in (int8: only ONNX Runtime computes in it).
+EXPORT_DTYPES: tuple[str, ...] = ("float32", "int8")
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class BackendChoice:
         folder: the export's folder (``onnx`` only).
         record: the export's record; None where it is still to be made (``make``).
         notes: what happened on the way (an export refused and to be made again).
+        dtype: the export's dtype (``float32`` or ``int8``; ``onnx`` only).
     """
 
     name: Literal["torch", "onnx"]
@@ -58,6 +65,7 @@ class BackendChoice:
     folder: Path | None = None
     record: ExportRecord | None = None
     notes: tuple[str, ...] = ()
+    dtype: str = "float32"
 
     @property
     def make(self) -> bool:
@@ -98,18 +106,25 @@ def choose_backend(
 
     Raises:
         InputError: ``onnx`` asked for where ONNX Runtime cannot answer (a GPU, another dtype,
-            ``compile``, another attention kernel, no ONNX Runtime, a refused export).
+            ``compile``, another attention kernel, no ONNX Runtime, a refused export), or
+            ``int8`` where ONNX Runtime cannot answer or with ``torch``.
         ModelLoadError: an adapter directory whose weights are missing, pickled, damaged or
             for another base (:func:`~workbench.encoding.models.check_adapter`).
     """
     asked = requested_backend(backend)
+    export_dtype = "int8" if dtype == "int8" else "float32"
+    if export_dtype == "int8" and asked == "torch":
+        raise InputError("dtype int8 runs on ONNX Runtime only; drop --backend torch (or ask "
+                         "for float32, bfloat16 or float16).")  # fmt: skip
+    if export_dtype == "int8":
+        asked = "onnx"  # int8 or nothing: every blocker below is an error
     if asked == "torch":
         return BackendChoice("torch", "torch, as asked")
     blocker = None
     if not device.startswith("cpu"):
         blocker = f"the model runs on {device} (ONNX Runtime answers on the CPU here)"
-    elif dtype not in ("auto", "float32"):
-        blocker = f"the model computes in {dtype} (exports are float32)"
+    elif dtype not in ("auto", *EXPORT_DTYPES):
+        blocker = f"the model computes in {dtype} (exports are float32 or int8)"
     elif compile:
         blocker = "torch.compile was asked for"
     elif attention != "auto":
@@ -124,26 +139,30 @@ def choose_backend(
             fingerprint = weights_fingerprint(source)
         except (ModelLoadError, OSError) as exc:
             blocker = f"the model's fingerprint cannot be read without loading it ({exc})"
+    what = "backend 'onnx'" if export_dtype == "float32" else "dtype int8 (ONNX Runtime only)"
     if blocker is not None:
         if asked == "onnx":
-            raise InputError(f"backend 'onnx' cannot answer: {blocker}.")
+            raise InputError(f"{what} cannot answer: {blocker}.")
         return BackendChoice("torch", f"torch: {blocker}")
-    refused = read_refusal(fingerprint, versions())
+    refused = read_refusal(fingerprint, versions(), export_dtype) or read_refusal(
+        fingerprint, versions()
+    )
     if refused is not None:
         if asked == "onnx":
-            raise InputError(f"backend 'onnx' cannot answer: this model's export was refused: "
+            raise InputError(f"{what} cannot answer: this model's export was refused: "
                              f"{refused}.")  # fmt: skip
         return BackendChoice("torch", f"torch: this model's ONNX export was refused: {refused}",
                              fingerprint)  # fmt: skip
-    folder = export_folder(fingerprint, "float32", OPSET)
+    folder = export_folder(fingerprint, export_dtype, OPSET)
     notes: tuple[str, ...] = ()
     try:
-        record = read_export(folder, fingerprint, "float32", OPSET)
+        record = read_export(folder, fingerprint, export_dtype, OPSET)
     except CacheError as exc:
         remove_path(folder)
         record, notes = None, (f"{exc}: the export was removed and is made again",)
+    kind = "int8 export" if export_dtype == "int8" else "export"
     if record is None:
-        reason = "ONNX Runtime on the CPU, from an export made now (once per model)"
+        reason = f"ONNX Runtime on the CPU, from an {kind} made now (once per model)"
     else:
-        reason = f"ONNX Runtime on the CPU, from the export in {folder}"
-    return BackendChoice("onnx", reason, fingerprint, folder, record, notes)
+        reason = f"ONNX Runtime on the CPU, from the {kind} in {folder}"
+    return BackendChoice("onnx", reason, fingerprint, folder, record, notes, export_dtype)
