@@ -161,8 +161,17 @@ def test_fine_tune_without_a_file_or_the_wsd_data_says_so(tmp_path, monkeypatch)
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
         at.switch_page("webapp/pages/finetune.py").run()
         assert not at.exception, [e.value for e in at.exception]
+        jobs = at.segmented_control(key="ft_source")
+        assert list(jobs.options) == [
+            "word in context · WordNet",
+            "supersenses · WordNet",
+            "my own files",
+        ]  # three jobs offline; the SemCor ones are said to need the WSD data
+        assert jobs.value == "wordnet-wic"  # a WordNet job first: it runs here
+        assert any("WordNet 3.0" in shown(c.value) for c in at.caption)
         notes = [shown(i.value) for i in at.info]
         assert any("workbench data download" in n and "supersense" in n for n in notes), notes
+        jobs.set_value("upload").run()
         at.button(key="ft_go").click().run()
         assert not at.exception, [e.value for e in at.exception]
         assert any("upload a training file" in shown(w.value) for w in at.warning), at.warning
