@@ -161,11 +161,28 @@ def test_fine_tune_without_a_file_or_the_wsd_data_says_so(tmp_path, monkeypatch)
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
         at.switch_page("webapp/pages/finetune.py").run()
         assert not at.exception, [e.value for e in at.exception]
+        jobs = at.segmented_control(key="ft_source")
+        assert list(jobs.options) == [
+            "word in context · WordNet",
+            "supersenses · WordNet",
+            "my own files",
+        ]  # three jobs offline; the SemCor ones are said to need the WSD data
+        assert jobs.value == "wordnet-wic"  # a WordNet job first: it runs here
+        assert any("WordNet 3.0" in shown(c.value) for c in at.caption)
         notes = [shown(i.value) for i in at.info]
         assert any("workbench data download" in n and "supersense" in n for n in notes), notes
+        jobs.set_value("upload").run()
         at.button(key="ft_go").click().run()
         assert not at.exception, [e.value for e in at.exception]
         assert any("upload a training file" in shown(w.value) for w in at.warning), at.warning
         assert not any("Preparing the data" in shown(i.value) for i in at.info)
+        # a link to a SemCor job opens WordNet's first job here, the missing one said above it
+        linked = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
+        linked.query_params.update({"data": "supersense", "train": "64"})
+        linked.switch_page("webapp/pages/finetune.py").run()
+        assert not linked.exception, [e.value for e in linked.exception]
+        assert linked.segmented_control(key="ft_source").value == "wordnet-wic"
+        assert linked.number_input(key="ft_ntrain").value == 64
+        assert any("workbench data download" in shown(i.value) for i in linked.info)
     finally:
         webapp.caches.available_datasets.clear()  # a later test finds the data again

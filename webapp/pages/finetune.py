@@ -1,7 +1,8 @@
 """Fine-tune.
 
-Fine-tune the sidebar's model on a small job (a built-in task made from SemCor, or your own
-files) with a live loss/metric chart, then compare the tuned encoder with the base one.
+Fine-tune the sidebar's model on a small job (a built-in task made from WordNet's usage examples,
+which needs no download, or from SemCor; or your own files) with a live loss/metric chart, then
+compare the tuned encoder with the base one.
 """
 
 from __future__ import annotations
@@ -31,18 +32,41 @@ from workbench.finetune.training.config import TrainConfig
 from workbench.viz.export import ViewSettings
 from workbench.viz.projection import ProjectionConfig
 
+#: The jobs the page offers: built-in tasks (``workbench.finetune.data.splits.BUILTINS``) and the
+#: visitor's own files, in the order shown.
 BUILTIN = {
-    "wic": "word in context: same sense or not (pairs, built-in)",
-    "supersense": "supersense tagging: BIO over WordNet classes (built-in)",
+    "wic": "word in context · SemCor",
+    "supersense": "supersenses · SemCor",
+    "wordnet-wic": "word in context · WordNet",
+    "wordnet-supersense": "supersenses · WordNet",
     "upload": "my own files",
 }
+#: What each job is, said under the choice.
+ABOUT = {
+    "wic": "Pairs of SemCor sentences that share a word: same sense or not (task pair; "
+    "balanced, so chance is 50%). The words of dev and test are never in training.",
+    "supersense": "SemCor's sense-annotated words tagged with their WordNet class "
+    "(noun.person, verb.motion, ...) as BIO tags (task token).",
+    "wordnet-wic": "Pairs of WordNet's usage examples of one word: the same synset or two of "
+    "its synsets (task pair; balanced, so chance is 50%). The words of dev and test are never "
+    "in training. Made from WordNet 3.0, which installs with the workbench: no download.",
+    "wordnet-supersense": "Each WordNet usage example's illustrated word tagged with its WordNet "
+    "class (noun.animal, verb.motion, ...), every other word O (task token; WordNet tags only "
+    "that word). Made from WordNet 3.0, which installs with the workbench: no download.",
+    "upload": "Your own CSV, TSV, JSONL or CoNLL files: the task says which (docs/finetune.md).",
+}
+#: The jobs that need the WSD data (SemCor): every built-in one but WordNet's.
+NEEDS_SEMCOR = tuple(
+    k for k in splits.BUILTINS if k in BUILTIN and k not in splits.OFFLINE_BUILTINS
+)
 
 #: What the page says where the WSD data is missing: the jobs that need it, and how to get it.
 NEEDS_WSD_DATA = (
-    "The built-in jobs (word in context: same sense or not; supersense tagging) and the "
-    "before/after comparison are made from SemCor and the evaluation sets, the WSD data, which "
-    "is not on this machine. `workbench data download` fetches it (once, then reload this "
-    "page). Your own files need no WSD data."
+    "Not offered here: the SemCor jobs (word in context and supersense tagging made from "
+    "SemCor, whose sentences are longer and every annotated word tagged) and the before/after "
+    "comparison need the WSD data (SemCor and the evaluation sets), which is not on this "
+    "machine. `workbench data download` fetches it (once; then reload this page). WordNet's "
+    "jobs and your own files need no WSD data."
 )
 #: What pressing "Fine-tune" says when there is no training file.
 NO_TRAINING_FILE = (
@@ -92,13 +116,16 @@ webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once the page's widgets are drawn
 settings = webapp.settings.current()
 has_semcor = "semcor" in webapp.caches.available_datasets()
-choices = [k for k in BUILTIN if k == "upload" or has_semcor]
+choices = [k for k in BUILTIN if has_semcor or k not in NEEDS_SEMCOR]
+if st.session_state.get("ft_source") not in choices:  # a link's SemCor job on a machine without
+    st.session_state.pop("ft_source", None)
 source = (
     st.segmented_control(
         "Data", choices, format_func=BUILTIN.get, default=choices[0], key="ft_source"
     )
     or choices[0]
 )
+st.caption(ABOUT[source])
 if not has_semcor:
     st.info(NEEDS_WSD_DATA, icon=":material/database:")
 
@@ -240,7 +267,10 @@ if go:
 
     with webapp.feedback.user_errors():
         output = run_directory(run_name)  # never outside the app's own runs folder
-        status.info("Preparing the data…", icon=":material/hourglass_top:")
+        reading = " (WordNet's examples: read once, some seconds)" * (
+            source in splits.OFFLINE_BUILTINS
+        )
+        status.info(f"Preparing the data…{reading}", icon=":material/hourglass_top:")
         data = _data()
         card = runs.train_with_baselines(
             kind,

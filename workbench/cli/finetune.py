@@ -5,10 +5,12 @@ Examples::
     workbench finetune pair --train train.csv --dev dev.csv --out runs/pair
     workbench finetune pair --builtin wic --max-train 4000 --max-dev 1000 --baselines --out runs/wic
     workbench finetune token --builtin supersense --epochs 3 --baselines --out runs/sst
+    workbench finetune pair --builtin wordnet-wic --max-train 2000 --out runs/wn-wic  # offline
     workbench finetune mlm --train domain.txt --dev held_out.txt --whole-word-mask --out runs/mlm
     workbench finetune wsd --builtin semcor --head-pooling mean --out runs/wsd   # bi-encoder WSD
     workbench finetune wsd --train semcor --dev semeval2007 --test ALL --out runs/wsd
     workbench finetune builtin wic --out data/wic          # export the built-in data as files
+    workbench finetune builtin wordnet-supersense --out data/wn-sst   # (no WSD data needed)
     workbench finetune compare BASE runs/wic --out reports/wic-compare
     workbench finetune wsd-index runs/wsd      # every WordNet gloss into its gloss cache
 
@@ -27,9 +29,16 @@ from workbench.cli.options import add_overwrite, command_line, number, path_arg
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
 from workbench.finetune.data.readers import TaggedSentence
-from workbench.finetune.data.splits import BUILTINS, TaskData, builtin_data, file_data
+from workbench.finetune.data.splits import (
+    BUILTINS,
+    OFFLINE_BUILTINS,
+    TaskData,
+    builtin_data,
+    file_data,
+)
 from workbench.finetune.data.supersense import write_conll
 from workbench.finetune.data.wic import build_wic, write_jsonl
+from workbench.finetune.data.wordnet_tasks import build_wordnet_wic
 from workbench.finetune.evaluation.compare import compare_models
 from workbench.finetune.evaluation.compare_senses import SENSE_LEMMAS
 from workbench.finetune.runs import is_main_process, summary, train_with_baselines
@@ -130,12 +139,19 @@ def _add_task(sub, kind: TaskKind) -> None:
     src.add_argument("--test", type=path_arg, help="test file, scored once with the selected model")
     builtins = [name for name, of in BUILTINS.items() if of == kind.name]
     if builtins:
+        offline = [b for b in builtins if b in OFFLINE_BUILTINS]
         src.add_argument(
             "--builtin",
             choices=builtins,
-            help=f"use the built-in {' or '.join(repr(b) for b in builtins)} task made from "
-            "SemCor instead of files"
-            + (" (train: SemCor, dev: SemEval-2007, test: ALL)" if kind.name == "wsd" else ""),
+            help=f"use the built-in {' or '.join(repr(b) for b in builtins)} task instead of "
+            "files: made from SemCor"
+            + (" (train: SemCor, dev: SemEval-2007, test: ALL)" if kind.name == "wsd" else "")
+            + (
+                f", or {' or '.join(repr(b) for b in offline)} from WordNet's usage examples "
+                "(no WSD data needed)"
+                if offline
+                else ""
+            ),
         )
         src.add_argument("--data-dir", type=path_arg, default=None, help="WSD data dir (SemCor)")
     if kind.example is TaggedSentence:
@@ -283,24 +299,29 @@ def _rerun(args: argparse.Namespace) -> str:
 
 
 def cmd_builtin(args: argparse.Namespace) -> int:
-    if args.name == "semcor":
+    if BUILTINS[args.name] == "wsd":
         raise InputError(
-            "The 'semcor' built-in task reads the framework's own files: train with "
+            f"The '{args.name}' built-in task reads the framework's own files: train with "
             "`workbench finetune wsd --builtin semcor` or --train/--dev/--test naming them."
         )
-    suffix = ".jsonl" if args.name == "wic" else ".conll"
+    pairs = BUILTINS[args.name] == "pair"
+    suffix = ".jsonl" if pairs else ".conll"
     if args.out.exists() and not args.out.is_dir():
         raise OutputError(f"--out {args.out} is a file: give a directory for the splits")
     for split in ("train", "dev", "test"):  # before any work, nothing made
         claim_file(args.out / f"{split}{suffix}", overwrite=args.overwrite)
-    if args.name == "wic":
-        splits = build_wic(load_dataset("semcor", args.data_dir), seed=args.seed)
+    if pairs:
+        splits = (
+            build_wordnet_wic(seed=args.seed)
+            if args.name == "wordnet-wic"
+            else build_wic(load_dataset("semcor", args.data_dir), seed=args.seed)
+        )
         for split in ("train", "dev", "test"):
             path = write_jsonl(splits.pairs(split), args.out / f"{split}.jsonl", args.overwrite)
             print(f"{path}: {len(splits.pairs(split))} pairs")
         return 0
 
-    data = builtin_data("supersense", args.data_dir, seed=args.seed)
+    data = builtin_data(args.name, args.data_dir, seed=args.seed)
     for split, part in (("train", data.train), ("dev", data.dev), ("test", data.test)):
         if part is None:
             continue

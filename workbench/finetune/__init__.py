@@ -14,7 +14,8 @@ bi-encoder, over one training loop. The folder says what each file is:
   :class:`workbench.Encoder` loads like any other (:mod:`.training.store`);
 * :mod:`.data`: example types and file readers (:mod:`.data.readers`), BIO tags
   (:mod:`.data.bio`), the splits of one run (:mod:`.data.splits`) and the built-in datasets made
-  from SemCor and WordNet (:mod:`.data.wic`, :mod:`.data.supersense`);
+  from SemCor and WordNet (:mod:`.data.wic`, :mod:`.data.supersense`) or from WordNet's usage
+  examples alone, offline (:mod:`.data.wordnet_tasks`);
 * :mod:`.evaluation`: frozen-encoder baselines (:mod:`.evaluation.baselines`), the WSD
   bi-encoder's scores (:mod:`.evaluation.wsd`), before/after comparisons
   (:mod:`.evaluation.compare`, :mod:`.evaluation.compare_senses`) and figures

@@ -1,10 +1,13 @@
 """The splits of one run (:class:`TaskData`): read from files (:func:`file_data`), from uploaded
-bytes (:func:`uploaded_data`), or made by a built-in task from SemCor and WordNet
-(:func:`builtin_data`; the WSD task's :func:`wsd_splits`).
+bytes (:func:`uploaded_data`), or made by a built-in task (:func:`builtin_data`) from SemCor and
+WordNet (``wic``, ``supersense``; the WSD task's :func:`wsd_splits`) or from WordNet's usage
+examples alone, with no WSD data (``wordnet-wic``, ``wordnet-supersense``:
+:mod:`workbench.finetune.data.wordnet_tasks`).
 
 Example::
 
     data = builtin_data("wic", limits=(2000, 500, None))     # train, dev, test + how made
+    data = builtin_data("wordnet-wic", limits=(512, 256, 256))   # offline
     data = file_data("pair", "train.csv", "dev.csv")
 """
 
@@ -23,13 +26,24 @@ from workbench.fileio import named_path, sha256_json
 from workbench.finetune.data.readers import DataFile, LabelSet, in_memory
 from workbench.finetune.data.supersense import SupersenseSplits, build_supersense
 from workbench.finetune.data.wic import WicPair, WicSplits, build_wic, read_jsonl
+from workbench.finetune.data.wordnet_tasks import build_wordnet_supersense, build_wordnet_wic
 from workbench.finetune.tasks.registry import task_kind
 from workbench.lexicon.wordnet import load_wordnet
 
 #: WiC pairs of the train and dev splits (words and target positions, for the target probe).
 WicPairs = tuple[tuple[WicPair, ...], tuple[WicPair, ...]]
-#: The built-in tasks made from SemCor (+ WordNet), and the task kind each one is.
-BUILTINS = {"wic": "pair", "supersense": "token", "semcor": "wsd", "semcor+examples": "wsd"}
+#: The built-in tasks, and the task kind each one is: made from SemCor (+ WordNet), or from
+#: WordNet's usage examples alone (:data:`OFFLINE_BUILTINS`).
+BUILTINS = {
+    "wic": "pair",
+    "supersense": "token",
+    "semcor": "wsd",
+    "semcor+examples": "wsd",
+    "wordnet-wic": "pair",
+    "wordnet-supersense": "token",
+}
+#: The built-in tasks that need no WSD data (only WordNet 3.0, which installs with the package).
+OFFLINE_BUILTINS = ("wordnet-wic", "wordnet-supersense")
 #: The built-in WSD task's data: train on SemCor, select on SemEval-2007, test on ALL.
 WSD_SPLITS = {"train": "semcor", "dev": "semeval2007", "test": "ALL"}
 
@@ -140,8 +154,9 @@ def builtin_data(
     seed: int = 0,
     limits: tuple[int | None, int | None, int | None] = (None, None, None),
 ) -> TaskData:
-    """A built-in task's splits (``wic``, ``supersense`` or ``semcor``), made from SemCor
-    (+ WordNet); ``semcor`` is the WSD task's (:func:`wsd_splits`).
+    """A built-in task's splits (:data:`BUILTINS`): ``wic``, ``supersense`` and ``semcor`` made
+    from SemCor (+ WordNet; ``semcor`` is the WSD task's, :func:`wsd_splits`), ``wordnet-wic``
+    and ``wordnet-supersense`` from WordNet's usage examples (no WSD data needed).
 
     ``limits``: at most this many train / dev / test examples (the first ones of each
     shuffled split), to size CPU runs.
@@ -151,15 +166,18 @@ def builtin_data(
         raise InputError(f"Unknown built-in task '{name}': choose one of {', '.join(BUILTINS)}.")
     if BUILTINS[name] == "wsd":
         return wsd_splits(data_dir, seed, limits, examples=name.endswith(EXAMPLES_SUFFIX))
-    corpus = load_dataset("semcor", data_dir)
     splits: WicSplits | SupersenseSplits
-    pairs: WicPairs | None
-    if name == "wic":
-        splits = build_wic(corpus, seed=seed)
-        pairs = (splits.train[: limits[0]], splits.dev[: limits[1]])
+    if name == "wordnet-wic":
+        splits = build_wordnet_wic(seed=seed)
+    elif name == "wordnet-supersense":
+        splits = build_wordnet_supersense(seed=seed)
+    elif name == "wic":
+        splits = build_wic(load_dataset("semcor", data_dir), seed=seed)
     else:
-        splits = build_supersense(corpus, load_wordnet(), seed=seed)
-        pairs = None
+        splits = build_supersense(load_dataset("semcor", data_dir), load_wordnet(), seed=seed)
+    pairs: WicPairs | None = None
+    if isinstance(splits, WicSplits):
+        pairs = (splits.train[: limits[0]], splits.dev[: limits[1]])
     data = [splits.data(s, n) for s, n in zip(("train", "dev", "test"), limits, strict=True)]
     extra = {
         "builtin": {

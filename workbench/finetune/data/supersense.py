@@ -61,19 +61,21 @@ def tag_sentence(sentence: Sentence, lexname_of: Callable[[str], str]) -> Tagged
 
 @dataclass(frozen=True)
 class SupersenseSplits:
-    """Tagged sentences per split, and how they were made."""
+    """Tagged sentences per split, and how they were made; ``name``: the built-in task's name,
+    in its data's source (``builtin:supersense/train(...)``)."""
 
     train: tuple[TaggedSentence, ...]
     dev: tuple[TaggedSentence, ...]
     test: tuple[TaggedSentence, ...]
     params: dict[str, Any]
+    name: str = "supersense"
 
     def data(self, split: str, limit: int | None = None) -> DataFile:
         """A split as a :class:`DataFile` (its first ``limit`` sentences)."""
         if split not in SPLITS:
             raise DataError(f"Unknown split '{split}': choose one of {', '.join(SPLITS)}.")
         sents = getattr(self, split)[:limit]
-        name = f"builtin:supersense/{split}(seed={self.params['seed']},n={len(sents)})"
+        name = f"builtin:{self.name}/{split}(seed={self.params['seed']},n={len(sents)})"
         return in_memory(list(sents), name)
 
 

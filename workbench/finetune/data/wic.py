@@ -83,12 +83,14 @@ def _crop(words: tuple[str, ...], index: int, context: int) -> tuple[tuple[str, 
 
 @dataclass(frozen=True)
 class WicSplits:
-    """The three splits, and how they were made (for the training card)."""
+    """The three splits, and how they were made (for the training card); ``name``: the
+    built-in task's name, in its data's source (``builtin:wic/train(...)``)."""
 
     train: tuple[WicPair, ...]
     dev: tuple[WicPair, ...]
     test: tuple[WicPair, ...]
     params: dict[str, Any]
+    name: str = "wic"
 
     def pairs(self, split: str) -> tuple[WicPair, ...]:
         """The pairs of one split (``train``, ``dev`` or ``test``)."""
@@ -99,7 +101,7 @@ class WicSplits:
     def data(self, split: str, limit: int | None = None) -> DataFile:
         """A split as a :class:`DataFile` of pair examples (the first ``limit`` pairs)."""
         pairs = self.pairs(split)[:limit]
-        name = f"builtin:wic/{split}(seed={self.params['seed']},n={len(pairs)})"
+        name = f"builtin:{self.name}/{split}(seed={self.params['seed']},n={len(pairs)})"
         return in_memory([p.to_example() for p in pairs], name)
 
 
