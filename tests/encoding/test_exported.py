@@ -280,3 +280,16 @@ def test_int8_on_the_command_line_keeps_the_packaged_models_answer(default_encod
     chosen = [[line.split()[2] for line in out.splitlines() if line.startswith("*")]
               for out in (quick, exact)]  # fmt: skip
     assert chosen[0] == chosen[1] == ["bank%1:17:01::"]  # the same answer, the river's bank
+
+
+def test_cache_list_shows_every_export_and_refusal(tiny_model_dir, own_exports, capsys):
+    enc = Encoder(str(tiny_model_dir), device="cpu")
+    (own_exports / "onnx" / "0123456789abcdef-float32-opset17-v1").mkdir()  # no record
+    with open(refusal_path("fedcba9876543210"), "w") as fh:
+        json.dump({"reason": "its hidden states differ", "versions": {}}, fh)
+    assert main(["cache", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "model exports" in out and f"{enc.fingerprint}  float32" in out
+    assert "2 layers x 32" in out
+    assert "0123456789abcdef-float32-opset17-v1" in out and "no readable record" in out
+    assert "refused: its hidden states differ" in out

@@ -1,6 +1,6 @@
 """``workbench cache``: what the on-disk cache holds, and pruning it.
 
-workbench cache [list] [--verify]      size per area, then each embeddings entry
+workbench cache [list] [--verify]      size per area, each embeddings entry, each model export
 workbench cache prune [--all] [--older-than DAYS] [--max-size SIZE] [--verify]
 
 Pruning always removes damaged entries and the temporary directories of writers that died;
@@ -17,6 +17,7 @@ import re
 from workbench.bounds import NON_NEGATIVE
 from workbench.cli.options import number
 from workbench.encoding.cache import EmbeddingCache
+from workbench.encoding.exported.store import exports_dir, list_exports
 from workbench.errors import DataError, InputError, OutputError
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("cache", help="the on-disk cache: size, entries, prune")
     p.set_defaults(func=cmd_list, verify=False)
     csub = p.add_subparsers(dest="cache_command", metavar="ACTION")
-    listing = csub.add_parser("list", help="size per area and every embeddings entry (default)")
+    listing = csub.add_parser("list", help="size per area, every embeddings entry and model export (default)")
     listing.add_argument(
         "--verify", action="store_true", help="also check every file's checksum (reads it all)"
     )
@@ -103,7 +104,25 @@ def cmd_list(args: argparse.Namespace) -> int:
             f"  {e.key}  {human(e.bytes):>10}  {shape:<16}  {_when(e.last_used):<16}  "
             f"{e.model}{status}"
         )
+    print_exports()
     return 0
+
+
+def print_exports() -> None:
+    """Every model export (ONNX Runtime's copy of a model, made once per model and dtype) and
+    every recorded refusal; removing ``<cache>/onnx`` is safe (each is made again on use)."""
+    exports = list_exports()
+    print(f"model exports ({exports_dir()}): {len(exports)}")
+    for x in exports:
+        if x.record is None:
+            print(f"  {x.name}  {human(x.bytes):>10}  {x.problem}")
+            continue
+        r = x.record
+        print(
+            f"  {r.fingerprint}  {r.dtype:<7}  {human(x.bytes):>10}  {r.architecture}, "
+            f"{r.n_layers} layers x {r.dim}, {r.parameters / 1e6:.1f}M parameters; probe "
+            f"{r.probe_error:.1e} (at most {r.tolerance:.0e})"
+        )
 
 
 def cmd_prune(args: argparse.Namespace) -> int:

@@ -252,3 +252,50 @@ def read_refusal(
     if not isinstance(data, dict) or data.get("versions") != versions:
         return None
     return str(data.get("reason", "unrecorded"))
+
+
+@dataclass(frozen=True)
+class ExportEntry:
+    """One export folder (or refusal) found in the cache, for ``workbench cache list``.
+
+    Attributes:
+        name: the folder's (or refusal file's) name.
+        bytes: its size on disk.
+        record: the export's record where ``export.json`` reads as one (files not re-hashed).
+        problem: what is wrong with it, or why the export was refused ("" for a good one).
+    """
+
+    name: str
+    bytes: int
+    record: ExportRecord | None
+    problem: str = ""
+
+
+def list_exports() -> list[ExportEntry]:
+    """Every export folder and refusal under :func:`exports_dir`, by name; a folder whose
+    record cannot be read is listed with the problem (nothing is removed or hashed here)."""
+    root = exports_dir()
+    if not root.is_dir():
+        return []
+    found = []
+    for path in sorted(root.iterdir()):
+        if path.name.startswith("."):  # an export being made, or a stale temporary
+            continue
+        if path.is_file() and path.name.endswith(REFUSAL_FILE):
+            try:
+                data = read_json(path, error=CacheError)
+                reason = str(data.get("reason", "unrecorded")) if isinstance(data, dict) else ""
+            except CacheError as exc:
+                reason = str(exc)
+            found.append(ExportEntry(path.name, path.stat().st_size, None, f"refused: {reason}"))
+            continue
+        if not path.is_dir() or path.is_symlink():
+            continue
+        size = sum(p.stat().st_size for p in path.iterdir() if p.is_file())
+        try:
+            record = ExportRecord.from_dict(read_json(path / RECORD_FILE, error=CacheError))
+        except (CacheError, OSError) as exc:
+            found.append(ExportEntry(path.name, size, None, f"no readable record ({exc})"))
+            continue
+        found.append(ExportEntry(path.name, size, record))
+    return found
