@@ -11,13 +11,14 @@ Parts (``--parts``, all by default):
 * ``eval``: ``workbench wsd eval`` (ALL, the default system) on both backends, new processes.
 * ``throughput``: one process, a batch of 64 x 40 tokens (random ids from the vocabulary),
   ``--repeats`` passes each after a warm-up: torch float32, torch bfloat16, ONNX Runtime
-  float32 (tokens a second).
+  float32 and int8 (``--dtype int8``) (tokens a second).
 * ``first``: the packaged model's first use with an empty cache (the export made and checked)
   against a torch load, new processes.
-* ``agree``: in one process, ALL scored by the default system on both backends, each with an
-  empty cache (every context and gloss vector computed by that backend): F1 of each and the
-  share of instances whose chosen sense is the same; the hidden states of the README's two
-  sentences, largest relative difference.
+* ``agree``: in one process, ALL scored by the default system on both backends and on ONNX
+  Runtime in int8, each with an empty cache (every context and gloss vector computed by that
+  backend): F1 of each (per dataset) and the share of instances whose chosen sense is the same
+  as float32 ONNX Runtime's; the hidden states of the README's two sentences, largest relative
+  difference (torch / ONNX Runtime float32) and cosines (int8 / float32).
 
 Run::
 
@@ -130,19 +131,22 @@ def throughput_part(repeats: int) -> dict[str, Any]:
             t = time.perf_counter()
             forward()
             runs[f"torch {dtype}"].append(ids.size / (time.perf_counter() - t))
-    assert onnx.onnx is not None
-    runs["onnx float32"] = []
-    onnx.onnx.hidden_states(ids, mask)
-    for _ in range(repeats):
-        t = time.perf_counter()
-        onnx.onnx.hidden_states(ids, mask)
-        runs["onnx float32"].append(ids.size / (time.perf_counter() - t))
+    quick = Encoder(device="cpu", dtype="int8")
+    for name, enc in (("onnx float32", onnx), ("onnx int8", quick)):
+        assert enc.onnx is not None
+        runs[name] = []
+        enc.onnx.hidden_states(ids, mask)
+        for _ in range(repeats):
+            t = time.perf_counter()
+            enc.onnx.hidden_states(ids, mask)
+            runs[name].append(ids.size / (time.perf_counter() - t))
     out: dict[str, Any] = {
         name: {"median_tokens_per_s": statistics.median(v), "runs": v} for name, v in runs.items()
     }
     best_torch = max(out["torch float32"]["median_tokens_per_s"],
                      out["torch bfloat16"]["median_tokens_per_s"])  # fmt: skip
     out["ratio onnx / best torch"] = out["onnx float32"]["median_tokens_per_s"] / best_torch
+    out["ratio onnx int8 / best torch"] = out["onnx int8"]["median_tokens_per_s"] / best_torch
     out["batch"] = list(ids.shape)
     out["torch_threads"] = torch.get_num_threads()
     return out
@@ -173,14 +177,17 @@ def agree_part() -> dict[str, Any]:
     )
     wordnet = load_wordnet()
     corpus = load_dataset("ALL")
+    q = Encoder(device="cpu", dtype="int8").encode(sentences).vectors
+    cosine = (q * a).sum(-1) / (np.linalg.norm(q, axis=-1) * np.linalg.norm(a, axis=-1))
     results = {}
     before = os.environ.get("WORKBENCH_CACHE")
-    for backend in ("onnx", "torch"):
+    for backend, dtype in (("onnx", "float32"), ("torch", "float32"), ("onnx int8", "int8")):
         # an empty cache each: every context and gloss vector computed by this backend
         with tempfile.TemporaryDirectory() as cache:
-            os.environ["WORKBENCH_BACKEND"], os.environ["WORKBENCH_CACHE"] = backend, cache
+            os.environ["WORKBENCH_BACKEND"] = backend.split()[0]
+            os.environ["WORKBENCH_CACHE"] = cache
             try:
-                system = open_system("biencoder", dtype="float32", wordnet=wordnet)
+                system = open_system("biencoder", dtype=dtype, wordnet=wordnet)  # type: ignore[arg-type]
                 run = evaluate_corpus(system, corpus, wordnet, baselines=False)
             finally:
                 os.environ.pop("WORKBENCH_BACKEND", None)
@@ -191,12 +198,23 @@ def agree_part() -> dict[str, Any]:
         results[backend] = run.evaluation
     keys = {b: {i: p.key for i, p in e.predictions.items()} for b, e in results.items()}
     same = sum(keys["onnx"][i] == keys["torch"].get(i) for i in keys["onnx"])
+    same_int8 = sum(keys["onnx"][i] == keys["onnx int8"].get(i) for i in keys["onnx"])
     return {
         "hidden_states_max_relative_difference": relative,
+        "int8 against float32 (onnx), cosine per word and layer": {
+            "mean": float(cosine.mean()),
+            "min": float(cosine.min()),
+            "min per layer": [float(c) for c in cosine.min(0)],
+        },
         "all_f1": {b: e.datasets[-1].system.f1 for b, e in results.items()},
+        "f1_per_dataset": {
+            b: {d.name: d.system.f1 for d in e.datasets} for b, e in results.items()
+        },
         "instances": len(keys["onnx"]),
         "same_top_sense": same,
         "same_top_sense_share": same / max(len(keys["onnx"]), 1),
+        "same_top_sense int8 / float32 onnx": same_int8,
+        "same_top_sense_share int8 / float32 onnx": same_int8 / max(len(keys["onnx"]), 1),
     }
 
 

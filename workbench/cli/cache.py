@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("cache", help="the on-disk cache: size, entries, prune")
     p.set_defaults(func=cmd_list, verify=False)
     csub = p.add_subparsers(dest="cache_command", metavar="ACTION")
-    listing = csub.add_parser("list", help="size per area, every embeddings entry and model export (default)")
+    listing = csub.add_parser(
+        "list", help="size per area, every embeddings entry and model export (default)"
+    )
     listing.add_argument(
         "--verify", action="store_true", help="also check every file's checksum (reads it all)"
     )
