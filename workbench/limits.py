@@ -325,12 +325,29 @@ def extract_zip(
     return written
 
 
+#: Bytes of a zip archive's own records beyond its members' (end records, a comment).
+_ZIP_SLACK = 1 << 17
+
+
+def _zip_span(archive: zipfile.ZipFile) -> int:
+    """The most bytes a zip archive of these members can take: their packed data and, for
+    each, its two headers (names, extra fields and comments twice, 30 + 46 bytes, a data
+    descriptor and zip64 records), and :data:`_ZIP_SLACK` for the end records."""
+    span = _ZIP_SLACK + len(archive.comment)
+    for info in archive.infolist():
+        named = len(info.filename.encode("utf-8")) + len(info.extra) + len(info.comment)
+        span += info.compress_size + 2 * named + 256
+    return span
+
+
 def check_npz(
     path: str | os.PathLike[str], what: str = "", error: type[WorkbenchError] = DataError
 ) -> None:
-    """Check an ``.npz`` file before ``numpy.load`` allocates its arrays: a regular file, each
-    member's unpacked size within the zip limits (:func:`check_zip`), and each array's header
-    declaring no more bytes than its member holds (nor than the ``array_bytes`` limit).
+    """Check an ``.npz`` file before ``numpy.load`` allocates its arrays, or anyone hashes it:
+    a regular file whose size (from ``stat``) is within four times the ``array_bytes`` limit
+    and no more than its members and their headers take (no bytes that belong to no array),
+    each member's unpacked size within the zip limits (:func:`check_zip`), and each array's
+    header declaring no more bytes than its member holds (nor than the ``array_bytes`` limit).
 
     Raises:
         error: naming ``what`` (default: the path) and the array.
@@ -342,9 +359,21 @@ def check_npz(
     if problem is not None:
         raise error(f"{name} {problem}")
     cap = limit("array_bytes")
+    size = os.stat(path).st_size
+    if size > cap * 4 + _ZIP_SLACK:  # from stat, before a byte is read
+        raise _limit_error(error)(
+            f"{name} is {_bytes(size)}, over the limit of {_bytes(cap * 4)} for an .npz file "
+            "(WORKBENCH_LIMIT_ARRAY_BYTES sets it)"
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             check_zip(archive, name, max_total=cap * 4, error=error)
+            extra = size - _zip_span(archive)
+            if extra > 0:
+                raise error(
+                    f"{name} holds {_bytes(extra)} that belong to none of its arrays (numpy "
+                    "writes none): not an .npz file as saved"
+                )
             for info in archive.infolist():
                 if not info.filename.endswith(".npy"):
                     continue
