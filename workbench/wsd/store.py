@@ -22,6 +22,7 @@ import numpy as np
 
 from workbench.errors import DataError, OutputError
 from workbench.fileio import check_writable, remove_path, temporary_path
+from workbench.geometry.correction import saved_paths
 from workbench.geometry.corrections import load_correction
 from workbench.limits import check_finite, check_npz, read_json
 from workbench.outputs import (
@@ -192,7 +193,14 @@ def load_index(
         saved = path / CORRECTION_STEM
         if not saved.with_suffix(".json").is_file():
             saved = path / FORMER_CORRECTION_STEM
-        index.correction_ = load_correction(saved)
+        correction = load_correction(saved)
+        problem = index.correction_problem(correction)
+        if problem is not None:
+            raise DataError(
+                f"{saved_paths(saved)[1]} does not belong to the index in {path}: {problem}; "
+                "train the index again (workbench wsd train)"
+            )
+        index.correction_ = correction
     keys = tuple(arrays["keys"].tolist())
     index.set_rows(keys, arrays["vectors"], arrays["origin"], arrays["counts"])
     if info is not None:
