@@ -8,7 +8,8 @@ is used:
   map is never copied whole);
 * :func:`read_limited` reads a regular file of at most a number of bytes (a FIFO, a device or
   ``/dev/zero`` behind a link is refused without being opened for a blocking read);
-  :func:`read_json` is the same for JSON;
+  :func:`read_json` is the same for JSON, :func:`read_gzip` for a gzip file, inflated no
+  further than the limit;
 * :func:`check_npz` reads the headers of an ``.npz`` archive's arrays and refuses one whose
   declared size is more than its member holds, or whose members unpack past the limits, before
   ``numpy`` allocates anything; :func:`check_zip` does the same for any zip archive;
@@ -231,6 +232,42 @@ def read_json(
         return json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise error(f"{what or path} is not valid JSON ({exc})") from exc
+
+
+def read_gzip(
+    path: str | os.PathLike[str],
+    what: str = "",
+    limit_name: str = "json_bytes",
+    error: type[WorkbenchError] = DataError,
+) -> bytes:
+    """The inflated content of the gzip file ``path`` (one member, as :mod:`gzip` writes it):
+    at most the limit ``limit_name`` of :data:`LIMITS` read from disk by :func:`read_limited`,
+    and inflated no further than the same limit (a 3 MB file that would inflate to 3 GiB
+    stops at the limit).
+
+    Raises:
+        error: naming ``what`` (default: the path): too large packed or inflated (a
+            :class:`LimitError` where ``error`` is a :class:`DataError`), not gzip, truncated,
+            or data past its end.
+    """
+    name = what or str(path)
+    cap = limit(limit_name)
+    packed = read_limited(path, cap, name, error)
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = inflate.decompress(packed, int(cap) + 1)
+    except zlib.error as exc:
+        raise error(f"{name} is not valid gzip ({exc})") from exc
+    if len(data) > cap:
+        raise _limit_error(error)(
+            f"{name} inflates past the limit of {_bytes(cap)} (a gzip bomb?); "
+            f"WORKBENCH_LIMIT_{limit_name.upper()} sets it"
+        )
+    if not inflate.eof:
+        raise error(f"{name} is truncated: its gzip stream ends early")
+    if inflate.unused_data:
+        raise error(f"{name} holds {len(inflate.unused_data)} bytes past its gzip stream")
+    return data
 
 
 def check_zip(
