@@ -140,6 +140,45 @@ def test_a_saved_config_whose_correction_is_no_name_does_not_load(tmp_path, corr
         load_index(path)
 
 
+def _resave_senses(path: Path, change) -> None:
+    with np.load(path / "senses.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    change(arrays)
+    np.savez(path / "senses.npz", **arrays)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda a: a.update(counts=a["counts"] - 5), "a negative occurrence count"),
+        (lambda a: a.update(origin=a["origin"] + 9), "an origin outside 0 to 4"),
+        (lambda a: a.update(vectors=a["vectors"][:, :-1]), r"not \(n, 8\) floats"),
+        (lambda a: a.update(keys=a["keys"][:-1]), "keys, .* origins and .* counts for"),
+        (lambda a: a.update(counts=a["counts"].astype(float)), "of the wrong kind"),
+        (lambda a: a.update(vectors=a["vectors"].astype(np.int32)), "floats"),
+        (lambda a: a.update(origin=a["origin"][:, None]), "origins"),
+    ],
+    ids=["negative-count", "origin", "width", "keys", "float-counts", "int-vectors", "2-d"],
+)
+def test_index_rows_that_do_not_fit_their_meta_are_refused(tmp_path, change, expected):
+    """Another saved thing, ``senses.npz``: its arrays agree with each other and with
+    ``meta.json`` (a negative count would read "seen -5x in training")."""
+    path = _index(tmp_path, "idx")
+    _resave_senses(path, change)
+    with pytest.raises(DataError, match=f"senses.npz does not fit its meta.json: .*{expected}"):
+        load_index(path)
+
+
+@pytest.mark.parametrize("dim", ["8", 0, -8, True])
+def test_an_index_whose_encoder_width_is_no_width_is_refused(tmp_path, dim):
+    path = _index(tmp_path, "idx")
+    meta = json.loads((path / "meta.json").read_text())
+    meta["encoder"]["dim"] = dim
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(DataError, match="encoder's dim"):
+        load_index(path)
+
+
 # ---------------------------------------------------------------------- sizes before hashing
 
 
