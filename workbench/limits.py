@@ -8,7 +8,8 @@ is used:
   map is never copied whole);
 * :func:`read_limited` reads a regular file of at most a number of bytes (a FIFO, a device or
   ``/dev/zero`` behind a link is refused without being opened for a blocking read);
-  :func:`read_json` is the same for JSON;
+  :func:`read_json` is the same for JSON, :func:`read_gzip` for a gzip file, inflated no
+  further than the limit;
 * :func:`check_npz` reads the headers of an ``.npz`` archive's arrays and refuses one whose
   declared size is more than its member holds, or whose members unpack past the limits, before
   ``numpy`` allocates anything; :func:`check_zip` does the same for any zip archive;
@@ -233,6 +234,42 @@ def read_json(
         raise error(f"{what or path} is not valid JSON ({exc})") from exc
 
 
+def read_gzip(
+    path: str | os.PathLike[str],
+    what: str = "",
+    limit_name: str = "json_bytes",
+    error: type[WorkbenchError] = DataError,
+) -> bytes:
+    """The inflated content of the gzip file ``path`` (one member, as :mod:`gzip` writes it):
+    at most the limit ``limit_name`` of :data:`LIMITS` read from disk by :func:`read_limited`,
+    and inflated no further than the same limit (a 3 MB file that would inflate to 3 GiB
+    stops at the limit).
+
+    Raises:
+        error: naming ``what`` (default: the path): too large packed or inflated (a
+            :class:`LimitError` where ``error`` is a :class:`DataError`), not gzip, truncated,
+            or data past its end.
+    """
+    name = what or str(path)
+    cap = limit(limit_name)
+    packed = read_limited(path, cap, name, error)
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = inflate.decompress(packed, int(cap) + 1)
+    except zlib.error as exc:
+        raise error(f"{name} is not valid gzip ({exc})") from exc
+    if len(data) > cap:
+        raise _limit_error(error)(
+            f"{name} inflates past the limit of {_bytes(cap)} (a gzip bomb?); "
+            f"WORKBENCH_LIMIT_{limit_name.upper()} sets it"
+        )
+    if not inflate.eof:
+        raise error(f"{name} is truncated: its gzip stream ends early")
+    if inflate.unused_data:
+        raise error(f"{name} holds {len(inflate.unused_data)} bytes past its gzip stream")
+    return data
+
+
 def check_zip(
     archive: zipfile.ZipFile,
     name: str,
@@ -325,12 +362,29 @@ def extract_zip(
     return written
 
 
+#: Bytes of a zip archive's own records beyond its members' (end records, a comment).
+_ZIP_SLACK = 1 << 17
+
+
+def _zip_span(archive: zipfile.ZipFile) -> int:
+    """The most bytes a zip archive of these members can take: their packed data and, for
+    each, its two headers (names, extra fields and comments twice, 30 + 46 bytes, a data
+    descriptor and zip64 records), and :data:`_ZIP_SLACK` for the end records."""
+    span = _ZIP_SLACK + len(archive.comment)
+    for info in archive.infolist():
+        named = len(info.filename.encode("utf-8")) + len(info.extra) + len(info.comment)
+        span += info.compress_size + 2 * named + 256
+    return span
+
+
 def check_npz(
     path: str | os.PathLike[str], what: str = "", error: type[WorkbenchError] = DataError
 ) -> None:
-    """Check an ``.npz`` file before ``numpy.load`` allocates its arrays: a regular file, each
-    member's unpacked size within the zip limits (:func:`check_zip`), and each array's header
-    declaring no more bytes than its member holds (nor than the ``array_bytes`` limit).
+    """Check an ``.npz`` file before ``numpy.load`` allocates its arrays, or anyone hashes it:
+    a regular file whose size (from ``stat``) is within four times the ``array_bytes`` limit
+    and no more than its members and their headers take (no bytes that belong to no array),
+    each member's unpacked size within the zip limits (:func:`check_zip`), and each array's
+    header declaring no more bytes than its member holds (nor than the ``array_bytes`` limit).
 
     Raises:
         error: naming ``what`` (default: the path) and the array.
@@ -342,9 +396,21 @@ def check_npz(
     if problem is not None:
         raise error(f"{name} {problem}")
     cap = limit("array_bytes")
+    size = os.stat(path).st_size
+    if size > cap * 4 + _ZIP_SLACK:  # from stat, before a byte is read
+        raise _limit_error(error)(
+            f"{name} is {_bytes(size)}, over the limit of {_bytes(cap * 4)} for an .npz file "
+            "(WORKBENCH_LIMIT_ARRAY_BYTES sets it)"
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             check_zip(archive, name, max_total=cap * 4, error=error)
+            extra = size - _zip_span(archive)
+            if extra > 0:
+                raise error(
+                    f"{name} holds {_bytes(extra)} that belong to none of its arrays (numpy "
+                    "writes none): not an .npz file as saved"
+                )
             for info in archive.infolist():
                 if not info.filename.endswith(".npy"):
                     continue

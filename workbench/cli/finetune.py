@@ -27,7 +27,7 @@ from dataclasses import fields
 from workbench.bounds import COUNT, SEED
 from workbench.cli.options import add_overwrite, command_line, number, path_arg
 from workbench.corpora.datasets import load_dataset
-from workbench.errors import InputError, OutputError
+from workbench.errors import DataError, InputError, OutputError
 from workbench.finetune.data.readers import TaggedSentence
 from workbench.finetune.data.splits import (
     BUILTINS,
@@ -334,6 +334,8 @@ def cmd_wsd_probe(args: argparse.Namespace) -> int:
     bi = BiEncoder(args.model, device=args.device)
     test = encode_instances(bi.encoder, load_dataset("ALL"), cache=False)
     facts = fit_pos_probe(bi, load_dataset("semcor"), test, seed=args.seed)
+    if "skipped" in facts:
+        raise DataError(facts["skipped"])
     print(f"{args.model / PROBE_FILE}: fitted on {facts['instances']:,} words of "
           f"{facts['sentences']:,} SemCor sentences at layer {facts['layers']}; POS accuracy "
           f"on ALL {100 * facts['test_accuracy']:.1f}%")  # fmt: skip

@@ -21,13 +21,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import zlib
 from pathlib import Path
 from typing import Any
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
-from workbench.errors import CacheError
+from workbench.errors import CacheError, DataError, LimitError
 from workbench.fileio import atomic_path
+from workbench.limits import read_gzip
 
 #: The ``format`` field of a saved corpus; a file with another is refused.
 CORPUS_FORMAT = "workbench-corpus/1"
@@ -97,12 +97,16 @@ def read_corpus(path: str | os.PathLike[str]) -> Corpus:
     Raises:
         CacheError: the file cannot be read, or is not a corpus this module wrote (the message
             says what is wrong).
+        LimitError: it is, or inflates to, more than the ``text_bytes`` limit (the file is
+            kept).
     """
     path = Path(path)
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            payload = json.load(fh)
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError) as exc:
+    try:  # read and inflated within the text limit: a gzip bomb stops there
+        data = read_gzip(path, str(path), "text_bytes")
+        payload = json.loads(data.decode("utf-8"))
+    except LimitError:
+        raise  # refused for this run, the file kept (a lowered limit is no damage)
+    except (OSError, DataError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CacheError(f"cannot read the saved corpus {path}: {exc}") from exc
     if not isinstance(payload, dict) or payload.get("format") != CORPUS_FORMAT:
         raise CacheError(f"{path} is not a saved corpus ({CORPUS_FORMAT})")

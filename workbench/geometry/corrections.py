@@ -67,11 +67,11 @@ def load_correction(path: str | os.PathLike[str]) -> Correction:
         raise DataError(f"{meta}: not a saved correction (a {type(info).__name__})")
     if info.get("kind") not in _REGISTRY:
         raise DataError(f"{meta}: unknown correction kind {info.get('kind')!r}")
+    check_npz(npz)  # sizes from stat and the headers before a byte is hashed
     if sha256_file(npz) != info.get("npz_sha256"):
         raise DataError(f"{npz} does not match {meta} (modified or truncated); refit and save")
     try:
         obj = _REGISTRY[info["kind"]](**info["params"])
-        check_npz(npz)
         with np.load(npz, allow_pickle=False) as arrays:
             for key in obj.state_names:
                 setattr(obj, f"{key}_", check_finite(arrays[key], f"{npz}: {key}"))

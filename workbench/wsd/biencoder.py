@@ -56,10 +56,11 @@ from workbench.encoding.encoder import Encoder
 from workbench.encoding.exported.backend import Backend, requested_backend
 from workbench.encoding.pooling import Pooling, pool_sequence_array
 from workbench.encoding.rows import Progress
-from workbench.errors import ModelLoadError
+from workbench.errors import ModelLoadError, WorkbenchError
 from workbench.fileio import atomic_path
 from workbench.lexicon.glosses import GLOSS_TEXTS, GlossText, gloss_text
 from workbench.lexicon.wordnet import WordNet, load_wordnet
+from workbench.limits import read_gzip, read_limited
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.gloss_cache import GlossCache
 from workbench.wsd.index import ORIGINS, SenseIndex
@@ -75,6 +76,8 @@ HEAD_CONFIG = "head.json"
 CARD = "training_card.json"
 GLOSS_ENCODER = "gloss_encoder"  # the gloss encoder's model directory inside a bi-encoder's
 SENSE_COUNTS = "sense_counts.json.gz"  # training occurrences per sense key
+#: The most occurrences of one sense a count may say (SemCor's most frequent has 15k).
+MAX_SENSE_COUNT = 1 << 40
 #: ``head.json``'s ``gloss_encoder`` when the gloss encoder is the base model itself.
 BASE_GLOSS_ENCODER = "base"
 #: Where the package keeps the bi-encoders it ships, one folder each.
@@ -95,12 +98,15 @@ def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
     directory = Path(directory)
     config = directory / HEAD_CONFIG
     if not config.is_file():
+        _refuse_headless(directory, f"it has no {HEAD_CONFIG}")
         return None
     try:
-        head = json.loads(config.read_text(encoding="utf-8"))
+        head = json.loads(read_limited(config, what=str(config), error=ModelLoadError))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelLoadError(f"{config} cannot be read as JSON: {exc}") from exc
     if not isinstance(head, dict) or head.get("task") != "wsd":
+        task = head.get("task") if isinstance(head, dict) else None
+        _refuse_headless(directory, f"its {HEAD_CONFIG} is a {str(task)[:40]!r} task's head")
         return None
     gloss_side = head.get("gloss_encoder")
     if gloss_side != BASE_GLOSS_ENCODER and not (directory / GLOSS_ENCODER).is_dir():
@@ -120,6 +126,50 @@ def bi_encoder_head(directory: str | Path) -> dict[str, Any] | None:
             f"'{head['gloss_pooling']}'."
         )
     return head
+
+
+def biencoder_traces(directory: Path) -> list[str]:
+    """What in ``directory`` only a WSD bi-encoder holds (its gloss encoder, sense counts,
+    POS probe, a training card of task ``wsd``), by name; [] for any other folder."""
+    found = [name for name in (GLOSS_ENCODER, SENSE_COUNTS, PROBE_FILE)
+             if (directory / name).exists()]  # fmt: skip
+    try:
+        card = json.loads(read_limited(directory / CARD, what=CARD))
+    except (OSError, ValueError, RecursionError, WorkbenchError):
+        card = None
+    if isinstance(card, dict) and card.get("task") == "wsd":
+        found.append(f"a {CARD} of task 'wsd'")
+    return found
+
+
+def _refuse_headless(directory: Path, why: str) -> None:
+    """Refuse a folder that holds a bi-encoder's files but no WSD head (``why``): taken for a
+    plain model, it would start a SemCor centroid build instead of answering as itself."""
+    traces = biencoder_traces(directory)
+    if traces:
+        raise ModelLoadError(
+            f"{directory} holds a WSD bi-encoder's files ({', '.join(traces)}) but {why}: "
+            f"an incomplete or damaged bi-encoder; train it again (workbench finetune wsd) or "
+            f"restore its {HEAD_CONFIG}."
+        )
+
+
+def check_model_folder(model: str | Path | None) -> None:
+    """Refuse, before any work, a model folder that is a damaged WSD bi-encoder: its
+    ``head.json`` missing, unreadable or another task's beside a bi-encoder's files, or a head
+    without its finished training card. Anything else (a name, a plain model folder, a sound
+    bi-encoder) passes; nothing is loaded.
+
+    Raises:
+        ModelLoadError: naming the folder and what is wrong.
+    """
+    if model is None:
+        return
+    directory = Path(model).expanduser()
+    if not directory.is_dir():
+        return
+    if bi_encoder_head(directory) is not None:
+        finished_card(directory)
 
 
 def is_biencoder_dir(path: str | Path | None) -> bool:
@@ -216,21 +266,35 @@ def write_sense_counts(directory: Path, counts: Mapping[str, int]) -> None:
 
 
 def read_sense_counts(directory: Path) -> dict[str, int]:
-    """The training occurrences per sense key of a bi-encoder directory ({} without the file).
+    """The training occurrences per sense key of a bi-encoder directory ({} without the file):
+    a JSON object of whole counts, 0 and up, read from at most the ``json_bytes`` limit
+    (:mod:`workbench.limits`) of gzip'd bytes and inflated no further than that limit.
 
     Raises:
-        ModelLoadError: a damaged file.
+        ModelLoadError: a damaged file, one that inflates past the limit, or a count that is
+            not a whole number of occurrences (negative, fractional, non-finite, a string).
     """
     path = directory / SENSE_COUNTS
     if not path.is_file():
         return {}
+    data = read_gzip(path, str(path), error=ModelLoadError)
     try:
-        data = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
-        if not isinstance(data, dict):
+        counts = json.loads(data.decode("utf-8"))
+        if not isinstance(counts, dict):
             raise ValueError("not an object")
-        return {str(k): int(v) for k, v in data.items()}
-    except (OSError, ValueError, TypeError, EOFError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise ModelLoadError(f"{path} cannot be read ({exc}).") from exc
+    bad = [
+        (k, v) for k, v in counts.items()
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SENSE_COUNT
+    ]  # fmt: skip
+    if bad:
+        key, value = bad[0]
+        raise ModelLoadError(
+            f"{path}: the count of {key!r} is {json.dumps(value)[:40]}, not a whole number of "
+            f"training occurrences (0 to {MAX_SENSE_COUNT:,}); {len(bad)} such count(s)"
+        )
+    return {str(k): v for k, v in counts.items()}
 
 
 def training_of(card: dict[str, Any], gloss_how: str) -> TrainingInfo:

@@ -487,3 +487,33 @@ class SenseIndex:
             raise MismatchError(
                 f"this sense index holds layer spec '{self.config.layers}', not '{layers}'"
             )
+
+    def correction_problem(self, correction: Correction) -> str | None:
+        """Why ``correction`` is not the one this index's config and encoder say (another
+        kind, fitted per layer or on another layer spec, width, model or pooling), in words;
+        None when it agrees. A saved index's correction is checked this way on load: its
+        digest covers the file, not its agreement with ``meta.json``."""
+        cfg, info = self.config, self.encoder_
+        if correction.name != cfg.correction:
+            return f"a '{correction.name}' correction, where the config says '{cfg.correction}'"
+        if correction.n_layers_ is not None:
+            return (
+                f"fitted per layer ({correction.n_layers_} layers), where an index's correction "
+                f"is fitted on its layer spec '{cfg.layers}'"
+            )
+        if correction.n_features_in_ != info.dim:
+            return f"fitted on {correction.n_features_in_}-dim vectors, the index's are {info.dim}"
+        prov = correction.provenance_
+        try:
+            other = bool(prov.layer_spec) and _spec_id(prov.layer_spec, info.n_hidden) != _spec_id(
+                cfg.layers, info.n_hidden
+            )
+        except (InputError, ValueError):
+            other = True
+        if other:
+            return f"fitted on layers '{prov.layer_spec}', where the config says '{cfg.layers}'"
+        for field, mine in (("fingerprint", info.fingerprint), ("pooling", info.pooling)):
+            theirs = getattr(prov, field)
+            if theirs and mine and theirs != mine:
+                return f"fitted with {field} '{theirs}', where the index's encoder has '{mine}'"
+        return None

@@ -22,6 +22,7 @@ import numpy as np
 
 from workbench.errors import DataError, OutputError
 from workbench.fileio import check_writable, remove_path, temporary_path
+from workbench.geometry.correction import saved_paths
 from workbench.geometry.corrections import load_correction
 from workbench.limits import check_finite, check_npz, read_json
 from workbench.outputs import (
@@ -32,7 +33,7 @@ from workbench.outputs import (
     replace_directory,
 )
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
-from workbench.wsd.index import SenseIndex
+from workbench.wsd.index import ORIGINS, SenseIndex
 
 FORMAT_VERSION = 1
 
@@ -161,6 +162,40 @@ def _read(path: Path, arrays: tuple[str, ...]) -> tuple[dict, TrainingInfo, dict
         raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
 
 
+def rows_problem(
+    arrays: dict[str, np.ndarray], encoder: EncoderInfo, config: SenseIndexConfig
+) -> str | None:
+    """Why the arrays of ``senses.npz`` cannot be the rows of an index of this encoder and
+    config, in words; None when they can: one key, vector, origin and count per row, vectors
+    ``(n, dim)`` (``2 * dim`` with gloss concatenation) of the encoder's width, origins of
+    :data:`~workbench.wsd.index.ORIGINS`, counts whole and 0 and up."""
+    keys, vectors = arrays["keys"], arrays["vectors"]
+    origin, counts = arrays["origin"], arrays["counts"]
+    if not isinstance(encoder.dim, int) or isinstance(encoder.dim, bool) or encoder.dim < 1:
+        return f"its encoder's dim is {encoder.dim!r}"
+    width = encoder.dim * (2 if config.gloss == "concat" else 1)
+    if vectors.ndim != 2 or vectors.shape[1] != width or vectors.dtype.kind != "f":
+        return f"vectors of shape {vectors.shape} ({vectors.dtype}), not (n, {width}) floats"
+    n = len(vectors)
+    if (
+        keys.ndim != 1
+        or origin.ndim != 1
+        or counts.ndim != 1
+        or not (len(keys) == len(origin) == len(counts) == n)
+    ):
+        return f"{len(keys)} keys, {len(origin)} origins and {len(counts)} counts for {n} vectors"
+    if keys.dtype.kind != "U" or origin.dtype.kind not in "iu" or counts.dtype.kind not in "iu":
+        return (
+            f"keys, origins or counts of the wrong kind ({keys.dtype}, {origin.dtype}, "
+            f"{counts.dtype})"
+        )
+    if n and (origin.min() < 0 or origin.max() >= len(ORIGINS)):
+        return f"an origin outside 0 to {len(ORIGINS) - 1}"
+    if n and counts.min() < 0:
+        return f"a negative occurrence count ({int(counts.min())})"
+    return None
+
+
 def load_index_senses(path: str | os.PathLike) -> IndexSenses:
     """The training, sense keys and counts of the index saved at ``path``, its vectors left
     unread.
@@ -192,7 +227,17 @@ def load_index(
         saved = path / CORRECTION_STEM
         if not saved.with_suffix(".json").is_file():
             saved = path / FORMER_CORRECTION_STEM
-        index.correction_ = load_correction(saved)
+        correction = load_correction(saved)
+        problem = index.correction_problem(correction)
+        if problem is not None:
+            raise DataError(
+                f"{saved_paths(saved)[1]} does not belong to the index in {path}: {problem}; "
+                "train the index again (workbench wsd train)"
+            )
+        index.correction_ = correction
+    problem = rows_problem(arrays, index.encoder_, index.config)
+    if problem is not None:
+        raise DataError(f"{path / 'senses.npz'} does not fit its meta.json: {problem}")
     keys = tuple(arrays["keys"].tolist())
     index.set_rows(keys, arrays["vectors"], arrays["origin"], arrays["counts"])
     if info is not None:

@@ -37,7 +37,12 @@ from workbench.encoding.pooling import Pooling
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
 from workbench.lexicon.wordnet import WordNet
-from workbench.wsd.biencoder import CONTEXT_POOLING, biencoder_dir, load_biencoder
+from workbench.wsd.biencoder import (
+    CONTEXT_POOLING,
+    biencoder_dir,
+    check_model_folder,
+    load_biencoder,
+)
 from workbench.wsd.builds import (
     SystemProgress,
     semcor_available,
@@ -131,8 +136,12 @@ def open_system(
     Raises:
         InputError: an unknown system; settings changed for the bi-encoder; ``pooling``
             other than the bi-encoder's for it.
+        ModelLoadError: ``model`` is a damaged WSD bi-encoder folder (its ``head.json``
+            missing or another task's beside a bi-encoder's files, no finished training card):
+            refused before anything loads (:func:`~workbench.wsd.biencoder.check_model_folder`).
     """
     wordnet_ = wordnet
+    check_model_folder(model)  # a damaged bi-encoder never answers as a plain model
     if is_saved_index(system):
         path = Path(system)
 

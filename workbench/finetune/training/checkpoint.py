@@ -11,15 +11,21 @@ metric).
 Both are safetensors files: the tensors (weights, optimizer moments, torch's generator states)
 as tensors, everything else (scheduler, step counts, Python's and NumPy's generator states,
 the run's bookkeeping) as JSON in the file's metadata (:func:`pack_tree`), so loading one never
-unpickles anything: a planted or shared run directory cannot run code. Pickled ``last.pt`` /
-``best.pt`` files of earlier versions are refused, never loaded. Each file is written to a
-temporary name of this writer and renamed (:func:`workbench.fileio.atomic_path`), so a process
-killed while writing leaves the previous checkpoint; the next run removes what it left.
+unpickles anything: a planted or shared run directory cannot run code. The metadata also holds
+the SHA-256 of each tensor and of the JSON part, checked on load (one flipped bit is refused),
+and a resume checks the bookkeeping's ranges (:func:`bookkeeping_problem`) and the base model's
+weights fingerprint recorded in the run's identity (a base replaced in place is refused).
+Pickled ``last.pt`` / ``best.pt`` files of earlier versions are refused, never loaded. Each file
+is written to a temporary name of this writer and renamed
+(:func:`workbench.fileio.atomic_path`), so a process killed while writing leaves the previous
+checkpoint; the next run removes what it left.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +41,11 @@ LAST = "last.safetensors"
 BEST = "best.safetensors"
 LEGACY = ("last.pt", "best.pt")  # pickled checkpoints of earlier versions: never loaded
 FORMAT = "workbench-checkpoint/1"
+#: The key of the JSON part's digest among a checkpoint's ``digests`` (no tensor's key: those
+#: start with ``/`` or are ``tensor``).
+TREE_DIGEST = "__tree__"
+#: The most optimizer steps or batches a checkpoint's bookkeeping may count.
+MAX_COUNT = 1 << 48
 
 
 @dataclass
@@ -157,23 +168,38 @@ def unpack_tree(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
     return {k: unpack_tree(v, tensors) for k, v in obj.items()}
 
 
+def tensor_digest(tensor: torch.Tensor) -> str:
+    """The SHA-256 of a CPU tensor's dtype, shape and bytes (any dtype, bfloat16 included)."""
+    t = tensor.detach().to("cpu").contiguous()
+    h = hashlib.sha256(f"{t.dtype}{tuple(t.shape)}\n".encode())
+    h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
 def save_tree(obj: Any, path: Path) -> None:
-    """Write ``obj`` to ``path`` as one safetensors file (tensors + JSON metadata), atomically;
-    temporaries that killed writers left for ``path`` are removed first."""
+    """Write ``obj`` to ``path`` as one safetensors file (tensors + JSON metadata), atomically,
+    with the SHA-256 of each tensor (:func:`tensor_digest`) and of the JSON part in its
+    metadata (``digests``), which :func:`load_tree` checks; temporaries that killed writers
+    left for ``path`` are removed first."""
     from safetensors.torch import save_file
 
     tensors: dict[str, torch.Tensor] = {}
-    tree = pack_tree(obj, tensors)
+    tree = json.dumps(pack_tree(obj, tensors))
+    digests = {key: tensor_digest(t) for key, t in tensors.items()}
+    digests[TREE_DIGEST] = hashlib.sha256(tree.encode("utf-8")).hexdigest()
     remove_stale_temporaries(path.parent, [path.name])
+    metadata = {"format": FORMAT, "tree": tree, "digests": json.dumps(digests)}
     with atomic_path(path) as tmp:
-        save_file(tensors, str(tmp), metadata={"format": FORMAT, "tree": json.dumps(tree)})
+        save_file(tensors, str(tmp), metadata=metadata)
 
 
 def load_tree(path: Path) -> Any:
-    """Read what :func:`save_tree` wrote; no code in the file is ever run.
+    """Read what :func:`save_tree` wrote, each tensor and the JSON part checked against the
+    digests the file carries (one flipped bit is refused); no code in the file is ever run.
 
     Raises:
-        DataError: a missing, truncated or damaged file, or one of another format.
+        DataError: a missing, truncated or damaged file (a tensor or the bookkeeping that
+            does not match its digest), one without digests, or one of another format.
     """
     from safetensors import SafetensorError, safe_open
 
@@ -183,8 +209,19 @@ def load_tree(path: Path) -> Any:
             tensors = {key: fh.get_tensor(key) for key in fh.keys()}  # noqa: SIM118
         if meta.get("format") != FORMAT:
             raise ValueError(f"not a workbench checkpoint (format {meta.get('format')!r})")
-        return unpack_tree(json.loads(meta["tree"]), tensors)
-    except (SafetensorError, OSError, ValueError, KeyError, TypeError) as exc:
+        if "digests" not in meta:
+            raise ValueError("it carries no digests of its tensors (an earlier version's)")
+        digests = json.loads(meta["digests"])
+        if not isinstance(digests, dict) or set(digests) != {*tensors, TREE_DIGEST}:
+            raise ValueError("its digests do not list its tensors")
+        tree = meta["tree"]
+        if hashlib.sha256(tree.encode("utf-8")).hexdigest() != digests[TREE_DIGEST]:
+            raise ValueError("its bookkeeping does not match its digest")
+        for key, tensor in tensors.items():
+            if tensor_digest(tensor) != digests[key]:
+                raise ValueError(f"tensor {key!r} does not match its digest")
+        return unpack_tree(json.loads(tree), tensors)
+    except (SafetensorError, OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise DataError(
             f"{path} is damaged or not a workbench checkpoint ({exc}); resume is impossible: "
             "start a new run (without --resume)"
@@ -281,6 +318,19 @@ def load_checkpoint(directory: Path, identity: dict) -> dict:
     known = set(RunState.__dataclass_fields__)
     if not isinstance(saved, dict) or not isinstance(bookkeeping, dict) or set(bookkeeping) - known:
         raise DataError(f"{path} is not a complete workbench checkpoint: start a new run")
+    fingerprints = saved.get("base_fingerprint"), identity.get("base_fingerprint")
+    if all(fingerprints) and fingerprints[0] != fingerprints[1]:
+        raise InputError(
+            f"The checkpoint in {directory} was made on other weights of the base model "
+            f"{identity.get('base')!r} (fingerprint {fingerprints[0]}, now {fingerprints[1]}): "
+            "it was replaced since the run began, and a resume would train on other frozen "
+            "layers. Put the original base back, or start a new run (without --resume)."
+        )
+    options = identity.get("options")
+    epochs = options.get("epochs") if isinstance(options, dict) else None
+    problem = bookkeeping_problem(bookkeeping, epochs if isinstance(epochs, int) else None)
+    if problem:
+        raise DataError(f"{path} is damaged: {problem}; start a new run (without --resume)")
     diff = sorted(k for k in set(saved) | set(identity) if saved.get(k) != identity.get(k))
     if diff:
         raise InputError(
@@ -288,3 +338,37 @@ def load_checkpoint(directory: Path, identity: dict) -> dict:
             "differ): resume with the same options and data, or start a new run."
         )
     return ckpt
+
+
+def _whole(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def bookkeeping_problem(state: dict[str, Any], epochs: int | None = None) -> str | None:
+    """Why a checkpoint's bookkeeping (:class:`RunState`'s fields) cannot be a run's, in
+    words; None when every field is in its range: ``epoch`` whole, 0 to ``epochs`` (the run's;
+    None: :data:`MAX_COUNT`), ``best_epoch`` up to the epoch being trained, ``bad_epochs`` up
+    to the epochs recorded, ``step`` and ``batch`` whole and 0 to :data:`MAX_COUNT`, ``best``
+    a number (not infinite) or absent, ``history`` a list of records."""
+    most = MAX_COUNT if epochs is None else epochs
+    epoch = state.get("epoch", 0)
+    if not _whole(epoch, 0, most):
+        return f"its epoch is {json.dumps(epoch)[:40]}, not a whole number from 0 to {most}"
+    history = state.get("history")
+    if history is not None and (
+        not isinstance(history, list) or not all(isinstance(h, dict) for h in history)
+    ):
+        return "its history is not a list of epoch records"
+    for name, high in (("best_epoch", epoch + 1), ("bad_epochs", len(history or []))):
+        if not _whole(state.get(name, 0), 0, high):
+            value = json.dumps(state.get(name))[:40]
+            return f"its {name} is {value}, not a whole number from 0 to {high}"
+    for name in ("step", "batch"):
+        if not _whole(state.get(name, 0), 0, MAX_COUNT):
+            return f"its {name} count is {json.dumps(state.get(name))[:40]}, not 0 or more"
+    best = state.get("best")  # NaN kept: a metric undefined on the dev data is recorded so
+    if best is not None and (
+        isinstance(best, bool) or not isinstance(best, (int, float)) or math.isinf(best)
+    ):
+        return f"its best dev score is {json.dumps(best)[:40]}, not a number"
+    return None

@@ -39,7 +39,7 @@ from torch.utils.data import DataLoader
 from workbench import __version__
 from workbench.encoding import models
 from workbench.encoding.device import DTYPE_ENV, cpu_bf16_native
-from workbench.errors import InputError, TrainingError
+from workbench.errors import DataError, InputError, ModelLoadError, TrainingError
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task
 from workbench.finetune.training import checkpoint as ckpt
@@ -196,13 +196,23 @@ def _improved(task: Task, value: float, best: float | None) -> bool:
     return value > best if task.greater_is_better else value < best
 
 
-def _identity(task: Task, train: DataFile, dev: DataFile | None, base: str) -> dict[str, Any]:
+def _identity(
+    task: Task, train: DataFile, dev: DataFile | None, source: models.ModelSource
+) -> dict[str, Any]:
+    """What a checkpoint must have been made with to be resumed: the task, the options, the
+    data's checksums and the base model, by name and by the fingerprint of its weights (a
+    base replaced in place is another base)."""
     options = task.cfg.to_dict()
     for limit in ("max_minutes", "max_steps"):  # when to stop, not what a step does: a resume
         options.pop(limit)  # may change it
+    try:
+        fingerprint = models.weights_fingerprint(source)
+    except ModelLoadError:  # a hub model not downloaded yet cannot have been replaced
+        fingerprint = ""
     return {
         "task": task.kind,
-        "base": base,
+        "base": source.name,
+        "base_fingerprint": fingerprint,
         "options": options,
         "train": train.sha256,
         "dev": dev.sha256 if dev else None,
@@ -316,14 +326,26 @@ def _restore(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     scheduler: LRScheduler,
+    cfg: TrainConfig,
+    n_rows: int,
 ) -> ckpt.RunState:
     """Put a checkpoint read by :func:`~workbench.finetune.training.checkpoint.load_checkpoint` back
-    into the model, optimizer, scheduler and random generators; the run's bookkeeping."""
+    into the model, optimizer, scheduler and random generators; the run's bookkeeping, its
+    batch within an epoch and its steps first checked against what ``cfg`` makes of
+    ``n_rows`` training rows (:class:`DataError` past them)."""
+    state = ckpt.RunState(**saved["state"])
+    batches = math.ceil(n_rows / (cfg.batch_size * acc.num_processes))
+    steps = _planned_steps(cfg, n_rows, acc)
+    if state.batch > batches or state.step > steps:
+        raise DataError(
+            f"{directory / ckpt.LAST} is damaged: it counts {state.batch:,} batches into an "
+            f"epoch of {batches:,} and {state.step:,} optimizer steps of the run's {steps:,}; "
+            "start a new run (without --resume)"
+        )
     ckpt.load_trained(acc.unwrap_model(model), saved["model"], directory / ckpt.LAST)
     optimizer.load_state_dict(saved["optimizer"])
     scheduler.load_state_dict(saved["scheduler"])
     ckpt.set_rng_state(saved["rng"])
-    state = ckpt.RunState(**saved["state"])
     within = f", batch {state.batch} of epoch {state.epoch + 1}" if state.batch else ""
     _log(f"resumed from {directory / ckpt.LAST} after epoch {state.epoch}{within}", acc)
     return state
@@ -585,7 +607,7 @@ def fit(
     if test is not None:  # refused now, not after the training
         task.check(train, test)
     check_output(output, resume, overwrite)  # after the other checks; nothing made or deleted
-    directory, identity = output / CHECKPOINT_DIR, _identity(task, train, dev, source.name)
+    directory, identity = output / CHECKPOINT_DIR, _identity(task, train, dev, source)
     # a missing, damaged or foreign checkpoint is refused before any work
     saved = ckpt.load_checkpoint(directory, identity) if resume else None
     train_f = task.features(train, train=True)
@@ -599,7 +621,7 @@ def fit(
     model, optimizer = acc.prepare(model, optimizer)
     state = ckpt.RunState(history=[])
     if saved is not None:
-        state = _restore(saved, directory, acc, model, optimizer, scheduler)
+        state = _restore(saved, directory, acc, model, optimizer, scheduler, cfg, len(train_f.rows))
     made = acc.is_main_process and start_output(output, resume, overwrite)  # training starts
     acc.wait_for_everyone()
     try:

@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import time
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ import numpy as np
 import torch
 
 from workbench.corpora.readers import Corpus
+from workbench.errors import InputError
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.evaluation.wsd import corpus_of, evaluate_wsd_model
 from workbench.finetune.training.config import TrainConfig
@@ -137,7 +139,12 @@ def finish_wsd_model(
         whole = list(report["datasets"].values())[-1]
         out["wsd_eval"] = report
         out["test"] = {"f1": whole["f1"], "n_instances": float(whole["n"])}
-    out["pos_probe"] = fit_pos_probe(bi, train_corpus, instances, cfg.seed)
+    try:  # the probe is an extra: a run's trained model is saved whatever becomes of it
+        out["pos_probe"] = fit_pos_probe(bi, train_corpus, instances, cfg.seed)
+    except (InputError, ValueError) as exc:
+        out["pos_probe"] = skip_probe(bi, f"it could not be fitted ({exc})")
+    if "skipped" in out["pos_probe"]:
+        out["notes"] = [*card.get("notes", []), out["pos_probe"]["skipped"]]
     out["glosses"] = {
         "cached": len(bi.cache),
         "scope": cfg.wsd_index,
@@ -158,9 +165,13 @@ def fit_pos_probe(
     layer that predicts the POS of a held-out tenth of them best, save it in its directory and
     load it there; its accuracy on ``test`` (encoded by ``bi.encoder``).
 
+    Training data whose sense-annotated words are all of one POS fits no probe: a warning
+    says so and the entry says why (``skipped``); too few words to hold a tenth out fit the
+    top layer on all of them.
+
     Returns:
         Entries for the training card: sentences and instances fitted on, the layer chosen and
-        the held-out accuracy of each layer tried, the test accuracy.
+        the held-out accuracy of each layer tried, the test accuracy; or ``skipped``.
     """
     sentences = [s for s in training.sentences if s.instances]
     rng = np.random.default_rng(seed)
@@ -168,15 +179,21 @@ def fit_pos_probe(
         rows = rng.choice(len(sentences), PROBE_SENTENCES, replace=False)
         sentences = [sentences[i] for i in sorted(rows)]
     sample = Corpus(training.name, tuple(sentences), sha256=training.sha256)
+    pos_seen = sorted({i.pos for s in sentences for i in s.instances})
+    if len(pos_seen) < 2:  # nothing to tell apart: decided before anything is encoded
+        what = f"all {pos_seen[0]}" if pos_seen else "none"
+        return skip_probe(bi, f"its training data's sense-annotated words are {what}")
     fitted = encode_instances(bi.encoder, sample, cache=False)
     held = rng.random(len(fitted)) < 0.1
     pos = np.asarray(fitted.pos)
+    if not held.any() or len(set(pos[~held].tolist())) < 2:
+        held[:] = False  # too few words to hold a tenth out: the top layer, fitted on all
     tried: dict[str, float] = {}
-    for layer in range(1, bi.encoder.n_hidden):  # every layer above the embeddings
+    for layer in range(1, bi.encoder.n_hidden) if held.any() else ():  # above the embeddings
         x = fitted.vectors(str(layer))
         probe = PosProbe(str(layer)).fit(x[~held], pos[~held])
         tried[str(layer)] = float(np.mean(np.asarray(probe.predict(x[held])) == pos[held]))
-    layers = max(tried, key=lambda k: tried[k])
+    layers = max(tried, key=lambda k: tried[k]) if tried else str(bi.encoder.n_hidden - 1)
     probe = PosProbe(layers).fit(fitted.vectors(layers), fitted.pos)
     probe.save(bi.directory / PROBE_FILE)
     bi.pos_probe = probe
@@ -186,6 +203,15 @@ def fit_pos_probe(
         predicted = probe.predict(test.vectors(layers))
         out["test_accuracy"] = float(np.mean([p == g for p, g in zip(predicted, test.pos)]))
     return out
+
+
+def skip_probe(bi: BiEncoder, why: str) -> dict[str, Any]:
+    """No POS probe for ``bi``: said as a warning, recorded for its training card (answers
+    then weigh every POS a word has, as without a probe); the run's model is saved as usual."""
+    note = f"no POS probe was fitted: {why} (answers without a POS consider every POS)"
+    warnings.warn(note, RuntimeWarning, stacklevel=2)
+    bi.pos_probe = None
+    return {"skipped": note}
 
 
 def cache_all_glosses(model_dir: str | Path, device: str | None = None) -> int:
