@@ -36,7 +36,7 @@ def check_app_url(base_url: str) -> str:
         InputError: anything else (a link must never carry another scheme).
     """
     url = base_url.strip().rstrip("/")
-    if not re.match(r"https?://[^\s/\"'<>?#]+(/[^\s\"'<>?#]*)?$", url):
+    if not re.match(r"https?://[^\s/\"'<>?#()\[\]]+(/[^\s\"'<>?#()\[\]]*)?$", url):
         raise InputError(
             f"the app's address must be http://HOST[:PORT][/PATH] or https://..., not {base_url!r}"
         )
