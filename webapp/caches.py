@@ -466,7 +466,7 @@ def wsd_evaluation(
         if n_sentences:
             test_corpus = test_corpus.head(n_sentences)
         training = corpus("semcor") if "semcor" in available_datasets() else None
-        with st.status(f"Evaluating on {dataset}…", expanded=True) as status:
+        with st.status(f"Evaluating {choice} on {dataset}…", expanded=True) as status:
             bar: list = []  # the running stage's progress bar and its text
 
             def clear() -> None:
@@ -491,7 +491,8 @@ def wsd_evaluation(
                 )
             finally:
                 clear()
-            status.update(label=f"Evaluated on {dataset}", state="complete", expanded=False)
+            status.update(label=f"Evaluated {choice} on {dataset}", state="complete",
+                          expanded=False)  # fmt: skip
         return test_corpus, done
 
     return memo("wsd-eval", 8).get(key, run)
