@@ -342,6 +342,24 @@ def test_wsd_wordnet_system_says_it_loses_to_the_first_sense():
     assert any("WordNet's first sense" in i.value for i in at.info)  # the back-off, visible
 
 
+def test_a_word_that_occurs_twice_asks_which_and_the_link_carries_it():
+    """A report's error link names the word's occurrence; the page asks which one, and the
+    two occurrences are two different questions (two answers: the river's sloping land, a
+    financial institution)."""
+    at = _app()
+    sentence = "He sat on the bank of the river and then robbed the bank in town"
+    at.query_params.update({"sentence": sentence, "word": "bank", "occurrence": "2"})
+    at.switch_page("webapp/pages/wsd.py").run()
+    _ok(at)
+    which = at.number_input(key="wsd_occurrence")
+    assert which.value == 2 and which.max == 2
+    second = at.success[0].value
+    which.set_value(1).run()
+    _ok(at)
+    assert at.success[0].value != second
+    assert at.query_params["occurrence"] == ["1"] or at.query_params["occurrence"] == "1"
+
+
 def test_wsd_evaluation_on_a_few_sentences(wsd_data):
     at = _app().run()
     at.switch_page("webapp/pages/wsd.py").run()

@@ -283,7 +283,7 @@ with evaluation:
     if other and keys[1] in memo:
         other_doc = webapp.caches.wsd_report(dataset, other, runs[1][1], n_sentences, here)
         a, b = saved_of(doc), saved_of(other_doc)
-        with webapp.feedback.user_errors():
+        with webapp.feedback.user_errors(), st.spinner("Comparing: a paired bootstrap per group…"):
             cmp = webapp.memo.memo("wsd-compare", 4).get(
                 (keys[0], keys[1]), lambda: compare_tables(a.table, b.table, a.corpus)
             )
