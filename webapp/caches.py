@@ -53,11 +53,13 @@ from workbench.viz.projection import ProjectionConfig, Projector, project_layers
 from workbench.viz.sense_views import SenseView, WordsView
 from workbench.wsd import occurrence_senses
 from workbench.wsd.biencoder import BiEncoder
-from workbench.wsd.evaluate import Evaluation, Stage, evaluate_corpus
+from workbench.wsd.evaluate import CorpusEvaluation, Stage, evaluate_corpus
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import SensePrediction, TrainingOccurrences
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEMS, system_label
+from workbench.wsd.reporting.document import EvalReport, eval_report, facts_of
+from workbench.wsd.reporting.links import APP_URL
 from workbench.wsd.systems import offered_systems, open_system
 
 # --------------------------------------------------------------------------- data
@@ -453,18 +455,18 @@ WSD_STAGES = {
 
 def wsd_evaluation(
     dataset: str, choice: str, system: OpenedSystem, n_sentences: int = 0
-) -> tuple[Corpus, Evaluation]:
-    """``(corpus, Evaluation)`` of ``system`` (the system choice ``choice``, opened by
+) -> tuple[Corpus, CorpusEvaluation]:
+    """``(corpus, CorpusEvaluation)`` of ``system`` (the system choice ``choice``, opened by
     :func:`wsd_system`) on a framework dataset (its first ``n_sentences``, 0 = all), memoised
     by the settings, system and data; shows its progress."""
     key = (current().key, choice, dataset, n_sentences)
 
-    def run() -> tuple[Corpus, Evaluation]:
+    def run() -> tuple[Corpus, CorpusEvaluation]:
         wn, test_corpus = wordnet(), corpus(dataset)
         if n_sentences:
             test_corpus = test_corpus.head(n_sentences)
         training = corpus("semcor") if "semcor" in available_datasets() else None
-        with st.status(f"Evaluating on {dataset}…", expanded=True) as status:
+        with st.status(f"Evaluating {choice} on {dataset}…", expanded=True) as status:
             bar: list = []  # the running stage's progress bar and its text
 
             def clear() -> None:
@@ -489,10 +491,31 @@ def wsd_evaluation(
                 )
             finally:
                 clear()
-            status.update(label=f"Evaluated on {dataset}", state="complete", expanded=False)
-        return test_corpus, done.evaluation
+            status.update(label=f"Evaluated {choice} on {dataset}", state="complete",
+                          expanded=False)  # fmt: skip
+        return test_corpus, done
 
     return memo("wsd-eval", 8).get(key, run)
+
+
+def wsd_report(
+    dataset: str, choice: str, system: OpenedSystem, n_sentences: int = 0, app_url: str = APP_URL
+) -> EvalReport:
+    """The evaluation report (:func:`workbench.wsd.reporting.document.eval_report`) of
+    :func:`wsd_evaluation`, its errors linked to the WSD page of the app at ``app_url``;
+    memoised like it (the evaluation runs first when it has not)."""
+    s = current()
+    key = (s.key, choice, dataset, n_sentences, app_url)
+
+    def build() -> EvalReport:
+        test_corpus, run = wsd_evaluation(dataset, choice, system, n_sentences)
+        config = {"dataset": dataset, "first_sentences": n_sentences, "system": choice,
+                  "model": s.model or "the packaged default", "device": s.device}  # fmt: skip
+        with st.spinner("Writing the report: intervals, splits, errors in words…"):
+            return eval_report(run, test_corpus, wordnet(), facts_of(system, run.index), config,
+                               app_url=app_url, app_model=s.model)  # fmt: skip
+
+    return memo("wsd-report", 8).get(key, build)
 
 
 # --------------------------------------------------------------------------- corpus maps

@@ -124,3 +124,37 @@ def view_settings(
         seed=projection.random_state if projection is not None else None, data=dict(data or {}),
         dtype=enc.dtype_name,
     )  # fmt: skip
+
+
+#: The files of a report offered for download: kind -> (button label, MIME type).
+REPORT_FILES = {
+    "html": ("HTML", "text/html"),
+    "md": ("Markdown", "text/markdown"),
+    "json": ("JSON", "application/json"),
+    "tex": ("LaTeX", "application/x-tex"),
+}
+
+
+def report_buttons(
+    texts: Callable[[], dict[str, tuple[str, str]]],
+    zipped: Callable[[], bytes],
+    stem: str,
+    key: str,
+    area: Any = None,
+) -> None:
+    """Download buttons for a report's files, as its writers make them: ``texts()`` gives kind
+    -> ``(file name, text)`` (:func:`workbench.wsd.reporting.files.report_texts`), one button
+    per kind of :data:`REPORT_FILES`; ``zipped()`` the CSV tables in one zip
+    (:func:`workbench.wsd.reporting.files.csv_zip`). Both are called when a button is
+    clicked."""
+    where = area if area is not None else st
+    columns = where.columns(len(REPORT_FILES) + 1)
+    for column, (kind, (label, mime)) in zip(columns, REPORT_FILES.items()):
+        column.download_button(
+            label, lambda kind=kind: texts()[kind][1], f"{_safe(stem)}.{kind}", mime,
+            key=f"{key}_{kind}", on_click="ignore", icon=":material/download:",
+        )  # fmt: skip
+    columns[-1].download_button(
+        "CSV (zip)", zipped, f"{_safe(stem)}-csv.zip", "application/zip", key=f"{key}_csv",
+        on_click="ignore", icon=":material/download:", help="every table of the report as CSV",
+    )  # fmt: skip

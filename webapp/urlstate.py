@@ -28,6 +28,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from webapp.text import plain
+from workbench.wsd.reporting.links import APP_URL
 
 Kind = Literal["str", "int", "float", "bool", "optional"]
 #: The URL's spelling of ``None`` for an ``optional`` setting (e.g. "any part of speech").
@@ -212,6 +213,16 @@ def ask_for_upload(params: Iterable[Param], what: str, asks: str) -> NoReturn:
     )
     publish(params, {"upload": wanted} if wanted else None)
     st.stop()
+
+
+def app_url(page: str) -> str:
+    """The app's own address as the browser sees it: this page's URL less its path ``page``
+    (e.g. ``http://localhost:8501`` on ``/wsd``); :data:`workbench.wsd.reporting.links.APP_URL`
+    outside a browser."""
+    base = (st.context.url or "").split("?", 1)[0].rstrip("/")
+    if base.endswith(f"/{page}"):
+        base = base[: -len(page) - 1]
+    return base if base.startswith(("http://", "https://")) else APP_URL
 
 
 def link(values: Mapping[str, str]) -> str:

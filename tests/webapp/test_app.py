@@ -342,17 +342,39 @@ def test_wsd_wordnet_system_says_it_loses_to_the_first_sense():
     assert any("WordNet's first sense" in i.value for i in at.info)  # the back-off, visible
 
 
-def test_wsd_evaluation_on_a_few_sentences(wsd_data, best_wsd_index):
+def test_a_word_that_occurs_twice_asks_which_and_the_link_carries_it():
+    """A report's error link names the word's occurrence; the page asks which one, and the
+    two occurrences are two different questions (two answers: the river's sloping land, a
+    financial institution)."""
+    at = _app()
+    sentence = "He sat on the bank of the river and then robbed the bank in town"
+    at.query_params.update({"sentence": sentence, "word": "bank", "occurrence": "2"})
+    at.switch_page("webapp/pages/wsd.py").run()
+    _ok(at)
+    which = at.number_input(key="wsd_occurrence")
+    assert which.value == 2 and which.max == 2
+    second = at.success[0].value
+    which.set_value(1).run()
+    _ok(at)
+    assert at.success[0].value != second
+    assert at.query_params["occurrence"] == ["1"] or at.query_params["occurrence"] == "1"
+
+
+def test_wsd_evaluation_on_a_few_sentences(wsd_data):
     at = _app().run()
     at.switch_page("webapp/pages/wsd.py").run()
     at.number_input(key="wsd_n_sentences").set_value(8).run()
     assert any("Run the evaluation" in i.value for i in at.info)
     at.button(key="wsd_run").click().run()
     _ok(at)
-    scores = at.dataframe[0].value  # the candidates above are a table
-    assert scores["dataset"].tolist() == ["semeval2007[:8]"]
-    assert 0 <= scores["F1"].iloc[0] <= 100 and "WordNet 1st sense F1" in scores.columns
-    assert at.selectbox(key="wsd_error_lemma").options  # errors can be browsed by lemma
+    summary = at.dataframe[0].value  # the candidates above are a table: the report's first
+    assert summary["system"].tolist() == ["this system", "WordNet 1st sense", "SemCor MFS"]
+    f1, low, high = (summary[c].iloc[0] for c in ("F1", "95% low", "95% high"))
+    assert 0 <= low <= f1 <= high <= 100
+    folded = {e.label for e in at.expander}
+    assert {"Most frequent and less frequent senses", "Number of candidate senses"} <= folded
+    errors = [m.value for m in at.markdown if "Open this sentence in the WSD page" in m.value]
+    assert errors and all("/wsd?sentence=" in e for e in errors)
 
 
 def test_the_models_facts_are_in_the_sidebar_when_a_page_stops_early():

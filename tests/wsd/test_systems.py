@@ -34,7 +34,7 @@ from workbench.wsd.registry import (
     system_note,
     system_of,
 )
-from workbench.wsd.systems import open_system
+from workbench.wsd.systems import missing_systems, offered_systems, open_system
 
 BASS_MUSIC = "He plays the bass in a jazz band."
 BASS_FISH = "He caught a bass in the lake."
@@ -230,3 +230,15 @@ def test_the_recorded_figures_are_copied_from_their_raw_run_records():
         for part in entry["pointer"].strip("/").split("/"):
             data = data[int(part)] if isinstance(data, list) else data[part]
         assert entry["f1_all"] == data, entry["source"]  # copied exactly
+
+
+def test_every_system_left_out_says_why_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))  # no framework there: no SemCor
+    missing = missing_systems("bert-base-uncased")  # a model without a bi-encoder
+    offered = offered_systems("bert-base-uncased")
+    assert set(missing) | set(offered) == set(SYSTEMS) and not set(missing) & set(offered)
+    assert set(missing) == {"biencoder", "best", "plain"}
+    assert "no WSD bi-encoder was trained for 'bert-base-uncased'" in missing["biencoder"]
+    assert "needs SemCor" in missing["best"] and "workbench data download" in missing["plain"]
+    assert all("\n" not in why for why in missing.values())
+    assert "biencoder" not in missing_systems(None)  # the packaged model ships one

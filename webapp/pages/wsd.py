@@ -1,10 +1,14 @@
 """WSD.
 
 Word sense disambiguation: the candidate senses of one word in a sentence, ranked, each with its
-definition, its score and where the score comes from, and an evaluation on the framework's
-datasets with error browsing. The default system is the WSD bi-encoder (shipped for the packaged
-model): it answers at once, encoding only the glosses of the word's senses; the SemCor systems
-build their index in the background the first time.
+definition, its score and where the score comes from (a word that occurs twice: which one), and
+an evaluation on the framework's datasets shown as the report the command line writes
+(:func:`webapp.caches.wsd_report`: F1 with 95% intervals and the baselines, the splits, the
+errors in words with links that reopen them here, the downloads made by the report's writers),
+optionally against a second system (deltas with paired p-values, the instances where they
+differ). The default system is the WSD bi-encoder (shipped for the packaged model): it answers
+at once, encoding only the glosses of the word's senses; the SemCor systems build their index in
+the background the first time. Every system not offered for the model says why.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import webapp.feedback
 import webapp.layout
 import webapp.loaded_model
 import webapp.memo
+import webapp.report_view
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
@@ -26,10 +31,19 @@ from webapp.defaults import WSD_TEXT, WSD_WORD
 from webapp.text import plain
 from webapp.urlstate import Between, Param
 from workbench.lexicon.wordnet import POS_TAGS
+from workbench.reports.writers import to_html, to_json, to_markdown
 from workbench.viz import plotting
-from workbench.wsd import report as wsd_report
-from workbench.wsd.disambiguate import disambiguate, in_sentence, likely_target
+from workbench.wsd.disambiguate import (
+    count_in_sentence,
+    disambiguate,
+    in_sentence,
+    likely_target,
+)
 from workbench.wsd.registry import FEW_OCCURRENCES, SYSTEMS
+from workbench.wsd.reporting.compare import compare_tables, comparison_report, saved_of
+from workbench.wsd.reporting.files import csv_zip, report_texts
+from workbench.wsd.reporting.links import WSD_PAGE
+from workbench.wsd.systems import missing_systems
 
 POS_CHOICES = (None, *POS_TAGS)
 #: Session key of the sentence of the previous run (a new sentence picks its likely word).
@@ -41,10 +55,14 @@ PARAMS = (
     Param("wsd_system", "system", formerly="index", upgrade=lambda v: v.removeprefix("system:")),
     Param("wsd_text", "sentence"),
     Param("wsd_word", "word"),
+    Param("wsd_occurrence", "occurrence", "int", choices=Between(1, 1000)),
     Param("wsd_pos", "pos", "optional", choices=POS_CHOICES),
     Param("wsd_dataset", "dataset", choices=webapp.caches.EVAL_DATASETS),
     Param("wsd_n_sentences", "first", "int", choices=Between(0, 100_000)),
+    Param("wsd_compare", "compare"),
 )
+#: The report's sections the Evaluation tab shows its own way (the errors: as sentences).
+ERRORS = "Errors in words"
 
 share = webapp.layout.header(
     "Word sense disambiguation",
@@ -58,10 +76,12 @@ share = webapp.layout.header(
 webapp.urlstate.restore(PARAMS)
 settings = webapp.settings.current()
 enc = webapp.loaded_model.encoder(settings)  # the labels give the F1 measured for this model
-choices = {
-    **webapp.caches.system_options(settings.model, enc.fingerprint, enc.dtype_name),
-    **{name: f"saved: {name}" for name in webapp.caches.saved_indexes()},
-}
+with st.spinner("Finding the WSD systems for this model…"):  # a new model: its fingerprint
+    choices = {
+        **webapp.caches.system_options(settings.model, enc.fingerprint, enc.dtype_name),
+        **{name: f"saved: {name}" for name in webapp.caches.saved_indexes()},
+    }
+    missing = missing_systems(settings.model)
 if st.session_state.get("wsd_system") not in choices:
     st.session_state.pop("wsd_system", None)  # a link's system this server does not have
 system = st.selectbox(
@@ -69,6 +89,11 @@ system = st.selectbox(
     help="The bi-encoder is the default where the model has one (the packaged model ships "
     "with one). Indexes saved with `workbench wsd train --out` in the cache dir are listed too.",
 )  # fmt: skip
+if missing:  # every system not offered says why, one line each
+    st.caption(
+        "  \n".join(f"Not offered: **{SYSTEMS[n].label}**: {plain(why)}." for n, why in
+                     missing.items())
+    )  # fmt: skip
 opened = webapp.caches.wsd_system(system, settings)
 if opened.builds_ahead:  # a SemCor system's index: loaded, or built once in the background
     build = webapp.builds.settle(webapp.caches.system_index_build(system, opened))
@@ -104,13 +129,23 @@ with one:
     if picked is not None:
         st.caption(f"Word: “{plain(picked)}”, picked from the new sentence (its most ambiguous "
                    "noun, else verb, ...); type another word to change it.")  # fmt: skip
+    times = count_in_sentence(text, word.strip())
+    occurrence = 1
+    if times > 1:  # which of its occurrences (a report's error link names it)
+        st.session_state["wsd_occurrence"] = min(st.session_state.get("wsd_occurrence", 1), times)
+        occurrence = int(st.number_input(
+            f"Which “{word.strip()}” (it occurs {times} times)", 1, times, key="wsd_occurrence"
+        ))  # fmt: skip
+    else:
+        st.session_state.pop("wsd_occurrence", None)
 
     def run_one():
-        return disambiguate(opened, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet())
+        return disambiguate(opened, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet(),
+                            occurrence=occurrence)  # fmt: skip
 
-    with webapp.feedback.user_errors():
+    with webapp.feedback.user_errors(), st.spinner("Disambiguating…"):
         result = webapp.memo.memo("wsd-one", 64).get(
-            (settings.key, system, text, word.strip(), pos), run_one
+            (settings.key, system, text, word.strip(), pos, occurrence), run_one
         )
     best = result.best
     scored = [c for c in result.candidates if c.score == c.score]  # not NaN
@@ -200,49 +235,69 @@ with evaluation:
     if not datasets:
         st.info("No evaluation data here: `workbench data download` fetches it.")
         st.stop()
-    d1, d2 = st.columns([2, 1])
+    d1, d2, d3 = st.columns([2, 1, 2])
     dataset = d1.selectbox("Dataset", datasets, key="wsd_dataset")
     n_sentences = int(d2.number_input("First sentences only (0 = all)", 0, 100_000, 0, step=50,
                                       key="wsd_n_sentences"))  # fmt: skip
-    eval_key = (settings.key, system, dataset, n_sentences)
-    name = system if system in SYSTEMS else "custom"
-    memo = webapp.memo.memo("wsd-eval", 8)
+    others = [c for c in choices if c != system]
+    if st.session_state.get("wsd_compare") not in (None, *others):
+        st.session_state.pop("wsd_compare")  # the system itself, or one not offered here
+    other = d3.selectbox(
+        "Compare with", [None, *others], key="wsd_compare",
+        format_func=lambda c: "no other system" if c is None else choices[c],
+        help="Run a second system on the same data: per-dataset and per-split deltas with "
+        "paired-bootstrap p-values, and the instances where the two differ (as `workbench wsd "
+        "compare` does).",
+    )  # fmt: skip
+    here = webapp.urlstate.app_url(WSD_PAGE)  # the errors' links open this server's WSD page
+    runs = [(system, opened)] + ([(other, webapp.caches.wsd_system(other, settings))]
+                                 if other else [])  # fmt: skip
+    memo = webapp.memo.memo("wsd-report", 8)
+    keys = [(settings.key, name, dataset, n_sentences, here) for name, _ in runs]
     if st.button("Run the evaluation", key="wsd_run", type="primary"):
         with webapp.feedback.user_errors():
-            webapp.caches.wsd_evaluation(dataset, system, opened, n_sentences)
-    if eval_key not in memo:
-        st.info("Choose a dataset and press “Run the evaluation” (a minute or two on a CPU).")
+            for name, system_opened in runs:
+                webapp.caches.wsd_report(dataset, name, system_opened, n_sentences, here)
+    if keys[0] not in memo:
+        st.info("Choose a dataset and press “Run the evaluation” (a few seconds for the "
+                "bi-encoder on ALL, a minute or two the first time on a CPU).")  # fmt: skip
         st.stop()
-    corpus, ev = memo.get(eval_key, lambda: None)
-    known = SYSTEMS.get(name)
-    st.caption(f"System: {name}{f' ({known.description})' if known else ''}.")
-    table = wsd_report.dataset_table(ev)
-    scores = pd.DataFrame(list(table.rows), columns=list(table.columns)).round(1)
-    st.dataframe(scores, hide_index=True, width="stretch")
-    st.caption(table.caption)
-    evaluated = webapp.downloads.view_settings(
-        "wsd-evaluation", "", data={"dataset": dataset, "first_sentences": n_sentences,
-                                    "system": system, "answered_by": name},
-    )  # fmt: skip
-    eval_stem = f"wsd-eval-{dataset}"
-    webapp.downloads.table_buttons(scores, evaluated, eval_stem, "wsd_eval_table")
-    eval_fig = wsd_report.dataset_figure(ev)
-    st.plotly_chart(eval_fig, config=webapp.downloads.CHART_CONFIG, key="wsd_eval_fig")
-    webapp.downloads.figure_buttons(eval_fig, evaluated, eval_stem, "wsd_eval_fig_dl")
-    pos_t = wsd_report.pos_table(ev)
-    by_pos = pd.DataFrame(list(pos_t.rows), columns=list(pos_t.columns)).round(1)
-    st.dataframe(by_pos, hide_index=True, width="stretch")
-    webapp.downloads.table_buttons(by_pos, evaluated, f"{eval_stem}-pos", "wsd_pos_table")
+    doc = webapp.caches.wsd_report(dataset, system, opened, n_sentences, here)
+    stem = f"wsd-{dataset}" + (f"-first{n_sentences}" if n_sentences else "")
 
-    st.subheader("Errors by lemma")
-    if not ev.errors:
-        st.success("No errors.")
-        st.stop()
-    lemma = st.selectbox(
-        "Lemma (most errors first)", [e.lemma for e in ev.errors], key="wsd_error_lemma",
-        format_func=lambda name: next(
-            f"{e.lemma}: {e.n_wrong} wrong of {e.n_instances}" for e in ev.errors if e.lemma == name
-        ),
-    )  # fmt: skip
-    errors = wsd_report.lemma_error_table(corpus, ev, lemma, webapp.caches.wordnet())
-    st.table(pd.DataFrame(list(errors.rows), columns=list(errors.columns)))
+    def texts(doc=doc, stem=stem, key=keys[0]):
+        return webapp.memo.memo("wsd-report-files", 4).get(key, lambda: report_texts(doc, stem))
+
+    st.markdown(f"#### {plain(doc.report.title)}")
+    webapp.downloads.report_buttons(texts, lambda: csv_zip(texts()), stem, "wsd_report_dl")
+    webapp.report_view.show_report(doc.report, "wsd_report", open_sections=2, skip=(ERRORS,))
+
+    st.subheader("Errors in words")
+    errors = doc.errors or {}
+    lemmas, sample = st.tabs(["The lemmas with most errors", "A sample of all errors"])
+    with lemmas:
+        webapp.report_view.show_errors(errors.get("by_lemma", ()))
+    with sample:
+        webapp.report_view.show_errors(errors.get("sample", ()))
+
+    if other and keys[1] in memo:
+        other_doc = webapp.caches.wsd_report(dataset, other, runs[1][1], n_sentences, here)
+        a, b = saved_of(doc), saved_of(other_doc)
+        with webapp.feedback.user_errors(), st.spinner("Comparing: a paired bootstrap per group…"):
+            cmp = webapp.memo.memo("wsd-compare", 4).get(
+                (keys[0], keys[1]), lambda: compare_tables(a.table, b.table, a.corpus)
+            )
+        compared = comparison_report(cmp, a, b)
+        st.subheader(f"{system} (A) against {other} (B)")
+        cstem = f"wsd-compare-{system}-{other}-{dataset}"
+        c1, c2, c3 = st.columns(3)
+        for column, (label, fmt, make) in zip((c1, c2, c3), (
+            ("HTML", "html", lambda: to_html(compared, compressed=True)),
+            ("Markdown", "md", lambda: to_markdown(compared)),
+            ("JSON", "json", lambda: to_json(compared)),
+        )):  # fmt: skip
+            column.download_button(label, make, f"{cstem}.{fmt}", key=f"wsd_compare_{fmt}",
+                                   on_click="ignore", icon=":material/download:")  # fmt: skip
+        webapp.report_view.show_report(compared, "wsd_compare", open_sections=2)
+    elif other:
+        st.info(f"Press “Run the evaluation” to run {other} too and compare the two.")

@@ -66,10 +66,18 @@ from workbench.wsd.reporting.files import (
     report_json,
     write_eval_report,
 )
+from workbench.wsd.reporting.links import APP_URL, check_app_url
 from workbench.wsd.scoring import format_table, scorer_output
 from workbench.wsd.store import check_index_output, save_index
 from workbench.wsd.systems import open_system
 from workbench.wsd.vectors import LEVELS
+
+
+def _app_url(text: str) -> str:
+    try:
+        return check_app_url(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
@@ -167,6 +175,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument(
         "--sweep", action="store_true", help="add the per-layer sweep (raw vs z-scored) to reports"
     )
+    e.add_argument(
+        "--app-url", type=_app_url, default=APP_URL,
+        help=f"the app's address, for the reports' links that open an error on its WSD page "
+        f"(default {APP_URL})",
+    )  # fmt: skip
     _model_args(e)
     _index_args(e)
     e.set_defaults(func=cmd_eval)
@@ -526,7 +539,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         t_report = time.perf_counter()
         facts = system_facts(opened, this, system_of(this), config_facts["system"]["description"])
         doc = eval_report(run, corpus, wordnet, facts, config_facts,
-                          sweep=sweeps[i] if sweeps else (), command=command)  # fmt: skip
+                          sweep=sweeps[i] if sweeps else (), command=command,
+                          app_url=args.app_url, app_model=args.model)  # fmt: skip
         if args.out:
             paths = write_eval_report(doc, args.out, f"wsd-{corpus.name}", args.overwrite)
             print(f"report: {paths['html']}")

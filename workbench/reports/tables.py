@@ -5,7 +5,9 @@ table.
 Missing values (``None``, NaN) print as ``undefined`` (``null`` in JSON, empty in CSV, ``--``
 in LaTeX). Text is shown as text in every format: HTML is escaped, Markdown's markup characters
 are backslash-escaped (:func:`markdown_text`), LaTeX's special characters too
-(:func:`latex_text`).
+(:func:`latex_text`). A cell is a link only when the code made it a :class:`Link` (an ``http``
+or ``https`` address): an ``<a>`` in HTML, ``[text](url)`` in Markdown, the address in CSV and
+JSON, its text in LaTeX; text from outside never becomes one.
 
 Example:
     >>> print(markdown_table(Table(columns=("layer", "anisotropy"), rows=((0, 0.41),))).strip())
@@ -37,6 +39,27 @@ UNDEFINED = "undefined"
 # --------------------------------------------------------------------------- values
 
 
+@dataclass(frozen=True)
+class Link:
+    """A table cell that links somewhere: ``text`` shown, ``url`` (``http://`` or
+    ``https://`` only) followed; ``str(link)`` is its text.
+
+    Example::
+
+        Link("open", "http://localhost:8501/wsd?word=bank")
+    """
+
+    text: str
+    url: str
+
+    def __post_init__(self) -> None:
+        if not re.match(r"https?://[^\s\"'<>]+$", self.url):
+            raise InputError(f"a link must be an http(s) address without spaces, not {self.url!r}")
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def is_missing(value: Any) -> bool:
     """True for ``None`` and for float NaN (numpy floats included)."""
     if value is None:
@@ -62,6 +85,8 @@ def format_value(value: Any, digits: int = 3) -> str:
     """
     if is_missing(value):
         return UNDEFINED
+    if isinstance(value, Link):
+        return value.text
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int) or (hasattr(value, "dtype") and value.dtype.kind in "iu"):
@@ -81,6 +106,8 @@ def jsonable(obj: Any) -> Any:
     float32/float16 values are written with the digits they actually carry (0.41, not
     0.4099999964237213).
     """
+    if isinstance(obj, Link):
+        return obj.url
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, Mapping):
@@ -177,8 +204,12 @@ def markdown_table(table: Table) -> str:
     lines.append("| " + " | ".join(markdown_text(c) for c in table.columns) + " |")
     align = ["---:" if _is_numeric_column(table, j) else "---" for j in range(len(table.columns))]
     lines.append("| " + " | ".join(align) + " |")
-    for row in table.cells():
-        lines.append("| " + " | ".join(markdown_text(c) for c in row) + " |")
+    for values, row in zip(table.rows, table.cells()):
+        shown = [
+            f"[{markdown_text(c)}]({v.url})" if isinstance(v, Link) else markdown_text(c)
+            for v, c in zip(values, row)
+        ]
+        lines.append("| " + " | ".join(shown) + " |")
     for note in table.notes:
         lines += ["", f"*{markdown_text(note)}*"]
     return "\n".join(lines) + "\n"
@@ -194,11 +225,13 @@ def html_table(table: Table) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
     out.append(f"<thead><tr>{head}</tr></thead>")
     out.append("<tbody>")
-    for row in table.cells():
+    for values, row in zip(table.rows, table.cells()):
         tds = "".join(
             f'<td class="{"num" if numeric[j] else "txt"}'
-            f'{" undef" if c == UNDEFINED else ""}">{esc(c)}</td>'
-            for j, c in enumerate(row)
+            f'{" undef" if c == UNDEFINED else ""}">'
+            + (f'<a href="{esc(v.url)}">{esc(c)}</a>' if isinstance(v, Link) else esc(c))
+            + "</td>"
+            for j, (v, c) in enumerate(zip(values, row))
         )
         out.append(f"<tr>{tds}</tr>")
     out.append("</tbody></table>")

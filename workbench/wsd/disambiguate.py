@@ -188,23 +188,54 @@ class Disambiguation:
         return "\n".join(lines)
 
 
-def find_target(words: Sequence[str], target: str | int) -> tuple[list[str], int]:
-    """Locate the target in ``words``: a position, or the first case-insensitive match of a
-    word or a multiword phrase (merged into one word, as the framework's XML does)."""
+def _matches(words: Sequence[str], target: str) -> list[int]:
+    """The positions where ``target`` (a word or a phrase, case-insensitive) starts in
+    ``words``, non-overlapping."""
+    parts = [p.lower() for p in split_words(str(target))]
+    if not parts:
+        raise InputError("the target word is empty")
+    lower = [w.lower() for w in words]
+    found: list[int] = []
+    for i in range(len(lower) - len(parts) + 1):
+        if (not found or i >= found[-1] + len(parts)) and lower[i : i + len(parts)] == parts:
+            found.append(i)
+    return found
+
+
+def find_target(
+    words: Sequence[str], target: str | int, occurrence: int = 1
+) -> tuple[list[str], int]:
+    """Locate the target in ``words``: a position, or the ``occurrence``-th (1: the first)
+    case-insensitive match of a word or a multiword phrase (merged into one word, as the
+    framework's XML does).
+
+    Example::
+
+        find_target("the bank by the bank".split(), "bank", 2)  # (words, 4)
+    """
     words = list(words)
     if isinstance(target, (int, np.integer)):
         if not 0 <= int(target) < len(words):
             raise InputError(f"position {target} is outside the sentence ({len(words)} words)")
         return words, int(target)
-    parts = [p.lower() for p in split_words(str(target))]
-    if not parts:
-        raise InputError("the target word is empty")
-    lower = [w.lower() for w in words]
-    for i in range(len(lower) - len(parts) + 1):
-        if lower[i : i + len(parts)] == parts:
-            merged = [*words[:i], " ".join(words[i : i + len(parts)]), *words[i + len(parts) :]]
-            return merged, i
-    raise InputError(f"'{target}' is not a word of the sentence: {' '.join(words)}")
+    found = _matches(words, target)
+    if not found:
+        raise InputError(f"'{target}' is not a word of the sentence: {' '.join(words)}")
+    if not 1 <= occurrence <= len(found):
+        raise InputError(
+            f"'{target}' occurs {len(found)} time{'s' * (len(found) != 1)} in the sentence, "
+            f"so there is no occurrence {occurrence}"
+        )
+    i = found[occurrence - 1]
+    n = len(split_words(str(target)))
+    return [*words[:i], " ".join(words[i : i + n]), *words[i + n :]], i
+
+
+def count_in_sentence(text: str | Sequence[str], word: str) -> int:
+    """How many times ``word`` (a word or a phrase) occurs in the sentence, as
+    :func:`find_target` counts (0 for an empty word)."""
+    words = split_words(text) if isinstance(text, str) else list(text)
+    return len(_matches(words, word)) if split_words(word) else 0
 
 
 #: The parts of speech :func:`likely_target` prefers, in order.
@@ -293,6 +324,7 @@ def disambiguate(
     pos: str | None = None,
     wordnet: WordNet | None = None,
     progress: Progress = None,
+    occurrence: int = 1,
 ) -> Disambiguation:
     """Rank the WordNet senses of one word in context.
 
@@ -304,13 +336,14 @@ def disambiguate(
             predicted POS, whose senses are ranked first (every candidate is still scored and
             listed).
         text: the sentence, raw or as words.
-        target: the word (first match, case-insensitive; a phrase becomes one word) or its
-            position.
+        target: the word (its ``occurrence``-th match, case-insensitive; a phrase becomes
+            one word) or its position.
         pos: restrict to one universal POS (NOUN, VERB, ADJ, ADV); None: every POS the word
             can be.
         wordnet: default :func:`load_wordnet`.
         progress: a bar or callback while the system's index is built (a SemCor system's
             first build, the glosses of the word's senses).
+        occurrence: which occurrence of a word ``target`` (1: the first).
 
     Returns:
         A :class:`Disambiguation`, candidates ranked by score.
@@ -323,7 +356,7 @@ def disambiguate(
     words = split_words(text) if isinstance(text, str) else list(text)
     if not words:
         raise InputError("the sentence is empty")
-    words, at = find_target(words, target)
+    words, at = find_target(words, target, occurrence)
     lemmas = target_lemmas(words[at], wordnet, pos)
     if not lemmas and pos is not None:  # refused before any index is built
         other = sorted({upos for _, upos in target_lemmas(words[at], wordnet)})

@@ -93,6 +93,31 @@ def offered_systems(model: str | None = None) -> list[str]:
     return names
 
 
+def missing_systems(model: str | None = None) -> dict[str, str]:
+    """The systems of the registry that :func:`offered_systems` leaves out for ``model``, each
+    with why, in one line (what a front end says beside its choice of systems).
+
+    Example::
+
+        missing_systems("all-mpnet-base-v2")
+        # {'biencoder': "no WSD bi-encoder was trained for 'all-mpnet-base-v2' ..."}
+    """
+    what = "the packaged default model" if model is None else f"'{model}'"
+    out = {}
+    for name, system in SYSTEMS.items():
+        if name == "biencoder" and biencoder_dir(model) is None:
+            out[name] = (
+                f"no WSD bi-encoder was trained for {what} (the package ships one for "
+                "all-MiniLM-L6-v2); `workbench finetune wsd` trains one"
+            )
+        elif name != "biencoder" and system.training == "semcor" and not semcor_available():
+            out[name] = (
+                "needs SemCor, which is not in the WSD data dir; `workbench data download` "
+                "fetches it"
+            )
+    return out
+
+
 def is_saved_index(system: str | Path) -> bool:
     """Whether ``system`` names a saved index folder rather than a system of the registry."""
     return isinstance(system, Path) or (system not in SYSTEMS and Path(system).is_dir())

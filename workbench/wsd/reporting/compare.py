@@ -7,7 +7,8 @@ both scored (matched by id, the gold keys compared), groups them as the report d
 (:func:`~workbench.wsd.reporting.splits.split_groups`; the seen-count split by A's training
 counts) and tests each group with the paired bootstrap
 (:func:`~workbench.wsd.reporting.intervals.paired_bootstrap`). :func:`comparison_report` makes
-it a :class:`~workbench.reports.writers.Report`.
+it a :class:`~workbench.reports.writers.Report`; :func:`saved_of` takes a report in hand
+(the app's two runs) instead of a saved JSON.
 
 Example::
 
@@ -27,6 +28,7 @@ from workbench.errors import DataError
 from workbench.limits import read_json
 from workbench.reports.tables import Table
 from workbench.reports.writers import Report, Section
+from workbench.wsd.reporting.document import EvalReport
 from workbench.wsd.reporting.instances import InstanceTable, table_from_json
 from workbench.wsd.reporting.intervals import N_BOOT, PAIRED_METHOD, SEED, paired_bootstrap
 from workbench.wsd.reporting.splits import split_groups
@@ -57,6 +59,15 @@ def load_eval(path: str | os.PathLike[str]) -> SavedEval:
     system = system if isinstance(system, dict) else {}
     corpus = str(summary.get("corpus") or (table.dataset[-1] if len(table) else ""))
     return SavedEval(str(content.get("title", path)), corpus, str(system.get("name", "")), table)
+
+
+def saved_of(doc: EvalReport) -> SavedEval:
+    """A report in hand as :func:`load_eval` reads its JSON (what the app compares)."""
+    if doc.table is None:
+        raise DataError("this report keeps no per-instance table: it cannot be compared")
+    summary, system = doc.report.data.get("summary", {}), doc.report.data.get("system", {})
+    corpus = str(summary.get("corpus") or (doc.table.dataset[-1] if len(doc.table) else ""))
+    return SavedEval(doc.report.title, corpus, str(system.get("name", "")), doc.table)
 
 
 @dataclass(frozen=True)

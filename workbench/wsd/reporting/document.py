@@ -8,7 +8,9 @@ the published systems' reported figures, MFS/LFS, the seen-count split (for a sy
 its training counts), POS and dataset x POS, candidates, calibration, errors in words, the
 prediction types and the method. Every table is also kept by name (for CSV), with the main
 results as a LaTeX table, and the JSON content (``data``) holds every number and the
-per-instance table. :mod:`workbench.wsd.reporting.files` writes it.
+per-instance table. Each error links to the app's WSD page showing it
+(:mod:`workbench.wsd.reporting.links`; ``app_url``). :mod:`workbench.wsd.reporting.files`
+writes it; the app's WSD page shows it.
 
 Example::
 
@@ -20,17 +22,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import plotly.graph_objects as go
 
 from workbench.corpora.readers import Corpus
 from workbench.lexicon.wordnet import WordNet
-from workbench.reports.tables import Table, latex_table
+from workbench.reports.tables import Link, Table, latex_table
 from workbench.reports.writers import Report, Section
 from workbench.wsd.evaluate import BASELINES, CorpusEvaluation, SweepPoint
 from workbench.wsd.opened import OpenedSystem
+from workbench.wsd.registry import SYSTEMS, system_of
 from workbench.wsd.report import BASELINE_TITLES, prf, source_table, sweep_figure, sweep_table
 from workbench.wsd.reporting.calibration import NO_MARGIN, calibration_figure, margin_deciles
 from workbench.wsd.reporting.error_examples import ErrorExample, error_examples
@@ -45,7 +48,8 @@ from workbench.wsd.reporting.intervals import (
     mcnemar_exact,
     paired_bootstrap,
 )
-from workbench.wsd.reporting.published import PUBLISHED, SETS
+from workbench.wsd.reporting.links import APP_URL, error_link
+from workbench.wsd.reporting.published import PUBLISHED, SETS, PublishedSystem
 from workbench.wsd.reporting.splits import SplitScore, score_splits, split_groups
 
 #: The tables of a report by name, in the report's order (a CSV file each; a table a run
@@ -101,15 +105,28 @@ def system_facts(opened: OpenedSystem, index: Any, name: str, description: str) 
     return SystemFacts(name, description, model, corpus, int(training.n_occurrences), knows)
 
 
+def facts_of(opened: OpenedSystem, index: Any) -> SystemFacts:
+    """:func:`system_facts` of the system that answered with ``index``, named and described
+    by the registry (``custom``: an index of settings of its own)."""
+    name = system_of(index)
+    known = SYSTEMS.get(name)
+    return system_facts(opened, index, name, known.description if known else "settings of its own")
+
+
 @dataclass(frozen=True)
 class EvalReport:
     """A built report: the :class:`Report` (its ``data`` is the JSON content beyond the
-    sections), each table by name (:data:`TABLE_NAMES`) and the LaTeX table of the main
-    results."""
+    sections), each table by name (:data:`TABLE_NAMES`), the LaTeX table of the main
+    results, the per-instance table (what :mod:`workbench.wsd.reporting.compare` compares),
+    the figures by name (``datasets``, ``calibration``) and the errors in words
+    (``by_lemma``, ``sample``: :class:`ErrorExample` with their links into the app)."""
 
     report: Report
     tables: dict[str, Table]
     latex: str
+    table: InstanceTable | None = None
+    figures: Mapping[str, go.Figure] | None = None
+    errors: Mapping[str, Sequence[ErrorExample]] | None = None
 
 
 def _ci(f1: float, lo: float, hi: float) -> str:
@@ -142,11 +159,12 @@ def _split_table(rows: Sequence[SplitScore], bases: Sequence[str], caption: str,
 def _error_table(examples: Sequence[ErrorExample], caption: str) -> Table:
     rows = tuple(
         (e.id, e.lemma, f"{e.wrong}/{e.total}", e.sentence, e.gold, e.gold_definition,
-         e.predicted or "-", e.predicted_definition, e.margin)
+         e.predicted or "-", e.predicted_definition, e.margin,
+         Link("open", e.link) if e.link else "-")
         for e in examples
     )  # fmt: skip
     cols = ("instance", "lemma", "wrong/all", "sentence", "gold", "gold definition",
-            "predicted", "predicted definition", "margin")  # fmt: skip
+            "predicted", "predicted definition", "margin", "in the app")  # fmt: skip
     return Table(cols, rows, caption=caption, digits=3)
 
 
@@ -173,16 +191,32 @@ def _dataset_figure(rows: Sequence[SplitScore], bases: Sequence[str]) -> go.Figu
     return fig
 
 
+def _checked(p: PublishedSystem, sets: Sequence[str]) -> str:
+    shown = [s for s in sets if p.f1.get(s) is not None]
+    done = [s for s in shown if s in p.checked]
+    if not shown:
+        return "-"
+    return "all" if done == shown else ", ".join(done) if done else "no"
+
+
 def _published_table(ours: Mapping[str, float], whole: str) -> Table:
     sets = [s for s in SETS if s in ours]
-    rows = [(p.name, "reported", *(p.f1.get(s) for s in sets)) for p in PUBLISHED]
-    rows.append(("this system", "measured here", *(ours.get(s) for s in sets)))
-    notes = tuple(f"{p.name}: {p.citation}." for p in PUBLISHED)
+    rows = [(p.name, "reported", _checked(p, sets), *(p.f1.get(s) for s in sets))
+            for p in PUBLISHED]  # fmt: skip
+    rows.append(("this system", "measured here", "-", *(ours.get(s) for s in sets)))
+    notes = tuple(
+        f"{p.name}: {p.citation}."
+        + (f" Checked against {p.checked_against}: {', '.join(p.checked)}." if p.checked else "")
+        + (f" Also: {p.also}." if p.also else "")
+        for p in PUBLISHED
+    )
     return Table(
-        ("system", "figures", *sets),
+        ("system", "figures", "checked here", *sets),
         tuple(rows),
         caption="Published systems on the evaluation framework: F1 as reported in their papers "
-        "(not re-run here; SemCor-trained), beside this run.",
+        "(not re-run here; SemCor-trained), beside this run. 'checked here': the figures "
+        "checked against a second statement of them; the others are unchecked copies: look "
+        "them up in the paper before citing them.",
         digits=1,
         notes=(*notes, "undefined: not given here (the paper's table not verified for it)."),
     )
@@ -211,6 +245,8 @@ def eval_report(
     command: str = "",
     n_boot: int = N_BOOT,
     seed: int = SEED,
+    app_url: str = APP_URL,
+    app_model: str | None = None,
 ) -> EvalReport:
     """The report of one evaluation (see the module's docstring).
 
@@ -223,6 +259,9 @@ def eval_report(
         sweep: a layer sweep to add.
         command: the command line that produced it.
         n_boot, seed: the bootstrap's resamples and seed (recorded in the report).
+        app_url: the app's address: each error links to its WSD page showing that sentence
+            (:func:`workbench.wsd.reporting.links.error_link`).
+        app_model: the model as the app's sidebar names it (None: the packaged one).
     """
     result = run.evaluation
     whole = result.datasets[-1].name
@@ -322,6 +361,12 @@ def eval_report(
         digits=3,
     )  # fmt: skip
     by_lemma, sample = error_examples(table, corpus, wordnet, seed=seed)
+    linked = facts.name if facts.name in SYSTEMS else None  # a custom system: the page's default
+    by_lemma, sample = (
+        [replace(e, link=error_link(e, system=linked, model=app_model, base_url=app_url))
+         if e.text else e for e in examples]
+        for examples in (by_lemma, sample)
+    )  # fmt: skip
     tables["errors_by_lemma"] = _error_table(
         by_lemma, "The lemmas with most errors: their first wrong instances."
     )
@@ -332,10 +377,11 @@ def eval_report(
     if sweep:
         tables["sweep"] = sweep_table(sweep)
 
+    figures = {"datasets": _dataset_figure(datasets, bases),
+               "calibration": calibration_figure(deciles)}  # fmt: skip
     sections = [
         Section("Summary", f"{sentence}\n\n{method}", tables=(summary,)),
-        Section("F1 per dataset", tables=(tables["datasets"],),
-                figures=(_dataset_figure(datasets, bases),)),
+        Section("F1 per dataset", tables=(tables["datasets"],), figures=(figures["datasets"],)),
     ]  # fmt: skip
     if "published" in tables:
         sections.append(Section("Published systems (reported figures, not re-run)",
@@ -355,7 +401,7 @@ def eval_report(
             "Calibration: accuracy by score margin",
             "How often the answer is right as a function of its lead over the runner-up.",
             tables=(tables["calibration"],),
-            figures=(calibration_figure(deciles),),
+            figures=(figures["calibration"],),
         ),
         Section("Errors in words", tables=(tables["errors_by_lemma"], tables["errors_sample"])),
         Section("Per prediction type", tables=(tables["sources"],)),
@@ -423,4 +469,5 @@ def eval_report(
         ]  # fmt: skip
     report = Report(title=title, config=dict(config), sections=tuple(sections), data=data,
                     command=command)  # fmt: skip
-    return EvalReport(report, tables, _latex_main(datasets, bases, facts))
+    errors = {"by_lemma": tuple(by_lemma), "sample": tuple(sample)}
+    return EvalReport(report, tables, _latex_main(datasets, bases, facts), table, figures, errors)

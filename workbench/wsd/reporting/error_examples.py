@@ -21,6 +21,7 @@ import numpy as np
 from workbench.corpora.occurrences import sense_glosses
 from workbench.corpora.readers import Corpus
 from workbench.lexicon.wordnet import WordNet
+from workbench.wsd.disambiguate import count_in_sentence
 from workbench.wsd.reporting.instances import InstanceTable
 from workbench.wsd.reporting.intervals import SEED
 
@@ -36,6 +37,11 @@ class ErrorExample:
         gold, gold_definition: the first gold key and its WordNet definition.
         predicted, predicted_definition: the answer ("" when none) and its definition.
         margin: the answer's lead over the runner-up (NaN without one).
+        text: the sentence as plain text (its words joined by spaces; "" when the corpus lacks
+            it); word: the instance's word as written; occurrence: which occurrence of
+            ``word`` in ``text`` it is (1: the first); pos: its POS (NOUN, VERB, ADJ, ADV).
+        link: the app's WSD page showing it (:func:`workbench.wsd.reporting.links.
+            error_link`; "" until a report sets it).
     """
 
     id: str
@@ -48,14 +54,23 @@ class ErrorExample:
     predicted: str
     predicted_definition: str
     margin: float
+    text: str = ""
+    word: str = ""
+    occurrence: int = 1
+    pos: str = ""
+    link: str = ""
 
 
-def _sentences(corpus: Corpus, ids: set[str]) -> dict[str, str]:
+def _sentences(corpus: Corpus, ids: set[str]) -> dict[str, tuple[str, str, str, int]]:
+    """Instance id -> (sentence with the word marked, plain sentence, word, occurrence)."""
     out = {}
     for sentence, inst in corpus.instances():
         if inst.id in ids:
-            words = [f"[{w}]" if i == inst.index else w for i, w in enumerate(sentence.words)]
-            out[inst.id] = " ".join(words)
+            words = list(sentence.words)
+            word = words[inst.index]
+            marked = [f"[{w}]" if i == inst.index else w for i, w in enumerate(words)]
+            before = count_in_sentence(" ".join(words[: inst.index]), word)
+            out[inst.id] = (" ".join(marked), " ".join(words), word, before + 1)
     return out
 
 
@@ -89,10 +104,11 @@ def error_examples(
 
     def example(i: int) -> ErrorExample:
         gold, predicted = table.gold[i][0], table.predicted[i] or ""
+        marked, plain, word, occurrence = text.get(table.ids[i], ("", "", "", 1))
         return ErrorExample(
-            table.ids[i], names[i], wrong[names[i]], total[names[i]], text.get(table.ids[i], ""),
+            table.ids[i], names[i], wrong[names[i]], total[names[i]], marked,
             gold, glosses.get(gold, ""), predicted, glosses.get(predicted, ""),
-            float(table.margin[i]),
+            float(table.margin[i]), plain, word, occurrence, table.pos[i],
         )  # fmt: skip
 
     return [example(i) for i in chosen], [example(i) for i in drawn]

@@ -17,7 +17,9 @@ Example::
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -62,23 +64,39 @@ def json_text(content: dict[str, Any]) -> str:
     return text[: text.rstrip().rindex("}")].rstrip() + f',\n "instances": {table}\n}}\n'
 
 
+def report_texts(doc: EvalReport, stem: str) -> dict[str, tuple[str, str]]:
+    """Each file of the report by kind (``md``, ``html``, ``json``, ``tex``,
+    ``csv:<table>``): ``(file name, text)``, as :func:`write_eval_report` writes them (the app
+    offers them as downloads)."""
+    texts = {
+        "md": (f"{stem}.md", to_markdown(doc.report)),
+        "html": (f"{stem}.html", to_html(doc.report, compressed=True)),
+        "json": (f"{stem}.json", json_text(report_json(doc))),
+        "tex": (f"{stem}.tex", doc.latex),
+    }
+    for name, table in doc.tables.items():
+        texts[f"csv:{name}"] = (f"{stem}.{name}.csv", csv_table(table))
+    return texts
+
+
+def csv_zip(texts: dict[str, tuple[str, str]]) -> bytes:
+    """The CSV files of :func:`report_texts` in one zip archive (one file per table)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for kind, (name, text) in texts.items():
+            if kind.startswith("csv:"):
+                archive.writestr(name, text)
+    return buffer.getvalue()
+
+
 def write_eval_report(
     doc: EvalReport, out_dir: str | Path, stem: str, overwrite: bool = False
 ) -> dict[str, Path]:
-    """Write the report's files into ``out_dir``; returns their paths by kind (``md``,
-    ``html``, ``json``, ``tex``, ``csv:<table>``). A file of those names that the workbench
-    did not write is replaced only with ``overwrite``."""
+    """Write the report's files (:func:`report_texts`) into ``out_dir``; returns their paths
+    by kind (``md``, ``html``, ``json``, ``tex``, ``csv:<table>``). A file of those names that
+    the workbench did not write is replaced only with ``overwrite``."""
     out = Path(out_dir)
-    paths = {
-        "md": write_text_atomic(out / f"{stem}.md", to_markdown(doc.report), overwrite),
-        "html": write_text_atomic(
-            out / f"{stem}.html", to_html(doc.report, compressed=True), overwrite
-        ),
+    return {
+        kind: write_text_atomic(out / name, text, overwrite)
+        for kind, (name, text) in report_texts(doc, stem).items()
     }
-    paths["json"] = write_text_atomic(out / f"{stem}.json", json_text(report_json(doc)), overwrite)
-    paths["tex"] = write_text_atomic(out / f"{stem}.tex", doc.latex, overwrite)
-    for name, table in doc.tables.items():
-        paths[f"csv:{name}"] = write_text_atomic(
-            out / f"{stem}.{name}.csv", csv_table(table), overwrite
-        )
-    return paths
