@@ -120,10 +120,11 @@ def print_exports() -> None:
             print(f"  {x.name}  {human(x.bytes):>10}  {x.problem}")
             continue
         r = x.record
+        measure = "1 - cosine" if r.dtype == "int8" else "difference"  # against float32 / torch
         print(
             f"  {r.fingerprint}  {r.dtype:<7}  {human(x.bytes):>10}  {r.architecture}, "
             f"{r.n_layers} layers x {r.dim}, {r.parameters / 1e6:.1f}M parameters; probe "
-            f"{r.probe_error:.1e} (at most {r.tolerance:.0e})"
+            f"{measure} {r.probe_error:.1e} (at most {r.tolerance:.0e})"
         )
 
 
