@@ -151,7 +151,7 @@ with one:
             f"{len(aside)} {'/'.join(kinds)} sense{'s' * (len(aside) != 1)} (grey, hatched, "
             f"last) {'were' if len(aside) != 1 else 'was'} set aside before choosing, "
             f"whatever {'their' if len(aside) != 1 else 'its'} score: "
-            + ", ".join(c.key for c in aside[:6]) + ("…" * (len(aside) > 6))
+            + ", ".join(plain(c.key) for c in aside[:6]) + ("…" * (len(aside) > 6))
             + f". Choose POS {kinds[0]} to let {'them' if len(aside) != 1 else 'it'} compete."
         )  # fmt: skip
     elif read_as:
@@ -161,13 +161,15 @@ with one:
         webapp.downloads.figure_buttons(fig, shown, stem, "wsd_bars_fig")
     if best is not None:
         how = best.evidence if scored else "no candidate has a vector: WordNet's first sense"
-        st.success(f"**{best.key}** ({best.synset}): {best.gloss}  \n_score from: {how}_")
+        st.success(f"**{plain(best.key)}** ({plain(best.synset)}): {plain(best.gloss)}  \n"
+                   f"_score from: {plain(how)}_")  # fmt: skip
         if result.warning:
             st.warning(plain(result.warning), icon=":material/warning:")
     first = result.first_sense
     if result.note and first is not None:
-        st.info(f"**WordNet's first sense**, the back-off: **{first.key}** ({first.synset}): "
-                f"{first.gloss}", icon=":material/undo:")  # fmt: skip
+        st.info(f"**WordNet's first sense**, the back-off: **{plain(first.key)}** "
+                f"({plain(first.synset)}): {plain(first.gloss)}",
+                icon=":material/undo:")  # fmt: skip
     if result.candidates:
         candidates = pd.DataFrame(
             [(c.key, c.pos, None if c.score != c.score else round(c.score, 4), c.evidence,
@@ -177,19 +179,18 @@ with one:
         st.table(candidates.set_index("sense key").fillna({"score": "-"}))
         webapp.downloads.table_buttons(candidates, shown, f"{stem}-candidates", "wsd_table")
     if result.system == "biencoder":
+        model = plain(opened.biencoder.name) if opened.biencoder else ""
         st.caption(
-            f"System: the WSD bi-encoder {opened.biencoder.name if opened.biencoder else ''}, "
-            f"trained on "
-            f"{result.training.corpus}. A score is the dot product of the word's vector and the "
-            "sense's definition vector (over the word vector's length); “seen N× in training” "
-            "says how often the sense occurred in its training data: an unseen sense is chosen "
-            "from its definition alone."
+            f"System: the WSD bi-encoder {model}, trained on {plain(result.training.corpus)}. "
+            "A score is the dot product of the word's vector and the sense's definition vector "
+            "(over the word vector's length); “seen N× in training” says how often the sense "
+            "occurred in its training data: an unseen sense is chosen from its definition alone."
         )
     else:
         st.caption(
-            f"Index: {result.system} system, trained on {result.training.corpus} "
-            f"({result.config}). A sense with fewer than {FEW_OCCURRENCES} training occurrences "
-            "is flagged when chosen."
+            f"Index: {plain(result.system)} system, trained on {plain(result.training.corpus)} "
+            f"({plain(result.config)}). A sense with fewer than {FEW_OCCURRENCES} training "
+            "occurrences is flagged when chosen."
         )
 webapp.urlstate.link_control(PARAMS, None, "this sentence, word and system", area=share)
 
