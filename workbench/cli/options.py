@@ -139,20 +139,45 @@ def layer_list(text: str | None, option: str = "--layers") -> list[int] | None:
         ) from None
 
 
+def home_expanded(text: str) -> str:
+    """``text`` with a leading ``~`` or ``~user`` replaced by that home folder, as a shell
+    would (which it does not in ``--out=~/x``); other text as given.
+
+    Raises:
+        argparse.ArgumentTypeError: ``~user`` names no user of this system (the path would
+            be taken for a folder named ``~user`` in the current one), or no home is known.
+
+    Example: ``home_expanded("~/runs") == "/home/me/runs"``; ``home_expanded("~nouser/x")``
+    raises "no such user 'nouser'".
+    """
+    if not text.startswith("~"):
+        return text
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~"):  # expanduser leaves a path it cannot expand as it is
+        user = text[1:].split("/", 1)[0].split(os.sep, 1)[0]
+        what = f"no such user {user!r}" if user else "no home folder is known here"
+        raise argparse.ArgumentTypeError(
+            f"{what} (the path {text!r} starts with ~{user}): give the folder itself"
+        )
+    return expanded
+
+
 def path_arg(text: str) -> Path:
     """An argparse ``type`` for file and directory options: an empty or blank name is refused
-    (``Path("")`` would silently mean the current directory)."""
+    (``Path("")`` would silently mean the current directory); a leading ``~`` or ``~user`` is
+    expanded (:func:`home_expanded`)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path: give a file or directory name")
-    return Path(text)
+    return Path(home_expanded(text))
 
 
 def name_or_path_arg(text: str) -> str:
-    """An argparse ``type`` for an option that takes a dataset name or a file path: the text
-    as given, an empty or blank one refused."""
+    """An argparse ``type`` for an option that takes a name (a dataset, a model, a system) or
+    a path: the text as given, an empty or blank one refused, a leading ``~`` or ``~user``
+    expanded (:func:`home_expanded`)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("an empty name: give a dataset name or a file path")
-    return text
+        raise argparse.ArgumentTypeError("an empty name: give a name or a path")
+    return home_expanded(text)
 
 
 def command_line(
