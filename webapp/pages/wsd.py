@@ -34,11 +34,14 @@ from workbench.wsd.registry import FEW_OCCURRENCES, SYSTEMS
 POS_CHOICES = (None, *POS_TAGS)
 #: Session key of the sentence of the previous run (a new sentence picks its likely word).
 LAST_SENTENCE = "wsd_last_sentence"
+#: The system: one this server offers for the model (``choices``, known once the model is);
+#: older links name it "index", with a "system:" prefix on a system's name.
+SYSTEM = Param("wsd_system", "system", formerly="index", choices=lambda: choices,
+               upgrade=lambda v: v.removeprefix("system:"))  # fmt: skip
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
-    # older links name the system "index", with a "system:" prefix on a system's name
-    Param("wsd_system", "system", formerly="index", upgrade=lambda v: v.removeprefix("system:")),
+    SYSTEM,
     Param("wsd_text", "sentence"),
     Param("wsd_word", "word"),
     Param("wsd_pos", "pos", "optional", choices=POS_CHOICES),
@@ -55,15 +58,16 @@ share = webapp.layout.header(
     "occurrences (a centroid), from related senses, or from its gloss, and choose the most "
     "similar one.",
 )  # the "copy link" control, filled once the widgets are drawn
-webapp.urlstate.restore(PARAMS)
+webapp.urlstate.restore([p for p in PARAMS if p is not SYSTEM])
 settings = webapp.settings.current()
 enc = webapp.loaded_model.encoder(settings)  # the labels give the F1 measured for this model
 choices = {
     **webapp.caches.system_options(settings.model, enc.fingerprint, enc.dtype_name),
     **{name: f"saved: {name}" for name in webapp.caches.saved_indexes()},
 }
+webapp.urlstate.restore([SYSTEM])  # a link's system this server lacks: a note names it
 if st.session_state.get("wsd_system") not in choices:
-    st.session_state.pop("wsd_system", None)  # a link's system this server does not have
+    st.session_state.pop("wsd_system", None)  # the model changed: its default system
 system = st.selectbox(
     "System", list(choices), key="wsd_system", format_func=choices.__getitem__,
     help="The bi-encoder is the default where the model has one (the packaged model ships "
