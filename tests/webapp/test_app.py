@@ -129,6 +129,19 @@ def test_explore_renders_and_a_word_gives_its_heatmap():
     assert any("cell" in h.value for h in at.subheader)
 
 
+def test_explore_word_pills_show_a_words_markup_as_text():
+    """Streamlit renders a pill's label as Markdown: a word's ``__emphasis__`` stays text."""
+    at = _app().run()
+    at.text_area(key="explore_text").set_value("the __emph__ word.\nan __emph__ cell.").run()
+    _ok(at)
+    labels = list(at.pills[0].options)
+    assert "\\_\\_emph\\_\\_ ×2" in labels, labels  # escaped: shown as typed
+    assert "__emph__ ×2" in [shown(label) for label in labels]
+    at.pills[0].set_value("__emph__").run()  # the word itself is the value
+    _ok(at)
+    assert at.pills[0].value == "__emph__" and at.get("plotly_chart")
+
+
 @pytest.mark.parametrize("text", ["A cat sat quietly.", "cat"])
 def test_explore_text_where_no_word_repeats_explains_itself(text):
     at = _app().run()
