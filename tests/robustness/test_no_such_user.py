@@ -20,6 +20,8 @@ import pytest
 from tests.robustness.cli_errors import assert_one_line_error
 from workbench.cli.main import build_parser
 from workbench.cli.options import home_expanded, name_or_path_arg, path_arg
+from workbench.errors import InputError
+from workbench.fileio import expand_home
 
 NO_USER = "~no_such_user_h53a"
 PATH_TYPES = (path_arg, name_or_path_arg, home_expanded)
@@ -90,3 +92,16 @@ def test_home_and_a_real_users_home_are_expanded(monkeypatch, tmp_path):
     assert home_expanded(f"~{me.pw_name}/x") == str(Path(me.pw_dir) / "x")
     assert name_or_path_arg("bert-base-uncased") == "bert-base-uncased"  # a name stays a name
     assert home_expanded("a~b") == "a~b"
+
+
+def test_workbench_data_of_no_user_is_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORKBENCH_DATA", f"{NO_USER}/data")
+    assert_one_line_error(["data", "verify"], r"WORKBENCH_DATA .* no such user", capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_expand_home_names_where_the_path_came_from():
+    with pytest.raises(InputError, match=r"^--dest '~no_such_user_h53a/d' starts with .* user"):
+        expand_home(f"{NO_USER}/d", "--dest")
+    assert expand_home("x/~y") == "x/~y"

@@ -20,6 +20,7 @@ from typing import Any
 from workbench.bounds import Bound
 from workbench.encoding.exported.backend import BACKENDS
 from workbench.errors import InputError
+from workbench.fileio import expand_home
 
 #: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.device).
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -140,26 +141,17 @@ def layer_list(text: str | None, option: str = "--layers") -> list[int] | None:
 
 
 def home_expanded(text: str) -> str:
-    """``text`` with a leading ``~`` or ``~user`` replaced by that home folder, as a shell
-    would (which it does not in ``--out=~/x``); other text as given.
+    """An argparse ``type``: ``text`` with a leading ``~`` or ``~user`` expanded, as a shell
+    would (which it does not in ``--out=~/x``; :func:`workbench.fileio.expand_home`).
 
     Raises:
-        argparse.ArgumentTypeError: ``~user`` names no user of this system (the path would
-            be taken for a folder named ``~user`` in the current one), or no home is known.
-
-    Example: ``home_expanded("~/runs") == "/home/me/runs"``; ``home_expanded("~nouser/x")``
-    raises "no such user 'nouser'".
+        argparse.ArgumentTypeError: ``~user`` names no user of this system, or no home is
+            known.
     """
-    if not text.startswith("~"):
-        return text
-    expanded = os.path.expanduser(text)
-    if expanded.startswith("~"):  # expanduser leaves a path it cannot expand as it is
-        user = text[1:].split("/", 1)[0].split(os.sep, 1)[0]
-        what = f"no such user {user!r}" if user else "no home folder is known here"
-        raise argparse.ArgumentTypeError(
-            f"{what} (the path {text!r} starts with ~{user}): give the folder itself"
-        )
-    return expanded
+    try:
+        return expand_home(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def path_arg(text: str) -> Path:
