@@ -33,7 +33,7 @@ import re
 
 # --------------------------------------------------------------------------- Markdown
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|&#!~$:@])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|&#!~$@]|:(?=//|[A-Za-z][\w+-]*:))")
 _BREAKS = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _WWW = re.compile(r"(?i)(\bwww)\.")
 #: A block marker at the start of a paragraph: a bullet (``- ``, ``+ ``), a thematic break
@@ -50,10 +50,12 @@ def _block_start(m: re.Match[str]) -> str:
 
 def markdown_text(text: object) -> str:
     """``text`` (``str()`` of anything) as Markdown that shows exactly its characters, on one
-    line, in a paragraph, heading or table cell: ``\\ ` * _ [ ] < > | & # ! ~ $ : @``
-    backslash-escaped (no emphasis, link, image, HTML, entity, code, table cell, math, emoji,
-    autolink), the ``//`` of ``://`` and the ``.`` of ``www.`` too, a list marker or thematic
-    break at its start; line breaks as spaces, leading spaces as ``&#32;`` (no code block).
+    line, in a paragraph, heading or table cell: ``\\ ` * _ [ ] < > | & # ! ~ $ @``
+    backslash-escaped (no emphasis, link, image, HTML, entity, code, table cell, math, email
+    autolink), and so are the ``://`` of a URL and the ``.`` of ``www.`` (no autolink), a ``:``
+    that opens an emoji code (``:smile:``), a list marker or thematic break at its start; line
+    breaks as spaces, leading spaces as ``&#32;`` (no code block). A sense key's colons stay
+    as they are (``bank%1:17:01::``).
 
     >>> markdown_text("<b>a_b</b>")
     '\\\\<b\\\\>a\\\\_b\\\\</b\\\\>'
@@ -61,7 +63,7 @@ def markdown_text(text: object) -> str:
     '\\\\- 0.5 at http\\\\:\\\\/\\\\/e.com'
     """
     out = _MARKDOWN_SPECIAL.sub(r"\\\1", _BREAKS.sub(" ", str(text)))
-    out = out.replace("\\://", "\\:\\/\\/")
+    out = out.replace("\\://", "\\:\\/\\/")  # nor "//" after an escaped ":"
     out = _BLOCK_START.sub(_block_start, _WWW.sub(r"\1\\.", out), count=1)
     return _LEADING_SPACE.sub(lambda m: "&#32;" * len(m.group()), out, count=1)
 

@@ -69,6 +69,8 @@ HOSTILE = [
     "\\",
     "a\u2028b",
     "[ref]: http://e.com",
+    ":smile: :thumbs_up:",
+    "bank%1:17:01:: a: b",
 ]
 HARMLESS = "harmless"
 
@@ -98,6 +100,7 @@ def _tags(page: str) -> collections.Counter[str]:
 def test_markdown_text_shows_every_character_and_no_markup(text):
     escaped = markdown_text(text)
     assert "\n" not in escaped and "://" not in escaped and "www." not in escaped
+    assert not re.search(r"(?<!\\):[A-Za-z][\w+-]*:", escaped)  # no emoji code (GitHub's)
     assert _inline_text(escaped) == _one_line(text)
     # and as a paragraph: one <p>, nothing else
     rendered = _MD.render(escaped)
@@ -153,6 +156,11 @@ def _script_safe(page: str) -> None:
     ``<script`` keeps it open past its ``</script>`` (HTML's "script data double escaped")."""
     for data in _scripts(page):
         assert "<!--" not in data and not re.search(r"<script", data, flags=re.IGNORECASE)
+
+
+def test_markdown_text_leaves_a_sense_keys_colons_and_a_number_as_they_are():
+    assert markdown_text("bank%1:17:01::") == "bank%1:17:01::"
+    assert markdown_text("-0.125") == "-0.125" and markdown_text("0.734") == "0.734"
 
 
 @pytest.mark.parametrize("text", HOSTILE)

@@ -61,7 +61,7 @@ def test_markup_in_a_sentence_or_sense_key_is_shown_as_text(tmp_path):
     assert "bank%1:&lt;b&gt;x&lt;/b&gt;_*y*::" in html
     assert "<script>" not in md and "<b>" not in md
     assert r"\[\<script\>alert(1)\</script\>\]" in md
-    assert r"bank%1\:\<b\>x\</b\>\_\*y\*\:\:" in md
+    assert r"bank%1:\<b\>x\</b\>\_\*y\*::" in md
 
 
 def test_latex_table_is_booktabs_with_escaped_percent_and_underscore():
