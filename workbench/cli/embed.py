@@ -12,7 +12,6 @@ from workbench.cli.options import (
     add_overwrite,
     home_expanded,
     layer_list,
-    name_or_path_arg,
     number,
     path_arg,
 )
@@ -53,7 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="output .npz path (--engine ray: a directory)",
     )
     add_overwrite(p)
-    p.add_argument("--model", type=name_or_path_arg, default=None)
+    p.add_argument("--model", type=home_expanded, default=None)
     p.add_argument("--device", default=None)
     add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")

@@ -26,7 +26,7 @@ from workbench.bounds import COUNT, SEED
 from workbench.cli.options import (
     add_overwrite,
     command_line,
-    name_or_path_arg,
+    home_expanded,
     number,
     path_arg,
 )
@@ -159,7 +159,7 @@ def _add_task(sub, kind: TaskKind) -> None:
         )
     p.add_argument(
         "--model",
-        type=name_or_path_arg,
+        type=home_expanded,
         default=None,
         help="base model: HF id or dir (default: MiniLM)",
     )
@@ -204,10 +204,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = tsub.add_parser("compare", help="geometry report + WSD layer sweep, base vs fine-tuned")
     c.add_argument(
         "base",
-        type=name_or_path_arg,
+        type=home_expanded,
         help="base model (HF id or dir; 'default' for the packaged MiniLM)",
     )
-    c.add_argument("tuned", type=name_or_path_arg, help="fine-tuned model directory")
+    c.add_argument("tuned", type=home_expanded, help="fine-tuned model directory")
     c.add_argument("--out", type=path_arg, required=True, help="report directory")
     add_overwrite(c)
     c.add_argument("--device", default=None)
@@ -234,7 +234,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     x.add_argument(
         "model",
-        type=name_or_path_arg,
+        type=home_expanded,
         help="the model directory, or 'default' for the shipped bi-encoder",
     )
     x.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")

@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument(
         "--model",
-        type=name_or_path_arg,
+        type=home_expanded,
         default=None,
         help="HF id or local dir (default: packaged MiniLM)",
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.cli.options import add_dtype, name_or_path_arg
+from workbench.cli.options import add_dtype, home_expanded
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 
@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("info", help="device, model facts, cache dir")
     p.add_argument(
         "--model",
-        type=name_or_path_arg,
+        type=home_expanded,
         default=None,
         help="HF id or local dir (default: packaged MiniLM)",
     )

@@ -27,6 +27,7 @@ from workbench.cli.options import (
     add_dtype,
     add_overwrite,
     command_line,
+    home_expanded,
     name_or_path_arg,
     number,
     path_arg,
@@ -156,7 +157,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--model",
-        type=name_or_path_arg,
+        type=home_expanded,
         default=None,
         help="HF id or local dir (default: packaged MiniLM)",
     )

@@ -21,6 +21,7 @@ from workbench.cli.options import (
     add_former_name,
     add_overwrite,
     command_line,
+    home_expanded,
     name_or_path_arg,
     number,
     path_arg,
@@ -75,7 +76,7 @@ from workbench.wsd.vectors import LEVELS
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
-        type=name_or_path_arg,
+        type=home_expanded,
         default=None,
         help="HF id or local dir (default: packaged MiniLM)",
     )
