@@ -23,6 +23,7 @@ import webapp.text
 from webapp.panes import PANES, Pane, pane_params, pane_settings, pane_widgets
 from webapp.urlstate import Between, Param
 from workbench.encoding.pooling import combine_layers
+from workbench.escaping import plotly_text
 from workbench.fileio import sha256_words
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.viz import neighbours as explore
@@ -99,7 +100,9 @@ def _pane(
     heat = plotting.similarity_heatmaps(  # half the page wide: the values are in the hover
         [(label, sims)], occ_labels, [str(v) for v in emb.layers], fit_scale=True, show_values=False
     )
-    heat.update_layout(title=dict(text=webapp.text.short(label, 60), font=dict(size=14)))
+    heat.update_layout(
+        title=dict(text=plotly_text(webapp.text.short(label, 60)), font=dict(size=14))
+    )
     heat.layout.annotations = ()  # the subplot title repeats the (cut) title
     heat.update_layout(height=max(260, 110 + 30 * len(places)))
     area.plotly_chart(

@@ -217,8 +217,8 @@ def words(
                        title=f"{', '.join(words)} at layers {layer}")  # fmt: skip
     st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="senses_words_chart")
     st.caption(
-        " · ".join(f"**{w}** {separation_text(s)}" for w, s in view.separation.items())
-        + f" ({settings.model or 'packaged model'}, raw vectors at layers {layer})"
+        " · ".join(f"**{plain(w)}** {separation_text(s)}" for w, s in view.separation.items())
+        + f" ({plain(settings.model or 'packaged model')}, raw vectors at layers {layer})"
     )
     table = occ.occurrence_table(view.occurrences, glosses, view.coords)
     table.insert(0, "lemma", list(view.lemmas), allow_duplicates=True)

@@ -1,5 +1,5 @@
 import sys
 
-from workbench.cli.main import main
+from workbench.cli.entry import entry
 
-sys.exit(main())
+sys.exit(entry())

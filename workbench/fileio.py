@@ -194,6 +194,28 @@ def input_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def expand_home(text: str, what: str = "the path") -> str:
+    """``text`` with a leading ``~`` or ``~user`` replaced by that home folder, as a shell
+    would; other text as given.
+
+    Raises:
+        InputError: ``~user`` names no user of this system (``os.path.expanduser`` would leave
+            the path as it is, a folder named ``~user`` in the current one; ``Path.expanduser``
+            raises ``RuntimeError``), or no home is known; the message names ``what``.
+
+    Example: ``expand_home("~/runs") == "/home/me/runs"``; ``expand_home("~nouser/x")``
+    raises "no such user 'nouser'".
+    """
+    if not text.startswith("~"):
+        return text
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~"):  # expanduser leaves a path it cannot expand as it is
+        user = text[1:].replace(os.sep, "/").split("/", 1)[0]
+        problem = f"no such user {user!r}" if user else "no home folder is known here"
+        raise InputError(f"{what} {text!r} starts with ~{user}: {problem}; give the folder itself")
+    return expanded
+
+
 def named_path(
     folder: str | os.PathLike[str],
     name: str,

@@ -383,7 +383,6 @@ def claim_directory(
     kind: str,
     *,
     label: str = "",
-    earlier: Callable[[Path], bool] | None = None,
 ) -> DirectoryState:
     """Check, before any work and making nothing, that one output of ``kind`` may fill the
     folder ``path``; say what is there.
@@ -392,8 +391,6 @@ def claim_directory(
         path: the folder.
         kind: the folder kind (``"finetune-run"``, ``"sense-index"``, ``"shards"``).
         label: how messages name the kind (default: ``kind``, ``"sense index directory"``).
-        earlier: for a folder without a ledger, whether it is one of this kind that the
-            workbench wrote before it kept ledgers (its own marker inside its files).
 
     Returns:
         ``"absent"``, ``"empty"`` or ``"ours"`` (a workbench folder of ``kind`` holding only
@@ -412,12 +409,11 @@ def claim_directory(
     if not names:
         return "empty"
     ledger = read_ledger(path)
-    if ledger.kind is None and earlier is not None and earlier(path):
-        return "ours"
-    if ledger.kind != kind:
+    if ledger.kind != kind:  # the ledger decides, never the names or content of the files
+        why = f" (no {LEDGER} in it lists them as its own)" if ledger.kind is None else ""
         raise OutputError(
-            f"{path} is not empty and is not a workbench {label} (it holds {_some(names)}): "
-            "choose a new or empty directory; nothing in it is changed"
+            f"{path} is not empty and is not a workbench {label} (it holds {_some(names)}"
+            f"){why}: choose a new or empty directory; nothing in it is changed"
         )
     foreign = [n for n in names if n not in ledger.entries]
     if foreign:

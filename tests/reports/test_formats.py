@@ -10,7 +10,8 @@ import io
 
 import plotly.graph_objects as go
 
-from workbench.reports.tables import Table, csv_table, latex_text, markdown_text
+from workbench.escaping import latex_text, markdown_text
+from workbench.reports.tables import Table, csv_table
 from workbench.reports.writers import Report, Section, summarised, to_html, to_markdown
 
 

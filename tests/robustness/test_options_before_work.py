@@ -12,6 +12,7 @@ import pytest
 from workbench.cli import wsd as wsd_cli
 from workbench.cli.main import main
 from workbench.errors import DataError, InputError
+from workbench.finetune.evaluation import compare
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.store import load_index, save_index
@@ -66,6 +67,20 @@ def test_a_bad_or_inapplicable_option_is_refused_before_any_work(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expected in err, err
     assert no_work == []
+
+
+@pytest.mark.parametrize("models", [("default", "{tmp}/a-file.txt"), ("{tmp}/nothing", "default")])
+def test_finetune_compare_finds_both_models_before_measuring_either(
+    models, tmp_path, capsys, monkeypatch
+):
+    (tmp_path / "a-file.txt").write_text("not a model\n")
+    measured: list[object] = []
+    monkeypatch.setattr(compare, "compare_measure", lambda *a, **k: measured.append(a))
+    argv = ["finetune", "compare", *(m.format(tmp=tmp_path) for m in models)]
+    assert main([*argv, "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no model directory exists there" in err, err
+    assert measured == [] and not (tmp_path / "cmp").exists()
 
 
 @pytest.mark.parametrize("correction", [None, "", "bogus", 3, ["zscore"]])

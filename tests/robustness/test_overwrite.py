@@ -113,6 +113,16 @@ def _precious(w: Path) -> None:
     (w / "hf" / "checkpoint" / "trainer_state.json").write_text("{}\n")
 
 
+def _looks_like_an_index(w: Path) -> None:
+    """A folder of the user's whose files are named as an index's, with a ``meta.json`` of the
+    index format (an index of before the ledgers, or a lookalike): no ledger says it is ours."""
+    _inputs(w)
+    (w / "lookalike").mkdir()
+    (w / "lookalike" / "meta.json").write_text('{"format": 1, "config": {"the user": 1}}\n')
+    (w / "lookalike" / "senses.npz").write_text(USERS)
+    (w / "lookalike" / "correction.json").write_text(USERS)
+
+
 def _ours_then(*names: str, run: tuple[str, ...]) -> Callable[[Path], None]:
     """The inputs, the output of ``run`` (the workbench's), then a file of the user's at each of
     ``names``."""
@@ -217,6 +227,11 @@ CASES = [
     Case("wsd-train-into-users-folder", (*TRAIN, "--out", "{w}/precious"), 2,
          r"precious is not empty and is not a workbench sense index directory.*thesis.txt",
          _precious, ("precious/thesis.txt",)),
+    Case("wsd-train-into-a-folder-that-only-looks-like-an-index", (*TRAIN, "--out",
+         "{w}/lookalike"), 2,
+         r"lookalike is not empty and is not a workbench sense index directory.*"
+         r"no \.workbench-outputs\.json in it", _looks_like_an_index,
+         ("lookalike/meta.json", "lookalike/senses.npz", "lookalike/correction.json")),
     Case("wsd-train-into-the-inputs-folder", (*TRAIN, "--out", "{w}"), 2,
          r"is not empty and is not a workbench sense index directory", _inputs,
          ("t.data.xml", "t.gold.key.txt", "ok.txt"), (LEDGER,)),

@@ -129,6 +129,19 @@ def test_explore_renders_and_a_word_gives_its_heatmap():
     assert any("cell" in h.value for h in at.subheader)
 
 
+def test_explore_word_pills_show_a_words_markup_as_text():
+    """Streamlit renders a pill's label as Markdown: a word's ``__emphasis__`` stays text."""
+    at = _app().run()
+    at.text_area(key="explore_text").set_value("the __emph__ word.\nan __emph__ cell.").run()
+    _ok(at)
+    labels = list(at.pills[0].options)
+    assert "\\_\\_emph\\_\\_ ×2" in labels, labels  # escaped: shown as typed
+    assert "__emph__ ×2" in [shown(label) for label in labels]
+    at.pills[0].set_value("__emph__").run()  # the word itself is the value
+    _ok(at)
+    assert at.pills[0].value == "__emph__" and at.get("plotly_chart")
+
+
 @pytest.mark.parametrize("text", ["A cat sat quietly.", "cat"])
 def test_explore_text_where_no_word_repeats_explains_itself(text):
     at = _app().run()
@@ -313,14 +326,14 @@ def test_wsd_one_sentence_bar_chart_and_bad_input(best_wsd_index):
     # bars: the answer's, the other candidates' (and any set aside); a marker beside the answer
     bars = [t for t in _figure(at)["data"] if t["type"] == "bar"]
     assert sum(len(_array(t["x"])) for t in bars) >= 10  # the senses of "bank"
-    assert at.success and "bank%" in at.success[0].value
-    assert "score from: centroid of" in at.success[0].value
+    assert at.success and "bank%" in shown(at.success[0].value)
+    assert "score from: centroid of" in shown(at.success[0].value)
     assert any("best system, trained on semcor" in shown(c.value) for c in at.caption)
     at.text_input(key="wsd_text").set_value("He caught a bass in the lake.").run()
     at.text_input(key="wsd_word").set_value("bass").run()
     at.selectbox(key="wsd_pos").set_value("NOUN").run()  # a traceback once
     _ok(at)
-    assert "bass%1:" in at.success[0].value  # a noun sense
+    assert "bass%1:" in shown(at.success[0].value)  # a noun sense
     assert any("only once in semcor" in shown(w.value) for w in at.warning)  # it rests on 1
     at.text_input(key="wsd_word").set_value("money").run()
     _ok(at)
@@ -337,7 +350,7 @@ def test_wsd_wordnet_system_says_it_loses_to_the_first_sense():
     at.text_input(key="wsd_text").set_value("The balloon was filled with helium").run()
     at.text_input(key="wsd_word").set_value("helium").run()
     _ok(at)
-    assert "helium%1:27:00::" in at.success[0].value
+    assert "helium%1:27:00::" in shown(at.success[0].value)
     assert any("below WordNet's first sense" in shown(w.value) for w in at.warning)
     assert any("WordNet's first sense" in i.value for i in at.info)  # the back-off, visible
 

@@ -39,14 +39,18 @@ def test_bad_text_is_refused_and_ranges_checked():
     assert encode("x" * 5000, "str") is None  # too long for a link: left out
 
 
-def _senses(query: dict):
+def _page(page: str, query: dict):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.query_params.update(query)
-    at.switch_page("webapp/pages/senses.py").run()  # the link opens the page itself
+    at.switch_page(f"webapp/pages/{page}.py").run()  # the link opens the page itself
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def _senses(query: dict):
+    return _page("senses", query)
 
 
 @pytest.mark.slow
@@ -61,6 +65,17 @@ def test_a_link_restores_settings_and_ignores_bad_values():
     assert at.sidebar.selectbox(key="layers").value == "3"
     assert at.select_slider(key="senses_layer").value == "3"  # 99 is no layer: the sidebar's
     assert at.query_params["dims"] == "2" and at.query_params["seed"] == "12"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("query", [{"system": "no-such-system"}, {"index": "system:gone"}])
+def test_a_links_system_this_server_lacks_is_named_in_a_note(query):
+    at = _page("wsd", {**query, "sentence": "He sat on the bank.", "word": "bank"})
+    notes = " ".join(shown(w.value) for w in at.warning)
+    name = next(iter(query.values())).removeprefix("system:")
+    assert f"system={name}" in notes and "do not apply here" in notes, notes
+    assert at.selectbox(key="wsd_system").value == "biencoder"  # the default, said so
+    assert at.query_params["system"] == "biencoder"
 
 
 @pytest.mark.slow

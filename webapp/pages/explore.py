@@ -82,7 +82,7 @@ if options:  # the default through Session State only: a link's word is restored
 word = inputs.pills(
     "Word (click one; the ones that occur more than once come first)", options,
     key=f"explore_word_{text_key}", required=True,
-    format_func=lambda w: f"{w} ×{count_of[w]}" if count_of[w] > 1 else w,
+    format_func=lambda w: f"{plain(w)} ×{count_of[w]}" if count_of[w] > 1 else plain(w),
 )  # fmt: skip
 if not word:
     st.info("Open “Your sentences and the word” above and click a word to see its occurrences.")

@@ -22,6 +22,7 @@ import webapp.urlstate
 from webapp.text import plain
 from webapp.urlstate import Between, Param
 from workbench.corpora import occurrences as occ
+from workbench.escaping import plotly_text
 from workbench.fileio import sha256_bytes
 from workbench.lexicon.wordnet import POS_TAGS
 from workbench.viz import plotting
@@ -220,7 +221,7 @@ with webapp.feedback.user_errors():
             all_coords, labels, hover, [f"layer {i}" for i in emb.layers], n_cols=4, names=names,
             categories=categories,
         )  # fmt: skip
-        fig.update_layout(title=title)
+        fig.update_layout(title=plotly_text(title))
 if view == "one layer":
     fig.update_layout(height=max(webapp.layout.FIGURE_HEIGHT, fig.layout.height or 0))
     webapp.senses_panes.explore_map(fig, coords, ov, layer, labels, "senses", find_area=c6)

@@ -48,11 +48,14 @@ from workbench.wsd.systems import missing_systems
 POS_CHOICES = (None, *POS_TAGS)
 #: Session key of the sentence of the previous run (a new sentence picks its likely word).
 LAST_SENTENCE = "wsd_last_sentence"
+#: The system: one this server offers for the model (``choices``, known once the model is);
+#: older links name it "index", with a "system:" prefix on a system's name.
+SYSTEM = Param("wsd_system", "system", formerly="index", choices=lambda: choices,
+               upgrade=lambda v: v.removeprefix("system:"))  # fmt: skip
 #: Every setting of the page (and the sidebar) in the URL: a link reopens the same view.
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
-    # older links name the system "index", with a "system:" prefix on a system's name
-    Param("wsd_system", "system", formerly="index", upgrade=lambda v: v.removeprefix("system:")),
+    SYSTEM,
     Param("wsd_text", "sentence"),
     Param("wsd_word", "word"),
     Param("wsd_occurrence", "occurrence", "int", choices=Between(1, 1000)),
@@ -73,7 +76,7 @@ share = webapp.layout.header(
     "occurrences (a centroid), from related senses, or from its gloss, and choose the most "
     "similar one.",
 )  # the "copy link" control, filled once the widgets are drawn
-webapp.urlstate.restore(PARAMS)
+webapp.urlstate.restore([p for p in PARAMS if p is not SYSTEM])
 settings = webapp.settings.current()
 enc = webapp.loaded_model.encoder(settings)  # the labels give the F1 measured for this model
 with st.spinner("Finding the WSD systems for this model…"):  # a new model: its fingerprint
@@ -82,8 +85,9 @@ with st.spinner("Finding the WSD systems for this model…"):  # a new model: it
         **{name: f"saved: {name}" for name in webapp.caches.saved_indexes()},
     }
     missing = missing_systems(settings.model)
+webapp.urlstate.restore([SYSTEM])  # a link's system this server lacks: a note names it
 if st.session_state.get("wsd_system") not in choices:
-    st.session_state.pop("wsd_system", None)  # a link's system this server does not have
+    st.session_state.pop("wsd_system", None)  # the model changed: its default system
 system = st.selectbox(
     "System", list(choices), key="wsd_system", format_func=choices.__getitem__,
     help="The bi-encoder is the default where the model has one (the packaged model ships "
@@ -186,7 +190,7 @@ with one:
             f"{len(aside)} {'/'.join(kinds)} sense{'s' * (len(aside) != 1)} (grey, hatched, "
             f"last) {'were' if len(aside) != 1 else 'was'} set aside before choosing, "
             f"whatever {'their' if len(aside) != 1 else 'its'} score: "
-            + ", ".join(c.key for c in aside[:6]) + ("…" * (len(aside) > 6))
+            + ", ".join(plain(c.key) for c in aside[:6]) + ("…" * (len(aside) > 6))
             + f". Choose POS {kinds[0]} to let {'them' if len(aside) != 1 else 'it'} compete."
         )  # fmt: skip
     elif read_as:
@@ -196,13 +200,15 @@ with one:
         webapp.downloads.figure_buttons(fig, shown, stem, "wsd_bars_fig")
     if best is not None:
         how = best.evidence if scored else "no candidate has a vector: WordNet's first sense"
-        st.success(f"**{best.key}** ({best.synset}): {best.gloss}  \n_score from: {how}_")
+        st.success(f"**{plain(best.key)}** ({plain(best.synset)}): {plain(best.gloss)}  \n"
+                   f"_score from: {plain(how)}_")  # fmt: skip
         if result.warning:
             st.warning(plain(result.warning), icon=":material/warning:")
     first = result.first_sense
     if result.note and first is not None:
-        st.info(f"**WordNet's first sense**, the back-off: **{first.key}** ({first.synset}): "
-                f"{first.gloss}", icon=":material/undo:")  # fmt: skip
+        st.info(f"**WordNet's first sense**, the back-off: **{plain(first.key)}** "
+                f"({plain(first.synset)}): {plain(first.gloss)}",
+                icon=":material/undo:")  # fmt: skip
     if result.candidates:
         candidates = pd.DataFrame(
             [(c.key, c.pos, None if c.score != c.score else round(c.score, 4), c.evidence,
@@ -212,19 +218,18 @@ with one:
         st.table(candidates.set_index("sense key").fillna({"score": "-"}))
         webapp.downloads.table_buttons(candidates, shown, f"{stem}-candidates", "wsd_table")
     if result.system == "biencoder":
+        model = plain(opened.biencoder.name) if opened.biencoder else ""
         st.caption(
-            f"System: the WSD bi-encoder {opened.biencoder.name if opened.biencoder else ''}, "
-            f"trained on "
-            f"{result.training.corpus}. A score is the dot product of the word's vector and the "
-            "sense's definition vector (over the word vector's length); “seen N× in training” "
-            "says how often the sense occurred in its training data: an unseen sense is chosen "
-            "from its definition alone."
+            f"System: the WSD bi-encoder {model}, trained on {plain(result.training.corpus)}. "
+            "A score is the dot product of the word's vector and the sense's definition vector "
+            "(over the word vector's length); “seen N× in training” says how often the sense "
+            "occurred in its training data: an unseen sense is chosen from its definition alone."
         )
     else:
         st.caption(
-            f"Index: {result.system} system, trained on {result.training.corpus} "
-            f"({result.config}). A sense with fewer than {FEW_OCCURRENCES} training occurrences "
-            "is flagged when chosen."
+            f"Index: {plain(result.system)} system, trained on {plain(result.training.corpus)} "
+            f"({plain(result.config)}). A sense with fewer than {FEW_OCCURRENCES} training "
+            "occurrences is flagged when chosen."
         )
 webapp.urlstate.link_control(PARAMS, None, "this sentence, word and system", area=share)
 

@@ -7,7 +7,14 @@ import os
 from pathlib import Path
 
 from workbench.bounds import COUNT, NON_NEGATIVE, POSITIVE
-from workbench.cli.options import add_dtype, add_overwrite, layer_list, number, path_arg
+from workbench.cli.options import (
+    add_dtype,
+    add_overwrite,
+    home_expanded,
+    layer_list,
+    number,
+    path_arg,
+)
 from workbench.corpora.readers import read_text, read_xml
 from workbench.distributed.config import KEEPS, ClusterConfig, ShardConfig
 from workbench.distributed.jobs import embed_shards
@@ -39,10 +46,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("inputs", nargs="+", type=path_arg, metavar="INPUT", help="input file(s)")
     p.add_argument(  # a str: Path() would drop a trailing separator and turn "" into "."
-        "--out", required=True, help="output .npz path (--engine ray: a directory)"
+        "--out",
+        required=True,
+        type=home_expanded,
+        help="output .npz path (--engine ray: a directory)",
     )
     add_overwrite(p)
-    p.add_argument("--model", default=None)
+    p.add_argument("--model", type=home_expanded, default=None)
     p.add_argument("--device", default=None)
     add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")

@@ -25,7 +25,13 @@ import sys
 from dataclasses import fields
 
 from workbench.bounds import COUNT, SEED
-from workbench.cli.options import add_overwrite, command_line, number, path_arg
+from workbench.cli.options import (
+    add_overwrite,
+    command_line,
+    home_expanded,
+    number,
+    path_arg,
+)
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import DataError, InputError, OutputError
 from workbench.finetune.data.readers import TaggedSentence
@@ -167,7 +173,12 @@ def _add_task(sub, kind: TaskKind) -> None:
             default=None,
             help=f"use at most N {split} examples (size CPU runs)",
         )
-    p.add_argument("--model", default=None, help="base model: HF id or dir (default: MiniLM)")
+    p.add_argument(
+        "--model",
+        type=home_expanded,
+        default=None,
+        help="base model: HF id or dir (default: MiniLM)",
+    )
     p.add_argument("--out", type=path_arg, required=True, help="model directory to write")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
     p.add_argument(
@@ -207,8 +218,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_overwrite(b)
     b.set_defaults(func=cmd_builtin)
     c = tsub.add_parser("compare", help="geometry report + WSD layer sweep, base vs fine-tuned")
-    c.add_argument("base", help="base model (HF id or dir; 'default' for the packaged MiniLM)")
-    c.add_argument("tuned", help="fine-tuned model directory")
+    c.add_argument(
+        "base",
+        type=home_expanded,
+        help="base model (HF id or dir; 'default' for the packaged MiniLM)",
+    )
+    c.add_argument("tuned", type=home_expanded, help="fine-tuned model directory")
     c.add_argument("--out", type=path_arg, required=True, help="report directory")
     add_overwrite(c)
     c.add_argument("--device", default=None)
@@ -233,7 +248,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "into the gloss cache, so that nearest-sense search over all of WordNet answers at once "
         "(answers for single words encode the glosses they need by themselves).",
     )
-    x.add_argument("model", help="the model directory, or 'default' for the shipped bi-encoder")
+    x.add_argument(
+        "model",
+        type=home_expanded,
+        help="the model directory, or 'default' for the shipped bi-encoder",
+    )
     x.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")
     x.set_defaults(func=cmd_wsd_index)
     q = tsub.add_parser(

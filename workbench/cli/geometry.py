@@ -19,7 +19,9 @@ from workbench.cli.options import (
     add_dtype,
     add_overwrite,
     command_line,
+    home_expanded,
     layer_list,
+    name_or_path_arg,
     number,
     path_arg,
 )
@@ -50,12 +52,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "of a reference corpus, raw and after centering, z-score standardization, "
         "all-but-the-top and whitening. Writes Markdown, HTML (plotly) and JSON.",
     )
-    p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
+    p.add_argument(
+        "--model",
+        type=home_expanded,
+        default=None,
+        help="HF id or local dir (default: packaged MiniLM)",
+    )
     p.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available)")
     add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
     p.add_argument(
-        "--corpus", default="auto",
+        "--corpus", type=name_or_path_arg, default="auto",
         help="auto (SemCor if the WSD data is present, else WordNet), semcor, wordnet, a "
         "framework dataset name, or a text file with one sentence per line",
     )  # fmt: skip
@@ -112,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--stem", default="geometry", help="file name stem of the reports")
     add_overwrite(p)
     p.add_argument(
-        "--save-standardizer", default=None, metavar="PATH",
+        "--save-standardizer", type=home_expanded, default=None, metavar="PATH",
         help="also fit a per-layer z-score Standardizer on the whole sample, save PATH.npz/.json",
     )  # fmt: skip
     p.set_defaults(func=run)

@@ -6,14 +6,19 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.cli.options import add_dtype
+from workbench.cli.options import add_dtype, home_expanded
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("info", help="device, model facts, cache dir")
-    p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
+    p.add_argument(
+        "--model",
+        type=home_expanded,
+        default=None,
+        help="HF id or local dir (default: packaged MiniLM)",
+    )
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
     add_dtype(p)
     p.add_argument("--json", action="store_true", help="print JSON")

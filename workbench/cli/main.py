@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import NoReturn, TextIO
 
 from workbench import __version__
+from workbench.cli.entry import interrupted
 from workbench.cli.options import apply_backend
 from workbench.errors import WorkbenchError
 
@@ -105,7 +106,16 @@ def undecodable(argv: list[str]) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code. An argument that is not valid text is
-    refused before parsing (one line, code 2)."""
+    refused before parsing (one line, code 2); Ctrl-C at any moment, while a command's
+    modules are imported too, is one line and code 130 (the script starts in
+    :func:`workbench.cli.entry.entry`, which covers the import of this module)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+def _main(argv: list[str] | None) -> int:
     bad = undecodable(sys.argv[1:] if argv is None else argv)
     if bad is not None:
         print(f"workbench: error: the argument '{bad}' is not valid UTF-8 text", file=sys.stderr)
@@ -139,8 +149,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("workbench: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     except Exception as exc:  # no check foresaw it: still one line, code 2
         if os.environ.get("WORKBENCH_TRACEBACK"):
             raise

@@ -20,6 +20,7 @@ from typing import Any
 from workbench.bounds import Bound
 from workbench.encoding.exported.backend import BACKENDS
 from workbench.errors import InputError
+from workbench.fileio import expand_home
 
 #: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.device).
 DTYPES = ("auto", "float32", "bfloat16", "float16", "int8")
@@ -140,20 +141,36 @@ def layer_list(text: str | None, option: str = "--layers") -> list[int] | None:
         ) from None
 
 
+def home_expanded(text: str) -> str:
+    """An argparse ``type``: ``text`` with a leading ``~`` or ``~user`` expanded, as a shell
+    would (which it does not in ``--out=~/x``; :func:`workbench.fileio.expand_home`).
+
+    Raises:
+        argparse.ArgumentTypeError: ``~user`` names no user of this system, or no home is
+            known.
+    """
+    try:
+        return expand_home(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def path_arg(text: str) -> Path:
     """An argparse ``type`` for file and directory options: an empty or blank name is refused
-    (``Path("")`` would silently mean the current directory)."""
+    (``Path("")`` would silently mean the current directory); a leading ``~`` or ``~user`` is
+    expanded (:func:`home_expanded`)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path: give a file or directory name")
-    return Path(text)
+    return Path(home_expanded(text))
 
 
 def name_or_path_arg(text: str) -> str:
-    """An argparse ``type`` for an option that takes a dataset name or a file path: the text
-    as given, an empty or blank one refused."""
+    """An argparse ``type`` for an option that takes a name (a dataset, a model, a system) or
+    a path: the text as given, an empty or blank one refused, a leading ``~`` or ``~user``
+    expanded (:func:`home_expanded`)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("an empty name: give a dataset name or a file path")
-    return text
+        raise argparse.ArgumentTypeError("an empty name: give a name or a path")
+    return home_expanded(text)
 
 
 def command_line(

@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 
 from workbench.bounds import COUNT, PROBABILITY, SEED, Bound
-from workbench.cli.options import add_dtype, add_overwrite, command_line, number, path_arg
+from workbench.cli.options import (
+    add_dtype,
+    add_overwrite,
+    command_line,
+    home_expanded,
+    name_or_path_arg,
+    number,
+    path_arg,
+)
 from workbench.corpora.occurrences import (
     OccurrenceVectors,
     encode_occurrences,
@@ -133,7 +141,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("lemmas", nargs="+", metavar="LEMMA", help="WordNet lemma(s), e.g. bank")
     p.add_argument(
-        "--source", default="semcor",
+        "--source", type=name_or_path_arg, default="semcor",
         help="semcor (default), a framework dataset name, wordnet (usage examples), demo, or a "
         "text file (one sentence per line, optionally label<TAB>sentence with the [word])",
     )  # fmt: skip
@@ -147,12 +155,17 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed", type=number(SEED), default=0, help="random_state of sample and projection"
     )
-    p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
+    p.add_argument(
+        "--model",
+        type=home_expanded,
+        default=None,
+        help="HF id or local dir (default: packaged MiniLM)",
+    )
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
     add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
     p.add_argument(
-        "--reference", default="auto",
+        "--reference", type=name_or_path_arg, default="auto",
         help="corpus the correction is fitted on: auto, semcor, wordnet or a file",
     )  # fmt: skip
     p.add_argument("--reference-sample", type=number(COUNT), default=500,

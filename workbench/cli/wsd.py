@@ -21,6 +21,7 @@ from workbench.cli.options import (
     add_former_name,
     add_overwrite,
     command_line,
+    home_expanded,
     name_or_path_arg,
     number,
     path_arg,
@@ -81,7 +82,12 @@ def _app_url(text: str) -> str:
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="HF id or local dir (default: packaged MiniLM)")
+    p.add_argument(
+        "--model",
+        type=home_expanded,
+        default=None,
+        help="HF id or local dir (default: packaged MiniLM)",
+    )
     p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
     add_dtype(p)
     p.add_argument("--pooling", choices=POOLINGS, default="mean")
@@ -162,7 +168,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument("--gold", type=path_arg, default=None, help="its gold key file")
     e.add_argument("--index", type=path_arg, default=None, help="a saved index (else: train)")
     e.add_argument(
-        "--train", default=None,
+        "--train", type=name_or_path_arg, default=None,
         help="training corpus when no --index: semcor, wordnet, a *.data.xml path, or "
         "semcor+examples (or PATH+examples: with WordNet's usage examples added) (default: "
         "semcor when it is here, else wordnet)",

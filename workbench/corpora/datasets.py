@@ -35,6 +35,7 @@ from workbench.corpora.readers import Corpus, default_gold_path, read_xml
 from workbench.errors import DataError
 from workbench.fileio import (
     atomic_path,
+    expand_home,
     input_problem,
     named_path,
     remove_path,
@@ -114,7 +115,7 @@ def data_dir(required: bool = True) -> Path:
     """
     env = os.environ.get("WORKBENCH_DATA")
     if env:
-        path = Path(env).expanduser()
+        path = Path(expand_home(env, "WORKBENCH_DATA"))
         if required and not (path / FRAMEWORK_DIR).is_dir():
             raise DataError(f"WORKBENCH_DATA={env}: no {FRAMEWORK_DIR}/ there; {_HINT}")
         return path
@@ -292,7 +293,7 @@ def download(
     """
     if sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
         raise DataError(f"--sha256 must be 64 hex digits, not {sha256!r}")
-    dest = Path(dest).expanduser() if dest is not None else user_data_dir()
+    dest = Path(expand_home(os.fspath(dest), "--dest")) if dest is not None else user_data_dir()
     final = dest / FRAMEWORK_DIR
     if os.path.lexists(final):  # a link too: nothing there is replaced
         raise DataError(f"{final} already exists; remove it first to download again")

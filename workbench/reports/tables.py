@@ -4,10 +4,10 @@ table.
 
 Missing values (``None``, NaN) print as ``undefined`` (``null`` in JSON, empty in CSV, ``--``
 in LaTeX). Text is shown as text in every format: HTML is escaped, Markdown's markup characters
-are backslash-escaped (:func:`markdown_text`), LaTeX's special characters too
-(:func:`latex_text`). A cell is a link only when the code made it a :class:`Link` (an ``http``
-or ``https`` address): an ``<a>`` in HTML, ``[text](url)`` in Markdown, the address in CSV and
-JSON, its text in LaTeX; text from outside never becomes one.
+are backslash-escaped, LaTeX's special characters too (:mod:`workbench.escaping`). A cell is a
+link only when the code made it a :class:`Link` (an ``http`` or ``https`` address): an ``<a>``
+in HTML, ``[text](url)`` in Markdown, the address in CSV and JSON, its text in LaTeX; text from
+outside never becomes one.
 
 Example:
     >>> print(markdown_table(Table(columns=("layer", "anisotropy"), rows=((0, 0.41),))).strip())
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import html
 import io
 import math
 import re
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import InputError
+from workbench.escaping import html_text, latex_text, markdown_text
 
 UNDEFINED = "undefined"
 
@@ -186,16 +186,6 @@ def _is_numeric_column(table: Table, j: int) -> bool:
     )
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|&#!~])")
-
-
-def markdown_text(text: str) -> str:
-    """``text`` shown as itself in Markdown: its markup characters (``\\ ` * _ [ ] < > | & #
-    ! ~``) backslash-escaped, newlines as spaces; ``markdown_text("<b>a_b</b>") ==
-    "\\<b\\>a\\_b\\</b\\>"``."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
-
-
 def markdown_table(table: Table) -> str:
     """``table`` as Markdown; see :class:`Table`."""
     lines = []
@@ -217,7 +207,7 @@ def markdown_table(table: Table) -> str:
 
 def html_table(table: Table) -> str:
     """``table`` as an HTML fragment; see :class:`Table`."""
-    esc = html.escape
+    esc = html_text
     numeric = [_is_numeric_column(table, j) for j in range(len(table.columns))]
     out = ["<table>"]
     if table.caption:
@@ -249,31 +239,6 @@ def csv_table(table: Table) -> str:
     for row in table.rows:
         writer.writerow(["" if is_missing(v) else v for v in jsonable(list(row))])
     return out.getvalue()
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-    "[": "{[}",  # a row starting with [ would be the optional argument of the \\ before it
-    "]": "{]}",
-}
-_LATEX_PATTERN = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIAL))
-
-
-def latex_text(text: str) -> str:
-    """``text`` shown as itself in LaTeX: ``\\ & % $ # _ { } ~ ^ < > [ ]`` escaped in one pass;
-    ``latex_text("50% of a_b") == "50\\% of a\\_b"``."""
-    return _LATEX_PATTERN.sub(lambda m: _LATEX_SPECIAL[m.group()], text)
 
 
 def latex_table(table: Table, label: str = "") -> str:

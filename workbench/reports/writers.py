@@ -34,6 +34,7 @@ import gzip
 import html
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,9 +42,10 @@ from typing import Any
 
 from workbench import __version__
 from workbench.errors import InputError
+from workbench.escaping import html_text, json_script, markdown_text
 from workbench.fileio import sha256_json
 from workbench.outputs import output_file
-from workbench.reports.tables import Table, jsonable, markdown_text
+from workbench.reports.tables import Table, jsonable
 
 #: Lists longer than this are shown as a count and a digest in Markdown and HTML.
 LIST_LIMIT = 20
@@ -105,12 +107,18 @@ class Report:
             object.__setattr__(self, "created", now)
 
 
+_PLOTLY_TAG = re.compile(r"<[^<>]*>")
+
+
 def _figure_title(fig: Any, i: int) -> str:
+    """The figure's title as plain text: plotly's tags as spaces, its entities decoded (outside
+    text in it was escaped by ``plotly_text``; the Markdown escapes it again)."""
     try:
         title = fig.layout.title.text
     except AttributeError:
         title = None
-    return title or f"Figure {i + 1}"
+    text = " ".join(html.unescape(_PLOTLY_TAG.sub(" ", title)).split()) if title else ""
+    return text or f"Figure {i + 1}"
 
 
 def summarised(obj: Any, limit: int = LIST_LIMIT) -> Any:
@@ -210,13 +218,13 @@ _UNPACK = """
 
 def _text_html(text: str) -> str:
     paras = [p.strip() for p in text.strip().split("\n\n") if p.strip()]
-    return "\n".join(f"<p>{html.escape(p)}</p>" for p in paras)
+    return "\n".join(f"<p>{html_text(p)}</p>" for p in paras)
 
 
 def _figure_html(fig: Any, div_id: str, compressed: bool) -> str:
     if not compressed:
         return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id)
-    spec = fig.to_json().replace("</", "<\\/")
+    spec = json_script(fig.to_json())
     return (
         f'<div id="{div_id}" class="plotly-figure" style="height:450px"></div>'
         f'<script type="application/json" id="{div_id}-spec">{spec}</script>'
@@ -243,7 +251,7 @@ def to_html(report: Report, compressed: bool = False) -> str:
             unpacked by the browser (``DecompressionStream``, in every current browser), which
             then draws the figures from their JSON; False: plotly.js as is.
     """
-    esc = html.escape
+    esc = html_text
     body: list[str] = [f"<h1>{esc(report.title)}</h1>"]
     if report.command:
         body.append(f"<pre>{esc(report.command)}</pre>")

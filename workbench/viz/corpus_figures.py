@@ -12,12 +12,13 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from workbench.errors import InputError
+from workbench.escaping import plotly_text
 from workbench.viz.corpus_map import CorpusMap
 from workbench.viz.plotting import color_map
 
@@ -38,6 +39,11 @@ def category_labels(values: Sequence[str], top: int = MAX_CATEGORIES) -> np.ndar
     names, counts = np.unique(arr[arr != NONE], return_counts=True)
     keep = {n for n, _ in sorted(zip(names, counts), key=lambda p: (-p[1], p[0]))[:top]}
     return np.where(np.isin(arr, [*keep, NONE]), arr, OTHER)
+
+
+def _plotly_texts(column: Iterable[object]) -> np.ndarray:
+    """A column of outside text as plotly text (hover values are drawn as plotly's HTML)."""
+    return np.asarray([plotly_text(v) for v in column], dtype=object)
 
 
 def corpus_figure(
@@ -71,14 +77,14 @@ def corpus_figure(
     colours = {**color_map(order), OTHER: "#c8c8c8", NONE: "#dddddd"}
     kind = go.Scattergl if len(table) >= WEBGL_FROM else go.Scatter
     size = 3 if len(table) >= 100_000 else 5 if len(table) >= WEBGL_FROM else 7
-    words = table["word"].to_numpy(dtype=object)
-    detail = (table["lemma"] + " · " + table["pos"] + " · " + table["sense"]).to_numpy(dtype=object)
+    words = _plotly_texts(table["word"])
+    detail = _plotly_texts(table["lemma"] + " · " + table["pos"] + " · " + table["sense"])
     fig = go.Figure()
     x, y = cmap.coords[rows, 0], cmap.coords[rows, 1]
     for name in order:
         mine = labels == name
         fig.add_trace(kind(
-            x=x[mine], y=y[mine], mode="markers", name=f"{name} ({int(mine.sum()):,})",
+            x=x[mine], y=y[mine], mode="markers", name=plotly_text(f"{name} ({int(mine.sum()):,})"),
             marker=dict(color=colours[name], size=size, opacity=0.75), customdata=rows[mine],
             text=words[mine], hovertext=detail[mine],
             hovertemplate="<b>%{text}</b><br>%{hovertext}<extra></extra>",
@@ -90,13 +96,12 @@ def corpus_figure(
             x=cmap.coords[found, 0], y=cmap.coords[found, 1], mode="markers",
             name=f"found ({len(found):,})",
             marker=dict(color="rgba(0,0,0,0)", size=size + 6, line=dict(color="black", width=2)),
-            customdata=found, text=every["word"].to_numpy(dtype=object),
-            hovertext=(every["lemma"] + " · " + every["pos"] + " · " + every["sense"]).to_numpy(
-                dtype=object),
+            customdata=found, text=_plotly_texts(every["word"]),
+            hovertext=_plotly_texts(every["lemma"] + " · " + every["pos"] + " · " + every["sense"]),
             hovertemplate="<b>%{text}</b><br>%{hovertext}<extra></extra>",
         ))  # fmt: skip
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left"), height=720, dragmode="lasso",
+        title=dict(text=plotly_text(title), x=0, xanchor="left"), height=720, dragmode="lasso",
         legend=dict(title=colour, itemsizing="constant"), margin=dict(t=50, l=10, r=10, b=10),
         hoverlabel=dict(align="left"),
     )  # fmt: skip

@@ -47,6 +47,7 @@ import plotly.graph_objects as go
 from workbench import __version__
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import DataError, InputError
+from workbench.escaping import html_text, json_script
 from workbench.outputs import output_file
 from workbench.reports.tables import jsonable
 from workbench.viz.projection import ProjectionConfig
@@ -226,14 +227,16 @@ def figure_json(fig: go.Figure, settings: Settings) -> str:
 
 def figure_html(fig: go.Figure, settings: Settings) -> str:
     """The figure as one self-contained HTML page (plotly.js inlined: works offline), with the
-    settings in ``layout.meta``, in a JSON script element and shown under the figure."""
+    settings in ``layout.meta``, in a JSON script element and shown under the figure (the JSON's
+    ``<`` written ``\\u003c``: no ``</script>`` or ``<!--`` in a label ends or hides what
+    follows)."""
     page = str(_with_meta(fig, settings).to_html(include_plotlyjs=True, full_html=True))
     text = json.dumps(settings_dict(settings), indent=2, sort_keys=True, ensure_ascii=False)
-    script_safe = _settings_json(settings).replace("</", "<\\/")
     block = (
-        f'<script type="application/json" id="{SETTINGS_ID}">{script_safe}</script>\n'
+        f'<script type="application/json" id="{SETTINGS_ID}">'
+        f"{json_script(_settings_json(settings))}</script>\n"
         "<details><summary>Settings (workbench)</summary><pre>"
-        f"{html.escape(text)}</pre></details>\n"
+        f"{html_text(text)}</pre></details>\n"
     )
     head, sep, tail = page.rpartition("</body>")
     return head + block + sep + tail if sep else page + block
@@ -296,7 +299,7 @@ def figure_image(
     if fmt == "png":
         return _png_with_text(image, SETTINGS_ID, payload)
     svg = image.decode("utf-8")
-    meta = f'<metadata id="{SETTINGS_ID}">{html.escape(payload, quote=False)}</metadata>'
+    meta = f'<metadata id="{SETTINGS_ID}">{html_text(payload)}</metadata>'
     end = svg.index(">", svg.index("<svg")) + 1
     return (svg[:end] + meta + svg[end:]).encode("utf-8")
 

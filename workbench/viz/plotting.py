@@ -7,11 +7,14 @@ the CLI's HTML reports and notebooks share them::
     hover = [hover_text(words, i, gloss) for words, i, gloss in rows]
     fig = sense_scatter(coords, labels, hover, title="bank, layer 6")   # coords (n, 2|3)
     fig.write_html("bank.html")
+
+Titles, legend names, panel titles and labels are taken as plain text and escaped here
+(:func:`workbench.escaping.plotly_text`: plotly would draw a label's ``<a href>`` as a live
+link); hover texts are plotly text, made by :func:`hover_text` (which escapes what it puts in).
 """
 
 from __future__ import annotations
 
-import html
 import textwrap
 from collections.abc import Mapping, Sequence
 
@@ -21,6 +24,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from workbench.errors import InputError
+from workbench.escaping import plotly_text
 
 #: Colours for categories (senses): colour-blind-friendly first, then more.
 PALETTE: tuple[str, ...] = tuple(qualitative.Safe) + tuple(qualitative.Dark24)
@@ -35,14 +39,14 @@ _FONT = dict(size=14)
 
 
 def mark_word(words: Sequence[str], index: int, left: str = "<b>[", right: str = "]</b>") -> str:
-    """The sentence with word ``index`` marked, HTML-escaped (for plotly hover text).
+    """The sentence with word ``index`` marked, escaped for plotly (for hover text).
 
     >>> mark_word(["a", "bank", "<x>"], 1)
     'a <b>[bank]</b> &lt;x&gt;'
     """
     if not 0 <= index < len(words):
         raise InputError(f"word index {index} outside a sentence of {len(words)} words")
-    parts = [html.escape(w) for w in words]
+    parts = [plotly_text(w) for w in words]
     parts[index] = f"{left}{parts[index]}{right}"
     return " ".join(parts)
 
@@ -56,9 +60,9 @@ def hover_text(words: Sequence[str], index: int, gloss: str = "", label: str = "
     """Hover text of one occurrence: the sentence with the word marked, then label and gloss."""
     lines = [wrap_html(mark_word(words, index))]
     if label:
-        lines.append(f"<i>{html.escape(label)}</i>")
+        lines.append(f"<i>{plotly_text(label)}</i>")
     if gloss:
-        lines.append(wrap_html(html.escape(gloss)))
+        lines.append(wrap_html(plotly_text(gloss)))
     return "<br>".join(lines)
 
 
@@ -106,14 +110,14 @@ def similarity_heatmaps(
     size = 14 if n_cols <= 8 else 12 if n_cols <= 13 else 10 if n_cols <= 26 else 0
     size = size if show_values else 0
     fig = make_subplots(
-        rows=1, cols=len(panels), subplot_titles=[t for t, _ in panels], shared_yaxes=True,
-        horizontal_spacing=0.04,
+        rows=1, cols=len(panels), subplot_titles=[plotly_text(t) for t, _ in panels],
+        shared_yaxes=True, horizontal_spacing=0.04,
     )  # fmt: skip
-    rows = [_short(r, 40) for r in row_labels]
+    rows = [plotly_text(_short(r, 40)) for r in row_labels]
     for i, (_, sim) in enumerate(panels, start=1):
         fig.add_trace(
             go.Heatmap(
-                z=np.asarray(sim, dtype=float), x=list(layer_labels), y=rows,
+                z=np.asarray(sim, dtype=float), x=[plotly_text(x) for x in layer_labels], y=rows,
                 zmin=zrange[0], zmax=zrange[1], colorscale=SIMILARITY_SCALE,
                 showscale=i == len(panels), colorbar=dict(title="cosine"),
                 texttemplate="%{z:.2f}" if size else "", textfont=dict(size=size or None),
@@ -175,9 +179,10 @@ def _scatter_traces(
         m = labels_arr == lab
         xyz = dict(zip("xyz", coords[m].T, strict=False))
         traces.append(kind(
-            **xyz, mode="markers", name=_short(names.get(lab, lab), 60), legendgroup=lab,
-            showlegend=legend, marker=dict(size=5 if three_d else 9, color=colors[lab],
-                                            line=dict(width=0.5, color="white")),
+            **xyz, mode="markers", name=plotly_text(_short(names.get(lab, lab), 60)),
+            legendgroup=lab, showlegend=legend,
+            marker=dict(size=5 if three_d else 9, color=colors[lab],
+                        line=dict(width=0.5, color="white")),
             text=hover_arr[m].tolist(), hovertemplate="%{text}<extra></extra>",
             customdata=np.flatnonzero(m),  # each point's row: a selection names its rows
         ))  # fmt: skip
@@ -189,7 +194,7 @@ def _scatter_traces(
             marker=dict(symbol="diamond" if three_d else "x", size=9 if three_d else 16,
                         color=[colors[u] for u in unique],
                         line=dict(width=0 if three_d else 2, color="black")),
-            text=[html.escape(names.get(u, u)) for u in unique],
+            text=[plotly_text(names.get(u, u)) for u in unique],
             hovertemplate="centroid of %{text}<extra></extra>",
         ))  # fmt: skip
     return traces
@@ -203,6 +208,7 @@ def sense_scatter(
     names: Mapping[str, str] | None = None,
     centroids: bool = True,
     categories: Sequence[str] | None = None,
+    subtitle: str = "",
 ) -> go.Figure:
     """Scatter of projected occurrences coloured by (gold or predicted) sense.
 
@@ -215,12 +221,14 @@ def sense_scatter(
         centroids: draw each label's centroid as a large cross.
         categories: every label in colour order (default: order of appearance); pass the
             same list to two figures (gold vs predicted) to give a sense the same colour.
+        subtitle: a second title line, smaller.
     """
     coords = _check_scatter(coords, labels, hover)
     colors = color_map([*(categories or []), *labels])
     fig = go.Figure(_scatter_traces(coords, labels, hover, colors, names or {}, centroids, True))
     fig.update_layout(
-        title=title, font=_FONT, height=620, legend=dict(title="sense", itemsizing="constant"),
+        title=plotly_text(title) + (f"<br><sup>{plotly_text(subtitle)}</sup>" if subtitle else ""),
+        font=_FONT, height=620, legend=dict(title="sense", itemsizing="constant"),
         hoverlabel=dict(align="left"), margin=dict(t=60),
     )  # fmt: skip
     if coords.shape[1] == 2:
@@ -266,7 +274,7 @@ def small_multiples(
         raise InputError(f"expected ({len(titles)}, n_points, 2) coordinates, got {coords.shape}")
     n_cols = max(1, min(n_cols, coords.shape[0]))
     n_rows = -(-coords.shape[0] // n_cols)
-    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=list(titles),
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=[plotly_text(t) for t in titles],
                         horizontal_spacing=0.02, vertical_spacing=0.08)  # fmt: skip
     colors = color_map([*(categories or []), *labels])
     for i, panel in enumerate(coords):
@@ -335,17 +343,20 @@ def candidate_bars(
         (set_aside_reason, [i for i in by_score if names[i] != chosen and names[i] in aside],
          SET_ASIDE_COLOUR, "/"),
     )  # fmt: skip
-    label = [f"{names[i]}  {_short(glosses[i], 40)}".strip() for i in range(len(names))]
+    label = [
+        plotly_text(f"{names[i]}  {_short(glosses[i], 40)}".strip()) for i in range(len(names))
+    ]
     fig = go.Figure()
     for name, rows, colour, pattern in groups:
         if not rows:
             continue
         fig.add_trace(go.Bar(
             x=[float(scores[i]) for i in rows], y=[label[i] for i in rows], orientation="h",
-            name=name, marker=dict(color=colour, pattern_shape=pattern),
+            name=plotly_text(name), marker=dict(color=colour, pattern_shape=pattern),
             text=[f"{float(scores[i]):.3f}" for i in rows], textposition="auto",
-            customdata=[wrap_html(html.escape(glosses[i])) for i in rows],
-            hovertemplate="%{y}<br>score %{x:.3f}<br>%{customdata}<extra>" + name + "</extra>",
+            customdata=[wrap_html(plotly_text(glosses[i])) for i in rows],
+            hovertemplate="%{y}<br>score %{x:.3f}<br>%{customdata}<extra>" + plotly_text(name)
+            + "</extra>",
         ))  # fmt: skip
     order = [label[i] for _, rows, _, _ in groups for i in rows]  # top to bottom
     if chosen in names:
@@ -356,14 +367,15 @@ def candidate_bars(
             textfont=dict(color=ANSWER_COLOUR, size=15), hoverinfo="skip",
         ))  # fmt: skip
     fig.update_yaxes(categoryorder="array", categoryarray=order, autorange="reversed")
-    fig.update_layout(title=title, font=_FONT, xaxis_title=x_title, barmode="overlay",
+    fig.update_layout(title=plotly_text(title), font=_FONT, xaxis_title=plotly_text(x_title),
+                      barmode="overlay",
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
                       height=max(260, 110 + 36 * len(names)), margin=dict(l=10, t=90))  # fmt: skip
     lo, hi = float(np.min(scores)), float(np.max(scores))
     if lo > 0 and hi > lo:  # close positive scores: zoom in so that differences show
         start = max(0.0, lo - 0.5 * (hi - lo))
         fig.update_xaxes(range=[start, hi + 0.25 * (hi - start)])
-        fig.update_layout(xaxis_title=f"{x_title} (axis starts at {start:.2f})")
+        fig.update_layout(xaxis_title=plotly_text(f"{x_title} (axis starts at {start:.2f})"))
     else:  # room for the answer's label right of its bar
         fig.update_xaxes(range=[min(lo, 0.0) * 1.08, hi + 0.25 * (hi - min(lo, 0.0))])
     return fig
@@ -399,11 +411,14 @@ def layer_lines(
     for (name, values), color, dash in zip(series.items(), colors, dashes, strict=True):
         if len(values) != len(layer_labels):
             raise InputError(f"series {name!r} has {len(values)} values, not {len(layer_labels)}")
-        fig.add_trace(go.Scatter(x=list(layer_labels), y=[float(v) for v in values],
-                                 mode="lines+markers", name=name, legendgroup=str(color),
+        fig.add_trace(go.Scatter(x=[plotly_text(x) for x in layer_labels],
+                                 y=[float(v) for v in values],
+                                 mode="lines+markers", name=plotly_text(name),
+                                 legendgroup=str(color),
                                  line=dict(color=PALETTE[color % len(PALETTE)], width=3,
                                            dash=dash)))  # fmt: skip
-    fig.update_layout(title=title, font=_FONT, xaxis_title="layer", yaxis_title=y_title,
+    fig.update_layout(title=plotly_text(title), font=_FONT, xaxis_title="layer",
+                      yaxis_title=plotly_text(y_title),
                       xaxis_type="category", height=420, margin=dict(t=60))  # fmt: skip
     return fig
 
@@ -415,7 +430,7 @@ def ring_points(fig: go.Figure, coords: np.ndarray, rows: Sequence[int], name: s
     if len(picked) and np.asarray(coords).shape[1] == 2:
         xy = np.asarray(coords)[picked]
         fig.add_trace(go.Scatter(
-            x=xy[:, 0], y=xy[:, 1], mode="markers", name=f"{name} ({len(picked)})",
+            x=xy[:, 0], y=xy[:, 1], mode="markers", name=plotly_text(f"{name} ({len(picked)})"),
             marker=dict(size=17, color="rgba(0,0,0,0)", line=dict(color="black", width=2.5)),
             customdata=picked, hoverinfo="skip",
         ))  # fmt: skip

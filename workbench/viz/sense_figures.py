@@ -19,6 +19,7 @@ from plotly.colors import hex_to_rgb, qualitative, unlabel_rgb
 from plotly.subplots import make_subplots
 
 from workbench.errors import InputError
+from workbench.escaping import plotly_text
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.separation import MEASURE_LABELS, LayerSeparation, Separation
 from workbench.viz.plotting import DASHES, PALETTE, hover_text, sense_scatter
@@ -79,7 +80,7 @@ def sense_view_figure(
     )
     fig = sense_scatter(
         view.coords, colour, list(hover) if hover is not None else view_hover(view),
-        title=f"{heading}<br><sup>{separation_text(view.separation)}</sup>", names=names,
+        title=heading, subtitle=separation_text(view.separation), names=names,
         categories=categories,
     )  # fmt: skip
     return fig
@@ -107,7 +108,7 @@ def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") ->
         x = list(curve.layers)
         for col, measure in enumerate(("silhouette", "nn_accuracy"), start=1):
             for j, (correction, values) in enumerate(curve.series(measure).items()):
-                label = f"{name}, {CORRECTION_LABELS.get(correction, correction)}"
+                label = plotly_text(f"{name}, {CORRECTION_LABELS.get(correction, correction)}")
                 fig.add_trace(go.Scatter(
                     x=x, y=[None if math.isnan(v) else v for v in values], mode="lines+markers",
                     name=label, legendgroup=label, showlegend=col == 1,
@@ -118,13 +119,14 @@ def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") ->
         chance = [curve.get(layer).chance for layer in curve.layers]
         fig.add_trace(go.Scatter(
             x=x, y=[None if math.isnan(v) else v for v in chance], mode="lines",
-            name=f"{name}, 1-NN chance", line=dict(color="#999", width=1.5, dash="dot"),
+            name=plotly_text(f"{name}, 1-NN chance"),
+            line=dict(color="#999", width=1.5, dash="dot"),
             hovertemplate="chance %{y:.3f}<extra></extra>",
         ), row=1, col=2)  # fmt: skip
     fig.update_xaxes(title_text="layer", type="category")
     fig.update_yaxes(range=[-0.2, 1.0], row=1, col=1)
     fig.update_yaxes(range=[0.0, 1.02], tickformat=".0%", row=1, col=2)
-    fig.update_layout(title=title, height=420, font=dict(size=14), margin=dict(t=80),
+    fig.update_layout(title=plotly_text(title), height=420, font=dict(size=14), margin=dict(t=80),
                       legend=dict(orientation="h", y=-0.2))  # fmt: skip
     return fig
 
@@ -171,20 +173,22 @@ def words_figure(
         senses, counts = np.unique(labels[mine], return_counts=True)
         order = sorted(range(len(senses)), key=lambda j: (-counts[j], senses[j]))
         sep = view.separation.get(lemma)
-        group = f"{lemma} ({separation_text(sep)})" if sep is not None else lemma
+        group = plotly_text(f"{lemma} ({separation_text(sep)})" if sep is not None else lemma)
         for rank, j in enumerate(order):
             m = mine & (labels == senses[j])
             xyz = dict(zip("xyz", coords[m].T, strict=False))
             fig.add_trace(kind(
-                **xyz, mode="markers", name=names.get(senses[j], senses[j]), legendgroup=lemma,
+                **xyz, mode="markers", name=plotly_text(names.get(senses[j], senses[j])),
+                legendgroup=lemma,
                 legendgrouptitle_text=group if rank == 0 else None,
                 marker=dict(color=_shade(base, rank, len(order)), size=5 if three_d else 9,
                             symbol=SYMBOLS[rank % len(SYMBOLS)] if not three_d else "circle",
                             line=dict(width=0.5, color="white")),
                 text=hover_arr[m].tolist(), hovertemplate="%{text}<extra></extra>",
             ))  # fmt: skip
-    fig.update_layout(title=title, font=dict(size=14), height=680, hoverlabel=dict(align="left"),
-                      legend=dict(groupclick="toggleitem"), margin=dict(t=60))  # fmt: skip
+    fig.update_layout(title=plotly_text(title), font=dict(size=14), height=680,
+                      hoverlabel=dict(align="left"), legend=dict(groupclick="toggleitem"),
+                      margin=dict(t=60))  # fmt: skip
     if not three_d:
         fig.update_xaxes(showticklabels=False, title="")
         fig.update_yaxes(showticklabels=False, title="", scaleanchor="x", scaleratio=1)

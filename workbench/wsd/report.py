@@ -27,6 +27,7 @@ import plotly.graph_objects as go
 
 from workbench.corpora.occurrences import sense_glosses
 from workbench.corpora.readers import Corpus
+from workbench.escaping import plotly_text
 from workbench.lexicon.wordnet import WordNet
 from workbench.reports.tables import Table
 from workbench.reports.writers import Report, Section, to_dict, write_report, write_text_atomic
@@ -202,7 +203,7 @@ def sweep_figure(points: Sequence[SweepPoint]) -> go.Figure:
 
 def dataset_figure(result: Evaluation) -> go.Figure:
     """Plotly grouped bars: F1 per dataset for the system and each baseline."""
-    names = [d.name for d in result.datasets]
+    names = [plotly_text(d.name) for d in result.datasets]
     fig = go.Figure(go.Bar(name="system", x=names, y=[100 * d.system.f1 for d in result.datasets]))
     for b in _baselines(result):
         fig.add_trace(

@@ -52,32 +52,17 @@ INDEX_FILES = (
 )  # fmt: skip
 
 
-def is_saved_index(path: Path) -> bool:
-    """Whether the folder ``path`` holds a saved index and nothing else: only
-    :data:`INDEX_FILES`, with a ``meta.json`` of this format (how an index saved before the
-    workbench kept ledgers is recognised)."""
-    try:
-        names = {p.name for p in path.iterdir()}
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return (
-        names <= set(INDEX_FILES)
-        and isinstance(meta, dict)
-        and meta.get("format") == FORMAT_VERSION
-        and isinstance(meta.get("config"), dict)
-    )
-
-
 def check_index_output(path: str | os.PathLike) -> DirectoryState:
     """Check, before any work, that an index may be saved at ``path``: a new or empty folder,
-    or a saved index (which is replaced whole); what is there.
+    or a sense index the workbench saved there, as its ledger says (which is replaced whole;
+    a folder whose files only look like an index, or one saved before the ledgers, is not
+    ours and is refused); what is there.
 
     Raises:
         OutputError: a file, a folder holding anything else (left as it is), or a place where
             the new index cannot be written (it is made beside ``path``, then swapped in).
     """
-    state = claim_directory(path, INDEX_KIND, earlier=is_saved_index)
+    state = claim_directory(path, INDEX_KIND)
     try:
         check_writable(temporary_path(Path(path)))
     except OutputError as exc:

@@ -28,6 +28,7 @@ import plotly.graph_objects as go
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
+from workbench.encoding.models import resolve_model
 from workbench.errors import ModelLoadError
 from workbench.finetune.evaluation.compare_senses import (
     LemmaView,
@@ -300,8 +301,13 @@ def compare_models(
     ``max_sentences`` caps both the geometry sample and the WSD training sentences (CPU runs);
     ``lemmas`` are the words pictured (default :data:`~.compare_senses.SENSE_LEMMAS`; ``()``:
     none).
-    """
 
+    Raises:
+        ModelLoadError: ``base`` or ``tuned`` names no model (a file, a missing folder),
+            found before any work.
+    """
+    resolve_model(base)  # both models found before the first one is measured
+    resolve_model(tuned)
     cfg = CompareConfig(device=device)
     if max_sentences:
         cfg = CompareConfig(

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from workbench.corpora.occurrences import Occurrence, encode_occurrences
 from workbench.encoding.encoder import Encoder
+from workbench.escaping import plotly_text
 from workbench.viz import plotting
 from workbench.viz.projection import ProjectionConfig, Projector
 
@@ -87,7 +88,7 @@ def training_figure(log: TrainingLog, metric: str, title: str = "Training") -> g
             )
         )
     fig.update_layout(
-        title=title,
+        title=plotly_text(title),
         height=380,
         margin=dict(t=50),
         xaxis_title="epoch",

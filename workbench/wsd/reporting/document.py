@@ -28,6 +28,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from workbench.corpora.readers import Corpus
+from workbench.escaping import plotly_text
 from workbench.lexicon.wordnet import WordNet
 from workbench.reports.tables import Link, Table, latex_table
 from workbench.reports.writers import Report, Section
@@ -169,7 +170,7 @@ def _error_table(examples: Sequence[ErrorExample], caption: str) -> Table:
 
 
 def _dataset_figure(rows: Sequence[SplitScore], bases: Sequence[str]) -> go.Figure:
-    names = [r.group for r in rows]
+    names = [plotly_text(r.group) for r in rows]
     fig = go.Figure(
         go.Bar(
             name="this system",
