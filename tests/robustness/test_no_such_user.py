@@ -101,6 +101,13 @@ def test_workbench_data_of_no_user_is_one_line(monkeypatch, capsys, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_workbench_cache_of_no_user_is_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORKBENCH_CACHE", f"{NO_USER}/cache")
+    assert_one_line_error(["cache", "list"], r"WORKBENCH_CACHE .* no such user", capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_expand_home_names_where_the_path_came_from():
     with pytest.raises(InputError, match=r"^--dest '~no_such_user_h53a/d' starts with .* user"):
         expand_home(f"{NO_USER}/d", "--dest")

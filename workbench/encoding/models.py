@@ -31,7 +31,7 @@ from workbench.encoding import adapters
 from workbench.encoding.digests import file_sha256
 from workbench.encoding.weights_check import check_file, check_model
 from workbench.errors import ModelLoadError
-from workbench.fileio import sha256_json
+from workbench.fileio import expand_home, sha256_json
 from workbench.limits import LIMITS, limit, read_json
 
 if TYPE_CHECKING:
@@ -50,10 +50,13 @@ def default_cache_dir() -> Path:
     Returns:
         ``$WORKBENCH_CACHE`` if set, else ``$XDG_CACHE_HOME/workbench`` (``~/.cache/workbench``;
         ``~/Library/Caches/workbench`` on macOS, ``%LOCALAPPDATA%/workbench`` on Windows).
+
+    Raises:
+        InputError: ``$WORKBENCH_CACHE`` starts with ``~user`` for no user of this system.
     """
     env = os.environ.get("WORKBENCH_CACHE")
     if env:
-        return Path(env).expanduser()
+        return Path(expand_home(env, "WORKBENCH_CACHE"))
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Caches" / "workbench"
     if os.name == "nt":
