@@ -41,6 +41,7 @@ from workbench.wsd.biencoder import CONTEXT_POOLING, biencoder_dir, load_biencod
 from workbench.wsd.builds import (
     SystemProgress,
     semcor_available,
+    semcor_frequencies,
     semcor_index,
     trained_index,
     wordnet_index,
@@ -56,6 +57,7 @@ from workbench.wsd.registry import (
     get_system,
 )
 from workbench.wsd.store import load_index
+from workbench.wsd.test_time import DEFAULT_LEVERS, TestTimeLevers, with_prior
 
 #: The note of a WordNet-only index answering where a SemCor system was asked for.
 NO_SEMCOR_NOTE = (
@@ -106,6 +108,7 @@ def open_system(
     train: str | None = None,
     gold: str | None = None,
     say: SystemProgress = None,
+    levers: TestTimeLevers | None = None,
 ) -> OpenedSystem:
     """Open ``system`` on ``model``: which system answers, and how (the module docstring).
 
@@ -127,11 +130,16 @@ def open_system(
             else WordNet's glosses.
         gold: the gold key file of a ``train`` path.
         say: called with a line before a long build starts.
+        levers: the bi-encoder's test-time weights (:mod:`workbench.wsd.test_time`; None:
+            :data:`~workbench.wsd.test_time.DEFAULT_LEVERS`); the prior reads SemCor's counts
+            (:func:`~workbench.wsd.builds.semcor_frequencies`) when its index is first made.
 
     Raises:
         InputError: an unknown system; settings changed for the bi-encoder; ``pooling``
-            other than the bi-encoder's for it.
+            other than the bi-encoder's for it; levers other than the default for a system
+            other than the bi-encoder.
     """
+    levers = DEFAULT_LEVERS if levers is None else levers
     wordnet_ = wordnet
     if is_saved_index(system):
         path = Path(system)
@@ -143,6 +151,10 @@ def open_system(
                             whole=saved, pos_probe=None)  # fmt: skip
     name = str(system)
     get_system(name)
+    if name != "biencoder" and levers != DEFAULT_LEVERS:
+        raise InputError(
+            f"{levers.label}: test-time levers of the bi-encoder, not of the {name} system"
+        )
     notes = []
     if name == "biencoder":
         directory = biencoder_dir(model)
@@ -159,12 +171,16 @@ def open_system(
 
             def gloss_index(enc: Encoder, lemmas: Lemmas | None, progress: Progress) -> Any:
                 assert opened.biencoder is not None
-                return opened.biencoder.index(lemmas, wordnet_, progress)
+                index = opened.biencoder.index(lemmas, wordnet_, progress, levers.smoothing)
+                if levers.prior:
+                    index = with_prior(index, semcor_frequencies(), levers.prior)
+                return index
 
             opened = OpenedSystem(
                 "biencoder",
                 for_lemmas=gloss_index,
                 biencoder=lambda: load_biencoder(str(directory), device, dtype),
+                levers=levers,
             )
             return opened
         name = FALLBACK_SYSTEM
