@@ -84,7 +84,8 @@ def main() -> None:
             "index_seconds": round(built, 1),
         }  # fmt: skip
         rows.append(row)
-        print(f"{levers.label:>24}: " + " ".join(f"{n}={100 * d['f1']:.1f}" for n, d in sets.items())
+        scores = " ".join(f"{n}={100 * d['f1']:.1f}" for n, d in sets.items())
+        print(f"{levers.label:>24}: " + scores
               + "  " + " ".join(f"{p}={v:.1f}" for p, v in sorted(row["by_pos"].items()))
               + f"  zero-shot={row['zero_shot']['f1']:.1f}"
               + f"  MFS={row['mfs_lfs']['MFS']['f1']:.1f} LFS={row['mfs_lfs']['LFS']['f1']:.1f}"

@@ -155,5 +155,8 @@ def test_the_levers_are_recorded_and_refused_where_they_cannot_apply(capsys):
     with pytest.raises(InputError, match="levers of the bi-encoder"):
         open_system("wordnet", levers=TestTimeLevers(prior=0.1))
     code = main(["wsd", "disambiguate", "He sat on the bank", "--word", "bank",
+                 "--smoothing", "0.25"])  # fmt: skip
+    assert code == 0 and "test-time levers: smoothing 0.25" in capsys.readouterr().out
+    code = main(["wsd", "disambiguate", "He sat on the bank", "--word", "bank",
                  "--system", "wordnet", "--prior", "0.1"])  # fmt: skip
     assert code == 2 and "levers of the bi-encoder" in capsys.readouterr().err

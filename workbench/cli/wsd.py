@@ -644,6 +644,8 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
     opened = _open(args, args.index)
     result = disambiguate(opened, args.text, target, pos=args.pos)
     print(result.to_text())
+    if opened.levers is not None and opened.levers.label != "none":
+        print(f"test-time levers: {opened.levers.label}")
     if opened.note:
         _say(f"note: {opened.note}")
     return 0
