@@ -146,7 +146,7 @@ def test_a_lever_weight_must_be_a_finite_non_negative_number(bad):
         TestTimeLevers(smoothing=bad)
 
 
-def test_the_levers_are_recorded_and_refused_where_they_cannot_apply(capsys):
+def test_the_levers_are_recorded_and_refused_where_they_cannot_apply(capsys, tiny_model_dir):
     assert shipped_biencoder() is not None
     opened = open_system(levers=TestTimeLevers(smoothing=0.2, prior=0.1))
     assert opened.levers is not None and opened.levers.label == "smoothing 0.2, prior 0.1"
@@ -154,6 +154,8 @@ def test_the_levers_are_recorded_and_refused_where_they_cannot_apply(capsys):
     assert open_system().levers == DEFAULT_LEVERS
     with pytest.raises(InputError, match="levers of the bi-encoder"):
         open_system("wordnet", levers=TestTimeLevers(prior=0.1))
+    handed_over = open_system(model=str(tiny_model_dir), levers=TestTimeLevers(smoothing=0.5))
+    assert handed_over.name != "biencoder" and "(smoothing 0.5) do not apply" in handed_over.note
     code = main(["wsd", "disambiguate", "He sat on the bank", "--word", "bank",
                  "--smoothing", "0.25"])  # fmt: skip
     assert code == 0 and "test-time levers: smoothing 0.25" in capsys.readouterr().out

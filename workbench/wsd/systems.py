@@ -185,6 +185,8 @@ def open_system(
             return opened
         name = FALLBACK_SYSTEM
         notes.append(fallback_note(model))
+        if levers != DEFAULT_LEVERS:
+            notes.append(f"the bi-encoder's test-time levers ({levers.label}) do not apply to it")
     corpus = train
     if name == WORDNET_SYSTEM.name:
         corpus = "wordnet"
