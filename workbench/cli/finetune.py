@@ -79,7 +79,8 @@ OPTION_HELP = {
     "mlm_probability": "mlm: fraction of tokens chosen (80%% [MASK], 10%% random, 10%% kept)",
     "whole_word_mask": "mlm: choose whole words",
     "gloss_text": "wsd: what the gloss encoder reads: the definition, after the synset's "
-    "lemmas, and with its usage examples",
+    "lemmas, and with its usage examples or its hypernyms; esr: lemmas, definition, first "
+    "example, first hypernym's definition and a verb's frames (with --gloss-max-length 64)",
     "gloss_max_length": "wsd: subword tokens per gloss (longer glosses are cut)",
     "freeze_glosses": "wsd: keep the gloss encoder at the base weights and train the context "
     "encoder only; each gloss is encoded once per run, so a step costs the context pass alone "
