@@ -27,8 +27,8 @@ from bench.lib.record import write_json
 from workbench.encoding.alignment import split_words
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.disambiguate import disambiguate
+from workbench.wsd.levers import DEFAULT_LEVERS
 from workbench.wsd.systems import open_system
-from workbench.wsd.test_time import DEFAULT_LEVERS
 
 SENTENCES = Path(__file__).resolve().parents[2] / "data" / "wsd_sentences.tsv"
 SYSTEMS = ("biencoder", "best", "plain", "wordnet")

@@ -7,7 +7,7 @@ Run::
 
 Encodes ALL once with the bi-encoder (the shipped one, or ``--model DIR``) and scores it with
 no lever, then with each ``--smoothing`` weight alone and each ``--prior`` weight alone
-(:mod:`workbench.wsd.test_time`): F1 per dataset (SE07 is the development set: choose the
+(:mod:`workbench.wsd.levers`): F1 per dataset (SE07 is the development set: choose the
 weight there) and per POS on ALL (:func:`workbench.finetune.evaluation.wsd.evaluate_wsd_model`),
 the zero-shot instances (none of whose gold senses SemCor tags, the same for every row, as
 ``bench run wsd_zero_shot`` counts them), and the instances whose gold sense is WordNet's first
@@ -27,8 +27,8 @@ from workbench.finetune.evaluation.wsd import evaluate_wsd_model
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import CONTEXT_LAYERS, BiEncoder, shipped_biencoder
 from workbench.wsd.builds import semcor_frequencies
+from workbench.wsd.levers import TestTimeLevers, with_prior
 from workbench.wsd.predict import encode_instances, predict
-from workbench.wsd.test_time import TestTimeLevers, with_prior
 
 
 def _weights(text: str) -> list[float]:

@@ -48,6 +48,7 @@ from workbench.wsd.evaluate import (
     load_corpus,
     sweep_configs,
 )
+from workbench.wsd.levers import DEFAULT_LEVERS, TestTimeLevers
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import encode_instances
 from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEM_NAMES, SYSTEMS, system_note, system_of
@@ -70,7 +71,6 @@ from workbench.wsd.reporting.files import (
 from workbench.wsd.scoring import format_table, scorer_output
 from workbench.wsd.store import check_index_output, save_index
 from workbench.wsd.systems import open_system
-from workbench.wsd.test_time import DEFAULT_LEVERS, TestTimeLevers
 from workbench.wsd.vectors import LEVELS
 
 

@@ -63,8 +63,8 @@ from workbench.lexicon.wordnet import WordNet, load_wordnet
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.gloss_cache import GlossCache
 from workbench.wsd.index import ORIGINS, SenseIndex
+from workbench.wsd.levers import smoothed_rows
 from workbench.wsd.pos_probe import PROBE_FILE, PosProbe, load_probe
-from workbench.wsd.test_time import smoothed_rows
 
 #: The context vector of a bi-encoder: the last hidden state ...
 CONTEXT_LAYERS = "-1"
@@ -450,7 +450,7 @@ class BiEncoder:
         None: every WordNet sense), each row its synset's gloss vector, for queries of
         :attr:`encoder` at :data:`CONTEXT_LAYERS`; ``smoothing`` λ > 0: each row plus λ times
         the mean gloss vector of its synset's WordNet neighbours
-        (:func:`workbench.wsd.test_time.smoothed_rows`; their glosses encoded and cached too)."""
+        (:func:`workbench.wsd.levers.smoothed_rows`; their glosses encoded and cached too)."""
         wordnet = wordnet or load_wordnet()
         if lemmas is None:
             keys = sorted(wordnet.senses)

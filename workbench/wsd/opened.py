@@ -30,9 +30,9 @@ from workbench.encoding.rows import Progress
 from workbench.wsd.biencoder import BiEncoder
 from workbench.wsd.builds import SystemProgress
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.levers import TestTimeLevers
 from workbench.wsd.pos_probe import PosProbe
 from workbench.wsd.registry import SYSTEMS
-from workbench.wsd.test_time import TestTimeLevers
 
 Lemmas = Sequence[tuple[str, str]]
 #: The index of a system that is the same for every input, from its encoder (built or loaded).
@@ -62,7 +62,7 @@ class OpenedSystem:
             check before any work.
         say: called with a line before a long build starts.
         levers: the bi-encoder's test-time weights its index was made with
-            (:mod:`workbench.wsd.test_time`; None: none).
+            (:mod:`workbench.wsd.levers`; None: none).
     """
 
     def __init__(

@@ -49,6 +49,7 @@ from workbench.wsd.builds import (
 )
 from workbench.wsd.config import EncoderInfo
 from workbench.wsd.evaluate import load_corpus
+from workbench.wsd.levers import DEFAULT_LEVERS, TestTimeLevers, with_prior
 from workbench.wsd.opened import Lemmas, OpenedSystem
 from workbench.wsd.registry import (
     FALLBACK_SYSTEM,
@@ -57,7 +58,6 @@ from workbench.wsd.registry import (
     get_system,
 )
 from workbench.wsd.store import load_index
-from workbench.wsd.test_time import DEFAULT_LEVERS, TestTimeLevers, with_prior
 
 #: The note of a WordNet-only index answering where a SemCor system was asked for.
 NO_SEMCOR_NOTE = (
@@ -130,8 +130,8 @@ def open_system(
             else WordNet's glosses.
         gold: the gold key file of a ``train`` path.
         say: called with a line before a long build starts.
-        levers: the bi-encoder's test-time weights (:mod:`workbench.wsd.test_time`; None:
-            :data:`~workbench.wsd.test_time.DEFAULT_LEVERS`); the prior reads SemCor's counts
+        levers: the bi-encoder's test-time weights (:mod:`workbench.wsd.levers`; None:
+            :data:`~workbench.wsd.levers.DEFAULT_LEVERS`); the prior reads SemCor's counts
             (:func:`~workbench.wsd.builds.semcor_frequencies`) when its index is first made.
 
     Raises:

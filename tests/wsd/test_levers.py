@@ -21,9 +21,7 @@ from workbench.wsd.biencoder import (
 )
 from workbench.wsd.config import EncoderInfo, TrainingInfo
 from workbench.wsd.index import ORIGINS
-from workbench.wsd.predict import predict
-from workbench.wsd.systems import open_system
-from workbench.wsd.test_time import (
+from workbench.wsd.levers import (
     DEFAULT_LEVERS,
     PriorIndex,
     TestTimeLevers,
@@ -31,6 +29,8 @@ from workbench.wsd.test_time import (
     smoothed_rows,
     with_prior,
 )
+from workbench.wsd.predict import predict
+from workbench.wsd.systems import open_system
 
 DIM = 8
 
