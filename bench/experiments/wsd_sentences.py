@@ -10,6 +10,7 @@ shortened) and the right answers per system for the common and the rare senses.
 Run::
 
     python -m bench run wsd_sentences --json docs/bench_runs/wsd_sentences.json
+    python -m bench run wsd_sentences --systems biencoder --smoothing 0.5   # a test-time lever
 
 The SemCor systems build their index the first time (minutes on a CPU; then cached).
 """
@@ -17,6 +18,7 @@ The SemCor systems build their index the first time (minutes on a CPU; then cach
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from bench.lib.record import write_json
 from workbench.encoding.alignment import split_words
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.disambiguate import disambiguate
+from workbench.wsd.levers import DEFAULT_LEVERS
 from workbench.wsd.systems import open_system
 
 SENTENCES = Path(__file__).resolve().parents[2] / "data" / "wsd_sentences.tsv"
@@ -58,7 +61,13 @@ def main() -> None:
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--smoothing", type=float, default=None, help="bi-encoder: relation smoothing")
+    ap.add_argument("--prior", type=float, default=None, help="bi-encoder: SemCor sense prior")
     args = ap.parse_args()
+    given = {
+        k: v for k, v in (("smoothing", args.smoothing), ("prior", args.prior)) if v is not None
+    }
+    levers = dataclasses.replace(DEFAULT_LEVERS, **given) if given else None
     wordnet = load_wordnet()
     sentences = read_sentences(SENTENCES)
     answers: dict[str, list[dict]] = {}
@@ -67,7 +76,8 @@ def main() -> None:
     for name in args.systems.split(","):
         t0 = time.perf_counter()
         model = args.model if name == "biencoder" else None
-        opened = open_system(name, model, device=args.device)
+        opened = open_system(name, model, device=args.device,
+                             levers=levers if name == "biencoder" else None)  # fmt: skip
         rows = []
         for s in sentences:
             result = disambiguate(opened, s["words"], s["target"], wordnet=wordnet)
@@ -105,6 +115,7 @@ def main() -> None:
     for n, t in totals.items():
         print(f"{n}: common {t['common']}/{n_common}, rare {t['rare']}/{n_rare}")
     write_json(args.json, {"machine": machine_facts(), "sentences": sentences,
+                           "levers": levers.describe() if levers else DEFAULT_LEVERS.describe(),
                            "answers": answers, "right": totals, "seconds": seconds})  # fmt: skip
 
 

@@ -31,3 +31,19 @@ def test_hypernyms_instance_ones_included_and_none_reads_as_lemmas(wn):
     assert paris.startswith("Paris, City of Light")
     good = "good.a.01"  # adjectives have no hypernyms
     assert gloss_text(wn, good, "lemmas+hypernyms") == gloss_text(wn, good, "lemmas")
+
+
+def test_esr_reads_lemmas_definition_example_hypernym_and_a_verbs_frames(wn):
+    assert gloss_text(wn, "bank.n.01", "esr") == (
+        "bank: sloping land (especially the slope beside a body of water) ; they pulled the "
+        "canoe up on the bank ; an elevated geological formation"
+    )
+    strike = gloss_text(wn, "strike.v.01", "esr")
+    assert strike.startswith("strike: deliver a sharp blow, as with the hand, fist, or weapon ; ")
+    frames = wn.reader.synset("strike.v.01").lemmas()[0].frame_strings()
+    assert strike.endswith(" ; ".join(frames)) and "Somebody strike something" in frames
+    assert gloss_text(wn, "strike.v.01", "esr").count(wn.gloss("touch.v.01")) == 1  # hypernym
+    # no example, no hypernym, no frames: the lemmas and the definition alone
+    plant = "plant.n.02"
+    assert gloss_text(wn, plant, "esr").startswith("plant, flora, plant life: (botany) ")
+    assert wn.frames("bank.n.01") == ()

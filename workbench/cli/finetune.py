@@ -85,7 +85,8 @@ OPTION_HELP = {
     "mlm_probability": "mlm: fraction of tokens chosen (80%% [MASK], 10%% random, 10%% kept)",
     "whole_word_mask": "mlm: choose whole words",
     "gloss_text": "wsd: what the gloss encoder reads: the definition, after the synset's "
-    "lemmas, and with its usage examples",
+    "lemmas, and with its usage examples or its hypernyms; esr: lemmas, definition, first "
+    "example, first hypernym's definition and a verb's frames (with --gloss-max-length 64)",
     "gloss_max_length": "wsd: subword tokens per gloss (longer glosses are cut)",
     "freeze_glosses": "wsd: keep the gloss encoder at the base weights and train the context "
     "encoder only; each gloss is encoded once per run, so a step costs the context pass alone "
@@ -95,6 +96,10 @@ OPTION_HELP = {
     "top_layers": "wsd: train only the top N layers of both encoders; the embeddings and the "
     "layers below stay frozen, their outputs computed once per text and cached on disk "
     "(float16, keyed by the frozen weights and the tokens), so a step runs N layers (0: all)",
+    "lemma_reweight": "wsd: per-lemma loss reweighting (after Su et al. 2022, Z-reweighting): "
+    "an instance weighs rank**POWER, rank 1 its training data's most frequent (lemma, POS) by "
+    "instances, the weights normalised to mean 1 over the training instances, so frequent "
+    "lemmas count less (0: off)",
     "wsd_index": "wsd: after training, encode every WordNet gloss into the gloss cache "
     "(wordnet), or only the test data's candidates (data: quick runs); answers encode the "
     "glosses they need either way",

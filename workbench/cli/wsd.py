@@ -9,6 +9,7 @@ or ``layers`` run only does array work.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -48,6 +49,7 @@ from workbench.wsd.evaluate import (
     load_corpus,
     sweep_configs,
 )
+from workbench.wsd.levers import DEFAULT_LEVERS, TestTimeLevers
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import encode_instances
 from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEM_NAMES, SYSTEMS, system_note, system_of
@@ -105,6 +107,28 @@ def _system_arg(p: argparse.ArgumentParser) -> None:
         "below WordNet's first sense). The index options below change single settings of "
         "best, plain or wordnet.",
     )
+
+
+def _lever_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--smoothing", type=number(NON_NEGATIVE), default=None, metavar="LAMBDA",
+        help="bi-encoder: add LAMBDA times the mean score of each candidate's WordNet "
+        "neighbours (hypernyms, hyponyms, similar-to, verb group) against the same context "
+        f"(default {DEFAULT_LEVERS.smoothing:g}: off)",
+    )  # fmt: skip
+    p.add_argument(
+        "--prior", type=number(NON_NEGATIVE), default=None, metavar="LAMBDA",
+        help="bi-encoder: add LAMBDA * log p(sense | lemma) from SemCor's counts, add-one "
+        f"smoothed (default {DEFAULT_LEVERS.prior:g}: off; it costs zero-shot senses)",
+    )  # fmt: skip
+
+
+def _levers(args) -> TestTimeLevers | None:
+    """The test-time levers given on the command line (None: none given, the default)."""
+    given = {k: getattr(args, k, None) for k in ("smoothing", "prior")}
+    if all(v is None for v in given.values()):
+        return None
+    return dataclasses.replace(DEFAULT_LEVERS, **{k: v for k, v in given.items() if v is not None})
 
 
 def _index_args(p: argparse.ArgumentParser) -> None:
@@ -188,6 +212,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     _model_args(e)
     _index_args(e)
+    _lever_args(e)
     e.set_defaults(func=cmd_eval)
 
     s = wsub.add_parser("layers", help="per-layer sweep, raw vs standardized (plain 1-NN)")
@@ -221,6 +246,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a saved index (default: the --system's)",
     )  # fmt: skip
     _system_arg(d)
+    _lever_args(d)
     _model_args(d)
     d.set_defaults(func=cmd_disambiguate)
 
@@ -252,6 +278,13 @@ def _check_system_options(args) -> None:
     :func:`workbench.wsd.systems.open_system`, which builds the system's config at once."""
     options = _given_options(args)
     index = getattr(args, "index", None)
+    levers = _levers(args)
+    if levers is not None and (index is not None or args.system != "biencoder"):
+        where = "a saved --index" if index is not None else f"--system {args.system}"
+        raise InputError(
+            f"--smoothing and --prior are test-time levers of the bi-encoder; {where} has "
+            "none: leave them out"
+        )
     if index is not None and (options or getattr(args, "train", None) is not None):
         given = options or ["--train"]
         raise InputError(
@@ -306,6 +339,7 @@ def _open(
         train=train,
         gold=str(gold) if gold is not None else None,
         say=_say,
+        levers=_levers(args),
     )
 
 
@@ -512,7 +546,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         results.append(result)
         bi = opened.biencoder
         model = bi.directory if bi is not None else opened.encoder.name
-        print(f"== {corpus.name}: system {system_of(this)} ({this.config.label}), "
+        levers = f"; levers: {opened.levers.label}" if opened.levers is not None else ""
+        print(f"== {corpus.name}: system {system_of(this)} ({this.config.label}{levers}), "
               f"model {model}, trained on {this.training_.corpus}")  # fmt: skip
         rows = {d.name: d.system for d in result.datasets}
         print(format_table(rows, "dataset"))
@@ -538,7 +573,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not (args.out or args.json):
             break
         config_facts = {
-            "system": _system_facts(this),
+            "system": {
+                **_system_facts(this),
+                **({"levers": opened.levers.describe()} if opened.levers is not None else {}),
+            },
             **_provenance(opened, this, tests),
             "seconds": seconds,
         }
@@ -626,6 +664,8 @@ def cmd_disambiguate(args: argparse.Namespace) -> int:
     opened = _open(args, args.index)
     result = disambiguate(opened, args.text, target, pos=args.pos)
     print(result.to_text())
+    if opened.levers is not None and opened.levers.label != "none":
+        print(f"test-time levers: {opened.levers.label}")
     if opened.note:
         _say(f"note: {opened.note}")
     return 0

@@ -9,7 +9,13 @@
   canoe up on the bank ; ..."``;
 * ``lemmas+hypernyms``: and what kind of thing it is, each direct hypernym's lemmas and
   definition: ``"bank : sloping land (...) ; a kind of slope, incline, side : an elevated
-  geological formation"`` (a synset without hypernyms, as most adjectives, reads as ``lemmas``).
+  geological formation"`` (a synset without hypernyms, as most adjectives, reads as ``lemmas``);
+* ``esr``: the richer gloss of ESR (Song et al. 2021, "Improved Word Sense Disambiguation with
+  Enhanced Sense Representations"): the lemmas, the definition, the first usage example, the
+  first hypernym's definition and, for a verb, its frames:
+  ``"strike, hit: deliver a sharp blow ... ; hit the ball ; affect; Somebody strike something;
+  ..."`` (read with a cut of 64 subwords: ``--gloss-text esr --gloss-max-length 64``; what is
+  missing is left out).
 
 Training (:mod:`workbench.finetune.tasks.wsd.glosses`) and the trained model's answers
 (:mod:`workbench.wsd.biencoder`) both read the text from here, so they cannot drift apart.
@@ -26,8 +32,14 @@ from typing import Literal
 from workbench.lexicon.wordnet import WordNet
 
 #: What a gloss encoder reads for a sense.
-GlossText = Literal["definition", "lemmas", "lemmas+examples", "lemmas+hypernyms"]
-GLOSS_TEXTS: tuple[str, ...] = ("definition", "lemmas", "lemmas+examples", "lemmas+hypernyms")
+GlossText = Literal["definition", "lemmas", "lemmas+examples", "lemmas+hypernyms", "esr"]
+GLOSS_TEXTS: tuple[str, ...] = (
+    "definition",
+    "lemmas",
+    "lemmas+examples",
+    "lemmas+hypernyms",
+    "esr",
+)
 
 
 def gloss_text(wordnet: WordNet, synset: str, how: GlossText) -> str:
@@ -35,6 +47,10 @@ def gloss_text(wordnet: WordNet, synset: str, how: GlossText) -> str:
     definition = wordnet.gloss(synset)
     if how == "definition":
         return definition
+    if how == "esr":
+        parts = [f"{_lemmas(wordnet, synset)}: {definition}", *wordnet.examples(synset)[:1]]
+        parts += [wordnet.gloss(h) for h in wordnet.hypernyms(synset)[:1]]
+        return " ; ".join([*parts, *wordnet.frames(synset)])
     text = f"{_lemmas(wordnet, synset)} : {definition}"
     if how == "lemmas+examples":
         text = " ; ".join([text, *wordnet.examples(synset)])

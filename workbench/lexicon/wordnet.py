@@ -39,7 +39,7 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
@@ -70,6 +70,12 @@ WORDNET_FILES = (
     "data.adj", "data.adv", "data.noun", "data.verb",
     "adj.exc", "adv.exc", "noun.exc", "verb.exc",
 )  # fmt: skip
+#: The pointer symbols of :meth:`WordNet.related` by default: hypernym, instance hypernym,
+#: hyponym, instance hyponym, similar to, verb group (SREF's neighbours of a sense).
+RELATION_SYMBOLS: tuple[str, ...] = ("@", "@i", "~", "~i", "&", "$")
+#: NLTK's ``Synset`` method of each of those pointer symbols.
+_NLTK_RELATIONS = {"@": "hypernyms", "@i": "instance_hypernyms", "~": "hyponyms",
+                   "~i": "instance_hyponyms", "&": "similar_tos", "$": "verb_groups"}  # fmt: skip
 _MARKER = "workbench-normalised.json"
 
 
@@ -608,6 +614,12 @@ class WordNet:
     def examples(self, name: str) -> tuple[str, ...]:
         return tuple(self._synset(name).examples())
 
+    def frames(self, name: str) -> tuple[str, ...]:
+        """The verb frames of a synset as sentences of its first lemma (NLTK's
+        ``frame_strings``: ``"Somebody strike something"``); () for other parts of speech."""
+        lemmas = self._synset(name).lemmas()
+        return tuple(lemmas[0].frame_strings()) if lemmas else ()
+
     def lexname(self, name: str) -> str:
         """Lexicographer file of a synset (``noun.object``)."""
         return self._synset(name).lexname()
@@ -617,6 +629,46 @@ class WordNet:
         synset = self._synset(name)
         found = synset.hypernyms() + (synset.instance_hypernyms() if instances else [])
         return tuple(s.name() for s in found)
+
+    def related(self, name: str, symbols: Sequence[str] = RELATION_SYMBOLS) -> tuple[str, ...]:
+        """The synsets ``name`` points to by any of WordNet's pointer ``symbols`` (``@``
+        hypernym, ``@i`` instance hypernym, ``~`` hyponym, ``~i`` instance hyponym, ``&``
+        similar to, ``$`` verb group, ...), sorted, each once: read from the synset's
+        ``data.*`` line when its name came from :meth:`synset` (no NLTK), else through NLTK.
+
+        Example::
+
+            >>> wn = load_wordnet()
+            >>> wn.related(wn.synset("bank%1:17:01::"), ("@",))
+            ('slope.n.01',)
+        """
+        where = self._where.get(name)
+        line = self._data_line(*where) if where is not None else None
+        if line is None:
+            synset = self._synset(name)
+            found = {p.name() for s in symbols if s in _NLTK_RELATIONS
+                     for p in getattr(synset, _NLTK_RELATIONS[s])()}  # fmt: skip
+            return tuple(sorted(found))
+        fields = line.split("|", 1)[0].split()
+        n_words = int(fields[3], 16)
+        n_pointers = int(fields[4 + 2 * n_words])
+        pointers = fields[5 + 2 * n_words : 5 + 2 * n_words + 4 * n_pointers]
+        wanted = set(symbols)
+        names = set()
+        for i in range(0, len(pointers), 4):
+            symbol, target, pos = pointers[i : i + 3]
+            if symbol not in wanted:
+                continue
+            at = (pos, int(target))
+            other = self._names.get(at)
+            if other is None:
+                other = self._name_at(*at)
+                if other is None:
+                    other = self.reader.synset_from_pos_and_offset(*at).name()
+                self._names[at] = other
+                self._where[other] = at
+            names.add(other)
+        return tuple(sorted(names))
 
     def synset_records(self) -> Iterator[SynsetRecord]:
         """Every synset of WordNet read from its ``data.*`` files in one pass, in NLTK's order of

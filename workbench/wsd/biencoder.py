@@ -64,6 +64,7 @@ from workbench.limits import read_gzip, read_limited
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.gloss_cache import GlossCache
 from workbench.wsd.index import ORIGINS, SenseIndex
+from workbench.wsd.levers import smoothed_rows
 from workbench.wsd.pos_probe import PROBE_FILE, PosProbe, load_probe
 
 #: The context vector of a bi-encoder: the last hidden state ...
@@ -507,10 +508,13 @@ class BiEncoder:
         lemmas: Sequence[tuple[str, str]] | None = None,
         wordnet: WordNet | None = None,
         progress: Progress = None,
+        smoothing: float = 0.0,
     ) -> SenseIndex:
         """A :class:`SenseIndex` of the candidate senses of ``lemmas`` (``(lemma, POS)`` pairs;
         None: every WordNet sense), each row its synset's gloss vector, for queries of
-        :attr:`encoder` at :data:`CONTEXT_LAYERS`."""
+        :attr:`encoder` at :data:`CONTEXT_LAYERS`; ``smoothing`` λ > 0: each row plus λ times
+        the mean gloss vector of its synset's WordNet neighbours
+        (:func:`workbench.wsd.levers.smoothed_rows`; their glosses encoded and cached too)."""
         wordnet = wordnet or load_wordnet()
         if lemmas is None:
             keys = sorted(wordnet.senses)
@@ -519,6 +523,9 @@ class BiEncoder:
         synset_of = [wordnet.synset(k) for k in keys]
         synsets = sorted(set(synset_of))
         vectors = self.gloss_vectors(synsets, wordnet, progress)
+        if smoothing:
+            related = functools.partial(self.gloss_vectors, wordnet=wordnet)
+            vectors = smoothed_rows(synsets, vectors, wordnet.related, related, smoothing)
         row = {s: i for i, s in enumerate(synsets)}
         rows = vectors[np.array([row[s] for s in synset_of], dtype=np.int64)]
         restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())

@@ -30,6 +30,7 @@ from workbench.encoding.rows import Progress
 from workbench.wsd.biencoder import BiEncoder
 from workbench.wsd.builds import SystemProgress
 from workbench.wsd.index import SenseIndex
+from workbench.wsd.levers import TestTimeLevers
 from workbench.wsd.pos_probe import PosProbe
 from workbench.wsd.registry import SYSTEMS
 
@@ -60,6 +61,8 @@ class OpenedSystem:
         inputs: the training corpora its index reads, ``(name or path, gold key file)``, to
             check before any work.
         say: called with a line before a long build starts.
+        levers: the bi-encoder's test-time weights its index was made with
+            (:mod:`workbench.wsd.levers`; None: none).
     """
 
     def __init__(
@@ -75,6 +78,7 @@ class OpenedSystem:
         builds_ahead: bool = False,
         inputs: tuple[tuple[str, str | None], ...] = (),
         say: SystemProgress = None,
+        levers: TestTimeLevers | None = None,
     ) -> None:
         if (whole is None) == (for_lemmas is None):
             raise ValueError("an opened system has either a whole index or one for lemmas")
@@ -88,6 +92,7 @@ class OpenedSystem:
         self._whole = whole
         self._for_lemmas = for_lemmas
         self._say = say
+        self.levers = levers
         self._index: SenseIndex | None = None
         self._lock = threading.Lock()
 
@@ -137,7 +142,7 @@ class OpenedSystem:
                              for_lemmas=self._for_lemmas, note=self.note,
                              biencoder=self._biencoder, pos_probe=probe,
                              builds_ahead=self.builds_ahead, inputs=self.inputs,
-                             say=self._say)  # fmt: skip
+                             say=self._say, levers=self.levers)  # fmt: skip
         other._index = self._index
         return other
 
@@ -176,5 +181,6 @@ class OpenedSystem:
             "name": self.name,
             "description": known.description if known else "settings given by the caller",
             "model": model,
+            **({"levers": self.levers.describe()} if self.levers is not None else {}),
             **({"note": self.note} if self.note else {}),
         }

@@ -46,6 +46,7 @@ from workbench.wsd.biencoder import (
 from workbench.wsd.builds import (
     SystemProgress,
     semcor_available,
+    semcor_frequencies,
     semcor_index,
     trained_index,
     wordnet_index,
@@ -53,6 +54,7 @@ from workbench.wsd.builds import (
 )
 from workbench.wsd.config import EncoderInfo
 from workbench.wsd.evaluate import load_corpus
+from workbench.wsd.levers import DEFAULT_LEVERS, TestTimeLevers, with_prior
 from workbench.wsd.opened import Lemmas, OpenedSystem
 from workbench.wsd.registry import (
     FALLBACK_SYSTEM,
@@ -136,6 +138,7 @@ def open_system(
     train: str | None = None,
     gold: str | None = None,
     say: SystemProgress = None,
+    levers: TestTimeLevers | None = None,
 ) -> OpenedSystem:
     """Open ``system`` on ``model``: which system answers, and how (the module docstring).
 
@@ -157,14 +160,19 @@ def open_system(
             else WordNet's glosses.
         gold: the gold key file of a ``train`` path.
         say: called with a line before a long build starts.
+        levers: the bi-encoder's test-time weights (:mod:`workbench.wsd.levers`; None:
+            :data:`~workbench.wsd.levers.DEFAULT_LEVERS`); the prior reads SemCor's counts
+            (:func:`~workbench.wsd.builds.semcor_frequencies`) when its index is first made.
 
     Raises:
         InputError: an unknown system; settings changed for the bi-encoder; ``pooling``
-            other than the bi-encoder's for it.
+            other than the bi-encoder's for it; levers other than the default for a system
+            other than the bi-encoder.
         ModelLoadError: ``model`` is a damaged WSD bi-encoder folder (its ``head.json``
             missing or another task's beside a bi-encoder's files, no finished training card):
             refused before anything loads (:func:`~workbench.wsd.biencoder.check_model_folder`).
     """
+    levers = DEFAULT_LEVERS if levers is None else levers
     wordnet_ = wordnet
     check_model_folder(model)  # a damaged bi-encoder never answers as a plain model
     if is_saved_index(system):
@@ -177,6 +185,10 @@ def open_system(
                             whole=saved, pos_probe=None)  # fmt: skip
     name = str(system)
     get_system(name)
+    if name != "biencoder" and levers != DEFAULT_LEVERS:
+        raise InputError(
+            f"{levers.label}: test-time levers of the bi-encoder, not of the {name} system"
+        )
     notes = []
     if name == "biencoder":
         directory = biencoder_dir(model)
@@ -193,16 +205,22 @@ def open_system(
 
             def gloss_index(enc: Encoder, lemmas: Lemmas | None, progress: Progress) -> Any:
                 assert opened.biencoder is not None
-                return opened.biencoder.index(lemmas, wordnet_, progress)
+                index = opened.biencoder.index(lemmas, wordnet_, progress, levers.smoothing)
+                if levers.prior:
+                    index = with_prior(index, semcor_frequencies(), levers.prior)
+                return index
 
             opened = OpenedSystem(
                 "biencoder",
                 for_lemmas=gloss_index,
                 biencoder=lambda: load_biencoder(str(directory), device, dtype),
+                levers=levers,
             )
             return opened
         name = FALLBACK_SYSTEM
         notes.append(fallback_note(model))
+        if levers != DEFAULT_LEVERS:
+            notes.append(f"the bi-encoder's test-time levers ({levers.label}) do not apply to it")
     corpus = train
     if name == WORDNET_SYSTEM.name:
         corpus = "wordnet"

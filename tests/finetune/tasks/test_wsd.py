@@ -139,6 +139,46 @@ def test_candidates_are_exactly_wordnets_and_gold_marks_the_gold_keys(task, semc
         assert single and len(seen) > 100
 
 
+def test_lemma_reweighting_weighs_each_instance_by_its_lemmas_frequency_rank(
+    tiny_model_dir, semcor
+):
+    power = 0.5
+    cfg = CFG.replace(lemma_reweight=power)
+    source = models.resolve_model(str(tiny_model_dir))
+    train = DataFile(tuple(semcor[0]), "semcor[:40]", "x")
+    task = make_task("wsd", cfg, models.load_tokenizer(source), train)
+    feats = task.features(train, train=True)
+    insts = {i.id: i for s in semcor[0] for i in s.instances}
+    pairs = [(insts[i].lemma.lower(), insts[i].pos) for r in feats.rows for i in r["ids"]]
+    weights = np.array([w for r in feats.rows for w in r["weights"]])
+    counts = Counter(pairs)
+    ranked = sorted(counts, key=lambda p: (-counts[p], p))  # rank 1: the most frequent
+    rank = np.array([ranked.index(p) + 1 for p in pairs], dtype=float)
+    assert weights == pytest.approx(rank**power / (rank**power).mean(), rel=1e-5)
+    assert weights.mean() == pytest.approx(1.0, rel=1e-5)
+    top = ranked[0]
+    assert weights[[p == top for p in pairs]].max() == pytest.approx(weights.min(), rel=1e-6)
+    assert counts[top] > 1 and any("frequency rank" in n for n in feats.notes)
+    assert all("weights" not in r for r in task.features(train, train=False).rows)
+    # the loss is the mean of each instance's loss times its weight
+    batch = task.collate(feats.rows[:6], torch.Generator())
+    assert torch.equal(batch["weights"], torch.tensor(weights[: len(batch["weights"])]))
+    model, _ = task.build_model(source)
+    model.eval()
+    with torch.no_grad():
+        weighted, scores = model(**batch)
+        batch.pop("weights")
+        plain, _ = model(**batch)
+    pad = batch["gold"] <= 0
+    each = scores.logsumexp(1) - scores.masked_fill(pad, float("-inf")).logsumexp(1)
+    w = torch.tensor(weights[: len(each)])
+    assert float(weighted) == pytest.approx(float((each * w).mean()), rel=1e-5)
+    assert float(plain) == pytest.approx(float(each.mean()), rel=1e-5)
+    assert float(weighted) != pytest.approx(float(plain), rel=1e-3)
+    with pytest.raises(InputError, match="lemma_reweight"):
+        TrainConfig(lemma_reweight=-1.0)
+
+
 def _multi_gold_sentence() -> Sentence:
     words = ("He", "sat", "on", "the", "bank", "of", "the", "river", ".")
     wordnet = load_wordnet()

@@ -35,6 +35,7 @@ TASK_OPTIONS: dict[str, tuple[str, ...]] = {
     "wsd_index": ("wsd",),
     "freeze_glosses": ("wsd",),
     "top_layers": ("wsd",),
+    "lemma_reweight": ("wsd",),
 }
 
 
@@ -60,6 +61,7 @@ BOUNDS: dict[str, Bound] = {
     "gloss_max_length": Bound(low=4, integer=True),
     "gloss_batch_tokens": NON_NEGATIVE_INT,
     "top_layers": NON_NEGATIVE_INT,
+    "lemma_reweight": NON_NEGATIVE,
     "early_stopping": NON_NEGATIVE_INT,
     "max_minutes": NON_NEGATIVE,
     "max_steps": NON_NEGATIVE_INT,
@@ -108,6 +110,8 @@ class TrainConfig:
     wsd_index: WsdIndexScope = "data"  # wsd: glosses cached after training: all, or test data's
     top_layers: int = 0  # wsd: train only the top N layers of both encoders, from their lower
     # layers' outputs computed once and cached on disk (0: every layer trains)
+    lemma_reweight: float = 0.0  # wsd: instance weight rank**power of its lemma's frequency rank
+    # in the training data, normalised to mean 1 (Su et al. 2022; 0: every instance weighs 1)
     # run control
     precision: Precision = "auto"  # auto: bf16 autocast where the device has bf16, else fp32
     early_stopping: int = 0  # stop after N epochs without dev improvement (0: never)

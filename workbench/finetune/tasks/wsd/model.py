@@ -195,8 +195,12 @@ class BiEncoderModel(nn.Module):
         self,
         candidates: torch.Tensor,
         gold: torch.Tensor | None = None,
+        weights: torch.Tensor | None = None,
         **batch: torch.Tensor,
     ) -> ModelOutput:
+        """``(loss, scores (n_instances, max_candidates))``: the loss is the mean over
+        instances of ``-log p(gold set)``, each instance's term times its ``weights`` entry
+        when given (per-lemma reweighting; the task scales them to mean 1)."""
         contexts = self.encode_contexts(batch, candidates.shape[0])
         ids, mask = batch["gloss_input_ids"], batch["gloss_attention_mask"]
         if self.freeze_glosses:
@@ -209,5 +213,6 @@ class BiEncoderModel(nn.Module):
         loss = None
         if gold is not None:
             gold_scores = picked.masked_fill(gold <= 0, float("-inf"))
-            loss = (picked.logsumexp(1) - gold_scores.logsumexp(1)).mean()
+            each = picked.logsumexp(1) - gold_scores.logsumexp(1)
+            loss = (each * weights.to(each.dtype)).mean() if weights is not None else each.mean()
         return loss, picked

@@ -41,6 +41,8 @@ Example::
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -98,6 +100,28 @@ def continued_head(cfg: TrainConfig, source: ModelSource) -> dict[str, Any] | No
             f"{head['gloss_pooling']}, or start from its base model."
         )
     return head
+
+
+def lemma_weights(lemmas: Sequence[tuple[str, str]], power: float) -> np.ndarray:
+    """Per-instance loss weights ``(len(lemmas),)`` float32 by the frequency rank of each
+    instance's ``(lemma, POS)`` among ``lemmas`` (per-lemma reweighting, after Su et al. 2022,
+    "Rare and Zero-shot Word Sense Disambiguation using Z-Reweighting", ACL): rank 1 is the most
+    frequent pair (ties in the pair's order), an instance weighs ``rank ** power``, and the
+    weights are scaled to mean 1, so the loss keeps its scale while frequent lemmas count
+    less; ``power`` 0: all 1.
+
+    Example::
+
+        >>> lemma_weights([("be", "VERB")] * 3 + [("bank", "NOUN")], 1.0).tolist()
+        [0.8, 0.8, 0.8, 1.6]
+    """
+    if not lemmas:
+        return np.zeros(0, dtype=np.float32)
+    counts = Counter(lemmas)
+    order = sorted(counts, key=lambda pair: (-counts[pair], pair))
+    rank = {pair: i + 1 for i, pair in enumerate(order)}
+    raw = np.array([float(rank[pair]) ** power for pair in lemmas], dtype=np.float64)
+    return (raw / raw.mean()).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -187,7 +211,8 @@ class WsdTask(Task):
         A row holds ``input_ids`` / ``attention_mask`` (special tokens included), and per
         instance its subword span ``(start, end)``, its candidates' gloss rows, the positions
         of its gold senses among them, and its id. Training rows leave out instances with one
-        candidate.
+        candidate; with ``lemma_reweight`` they hold each instance's loss weight too
+        (``weights``: :func:`lemma_weights` over all the training rows' instances).
         """
         head, tail = special_template(self.tokenizer)
         budget = self.cfg.max_length - len(head) - len(tail)
@@ -196,6 +221,7 @@ class WsdTask(Task):
         checked = [[self.check_instance(i, data.source) for i in s.instances] for s in sentences]
         prep = prepare(self.tokenizer, [list(s.words) for s in sentences], budget)
         rows: list[dict[str, Any]] = []
+        pairs: list[tuple[str, str]] = []  # (lemma, POS) of each instance kept, in row order
         n_single = n_used = 0
         for window in prep.windows:
             sentence = sentences[window.sentence]
@@ -215,6 +241,7 @@ class WsdTask(Task):
                 cands.append(list(found.rows))
                 gold.append([found.keys.index(k) for k in inst.keys])
                 ids.append(inst.id)
+                pairs.append((inst.lemma.lower(), inst.pos))
             if not spans:
                 continue
             n_used += len(spans)
@@ -235,6 +262,17 @@ class WsdTask(Task):
             what = "with more than one candidate sense " if train else ""
             raise DataError(f"{data.source}: no sense-annotated instance {what}to train or score.")
         notes = list(prep.notes)
+        if train and self.cfg.lemma_reweight:
+            weights = lemma_weights(pairs, self.cfg.lemma_reweight)
+            start = 0
+            for row in rows:
+                row["weights"] = weights[start : start + len(row["spans"])].tolist()
+                start += len(row["spans"])
+            notes.append(
+                f"{data.source}: instances weighted by the frequency rank of their lemma "
+                f"(rank**{self.cfg.lemma_reweight:g}, mean 1): from {weights.min():.3f} for "
+                f"the most frequent lemma to {weights.max():.3f} for the rarest"
+            )
         if n_single:
             notes.append(
                 f"{data.source}: {n_single} instance(s) with a single candidate sense left out "
@@ -255,7 +293,8 @@ class WsdTask(Task):
     def collate(self, rows: list[dict[str, Any]], gen: torch.Generator | None = None) -> Batch:
         """Pad contexts, plan the word pooling, and gather the union of candidate glosses.
 
-        Returns the batch :class:`~.model.BiEncoderModel` takes, plus
+        Returns the batch :class:`~.model.BiEncoderModel` takes (``weights``: each instance's
+        loss weight, when every row has them), plus
         ``inst_row`` / ``inst_col`` (each instance's row in the batch and place in it) and
         ``row_ids`` (each row's feature row), which :meth:`predict` uses.
         """
@@ -309,6 +348,11 @@ class WsdTask(Task):
         def t(a: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(a))
 
+        weighted = {}
+        if all("weights" in r for r in rows):
+            w = np.array([x for r in rows for x in r["weights"]], dtype=np.float32)
+            weighted["weights"] = t(w)
+
         return {
             "input_ids": t(ids),
             "attention_mask": t(mask),
@@ -324,6 +368,7 @@ class WsdTask(Task):
             "inst_col": t(np.array(inst_col, dtype=np.int64)),
             "row_ids": t(np.array([r["row"] for r in rows], dtype=np.int64)),
             **{k: t(v) for k, v in lower.items()},
+            **weighted,
         }
 
     def prepare(self, feats: list[Features], progress: bool) -> list[str]:
@@ -432,6 +477,7 @@ class WsdTask(Task):
         inst_row, inst_col = batch.pop("inst_row"), batch.pop("inst_col")
         row_ids = batch.pop("row_ids")
         batch.pop("gold", None)
+        batch.pop("weights", None)
         _, scores = model(**batch)
         width = int(inst_col.max().item()) + 1
         grid = torch.full((len(row_ids), width), IGNORE, dtype=torch.long, device=scores.device)

@@ -1,0 +1,172 @@
+"""Test-time levers of the bi-encoder's scores (no training): smoothing over WordNet's relations
+and a sense prior.
+
+Both change a candidate's score, ``g_s · q`` (``g_s``: its synset's gloss vector, ``q``: the
+unit context vector; :mod:`workbench.wsd.biencoder`), by a weight given at test time:
+
+* **smoothing** ``λ`` (SREF, Wang & Wang 2020, at test time only): the score plus ``λ`` times
+  the mean score of its synset's neighbours' gloss vectors against the same context vector,
+  ``g_s · q + λ · mean_n(g_n · q)``; the neighbours are those of
+  :data:`~workbench.lexicon.wordnet.RELATION_SYMBOLS` (hypernyms, instance hypernyms,
+  hyponyms, instance hyponyms, similar-to, verb group; :meth:`WordNet.related`). The score is
+  linear in the gloss vector, so it is the score of the row ``g_s + λ · mean_n(g_n)``:
+  :func:`smoothed_rows` makes those rows once per index and the search stays one dot product
+  per candidate. A synset without neighbours keeps its row.
+* **prior** ``λ``: the score plus ``λ · log p(sense | lemma, POS)``, ``p`` from a corpus's
+  sense counts (SemCor's, :func:`workbench.wsd.builds.semcor_frequencies`) with add-one
+  smoothing over the lemma's candidates in the index: ``(c(s) + 1) / (Σ_candidates c + n)``
+  (:func:`log_prior`). :func:`with_prior` gives the index one more column, ``λ · log p``,
+  which a :class:`PriorIndex` meets with a query column of 1.
+
+Example::
+
+    levers = TestTimeLevers(smoothing=0.5)
+    rows = smoothed_rows(synsets, vectors, neighbours, neighbour_vectors, 0.5)
+    index = with_prior(index, semcor_frequencies(), 0.1)     # a PriorIndex
+    index.candidate_scores(vector, "bank", "NOUN")           # scores with the prior added
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from workbench.errors import InputError
+from workbench.lexicon.wordnet import key_lemma_pos
+from workbench.wsd.baselines import SenseCounts
+from workbench.wsd.index import SenseIndex
+
+
+@dataclasses.dataclass(frozen=True)
+class TestTimeLevers:
+    """The test-time weights of the bi-encoder's scores (0: off).
+
+    Attributes:
+        smoothing: ``λ`` of the relation smoothing.
+        prior: ``λ`` of the SemCor sense prior.
+    """
+
+    __test__ = False  # not a pytest class
+
+    smoothing: float = 0.0
+    prior: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("smoothing", "prior"):
+            value = getattr(self, name)
+            if not np.isfinite(value) or value < 0:
+                raise InputError(f"--{name} {value}: give a weight of 0 or more")
+
+    @property
+    def label(self) -> str:
+        """``smoothing 0.5, prior 0.1``; ``none`` with both off."""
+        parts = [f"{k} {v:g}" for k, v in dataclasses.asdict(self).items() if v]
+        return ", ".join(parts) or "none"
+
+    def describe(self) -> dict[str, float]:
+        """Both weights, for reports."""
+        return dataclasses.asdict(self)
+
+
+#: The levers the bi-encoder answers with when none are given (every front end's default).
+DEFAULT_LEVERS = TestTimeLevers()
+
+
+def smoothed_rows(
+    synsets: Sequence[str],
+    vectors: np.ndarray,
+    neighbours: Callable[[str], Sequence[str]],
+    neighbour_vectors: Callable[[Sequence[str]], np.ndarray],
+    weight: float,
+) -> np.ndarray:
+    """Rows ``g_s + weight · mean_n(g_n)`` ``(len(synsets), dim)`` float32 (the module
+    docstring): ``vectors[i]`` is the gloss vector of ``synsets[i]``; ``neighbours(s)`` the
+    synsets related to ``s``; ``neighbour_vectors(names)`` their gloss vectors, asked once for
+    all of them. A synset without neighbours keeps its row.
+
+    Example::
+
+        >>> v = np.eye(2, dtype=np.float32)
+        >>> smoothed_rows(["a"], v[:1], lambda s: ["b"], lambda n: v[1:], 0.5).tolist()
+        [[1.0, 0.5]]
+    """
+    rows = np.array(vectors, dtype=np.float32, copy=True)
+    if weight == 0 or not len(synsets):
+        return rows
+    related = [tuple(neighbours(s)) for s in synsets]
+    names = sorted({n for r in related for n in r})
+    if not names:
+        return rows
+    found = np.asarray(neighbour_vectors(names), dtype=np.float32)
+    at = {n: i for i, n in enumerate(names)}
+    for i, r in enumerate(related):
+        if r:
+            rows[i] += weight * found[[at[n] for n in r]].mean(axis=0)
+    return rows
+
+
+def key_counts(counts: SenseCounts) -> Counter:
+    """Occurrences per sense key of ``(lemma, POS) -> Counter`` counts (summed over the
+    buckets a key is in)."""
+    total: Counter = Counter()
+    for bucket in counts.values():
+        total.update(bucket)
+    return total
+
+
+def log_prior(keys: Sequence[str], counts: Mapping[str, float]) -> np.ndarray:
+    """``log p(key | lemma, POS)`` ``(len(keys),)`` float32 with add-one smoothing over the keys
+    of each ``(lemma, POS)`` among ``keys``: ``(c(k) + 1) / (Σ c + n)``.
+
+    Example::
+
+        >>> log_prior(["a%1:00:00::", "a%1:00:01::"], {"a%1:00:00::": 2}).round(3).tolist()
+        [-0.288, -1.386]
+    """
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key_lemma_pos(key), []).append(i)
+    out = np.zeros(len(keys), dtype=np.float64)
+    for rows in groups.values():
+        c = np.array([float(counts.get(keys[i], 0.0)) for i in rows])
+        out[rows] = np.log((c + 1) / (c.sum() + len(rows)))
+    return out.astype(np.float32)
+
+
+class PriorIndex(SenseIndex):
+    """A :class:`SenseIndex` whose last column is ``λ · log p`` of each row's sense: every
+    query gets a column of 1, so a row's score is its score without the column plus
+    ``λ · log p`` (made by :func:`with_prior`)."""
+
+    def transform_queries(self, vectors: np.ndarray) -> np.ndarray:
+        """The unit query rows of :meth:`SenseIndex.transform_queries` ``(n, dim)`` and a
+        column of 1: ``(n, dim + 1)``."""
+        q = super().transform_queries(vectors)
+        ones = np.ones((len(q), 1), dtype=np.float32)
+        return np.ascontiguousarray(np.concatenate([q, ones], axis=1))
+
+
+def with_prior(index: SenseIndex, counts: SenseCounts, weight: float) -> SenseIndex:
+    """``index`` with ``weight · log p(sense | lemma, POS)`` added to each candidate's score
+    (:func:`log_prior` of ``counts``, e.g. SemCor's): a :class:`PriorIndex` of the same keys,
+    origins, counts, encoder and training; ``index`` itself for ``weight`` 0.
+
+    Raises:
+        InputError: ``index`` has a correction or concatenated glosses (its queries are not
+            the plain unit context vectors the prior's column is meant for).
+    """
+    if weight == 0:
+        return index
+    if index.correction_ is not None or index.config.gloss == "concat":
+        raise InputError("the sense prior goes with a gloss-only index without correction")
+    prior = weight * log_prior(index.keys_, key_counts(counts))
+    out = PriorIndex(index.config, device=index.device, search=index.search)
+    rows = np.concatenate([index.vectors_, prior[:, None]], axis=1)
+    out.set_rows(index.keys_, rows, index.origin_, index.counts_)
+    out.correction_ = None
+    out.encoder_ = index.encoder_
+    out.training_ = index.training_
+    return out
