@@ -96,10 +96,10 @@ OPTION_HELP = {
     "top_layers": "wsd: train only the top N layers of both encoders; the embeddings and the "
     "layers below stay frozen, their outputs computed once per text and cached on disk "
     "(float16, keyed by the frozen weights and the tokens), so a step runs N layers (0: all)",
-    "lemma_reweight": "wsd: per-lemma loss reweighting (after Su et al. 2022, Z-reweighting): "
-    "an instance weighs rank**POWER, rank 1 its training data's most frequent (lemma, POS) by "
-    "instances, the weights normalised to mean 1 over the training instances, so frequent "
-    "lemmas count less (0: off)",
+    "lemma_reweight": "wsd: Z-reweighting (Su et al. 2022) with this GAMMA (their code uses 1 "
+    "or 2; 0: off): the (lemma, POS) pairs ranked by training instances in groups of 300, each "
+    "group's mean polysemy smoothed by a log fit; an instance weighs its group's share of the "
+    "largest to the power GAMMA (0.1 to 1: frequent, polysemous lemmas most)",
     "wsd_index": "wsd: after training, encode every WordNet gloss into the gloss cache "
     "(wordnet), or only the test data's candidates (data: quick runs); answers encode the "
     "glosses they need either way",

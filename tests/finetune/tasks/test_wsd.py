@@ -17,6 +17,7 @@ from xml.sax.saxutils import escape, quoteattr
 import numpy as np
 import pytest
 import torch
+from scipy.optimize import curve_fit
 
 from workbench.cli.main import main
 from workbench.corpora.datasets import load_dataset
@@ -32,6 +33,7 @@ from workbench.finetune.tasks.wsd.model import (
     GPU_GLOSS_BATCH_TOKENS,
     BiEncoderModel,
 )
+from workbench.finetune.tasks.wsd.task import z_weights
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.store import load_finetuned
@@ -139,30 +141,49 @@ def test_candidates_are_exactly_wordnets_and_gold_marks_the_gold_keys(task, semc
         assert single and len(seen) > 100
 
 
-def test_lemma_reweighting_weighs_each_instance_by_its_lemmas_frequency_rank(
-    tiny_model_dir, semcor
-):
-    power = 0.5
-    cfg = CFG.replace(lemma_reweight=power)
+def test_z_weights_follow_the_reference_codes_groups_fit_and_rounding():
+    # 12 pairs, groups of 2 by frequency: polysemy falling with rank as a log
+    pairs = [(f"w{i:02d}", "NOUN") for i in range(12) for _ in range(12 - i)]
+    group_polysemy = [20, 14, 11, 9, 7, 6]
+    poly = [group_polysemy[int(p[0][1:]) // 2] for p in pairs]
+    weights = z_weights(pairs, poly, 1.0, group=2)
+    by_pair = dict(zip(pairs, weights.tolist()))
+    x = np.arange(6.0)
+    means = np.array(group_polysemy, float)
+    a, b, c = curve_fit(lambda x, a, b, c: a * np.log(x + c) + b, x, means, p0=(-1.0, 20.0, 1.0),
+                        bounds=((-np.inf, -np.inf, 1e-6), np.inf), maxfev=10_000)[0]  # fmt: skip
+    fit = a * np.log(x + c) + b
+    expected = np.maximum(np.round(np.round(fit / fit.max(), 1) + 1e-4, 1), 0.1)
+    for i in range(12):
+        assert by_pair[(f"w{i:02d}", "NOUN")] == pytest.approx(expected[i // 2], abs=1e-6)
+    assert by_pair[("w00", "NOUN")] == 1.0 and by_pair[("w11", "NOUN")] < 0.6  # rare: less
+    squared = dict(zip(pairs, z_weights(pairs, poly, 2.0, group=2).tolist()))
+    assert squared[("w11", "NOUN")] == pytest.approx(
+        max(round(round(float(fit[5] / fit.max()), 1) ** 2 + 1e-4, 1), 0.1), abs=1e-6
+    )
+    assert (z_weights(pairs, poly, 0.0) == 1).all()
+    one_rich = [100 if p == ("w00", "NOUN") else 1 for p in pairs]
+    assert min(z_weights(pairs, one_rich, 3.0, group=1)) == pytest.approx(0.1)  # the floor
+
+
+def test_lemma_reweighting_weighs_each_training_instance_and_the_loss(tiny_model_dir, semcor):
+    cfg = CFG.replace(lemma_reweight=2.0)
     source = models.resolve_model(str(tiny_model_dir))
     train = DataFile(tuple(semcor[0]), "semcor[:40]", "x")
     task = make_task("wsd", cfg, models.load_tokenizer(source), train)
     feats = task.features(train, train=True)
     insts = {i.id: i for s in semcor[0] for i in s.instances}
     pairs = [(insts[i].lemma.lower(), insts[i].pos) for r in feats.rows for i in r["ids"]]
+    poly = [len(c) for r in feats.rows for c in r["cands"]]
     weights = np.array([w for r in feats.rows for w in r["weights"]])
-    counts = Counter(pairs)
-    ranked = sorted(counts, key=lambda p: (-counts[p], p))  # rank 1: the most frequent
-    rank = np.array([ranked.index(p) + 1 for p in pairs], dtype=float)
-    assert weights == pytest.approx(rank**power / (rank**power).mean(), rel=1e-5)
-    assert weights.mean() == pytest.approx(1.0, rel=1e-5)
-    top = ranked[0]
-    assert weights[[p == top for p in pairs]].max() == pytest.approx(weights.min(), rel=1e-6)
-    assert counts[top] > 1 and any("frequency rank" in n for n in feats.notes)
+    assert weights == pytest.approx(z_weights(pairs, poly, 2.0), rel=1e-6)
+    assert any("Z-reweighted" in n for n in feats.notes)
     assert all("weights" not in r for r in task.features(train, train=False).rows)
     # the loss is the mean of each instance's loss times its weight
     batch = task.collate(feats.rows[:6], torch.Generator())
     assert torch.equal(batch["weights"], torch.tensor(weights[: len(batch["weights"])]))
+    batch["weights"] = torch.linspace(0.1, 1.0, len(batch["weights"]))  # weights that differ
+    w = batch["weights"].clone()
     model, _ = task.build_model(source)
     model.eval()
     with torch.no_grad():
@@ -171,7 +192,6 @@ def test_lemma_reweighting_weighs_each_instance_by_its_lemmas_frequency_rank(
         plain, _ = model(**batch)
     pad = batch["gold"] <= 0
     each = scores.logsumexp(1) - scores.masked_fill(pad, float("-inf")).logsumexp(1)
-    w = torch.tensor(weights[: len(each)])
     assert float(weighted) == pytest.approx(float((each * w).mean()), rel=1e-5)
     assert float(plain) == pytest.approx(float(each.mean()), rel=1e-5)
     assert float(weighted) != pytest.approx(float(plain), rel=1e-3)

@@ -110,8 +110,8 @@ class TrainConfig:
     wsd_index: WsdIndexScope = "data"  # wsd: glosses cached after training: all, or test data's
     top_layers: int = 0  # wsd: train only the top N layers of both encoders, from their lower
     # layers' outputs computed once and cached on disk (0: every layer trains)
-    lemma_reweight: float = 0.0  # wsd: instance weight rank**power of its lemma's frequency rank
-    # in the training data, normalised to mean 1 (Su et al. 2022; 0: every instance weighs 1)
+    lemma_reweight: float = 0.0  # wsd: Z-reweighting's gamma (Su et al. 2022; tasks/wsd/task.py
+    # z_weights; 0: every instance weighs 1)
     # run control
     precision: Precision = "auto"  # auto: bf16 autocast where the device has bf16, else fp32
     early_stopping: int = 0  # stop after N epochs without dev improvement (0: never)

@@ -102,26 +102,67 @@ def continued_head(cfg: TrainConfig, source: ModelSource) -> dict[str, Any] | No
     return head
 
 
-def lemma_weights(lemmas: Sequence[tuple[str, str]], power: float) -> np.ndarray:
-    """Per-instance loss weights ``(len(lemmas),)`` float32 by the frequency rank of each
-    instance's ``(lemma, POS)`` among ``lemmas`` (per-lemma reweighting, after Su et al. 2022,
-    "Rare and Zero-shot Word Sense Disambiguation using Z-Reweighting", ACL): rank 1 is the most
-    frequent pair (ties in the pair's order), an instance weighs ``rank ** power``, and the
-    weights are scaled to mean 1, so the loss keeps its scale while frequent lemmas count
-    less; ``power`` 0: all 1.
+#: (lemma, POS) pairs per frequency group of Z-reweighting (the reference code's ``K``).
+Z_GROUP = 300
+
+
+def z_weights(
+    lemmas: Sequence[tuple[str, str]],
+    polysemy: Sequence[int],
+    gamma: float,
+    group: int = Z_GROUP,
+) -> np.ndarray:
+    """Per-instance loss weights ``(len(lemmas),)`` float32 by Z-reweighting (Su et al. 2022,
+    "Rare and Zero-shot Word Sense Disambiguation using Z-Reweighting", ACL; as their code,
+    ``suytingwan/WSD-Z-reweighting``, ``preprocess/power_law_fit.py``, computes them).
+
+    The ``(lemma, POS)`` pairs are ranked by how many instances they have (most first, ties in
+    the pair's order) and cut into groups of ``group``; each group's mean polysemy (an
+    instance's ``polysemy``: its candidate senses) is smoothed by a least-squares fit of
+    ``a * log(x + c) + b`` over the group index ``x`` (the group means themselves where there
+    are fewer than four groups or the fit fails); a pair weighs its group's smoothed polysemy
+    over the largest, to one decimal, to the power ``gamma``, to one decimal, and at least 0.1.
+    The frequent lemmas, the most polysemous, weigh about 1; rare ones, mostly of few senses,
+    less, so the many easy instances of rare lemmas pull the shared layers less. ``gamma`` 0:
+    all 1.
 
     Example::
 
-        >>> lemma_weights([("be", "VERB")] * 3 + [("bank", "NOUN")], 1.0).tolist()
-        [0.8, 0.8, 0.8, 1.6]
+        >>> z_weights([("be", "VERB")] * 3 + [("bank", "NOUN")], [13, 13, 13, 10], 1.0, 1).tolist()
+        [1.0, 1.0, 1.0, 0.800000011920929]
     """
     if not lemmas:
         return np.zeros(0, dtype=np.float32)
+    if gamma == 0:
+        return np.ones(len(lemmas), dtype=np.float32)
     counts = Counter(lemmas)
+    senses = dict(zip(lemmas, polysemy))
     order = sorted(counts, key=lambda pair: (-counts[pair], pair))
-    rank = {pair: i + 1 for i, pair in enumerate(order)}
-    raw = np.array([float(rank[pair]) ** power for pair in lemmas], dtype=np.float64)
-    return (raw / raw.mean()).astype(np.float32)
+    n_groups = -(-len(order) // group)
+    means = np.array(
+        [np.mean([senses[p] for p in order[g * group : (g + 1) * group]]) for g in range(n_groups)],
+        dtype=np.float64,
+    )
+    smooth = means
+    if n_groups >= 4:
+        from scipy.optimize import curve_fit
+
+        x = np.arange(n_groups, dtype=np.float64)
+        try:
+            with np.errstate(all="ignore"):
+                params, _ = curve_fit(lambda x, a, b, c: a * np.log(x + c) + b, x, means,
+                                      p0=(-1.0, float(means[0]), 1.0), bounds=(
+                                          (-np.inf, -np.inf, 1e-6), (np.inf, np.inf, np.inf)),
+                                      maxfev=10_000)  # fmt: skip
+            fitted = params[0] * np.log(x + params[2]) + params[1]
+            if np.isfinite(fitted).all() and fitted.max() > 0:
+                smooth = fitted
+        except (RuntimeError, ValueError):  # no fit: the group means as they are
+            pass
+    level = np.round(np.clip(smooth / smooth.max(), 0.0, 1.0), 1)
+    weight = np.maximum(np.round(level**gamma + 1e-4, 1), 0.1)
+    of_pair = {pair: float(weight[i // group]) for i, pair in enumerate(order)}
+    return np.array([of_pair[pair] for pair in lemmas], dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -212,7 +253,7 @@ class WsdTask(Task):
         instance its subword span ``(start, end)``, its candidates' gloss rows, the positions
         of its gold senses among them, and its id. Training rows leave out instances with one
         candidate; with ``lemma_reweight`` they hold each instance's loss weight too
-        (``weights``: :func:`lemma_weights` over all the training rows' instances).
+        (``weights``: :func:`z_weights` over all the training rows' instances).
         """
         head, tail = special_template(self.tokenizer)
         budget = self.cfg.max_length - len(head) - len(tail)
@@ -222,6 +263,7 @@ class WsdTask(Task):
         prep = prepare(self.tokenizer, [list(s.words) for s in sentences], budget)
         rows: list[dict[str, Any]] = []
         pairs: list[tuple[str, str]] = []  # (lemma, POS) of each instance kept, in row order
+        polysemy: list[int] = []  # its candidate senses
         n_single = n_used = 0
         for window in prep.windows:
             sentence = sentences[window.sentence]
@@ -242,6 +284,7 @@ class WsdTask(Task):
                 gold.append([found.keys.index(k) for k in inst.keys])
                 ids.append(inst.id)
                 pairs.append((inst.lemma.lower(), inst.pos))
+                polysemy.append(len(found.keys))
             if not spans:
                 continue
             n_used += len(spans)
@@ -263,15 +306,17 @@ class WsdTask(Task):
             raise DataError(f"{data.source}: no sense-annotated instance {what}to train or score.")
         notes = list(prep.notes)
         if train and self.cfg.lemma_reweight:
-            weights = lemma_weights(pairs, self.cfg.lemma_reweight)
+            weights = z_weights(pairs, polysemy, self.cfg.lemma_reweight)
             start = 0
             for row in rows:
                 row["weights"] = weights[start : start + len(row["spans"])].tolist()
                 start += len(row["spans"])
+            top = pairs.index(Counter(pairs).most_common(1)[0][0])
             notes.append(
-                f"{data.source}: instances weighted by the frequency rank of their lemma "
-                f"(rank**{self.cfg.lemma_reweight:g}, mean 1): from {weights.min():.3f} for "
-                f"the most frequent lemma to {weights.max():.3f} for the rarest"
+                f"{data.source}: instances Z-reweighted by their lemma's frequency group "
+                f"(groups of {Z_GROUP}, gamma {self.cfg.lemma_reweight:g}): from "
+                f"{weights[top]:.1f} for the most frequent lemma to {weights.min():.1f}; mean "
+                f"{weights.mean():.2f}"
             )
         if n_single:
             notes.append(
