@@ -61,9 +61,19 @@ c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 s1, s2, s3 = st.columns([3, 2, 2], vertical_alignment="bottom")
 source = c1.selectbox("Corpus", sources, format_func=webapp.caches.MAP_SOURCES.get,
                       key="map_source")  # fmt: skip
+# the default through Session State only (a link's value is restored there): SemCor's first
+# 2,000 sentences, every sentence of the others; a change of corpus takes the new corpus's
+# default unless the visitor chose another number
+SENTENCES_DEFAULT = {"semcor": 2000}
+before = st.session_state.get("_map_sentences_for")
+if "map_sentences" not in st.session_state or (
+    before not in (None, source)
+    and st.session_state["map_sentences"] == SENTENCES_DEFAULT.get(before, 0)
+):
+    st.session_state["map_sentences"] = SENTENCES_DEFAULT.get(source, 0)
+st.session_state["_map_sentences_for"] = source
 n_sentences = int(c2.number_input(
-    "First sentences (0 = all)", 0, 10_000_000, 0 if source != "semcor" else 2000, step=500,
-    key="map_sentences",
+    "First sentences (0 = all)", 0, 10_000_000, step=500, key="map_sentences",
     help="SemCor has 37,176 sentences (778,587 words): 0 maps all of it (tens of minutes the "
     "first time on a CPU, stored after that).",
 ))  # fmt: skip
