@@ -137,7 +137,11 @@ def compare(
     names = occ.sense_names(glosses)
     views: dict[str, SenseView] = {}
     for pane, col in zip(panes, columns):
-        _, view = render_view(pane, found, occ_key, config, reference, data)
+        with webapp.feedback.waiting(
+            f"Pane {pane.name.upper()}: encoding the occurrences, fitting its correction, "
+            "projecting…"
+        ):
+            _, view = render_view(pane, found, occ_key, config, reference, data)
         model = webapp.text.short(str(view.settings.model), 40)
         views[f"{pane.name.upper()}: {model}"] = view  # the curve adds raw / the correction
         title = f"{pane.name.upper()}: “{lemma}”, layers {pane.layer}, " + str(
@@ -212,7 +216,10 @@ def words(
     ) or WORDS_LAYOUTS[0]  # fmt: skip
     apart = layout == WORDS_LAYOUTS[0]
     data = {"lemmas": words, "source": source, "pos": pos, "limit": limit, "layout": layout}
-    with webapp.feedback.user_errors():
+    with (
+        webapp.feedback.user_errors(),
+        webapp.feedback.waiting(f"Projecting the occurrences of {len(words)} words…"),
+    ):
         view = webapp.caches.words_view((settings.key, source, pos, limit, tuple(words)),
                                         tuple(parts), layer, config, data, apart)  # fmt: skip
     labels = [o.label for o in view.occurrences]

@@ -15,6 +15,7 @@ import webapp.builds
 import webapp.caches
 import webapp.downloads
 import webapp.feedback
+import webapp.layout
 import webapp.loaded_model
 import webapp.settings
 import webapp.sidebar
@@ -111,7 +112,10 @@ def share_link() -> None:
 
 
 config = CorpusMapConfig(layer=layer, correction=correction, max_sentences=n_sentences)
-with webapp.feedback.user_errors():
+with (
+    webapp.feedback.user_errors(),
+    webapp.feedback.waiting(f"Reading {webapp.caches.MAP_SOURCES[source]} and loading its map…"),
+):
     build = webapp.builds.settle(
         webapp.caches.corpus_map_build(source, config, upload, upload_name), seconds=5
     )
@@ -126,7 +130,8 @@ if st.session_state.get("map_colour") not in COLOURS:
     st.session_state["map_colour"] = "pos" if tagged else "lemma"
 colour = s2.selectbox(
     "Colour by", COLOURS, key="map_colour",
-    help="POS, supersense and sense: where the corpus knows them (SemCor).",
+    help="POS: the tagger's. Supersense and sense: SemCor's gold labels; for any other text, "
+    "the senses the WSD bi-encoder predicts (the legend says “predicted”).",
 )  # fmt: skip
 has_atlas = importlib.util.find_spec("embedding_atlas") is not None
 renderer = s3.selectbox(
@@ -145,6 +150,34 @@ elif use_atlas:
     st.caption("Embedding Atlas loads its database engine from cdn.jsdelivr.net: without "
                "internet in this browser the map stays empty; choose plotly.")  # fmt: skip
 
+legend, predicted_caption = "", ""
+if colour in ("sense", "supersense") and not (cmap.table[colour] != "").any():
+    # plain text: no gold senses, so the WSD bi-encoder's predicted ones (computed once per text)
+    bi = webapp.caches.biencoder(settings)
+    if bi is None:
+        st.info(
+            f"These texts carry no gold senses, and {plain(settings.model or 'this model')} has "
+            "no WSD bi-encoder to predict them (the packaged model has one): every word is grey. "
+            "Choose the packaged model in the sidebar, or SemCor as the corpus.",
+            icon=":material/info:",
+        )
+    else:
+        with webapp.feedback.user_errors():
+            senses = webapp.builds.settle(webapp.caches.text_senses_build(bi, cmap), seconds=2)
+        webapp.builds.show_progress(senses, share_link)
+        if senses.error is not None:
+            with webapp.feedback.user_errors():
+                raise senses.error
+        labels = senses.result
+        cmap = cmap.with_senses(labels.senses, labels.supersenses)
+        legend = f"predicted {colour}"
+        predicted_caption = (
+            f"{colour.capitalize()}s predicted by the WSD bi-encoder ({plain(bi.name)}: each "
+            f"content word's context vector against the glosses of its WordNet senses, of the "
+            f"POS the tagger gave it) for {labels.n_labelled:,} of {len(cmap):,} words; the "
+            "others (function words, words WordNet lacks) are “(none)”. No gold senses: these "
+            "are the model's guesses."
+        )
 found = cmap.search(search) if search else []
 method = cmap.info.get("method", "")
 map_caption = (
@@ -178,13 +211,15 @@ if use_atlas:
             st.warning(f"The map's selection could not be read ({plain(exc)}).",
                        icon=":material/warning:")  # fmt: skip
 else:
-    fig = corpus_figure(cmap, colour, found,
+    fig = corpus_figure(cmap, colour, found, legend=legend,
                         title=f"{cmap.info.get('corpus')}, layer {layer}")  # fmt: skip
     event = st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="map_chart",
                             on_select="rerun",
                             selection_mode=("points", "box", "lasso"))  # fmt: skip
     rows = selected_rows(event)
 st.caption(map_caption)
+if predicted_caption:
+    st.caption(predicted_caption)
 
 # ------------------------------------------------------------------ the selection's sentences
 picked_rows = rows or [int(r) for r in found[:200]]

@@ -101,14 +101,17 @@ else:
             )
         upload, upload_name = file.getvalue(), file.name
 
-corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
-with webapp.feedback.user_errors():
-    found = webapp.caches.occurrences(
-        source, lemma, pos, limit, upload, upload_name, _corpus=corpus
-    )
-upload_hash = sha256_bytes(upload)[:16] if upload else ""
-occ_key = (source, lemma, pos, limit, upload_hash)
-ov = webapp.caches.encode_occurrences(occ_key, found)
+with webapp.feedback.waiting(
+    f"Finding the occurrences of “{plain(lemma)}” in {SOURCES[source]} and encoding them…"
+):
+    corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
+    with webapp.feedback.user_errors():
+        found = webapp.caches.occurrences(
+            source, lemma, pos, limit, upload, upload_name, _corpus=corpus
+        )
+    upload_hash = sha256_bytes(upload)[:16] if upload else ""
+    occ_key = (source, lemma, pos, limit, upload_hash)
+    ov = webapp.caches.encode_occurrences(occ_key, found)
 
 # ------------------------------------------------------------------ how to project
 settings = webapp.settings.current()
@@ -195,7 +198,10 @@ labels, predicted_note = gold, ""
 if colour == "predicted":
     layer_spec = layer if view == "one layer" else settings.layers
     bi = webapp.caches.biencoder(settings)  # the model's WSD bi-encoder, when it has one
-    with webapp.feedback.user_errors():
+    with (
+        webapp.feedback.user_errors(),
+        webapp.feedback.waiting(f"Predicting the sense of each occurrence of “{plain(lemma)}”…"),
+    ):
         if bi is not None:
             prediction = webapp.caches.biencoder_prediction(bi, occ_key, ov.occurrences, lemma,
                                                             pos)  # fmt: skip
@@ -220,7 +226,10 @@ if len(found) < 3:
     st.caption(f"{len(found)} occurrences of “{plain(lemma)}” from {SOURCES[source]}.")
     st.warning("At least 3 occurrences are needed for a projection; choose another word or source.")
     st.stop()
-with webapp.feedback.user_errors():
+with (
+    webapp.feedback.user_errors(),
+    webapp.feedback.waiting(f"Projecting {len(found):,} occurrences with {METHODS[method]}…"),
+):
     if view == "one layer":
         coords = webapp.caches.projection((key, layer), emb.select(layer), config)
         title = (f"“{lemma}”, layers {layer}, {METHODS[method]}: {len(found)} occurrences from "
@@ -244,7 +253,10 @@ else:
 if predicted_note:
     st.caption(plain(predicted_note))
 measured_at = layer if view == "one layer" else settings.layers
-with webapp.feedback.user_errors():
+with (
+    webapp.feedback.user_errors(),
+    webapp.feedback.waiting("Measuring how well the senses separate at every layer…"),
+):
     measured = webapp.caches.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
                                         None, None, "", data)  # fmt: skip
 webapp.senses_panes.single_separation(measured, lemma)
