@@ -41,7 +41,7 @@ from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.models import default_cache_dir
 from workbench.errors import InputError, WorkbenchError
-from workbench.fileio import sha256_bytes
+from workbench.fileio import sha256_bytes, sha256_words
 from workbench.geometry.analysis import GeometryConfig, GeometryResult, analyze_layers
 from workbench.geometry.correction import Correction
 from workbench.geometry.reference import fit_reference
@@ -61,6 +61,7 @@ from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEMS, system_label
 from workbench.wsd.reporting.document import EvalReport, eval_report, facts_of
 from workbench.wsd.reporting.links import APP_URL
 from workbench.wsd.systems import offered_systems, open_system
+from workbench.wsd.text_senses import TextSenses, text_senses
 
 # --------------------------------------------------------------------------- data
 
@@ -571,5 +572,31 @@ def corpus_map_build(
 
         build.stage = "Loading the map…"
         return corpus_map(enc, the_corpus, config, wn, progress=progress)
+
+    return background(key, work)
+
+
+def text_senses_build(bi: BiEncoder, cmap: CorpusMap) -> Build:
+    """The WSD bi-encoder ``bi``'s predicted sense and supersense of every word of the map
+    ``cmap`` (:func:`workbench.wsd.text_senses.text_senses` of its sentences and their tagged
+    POS), in the background once per bi-encoder and text (a map at another layer or correction
+    of the same text finds it); ``build.result`` is the
+    :class:`~workbench.wsd.text_senses.TextSenses`. The server's preload starts the demo
+    map's."""
+    words, tags = cmap.sentences, cmap.sentence_tags()
+    key = ("text-senses", str(bi.directory), sha256_words(words), sha256_words(tags))
+    name, n_words = cmap.info.get("corpus", "the text"), len(cmap)
+
+    def work(build: Build) -> TextSenses:
+        def progress(fraction: float, stage: str) -> None:
+            build.fraction, build.stage = fraction, stage
+            build.message = (
+                f"Predicting the sense of every word of {name} ({n_words:,} words) with the WSD "
+                "bi-encoder, once per text (the glosses it encodes are stored for next time); "
+                "it goes on if you leave the page."
+            )
+
+        build.stage = "Predicting the senses…"
+        return text_senses(bi, words, tags, wordnet(), progress)
 
     return background(key, work)

@@ -5,10 +5,16 @@ User errors (:class:`~workbench.errors.WorkbenchError`) become ``st.error`` mess
 :func:`user_errors`; anything else is logged on the server with its traceback and shown as one
 line.
 
+A wait says what it waits for (:func:`waiting`): a spinner that shows once the work takes
+more than half a second, with the time so far, naming the preload step that shares the machine
+while the server is still preparing.
+
 Example::
 
     with user_errors():
         result = with_progress("Encoding…", lambda progress: work(progress))
+    with waiting("Measuring every layer…"):
+        result = measure()
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Callable, Iterator
 
 import streamlit as st
 
+import webapp.startup
 from webapp.text import plain
 from workbench.errors import WorkbenchError
 
@@ -55,3 +62,22 @@ def with_progress(text: str, work: Callable[[Callable[[float], None]], object]):
         return work(lambda fraction: bar.progress(min(max(float(fraction), 0.0), 1.0), text=text))
     finally:
         bar.empty()
+
+
+def preload_note() -> str:
+    """While the server's preload runs: a sentence naming the step it is on (it shares the
+    machine's cores with every page, so answers are slower until it is done); else ""."""
+    running = [s.name for s in webapp.startup.status() if s.state == "running"]
+    if not running:
+        return ""
+    return (
+        f" The server is still preparing {running[0]} (its start-up work), which slows this "
+        "answer until it is done."
+    )
+
+
+def waiting(text: str) -> contextlib.AbstractContextManager[None]:
+    """A spinner for work that may take a while: ``text`` says what it is, with the time so far
+    and :func:`preload_note`; shown only once the work passes half a second (Streamlit's
+    spinner delay), so a cached answer draws nothing."""
+    return st.spinner(text + preload_note(), show_time=True)

@@ -79,9 +79,16 @@ def pane_settings(pane: Pane) -> webapp.settings.Settings:
     return replace(webapp.settings.current(), model=pane.model, layers=pane.layer)
 
 
-def pane_widgets(name: str, area: Any, default_correction: str, prefix: str = "senses") -> Pane:
+def pane_widgets(
+    name: str,
+    area: Any,
+    default_correction: str,
+    prefix: str = "senses",
+    default_layer: str | None = None,
+) -> Pane:
     """A pane's model, layer and correction selectors (keys ``<prefix>_<name>_...``), drawn in
-    ``area``."""
+    ``area``; they start with ``default_correction`` and ``default_layer`` (None, or a layer the
+    pane's model lacks: the sidebar's layers)."""
     sidebar = webapp.settings.current()
     choices = model_choices()
     key = f"{prefix}_{name}_model"
@@ -101,7 +108,8 @@ def pane_widgets(name: str, area: Any, default_correction: str, prefix: str = "s
     options = webapp.settings.layer_options(n_layers)
     layer_key = f"{prefix}_{name}_layer"
     if st.session_state.get(layer_key) not in options:
-        st.session_state[layer_key] = sidebar.layers if sidebar.layers in options else options[0]
+        start = default_layer if default_layer in options else sidebar.layers
+        st.session_state[layer_key] = start if start in options else options[0]
     layer = area.selectbox("Layers", options, key=layer_key,
                            help="One hidden state, or the sum / mean of the last 4.")  # fmt: skip
     corr_key = f"{prefix}_{name}_corr"

@@ -1,7 +1,8 @@
 """What the app's server loads before the first visitor, in order: the packaged model, WordNet,
 every page's default view (Explore's neighbours, Geometry's table, Senses' default word, the
-demo corpus map, WSD's default answer) in the order a visitor meets the pages, and UMAP's
-compiled code.
+demo corpus map, WSD's default answer) in the order a visitor meets the pages, UMAP's compiled
+code, then the views a visitor turns to next (the demo map coloured by predicted sense,
+Geometry's WordNet corpus).
 
 Every step warms the very cache entries the pages use (``st.cache_resource`` / the memo of
 :mod:`webapp.memo`), so a page opened after a step finished draws from warm state; a page
@@ -24,15 +25,16 @@ from collections.abc import Callable
 
 import numpy as np
 
+import webapp.builds
 import webapp.caches
 import webapp.loaded_model
-from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, WSD_TEXT, WSD_WORD
+from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, GEOMETRY_SAMPLE, WSD_TEXT, WSD_WORD
 from webapp.panes import OFFERED_CORRECTIONS
 from webapp.settings import Settings
 from workbench.corpora.occurrences import demo_words
 from workbench.encoding.alignment import split_words
 from workbench.geometry.analysis import GeometryConfig
-from workbench.viz.corpus_map import CorpusMapConfig
+from workbench.viz.corpus_map import CorpusMap, CorpusMapConfig
 from workbench.viz.neighbours import PoolPart, split_sentences
 from workbench.viz.projection import ProjectionConfig, Projector
 from workbench.wsd.disambiguate import target_lemmas
@@ -95,6 +97,18 @@ def _geometry_view() -> None:
     webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
 
 
+def _geometry_wordnet() -> None:
+    """The Geometry page's other corpus, WordNet's glosses and examples: read, its default
+    sample encoded and every layer measured, so that the page's switch to it draws from warm
+    state (read and measured on demand, it took 20 s and more on a 2-core CPU)."""
+    settings = Settings()
+    sentences = webapp.caches.reference_sentences("wordnet", GEOMETRY_SAMPLE)
+    key = ("reference", "wordnet", len(sentences))
+    emb = webapp.caches.warm_words(key, sentences, settings)
+    config = GeometryConfig(n_pairs=GEOMETRY_PAIRS)
+    webapp.caches.geometry((settings.key, "wordnet", len(sentences)), emb, config)
+
+
 def _corpus_map_view() -> None:
     """The Corpus map page's default view: the demo texts' map at the model's last layer,
     uncorrected (made once and stored in the cache dir, loaded from there after)."""
@@ -108,6 +122,31 @@ def _corpus_map_view() -> None:
         time.sleep(0.1)
     if build.error is not None:
         raise build.error
+
+
+def _corpus_map_senses() -> None:
+    """The demo map coloured by sense or supersense: the WSD bi-encoder's predicted senses of
+    every demo word (the glosses of their senses encoded once and stored in the cache dir)."""
+    settings = Settings()
+    opened = webapp.caches.opened_system(DEFAULT_SYSTEM, settings.key, settings)
+    if opened.name != DEFAULT_SYSTEM or opened.biencoder is None:
+        return
+    enc = webapp.loaded_model.encoder_for(settings)
+    config = CorpusMapConfig(
+        layer=str(enc.n_layers), correction=OFFERED_CORRECTIONS[0], max_sentences=0
+    )
+    cmap = _finished(webapp.caches.corpus_map_build("demo", config, settings=settings))
+    assert isinstance(cmap, CorpusMap)
+    _finished(webapp.caches.text_senses_build(opened.biencoder, cmap))
+
+
+def _finished(build: webapp.builds.Build) -> object:
+    """``build``'s result once it is done (its error raised)."""
+    while not build.done:
+        time.sleep(0.1)
+    if build.error is not None:
+        raise build.error
+    return build.result
 
 
 def _wsd_answer() -> None:
@@ -131,7 +170,8 @@ def _umap() -> None:
 #: stand aside while a visitor's page runs (:func:`webapp.startup.yield_to_visitors`).
 FIRST_VIEW_STEPS = 3
 #: What the server loads at start, in order: the model first, then each page's default view in
-#: the order a visitor meets the pages (Explore, Geometry, Senses, Corpus map, WSD).
+#: the order a visitor meets the pages (Explore, Geometry, Senses, Corpus map, WSD), then the
+#: views a visitor turns to next (the demo map by sense, Geometry's WordNet corpus).
 STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
     ("the packaged model", _model),
     ("FAISS", _faiss),
@@ -143,4 +183,6 @@ STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
     ("the Senses page's default view", _senses_view),
     ("the Corpus map page's default view", _corpus_map_view),
     ("the WSD bi-encoder", _wsd_answer),
+    ("the demo map's predicted senses", _corpus_map_senses),
+    ("the Geometry page's WordNet corpus", _geometry_wordnet),
 )

@@ -118,23 +118,30 @@ def compare(
     config: ProjectionConfig,
     lemma: str,
     data: dict,
+    layer: str,
 ) -> None:
-    """Two panes side by side, then both separation curves."""
+    """Two panes side by side, then both separation curves. Both panes start alike (``layer``,
+    raw vectors: the one-pane view's), so that a comparison of models compares one layer and
+    one correction until the visitor changes a pane."""
     reference = st.selectbox(
         "Reference corpus for the corrections", webapp.caches.reference_options(),
         key="senses_reference", format_func=webapp.caches.REFERENCE_LABELS.get,
         help="Each pane's correction is fitted per layer on this corpus, encoded by its model.",
     )  # fmt: skip
     columns = st.columns(2, gap="medium")
-    panes = [pane_widgets(name, col, default)
-             for name, col, default in zip(PANES, columns, ("none", "zscore"))]  # fmt: skip
+    panes = [pane_widgets(name, col, "none", default_layer=layer)
+             for name, col in zip(PANES, columns)]  # fmt: skip
     gold = [o.label or "(no label)" for o in found]
     categories = sorted(set(gold))
     glosses = webapp.caches.glosses(tuple(dict.fromkeys(gold)))
     names = occ.sense_names(glosses)
     views: dict[str, SenseView] = {}
     for pane, col in zip(panes, columns):
-        _, view = render_view(pane, found, occ_key, config, reference, data)
+        with webapp.feedback.waiting(
+            f"Pane {pane.name.upper()}: encoding the occurrences, fitting its correction, "
+            "projecting…"
+        ):
+            _, view = render_view(pane, found, occ_key, config, reference, data)
         model = webapp.text.short(str(view.settings.model), 40)
         views[f"{pane.name.upper()}: {model}"] = view  # the curve adds raw / the correction
         title = f"{pane.name.upper()}: “{lemma}”, layers {pane.layer}, " + str(
@@ -200,15 +207,19 @@ def words(
             key = (source, word, pos, limit, "")
             parts.append((word, webapp.caches.encode_occurrences(key, found)))
     settings = webapp.settings.current()
+    st.session_state.setdefault("senses_words_layout", WORDS_LAYOUTS[0])  # a link's, else this
     layout = st.segmented_control(
-        "Projection", WORDS_LAYOUTS, default=WORDS_LAYOUTS[0], key="senses_words_layout",
+        "Projection", WORDS_LAYOUTS, key="senses_words_layout",
         required=True,
         help="each word apart: one projection per word, side by side (its senses spread "
         "out); all together: one projection of every occurrence (the words apart, each a blob)",
     ) or WORDS_LAYOUTS[0]  # fmt: skip
     apart = layout == WORDS_LAYOUTS[0]
     data = {"lemmas": words, "source": source, "pos": pos, "limit": limit, "layout": layout}
-    with webapp.feedback.user_errors():
+    with (
+        webapp.feedback.user_errors(),
+        webapp.feedback.waiting(f"Projecting the occurrences of {len(words)} words…"),
+    ):
         view = webapp.caches.words_view((settings.key, source, pos, limit, tuple(words)),
                                         tuple(parts), layer, config, data, apart)  # fmt: skip
     labels = [o.label for o in view.occurrences]

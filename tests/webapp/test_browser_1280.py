@@ -93,7 +93,7 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, empty_cach
         _idle(page)
         _no_exception(page)
         assert "could not load" not in _main_text(page)
-        status = wait_preloaded(url, "the WSD bi-encoder", limit=900)  # the last step
+        status = wait_preloaded(url, limit=900)  # every step
         assert status["ready"] and all(s["state"] == "done" for s in status["steps"]), status
         for path, view in FIRST_VIEWS:
             page.goto(f"{url}{path}")

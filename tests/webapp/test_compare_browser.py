@@ -201,3 +201,23 @@ def test_explore_side_by_side_shows_one_correction_per_pane_the_page_s_by_defaul
     titles = " ".join(page.locator(".gtitle").all_text_contents())
     assert titles.count("centered") >= 2, titles
     page.close()
+
+
+def test_senses_side_by_side_starts_both_panes_alike_and_hides_the_page_s_layer(context, server):
+    """Side by side on Senses, both panes start with the one-pane view's layers and raw vectors
+    (one correction, equal), and the page's own layer and colour controls, which no pane
+    follows, are not shown."""
+    page = context.new_page()
+    page.goto(f"{server}/senses?demo_word=bass&method=pca&layer=3")
+    page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').first.wait_for()
+    _idle(page)
+    assert page.get_by_text("Layer (0 = embedding output").count() == 1
+    page.get_by_text("Side by side", exact=True).click()
+    page.locator('[data-testid="stPlotlyChart"]').nth(2).wait_for(timeout=SLOW_MS)
+    _idle(page)
+    _no_exception(page)
+    assert _selected(page, "Correction", 0) == _selected(page, "Correction", 1) == "raw"
+    assert _selected(page, "Layers", 1) == _selected(page, "Layers", 2) == "3"  # 0: sidebar
+    assert page.get_by_text("Layer (0 = embedding output").count() == 0
+    assert page.get_by_text("Colour by sense").count() == 0
+    page.close()

@@ -15,6 +15,7 @@ import webapp.builds
 import webapp.caches
 import webapp.downloads
 import webapp.feedback
+import webapp.layout
 import webapp.loaded_model
 import webapp.settings
 import webapp.sidebar
@@ -61,9 +62,19 @@ c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 s1, s2, s3 = st.columns([3, 2, 2], vertical_alignment="bottom")
 source = c1.selectbox("Corpus", sources, format_func=webapp.caches.MAP_SOURCES.get,
                       key="map_source")  # fmt: skip
+# the default through Session State only (a link's value is restored there): SemCor's first
+# 2,000 sentences, every sentence of the others; a change of corpus takes the new corpus's
+# default unless the visitor chose another number
+SENTENCES_DEFAULT = {"semcor": 2000}
+before = st.session_state.get("_map_sentences_for")
+if "map_sentences" not in st.session_state or (
+    before not in (None, source)
+    and st.session_state["map_sentences"] == SENTENCES_DEFAULT.get(before, 0)
+):
+    st.session_state["map_sentences"] = SENTENCES_DEFAULT.get(source, 0)
+st.session_state["_map_sentences_for"] = source
 n_sentences = int(c2.number_input(
-    "First sentences (0 = all)", 0, 10_000_000, 0 if source != "semcor" else 2000, step=500,
-    key="map_sentences",
+    "First sentences (0 = all)", 0, 10_000_000, step=500, key="map_sentences",
     help="SemCor has 37,176 sentences (778,587 words): 0 maps all of it (tens of minutes the "
     "first time on a CPU, stored after that).",
 ))  # fmt: skip
@@ -101,7 +112,10 @@ def share_link() -> None:
 
 
 config = CorpusMapConfig(layer=layer, correction=correction, max_sentences=n_sentences)
-with webapp.feedback.user_errors():
+with (
+    webapp.feedback.user_errors(),
+    webapp.feedback.waiting(f"Reading {webapp.caches.MAP_SOURCES[source]} and loading its map…"),
+):
     build = webapp.builds.settle(
         webapp.caches.corpus_map_build(source, config, upload, upload_name), seconds=5
     )
@@ -116,7 +130,8 @@ if st.session_state.get("map_colour") not in COLOURS:
     st.session_state["map_colour"] = "pos" if tagged else "lemma"
 colour = s2.selectbox(
     "Colour by", COLOURS, key="map_colour",
-    help="POS, supersense and sense: where the corpus knows them (SemCor).",
+    help="POS: the tagger's. Supersense and sense: SemCor's gold labels; for any other text, "
+    "the senses the WSD bi-encoder predicts (the legend says “predicted”).",
 )  # fmt: skip
 has_atlas = importlib.util.find_spec("embedding_atlas") is not None
 renderer = s3.selectbox(
@@ -135,6 +150,34 @@ elif use_atlas:
     st.caption("Embedding Atlas loads its database engine from cdn.jsdelivr.net: without "
                "internet in this browser the map stays empty; choose plotly.")  # fmt: skip
 
+legend, predicted_caption = "", ""
+if colour in ("sense", "supersense") and not (cmap.table[colour] != "").any():
+    # plain text: no gold senses, so the WSD bi-encoder's predicted ones (computed once per text)
+    bi = webapp.caches.biencoder(settings)
+    if bi is None:
+        st.info(
+            f"These texts carry no gold senses, and {plain(settings.model or 'this model')} has "
+            "no WSD bi-encoder to predict them (the packaged model has one): every word is grey. "
+            "Choose the packaged model in the sidebar, or SemCor as the corpus.",
+            icon=":material/info:",
+        )
+    else:
+        with webapp.feedback.user_errors():
+            senses = webapp.builds.settle(webapp.caches.text_senses_build(bi, cmap), seconds=2)
+        webapp.builds.show_progress(senses, share_link)
+        if senses.error is not None:
+            with webapp.feedback.user_errors():
+                raise senses.error
+        labels = senses.result
+        cmap = cmap.with_senses(labels.senses, labels.supersenses)
+        legend = f"predicted {colour}"
+        predicted_caption = (
+            f"{colour.capitalize()}s predicted by the WSD bi-encoder ({plain(bi.name)}: each "
+            f"content word's context vector against the glosses of its WordNet senses, of the "
+            f"POS the tagger gave it) for {labels.n_labelled:,} of {len(cmap):,} words; the "
+            "others (function words, words WordNet lacks) are “(none)”. No gold senses: these "
+            "are the model's guesses."
+        )
 found = cmap.search(search) if search else []
 method = cmap.info.get("method", "")
 map_caption = (
@@ -168,13 +211,15 @@ if use_atlas:
             st.warning(f"The map's selection could not be read ({plain(exc)}).",
                        icon=":material/warning:")  # fmt: skip
 else:
-    fig = corpus_figure(cmap, colour, found,
+    fig = corpus_figure(cmap, colour, found, legend=legend,
                         title=f"{cmap.info.get('corpus')}, layer {layer}")  # fmt: skip
     event = st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="map_chart",
                             on_select="rerun",
                             selection_mode=("points", "box", "lasso"))  # fmt: skip
     rows = selected_rows(event)
 st.caption(map_caption)
+if predicted_caption:
+    st.caption(predicted_caption)
 
 # ------------------------------------------------------------------ the selection's sentences
 picked_rows = rows or [int(r) for r in found[:200]]

@@ -142,16 +142,20 @@ correction = right.selectbox(
     "the mean, divide by the standard deviation of every dimension.",
 )  # fmt: skip
 
-ref_sentences = webapp.caches.reference_sentences(reference)
-ref_emb = webapp.caches.encode_words(
-    ("reference", reference, len(ref_sentences)), ref_sentences,
-    text="Encoding the reference corpus…",
-)  # fmt: skip
 settings = webapp.settings.current()
-enc = webapp.loaded_model.encoder(settings)
-post = webapp.caches.fitted_correction(
-    (settings.key, reference), correction, reference, enc, ref_emb
-)
+with webapp.feedback.waiting(
+    f"Fitting the {CORRECTION_LABELS[correction]} correction on "
+    f"{webapp.caches.REFERENCE_LABELS[reference]} (its sample encoded once)…"
+):
+    ref_sentences = webapp.caches.reference_sentences(reference)
+    ref_emb = webapp.caches.encode_words(
+        ("reference", reference, len(ref_sentences)), ref_sentences,
+        text="Encoding the reference corpus…",
+    )  # fmt: skip
+    enc = webapp.loaded_model.encoder(settings)
+    post = webapp.caches.fitted_correction(
+        (settings.key, reference), correction, reference, enc, ref_emb
+    )
 data = {"word": word, "occurrence": query + 1, "n_occurrences": len(places),
         "text_sha256": text_key, "n_sentences": len(sentences)}  # fmt: skip
 own = np.asarray(emb.vectors[rows])
@@ -190,7 +194,12 @@ use_fixed = st.toggle(
     f"Search among {CORRECTION_LABELS[correction]} vectors", key="explore_nn_fixed"
 )
 parts = (PoolPart("reference", ref_sentences, ref_emb), PoolPart("your text", sentences, emb))
-with webapp.feedback.user_errors():
+with (
+    webapp.feedback.user_errors(),
+    webapp.feedback.waiting(
+        f"Indexing the {len(ref_emb) + len(emb):,} words searched for neighbours…"
+    ),
+):
     pool = webapp.caches.neighbour_pool(
         (settings.key, settings.layers, reference, text_key, use_fixed and correction),
         parts, post if use_fixed else None, settings.layers,

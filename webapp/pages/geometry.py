@@ -77,21 +77,29 @@ reference = c1.selectbox(
     key="geometry_corpus",
     format_func=webapp.caches.REFERENCE_LABELS.get,
 )
+# defaults through Session State only: a link's values are restored there (no warning)
+st.session_state.setdefault("geometry_sample", GEOMETRY_SAMPLE)
+st.session_state.setdefault("geometry_pairs", GEOMETRY_PAIRS)
 n_sentences = c2.number_input(
-    "Sentences (sample)", 100, 5000, GEOMETRY_SAMPLE, step=100, key="geometry_sample",
+    "Sentences (sample)", 100, 5000, step=100, key="geometry_sample",
     disabled=reference == "demo",
 )  # fmt: skip
-n_pairs = c3.number_input("Word pairs per layer", 1000, 100_000, GEOMETRY_PAIRS, step=1000,
+n_pairs = c3.number_input("Word pairs per layer", 1000, 100_000, step=1000,
                           key="geometry_pairs")  # fmt: skip
 
 whole = reference == "demo"  # 170 sentences: the whole corpus, whatever the sample size says
-sentences = webapp.caches.reference_sentences(reference, None if whole else int(n_sentences))
-emb = webapp.caches.encode_words(("reference", reference, len(sentences)), sentences,
-                             text="Encoding the corpus…")  # fmt: skip
 config = gr.GeometryConfig(n_pairs=int(n_pairs))
 settings = webapp.settings.current()
-with webapp.feedback.user_errors():
-    result = webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
+label = webapp.caches.REFERENCE_LABELS[reference]
+with webapp.feedback.waiting(
+    f"Preparing {label}: reading it, sampling {'all' if whole else int(n_sentences)} sentences, "
+    "encoding them and measuring every layer under every correction…"
+):
+    sentences = webapp.caches.reference_sentences(reference, None if whole else int(n_sentences))
+    emb = webapp.caches.encode_words(("reference", reference, len(sentences)), sentences,
+                                     text="Encoding the corpus…")  # fmt: skip
+    with webapp.feedback.user_errors():
+        result = webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
 
 data = {"corpus": reference, "n_sentences": len(sentences), "n_words": len(emb),
         "n_pairs": int(n_pairs)}  # fmt: skip

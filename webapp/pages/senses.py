@@ -80,7 +80,8 @@ if source == "demo":
         "SemCor or WordNet usage examples as the source.",
     )  # fmt: skip
 else:
-    lemma = c2.text_input("Word (lemma)", value="bank", key="senses_lemma").strip().lower()
+    st.session_state.setdefault("senses_lemma", "bank")
+    lemma = c2.text_input("Word (lemma)", key="senses_lemma").strip().lower()
     if source in ("semcor", "wordnet", "upload"):
         pos = c3.selectbox(
             "POS", POS_CHOICES, format_func=lambda p: p or "any", key="senses_pos",
@@ -88,7 +89,8 @@ else:
             "(workbench.corpora.tagging).",
         )  # fmt: skip
     if source == "semcor":
-        limit = c4.number_input("At most", 20, 5000, 300, step=50, key="senses_limit")
+        st.session_state.setdefault("senses_limit", 300)
+        limit = c4.number_input("At most", 20, 5000, step=50, key="senses_limit")
     if source == "upload":
         file = st.file_uploader(
             "A UTF-8 text file, one sentence per line; optionally `label<TAB>sentence` with the "
@@ -100,14 +102,17 @@ else:
             )
         upload, upload_name = file.getvalue(), file.name
 
-corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
-with webapp.feedback.user_errors():
-    found = webapp.caches.occurrences(
-        source, lemma, pos, limit, upload, upload_name, _corpus=corpus
-    )
-upload_hash = sha256_bytes(upload)[:16] if upload else ""
-occ_key = (source, lemma, pos, limit, upload_hash)
-ov = webapp.caches.encode_occurrences(occ_key, found)
+with webapp.feedback.waiting(
+    f"Finding the occurrences of “{plain(lemma)}” in {SOURCES[source]} and encoding them…"
+):
+    corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
+    with webapp.feedback.user_errors():
+        found = webapp.caches.occurrences(
+            source, lemma, pos, limit, upload, upload_name, _corpus=corpus
+        )
+    upload_hash = sha256_bytes(upload)[:16] if upload else ""
+    occ_key = (source, lemma, pos, limit, upload_hash)
+    ov = webapp.caches.encode_occurrences(occ_key, found)
 
 # ------------------------------------------------------------------ how to project
 settings = webapp.settings.current()
@@ -115,21 +120,26 @@ emb = ov.emb
 layer_options = [str(i) for i in emb.layers]
 if settings.layers not in layer_options:
     layer_options.append(settings.layers)
+#: The defaults through Session State only: a link's values are restored there, and a widget
+#: given a default beside them makes Streamlit log a warning.
+for _key, _default in (("senses_nn", 15), ("senses_min_dist", 0.1), ("senses_view", "one layer"),
+                       ("senses_colour", "gold")):  # fmt: skip
+    st.session_state.setdefault(_key, _default)
 with c5.popover("Projection", icon=":material/tune:", width="stretch",
                 help="The projection's method and settings (UMAP, PCA or t-SNE)"):  # fmt: skip
     p1, p2, p3, p4, p5 = st.columns(5)
     method = p1.selectbox("Method", list(METHODS), format_func=METHODS.get, key="senses_method")
     dims = p2.radio("Dimensions", (2, 3), horizontal=True, key="senses_dims")
-    n_neighbors = p3.slider("UMAP n_neighbors", 2, 100, 15, key="senses_nn",
+    n_neighbors = p3.slider("UMAP n_neighbors", 2, 100, key="senses_nn",
                             disabled=method != "umap")  # fmt: skip
-    min_dist = p4.slider("UMAP min_dist", 0.0, 0.99, 0.1, step=0.01, key="senses_min_dist",
+    min_dist = p4.slider("UMAP min_dist", 0.0, 0.99, step=0.01, key="senses_min_dist",
                          disabled=method != "umap")  # fmt: skip
-    seed = p5.number_input("random_state", 0, 2**31 - 1, 0, key="senses_seed")
+    seed = p5.number_input("random_state", 0, 2**31 - 1, key="senses_seed")  # default: 0
 config = ProjectionConfig(method=method, n_components=dims, n_neighbors=n_neighbors,
                           min_dist=min_dist, random_state=int(seed))  # fmt: skip
 
 view = v2.segmented_control(
-    "View", VIEWS, default="one layer", key="senses_view",
+    "View", VIEWS, key="senses_view",
     help="several words: their occurrences in one projection, coloured by word, then by sense",
 ) or "one layer"  # fmt: skip
 compare = v4.toggle(
@@ -137,16 +147,24 @@ compare = v4.toggle(
     help="Two panes, each with its own model, layers and correction, the same occurrences.",
 )  # fmt: skip
 if st.session_state.get("senses_layer") not in layer_options:
-    st.session_state.pop("senses_layer", None)  # a link's layer this model does not have
-colour = v3.segmented_control(
-    "Colour by sense", ("gold", "predicted"), default="gold", key="senses_colour"
-) or "gold"  # fmt: skip
-layer = v5.select_slider(
-    f"Layer (0 = embedding output … {emb.layers[-1]} = last)",
-    layer_options, value=settings.layers, key="senses_layer",
-    disabled=view == "every layer" or (compare and view == "one layer"),
-    help=f"One hidden state, or the sidebar's {settings.layers}.",
-)  # fmt: skip
+    st.session_state["senses_layer"] = settings.layers  # the default, or a layer it lacks
+side_by_side = compare and view == "one layer"
+if side_by_side:  # each pane has its own layers, and colours by gold sense: the page's layer and
+    # colour are not shown (their values kept for when the panes go)
+    for kept in ("senses_layer", "senses_colour"):
+        st.session_state[kept] = st.session_state[kept]
+    colour, layer = "gold", str(st.session_state["senses_layer"])
+    v5.caption(f"Each pane has its own model, layers and correction; both start as layers "
+               f"{layer}, raw vectors, coloured by gold sense.")  # fmt: skip
+else:
+    colour = v3.segmented_control(
+        "Colour by sense", ("gold", "predicted"), key="senses_colour"
+    ) or "gold"  # fmt: skip
+    layer = v5.select_slider(
+        f"Layer (0 = embedding output … {emb.layers[-1]} = last)",
+        layer_options, key="senses_layer", disabled=view == "every layer",
+        help=f"One hidden state, or the sidebar's {settings.layers}.",
+    )  # fmt: skip
 
 data = {"lemma": lemma, "source": source, "pos": pos, "limit": limit,
         "upload": upload_name if source == "upload" else None}  # fmt: skip
@@ -165,11 +183,11 @@ if view == "several words":
         webapp.senses_panes.words(source, pos, limit, layer, config)
     share_link()
     st.stop()
-if compare and view == "one layer":
+if side_by_side:
     if len(found) < 3:
         st.warning("At least 3 occurrences are needed for a projection; choose another word.")
         st.stop()
-    webapp.senses_panes.compare(found, occ_key, config, lemma, data)
+    webapp.senses_panes.compare(found, occ_key, config, lemma, data, layer)
     share_link()
     st.stop()
 
@@ -181,7 +199,10 @@ labels, predicted_note = gold, ""
 if colour == "predicted":
     layer_spec = layer if view == "one layer" else settings.layers
     bi = webapp.caches.biencoder(settings)  # the model's WSD bi-encoder, when it has one
-    with webapp.feedback.user_errors():
+    with (
+        webapp.feedback.user_errors(),
+        webapp.feedback.waiting(f"Predicting the sense of each occurrence of “{plain(lemma)}”…"),
+    ):
         if bi is not None:
             prediction = webapp.caches.biencoder_prediction(bi, occ_key, ov.occurrences, lemma,
                                                             pos)  # fmt: skip
@@ -206,7 +227,10 @@ if len(found) < 3:
     st.caption(f"{len(found)} occurrences of “{plain(lemma)}” from {SOURCES[source]}.")
     st.warning("At least 3 occurrences are needed for a projection; choose another word or source.")
     st.stop()
-with webapp.feedback.user_errors():
+with (
+    webapp.feedback.user_errors(),
+    webapp.feedback.waiting(f"Projecting {len(found):,} occurrences with {METHODS[method]}…"),
+):
     if view == "one layer":
         coords = webapp.caches.projection((key, layer), emb.select(layer), config)
         title = (f"“{lemma}”, layers {layer}, {METHODS[method]}: {len(found)} occurrences from "
@@ -230,7 +254,10 @@ else:
 if predicted_note:
     st.caption(plain(predicted_note))
 measured_at = layer if view == "one layer" else settings.layers
-with webapp.feedback.user_errors():
+with (
+    webapp.feedback.user_errors(),
+    webapp.feedback.waiting("Measuring how well the senses separate at every layer…"),
+):
     measured = webapp.caches.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
                                         None, None, "", data)  # fmt: skip
 webapp.senses_panes.single_separation(measured, lemma)

@@ -53,11 +53,13 @@ def corpus_figure(
     title: str = "",
     max_points: int = 200_000,
     seed: int = 0,
+    legend: str = "",
 ) -> go.Figure:
     """Every word of ``cmap`` as a point coloured by the table's ``colour`` column, the rows
     ``found`` (a search) on top with a black ring. Past ``max_points`` words a seeded sample of
     ``max_points`` is drawn (the found rows always; the title says so): a plotly figure of
-    more points is too large to send to a browser.
+    more points is too large to send to a browser. ``legend``: the legend's title (default the
+    column's name; e.g. "predicted sense" for labels a WSD system gave).
 
     Raises:
         InputError: ``colour`` is not one of :data:`COLOURS`.
@@ -102,8 +104,8 @@ def corpus_figure(
         ))  # fmt: skip
     fig.update_layout(
         title=dict(text=plotly_text(title), x=0, xanchor="left"), height=720, dragmode="lasso",
-        legend=dict(title=colour, itemsizing="constant"), margin=dict(t=50, l=10, r=10, b=10),
-        hoverlabel=dict(align="left"),
+        legend=dict(title=plotly_text(legend or colour), itemsizing="constant"),
+        margin=dict(t=50, l=10, r=10, b=10), hoverlabel=dict(align="left"),
     )  # fmt: skip
     fig.update_xaxes(showticklabels=False, title="")
     fig.update_yaxes(showticklabels=False, title="", scaleanchor="x", scaleratio=1)

@@ -114,6 +114,27 @@ class CorpusMap:
         lemmas = self.table["lemma"].str.lower().to_numpy()
         return np.flatnonzero((words == needle) | (lemmas == needle))
 
+    def sentence_tags(self) -> list[list[str]]:
+        """The table's POS column as one list per sentence (what a sense predictor reads
+        beside :attr:`sentences`)."""
+        pos = self.table["pos"].tolist()
+        starts = np.cumsum([0, *(len(s) for s in self.sentences)])
+        return [pos[a:b] for a, b in zip(starts[:-1], starts[1:])]
+
+    def with_senses(self, senses: Sequence[str], supersenses: Sequence[str]) -> CorpusMap:
+        """A copy whose table's ``sense`` and ``supersense`` are ``senses`` and ``supersenses``
+        (one per word, e.g. a WSD system's predictions; ``info["senses"]`` says
+        ``"predicted"``).
+
+        Raises:
+            InputError: not one label per word.
+        """
+        if len(senses) != len(self) or len(supersenses) != len(self):
+            raise InputError(f"one sense and one supersense per word: {len(self):,} of each")
+        table = self.table.assign(sense=list(senses), supersense=list(supersenses))
+        return CorpusMap(self.coords, table, self.sentences, self.config, self.seconds,
+                         {**self.info, "senses": "predicted"})  # fmt: skip
+
     def context(self, row: int, width: int = 12) -> str:
         """The sentence of ``row`` around its word, the word in ``[brackets]``."""
         s, i = int(self.table["sentence"].iat[row]), int(self.table["position"].iat[row])

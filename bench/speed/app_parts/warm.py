@@ -7,6 +7,7 @@ floor (:data:`floor.BARE_CHANGE_APP`).
 
 from __future__ import annotations
 
+import re
 import shutil
 import statistics
 import time
@@ -17,7 +18,7 @@ from bench.lib.measure import cpu_seconds, median_time
 from bench.speed.app_parts import REPO
 from bench.speed.app_parts.floor import BARE_CHANGE_APP, bare_app
 from bench.speed.app_parts.in_process import play_vectors
-from devtools.appserver import AppServer
+from devtools.appserver import AppServer, wait_preloaded
 from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
 
 COMPARE_LINK = {
@@ -131,7 +132,13 @@ def bench_rerun(repeats: int) -> dict:
 #: Common interactions per page: (page path, what to do, the text that shows it is done).
 def _interactions():
     def pill(name):
-        return lambda page: page.get_by_role("radio", name=name).click()
+        def act(page):
+            word = page.get_by_role("radio", name=name)
+            if not word.is_visible():  # the words are folded with the text once it is set
+                page.get_by_text("Your sentences and the word").click()
+            word.click()
+
+        return act
 
     def choose(label, option):
         def act(page):
@@ -142,6 +149,9 @@ def _interactions():
 
     def segment(name):
         return lambda page: page.get_by_role("radio", name=name, exact=True).click()
+
+    def toggle(label):
+        return lambda page: page.get_by_text(label, exact=True).click()
 
     def typed(label, text):
         def act(page):
@@ -162,8 +172,19 @@ def _interactions():
         "geometry: another correction": ("/geometry",
                                          (segment("centered"), "(centered vectors)"),
                                          (segment("standardized"), "(standardized vectors)")),
+        "geometry: another corpus": ("/geometry",
+                                     (choose("Corpus", "WordNet glosses and examples"),
+                                      re.compile(r"^500 sentences, [\d,]+ words")),
+                                     (choose("Corpus", "demo texts (170 sentences)"),
+                                      re.compile(r"^170 sentences, [\d,]+ words"))),
+        "senses: side by side": ("/senses", (toggle("Side by side"), "B: “bank”, layers"),
+                                 (toggle("Side by side"), "Find in the map")),
         "corpus map: search": ("/corpus_map", (typed("Search a word or lemma", "bank"), "“bank”:"),
                                (typed("Search a word or lemma", "river"), "“river”:")),
+        "corpus map: predicted colours": ("/corpus_map",
+                                          (choose("Colour by", "supersense"),
+                                           "Supersenses predicted"),
+                                          (choose("Colour by", "sense"), "Senses predicted")),
         "wsd: another word": ("/wsd?index=system%3Awordnet",
                               (typed("Word", "river"), "river%"), (typed("Word", "bank"), "bank%")),
     }  # fmt: skip
@@ -203,10 +224,12 @@ def _bare_changes(browser, repeats: int) -> list[float]:
 
 
 def bench_interactions(repeats: int) -> dict:
-    """9. Each page's common interactions, warm (the page opened once, every first computation
-    done): seconds from the widget change until the page shows the new result and Streamlit's
-    run ends, in headless Chromium at 1280 px; median of ``repeats`` back-and-forth pairs,
-    and the first time (new results computed) apart. The floor (:data:`BARE_CHANGE_APP`'s
+    """9. Each page's common interactions, warm (the server's preload done, the page opened
+    once, every first computation done): seconds from the widget change until the page shows
+    the new result and Streamlit's run ends, in headless Chromium at 1280 px; median of
+    ``repeats`` back-and-forth pairs, and the first time apart (after the preload, the first
+    time is warm too where the preload prepared it: Geometry's WordNet corpus, the demo map's
+    predicted senses). The floor (:data:`BARE_CHANGE_APP`'s
     radio change redrawing its heatmap) is measured before and after the pages, and each
     interaction's median is printed beside the floor's median over both."""
     from playwright.sync_api import sync_playwright
@@ -218,6 +241,10 @@ def bench_interactions(repeats: int) -> dict:
                                      args=CHROMIUM_ARGS)  # fmt: skip
         floor = _bare_changes(browser, repeats)
         with AppServer(REPO, timeout=600) as url:
+            t = time.perf_counter()
+            wait_preloaded(url, limit=1800)
+            out["preload_seconds"] = time.perf_counter() - t
+            print(f"   the server's preload done after {out['preload_seconds']:.0f} s")
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
             page.set_default_timeout(600_000)
             for name, (path, there, back) in _interactions().items():
@@ -235,7 +262,7 @@ def bench_interactions(repeats: int) -> dict:
     bare = statistics.median(floor)
     out["bare_floor"] = {"warm": floor, "median": bare}
     for name, row in out.items():
-        if name != "bare_floor" and "median" in row:
+        if name not in ("bare_floor", "preload_seconds") and "median" in row:
             print(f"   {name:<32} median {row['median']:.2f} s (max {max(row['warm']):.2f} s; "
                   f"first time {row['first']:.2f} s); the bare floor {bare:.2f} s "
                   f"({row['median'] / bare:.1f}x)")  # fmt: skip
