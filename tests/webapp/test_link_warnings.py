@@ -6,9 +6,6 @@ State before the widgets are drawn, so no widget of a page may also be given a d
 Each page (and its side-by-side and several-words views) is opened under AppTest with the
 settings of a first opening; the link that opening wrote into the URL is then opened in a new
 session. Streamlit logs that warning once per process only, so the test lets it log every time.
-
-The Fine-tune page is left out here: it belongs to the fine-tuning work (its widgets still take
-defaults beside a link's values).
 """
 
 from __future__ import annotations
@@ -29,6 +26,8 @@ VIEWS = (
     ("senses", {"view": "several words", "method": "pca"}),
     ("corpus_map", {}),
     ("wsd", {}),
+    ("finetune", {}),
+    ("finetune", {"data": "upload", "run": "my-run", "epochs": "3", "lr": "0.0001"}),
 )
 
 pytestmark = pytest.mark.slow

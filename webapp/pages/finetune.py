@@ -118,13 +118,18 @@ settings = webapp.settings.current()
 has_semcor = "semcor" in webapp.caches.available_datasets()
 choices = [k for k in BUILTIN if has_semcor or k not in NEEDS_SEMCOR]
 if st.session_state.get("ft_source") not in choices:  # a link's SemCor job on a machine without
-    st.session_state.pop("ft_source", None)
-source = (
-    st.segmented_control(
-        "Data", choices, format_func=BUILTIN.get, default=choices[0], key="ft_source"
-    )
-    or choices[0]
-)
+    st.session_state["ft_source"] = choices[0]
+#: Every widget's default through Session State only, so a link's values (restored there
+#: before the widgets are drawn) never meet a second default (Streamlit warns of both).
+for key, default in (
+    ("ft_ntrain", 512), ("ft_ndev", 256), ("ft_ntest", 256), ("ft_epochs", 2), ("ft_lr", 5e-5),
+    ("ft_batch", 16), ("ft_maxlen", 128), ("ft_freeze", 0), ("ft_lora", 0), ("ft_llrd", 1.0),
+    ("ft_seed", 0), ("ft_baselines", True), ("ft_cmp_geo", 300), ("ft_cmp_wsd", 2000),
+    ("ft_lemma", "bank"), ("ft_layer", "-1"), ("ft_limit", 200),
+):  # fmt: skip
+    st.session_state.setdefault(key, default)
+picked = st.segmented_control("Data", choices, format_func=BUILTIN.get, key="ft_source")
+source = picked or choices[0]
 st.caption(ABOUT[source])
 if not has_semcor:
     st.info(NEEDS_WSD_DATA, icon=":material/database:")
@@ -139,30 +144,33 @@ if source == "upload":
     dev_file = c3.file_uploader("Dev file", key="ft_dev")
 else:
     kind = splits.BUILTINS[source]
-    n_train = c1.number_input("Training examples", 32, 50_000, 512, step=64, key="ft_ntrain")
-    n_dev = c2.number_input("Dev examples", 16, 5_000, 256, step=32, key="ft_ndev")
-    n_test = c3.number_input("Test examples", 16, 5_000, 256, step=32, key="ft_ntest")
+    n_train = c1.number_input("Training examples", 32, 50_000, step=64, key="ft_ntrain")
+    n_dev = c2.number_input("Dev examples", 16, 5_000, step=32, key="ft_ndev")
+    n_test = c3.number_input("Test examples", 16, 5_000, step=32, key="ft_ntest")
 
 with st.expander("Training options", expanded=False):
     o1, o2, o3, o4 = st.columns(4)
-    epochs = o1.number_input("Epochs", 1, 20, 2, key="ft_epochs")
-    lr = o2.number_input("Learning rate", 1e-6, 1e-2, 5e-5, format="%.0e", key="ft_lr")
-    batch = o3.number_input("Batch size", 1, 256, 16, key="ft_batch")
-    max_length = o4.number_input("Max length (tokens)", 16, 512, 128, key="ft_maxlen")
+    epochs = o1.number_input("Epochs", 1, 20, key="ft_epochs")
+    lr = o2.number_input("Learning rate", 1e-6, 1e-2, format="%.0e", key="ft_lr")
+    batch = o3.number_input("Batch size", 1, 256, key="ft_batch")
+    max_length = o4.number_input("Max length (tokens)", 16, 512, key="ft_maxlen")
     p1, p2, p3, p4 = st.columns(4)
-    freeze_layers = p1.number_input("Freeze lowest N layers", 0, 48, 0, key="ft_freeze")
-    lora_r = p2.number_input("LoRA rank (0: off)", 0, 64, 0, key="ft_lora")
-    decay = p3.number_input("Layer-wise LR decay", 0.1, 1.0, 1.0, step=0.05, key="ft_llrd")
-    seed = p4.number_input("Seed", 0, 2**31 - 1, 0, key="ft_seed")
+    freeze_layers = p1.number_input("Freeze lowest N layers", 0, 48, key="ft_freeze")
+    lora_r = p2.number_input("LoRA rank (0: off)", 0, 64, key="ft_lora")
+    decay = p3.number_input("Layer-wise LR decay", 0.1, 1.0, step=0.05, key="ft_llrd")
+    seed = p4.number_input("Seed", 0, 2**31 - 1, key="ft_seed")
     baselines = st.checkbox(
         "Also score the majority class and frozen-feature probes (the baseline beside the "
         "tuned model)",
-        value=True,
         key="ft_baselines",
         disabled=not TASKS[kind].baselines,
     )
+auto_name = f"{source}-{kind}"  # the run's name follows the job until the visitor names it
+if st.session_state.get("ft_out") in (None, st.session_state.get("ft_out_auto")):
+    st.session_state["ft_out"] = auto_name
+st.session_state["ft_out_auto"] = auto_name
 run_name = st.text_input(
-    "Run name", f"{source}-{kind}", key="ft_out", max_chars=80,
+    "Run name", key="ft_out", max_chars=80,
     help=f"The model is saved in this app's runs folder ({runs_dir()}), under this name; a run "
     "of the same name is replaced. Every page can load it from there.",
 )  # fmt: skip
@@ -331,10 +339,8 @@ if not has_semcor:
     _share()
     st.stop()
 k1, k2, k3 = st.columns(3)
-n_geo = k1.number_input("Geometry: sentences", 100, 5000, 300, step=100, key="ft_cmp_geo")
-n_wsd = k2.number_input(
-    "WSD: SemCor training sentences", 500, 37_176, 2000, step=500, key="ft_cmp_wsd"
-)
+n_geo = k1.number_input("Geometry: sentences", 100, 5000, step=100, key="ft_cmp_geo")
+n_wsd = k2.number_input("WSD: SemCor training sentences", 500, 37_176, step=500, key="ft_cmp_wsd")
 test_set = k3.selectbox("WSD test set", webapp.caches.EVAL_DATASETS, key="ft_cmp_test")
 if st.button("Compare base and tuned", key="ft_cmp_go"):
     cfg = cmp.CompareConfig(
@@ -363,9 +369,9 @@ if comparison is not None:
 
 st.subheader("Sense clusters of a lemma, base vs tuned")
 s1, s2, s3 = st.columns(3)
-lemma = s1.text_input("Lemma", "bank", key="ft_lemma").strip().lower()
-layer = s2.text_input("Layers", "-1", key="ft_layer").strip()
-limit = s3.number_input("At most", 20, 1000, 200, step=20, key="ft_limit")
+lemma = s1.text_input("Lemma", key="ft_lemma").strip().lower()
+layer = s2.text_input("Layers", key="ft_layer").strip()
+limit = s3.number_input("At most", 20, 1000, step=20, key="ft_limit")
 _share()
 if st.button("Draw", key="ft_draw"):
     with webapp.feedback.user_errors():
