@@ -97,6 +97,9 @@ def visitor_run() -> Iterator[None]:
             visits.condition.notify_all()
 
 
+#: A step that meets a package half imported by a visitor's page (Python's per-module import
+#: locks can then raise ImportError in one of the two threads) is run once more this long after.
+IMPORT_RETRY_SECONDS = 0.5
 #: Seconds after the preload starts within which a first visitor is expected (a browser opened
 #: with the server): until then, and while a visitor's run is under way, the steps a first
 #: page does not need wait.
@@ -159,7 +162,12 @@ def run_steps(
             step.state = "running"
         t = time.perf_counter()
         try:
-            work()
+            try:
+                work()
+            except ImportError:  # a page importing the same package at that moment: once more
+                log.info("preloading %s met a concurrent import; trying again", name)
+                time.sleep(IMPORT_RETRY_SECONDS)
+                work()
         except Exception as exc:  # noqa: BLE001 - a failed step is shown on the page
             log.warning("preloading %s failed", name, exc_info=True)
             with lock:

@@ -62,3 +62,20 @@ def test_run_steps_yields_only_from_the_first_view_on(monkeypatch):
     record = startup.run_steps(steps, first_view=2)
     assert calls == ["model", "view", "yield", "umap"]
     assert [s.state for s in record] == ["done", "done", "done"]
+
+
+def test_a_step_that_meets_a_concurrent_import_is_tried_once_more(monkeypatch):
+    monkeypatch.setattr(startup, "IMPORT_RETRY_SECONDS", 0.0)
+    tries: list[int] = []
+
+    def flaky() -> None:
+        tries.append(1)
+        if len(tries) == 1:
+            raise ImportError("cannot import name 'x' (most likely due to a circular import)")
+
+    def broken() -> None:
+        raise ImportError("no module named 'nowhere'")
+
+    record = startup.run_steps([("flaky", flaky), ("broken", broken)])
+    assert len(tries) == 2 and record[0].state == "done"
+    assert record[1].state == "failed" and "nowhere" in record[1].error
