@@ -1,7 +1,8 @@
 """workbench: see and measure what a BERT-style encoder knows about word meaning.
 
 The public API is :data:`__all__`; each name is imported on first use, so ``import workbench``
-and the command line's ``--help`` stay fast (torch and transformers load with the encoder)::
+and the command line's ``--help`` stay fast (ONNX Runtime loads with the encoder; torch only to
+train, on a GPU, or when asked)::
 
     from workbench import Encoder
     enc = Encoder()                       # the packaged all-MiniLM-L6-v2, on the best device
