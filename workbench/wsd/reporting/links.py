@@ -16,10 +16,13 @@ Example::
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from workbench.errors import InputError
-from workbench.wsd.reporting.error_examples import ErrorExample
+
+if TYPE_CHECKING:  # the app's URL code reads APP_URL here without the WSD scoring stack
+    from workbench.wsd.reporting.error_examples import ErrorExample
 
 #: Where ``streamlit run app.py`` serves the app by default.
 APP_URL = "http://localhost:8501"
