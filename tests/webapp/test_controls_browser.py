@@ -60,6 +60,7 @@ def test_the_wsd_chart_marks_the_answer_and_says_what_was_set_aside(browser, ser
     _no_exception(page)
     key = re.search(r"plant%\S+::", answer.inner_text()).group(0)
     chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart.locator(".ytick text").first.wait_for()  # plotly.js draws after the run has ended
     ticks = chart.locator(".ytick text").evaluate_all(
         "els => els.map(e => [e.getBoundingClientRect().y, e.textContent])"
     )
