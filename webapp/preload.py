@@ -1,8 +1,10 @@
 """What the app's server loads before the first visitor, in order: the packaged model, WordNet,
 every page's default view (Explore's neighbours, Geometry's table, Senses' default word, the
 demo corpus map, WSD's default answer) in the order a visitor meets the pages, UMAP's compiled
-code, then the views a visitor turns to next (the demo map coloured by predicted sense,
-Geometry's WordNet corpus).
+code, then the view a visitor turns to next (Geometry's WordNet corpus). The demo map coloured
+by predicted sense is made when a visitor asks for it, in the background with its progress (on
+an empty cache it encodes the glosses of every sense of the demo texts' words, about a minute
+and a half of both cores, which a first visitor's pages should not share).
 
 Every step warms the very cache entries the pages use (``st.cache_resource`` / the memo of
 :mod:`webapp.memo`), so a page opened after a step finished draws from warm state; a page
@@ -25,7 +27,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-import webapp.builds
 import webapp.caches
 import webapp.loaded_model
 from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, GEOMETRY_SAMPLE, WSD_TEXT, WSD_WORD
@@ -34,7 +35,7 @@ from webapp.settings import Settings
 from workbench.corpora.occurrences import demo_words
 from workbench.encoding.alignment import split_words
 from workbench.geometry.analysis import GeometryConfig
-from workbench.viz.corpus_map import CorpusMap, CorpusMapConfig
+from workbench.viz.corpus_map import CorpusMapConfig
 from workbench.viz.neighbours import PoolPart, split_sentences
 from workbench.viz.projection import ProjectionConfig, Projector
 from workbench.wsd.disambiguate import target_lemmas
@@ -124,31 +125,6 @@ def _corpus_map_view() -> None:
         raise build.error
 
 
-def _corpus_map_senses() -> None:
-    """The demo map coloured by sense or supersense: the WSD bi-encoder's predicted senses of
-    every demo word (the glosses of their senses encoded once and stored in the cache dir)."""
-    settings = Settings()
-    opened = webapp.caches.opened_system(DEFAULT_SYSTEM, settings.key, settings)
-    if opened.name != DEFAULT_SYSTEM or opened.biencoder is None:
-        return
-    enc = webapp.loaded_model.encoder_for(settings)
-    config = CorpusMapConfig(
-        layer=str(enc.n_layers), correction=OFFERED_CORRECTIONS[0], max_sentences=0
-    )
-    cmap = _finished(webapp.caches.corpus_map_build("demo", config, settings=settings))
-    assert isinstance(cmap, CorpusMap)
-    _finished(webapp.caches.text_senses_build(opened.biencoder, cmap))
-
-
-def _finished(build: webapp.builds.Build) -> object:
-    """``build``'s result once it is done (its error raised)."""
-    while not build.done:
-        time.sleep(0.1)
-    if build.error is not None:
-        raise build.error
-    return build.result
-
-
 def _wsd_answer() -> None:
     """The WSD page's default system for the packaged model (the bi-encoder shipped for it),
     opened as the page opens it, and the glosses of the page's default word (its first answer
@@ -183,6 +159,5 @@ STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
     ("the Senses page's default view", _senses_view),
     ("the Corpus map page's default view", _corpus_map_view),
     ("the WSD bi-encoder", _wsd_answer),
-    ("the demo map's predicted senses", _corpus_map_senses),
     ("the Geometry page's WordNet corpus", _geometry_wordnet),
 )
