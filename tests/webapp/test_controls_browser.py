@@ -89,9 +89,9 @@ def test_a_new_sentence_picks_its_likely_word_instead_of_an_error(browser, serve
     _idle(page)
     expected = likely_target(sentence, load_wordnet())
     assert expected and expected != "bank"
+    page.get_by_text("picked from the new sentence").first.wait_for()  # the rerun has come
     word = page.get_by_label("Word", exact=True)
     assert word.input_value() == expected
-    page.get_by_text("picked from the new sentence").first.wait_for()
     page.locator('[data-testid="stAlertContentSuccess"]', has_text=f"{expected}%").first.wait_for()
     main = page.locator('[data-testid="stMain"]').inner_text()
     assert "is not a word of the sentence" not in main
@@ -131,8 +131,8 @@ def test_a_corpus_map_rebuild_keeps_the_search_and_the_link(browser, server):
             seen_progress = True
             assert page.get_by_role("button", name="Copy link").count() == 1
             assert search.input_value() == "the"
-        elif found.count() and "WordNet" in page.locator(".gtitle").first.text_content():
-            break
+        elif found.count() and "wordnet" in page.locator(".gtitle").first.text_content().lower():
+            break  # the title names the corpus, "wordnet-3.0-glosses-examples, layer 6"
         page.wait_for_timeout(250)
     _idle(page)
     page.get_by_text("“the”:").first.wait_for()
@@ -141,5 +141,6 @@ def test_a_corpus_map_rebuild_keeps_the_search_and_the_link(browser, server):
     legend = page.locator('[data-testid="stPlotlyChart"] .legendtext').all_text_contents()
     assert any(t.startswith("found (") for t in legend), legend
     _no_exception(page)
+    assert "wordnet" in page.locator(".gtitle").first.text_content().lower()  # the new map
     assert seen_progress  # the map was built, not loaded: the case where the search was lost
     page.close()
