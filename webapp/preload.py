@@ -3,8 +3,8 @@ every page's default view (Explore's neighbours, Geometry's table, Senses' defau
 demo corpus map, WSD's default answer) in the order a visitor meets the pages, UMAP's compiled
 code, then the view a visitor turns to next (Geometry's WordNet corpus). The demo map coloured
 by predicted sense is made when a visitor asks for it, in the background with its progress (on
-an empty cache it encodes the glosses of every sense of the demo texts' words, about a minute
-and a half of both cores, which a first visitor's pages should not share).
+an empty cache it encodes the glosses of every sense of the demo texts' words, long work on
+every core, which a first visitor's pages should not share).
 
 Every step warms the very cache entries the pages use (``st.cache_resource`` / the memo of
 :mod:`webapp.memo`), so a page opened after a step finished draws from warm state; a page

@@ -1,8 +1,8 @@
 """UMAP imported so that its compiled code outlives the process.
 
 umap-learn and pynndescent decorate their numba functions with ``numba.njit()`` and most of
-them without ``cache=True``, so every new process compiles them again on its first fit (about
-10 s on a 2-core CPU: every ``workbench senses`` command, every app server). :func:`import_umap`
+them without ``cache=True``, so every new process compiles them again on its first fit (every
+``workbench senses`` command, every app server; docs/benchmarks.md). :func:`import_umap`
 imports ``umap`` (and pynndescent with it) while ``numba.njit`` defaults to ``cache=True``:
 numba then writes each compiled function to its on-disk cache (beside the package's source,
 ``__pycache__``, or numba's user-wide cache folder where that is not writable; ``NUMBA_CACHE_DIR``

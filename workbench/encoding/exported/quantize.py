@@ -45,7 +45,7 @@ from workbench.encoding.exported.store import (
 )
 
 #: The most ``1 - cosine`` an int8 vector may differ from the float32 one at any probe position
-#: (MiniLM's worst is about 0.02, its mean 0.003).
+#: (what MiniLM's export measured: docs/benchmarks.md).
 TOLERANCE = 0.1
 DTYPE = "int8"
 
