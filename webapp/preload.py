@@ -101,7 +101,7 @@ def _geometry_view() -> None:
 def _geometry_wordnet() -> None:
     """The Geometry page's other corpus, WordNet's glosses and examples: read, its default
     sample encoded and every layer measured, so that the page's switch to it draws from warm
-    state (read and measured on demand, it took 20 s and more on a 2-core CPU)."""
+    state (read and measured on demand, it kept a visitor waiting: docs/benchmarks.md)."""
     settings = Settings()
     sentences = webapp.caches.reference_sentences("wordnet", GEOMETRY_SAMPLE)
     key = ("reference", "wordnet", len(sentences))
