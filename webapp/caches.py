@@ -581,8 +581,8 @@ def text_senses_build(bi: BiEncoder, cmap: CorpusMap) -> Build:
     ``cmap`` (:func:`workbench.wsd.text_senses.text_senses` of its sentences and their tagged
     POS), in the background once per bi-encoder and text (a map at another layer or correction
     of the same text finds it); ``build.result`` is the
-    :class:`~workbench.wsd.text_senses.TextSenses`. The server's preload starts the demo
-    map's."""
+    :class:`~workbench.wsd.text_senses.TextSenses`. Started when a visitor first asks for the
+    map's colours by predicted sense (the preload does not: on an empty cache it is long)."""
     words, tags = cmap.sentences, cmap.sentence_tags()
     key = ("text-senses", str(bi.directory), sha256_words(words), sha256_words(tags))
     name, n_words = cmap.info.get("corpus", "the text"), len(cmap)

@@ -28,6 +28,13 @@ def app_server() -> Iterator[Started]:
 
 
 @pytest.fixture(scope="module")
+def server(app_server: Started) -> str:
+    """The session's server's URL, for a module's browser tests (the first module to ask starts
+    it)."""
+    return app_server.take()
+
+
+@pytest.fixture(scope="module")
 def browser():
     """Debian's headless Chromium through Playwright, one per test module (skipped without it)."""
     if not CHROMIUM.exists():

@@ -25,13 +25,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def server(app_server):
-    """URL of a running app: the session's (``tests/webapp/conftest.py``), stopped at its end."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    return app_server.take()
-
-
-@pytest.fixture(scope="module")
 def browser_page(server, tmp_path_factory):
     if not CHROMIUM.exists():
         pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")

@@ -38,12 +38,6 @@ def _page(browser):
 
 
 @pytest.fixture(scope="module")
-def server(app_server):
-    """The session's server (``tests/webapp/conftest.py``)."""
-    return app_server.take()
-
-
-@pytest.fixture(scope="module")
 def empty_cache_server(tmp_path_factory):
     """A server started on an empty cache: the preload test meets it first (right after its
     start, before any visitor), the WSD page's empty-cache test after it."""

@@ -33,13 +33,6 @@ SENSES_LINK = {
 
 
 @pytest.fixture(scope="module")
-def server(app_server):
-    """The session's server (``tests/webapp/conftest.py``)."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    return app_server.take()
-
-
-@pytest.fixture(scope="module")
 def context(server, tmp_path_factory):
     if not CHROMIUM.exists():
         pytest.skip("no /usr/bin/chromium: run .ci/install-browser.sh")

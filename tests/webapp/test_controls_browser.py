@@ -24,13 +24,6 @@ SLOW_MS = 240_000
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def server(app_server):
-    """The session's server (``tests/webapp/conftest.py``)."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    return app_server.take()
-
-
 def _page(browser):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.set_default_timeout(SLOW_MS)

@@ -40,12 +40,6 @@ SHARE_JS = """([main, figure]) => {
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def server(app_server):
-    """The session's server (``tests/webapp/conftest.py``)."""
-    return app_server.take()
-
-
 @pytest.mark.parametrize("path", PAGES, ids=[p.strip("/") or "explore" for p in PAGES])
 def test_the_main_figure_fills_half_the_first_screen(browser, server, path):
     name = path.strip("/") or "explore"

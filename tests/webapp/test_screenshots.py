@@ -41,12 +41,6 @@ FAILED = ("Something went wrong", "The server could not load")
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def server(app_server):
-    """The session's server (``tests/webapp/conftest.py``)."""
-    return app_server.take()
-
-
 @pytest.mark.parametrize(("path", "name", "view"), PAGES, ids=[p[1] for p in PAGES])
 def test_each_page_s_default_view_is_pictured_for_the_guide(browser, server, path, name, view):
     page = browser.new_page(viewport=WINDOW)
