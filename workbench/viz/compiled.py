@@ -20,13 +20,13 @@ Example::
 
 from __future__ import annotations
 
-import sys
 import threading
 import warnings
 from types import ModuleType
 from typing import Any
 
 _LOCK = threading.Lock()
+_UMAP: ModuleType | None = None  # set once the import has finished
 
 
 def _caching(njit: Any) -> Any:
@@ -43,12 +43,15 @@ def _caching(njit: Any) -> Any:
 
 def import_umap() -> ModuleType:
     """The ``umap`` module, imported (once per process) with numba's ``njit`` caching its
-    compiled code on disk (see the module's notes); thread-safe."""
-    if "umap" in sys.modules:
-        return sys.modules["umap"]
+    compiled code on disk (see the module's notes); thread-safe: a thread that asks while another
+    is still importing waits for the whole module (``sys.modules`` holds a partly initialised
+    ``umap`` during the import, so its presence there is not taken as done)."""
+    global _UMAP
+    if _UMAP is not None:
+        return _UMAP
     with _LOCK:
-        if "umap" in sys.modules:
-            return sys.modules["umap"]
+        if _UMAP is not None:
+            return _UMAP
         import numba
         from numba.core.errors import NumbaWarning
 
@@ -60,4 +63,5 @@ def import_umap() -> ModuleType:
                 import umap
         finally:
             numba.njit = plain
+        _UMAP = umap
         return umap
