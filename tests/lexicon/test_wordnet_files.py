@@ -93,12 +93,15 @@ def test_a_sentence_needs_no_nltk():
 @pytest.mark.slow
 def test_every_synset_read_from_the_files_is_nltks(fresh, reference):
     """One pass over NLTK's synsets: every synset record read from the data files (name,
-    lexicographer file, hypernyms, instance hypernyms, sense keys) and every sense key's synset
-    and gloss answered from the files are NLTK's."""
+    lexicographer file, hypernyms, instance hypernyms, sense keys), every synset's definition
+    and examples in NLTK's order, and every sense key's synset and gloss answered from the files
+    are NLTK's."""
     by_key, _ = reference
     records = {r.name: r for r in fresh.synset_records()}
+    texts = fresh.synset_texts()
     seen_keys: set[str] = set()
     for synset in fresh.reader.all_synsets():
+        assert next(texts) == (synset.definition(), tuple(synset.examples())), synset
         record = records.pop(synset.name())
         assert record.lexname == synset.lexname(), synset
         assert set(record.hypernyms) == {s.name() for s in synset.hypernyms()}, synset
@@ -109,6 +112,7 @@ def test_every_synset_read_from_the_files_is_nltks(fresh, reference):
             assert fresh.synset(key) == synset.name(), key
         assert fresh.gloss(synset.name()) == synset.definition(), synset
         seen_keys |= set(record.keys)  # a synset may hold one key twice ("A" and "a")
+    assert next(texts, None) is None
     assert not records and seen_keys == set(by_key) and len(by_key) == wnmod.N_SENSE_KEYS_30
 
 

@@ -44,12 +44,14 @@ REFERENCE_SENTENCES = 500
 
 
 def wordnet_corpus() -> Corpus:
-    """Every WordNet 3.0 gloss and example sentence, in the database's synset order."""
+    """Every WordNet 3.0 gloss and example sentence, in the database's synset order (each
+    synset's definition, then its examples), read from WordNet's data files
+    (:meth:`workbench.lexicon.wordnet.WordNet.synset_texts`)."""
 
     texts: list[str] = []
-    for synset in load_wordnet().reader.all_synsets():
-        texts.append(synset.definition())
-        texts.extend(synset.examples())
+    for definition, examples in load_wordnet().synset_texts():
+        texts.append(definition)
+        texts.extend(examples)
     return corpus_from_texts(texts, name=WORDNET_CORPUS_NAME)
 
 

@@ -297,6 +297,7 @@ _DATA_FILE = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 #: Universal POS -> the ss_type digits of its sense keys.
 _SS_TYPES = {"NOUN": "1", "VERB": "2", "ADJ": "35", "ADV": "4"}
 _QUOTED = re.compile(r"[\"].*?[\"]")
+_EXAMPLE = re.compile(r'"([^"]*)"')
 _SYNTACTIC_MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
 
 
@@ -739,6 +740,27 @@ class WordNet:
                     instance_hypernyms=tuple(sorted(related["@i"])),
                     keys=tuple(keys),
                 )
+
+    def synset_texts(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """Every synset's ``(definition, examples)`` read from the ``data.*`` files in one pass,
+        in NLTK's order of ``all_synsets()`` (``data.adj``, ``data.adv``, ``data.noun``,
+        ``data.verb``, each by offset) and as NLTK's ``definition()`` and ``examples()`` give
+        them (the gloss after ``|``: its quoted parts are the examples, the rest the
+        definition), without making NLTK's reader.
+
+        Example::
+
+            >>> next(load_wordnet().synset_texts())[0]
+            '(usually followed by `to') having the necessary means or skill or know-how or authority to do something'
+        """  # noqa: E501
+        for name in ("adj", "adv", "noun", "verb"):
+            for line in self._files.text(f"data.{name}").splitlines():
+                if not line[:1].isdigit():
+                    continue
+                definition = _definition(line)
+                if definition is None:
+                    raise DataError(f"a line of WordNet's data.{name} has no single gloss")
+                yield definition, tuple(_EXAMPLE.findall(line.split("|", 1)[1]))
 
     def all_synsets(self, pos: str | None = None) -> Iterator[str]:
         """Names of all synsets (of a universal POS; ``ADJ`` includes satellites)."""
