@@ -1,16 +1,16 @@
-"""Where an ``Encoder.encode`` call's time goes: the call's own stages, run here from the
-library's public pieces and timed one by one (``bench/speed/extract.py --profile``).
+"""Where an ``Encoder.encode`` call's time goes: its stages timed through the encoder's own
+profile seam (``Encoder.encode(..., clock=...)``, :mod:`workbench.encoding.stage_clock`), for
+``bench/speed/extract.py --profile``.
 
-:func:`encode_in_stages` does what :meth:`workbench.Encoder.encode` does (without ``out=`` and
-the progress bar), step for step: the input checked and its output rows laid out
-(``input``), tokenized (``tokenize``), cut into windows and batches (``layout``), then each
-batch built (``prep``), moved to the device (``h2d``), run (``forward``), pooled (``pooling``),
-copied back (``d2h``) and written (``write``), and the result made (``finish``); its vectors
-are the encoder's, bit for bit (``tests/encoding/test_pipeline.py``). Two kinds of profile:
+:func:`encode_in_stages` is ``enc.encode(..., progress=False)`` with a :class:`Laps` clock: the
+encoder reports the end of each stage (checking the input and laying out its rows, ``input``;
+``tokenize``; ``layout``: windows and batches; then each batch's ``prep``, ``h2d``,
+``forward``, ``pooling``, ``d2h`` and ``write``; ``finish``), and the clock adds the seconds
+since the last report to that stage. Two kinds of profile:
 
-* ``StageTimes()``: the stages in turn. The plain loop runs whatever the encoder's pipeline
-  setting, waiting for the device after each stage, so that each stage is timed alone: where
-  the time goes, not how fast the overlapped run is.
+* ``StageTimes()``: the stages in turn. The encoder runs its plain loop whatever its pipeline
+  setting, and the clock waits for the device at each report, so that each stage is timed
+  alone: where the time goes, not how fast the overlapped run is.
 * ``StageTimes(overlapped=True)``: the call as the encoder runs it (overlapped where its
   pipeline setting says so), and ``threads`` gets what each of its threads did and waited for.
 
@@ -27,7 +27,6 @@ Example::
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -37,18 +36,10 @@ import torch
 from workbench.encoding.alignment import Sentences, normalize_input
 from workbench.encoding.batching import Batch
 from workbench.encoding.embeddings import LayerwiseEmbeddings
-from workbench.encoding.encoder import Encoder, gc_paused
-from workbench.encoding.pipeline.overlap import run_overlapped
-from workbench.encoding.pooling import Pooling, check_pooling, pool_words
-from workbench.encoding.rows import RowLayout, allocate, keep_masks
-from workbench.errors import EncodingError, InputError
-from workbench.limits import non_finite
+from workbench.encoding.encoder import Encoder
+from workbench.encoding.pooling import Pooling
+from workbench.encoding.stage_clock import STAGES
 
-#: ``input`` (checking it, the output rows and array), ``tokenize`` and ``layout`` (the input's
-#: tokens, windows and batches), each batch's ``prep`` .. ``write``, and ``finish`` (the result).
-STAGES: tuple[str, ...] = (
-    "input", "tokenize", "layout", "prep", "h2d", "forward", "pooling", "d2h", "write", "finish",
-)  # fmt: skip
 BATCH_STAGES = frozenset(STAGES[3:9])  # the stages of each batch, prep .. write
 
 
@@ -140,86 +131,8 @@ def encode_in_stages(
     Returns:
         what ``enc.encode`` returns: vectors ``(n_kept_words, n_kept_layers, dim)``.
     """
-    with gc_paused():
-        lap = Laps(profile, enc.device)
-        words = normalize_input(sentences)
-        pooling = check_pooling(pooling or enc.pooling)
-        kept_layers = enc.check_layers(layers)
-        masks = keep_masks(words, keep)
-        if store_dtype not in ("float32", "float16"):
-            raise InputError(f"store_dtype must be float32 or float16, not '{store_dtype}'.")
-        layout = RowLayout.build(words, masks)
-        vectors = allocate((layout.n, len(kept_layers), enc.dim), np.dtype(store_dtype), None)
-        lap("input")
-        notes, spans = _run(enc, words, layout, pooling, kept_layers, vectors, lap)
-        lap()
-        bad = non_finite(vectors)
-        if bad:
-            raise EncodingError(f"model '{enc.name}' yields {bad:,} non-finite numbers")
-        result = LayerwiseEmbeddings(
-            vectors=vectors,
-            layers=kept_layers,
-            words=layout.words,
-            sentence_index=layout.sentence,
-            word_index=layout.position,
-            spans=layout.spans(spans),
-            n_sentences=len(words),
-            n_hidden=enc.n_hidden,
-            model_name=enc.name,
-            fingerprint=enc.fingerprint,
-            pooling=pooling,
-            notes=notes,
-            compute_dtype=enc.dtype_name,
-        )
-        for note in notes:
-            warnings.warn(note, stacklevel=2)
-        lap("finish")
-    return result
-
-
-def _run(
-    enc: Encoder,
-    words: list[list[str]],
-    layout: RowLayout,
-    pooling: Pooling,
-    layers: tuple[int, ...],
-    vectors: np.ndarray,
-    lap: Laps,
-) -> tuple[list[str], np.ndarray]:
-    """Every batch, its rows written into ``vectors``: overlapped as the encoder would run it
-    when the profile is ``overlapped``, else the plain loop in turn. Returns the input's notes
-    and every running word's subword span ``(n_words, 2)``."""
-    dest = torch.from_numpy(vectors)
-    enc.model.eval()
-    with torch.inference_mode():
-        if enc.overlapped and not lap.in_turn:
-            stream = enc.batch_stream(words, layout.rows, pooling, lap)
-            run_overlapped(stream, enc.runner, layers, dest, enc.device, enc.pipeline,
-                           lambda n: None, lap.threads)  # fmt: skip
-            return stream.notes(), stream.word_spans()
-        prep = enc.preparer()(words)
-        lap("tokenize")
-        builder = enc.batch_builder(prep, layout.rows, pooling)
-        plan = builder.batches()
-        lap("layout")
-        for windows in plan:
-            batch = builder.build(windows)
-            lap.count(batch)
-            lap("prep")
-            if batch.plan.n_words:
-                on_device = batch.to_device(enc.device)
-                lap("h2d")
-                out = enc.runner(on_device.ids, on_device.mask)
-                lap("forward")
-                hidden = [out.hidden_states[k] for k in layers]
-                pooled = pool_words(on_device.index, hidden, dest.dtype)
-                del out, hidden
-                lap("pooling")
-                host = pooled.to("cpu")
-                lap("d2h")
-                dest.index_copy_(0, torch.from_numpy(batch.rows), host)
-                lap("write")
-        return prep.notes, prep.word_spans()
+    clock = Laps(profile, enc.device)
+    return enc.encode(sentences, layers, keep, False, None, store_dtype, pooling, clock=clock)
 
 
 def model_inputs(enc: Encoder, sentences: Sentences) -> Iterator[tuple[np.ndarray, np.ndarray]]:

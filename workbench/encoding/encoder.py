@@ -78,6 +78,7 @@ from workbench.encoding.pooling import LayerSpec, Pooling, check_pooling
 from workbench.encoding.prepare import Prepared, Preparer
 from workbench.encoding.rows import Progress, RowLayout, allocate, keep_masks, progress_reporter
 from workbench.encoding.runner import ModelRunner
+from workbench.encoding.stage_clock import StageClock, no_clock
 from workbench.encoding.tokenizer import WordTokenizer
 from workbench.errors import EncodingError, InputError
 from workbench.fileio import atomic_path
@@ -485,6 +486,7 @@ class Encoder:
         out: str | os.PathLike | None = None,
         store_dtype: str = "float32",
         pooling: Pooling | None = None,
+        clock: StageClock | None = None,
     ) -> LayerwiseEmbeddings:
         """Encode sentences into word vectors for every (or the chosen) hidden state.
 
@@ -501,6 +503,8 @@ class Encoder:
                 complete (a failed or interrupted run leaves no file there).
             store_dtype: ``float32`` (default) or ``float16`` for the stored vectors.
             pooling: subword pooling for this call (default: the encoder's).
+            clock: told as each stage of the call ends, for a profile
+                (:mod:`workbench.encoding.stage_clock`; ``bench/lib/stages.py`` times them).
 
         Raises:
             InputError: bad input (named), before any work starts.
@@ -512,9 +516,11 @@ class Encoder:
             rows in input order (sentence by sentence, word by word).
         """
         with gc_paused():
-            return self._encode(sentences, layers, keep, progress, out, store_dtype, pooling)
+            return self._encode(sentences, layers, keep, progress, out, store_dtype, pooling, clock)
 
-    def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling):
+    def _encode(self, sentences, layers, keep, progress, out, store_dtype, pooling, clock):
+        lap = no_clock if clock is None else clock
+        lap()
         words = normalize_input(sentences)
         pooling = check_pooling(pooling or self.pooling)
         kept_layers = self.check_layers(layers)
@@ -525,12 +531,16 @@ class Encoder:
         shape = (layout.n, len(kept_layers), self.dim)
         if out is None:
             vectors = allocate(shape, np.dtype(store_dtype), None)
-            notes, spans = self._run(words, layout, pooling, kept_layers, vectors, progress)
+            lap("input")
+            notes, spans = self._run(words, layout, pooling, kept_layers, vectors, progress, clock)
             self._check_finite(vectors)
         else:
             with atomic_path(out, suffix=".npy") as tmp:  # at `out` only once complete
                 stream = allocate(shape, np.dtype(store_dtype), tmp)
-                notes, spans = self._run(words, layout, pooling, kept_layers, stream, progress)
+                lap("input")
+                notes, spans = self._run(
+                    words, layout, pooling, kept_layers, stream, progress, clock
+                )
                 self._check_finite(stream)  # before the file appears at `out`
                 if isinstance(stream, np.memmap):
                     stream.flush()
@@ -553,6 +563,7 @@ class Encoder:
         )
         for note in notes:
             warnings.warn(note, stacklevel=3)  # the caller of encode
+        lap("finish")
         return result
 
     def _check_finite(self, vectors: np.ndarray) -> None:
@@ -587,10 +598,12 @@ class Encoder:
         layers: tuple[int, ...],
         vectors: np.ndarray,
         progress: Progress,
+        clock: StageClock | None = None,
     ) -> tuple[list[str], np.ndarray]:
         """Run every batch and write the pooled rows of owned, kept words into ``vectors``:
-        the plain loop, or overlapped where the pipeline option says so (torch only). Returns
-        what tokenizing noted and every running word's subword span ``(n_words, 2)``."""
+        the plain loop, or overlapped where the pipeline option says so (torch only; never
+        for a clock that wants the stages in turn). Returns what tokenizing noted and every
+        running word's subword span ``(n_words, 2)``."""
         total = len(layout.rows)
         bar, callback = progress_reporter(progress, total)
         done = 0
@@ -603,46 +616,55 @@ class Encoder:
             if callback is not None:
                 callback(done / max(total, 1))
 
+        plain = (words, layout.rows, pooling, layers, vectors, on_batch, clock)
         try:
             if self.onnx is not None:
-                return self._plain_loop(words, layout.rows, pooling, layers, vectors, on_batch)
+                return self._plain_loop(*plain)
             import torch
 
             self.model.eval()  # dropout off, even when a wrapper sharing the model switched it on
-            if self.overlapped:
+            if self.overlapped and (clock is None or not clock.in_turn):
                 dest = torch.from_numpy(vectors)  # shares memory (also with a memory map)
                 assert self.runner is not None
+                threads = None if clock is None else clock.threads
                 with torch.inference_mode():
-                    stream = self.batch_stream(words, layout.rows, pooling)
-                    run_overlapped(
-                        stream, self.runner, layers, dest, self.device, self.pipeline, on_batch
-                    )
+                    stream = self.batch_stream(words, layout.rows, pooling, clock)
+                    run_overlapped(stream, self.runner, layers, dest, self.device, self.pipeline,
+                                   on_batch, threads)  # fmt: skip
                 return stream.notes(), stream.word_spans()
-            return self._plain_loop(words, layout.rows, pooling, layers, vectors, on_batch)
+            return self._plain_loop(*plain)
         finally:
             if bar is not None:
                 bar.close()
 
-    def _plain_loop(self, words, rows, pooling, layers, dest, on_batch):
+    def _plain_loop(self, words, rows, pooling, layers, dest, on_batch, clock=None):
         """Tokenize the whole input, plan its batches, and run them one after another in this
         thread: each built, run and pooled by the backend (``pooled``: the torch
         :class:`~workbench.encoding.runner.ModelRunner` or ONNX Runtime's
         :class:`~workbench.encoding.exported.runtime.OnnxModel`), its rows written into
-        ``dest`` ``(n_rows, len(layers), dim)``. Returns the input's notes and word spans."""
+        ``dest`` ``(n_rows, len(layers), dim)``; ``clock`` told of each stage. Returns the
+        input's notes and word spans."""
         runner = self.onnx if self.onnx is not None else self.runner
         assert runner is not None
+        lap = no_clock if clock is None else clock
         prep = self.preparer()(words)  # subwords per word, windows of long sentences
+        lap("tokenize")
         builder = self.batch_builder(prep, rows, pooling)
         plan = builder.batches()  # window indices per batch, longest first
+        lap("layout")
         for windows in plan:
             stage, batch = "prep", None
             try:
                 batch = builder.build(windows)  # padded ids and mask, pooling plan, output rows
+                if clock is not None:
+                    clock.count(batch)
+                lap("prep")
                 if batch.plan.n_words:
                     stage = "forward"
-                    host = runner.pooled(batch, layers, dest.dtype)
+                    host = runner.pooled(batch, layers, dest.dtype, lap)
                     stage = "write"
                     dest[batch.rows] = host
+                    lap("write")
             except Exception as exc:
                 raise batch_error(exc, stage, batch) from exc
             on_batch(batch.n_owned)

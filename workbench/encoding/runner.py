@@ -29,6 +29,7 @@ import numpy as np
 
 from workbench.encoding.batching import Batch
 from workbench.encoding.pooling import pool_words
+from workbench.encoding.stage_clock import no_clock
 
 if TYPE_CHECKING:
     import torch
@@ -95,15 +96,29 @@ class ModelRunner:
             )
             return self.model(**kwargs)
 
-    def pooled(self, batch: Batch, layers: Sequence[int], dtype: np.dtype) -> np.ndarray:
+    def pooled(
+        self,
+        batch: Batch,
+        layers: Sequence[int],
+        dtype: np.dtype,
+        lap: Callable[[str], None] = no_clock,
+    ) -> np.ndarray:
         """A batch's word rows ``(batch.plan.n_words, len(layers), dim)`` in ``dtype``, in the
-        order of ``batch.rows``: moved to the device, run, pooled there, copied back."""
+        order of ``batch.rows``: moved to the device, run, pooled there, copied back; ``lap``
+        is told as each of those stages ends (``h2d``, ``forward``, ``pooling``, ``d2h``:
+        :mod:`workbench.encoding.stage_clock`)."""
         import torch
 
         with torch.inference_mode():
             on_device = batch.to_device(self.device)
+            lap("h2d")
             out = self(on_device.ids, on_device.mask)
+            lap("forward")
             hidden = [out.hidden_states[k] for k in layers]
             torch_dtype = torch.from_numpy(np.empty(0, dtype=dtype)).dtype
             pooled = pool_words(on_device.index, hidden, torch_dtype)
-            return pooled.to("cpu").numpy()
+            del out, hidden
+            lap("pooling")
+            host = pooled.to("cpu").numpy()
+            lap("d2h")
+            return host

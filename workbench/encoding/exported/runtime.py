@@ -13,7 +13,7 @@ Example::
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +22,7 @@ import onnxruntime as ort
 from workbench.encoding.batching import Batch
 from workbench.encoding.exported.store import MODEL_FILE, TOKENIZER_FILE, ExportRecord
 from workbench.encoding.pooling import pool_words_array
+from workbench.encoding.stage_clock import no_clock
 from workbench.encoding.tokenizer import WordTokenizer
 from workbench.errors import ModelLoadError
 
@@ -80,8 +81,18 @@ class OnnxModel:
         (states,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask})
         return states
 
-    def pooled(self, batch: Batch, layers: Sequence[int], dtype: np.dtype) -> np.ndarray:
+    def pooled(
+        self,
+        batch: Batch,
+        layers: Sequence[int],
+        dtype: np.dtype,
+        lap: Callable[[str], None] = no_clock,
+    ) -> np.ndarray:
         """A batch's word rows ``(batch.plan.n_words, len(layers), dim)`` in ``dtype``, in the
-        order of ``batch.rows``: every hidden state computed, the kept ones pooled."""
+        order of ``batch.rows``: every hidden state computed, the kept ones pooled; ``lap`` is
+        told as ``forward`` and ``pooling`` end (:mod:`workbench.encoding.stage_clock`)."""
         states = self.hidden_states(batch.ids, batch.mask if batch.padded else None)
-        return pool_words_array(batch.plan, states[list(layers)], dtype)
+        lap("forward")
+        pooled = pool_words_array(batch.plan, states[list(layers)], dtype)
+        lap("pooling")
+        return pooled
