@@ -2,9 +2,9 @@
 
 Two roles in one file. Imported by Streamlit's server (``streamlit run`` finds the ``st.App``
 below), it declares the app with a lifespan that starts loading the model, WordNet and the
-default views' data in the background before the first visitor comes
-(:mod:`webapp.startup`). Run as each visitor's script (``__main__``), it sets the page, draws
-the sidebar (model, device, pooling, layers, model facts) and runs ``st.navigation`` over the
+default views' data in the background before the first visitor comes (:mod:`webapp.startup`;
+:func:`preload_plan` says what). Run as each visitor's script (``__main__``), it sets the page,
+draws the sidebar (model, device, pooling, layers, model facts) and runs ``st.navigation`` over the
 pages :func:`pages` lists: each page's file in ``webapp/pages/``, its title and icon, in the
 navigation's order, Explore the default. A new page is one more ``st.Page`` line there.
 """
@@ -31,9 +31,18 @@ def pages() -> list[st.Page]:
     ]
 
 
+def preload_plan() -> tuple[webapp.startup.Steps, int | None]:
+    """The preload's steps and the first of them that stands aside for visitors
+    (:mod:`webapp.preload`), imported when the preload's thread calls this: the library and
+    torch are imported there, after the server answers."""
+    from webapp.preload import FIRST_VIEW_STEPS, STEPS
+
+    return STEPS, FIRST_VIEW_STEPS
+
+
 def main() -> None:
     """One visitor's script run (marked as one, :func:`webapp.startup.visitor_run`)."""
-    webapp.startup.start()  # started by the server already; here for a server without it
+    webapp.startup.start(preload_plan)  # started by the server already; here without it
     with webapp.startup.visitor_run():  # the preload's later steps wait meanwhile
         run_page()
 
@@ -57,4 +66,6 @@ def run_page() -> None:
 if __name__ == "__main__":
     main()
 else:
-    app = st.App("app.py", lifespan=webapp.startup.lifespan, routes=webapp.startup.routes())
+    app = st.App(
+        "app.py", lifespan=webapp.startup.lifespan(preload_plan), routes=webapp.startup.routes()
+    )

@@ -423,3 +423,69 @@ def test_public_functions_carry_type_hints():
 def test_hint_check_catches_a_missing_hint():
     tree = ast.parse("def f(a, b: int) -> int: ...\nclass C:\n    def g(self):\n        ...\n")
     assert unannotated(tree) == ["f: a", "C.g: return"]
+
+
+#: The house's top-level packages in layer order: a layer never imports a later one (the
+#: library knows no front end, the app no bench; the tests' tools stand apart).
+LAYERS = ("workbench", "webapp", "bench")
+HOUSE = {
+    **{module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))},
+    **{module_name(p): p for p in FRONT_ENDS},
+    **{module_name(p): p for p in sorted((REPO / "bench").rglob("*.py"))},
+    **{module_name(p): p for p in sorted((REPO / "devtools").rglob("*.py"))},
+}
+
+
+def layer_of(module: str) -> str:
+    """``webapp.pages.wsd`` -> ``webapp``; the app's script ``app`` is the front end's."""
+    top = module.split(".")[0]
+    return "webapp" if top == "app" else top
+
+
+def house_graph(house: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the house's modules it imports, at the top of the file or inside a function
+    (``from pkg import mod`` counts as ``pkg.mod``)."""
+    edges: dict[str, set[str]] = {m: set() for m in house}
+    for mod, path in house.items():
+        for node in ast.walk(parse(path)):
+            if isinstance(node, ast.Import):
+                named = [(a.name, []) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                named = [(node.module, [a.name for a in node.names])]
+            else:
+                continue
+            for module, names in named:
+                found = [f"{module}.{n}" for n in names if f"{module}.{n}" in house]
+                found = found or ([module] if module in house else [])
+                edges[mod].update(d for d in found if d != mod and not mod.startswith(d + "."))
+    return edges
+
+
+def layer_breaches(edges: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for every import of a later layer's module (:data:`LAYERS`)."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    return sorted(
+        f"{a} -> {b}"
+        for a, deps in edges.items()
+        for b in deps
+        if layer_of(a) in rank and layer_of(b) in rank and rank[layer_of(b)] > rank[layer_of(a)]
+    )
+
+
+def test_the_whole_house_has_no_import_cycles_and_keeps_its_layers():
+    """The library, the app (``app.py``, ``webapp/``), the benches and the tests' tools
+    (``devtools/``) together: no cycle among their modules, and no layer importing a later one."""
+    edges = house_graph(HOUSE)
+    assert find_cycles(edges) == []
+    assert layer_breaches(edges) == []
+    front = [b for a in edges for b in edges[a] if a.startswith("webapp")]
+    assert any(layer_of(b) == "workbench" for b in front)  # the graph sees the app's imports
+
+
+def test_the_house_check_catches_a_library_importing_the_app(tmp_path):
+    lib, page = tmp_path / "lib.py", tmp_path / "page.py"
+    lib.write_text("def f():\n    from webapp import page\n")
+    page.write_text("from workbench import lib\n")
+    edges = house_graph({"workbench.lib": lib, "webapp.page": page})
+    assert layer_breaches(edges) == ["workbench.lib -> webapp.page"]
+    assert find_cycles(edges) == [["webapp.page", "workbench.lib"]]

@@ -1,11 +1,13 @@
-"""The app server's start: a lifespan that starts the preload (:mod:`webapp.preload`) in one
-background thread, the record of how far it is, the route that reports it, and the in-page
-message for a step that failed.
+"""The app server's start: a lifespan that starts the preload in one background thread, the
+record of how far it is, the route that reports it, and the in-page message for a step that
+failed.
 
-``app.py`` declares ``st.App`` with :func:`lifespan`: Streamlit's server runs it before it
-accepts connections, and it only starts the thread, so the health check answers at once. This
-module imports neither torch nor the library: the thread imports :mod:`webapp.preload` (the
-library, the model code) while the server already answers and the browser loads the page. The
+``app.py`` declares ``st.App`` with :func:`lifespan` of its preload :data:`Plan` (a function
+that imports :mod:`webapp.preload` and returns its steps): Streamlit's server runs the lifespan
+before it accepts connections, and it only starts the thread, so the health check answers at
+once. This module imports neither torch nor the library, nor the preload: the thread calls the
+plan (the library, the model code imported then) while the server already answers and the
+browser loads the page. The
 steps a first page does not need stand aside while a visitor's page runs, and for the first
 seconds until a first visitor's page is drawn (:func:`yield_to_visitors`; ``app.py`` marks each
 run with :func:`visitor_run`), so the first chart does not share two cores with them. A step that
@@ -16,7 +18,7 @@ The server also answers ``GET /_workbench/preload`` with every step's state (JSO
 
 Example::
 
-    app = st.App("app.py", lifespan=webapp.startup.lifespan, routes=webapp.startup.routes())
+    app = st.App("app.py", lifespan=webapp.startup.lifespan(plan), routes=webapp.startup.routes())
     webapp.startup.show_failures()                              # on a page
 """
 
@@ -27,6 +29,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -36,6 +39,13 @@ log = logging.getLogger("workbench.app")
 #: Streamlit warns of every cached call made outside a visitor's script run ("missing
 #: ScriptRunContext"), which is what a preload is: those warnings say nothing here.
 logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").setLevel(logging.ERROR)
+
+
+#: The preload's steps: each a name (what it loads, in words) and a function of no argument.
+Steps = Sequence[tuple[str, Callable[[], None]]]
+#: What the preload runs, called in its thread (it imports the library): its steps, and the
+#: index of the first step that stands aside for visitors (None: none does).
+Plan = Callable[[], tuple[Steps, int | None]]
 
 
 @dataclass
@@ -133,26 +143,27 @@ def yield_to_visitors(started: float, clock: Callable[[], float] = time.monotoni
     return clock() - t0
 
 
-def run_steps(
-    steps: Sequence[tuple[str, Callable[[], None]]] | None = None, first_view: int | None = None
-) -> list[Step]:
-    """Run ``steps`` (by default :data:`webapp.preload.STEPS`, imported here) one after the
-    other, recording each one's state; returns the record. The steps from index ``first_view``
-    on (by default :data:`webapp.preload.FIRST_VIEW_STEPS`; None with explicit ``steps``: none)
-    each wait for visitors' runs first (:func:`yield_to_visitors`)."""
+def run_plan(plan: Plan) -> list[Step]:
+    """Load the preload's steps (``plan()``, which imports the library) and run them with
+    :func:`run_steps`; returns the record. A plan that cannot be loaded is recorded as one
+    failed step (shown on the page); the server lives on."""
+    try:  # the library: after the server answers
+        steps, first_view = plan()
+    except Exception as exc:  # noqa: BLE001 - shown on the page; the server lives on
+        log.warning("the preload's code could not be imported", exc_info=True)
+        record, lock = _status()
+        with lock:
+            record[:] = [Step("the preload's code", "failed", 0.0, f"{type(exc).__name__}: {exc}")]
+        return record
+    return run_steps(steps, first_view)
+
+
+def run_steps(steps: Steps, first_view: int | None = None) -> list[Step]:
+    """Run ``steps`` one after the other, recording each one's state; returns the record. The
+    steps from index ``first_view`` on (None: none) each wait for visitors' runs first
+    (:func:`yield_to_visitors`)."""
     started = time.monotonic()
     record, lock = _status()
-    if steps is None:
-        try:  # the library: after the server answers
-            from webapp.preload import FIRST_VIEW_STEPS, STEPS
-        except Exception as exc:  # noqa: BLE001 - shown on the page; the server lives on
-            log.warning("the preload's code could not be imported", exc_info=True)
-            with lock:
-                record[:] = [
-                    Step("the preload's code", "failed", 0.0, f"{type(exc).__name__}: {exc}")
-                ]
-            return record
-        steps, first_view = STEPS, FIRST_VIEW_STEPS
     with lock:
         record[:] = [Step(name) for name, _ in steps]
     for index, ((name, work), step) in enumerate(zip(steps, record)):
@@ -181,9 +192,11 @@ def run_steps(
 
 
 @st.cache_resource
-def start() -> threading.Thread:
-    """Start :func:`run_steps` in a daemon thread, once per process; returns the thread."""
-    thread = threading.Thread(target=run_steps, name="workbench-preload", daemon=True)
+def start(_plan: Plan) -> threading.Thread:
+    """Start :func:`run_plan` of ``_plan`` in a daemon thread, once per process (whatever the
+    plan: it is not part of the cache's key); returns the thread."""
+    thread = threading.Thread(target=run_plan, args=(_plan,), name="workbench-preload",
+                              daemon=True)  # fmt: skip
     thread.start()
     return thread
 
@@ -195,15 +208,20 @@ def status() -> list[Step]:
         return [Step(s.name, s.state, s.seconds, s.error) for s in record]
 
 
-@contextlib.asynccontextmanager
-async def lifespan(app: Any) -> AsyncIterator[dict[str, Any]]:
-    """Streamlit's server lifespan: start the preload thread and return at once (the server
-    accepts connections meanwhile). Nothing raised here can stop the server."""
-    try:
-        start()
-    except Exception:  # noqa: BLE001 - the pages load what they need themselves
-        log.exception("could not start preloading")
-    yield {}
+def lifespan(plan: Plan) -> Callable[[Any], AbstractAsyncContextManager[dict[str, Any]]]:
+    """Streamlit's server lifespan for ``plan``: it starts the preload thread and returns at
+    once (the server accepts connections meanwhile). Nothing raised there can stop the
+    server."""
+
+    @contextlib.asynccontextmanager
+    async def starting(app: Any) -> AsyncIterator[dict[str, Any]]:
+        try:
+            start(plan)
+        except Exception:  # noqa: BLE001 - the pages load what they need themselves
+            log.exception("could not start preloading")
+        yield {}
+
+    return starting
 
 
 #: The server's route that tells how far the preload is (JSON; for a deployment's readiness

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from workbench.viz.compiled import import_umap
+
 _RACE = """
 import sys, threading, time
 from workbench.viz.compiled import import_umap
@@ -29,7 +31,5 @@ def test_a_second_thread_waits_for_the_whole_module():
 
 
 def test_the_module_is_umap_with_its_estimator():
-    from workbench.viz.compiled import import_umap
-
     umap = import_umap()
     assert umap is import_umap() and umap.__name__ == "umap" and hasattr(umap, "UMAP")

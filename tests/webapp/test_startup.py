@@ -79,3 +79,15 @@ def test_a_step_that_meets_a_concurrent_import_is_tried_once_more(monkeypatch):
     record = startup.run_steps([("flaky", flaky), ("broken", broken)])
     assert len(tries) == 2 and record[0].state == "done"
     assert record[1].state == "failed" and "nowhere" in record[1].error
+
+
+def test_a_plan_that_cannot_be_loaded_is_one_failed_step_and_a_plan_runs_its_steps():
+    def unloadable() -> tuple[startup.Steps, int | None]:
+        raise ImportError("no module named 'torch'")
+
+    record = startup.run_plan(unloadable)
+    assert [(s.name, s.state) for s in record] == [("the preload's code", "failed")]
+    assert "torch" in record[0].error
+    ran: list[str] = []
+    record = startup.run_plan(lambda: ([("a", lambda: ran.append("a"))], None))
+    assert ran == ["a"] and [(s.name, s.state) for s in record] == [("a", "done")]
