@@ -14,6 +14,7 @@ import pytest
 
 from workbench import Encoder
 from workbench.cli.main import main
+from workbench.encoding import models
 from workbench.encoding.exported import make, quantize
 from workbench.encoding.exported.backend import choose_backend
 from workbench.encoding.exported.store import (
@@ -114,9 +115,15 @@ def test_an_export_that_disagrees_with_torch_is_refused_and_the_model_stays_on_t
 ):
     tolerance = make.TOLERANCE
     monkeypatch.setattr(make, "TOLERANCE", -1.0)  # nothing agrees
+    loads = []
+    plain_load = models.load_pretrained
+    monkeypatch.setattr(models, "load_pretrained", lambda *a: loads.append(a) or plain_load(*a))
     with pytest.warns(UserWarning, match="stays on torch.*differ from torch"):
-        enc = Encoder(str(tiny_model_dir), device="cpu")
+        enc = Encoder(str(tiny_model_dir), device="cpu", dtype="float32")
     assert enc.backend.name == "torch" and "refused" in enc.backend.reason
+    assert len(loads) == 1  # the float32 model the export was made from answers
+    fresh = Encoder(str(tiny_model_dir), device="cpu", dtype="float32", backend="torch")
+    np.testing.assert_array_equal(enc.encode(SENTENCES).vectors, fresh.encode(SENTENCES).vectors)
     assert refusal_path(enc.fingerprint).is_file() and not export_folder(enc.fingerprint).exists()
     monkeypatch.setattr(make, "TOLERANCE", tolerance)
     later = Encoder(str(tiny_model_dir), device="cpu")  # goes straight to torch, says why

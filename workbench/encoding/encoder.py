@@ -182,8 +182,8 @@ class Encoder:
         self.backend = choice
         if choice.name == "onnx" and choice.folder is not None and choice.record is not None:
             self._open_export(choice.folder, choice.record, max_length)
-        else:
-            self._load_torch(dtype, max_length, compile, attention)
+        else:  # torch; the float32 model a refused export was made from, when it is the one
+            self._load_torch(dtype, max_length, compile, attention, self._model)
         budget = self.max_length - self.specials.count
         if budget < 1:
             raise InputError(f"max_length {self.max_length} leaves no room for words.")
@@ -193,23 +193,32 @@ class Encoder:
         self.min_fill = self.pipeline.min_fill_on(self.device)
 
     def _load_torch(
-        self, dtype: DtypeName, max_length: int | None, compile: bool, attention: str
+        self,
+        dtype: DtypeName,
+        max_length: int | None,
+        compile: bool,
+        attention: str,
+        float32: PreTrainedModel | None = None,
     ) -> None:
-        """Load the model through transformers, for the torch backend."""
+        """Load the model through transformers, for the torch backend; ``float32``: the model
+        already loaded in float32 on this device (to make an export that was refused), kept
+        where float32 is the dtype chosen instead of being loaded again."""
         shape = ProbeShape.of(models.load_config(self.source)) if dtype == "auto" else None
         self.dtype_choice = explain_dtype(dtype, self.device, shape)
         self.dtype = torch_dtype(self.dtype_choice.name)
-        loaded = models.load_pretrained(self.source, self.dtype, self.device)
-        self.tokenizer, self._model = loaded.tokenizer, loaded.model
-        config = loaded.model.config
-        self.fingerprint = loaded.fingerprint
+        if float32 is None or self.dtype_choice.name != "float32":
+            loaded = models.load_pretrained(self.source, self.dtype, self.device)
+            self.tokenizer, self._model = loaded.tokenizer, loaded.model
+            self.fingerprint = loaded.fingerprint
+        assert self._model is not None
+        config = self._model.config
         self.n_layers = int(config.num_hidden_layers)
         self.dim = int(config.hidden_size)
         self.max_length = self._input_limit(max_length)
         self.specials = self._special_template()
         if attention != "auto":
             self._set_attention(attention)
-        self.runner = ModelRunner(loaded.model, self.device, compile)
+        self.runner = ModelRunner(self._model, self.device, compile)
 
     def _open_export(self, folder: Path, record: ExportRecord, max_length: int | None) -> None:
         """Open the model's export, for the ONNX Runtime backend (no torch, no transformers)."""
