@@ -91,9 +91,10 @@ _P = TypeVar("_P", bound="Correction")
 class Correction:
     """Base class: per-layer fitting, layout checks, provenance, save/load.
 
-    Subclasses define ``name``, ``state_names`` (the names of the learned arrays: each is the
-    attribute ``<name>_`` after fitting, and an array of the saved ``.npz``), ``_fit_layer(x) ->
-    dict`` and ``_transform_layer(x, state) -> array`` on one layer's ``(n, dim)`` float64 array.
+    Subclasses define ``name`` and ``label`` (how tables and figures name it), ``state_names``
+    (the names of the learned arrays: each is the attribute ``<name>_`` after fitting, and an
+    array of the saved ``.npz``), ``_fit_layer(x) -> dict`` and ``_transform_layer(x, state) ->
+    array`` on one layer's ``(n, dim)`` float64 array.
 
     scikit-learn's estimator conventions without importing scikit-learn (an import every app
     page that fits a correction would pay): ``__init__`` only stores its keyword
@@ -129,6 +130,7 @@ class Correction:
         return f"{type(self).__name__}({params})"
 
     name: ClassVar[str] = ""
+    label: ClassVar[str] = ""  # how tables and figures name it ("standardized")
     state_names: ClassVar[tuple[str, ...]] = ()
     #: The axes of each learned array of one layer, by name: ``"dim"`` is the input width
     #: (``n_features_in_``), another name a size shared by the arrays that use it. An array

@@ -188,6 +188,7 @@ class Standardizer(Correction):
     """
 
     name = "zscore"
+    label = "standardized"
     state_names = ("mean", "scale", "var", "zero_variance")
 
     def __init__(self, zero_variance: Literal["center", "zero", "error"] = "center"):
@@ -256,6 +257,7 @@ class MeanCenterer(Correction):
     """Subtract the reference mean: ``x - mean_``."""
 
     name = "center"
+    label = "centered"
     state_names = ("mean",)
 
     def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
@@ -274,6 +276,7 @@ class AllButTheTop(Correction):
     """
 
     name = "abtt"
+    label = "all-but-the-top"
     state_names = ("mean", "components")
     state_axes = {"components": ("n_components", "dim")}
 
@@ -310,6 +313,7 @@ class Whitener(Correction):
     """
 
     name = "whiten"
+    label = "whitened"
     state_names = ("mean", "whitening", "eigenvalues")
     state_axes = {"whitening": ("dim", "n_components")}
 
@@ -338,6 +342,7 @@ class Identity(Correction):
     """No correction (only the layout and width checks), for a uniform code path."""
 
     name = "none"
+    label = "raw"
     state_names = ()
 
     def _fit_layer(self, x: np.ndarray) -> dict[str, np.ndarray]:
@@ -347,18 +352,15 @@ class Identity(Correction):
         return x
 
 
+#: Every correction, in the order tables and figures show them (raw first). A new correction
+#: is a :class:`~workbench.geometry.correction.Correction` subclass with its ``name`` and
+#: ``label``, and its line here.
 _REGISTRY: dict[str, type[Correction]] = {
-    cls.name: cls for cls in (Standardizer, MeanCenterer, AllButTheTop, Whitener, Identity)
+    cls.name: cls for cls in (Identity, MeanCenterer, Standardizer, AllButTheTop, Whitener)
 }
 CORRECTIONS: tuple[str, ...] = tuple(_REGISTRY)
-#: How tables and figures name each correction.
-CORRECTION_LABELS: dict[str, str] = {
-    "none": "raw",
-    "center": "centered",
-    "zscore": "standardized",
-    "abtt": "all-but-the-top",
-    "whiten": "whitened",
-}
+#: How tables and figures name each correction (each class's ``label``).
+CORRECTION_LABELS: dict[str, str] = {name: cls.label for name, cls in _REGISTRY.items()}
 
 
 def make_correction(name: CorrectionName | str, **params: Any) -> Correction:
