@@ -57,10 +57,10 @@ from workbench.wsd.evaluate import CorpusEvaluation, Stage, evaluate_corpus
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import SensePrediction, TrainingOccurrences
 from workbench.wsd.opened import OpenedSystem
-from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEMS, system_label
 from workbench.wsd.reporting.document import EvalReport, eval_report, facts_of
 from workbench.wsd.reporting.links import APP_URL
 from workbench.wsd.systems import offered_systems, open_system
+from workbench.wsd.systems.registry import DEFAULT_SYSTEM, SYSTEMS, system_label
 from workbench.wsd.text_senses import TextSenses, text_senses
 
 # --------------------------------------------------------------------------- data
@@ -398,7 +398,7 @@ def biencoder(settings: Settings | None = None) -> BiEncoder | None:
     """The WSD bi-encoder of the sidebar's model (the default system's, loaded once); None
     when the model has none (errors stop the page)."""
     opened = wsd_system(DEFAULT_SYSTEM, settings)
-    if opened.name != "biencoder":
+    if not opened.is_biencoder:
         return None
     with user_errors(), st.spinner("Loading the WSD bi-encoder…"):
         return opened.biencoder
