@@ -18,11 +18,10 @@ from pathlib import Path
 from workbench.bounds import COUNT, NON_NEGATIVE
 from workbench.cli import wsd_compare
 from workbench.cli.options import (
-    add_dtype,
     add_former_name,
+    add_model_options,
     add_overwrite,
     command_line,
-    home_expanded,
     name_or_path_arg,
     number,
     path_arg,
@@ -30,7 +29,6 @@ from workbench.cli.options import (
 from workbench.corpora.datasets import corpus_files
 from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError, InputError, OutputError
 from workbench.fileio import check_writable, input_problem
 from workbench.geometry.corrections import CORRECTION_LABELS
@@ -82,18 +80,6 @@ def _app_url(text: str) -> str:
         return check_app_url(text)
     except InputError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--model",
-        type=home_expanded,
-        default=None,
-        help="HF id or local dir (default: packaged MiniLM)",
-    )
-    p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
-    add_dtype(p)
-    p.add_argument("--pooling", choices=POOLINGS, default="mean")
 
 
 def _system_arg(p: argparse.ArgumentParser) -> None:
@@ -191,7 +177,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="index directory (default: cache): a new or empty one, or a workbench index, "
         "which is replaced whole",
     )  # fmt: skip
-    _model_args(t)
+    add_model_options(t)
     _index_args(t)
     t.set_defaults(func=cmd_train)
 
@@ -221,7 +207,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"the app's address, for the reports' links that open an error on its WSD page "
         f"(default {APP_URL})",
     )  # fmt: skip
-    _model_args(e)
+    add_model_options(e)
     _index_args(e)
     _lever_args(e)
     e.set_defaults(func=cmd_eval)
@@ -245,7 +231,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--out", type=path_arg, default=None, help="write reports here")
     s.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
     add_overwrite(s)
-    _model_args(s)
+    add_model_options(s)
     s.set_defaults(func=cmd_layers)
 
     d = wsub.add_parser("disambiguate", help="rank the senses of one word in a sentence")
@@ -258,7 +244,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     _system_arg(d)
     _lever_args(d)
-    _model_args(d)
+    add_model_options(d)
     d.set_defaults(func=cmd_disambiguate)
 
     c = wsub.add_parser("score", help="P, R, F1 of a key file, as the official scorer prints")
