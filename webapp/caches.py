@@ -405,11 +405,12 @@ def biencoder(settings: Settings | None = None) -> BiEncoder | None:
 
 
 def system_options(model: str | None, fingerprint: str, dtype: str) -> dict[str, str]:
-    """System name -> its label in the system choice (:func:`workbench.wsd.registry.
+    """System name -> its label in the system choice (:func:`workbench.wsd.systems.registry.
     system_label`: with the F1 measured for the model of ``fingerprint`` in ``dtype``, or the
-    packaged model's, said so), for the systems that answer as themselves for ``model``
-    (:func:`workbench.wsd.systems.offered_systems`): the bi-encoder first (the default) when
-    the model has one, the SemCor systems when SemCor is here, and the WordNet-only one."""
+    packaged model's, said so), for the systems of the registry that answer as themselves for
+    ``model`` (:func:`workbench.wsd.systems.offered_systems`): the bi-encoder first (the
+    default) when the model has one, the SemCor systems when SemCor is here, and the
+    WordNet-only one."""
     return {name: system_label(name, fingerprint, dtype) for name in offered_systems(model)}
 
 
