@@ -17,9 +17,9 @@ from workbench.wsd.builds import semcor_index, semcor_sha256, system_index_path
 from workbench.wsd.config import EncoderInfo
 from workbench.wsd.disambiguate import target_lemmas
 from workbench.wsd.predict import encode_instances, train_index
-from workbench.wsd.registry import SYSTEMS
 from workbench.wsd.sources import gloss_vectors, sense_graph
 from workbench.wsd.store import save_index
+from workbench.wsd.systems.registry import SYSTEMS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -134,7 +134,7 @@ def best_wsd_index(wsd_data, default_encoder, _session_cache) -> Path:
 
     The real one encodes all of SemCor and the definitions of WordNet's 117k synsets (about 10
     minutes on 2 cores). In a session cache this stands in for it: the 'best' settings
-    (:data:`workbench.wsd.registry.SYSTEMS`) trained on a part of SemCor (its first
+    (:data:`workbench.wsd.systems.registry.SYSTEMS`) trained on a part of SemCor (its first
     :data:`STAND_IN_SENTENCES` sentences and every sentence with one of
     :data:`STAND_IN_LEMMAS`), with propagation and gloss vectors for the senses of those lemmas
     and of SemEval-2007's (the evaluation tests' set). Built once per session, under the name

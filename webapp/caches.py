@@ -57,10 +57,10 @@ from workbench.wsd.evaluate import CorpusEvaluation, Stage, evaluate_corpus
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.occurrence_senses import SensePrediction, TrainingOccurrences
 from workbench.wsd.opened import OpenedSystem
-from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEMS, system_label
 from workbench.wsd.reporting.document import EvalReport, eval_report, facts_of
 from workbench.wsd.reporting.links import APP_URL
 from workbench.wsd.systems import offered_systems, open_system
+from workbench.wsd.systems.registry import DEFAULT_SYSTEM, SYSTEMS, system_label
 from workbench.wsd.text_senses import TextSenses, text_senses
 
 # --------------------------------------------------------------------------- data
@@ -398,18 +398,19 @@ def biencoder(settings: Settings | None = None) -> BiEncoder | None:
     """The WSD bi-encoder of the sidebar's model (the default system's, loaded once); None
     when the model has none (errors stop the page)."""
     opened = wsd_system(DEFAULT_SYSTEM, settings)
-    if opened.name != "biencoder":
+    if not opened.is_biencoder:
         return None
     with user_errors(), st.spinner("Loading the WSD bi-encoder…"):
         return opened.biencoder
 
 
 def system_options(model: str | None, fingerprint: str, dtype: str) -> dict[str, str]:
-    """System name -> its label in the system choice (:func:`workbench.wsd.registry.
+    """System name -> its label in the system choice (:func:`workbench.wsd.systems.registry.
     system_label`: with the F1 measured for the model of ``fingerprint`` in ``dtype``, or the
-    packaged model's, said so), for the systems that answer as themselves for ``model``
-    (:func:`workbench.wsd.systems.offered_systems`): the bi-encoder first (the default) when
-    the model has one, the SemCor systems when SemCor is here, and the WordNet-only one."""
+    packaged model's, said so), for the systems of the registry that answer as themselves for
+    ``model`` (:func:`workbench.wsd.systems.offered_systems`): the bi-encoder first (the
+    default) when the model has one, the SemCor systems when SemCor is here, and the
+    WordNet-only one."""
     return {name: system_label(name, fingerprint, dtype) for name in offered_systems(model)}
 
 

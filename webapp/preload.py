@@ -39,7 +39,7 @@ from workbench.viz.corpus_map import CorpusMapConfig
 from workbench.viz.neighbours import PoolPart, split_sentences
 from workbench.viz.projection import ProjectionConfig, Projector
 from workbench.wsd.disambiguate import target_lemmas
-from workbench.wsd.registry import DEFAULT_SYSTEM
+from workbench.wsd.systems.registry import DEFAULT_SYSTEM
 
 
 def _model() -> None:

@@ -17,7 +17,7 @@ from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.errors import ModelLoadError
 from workbench.wsd.builds import system_index_path
 from workbench.wsd.config import EncoderInfo
-from workbench.wsd.registry import SYSTEMS
+from workbench.wsd.systems.registry import SYSTEMS
 
 SENTENCES = [["The", "bank", "raised", "interest", "rates", "."], ["Unbelievably", "calm", "water"]]
 

@@ -321,7 +321,7 @@ def test_a_gloss_cache_that_cannot_be_written_still_answers(lora_run, tmp_path, 
 
 
 def test_a_model_without_a_bi_encoder_hands_over_to_best_and_says_so(tiny_model_dir, monkeypatch):
-    monkeypatch.setattr("workbench.wsd.systems.semcor_available", lambda: False)
+    monkeypatch.setattr("workbench.wsd.systems.centroids.semcor_available", lambda: False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         opened = open_system("biencoder", str(tiny_model_dir), device="cpu")

@@ -19,8 +19,8 @@ from workbench.wsd.evaluate import (
 )
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import encode_instances
-from workbench.wsd.registry import WORDNET_SYSTEM
 from workbench.wsd.systems import open_system
+from workbench.wsd.systems.wordnet import WORDNET_SYSTEM
 
 #: The WordNet-only system's settings on the last layer (the tiny model has 3 hidden states).
 TINY = dataclasses.replace(WORDNET_SYSTEM.config, layers="-1")

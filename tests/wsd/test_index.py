@@ -13,7 +13,6 @@ from workbench.wsd.builds import system_index_path
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import answers, predict
-from workbench.wsd.registry import SYSTEMS
 from workbench.wsd.store import (
     CORRECTION_STEM,
     FORMER_CORRECTION_STEM,
@@ -22,6 +21,7 @@ from workbench.wsd.store import (
     load_index_senses,
     save_index,
 )
+from workbench.wsd.systems.registry import SYSTEMS
 from workbench.wsd.vectors import (
     SenseGraph,
     combine_rows,

@@ -19,22 +19,24 @@ from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.disambiguate import Disambiguation, SenseCandidate, disambiguate, evidence
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.registry import (
-    DEFAULT_SYSTEM,
     FEW_OCCURRENCES,
     PACKAGED_FINGERPRINT,
     RESULTS_FILE,
-    SYSTEMS,
     WORDNET_CORPUS,
-    f1_phrase,
     first_sense_f1_all,
-    get_system,
-    measured_f1,
     measured_f1_all,
     recorded_results,
     system_note,
     system_of,
 )
 from workbench.wsd.systems import missing_systems, offered_systems, open_system
+from workbench.wsd.systems.registry import (
+    DEFAULT_SYSTEM,
+    SYSTEMS,
+    f1_phrase,
+    get_system,
+    measured_f1,
+)
 
 BASS_MUSIC = "He plays the bass in a jazz band."
 BASS_FISH = "He caught a bass in the lake."

@@ -39,11 +39,12 @@ from workbench.wsd.disambiguate import (
     in_sentence,
     likely_target,
 )
-from workbench.wsd.registry import FEW_OCCURRENCES, SYSTEMS
+from workbench.wsd.registry import FEW_OCCURRENCES
 from workbench.wsd.reporting.compare import compare_tables, comparison_report, saved_of
 from workbench.wsd.reporting.files import csv_zip, report_texts
 from workbench.wsd.reporting.links import WSD_PAGE
 from workbench.wsd.systems import missing_systems
+from workbench.wsd.systems.registry import SYSTEMS
 
 POS_CHOICES = (None, *POS_TAGS)
 #: Session key of the sentence of the previous run (a new sentence picks its likely word).
@@ -152,6 +153,8 @@ with one:
             (settings.key, system, text, word.strip(), pos, occurrence), run_one
         )
     best = result.best
+    answered_by = SYSTEMS.get(result.system)  # None: settings of its own, a saved index's
+    by_biencoder = answered_by is not None and answered_by.is_biencoder
     scored = [c for c in result.candidates if c.score == c.score]  # not NaN
     if not result.candidates:
         st.warning(
@@ -177,7 +180,7 @@ with one:
             chosen=best.key if best else None,
             title=f"Candidate senses of “{target_word}”",
             x_title="the word's vector · the sense's gloss vector"
-            if result.system == "biencoder"
+            if by_biencoder
             else "cosine similarity to the sense's vector",
             set_aside=[c.key for c in aside], set_aside_reason=reason,
         )  # fmt: skip
@@ -217,7 +220,7 @@ with one:
         )  # fmt: skip
         st.table(candidates.set_index("sense key").fillna({"score": "-"}))
         webapp.downloads.table_buttons(candidates, shown, f"{stem}-candidates", "wsd_table")
-    if result.system == "biencoder":
+    if by_biencoder:
         model = plain(opened.biencoder.name) if opened.biencoder else ""
         st.caption(
             f"System: the WSD bi-encoder {model}, trained on {plain(result.training.corpus)}. "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workbench.bounds import COUNT, NON_NEGATIVE, POSITIVE
 from workbench.cli.options import (
-    add_dtype,
+    add_model_options,
     add_overwrite,
     home_expanded,
     layer_list,
@@ -21,7 +21,6 @@ from workbench.distributed.jobs import embed_shards
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import npz_path, sentences_path, table_path
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError, InputError, OutputError
 from workbench.fileio import input_problem, same_file
 from workbench.outputs import claim_file
@@ -52,10 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="output .npz path (--engine ray: a directory)",
     )
     add_overwrite(p)
-    p.add_argument("--model", type=home_expanded, default=None)
-    p.add_argument("--device", default=None)
-    add_dtype(p)
-    p.add_argument("--pooling", choices=POOLINGS, default="mean")
+    add_model_options(p, model_help=None, device_help=None)
     p.add_argument("--layers", default=None, help="hidden states to keep, e.g. '0,6' (default all)")
     p.add_argument("--float16", action="store_true", help="store float16 vectors")
     p.add_argument(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from workbench.bounds import COUNT, NON_NEGATIVE_INT, SEED, Bound
 from workbench.cli.options import (
-    add_dtype,
+    add_model_options,
     add_overwrite,
     command_line,
     home_expanded,
@@ -28,7 +28,6 @@ from workbench.cli.options import (
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.pooling import POOLINGS
 from workbench.errors import OutputError
 from workbench.fileio import named_path
 from workbench.geometry.analysis import GeometryConfig, analyze_layers, check_config
@@ -52,15 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "of a reference corpus, raw and after centering, z-score standardization, "
         "all-but-the-top and whitening. Writes Markdown, HTML (plotly) and JSON.",
     )
-    p.add_argument(
-        "--model",
-        type=home_expanded,
-        default=None,
-        help="HF id or local dir (default: packaged MiniLM)",
-    )
-    p.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available)")
-    add_dtype(p)
-    p.add_argument("--pooling", choices=POOLINGS, default="mean")
+    add_model_options(p, device_help="cpu, cuda, mps (default: best available)")
     p.add_argument(
         "--corpus", type=name_or_path_arg, default="auto",
         help="auto (SemCor if the WSD data is present, else WordNet), semcor, wordnet, a "

@@ -6,21 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.cli.options import add_dtype, home_expanded
+from workbench.cli.options import add_model_options
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.models import default_cache_dir
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("info", help="device, model facts, cache dir")
-    p.add_argument(
-        "--model",
-        type=home_expanded,
-        default=None,
-        help="HF id or local dir (default: packaged MiniLM)",
-    )
-    p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
-    add_dtype(p)
+    add_model_options(p, pooling=False)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_info)
 

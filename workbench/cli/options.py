@@ -19,11 +19,41 @@ from typing import Any
 
 from workbench.bounds import Bound
 from workbench.encoding.exported.backend import BACKENDS
+from workbench.encoding.pooling import POOLINGS
 from workbench.errors import InputError
 from workbench.fileio import expand_home
 
 #: ``--dtype``'s choices: the compute dtypes an encoder takes (workbench.encoding.device).
 DTYPES = ("auto", "float32", "bfloat16", "float16", "int8")
+
+
+#: ``--model``'s help where a command says what it takes.
+MODEL_HELP = "HF id or local dir (default: packaged MiniLM)"
+#: ``--device``'s help where a command says what it takes.
+DEVICE_HELP = "cuda | mps | cpu (default: best available)"
+
+
+def add_model_options(
+    p: argparse.ArgumentParser,
+    *,
+    pooling: bool = True,
+    model_help: str | None = MODEL_HELP,
+    device_help: str | None = DEVICE_HELP,
+) -> None:
+    """The options of a command that takes a model, in this order: ``--model``, ``--device``,
+    ``--dtype`` and ``--backend`` (:func:`add_dtype`), and ``--pooling`` (left out with
+    ``pooling=False``). ``model_help``/``device_help`` None: the option has no help line.
+
+    Example::
+
+        add_model_options(p)                  # workbench wsd ..., senses ..., geometry
+        add_model_options(p, pooling=False)   # workbench info
+    """
+    p.add_argument("--model", type=home_expanded, default=None, help=model_help)
+    p.add_argument("--device", default=None, help=device_help)
+    add_dtype(p)
+    if pooling:
+        p.add_argument("--pooling", choices=POOLINGS, default="mean")
 
 
 def add_dtype(p: argparse.ArgumentParser) -> None:

@@ -24,10 +24,9 @@ import numpy as np
 
 from workbench.bounds import COUNT, PROBABILITY, SEED, Bound
 from workbench.cli.options import (
-    add_dtype,
+    add_model_options,
     add_overwrite,
     command_line,
-    home_expanded,
     name_or_path_arg,
     number,
     path_arg,
@@ -41,7 +40,7 @@ from workbench.corpora.occurrences import (
     sense_names,
 )
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.pooling import POOLINGS, LayerSpec
+from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError
 from workbench.geometry.correction import Correction
 from workbench.geometry.corrections import CORRECTION_LABELS, CORRECTIONS
@@ -155,15 +154,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed", type=number(SEED), default=0, help="random_state of sample and projection"
     )
-    p.add_argument(
-        "--model",
-        type=home_expanded,
-        default=None,
-        help="HF id or local dir (default: packaged MiniLM)",
-    )
-    p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
-    add_dtype(p)
-    p.add_argument("--pooling", choices=POOLINGS, default="mean")
+    add_model_options(p)
     p.add_argument(
         "--reference", type=name_or_path_arg, default="auto",
         help="corpus the correction is fitted on: auto, semcor, wordnet or a file",

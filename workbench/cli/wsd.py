@@ -18,11 +18,10 @@ from pathlib import Path
 from workbench.bounds import COUNT, NON_NEGATIVE
 from workbench.cli import wsd_compare
 from workbench.cli.options import (
-    add_dtype,
     add_former_name,
+    add_model_options,
     add_overwrite,
     command_line,
-    home_expanded,
     name_or_path_arg,
     number,
     path_arg,
@@ -30,7 +29,6 @@ from workbench.cli.options import (
 from workbench.corpora.datasets import corpus_files
 from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
-from workbench.encoding.pooling import POOLINGS
 from workbench.errors import DataError, InputError, OutputError
 from workbench.fileio import check_writable, input_problem
 from workbench.geometry.corrections import CORRECTION_LABELS
@@ -52,7 +50,7 @@ from workbench.wsd.evaluate import (
 from workbench.wsd.levers import DEFAULT_LEVERS, TestTimeLevers
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import encode_instances
-from workbench.wsd.registry import DEFAULT_SYSTEM, SYSTEM_NAMES, SYSTEMS, system_note, system_of
+from workbench.wsd.registry import system_note, system_of
 from workbench.wsd.report import (
     answers_name,
     evaluation_report,
@@ -73,6 +71,7 @@ from workbench.wsd.reporting.links import APP_URL, check_app_url
 from workbench.wsd.scoring import format_table, scorer_output
 from workbench.wsd.store import check_index_output, save_index
 from workbench.wsd.systems import open_system
+from workbench.wsd.systems.registry import DEFAULT_SYSTEM, SYSTEMS, get_system
 from workbench.wsd.vectors import LEVELS
 
 
@@ -83,30 +82,28 @@ def _app_url(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--model",
-        type=home_expanded,
-        default=None,
-        help="HF id or local dir (default: packaged MiniLM)",
-    )
-    p.add_argument("--device", default=None, help="cuda | mps | cpu (default: best available)")
-    add_dtype(p)
-    p.add_argument("--pooling", choices=POOLINGS, default="mean")
-
-
 def _system_arg(p: argparse.ArgumentParser) -> None:
+    """The ``--system`` option: its choices and help read from the registry of systems
+    (:data:`~workbench.wsd.systems.registry.SYSTEMS`)."""
     p.add_argument(
         "--system",
-        choices=SYSTEM_NAMES,
+        choices=tuple(SYSTEMS),
         default=DEFAULT_SYSTEM,
-        help="biencoder (default: the gloss-informed bi-encoder shipped for the packaged model, "
-        "or the one in --model DIR; no index to build; a model without one falls back to best), "
-        "best (SemCor centroids, last layer, lexname propagation, definition glosses at 0.2), "
-        "plain (SemCor centroids, last layer, 1-NN) or wordnet (no SemCor: gloss vectors only; "
-        "below WordNet's first sense). The index options below change single settings of "
-        "best, plain or wordnet.",
+        help=system_help(),
     )
+
+
+def _either(names: Sequence[str]) -> str:
+    """``a, b or c``."""
+    return " or ".join(filter(None, [", ".join(names[:-1]), *names[-1:]]))
+
+
+def system_help() -> str:
+    """``--system``'s help: each system of the registry with its help, then which of them the
+    index options change."""
+    systems = _either([f"{name} ({system.help})" for name, system in SYSTEMS.items()])
+    settable = _either([name for name, system in SYSTEMS.items() if not system.is_biencoder])
+    return f"{systems}. The index options below change single settings of {settable}."
 
 
 def _lever_args(p: argparse.ArgumentParser) -> None:
@@ -180,7 +177,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="index directory (default: cache): a new or empty one, or a workbench index, "
         "which is replaced whole",
     )  # fmt: skip
-    _model_args(t)
+    add_model_options(t)
     _index_args(t)
     t.set_defaults(func=cmd_train)
 
@@ -210,7 +207,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"the app's address, for the reports' links that open an error on its WSD page "
         f"(default {APP_URL})",
     )  # fmt: skip
-    _model_args(e)
+    add_model_options(e)
     _index_args(e)
     _lever_args(e)
     e.set_defaults(func=cmd_eval)
@@ -234,7 +231,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s.add_argument("--out", type=path_arg, default=None, help="write reports here")
     s.add_argument("--json", type=path_arg, default=None, help="write the JSON report here")
     add_overwrite(s)
-    _model_args(s)
+    add_model_options(s)
     s.set_defaults(func=cmd_layers)
 
     d = wsub.add_parser("disambiguate", help="rank the senses of one word in a sentence")
@@ -247,7 +244,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     _system_arg(d)
     _lever_args(d)
-    _model_args(d)
+    add_model_options(d)
     d.set_defaults(func=cmd_disambiguate)
 
     c = wsub.add_parser("score", help="P, R, F1 of a key file, as the official scorer prints")
@@ -279,7 +276,8 @@ def _check_system_options(args) -> None:
     options = _given_options(args)
     index = getattr(args, "index", None)
     levers = _levers(args)
-    if levers is not None and (index is not None or args.system != "biencoder"):
+    system = get_system(args.system)
+    if levers is not None and (index is not None or not system.is_biencoder):
         where = "a saved --index" if index is not None else f"--system {args.system}"
         raise InputError(
             f"--smoothing and --prior are test-time levers of the bi-encoder; {where} has "
@@ -292,7 +290,7 @@ def _check_system_options(args) -> None:
             "and training corpus it was built with; leave them out, or build another index "
             "with `workbench wsd train ... --out DIR`"
         )
-    if args.system == "biencoder" and options and index is None:
+    if system.is_biencoder and options and index is None:
         raise InputError(
             f"{' '.join(options)} change(s) the settings of a centroid system, and the "
             "bi-encoder (the default --system) has none: add --system best (or plain, wordnet)"
@@ -459,7 +457,7 @@ def claim_reports(
 def cmd_train(args: argparse.Namespace) -> int:
     _check_system_options(args)
     opened = _open(args, train=args.corpus, gold=args.gold)
-    if opened.name == "biencoder":
+    if opened.is_biencoder:
         return _train_biencoder(args, opened)
     check_inputs(list(opened.inputs))
     if args.out is not None:

@@ -73,6 +73,11 @@ CONTEXT_LAYERS = "-1"
 CONTEXT_POOLING: Pooling = "mean"
 #: How a bi-encoder's index is described: gloss vectors only, from its trained gloss encoder.
 BIENCODER_CONFIG = SenseIndexConfig(layers=CONTEXT_LAYERS, gloss="only", gloss_pooling="trained")
+#: What a bi-encoder answering is, in one line for a user (reports).
+BIENCODER_DESCRIPTION = (
+    "gloss-informed bi-encoder: the trained context encoder's word vector against each "
+    "candidate's gloss vector (its definition, read by the gloss encoder)"
+)
 HEAD_CONFIG = "head.json"
 CARD = "training_card.json"
 GLOSS_ENCODER = "gloss_encoder"  # the gloss encoder's model directory inside a bi-encoder's

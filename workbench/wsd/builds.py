@@ -45,11 +45,10 @@ from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo, ca
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.registry import (
-    SYSTEMS,
+    PRESETS,
+    WORDNET,
     WORDNET_CORPUS,
-    WORDNET_SYSTEM,
-    System,
-    get_system,
+    IndexPreset,
     system_of,
 )
 from workbench.wsd.sources import gloss_vectors
@@ -123,7 +122,7 @@ def read_sense_counts(path: Path, sha: str) -> SenseCounts:
     return counts
 
 
-def system_index_path(info: EncoderInfo, system: System, training_sha256: str) -> Path:
+def system_index_path(info: EncoderInfo, system: IndexPreset, training_sha256: str) -> Path:
     """Where the index of ``system`` for the encoder ``info`` describes
     (``EncoderInfo.of(encoder)``) trained on the corpus with checksum ``training_sha256`` is
     cached: a name from everything that changes its rows (the config, the training corpus, the
@@ -166,7 +165,7 @@ def build_minutes(info: EncoderInfo) -> float:
     return minutes / CPU_BF16_SPEEDUP if info.dtype == "bfloat16" else minutes
 
 
-def build_message(info: EncoderInfo, system: System, path: Path) -> str:
+def build_message(info: EncoderInfo, system: IndexPreset, path: Path) -> str:
     """The line shown before a system's index is built for the encoder ``info`` describes:
     what, and why it takes a while."""
     glosses = " and the definitions of WordNet's 117,659 synsets"
@@ -187,7 +186,7 @@ def build_message(info: EncoderInfo, system: System, path: Path) -> str:
 
 def semcor_index(
     encoder: Encoder,
-    system: str = "best",
+    system: str | IndexPreset = "best",
     wordnet: WordNet | None = None,
     progress: Progress = None,
     say: SystemProgress = None,
@@ -198,8 +197,8 @@ def semcor_index(
 
     Args:
         encoder: the encoder.
-        system: a SemCor system of :data:`~workbench.wsd.registry.SYSTEMS` (``best``,
-            ``plain``).
+        system: a SemCor system (``best``, ``plain``: :data:`~workbench.wsd.registry.PRESETS`),
+            or the preset of one (a system of :mod:`workbench.wsd.systems` trained on SemCor).
         wordnet: default :func:`load_wordnet`.
         progress: passed to the encoder (a bar per step, or a ``fraction -> None`` callback
             that goes from 0 to 1 once over the whole build: :data:`SEMCOR_SHARE` of it for
@@ -211,9 +210,10 @@ def semcor_index(
     Raises:
         DataError: no SemCor in the data dir.
     """
-    chosen = get_system(system)
-    if chosen.training != "semcor" or chosen.config == BIENCODER_CONFIG:
-        raise InputError(f"the {system} system has no SemCor index: use open_system")
+    chosen = PRESETS.get(system) if isinstance(system, str) else system
+    if chosen is None or chosen.training != "semcor" or chosen.config == BIENCODER_CONFIG:
+        name = system if isinstance(system, str) else system.name
+        raise InputError(f"the {name} system has no SemCor index: use open_system")
     sha = semcor.sha256 if semcor is not None else semcor_sha256()
     info = EncoderInfo.of(encoder)
     path = system_index_path(info, chosen, sha)
@@ -229,7 +229,7 @@ def semcor_index(
     training = encode_instances(encoder, corpus, progress=progress_part(progress, 0.0, share))
     index = build_index(encoder, training, chosen.config, wordnet,
                         progress=progress_part(progress, share, 1.0))  # fmt: skip
-    store_in_cache(lambda: save_index(index, path), f"{system} sense index")
+    store_in_cache(lambda: save_index(index, path), f"{chosen.name} sense index")
     return index
 
 
@@ -246,10 +246,10 @@ def trained_index(
     return build_index(encoder, training, config, wordnet, progress=progress)
 
 
-def wordnet_index_path(info: EncoderInfo, config: SenseIndexConfig = WORDNET_SYSTEM.config) -> Path:
+def wordnet_index_path(info: EncoderInfo, config: SenseIndexConfig = WORDNET.config) -> Path:
     """Where the full WordNet-only index of the encoder ``info`` describes, built with
     ``config``, is cached (``workbench wsd train --corpus wordnet`` writes it there)."""
-    system = dataclasses.replace(WORDNET_SYSTEM, config=config)
+    system = dataclasses.replace(WORDNET, config=config)
     return system_index_path(info, system, f"wordnet-{WORDNET_VERSION}")
 
 
@@ -257,7 +257,7 @@ def wordnet_index(
     encoder: Encoder,
     lemmas: Sequence[tuple[str, str]] | None = None,
     wordnet: WordNet | None = None,
-    config: SenseIndexConfig = WORDNET_SYSTEM.config,
+    config: SenseIndexConfig = WORDNET.config,
     progress: Progress = None,
 ) -> SenseIndex:
     """The WordNet-only index: one gloss vector per sense key, every sense the same way.
@@ -295,8 +295,8 @@ def train_output_path(encoder: Encoder, index: SenseIndex, corpus: str) -> Path:
     info, config = EncoderInfo.of(encoder), index.config
     if corpus == "wordnet":
         return wordnet_index_path(info, config)
-    if system_of(index) in SYSTEMS:
-        return system_index_path(info, get_system(system_of(index)), index.training_.sha256)
+    if system_of(index) in PRESETS:
+        return system_index_path(info, PRESETS[system_of(index)], index.training_.sha256)
     parts = [
         Path(corpus).name.split(".")[0], config.layers, config.correction, config.propagate,
         config.gloss, config.gloss_pooling, f"{config.gloss_weight:g}", info.fingerprint,

@@ -34,7 +34,7 @@ from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import InstanceSet
-from workbench.wsd.registry import FEW_OCCURRENCES, WORDNET_SYSTEM, system_note, system_of
+from workbench.wsd.registry import FEW_OCCURRENCES, WORDNET, system_note, system_of
 
 #: How a propagated row got its vector, for a user.
 PROPAGATED_FROM = {
@@ -307,7 +307,7 @@ def instance_index(
     encoder: Encoder,
     instances: InstanceSet,
     wordnet: WordNet | None = None,
-    config: SenseIndexConfig = WORDNET_SYSTEM.config,
+    config: SenseIndexConfig = WORDNET.config,
     progress: Progress = None,
 ) -> SenseIndex:
     """The WordNet-only index (:func:`workbench.wsd.builds.wordnet_index`) restricted to the

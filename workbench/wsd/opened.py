@@ -27,18 +27,22 @@ from typing import Any
 
 from workbench.encoding.encoder import Encoder
 from workbench.encoding.rows import Progress
-from workbench.wsd.biencoder import BiEncoder
+from workbench.wsd.biencoder import BIENCODER_DESCRIPTION, BiEncoder
 from workbench.wsd.builds import SystemProgress
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.levers import TestTimeLevers
 from workbench.wsd.pos_probe import PosProbe
-from workbench.wsd.registry import SYSTEMS
+from workbench.wsd.registry import BIENCODER
 
 Lemmas = Sequence[tuple[str, str]]
 #: The index of a system that is the same for every input, from its encoder (built or loaded).
 WholeIndex = Callable[[Encoder, Progress, SystemProgress], SenseIndex]
 #: The index of a system for the ``(lemma, POS)`` pairs an input needs (None: every sense).
 LemmaIndex = Callable[[Encoder, Lemmas | None, Progress], SenseIndex]
+#: What :meth:`OpenedSystem.describe` says of a system answering with settings of its own.
+CALLER_SETTINGS = "settings given by the caller"
+#: ``pos_probe``'s default: the bi-encoder's probe (None without a bi-encoder).
+BIENCODER_PROBE = "the bi-encoder's"
 
 
 class OpenedSystem:
@@ -63,6 +67,8 @@ class OpenedSystem:
         say: called with a line before a long build starts.
         levers: the bi-encoder's test-time weights its index was made with
             (:mod:`workbench.wsd.levers`; None: none).
+        description: one line for reports: the named system's description
+            (:class:`workbench.wsd.systems.base.System`), else :data:`CALLER_SETTINGS`.
     """
 
     def __init__(
@@ -74,11 +80,12 @@ class OpenedSystem:
         for_lemmas: LemmaIndex | None = None,
         note: str = "",
         biencoder: BiEncoder | Callable[[], BiEncoder] | None = None,
-        pos_probe: PosProbe | None | str = "biencoder",
+        pos_probe: PosProbe | None | str = BIENCODER_PROBE,
         builds_ahead: bool = False,
         inputs: tuple[tuple[str, str | None], ...] = (),
         say: SystemProgress = None,
         levers: TestTimeLevers | None = None,
+        description: str = CALLER_SETTINGS,
     ) -> None:
         if (whole is None) == (for_lemmas is None):
             raise ValueError("an opened system has either a whole index or one for lemmas")
@@ -93,6 +100,7 @@ class OpenedSystem:
         self._for_lemmas = for_lemmas
         self._say = say
         self.levers = levers
+        self.description = description
         self._index: SenseIndex | None = None
         self._lock = threading.Lock()
 
@@ -107,10 +115,16 @@ class OpenedSystem:
     def of_biencoder(cls, bi: BiEncoder) -> OpenedSystem:
         """A system answering with the bi-encoder ``bi`` (its gloss vectors, its POS probe)."""
         return cls(
-            "biencoder",
+            BIENCODER.name,
             for_lemmas=lambda enc, lemmas, progress: bi.index(lemmas, progress=progress),
             biencoder=bi,
+            description=BIENCODER_DESCRIPTION,
         )
+
+    @property
+    def is_biencoder(self) -> bool:
+        """Whether a bi-encoder answers (known without loading it)."""
+        return self._biencoder is not None
 
     @functools.cached_property
     def biencoder(self) -> BiEncoder | None:
@@ -132,7 +146,7 @@ class OpenedSystem:
     @property
     def pos_probe(self) -> PosProbe | None:
         """The POS probe that answers when no POS is given (the bi-encoder's), else None."""
-        if self._pos_probe == "biencoder":
+        if self._pos_probe == BIENCODER_PROBE:
             return self.biencoder.pos_probe if self.biencoder is not None else None
         return self._pos_probe  # type: ignore[return-value]
 
@@ -142,7 +156,8 @@ class OpenedSystem:
                              for_lemmas=self._for_lemmas, note=self.note,
                              biencoder=self._biencoder, pos_probe=probe,
                              builds_ahead=self.builds_ahead, inputs=self.inputs,
-                             say=self._say, levers=self.levers)  # fmt: skip
+                             say=self._say, levers=self.levers,
+                             description=self.description)  # fmt: skip
         other._index = self._index
         return other
 
@@ -176,10 +191,9 @@ class OpenedSystem:
     def describe(self) -> dict[str, Any]:
         """What answers, for reports: the system, its description, the model(s)."""
         model = self.biencoder.describe() if self.biencoder else self.encoder.describe()
-        known = SYSTEMS.get(self.name)
         return {
             "name": self.name,
-            "description": known.description if known else "settings given by the caller",
+            "description": self.description,
             "model": model,
             **({"levers": self.levers.describe()} if self.levers is not None else {}),
             **({"note": self.note} if self.note else {}),

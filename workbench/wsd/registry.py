@@ -1,29 +1,22 @@
-"""The named WSD systems: their names, descriptions, labels and recorded scores.
+"""The named WSD systems as data: their index presets, their recorded scores, and which of
+them an index was built as.
 
-A *system* is a named way of answering (``workbench wsd ... --system NAME``, the app's system
-choice); :data:`DEFAULT_SYSTEM` is the default of the command line, the library and the app:
+The systems themselves (what each answers with, whether it is offered for a model, its label and
+help) are objects of :mod:`workbench.wsd.systems`; this module holds what the index builds
+(:mod:`workbench.wsd.builds`) and the answers (:mod:`workbench.wsd.disambiguate`) need below
+them:
 
-* ``biencoder``: the gloss-informed bi-encoder (:mod:`workbench.wsd.biencoder`): the trained
-  context encoder's vector of the word against the gloss vector of each candidate sense. The
-  package ships one for its default model; a directory trained by ``workbench finetune wsd``
-  answers the same way. Nothing is built ahead.
-* ``best``: SemCor centroids at the last layer, LMMS propagation down to the lexicographer
-  file, definition gloss vectors weighted 0.2 (the best untrained system of docs/results.md).
-* ``plain``: SemCor centroids at the last layer, nothing else (textbook 1-NN).
-* ``wordnet``: no SemCor, every sense represented the same way, by its gloss vector (its
-  synset's definition and usage examples through the same encoder path), so the scores of any
-  two candidates are comparable. It loses to WordNet's first sense on the benchmarks
-  (:func:`system_note` says so).
-
-The recorded F1 figures are read from :data:`RESULTS_FILE` when first asked for, not at import.
-How a system is opened: :func:`workbench.wsd.systems.open_system`; how its index is built:
-:mod:`workbench.wsd.builds`.
+* :class:`IndexPreset`: a named system's index settings and training corpus (:data:`BEST`,
+  :data:`PLAIN` on SemCor, :data:`WORDNET`: every sense by its gloss vector, no SemCor);
+* the recorded F1 figures, read from :data:`RESULTS_FILE` when first asked for, not at import;
+* :func:`system_of`, :func:`system_note`: which named system an index was built as, and what a
+  user must know about its answers.
 
 Example::
 
-    SYSTEMS["best"].config.propagate                         # 'lexname'
-    SYSTEMS["best"].f1_all                                   # 70.2 (packaged model, float32)
-    system_label("plain", PACKAGED_FINGERPRINT, "float32")   # 'plain 1-NN on SemCor (68.4 F1 ...)'
+    BEST.config.propagate                                    # 'lexname'
+    measured_f1_all()[("best", PACKAGED_FINGERPRINT, "float32")]   # 70.2
+    system_of(index)                                         # 'best', or 'custom'
 """
 
 from __future__ import annotations
@@ -32,19 +25,12 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
-from workbench.errors import InputError, ModelLoadError
-from workbench.wsd.biencoder import BIENCODER_CONFIG, finished_card, shipped_biencoder
+from workbench.wsd.biencoder import BIENCODER_CONFIG, BIENCODER_DESCRIPTION
 from workbench.wsd.config import SenseIndexConfig
 from workbench.wsd.index import SenseIndex
 
-SystemName = Literal["biencoder", "best", "plain", "wordnet"]
-#: The system names, the default first.
-SYSTEM_NAMES: tuple[str, ...] = get_args(SystemName)
-DEFAULT_SYSTEM: SystemName = "biencoder"
-#: The system the bi-encoder hands over to for a model it was not trained on.
-FALLBACK_SYSTEM: SystemName = "best"
 #: Name of the training corpus of the WordNet-only index (stated with every result).
 WORDNET_CORPUS = "wordnet-3.0 glosses"
 #: A winning sense trained on fewer occurrences than this gets a warning (a centroid of one or
@@ -86,133 +72,70 @@ def first_sense_f1_all() -> float:
 
 
 @dataclass(frozen=True)
-class System:
-    """A named way of answering.
+class IndexPreset:
+    """A named system's sense index: what :mod:`workbench.wsd.builds` needs to build and cache it.
 
     Attributes:
-        name: ``biencoder``, ``best``, ``plain`` or ``wordnet``.
+        name: the system's name (``best``, ``plain``, ``wordnet``, ...).
         config: how its index is built (the bi-encoder's: gloss vectors only, trained).
         training: the training corpus (``semcor``; ``wordnet``: WordNet's glosses only).
-        description: one line for a user.
-        label: its name in the app's system choice (:func:`system_label` adds the F1).
+        description: one line for a user (reports, the line before a long build).
     """
 
     name: str
     config: SenseIndexConfig
     training: str
     description: str
-    label: str
-
-    @property
-    def f1_all(self) -> float:
-        """F1 on ALL with the packaged all-MiniLM-L6-v2 in float32, as recorded in
-        :data:`RESULTS_FILE` (other models and dtypes: :func:`measured_f1`); NaN for the
-        bi-encoder, whose figure is its training card's (:func:`shipped_f1`)."""
-        return measured_f1_all().get((self.name, PACKAGED_FINGERPRINT, "float32"), float("nan"))
 
 
-SYSTEMS: dict[str, System] = {
-    "biencoder": System(
-        "biencoder",
-        BIENCODER_CONFIG,
-        "semcor",
-        "gloss-informed bi-encoder: the trained context encoder's word vector against each "
-        "candidate's gloss vector (its definition, read by the gloss encoder)",
-        "bi-encoder: trained context vs. gloss vectors",
-    ),
-    "best": System(
-        "best",
-        SenseIndexConfig(layers="-1", propagate="lexname", gloss="concat", gloss_weight=0.2),
-        "semcor",
-        "SemCor centroids at the last layer + LMMS propagation (lexname) + definition gloss "
-        "vectors (0.2)",
-        "best: SemCor + propagation + glosses",
-    ),
-    "plain": System(
-        "plain",
-        SenseIndexConfig(layers="-1"),
-        "semcor",
-        "SemCor centroids at the last layer (plain 1-NN)",
-        "plain 1-NN on SemCor",
-    ),
-    # what is used without SemCor: every sense's gloss vector (its definition and usage
-    # examples), the same kind of vector for every candidate; chosen on SemEval-2007 (dev)
-    "wordnet": System(
-        "wordnet",
-        SenseIndexConfig(layers="last4-sum", gloss="only", gloss_pooling="definition-examples"),
-        "wordnet",
-        "WordNet only: every sense's gloss vector (definition and usage examples)",
-        "WordNet glosses only (no SemCor; below WordNet's first sense)",
-    ),
-}
-#: The index without SemCor (:func:`workbench.wsd.builds.wordnet_index`).
-WORDNET_SYSTEM = SYSTEMS["wordnet"]
+#: SemCor centroids at the last layer, LMMS propagation down to the lexicographer file,
+#: definition gloss vectors weighted 0.2 (the best untrained system of docs/results.md).
+BEST = IndexPreset(
+    "best",
+    SenseIndexConfig(layers="-1", propagate="lexname", gloss="concat", gloss_weight=0.2),
+    "semcor",
+    "SemCor centroids at the last layer + LMMS propagation (lexname) + definition gloss "
+    "vectors (0.2)",
+)
+#: SemCor centroids at the last layer, nothing else (textbook 1-NN).
+PLAIN = IndexPreset(
+    "plain",
+    SenseIndexConfig(layers="-1"),
+    "semcor",
+    "SemCor centroids at the last layer (plain 1-NN)",
+)
+#: What is used without SemCor: every sense's gloss vector (its definition and usage
+#: examples), the same kind of vector for every candidate; chosen on SemEval-2007 (dev).
+WORDNET = IndexPreset(
+    "wordnet",
+    SenseIndexConfig(layers="last4-sum", gloss="only", gloss_pooling="definition-examples"),
+    "wordnet",
+    "WordNet only: every sense's gloss vector (definition and usage examples)",
+)
+#: The gloss-informed bi-encoder (:mod:`workbench.wsd.biencoder`): its gloss vectors, trained
+#: on SemCor.
+BIENCODER = IndexPreset("biencoder", BIENCODER_CONFIG, "semcor", BIENCODER_DESCRIPTION)
+#: Every preset by name, the bi-encoder's first.
+PRESETS: dict[str, IndexPreset] = {p.name: p for p in (BIENCODER, BEST, PLAIN, WORDNET)}
 
 
-def get_system(name: str) -> System:
-    """The system called ``name`` (:data:`SYSTEMS`)."""
-    try:
-        return SYSTEMS[name]
-    except KeyError:
-        raise InputError(f"unknown WSD system {name!r}; known: {', '.join(SYSTEMS)}") from None
-
-
-def shipped_f1() -> float | None:
-    """F1 on ALL of the shipped bi-encoder, as its training card records it (None: none
-    shipped, or its card has no test score)."""
-    directory = shipped_biencoder()
-    if directory is None:
-        return None
-    try:
-        test = finished_card(directory).get("test") or {}
-        return round(100 * float(test["f1"]), 1)
-    except (ModelLoadError, KeyError, TypeError, ValueError):
-        return None
-
-
-def measured_f1(system: str, fingerprint: str, dtype: str) -> float | None:
-    """F1 on ALL recorded for ``system`` with the model of ``fingerprint`` computing in
-    ``dtype`` (:func:`measured_f1_all`); None where that combination was not measured (another
-    model, say). The bi-encoder's is the shipped one's (its training card), for the packaged
-    model."""
-    if system == "biencoder":
-        return shipped_f1() if fingerprint == PACKAGED_FINGERPRINT else None
-    return measured_f1_all().get((system, fingerprint, dtype))
-
-
-def f1_phrase(system: str, fingerprint: str, dtype: str) -> str:
-    """What a user is told ``system`` scores with this model: its own measured F1 on ALL, or
-    the packaged model's with that said."""
-    f1 = measured_f1(system, fingerprint, dtype)
-    if f1 is not None and system == "biencoder":
-        return f"{f1} F1 on ALL, from its training card"
-    if f1 is not None:
-        return f"{f1} F1 on ALL with this model in {dtype}"
-    packaged = shipped_f1() if system == "biencoder" else SYSTEMS[system].f1_all
-    if packaged is None or packaged != packaged:  # NaN: nothing recorded
-        return "not measured"
-    return f"{packaged} F1 on ALL with the packaged model; not measured for this one"
-
-
-def system_label(system: str, fingerprint: str, dtype: str) -> str:
-    """The label of ``system`` in a choice of systems, with what it scores for the model of
-    ``fingerprint`` in ``dtype`` (:func:`f1_phrase`); the WordNet-only system's says it is
-    below WordNet's first sense instead."""
-    chosen = get_system(system)
-    if chosen.training == "wordnet":
-        return chosen.label
-    return f"{chosen.label} ({f1_phrase(system, fingerprint, dtype)})"
+def packaged_f1(name: str) -> float:
+    """F1 on ALL of the system ``name`` with the packaged all-MiniLM-L6-v2 in float32, as
+    recorded in :data:`RESULTS_FILE`; NaN where none is recorded (the bi-encoder, whose figure
+    is its training card's)."""
+    return measured_f1_all().get((name, PACKAGED_FINGERPRINT, "float32"), float("nan"))
 
 
 def system_of(index: SenseIndex) -> str:
-    """The name of the system ``index`` was built as (``biencoder``, ``best``, ``plain``,
-    ``wordnet``), or ``custom`` for any other config or training corpus."""
-    if index.config == BIENCODER_CONFIG:
-        return "biencoder"
+    """The name of the named system ``index`` was built as (``biencoder``, or the preset of the
+    same settings and training corpus: ``best``, ``plain``, ``wordnet``), or ``custom`` for any
+    other config or training corpus."""
+    if index.config == BIENCODER.config:
+        return BIENCODER.name
     corpus = "wordnet" if index.training_.corpus == WORDNET_CORPUS else index.training_.corpus
-    for system in SYSTEMS.values():
-        if index.config == system.config and corpus == system.training:
-            return system.name
+    for preset in (BEST, PLAIN, WORDNET):
+        if index.config == preset.config and corpus == preset.training:
+            return preset.name
     return "custom"
 
 
@@ -221,7 +144,7 @@ def system_note(index: SenseIndex) -> str:
     WordNet-only index loses to WordNet's first sense."""
     if index.training_.corpus != WORDNET_CORPUS:
         return ""
-    f1 = WORDNET_SYSTEM.f1_all
+    f1 = packaged_f1(WORDNET.name)
     return (
         f"No SemCor here: the senses are represented by their WordNet glosses only, which scores "
         f"{f1:.1f} F1 on the benchmarks (ALL), below WordNet's first sense "

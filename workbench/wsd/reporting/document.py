@@ -34,7 +34,7 @@ from workbench.reports.tables import Link, Table, latex_table
 from workbench.reports.writers import Report, Section
 from workbench.wsd.evaluate import BASELINES, CorpusEvaluation, SweepPoint
 from workbench.wsd.opened import OpenedSystem
-from workbench.wsd.registry import SYSTEMS, system_of
+from workbench.wsd.registry import system_of
 from workbench.wsd.report import BASELINE_TITLES, prf, source_table, sweep_figure, sweep_table
 from workbench.wsd.reporting.calibration import NO_MARGIN, calibration_figure, margin_deciles
 from workbench.wsd.reporting.error_examples import ErrorExample, error_examples
@@ -52,6 +52,7 @@ from workbench.wsd.reporting.intervals import (
 from workbench.wsd.reporting.links import APP_URL, error_link
 from workbench.wsd.reporting.published import PUBLISHED, SETS, PublishedSystem
 from workbench.wsd.reporting.splits import SplitScore, score_splits, split_groups
+from workbench.wsd.systems.registry import SYSTEMS
 
 #: The tables of a report by name, in the report's order (a CSV file each; a table a run
 #: cannot make, such as ``seen`` without training counts, is absent).
