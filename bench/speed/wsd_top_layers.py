@@ -54,7 +54,7 @@ def side(top: int, args: argparse.Namespace, train: DataFile, cache: str) -> dic
         task.lower.root = cache
     trainable = [p for p in model.parameters() if p.requires_grad]
     if top:  # the frozen part, as the training loop's freeze() leaves it
-        freeze(model, cfg)
+        freeze(model, task.encoders(model), cfg, task.top_layers)
         trainable = [p for p in model.parameters() if p.requires_grad]
     fill = None
     if top:

@@ -26,7 +26,7 @@ from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
 from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import DataFile
-from workbench.finetune.tasks.registry import finetune, make_task
+from workbench.finetune.tasks.registry import finetune, load_finetuned, make_task
 from workbench.finetune.tasks.wsd.glosses import GlossTable
 from workbench.finetune.tasks.wsd.model import (
     CPU_GLOSS_BATCH_TOKENS,
@@ -36,7 +36,6 @@ from workbench.finetune.tasks.wsd.model import (
 from workbench.finetune.tasks.wsd.task import z_weights
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.store import load_finetuned
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, read_sense_counts
 from workbench.wsd.config import SenseIndexConfig

@@ -21,7 +21,8 @@ from workbench.errors import InputError
 from workbench.fileio import stale_temporaries
 from workbench.finetune.data.readers import TaggedSentence, TextExample, in_memory, read_text
 from workbench.finetune.data.splits import file_data
-from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.tasks.base import module_state
+from workbench.finetune.tasks.registry import finetune, load_finetuned
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.modeling import SequenceModel, TokenModel
@@ -33,7 +34,6 @@ from workbench.finetune.training.parameters import (
 )
 from workbench.finetune.training.store import (
     adapter_base_of,
-    load_finetuned,
     read_card,
     save_model_dir,
 )
@@ -147,12 +147,12 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
 
     cfg = TrainConfig(lr=1e-3, layer_lr_decay=0.5, freeze_embeddings=True, freeze_layers=1)
     model = SequenceModel(load_model(resolve_model(str(tiny_model_dir))), 2, "cls", 0.1)
-    freeze(model, cfg)
+    freeze(model, [model.encoder], cfg)
     frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
     assert any("embeddings" in n for n in frozen) and any(".layer.0." in n for n in frozen)
     assert not any(".layer.1." in n or n.startswith("head") for n in frozen)
     lrs = {}
-    for group in param_groups(model, cfg):
+    for group in param_groups(model, [model.encoder], cfg):
         for p in group["params"]:
             name = next(n for n, q in model.named_parameters() if q is p)
             lrs[name] = group["lr"]
@@ -163,7 +163,9 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
     assert not any(".layer.0." in n for n in lrs)  # frozen: not given to the optimizer
     cfg2 = TrainConfig(lr=1e-3, layer_lr_decay=0.5)
     model2 = SequenceModel(load_model(resolve_model(str(tiny_model_dir))), 2, "cls", 0.1)
-    lr2 = {id(p): g["lr"] for g in param_groups(model2, cfg2) for p in g["params"]}
+    lr2 = {
+        id(p): g["lr"] for g in param_groups(model2, [model2.encoder], cfg2) for p in g["params"]
+    }
     enc = model2.encoder
     assert lr2[id(enc.encoder.layer[0].output.dense.weight)] == pytest.approx(5e-4)
     assert lr2[id(enc.embeddings.word_embeddings.weight)] == pytest.approx(2.5e-4)
@@ -194,7 +196,9 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
 def test_lora_adapters_are_saved_unmerged_and_load_in_encoder(tiny_model_dir, tmp_path):
     source = resolve_model(str(tiny_model_dir))
     model = TokenModel(load_model(source), 3, 0.0)
-    add_lora(model, TrainConfig(lora_r=4, lora_targets="query,value,dense"))
+    (model.encoder,) = add_lora(
+        [model.encoder], TrainConfig(lora_r=4, lora_targets="query,value,dense")
+    )
     trainable, total = count_parameters(model)
     assert trainable < total / 10
     with torch.no_grad():  # a trained adapter: non-zero B so the merge changes the weights
@@ -208,9 +212,9 @@ def test_lora_adapters_are_saved_unmerged_and_load_in_encoder(tiny_model_dir, tm
     base = _hidden(load_model(source), tok, words)
     assert not torch.allclose(with_adapters[-1], base[-1], atol=1e-3)
     out = tmp_path / "run"
-    base_info = adapter_base_of(source, model)
+    base_info = adapter_base_of(source, model.encoder)
     head = {"task": "token", "labels": ["O", "B-X", "I-X"], "head_dropout": 0.0}
-    save_model_dir(model, tok, head, {}, out, base_info)
+    save_model_dir(model.encoder, tok, head, module_state(model.head), {}, out, base_info)
     # PEFT's own format, no copy of the base weights, and the base recorded
     assert (out / "adapter_config.json").is_file() and (out / "adapter_model.safetensors").is_file()
     assert not (out / "model.safetensors").exists() and not (out / "config.json").exists()

@@ -1,20 +1,23 @@
 """What every task provides to the shared training loop, and the shared batching helpers.
 
 A task turns examples into *features* (one dict of int lists per model input), pads features
-into batches, builds its model, and scores gathered predictions. The loop
-(:mod:`workbench.finetune.training.loop`) does everything else the same way for every task.
+into batches, builds its model, says which of the model's transformers train and what of it is
+saved (and rebuilds it from a saved directory), and scores gathered predictions. The loop
+(:mod:`workbench.finetune.training.loop`) does everything else the same way for every task, and
+asks the task, never a model's class, whatever differs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import torch
 from torch import nn
 
+from workbench.encoding.adapters import AdapterBase
 from workbench.encoding.models import ModelSource
 from workbench.errors import InputError
 from workbench.finetune.data.bio import IGNORE_INDEX
@@ -124,6 +127,46 @@ class Task:
         """The task model on the pretrained encoder of ``source``, and notes for the user."""
         raise NotImplementedError
 
+    @property
+    def top_layers(self) -> int:
+        """How many top layers of each transformer train, the ones below and the embeddings
+        frozen (0: the options decide alone; the WSD task's ``top_layers``)."""
+        return 0
+
+    def encoders(self, model: TaskModel) -> list[nn.Module]:
+        """The transformers of ``model`` that train (frozen and wrapped with LoRA alike, their
+        layers given learning rates by depth): by default its ``encoder``."""
+        return [cast(nn.Module, model.encoder)]
+
+    def set_encoder(self, model: TaskModel, index: int, encoder: nn.Module) -> None:
+        """Put ``encoder`` in the place of ``model``'s transformer number ``index`` of
+        :meth:`encoders` (LoRA wraps them)."""
+        model.encoder = encoder
+
+    def head_state(self, model: TaskModel) -> dict[str, torch.Tensor]:
+        """The weights saved in ``head.safetensors``: by default those of ``model.head``
+        (CPU copies)."""
+        return module_state(cast(nn.Module, model.head))
+
+    def save_parts(self, model: TaskModel, output: Path, base: AdapterBase | None) -> None:
+        """Write what else of ``model`` its directory ``output`` holds, beside the encoder
+        and the head (the WSD bi-encoder's gloss encoder, as a model directory of its own);
+        ``base``: what LoRA adapters or trained top layers are saved against. Nothing by
+        default."""
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> TaskModel:
+        """Rebuild the task model saved in ``directory`` (float32, on the CPU): ``head`` is its
+        ``head.json``, ``weights`` its ``head.safetensors``, ``source`` the directory
+        resolved as a model (its encoder)."""
+        raise NotImplementedError
+
     def prepare(self, feats: list[Features], progress: bool) -> list[str]:
         """Work on the built model before training starts, over every feature row of ``feats``
         (the WSD task computes the cached lower layers of a ``top_layers`` run); notes for
@@ -166,6 +209,11 @@ class Task:
         task saves its sense counts and POS probe there and scores its test data through it.
         Returns more entries for the training card."""
         return {}
+
+
+def module_state(module: nn.Module) -> dict[str, torch.Tensor]:
+    """A module's weights as CPU copies (what is saved of a head)."""
+    return {k: v.detach().cpu().contiguous().clone() for k, v in module.state_dict().items()}
 
 
 def special_template(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], list[int]]:

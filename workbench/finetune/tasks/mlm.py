@@ -15,24 +15,53 @@ randomly initialised one from ``AutoModelForMaskedLM``; the notes say so, and wh
 from __future__ import annotations
 
 import math
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
+from workbench.encoding.adapters import apply_adapter
 from workbench.encoding.alignment import split_words
-from workbench.encoding.models import ModelSource
+from workbench.encoding.models import ModelSource, adapter_base
 from workbench.errors import ModelLoadError
 from workbench.finetune.data.bio import IGNORE_INDEX
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task, pad_batch, special_template
 from workbench.finetune.tasks.masking import MaskingSpec, mask_tokens
 from workbench.finetune.training.encoders import quiet_transformers
-from workbench.finetune.training.model_io import Batch
-from workbench.finetune.training.modeling import MaskedLMModel
+from workbench.finetune.training.model_io import Batch, ModelOutput, encoder_inputs
+from workbench.finetune.training.modeling import TaskModel
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 DEV_MASK_SEED = 1_000_003  # added to the run's seed for the fixed dev masks
+
+
+class MaskedLMModel(nn.Module):
+    """Wraps an ``AutoModelForMaskedLM``; ``encoder`` is its base transformer."""
+
+    def __init__(self, lm: PreTrainedModel) -> None:
+        super().__init__()
+        self.lm = lm
+
+    @property
+    def encoder(self) -> nn.Module:
+        return getattr(self.lm, self.lm.base_model_prefix)
+
+    def set_encoder(self, encoder: nn.Module) -> None:
+        setattr(self.lm, self.lm.base_model_prefix, encoder)
+
+    def forward(self, labels: torch.Tensor | None = None, **batch: torch.Tensor) -> ModelOutput:
+        out = self.lm(**encoder_inputs(batch))
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(
+                out.logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX
+            )
+        return loss, out.logits
 
 
 class MlmTask(Task):
@@ -137,6 +166,41 @@ class MlmTask(Task):
             )
         lm.train()
         return MaskedLMModel(lm), notes
+
+    def set_encoder(self, model: TaskModel, index: int, encoder: nn.Module) -> None:
+        cast(MaskedLMModel, model).set_encoder(encoder)
+
+    def head_state(self, model: TaskModel) -> dict[str, torch.Tensor]:
+        """The LM head's weights, those it shares with the encoder (the tied word embeddings)
+        left out."""
+        lm = cast(MaskedLMModel, model)
+        prefix = lm.lm.base_model_prefix + "."
+        shared = {p.data_ptr() for p in lm.encoder.parameters()}
+        items = lm.lm.state_dict().items()
+        return {
+            k: v.detach().cpu().contiguous().clone()
+            for k, v in items
+            if not k.startswith(prefix) and v.data_ptr() not in shared
+        }
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> MaskedLMModel:
+        from transformers import AutoModelForMaskedLM
+
+        base = adapter_base(source)
+        with quiet_transformers():  # it reports the head as missing; it is loaded next
+            lm = AutoModelForMaskedLM.from_pretrained((base or source).location)
+        model = MaskedLMModel(lm)
+        if base is not None:
+            model.set_encoder(apply_adapter(model.encoder, directory))
+        model.lm.load_state_dict(weights, strict=False)
+        return model
 
     def head_config(self) -> dict[str, Any]:
         return {

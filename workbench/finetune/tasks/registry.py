@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.corpora.readers import Sentence
 from workbench.encoding import models
-from workbench.errors import InputError
+from workbench.errors import InputError, ModelLoadError
 from workbench.finetune.data.readers import (
     DataFile,
     LabelSet,
@@ -40,6 +41,9 @@ from workbench.finetune.tasks.token import TokenTask
 from workbench.finetune.tasks.wsd.task import WsdTask
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.loop import FitResult, fit
+from workbench.finetune.training.modeling import TaskModel
+from workbench.finetune.training.store import HEAD_WEIGHTS
+from workbench.wsd.biencoder import HEAD_CONFIG
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -223,3 +227,31 @@ def finetune(
     if dev is not None:
         check_examples(kind, dev)
     return fit(task, source, train, dev, output, **kwargs)
+
+
+def load_finetuned(
+    directory: str | Path,
+) -> tuple[TaskModel, PreTrainedTokenizerBase, dict[str, Any]]:
+    """Rebuild encoder + head from a model directory, for predictions (eval mode, CPU, float32;
+    LoRA adapters merged in): the task its ``head.json`` names rebuilds its model
+    (:meth:`~workbench.finetune.tasks.base.Task.load_model`).
+
+    Returns:
+        ``(model, tokenizer, head_config)``; ``model(**batch)`` returns ``(loss, logits)``.
+
+    Raises:
+        ModelLoadError: not a fine-tuned model directory, or one of a task not known here.
+    """
+    from safetensors.torch import load_file
+
+    directory = Path(directory)
+    if not (directory / HEAD_CONFIG).is_file():
+        raise ModelLoadError(f"{directory} has no {HEAD_CONFIG}: not a fine-tuned model dir.")
+    head = json.loads((directory / HEAD_CONFIG).read_text())
+    if head.get("task") not in TASKS:
+        raise ModelLoadError(f"{directory} holds a model of an unknown task {head.get('task')!r}.")
+    weights = load_file(str(directory / HEAD_WEIGHTS))
+    source = models.resolve_model(str(directory))
+    tokenizer = models.load_tokenizer(source)
+    model = TASKS[head["task"]].task.load_model(directory, head, weights, source)
+    return model.eval(), tokenizer, head

@@ -6,13 +6,14 @@ number truncated is reported in the features' notes and in the training card.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from workbench.encoding.models import ModelSource
+from workbench.encoding.models import ModelSource, load_model
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task
 from workbench.finetune.training.encoders import load_encoder
@@ -60,6 +61,21 @@ class SequenceTask(Task):
             encoder, len(self.label_set.names), self.cfg.head_pooling, self.cfg.head_dropout
         )
         return model, []
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> SequenceModel:
+        encoder = load_model(source, torch.float32)
+        model = SequenceModel(
+            encoder, len(head["labels"]), head["head_pooling"], head["head_dropout"]
+        )
+        model.head.load_state_dict(weights)
+        return model
 
     def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
         labels = batch.pop("labels")

@@ -14,13 +14,14 @@ the tokenizer maps to no subword is replaced by the unknown token. Both are coun
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from workbench.encoding.models import ModelSource
+from workbench.encoding.models import ModelSource, load_model
 from workbench.finetune.data.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data.readers import DataFile, TaggedSentence
 from workbench.finetune.tasks.base import Features, Task, special_template
@@ -113,6 +114,20 @@ class TokenTask(Task):
     def build_model(self, source: ModelSource) -> tuple[TokenModel, list[str]]:
         model = TokenModel(load_encoder(source), len(self.label_set.names), self.cfg.head_dropout)
         return model, []
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> TokenModel:
+        model = TokenModel(
+            load_model(source, torch.float32), len(head["labels"]), head["head_dropout"]
+        )
+        model.head.load_state_dict(weights)
+        return model
 
     def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
         gold = batch.pop("eval_labels")

@@ -45,17 +45,18 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
 from workbench.corpora.readers import Instance, Sentence
-from workbench.encoding.models import ModelSource
+from workbench.encoding.adapters import AdapterBase
+from workbench.encoding.models import ModelSource, load_model
 from workbench.encoding.pooling import pooling_plan_flat
 from workbench.encoding.prepare import prepare
-from workbench.errors import DataError, InputError
+from workbench.errors import DataError, InputError, ModelLoadError
 from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.tasks.base import Features, Task, special_template
 from workbench.finetune.tasks.wsd.finish import finish_wsd_model
@@ -66,12 +67,14 @@ from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TaskModel
+from workbench.finetune.training.store import save_encoder
 from workbench.finetune.training.top_layers import cut_point
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.biencoder import (
     BASE_GLOSS_ENCODER,
     CONTEXT_LAYERS,
     CONTEXT_POOLING,
+    GLOSS_ENCODER,
     bi_encoder_head,
     gloss_source,
 )
@@ -502,6 +505,54 @@ class WsdTask(Task):
         if self.cfg.freeze_glosses:
             note += "; the gloss encoder is frozen (each gloss encoded once), the context trains"
         return model, [note]
+
+    @property
+    def top_layers(self) -> int:
+        """``top_layers``: the top N layers of both encoders train, the lower ones' outputs
+        cached (:meth:`prepare`)."""
+        return self.cfg.top_layers
+
+    def encoders(self, model: TaskModel) -> list[nn.Module]:
+        """The context encoder, and the gloss encoder unless it is frozen
+        (``freeze_glosses``)."""
+        bi = cast(BiEncoderModel, model)
+        return [bi.encoder] if bi.freeze_glosses else [bi.encoder, bi.gloss_encoder]
+
+    def set_encoder(self, model: TaskModel, index: int, encoder: nn.Module) -> None:
+        if index == 1:
+            model.gloss_encoder = encoder
+        else:
+            model.encoder = encoder
+
+    def head_state(self, model: TaskModel) -> dict[str, torch.Tensor]:
+        """No weights: the gloss encoder, the bi-encoder's second transformer, is saved as a
+        model directory of its own (:meth:`save_parts`)."""
+        return {}
+
+    def save_parts(self, model: TaskModel, output: Path, base: AdapterBase | None) -> None:
+        """The gloss encoder as the model directory ``output/gloss_encoder`` (adapters or full
+        weights, as the context encoder), unless it stayed at the base model
+        (``head.json``: ``"gloss_encoder": "base"``)."""
+        if not self.gloss_is_base:
+            gloss_dir = output / GLOSS_ENCODER
+            gloss = cast(BiEncoderModel, model).gloss_encoder
+            save_encoder(gloss, self.tokenizer, gloss_dir, base, self.top_layers)
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> BiEncoderModel:
+        if bi_encoder_head(directory) is None:
+            raise ModelLoadError(f"{directory} is a WSD head without its gloss encoder.")
+        return BiEncoderModel(
+            load_model(source, torch.float32),
+            load_model(gloss_source(directory, head), torch.float32),
+            head["gloss_pooling"],
+        )
 
     def head_config(self) -> dict[str, Any]:
         return {
