@@ -18,6 +18,7 @@ import torch
 from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import TextExample, in_memory
 from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.tasks.sequence import SequenceOptions
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
 
@@ -151,8 +152,8 @@ def _sentiment(n: int, seed: int) -> list[TextExample]:
     return out
 
 
-CFG = TrainConfig(epochs=2, lr=3e-3, batch_size=8, max_length=32, head_pooling="mean",
-                  warmup_ratio=0.0, freeze_layers=1)  # fmt: skip
+CFG = TrainConfig(epochs=2, lr=3e-3, batch_size=8, max_length=32, warmup_ratio=0.0,
+                  freeze_layers=1, task=SequenceOptions(head_pooling="mean"))  # fmt: skip
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from workbench.errors import InputError, ModelLoadError
 from workbench.fileio import sha256_file
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune, load_finetuned, make_task
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.activations import ActivationCache, frozen_fingerprint
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.encoders import load_encoder
@@ -38,11 +39,8 @@ CFG = TrainConfig(
     lr=1e-3,
     batch_size=4,
     max_length=64,
-    gloss_max_length=24,
-    head_pooling="mean",
-    wsd_index="data",
     seed=1,
-    top_layers=1,
+    task=WsdOptions(gloss_max_length=24, head_pooling="mean", wsd_index="data", top_layers=1),
 )
 
 

@@ -22,7 +22,7 @@ from workbench.encoding.models import ModelSource
 from workbench.errors import InputError
 from workbench.finetune.data.bio import IGNORE_INDEX
 from workbench.finetune.data.readers import DataFile, LabelSet
-from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.config import TaskOptions, TrainConfig, task_options_dict
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TaskModel
 
@@ -88,13 +88,35 @@ class Task:
     metric: ClassVar[str] = ""  # the dev metric used for model selection and early stopping
     greater_is_better: ClassVar[bool] = True
     scores_test: ClassVar[bool] = True  # the loop scores test data; False: :meth:`finish` does
+    #: the dataclass of the task's own options (``cfg.task``); the command line's flags of the
+    #: task are made from its fields
+    Options: ClassVar[type[TaskOptions]] = TaskOptions
+    options: TaskOptions  # cfg.task, of the type Options (a subclass narrows the annotation)
 
     def __init__(
         self, cfg: TrainConfig, tokenizer: PreTrainedTokenizerBase, labels: LabelSet | None
     ) -> None:
-        self.cfg = cfg
+        self.cfg = self.configure(cfg)
+        self.options = cast(TaskOptions, self.cfg.task)
         self.tokenizer = tokenizer
         self.labels = labels
+
+    @classmethod
+    def configure(cls, cfg: TrainConfig) -> TrainConfig:
+        """``cfg`` with this task's options in ``task``: those it holds, or the defaults of
+        :attr:`Options` when it holds none.
+
+        Raises:
+            InputError: ``cfg.task`` holds the options of another task.
+        """
+        if cfg.task is None:
+            return cfg.replace(task=cls.Options())
+        if type(cfg.task) is not cls.Options:
+            raise InputError(
+                f"The {cls.kind} task takes {cls.Options.__name__}, not "
+                f"{type(cfg.task).__name__} (the options of another task): leave them out."
+            )
+        return cfg
 
     @property
     def label_set(self) -> LabelSet:
@@ -174,12 +196,12 @@ class Task:
         return []
 
     def head_config(self) -> dict[str, Any]:
-        """What is needed to rebuild the head (saved in ``head.json``)."""
+        """What is needed to rebuild the head (saved in ``head.json``): the task, its labels
+        and its options (:meth:`load_model` reads them)."""
         return {
             "task": self.kind,
             "labels": list(self.labels.names) if self.labels else None,
-            "head_pooling": self.cfg.head_pooling,
-            "head_dropout": self.cfg.head_dropout,
+            **task_options_dict(self.options),
         }
 
     # -- evaluation ----------------------------------------------------------------------

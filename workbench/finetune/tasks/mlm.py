@@ -15,6 +15,7 @@ randomly initialised one from ``AutoModelForMaskedLM``; the notes say so, and wh
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from workbench.bounds import Bound
 from workbench.encoding.adapters import apply_adapter
 from workbench.encoding.alignment import split_words
 from workbench.encoding.models import ModelSource, adapter_base
@@ -30,6 +32,7 @@ from workbench.finetune.data.bio import IGNORE_INDEX
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task, pad_batch, special_template
 from workbench.finetune.tasks.masking import MaskingSpec, mask_tokens
+from workbench.finetune.training.config import TaskOptions, option
 from workbench.finetune.training.encoders import quiet_transformers
 from workbench.finetune.training.model_io import Batch, ModelOutput, encoder_inputs
 from workbench.finetune.training.modeling import TaskModel
@@ -64,12 +67,26 @@ class MaskedLMModel(nn.Module):
         return loss, out.logits
 
 
+@dataclass(frozen=True)
+class MlmOptions(TaskOptions):
+    """The masked-LM task's options: which tokens are masked."""
+
+    mlm_probability: float = option(
+        0.15,
+        "fraction of tokens chosen (80%% [MASK], 10%% random, 10%% kept)",
+        Bound(low=0, high=1, low_open=True, high_open=True),
+    )
+    whole_word_mask: bool = option(False, "choose whole words instead of single subwords")
+
+
 class MlmTask(Task):
     """Plain text -> masked-token prediction; metric: dev loss (lower is better)."""
 
     kind = "mlm"
     metric = "loss"
     greater_is_better = False
+    Options = MlmOptions
+    options: MlmOptions
 
     def spec(self) -> MaskingSpec:
         tok = self.tokenizer
@@ -79,8 +96,8 @@ class MlmTask(Task):
             mask_token_id=tok.mask_token_id,
             vocab_size=len(tok),
             special_ids=tuple(sorted(set(tok.all_special_ids))),
-            probability=self.cfg.mlm_probability,
-            whole_word=self.cfg.whole_word_mask,
+            probability=self.options.mlm_probability,
+            whole_word=self.options.whole_word_mask,
         )
 
     def _blocks(self, texts: tuple[str, ...]) -> list[tuple[list[int], list[int]]]:
@@ -206,8 +223,8 @@ class MlmTask(Task):
         return {
             "task": self.kind,
             "labels": None,
-            "whole_word_mask": self.cfg.whole_word_mask,
-            "mlm_probability": self.cfg.mlm_probability,
+            "whole_word_mask": self.options.whole_word_mask,
+            "mlm_probability": self.options.mlm_probability,
         }
 
     def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:

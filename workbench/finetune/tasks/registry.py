@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from workbench.corpora.readers import Sentence
 from workbench.encoding import models
@@ -39,7 +39,7 @@ from workbench.finetune.tasks.pair import PairTask
 from workbench.finetune.tasks.sequence import SequenceTask
 from workbench.finetune.tasks.token import TokenTask
 from workbench.finetune.tasks.wsd.task import WsdTask
-from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.config import TaskOptions, TrainConfig, option_fields
 from workbench.finetune.training.loop import FitResult, fit
 from workbench.finetune.training.modeling import TaskModel
 from workbench.finetune.training.store import HEAD_WEIGHTS
@@ -152,7 +152,7 @@ def make_task(
     """The task object of ``kind``; its label set is ``labels`` if given (a built-in task's
     full label set, so a small subset may lack some), else the labels found in ``train``."""
     spec = task_kind(kind)
-    cfg.check_task(kind)
+    cfg = spec.task.configure(cfg)  # another task's options are refused first
     check_examples(kind, train)
     found = LabelSet.from_examples(train.examples) if spec.labelled else None
     if found is not None and labels is not None:
@@ -163,35 +163,45 @@ def make_task(
 
 def check_start(kind: str, cfg: TrainConfig, model: str | None) -> models.ModelSource:
     """Refuse what can be refused before any data is read or model loaded: options of another
-    task (:meth:`TrainConfig.check_task`, before the model is looked for) and a base model the
-    task cannot start from (``Task.check_source``). Returns the resolved model."""
-    cfg.check_task(kind)
+    task (:meth:`~workbench.finetune.tasks.base.Task.configure`, before the model is looked
+    for) and a base model the task cannot start from (``Task.check_source``). Returns the
+    resolved model."""
+    task = task_kind(kind).task
+    cfg = task.configure(cfg)
     source = models.resolve_model(model)
-    task_kind(kind).task.check_source(cfg, source)
+    task.check_source(cfg, source)
     return source
 
 
 def fit_lengths(
     kind: str, cfg: TrainConfig, source: models.ModelSource, tokenizer: PreTrainedTokenizerBase
 ) -> TrainConfig:
-    """``cfg`` with the input lengths (``max_length``; for WSD also ``gloss_max_length``) cut to
-    what the base model takes, before any data is encoded: more positions than the model has
-    would fail in the middle of training. A value given away from the default is cut with a
+    """``cfg`` (with ``kind``'s options) with the input lengths (the options that count
+    positions: ``max_length``, and the task's own, e.g. WSD's ``gloss_max_length``) cut to what
+    the base model takes, before any data is encoded: more positions than the model has would
+    fail in the middle of training. A value given away from the default is cut with a
     warning; a default the model is too short for is cut to it silently (the card records the
     length used)."""
+    cfg = task_kind(kind).task.configure(cfg)
     limit = models.input_limit(source, tokenizer)
-    names = ("max_length", "gloss_max_length") if kind == "wsd" else ("max_length",)
-    for name in names:
-        value = getattr(cfg, name)
-        if value > limit and value != TrainConfig.__dataclass_fields__[name].default:
-            warnings.warn(
-                f"--{name.replace('_', '-')} {value} is more than {source.name} takes ({limit} "
-                f"positions): inputs are cut at {limit}",
-                stacklevel=2,
-            )
-        if value > limit:
-            cfg = cfg.replace(**{name: limit})
-    return cfg
+
+    def cut(options: Any) -> dict[str, int]:
+        changes = {}
+        for f in option_fields(options):
+            value = getattr(options, f.name)
+            if not f.metadata["positions"] or value <= limit:
+                continue
+            if value != f.default:
+                warnings.warn(
+                    f"--{f.name.replace('_', '-')} {value} is more than {source.name} takes "
+                    f"({limit} positions): inputs are cut at {limit}",
+                    stacklevel=3,
+                )
+            changes[f.name] = limit
+        return changes
+
+    options = cast(TaskOptions, cfg.task)
+    return cfg.replace(**cut(cfg), task=replace(options, **cut(options)))
 
 
 def finetune(

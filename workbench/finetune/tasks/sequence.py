@@ -6,6 +6,7 @@ number truncated is reported in the features' notes and in the training card.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,24 @@ import numpy as np
 import torch
 from torch import nn
 
+from workbench.bounds import PROBABILITY
 from workbench.encoding.models import ModelSource, load_model
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task
+from workbench.finetune.training.config import HeadPooling, TaskOptions, option
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import SequenceModel
+
+
+@dataclass(frozen=True)
+class SequenceOptions(TaskOptions):
+    """The options of the sequence and pair classification tasks: their head."""
+
+    head_pooling: HeadPooling = option(
+        "cls", "the head reads [CLS] or the mean of the last layer", choices=("cls", "mean")
+    )
+    head_dropout: float = option(0.1, "dropout before the head", PROBABILITY)
 
 
 class SequenceTask(Task):
@@ -26,6 +39,8 @@ class SequenceTask(Task):
 
     kind = "seqcls"
     metric = "accuracy"
+    Options = SequenceOptions
+    options: SequenceOptions
 
     def _texts(self, data: DataFile) -> tuple[list[str], list[str] | None]:
         return [ex.text for ex in data.examples], None
@@ -58,7 +73,7 @@ class SequenceTask(Task):
     def build_model(self, source: ModelSource) -> tuple[SequenceModel, list[str]]:
         encoder = load_encoder(source)
         model = SequenceModel(
-            encoder, len(self.label_set.names), self.cfg.head_pooling, self.cfg.head_dropout
+            encoder, len(self.label_set.names), self.options.head_pooling, self.options.head_dropout
         )
         return model, []
 

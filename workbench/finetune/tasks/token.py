@@ -14,20 +14,25 @@ the tokenizer maps to no subword is replaced by the unknown token. Both are coun
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch import nn
 
+from workbench.bounds import PROBABILITY
 from workbench.encoding.models import ModelSource, load_model
 from workbench.finetune.data.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data.readers import DataFile, TaggedSentence
 from workbench.finetune.tasks.base import Features, Task, special_template
+from workbench.finetune.training.config import TaskOptions, option
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TokenModel
+
+LabelMode = Literal["first", "all"]
 
 
 def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:
@@ -48,11 +53,25 @@ def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:
     return chunks
 
 
+@dataclass(frozen=True)
+class TokenOptions(TaskOptions):
+    """The token classification task's options: its head, and which subwords carry a label."""
+
+    head_dropout: float = option(0.1, "dropout before the head", PROBABILITY)
+    label_mode: LabelMode = option(
+        "first",
+        "label the first subword of a word only, or all its subwords",
+        choices=("first", "all"),
+    )
+
+
 class TokenTask(Task):
     """``words -> one BIO tag per word``; metric: entity-level F1."""
 
     kind = "token"
     metric = "f1"
+    Options = TokenOptions
+    options: TokenOptions
 
     def _subword_counts(
         self, sentences: list[tuple[str, ...]]
@@ -99,7 +118,7 @@ class TokenTask(Task):
             row = {
                 k: enc[k][j] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc
             }
-            mode = self.cfg.label_mode if train else "first"
+            mode = self.options.label_mode if train else "first"
             row["labels"] = align_labels(wids, label_ids, mode)
             row["eval_labels"] = align_labels(wids, label_ids, "first")
             row["sent"] = sent_id
@@ -112,7 +131,8 @@ class TokenTask(Task):
         return Features(rows, notes)
 
     def build_model(self, source: ModelSource) -> tuple[TokenModel, list[str]]:
-        model = TokenModel(load_encoder(source), len(self.label_set.names), self.cfg.head_dropout)
+        n_labels = len(self.label_set.names)
+        model = TokenModel(load_encoder(source), n_labels, self.options.head_dropout)
         return model, []
 
     @classmethod

@@ -13,7 +13,7 @@ instances whose senses neither run saw (the ``semcor_mfs`` baseline stays this r
 
 Example::
 
-    card.update(finish_wsd_model(Path("runs/wsd"), cfg, card, (train, dev, test)))
+    card.update(finish_wsd_model(Path("runs/wsd"), cfg, WsdOptions(), card, (train, dev, test)))
     cache_all_glosses("runs/wsd")          # every WordNet gloss into its gloss cache
 """
 
@@ -34,6 +34,7 @@ from workbench.corpora.readers import Corpus
 from workbench.errors import InputError
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.evaluation.wsd import corpus_of, evaluate_wsd_model
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import (
@@ -95,6 +96,7 @@ def earlier_training(base: str | Path) -> EarlierTraining | None:
 def finish_wsd_model(
     output: Path,
     cfg: TrainConfig,
+    options: WsdOptions,
     card: Mapping[str, Any],
     data: tuple[DataFile, DataFile | None, DataFile | None],
 ) -> dict[str, Any]:
@@ -102,8 +104,9 @@ def finish_wsd_model(
 
     Args:
         output: the model directory (its encoders and head already written).
-        cfg: the run's options (``wsd_index``: also cache every WordNet gloss, or only the
-            test lemmas' candidates).
+        cfg: the run's options (``device``, ``seed``).
+        options: the task's (``wsd_index``: also cache every WordNet gloss, or only the test
+            lemmas' candidates).
         card: the training card so far (its epochs give the throughput).
         data: train, dev, test.
 
@@ -126,7 +129,7 @@ def finish_wsd_model(
     device = "cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu"
     bi = BiEncoder(output, device=device, card={**card, **out})
     wordnet = load_wordnet()
-    if cfg.wsd_index == "wordnet":
+    if options.wsd_index == "wordnet":
         bi.index(None, wordnet)  # every WordNet gloss into the gloss cache
     instances = None
     if test is not None:
@@ -147,7 +150,7 @@ def finish_wsd_model(
         out["notes"] = [*card.get("notes", []), out["pos_probe"]["skipped"]]
     out["glosses"] = {
         "cached": len(bi.cache),
-        "scope": cfg.wsd_index,
+        "scope": options.wsd_index,
         "seconds": time.perf_counter() - t0,
     }
     return out
