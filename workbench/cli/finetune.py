@@ -33,7 +33,7 @@ from workbench.cli.options import (
     path_arg,
 )
 from workbench.corpora.datasets import load_dataset
-from workbench.errors import DataError, InputError, OutputError
+from workbench.errors import InputError, OutputError
 from workbench.finetune.data.readers import TaggedSentence
 from workbench.finetune.data.splits import (
     BUILTINS,
@@ -49,14 +49,13 @@ from workbench.finetune.evaluation.compare import compare_models
 from workbench.finetune.evaluation.compare_senses import SENSE_LEMMAS
 from workbench.finetune.runs import is_main_process, summary, train_with_baselines
 from workbench.finetune.tasks.registry import TASKS, TaskKind, check_start
-from workbench.finetune.tasks.wsd.finish import cache_all_glosses, fit_pos_probe
+from workbench.finetune.tasks.wsd.finish import cache_all_glosses, refit_pos_probe
 from workbench.finetune.training.config import TrainConfig, option_fields
 from workbench.finetune.training.store import check_output
 from workbench.outputs import claim_file
 from workbench.reports.writers import FORMATS
-from workbench.wsd.biencoder import BiEncoder, biencoder_dir
+from workbench.wsd.biencoder import biencoder_dir
 from workbench.wsd.pos_probe import PROBE_FILE
-from workbench.wsd.predict import encode_instances
 
 
 def _add_fields(group: argparse._ArgumentGroup, options: Any) -> None:
@@ -349,11 +348,7 @@ def cmd_builtin(args: argparse.Namespace) -> int:
 
 
 def cmd_wsd_probe(args: argparse.Namespace) -> int:
-    bi = BiEncoder(args.model, device=args.device)
-    test = encode_instances(bi.encoder, load_dataset("ALL"), cache=False)
-    facts = fit_pos_probe(bi, load_dataset("semcor"), test, seed=args.seed)
-    if "skipped" in facts:
-        raise DataError(facts["skipped"])
+    facts = refit_pos_probe(args.model, device=args.device, seed=args.seed)
     print(f"{args.model / PROBE_FILE}: fitted on {facts['instances']:,} words of "
           f"{facts['sentences']:,} SemCor sentences at layer {facts['layers']}; POS accuracy "
           f"on ALL {100 * facts['test_accuracy']:.1f}%")  # fmt: skip

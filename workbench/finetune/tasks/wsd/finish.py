@@ -1,11 +1,13 @@
-"""The end of a WSD bi-encoder's training run, and the gloss cache of a trained one.
+"""The end of a WSD bi-encoder's training run, and the gloss cache and POS probe of a trained
+one.
 
 :func:`finish_wsd_model` runs once after training, in the main process, on the model directory
 just written: it saves how often each sense occurred in training (with an earlier run's counts
 when the run continued a trained bi-encoder), loads the directory as a
 :class:`~workbench.wsd.biencoder.BiEncoder` (the path every later answer takes), scores the test
-data through it (:func:`workbench.finetune.evaluation.wsd.evaluate_wsd_model`; the glosses of the
-test lemmas' candidates encoded and cached), fits its POS probe (:func:`fit_pos_probe`), with
+data through it (:func:`~workbench.finetune.tasks.wsd.evaluation.evaluate_wsd_model`; the
+glosses of the test lemmas' candidates encoded and cached), fits its POS probe
+(:func:`fit_pos_probe`; again, on a trained directory: :func:`refit_pos_probe`), with
 ``wsd_index="wordnet"`` encodes every WordNet gloss into the gloss cache too, and reports
 training throughput; the result goes into the training card. A run that continued a trained
 bi-encoder names both runs' data, sums their sense counts, and counts as zero-shot only the
@@ -30,10 +32,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus
-from workbench.errors import InputError
+from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import DataFile
-from workbench.finetune.evaluation.wsd import corpus_of, evaluate_wsd_model
+from workbench.finetune.tasks.wsd.evaluation import corpus_of, evaluate_wsd_model
 from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet
@@ -222,3 +225,18 @@ def cache_all_glosses(model_dir: str | Path, device: str | None = None) -> int:
     cache (what nearest-sense search over all of WordNet needs); returns the senses covered."""
     bi = BiEncoder(model_dir, device=device)
     return len(bi.index(None, progress=True))
+
+
+def refit_pos_probe(model_dir: Path, device: str | None = None, seed: int = 0) -> dict[str, Any]:
+    """Fit the POS probe of the trained bi-encoder in ``model_dir`` again, on SemCor
+    (:func:`fit_pos_probe`), scored on ALL; returns its facts.
+
+    Raises:
+        DataError: the probe could not be fitted (its reason).
+    """
+    bi = BiEncoder(model_dir, device=device)
+    test = encode_instances(bi.encoder, load_dataset("ALL"), cache=False)
+    facts = fit_pos_probe(bi, load_dataset("semcor"), test, seed=seed)
+    if "skipped" in facts:
+        raise DataError(facts["skipped"])
+    return facts
