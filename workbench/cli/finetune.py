@@ -78,53 +78,60 @@ def _add_fields(group: argparse._ArgumentGroup, options: Any) -> None:
 
 
 class _OtherTasksOption(argparse.Action):
-    """A flag of another task's options given to this task: refused by name (it would change
-    nothing), not as an unknown argument."""
+    """A flag of another task's options given to this task: at that option's default it is
+    let through (it changes nothing, as in the command a card records of a run made when every
+    task took every flag); at any other value refused by name (it would change nothing), not
+    as an unknown argument."""
 
-    def __init__(self, owners: list[str], kind: str, **kwargs: Any) -> None:
-        self.owners, self.kind = owners, kind
+    def __init__(self, owners: list[str], kind: str, defaults: list[Any], **kwargs: Any) -> None:
+        self.owners, self.kind, self.defaults = owners, kind, defaults
         super().__init__(**kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        given = True if self.nargs == 0 else values
+        if given in self.defaults:
+            return
+        owners = self.owners
         tasks = (
-            " and ".join(self.owners)
-            if len(self.owners) < 3
-            else (f"{', '.join(self.owners[:-1])} and {self.owners[-1]}")
+            " and ".join(owners)
+            if len(owners) < 3
+            else f"{', '.join(owners[:-1])} and {owners[-1]}"
         )
         raise argparse.ArgumentError(
             self,
-            f"an option of the {tasks} task{'s' if len(self.owners) > 1 else ''}, not of "
-            f"{self.kind}: it would "
-            "change nothing. Leave it out.",
+            f"an option of the {tasks} task{'s' if len(owners) > 1 else ''}, not of "
+            f"{self.kind}: it would change nothing. Leave it out.",
         )
 
 
 def _add_options(p: argparse.ArgumentParser, kind: TaskKind) -> None:
     """The loop's options (:class:`TrainConfig`) and the task's own (its ``Options``), each
-    a group of flags made from the dataclass; the other tasks' flags are refused by name."""
+    a group of flags made from the dataclass; the other tasks' flags, hidden, are let through
+    at their defaults and refused by name at any other value (:class:`_OtherTasksOption`)."""
     _add_fields(p.add_argument_group("training options"), TrainConfig)
     own = kind.task.Options
     if option_fields(own):
         _add_fields(p.add_argument_group(f"{kind.name} options"), own)
     names = {f.name for f in option_fields(own)}
-    others: dict[str, list[str]] = {}
+    others: dict[str, list[tuple[str, Any]]] = {}  # flag -> (task, its field) of other tasks
     for other in TASKS.values():
         for f in option_fields(other.task.Options):
-            if f.name not in names and other.name not in others.setdefault(f.name, []):
-                others[f.name].append(other.name)
-    for name, owners in others.items():
-        flag_is_bool = any(
-            isinstance(f.default, bool)
-            for o in TASKS.values()
-            for f in option_fields(o.task.Options)
-            if f.name == name
-        )
+            if f.name not in names:
+                others.setdefault(f.name, []).append((other.name, f))
+    for name, owned in others.items():
+        f = owned[0][1]
+        bound = f.metadata["bound"]
+        convert: dict[str, Any] = {}  # a flag's value read as the option reads it
+        if not isinstance(f.default, bool):
+            convert["type"] = number(bound) if bound else str
         p.add_argument(
             "--" + name.replace("_", "-"),
             action=_OtherTasksOption,
-            owners=owners,
+            owners=list(dict.fromkeys(task for task, _ in owned)),
             kind=kind.name,
-            nargs=0 if flag_is_bool else None,
+            defaults=[g.default for _, g in owned],
+            nargs=0 if isinstance(f.default, bool) else None,
+            **convert,
             dest=f"other_{name}",
             default=argparse.SUPPRESS,
             help=argparse.SUPPRESS,
