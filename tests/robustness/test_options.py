@@ -45,8 +45,8 @@ def _numeric_options() -> list[tuple[tuple[str, ...], str, Bound]]:
     for path, parser in _subparsers(build_parser()):
         for action in parser._actions:
             bound = getattr(action.type, "bound", None)
-            if bound is not None:
-                found.append((path, action.option_strings[-1], bound))
+            if bound is not None and action.help != argparse.SUPPRESS:  # hidden: another
+                found.append((path, action.option_strings[-1], bound))  # task's flag, seen there
     return found
 
 

@@ -413,7 +413,7 @@ def test_early_stopping_and_gradient_accumulation(tiny_model_dir, tmp_path):
         grad_accum=2,
         max_length=32,
         early_stopping=2,
-        head_dropout=0.0,
+        task=SequenceOptions(head_dropout=0.0),
     )
     result = finetune(
         "seqcls", train, dev, cfg, tmp_path / "es", model=str(tiny_model_dir), progress=False
