@@ -90,7 +90,7 @@ def test_adapters_are_saved_unmerged_and_answer_as_the_trained_model(
     synsets = sorted({wordnet.synset(k) for p in _pairs(semcor[1]) for k in wordnet.candidates(*p)})
     texts = [gloss_text(wordnet, s, "definition") for s in synsets]
     tokenizer = models.load_tokenizer(models.resolve_model(str(out / "gloss_encoder")))
-    tok = tokenizer(texts, truncation=True, max_length=CFG.gloss_max_length,
+    tok = tokenizer(texts, truncation=True, max_length=CFG.task.gloss_max_length,
                     padding=True, return_tensors="pt")  # fmt: skip
     with torch.no_grad():
         hidden = model.gloss_encoder(
