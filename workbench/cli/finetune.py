@@ -48,7 +48,8 @@ from workbench.finetune.data.wordnet_tasks import build_wordnet_wic
 from workbench.finetune.evaluation.compare import compare_models
 from workbench.finetune.evaluation.compare_senses import SENSE_LEMMAS
 from workbench.finetune.runs import is_main_process, summary, train_with_baselines
-from workbench.finetune.tasks.registry import TASKS, TaskKind, check_start
+from workbench.finetune.tasks.kind import TaskKind
+from workbench.finetune.tasks.registry import TASKS, check_start
 from workbench.finetune.tasks.wsd.finish import cache_all_glosses, refit_pos_probe
 from workbench.finetune.training.config import TrainConfig, option_fields
 from workbench.finetune.training.store import check_output

@@ -25,7 +25,8 @@ from workbench.encoding.pooling import pool_sequence
 from workbench.errors import InputError
 from workbench.finetune.data.readers import DataFile, TextExample, in_memory
 from workbench.finetune.tasks.base import Features, Task
-from workbench.finetune.tasks.registry import TASKS, TaskKind, finetune, load_finetuned
+from workbench.finetune.tasks.kind import TaskKind
+from workbench.finetune.tasks.registry import TASKS, finetune, load_finetuned
 from workbench.finetune.training.config import TaskOptions, TrainConfig, option
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch, ModelOutput, encoder_config, encoder_inputs

@@ -31,6 +31,7 @@ from workbench.errors import ModelLoadError
 from workbench.finetune.data.bio import IGNORE_INDEX
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task, pad_batch, special_template
+from workbench.finetune.tasks.kind import TaskKind
 from workbench.finetune.tasks.masking import MaskingSpec, mask_tokens
 from workbench.finetune.training.config import TaskOptions, option
 from workbench.finetune.training.encoders import quiet_transformers
@@ -247,3 +248,8 @@ class MlmTask(Task):
             "accuracy": acc,
             "n_masked": float(n),
         }
+
+
+#: The masked-LM domain adaptation task kind.
+MLM = TaskKind(MlmTask, str, "masked-LM domain adaptation", "plain text, one text a line",
+               baselines=False, labelled=False)  # fmt: skip

@@ -15,30 +15,20 @@ from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from workbench.corpora.readers import Sentence
 from workbench.encoding import models
 from workbench.errors import InputError, ModelLoadError
-from workbench.finetune.data.readers import (
-    DataFile,
-    LabelSet,
-    PairExample,
-    TaggedSentence,
-    TextExample,
-    read_conll,
-    read_table,
-    read_text,
-    read_wsd,
-)
+from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.tasks.base import Task
-from workbench.finetune.tasks.mlm import MlmTask
-from workbench.finetune.tasks.pair import PairTask
-from workbench.finetune.tasks.sequence import SequenceTask
-from workbench.finetune.tasks.token import TokenTask
-from workbench.finetune.tasks.wsd.task import WsdTask
+from workbench.finetune.tasks.kind import TaskKind
+from workbench.finetune.tasks.mlm import MLM
+from workbench.finetune.tasks.pair import PAIR
+from workbench.finetune.tasks.sequence import SEQUENCE
+from workbench.finetune.tasks.token import TOKEN
+from workbench.finetune.tasks.wsd.task import WSD
 from workbench.finetune.training.config import TaskOptions, TrainConfig, option_fields
 from workbench.finetune.training.loop import FitResult, fit
 from workbench.finetune.training.modeling import TaskModel
@@ -49,75 +39,8 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 
-@dataclass(frozen=True)
-class TaskKind:
-    """One fine-tuning task kind: its name, the class that trains it, the data it reads.
-
-    Attributes:
-        task: the :class:`~workbench.finetune.tasks.base.Task` subclass; its ``kind`` is the name
-            and its ``metric`` the dev metric (both defined there, once).
-        example: the type of the examples its data holds (``str`` for plain text, a corpus
-            :class:`~workbench.corpora.readers.Sentence` for WSD).
-        description: what it learns, in a few words.
-        file_format: the layout of its training files, for help texts.
-        baselines: whether the frozen-encoder baselines exist for it
-            (:mod:`workbench.finetune.evaluation.baselines`).
-        labelled: whether its examples carry class labels (a :class:`LabelSet`).
-    """
-
-    task: type[Task]
-    example: type
-    description: str
-    file_format: str
-    baselines: bool = True
-    labelled: bool = True
-
-    @property
-    def name(self) -> str:
-        """``seqcls``, ``pair``, ``token``, ``mlm`` or ``wsd`` (the command and the card's
-        ``task``)."""
-        return self.task.kind
-
-    @property
-    def metric(self) -> str:
-        """The dev metric that selects the best epoch (``accuracy``, ``f1``, ``loss``)."""
-        return self.task.metric
-
-    @property
-    def help(self) -> str:
-        """One line for menus and ``--help``: the description and the file format."""
-        return f"{self.description} ({self.file_format})"
-
-    def read(self, path: str | Path, repair_bio: bool = False) -> DataFile:
-        """Read one split of this kind from ``path`` (the formats:
-        :mod:`workbench.finetune.data.readers`); ``repair_bio`` applies to the CoNLL files of the
-        token task."""
-        if self.example is TaggedSentence:
-            return read_conll(path, repair_bio=repair_bio)
-        if self.example is Sentence:
-            return read_wsd(path)
-        if self.example is str:
-            return read_text(path)
-        return read_table(path, pair=self.example is PairExample)
-
-
-#: Every task kind by name, in the order menus list them.
-TASKS: dict[str, TaskKind] = {
-    kind.name: kind
-    for kind in (
-        TaskKind(SequenceTask, TextExample, "sequence classification",
-                 "CSV/JSONL with text,label"),
-        TaskKind(PairTask, PairExample, "sentence-pair classification",
-                 "CSV/JSONL with text_a,text_b,label"),
-        TaskKind(TokenTask, TaggedSentence, "BIO token classification",
-                 "CoNLL: word<TAB>tag, blank line between sentences"),
-        TaskKind(MlmTask, str, "masked-LM domain adaptation", "plain text, one text a line",
-                 baselines=False, labelled=False),
-        TaskKind(WsdTask, Sentence, "bi-encoder word sense disambiguation",
-                 "WSD framework *.data.xml with its *.gold.key.txt, or a dataset name",
-                 baselines=False, labelled=False),
-    )
-}  # fmt: skip
+#: Every task kind by name, in the order menus list them; each declared by its task's module.
+TASKS: dict[str, TaskKind] = {kind.name: kind for kind in (SEQUENCE, PAIR, TOKEN, MLM, WSD)}
 
 
 def task_kind(name: str) -> TaskKind:

@@ -16,8 +16,9 @@ from torch import nn
 
 from workbench.bounds import PROBABILITY
 from workbench.encoding.models import ModelSource, load_model
-from workbench.finetune.data.readers import DataFile
+from workbench.finetune.data.readers import DataFile, TextExample
 from workbench.finetune.tasks.base import Features, Task
+from workbench.finetune.tasks.kind import TaskKind
 from workbench.finetune.training.config import HeadPooling, TaskOptions, option
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
@@ -116,3 +117,9 @@ def classification_scores(pred: np.ndarray, gold: np.ndarray, n_labels: int) -> 
         "accuracy": float(np.mean(pred == gold)) if len(gold) else 0.0,
         "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
     }
+
+
+#: The sequence classification task kind (:data:`~workbench.finetune.tasks.registry.TASKS`).
+SEQUENCE = TaskKind(
+    SequenceTask, TextExample, "sequence classification", "CSV/JSONL with text,label"
+)

@@ -27,6 +27,7 @@ from workbench.encoding.models import ModelSource, load_model
 from workbench.finetune.data.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data.readers import DataFile, TaggedSentence
 from workbench.finetune.tasks.base import Features, Task, special_template
+from workbench.finetune.tasks.kind import TaskKind
 from workbench.finetune.training.config import TaskOptions, option
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
@@ -177,3 +178,10 @@ class TokenTask(Task):
         flat_p = [t for seq in pred for t in seq]
         acc = float(np.mean([a == b for a, b in zip(flat_g, flat_p, strict=True)]))
         return {"f1": s.f1, "precision": s.precision, "recall": s.recall, "word_accuracy": acc}
+
+
+#: The BIO token classification task kind.
+TOKEN = TaskKind(
+    TokenTask, TaggedSentence, "BIO token classification",
+    "CoNLL: word<TAB>tag, blank line between sentences",
+)  # fmt: skip

@@ -59,6 +59,7 @@ from workbench.encoding.prepare import prepare
 from workbench.errors import DataError, InputError, ModelLoadError
 from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.tasks.base import Features, Task, special_template
+from workbench.finetune.tasks.kind import TaskKind
 from workbench.finetune.tasks.wsd.finish import finish_wsd_model
 from workbench.finetune.tasks.wsd.glosses import GlossTable
 from workbench.finetune.tasks.wsd.lower import LowerLayers
@@ -605,3 +606,10 @@ class WsdTask(Task):
         """Save the sense counts, score the test data through the saved directory
         (:func:`~workbench.finetune.tasks.wsd.finish.finish_wsd_model`)."""
         return finish_wsd_model(output, self.cfg, self.options, card, data)
+
+
+#: The bi-encoder WSD task kind, registered with the training loop from here
+#: (:data:`~workbench.finetune.tasks.registry.TASKS`).
+WSD = TaskKind(WsdTask, Sentence, "bi-encoder word sense disambiguation",
+               "WSD framework *.data.xml with its *.gold.key.txt, or a dataset name",
+               baselines=False, labelled=False)  # fmt: skip
