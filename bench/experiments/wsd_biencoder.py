@@ -53,7 +53,7 @@ from workbench.encoding.encoder import Encoder
 from workbench.fileio import sha256_json
 from workbench.finetune.data.readers import read_wsd
 from workbench.finetune.data.splits import wsd_splits
-from workbench.finetune.evaluation.wsd import corpus_of, evaluate_wsd_model
+from workbench.finetune.tasks.wsd.evaluation import corpus_of, evaluate_wsd_model
 from workbench.finetune.tasks.wsd.glosses import GlossTable
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.lexicon.wordnet import load_wordnet

@@ -45,7 +45,7 @@ from workbench.corpora.wordnet_examples import (
 )
 from workbench.encoding.encoder import Encoder
 from workbench.fileio import sha256_json
-from workbench.finetune.evaluation.wsd import evaluate_wsd_model, training_keys
+from workbench.finetune.tasks.wsd.evaluation import evaluate_wsd_model, training_keys
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import CONTEXT_LAYERS, CONTEXT_POOLING
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig

@@ -19,7 +19,6 @@ holds a finished model is read back, not trained again, so a stopped sweep goes 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -29,7 +28,8 @@ from bench.lib.machine import machine_facts
 from bench.lib.record import write_json
 from workbench.finetune.data.splits import builtin_data
 from workbench.finetune.tasks.registry import finetune
-from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.tasks.wsd.options import WsdOptions
+from workbench.finetune.training.config import TrainConfig, option_fields
 
 #: The options every run shares (a CPU-sized version of the GPU recipe): mean-pooled glosses
 #: of definitions cut to 32 subwords, batches of 8 sentences, one epoch.
@@ -50,7 +50,7 @@ DEFAULT_CONFIGS = [
 def parse_config(text: str) -> tuple[str, dict[str, Any]]:
     """``name:option=value;option=value`` -> (name, {option: typed value})."""
     name, _, rest = text.partition(":")
-    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    fields = {f.name: f for f in (*option_fields(TrainConfig), *option_fields(WsdOptions))}
     options: dict[str, Any] = {}
     for part in filter(None, rest.split(";")):
         key, _, value = part.partition("=")
@@ -71,7 +71,10 @@ def run(name: str, options: dict[str, Any], args: argparse.Namespace, data) -> d
     out = args.out / name
     card_path = out / "training_card.json"
     if not card_path.is_file():
-        cfg = TrainConfig(**{**COMMON, "seed": args.seed, **options})
+        given = {**COMMON, "seed": args.seed, **options}
+        own = {f.name for f in option_fields(WsdOptions)}
+        task = WsdOptions(**{k: v for k, v in given.items() if k in own})
+        cfg = TrainConfig(**{k: v for k, v in given.items() if k not in own}, task=task)
         t0 = time.perf_counter()
         finetune("wsd", data.train, data.dev, cfg, out, progress=False, overwrite=True)
         print(f"{name}: {time.perf_counter() - t0:.0f} s", flush=True)

@@ -8,7 +8,8 @@ Run::
 Encodes ALL once with the bi-encoder (the shipped one, or ``--model DIR``) and scores it with
 no lever, then with each ``--smoothing`` weight alone and each ``--prior`` weight alone
 (:mod:`workbench.wsd.levers`): F1 per dataset (SE07 is the development set: choose the
-weight there) and per POS on ALL (:func:`workbench.finetune.evaluation.wsd.evaluate_wsd_model`),
+weight there) and per POS on ALL
+(:func:`workbench.finetune.tasks.wsd.evaluation.evaluate_wsd_model`),
 the zero-shot instances (none of whose gold senses SemCor tags, the same for every row, as
 ``bench run wsd_zero_shot`` counts them), and the instances whose gold sense is WordNet's first
 sense (MFS) or not (LFS). ``--both S,P`` adds one row with both.
@@ -23,7 +24,7 @@ from pathlib import Path
 from bench.lib.machine import machine_facts
 from bench.lib.record import write_json
 from workbench.corpora.datasets import load_dataset
-from workbench.finetune.evaluation.wsd import evaluate_wsd_model
+from workbench.finetune.tasks.wsd.evaluation import evaluate_wsd_model
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import CONTEXT_LAYERS, BiEncoder, shipped_biencoder
 from workbench.wsd.builds import semcor_frequencies

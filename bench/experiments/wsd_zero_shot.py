@@ -17,7 +17,7 @@ from pathlib import Path
 from bench.lib.machine import machine_facts
 from bench.lib.record import write_json
 from workbench.corpora.datasets import load_dataset
-from workbench.finetune.evaluation.wsd import evaluate_wsd_model
+from workbench.finetune.tasks.wsd.evaluation import evaluate_wsd_model
 from workbench.wsd.biencoder import BiEncoder, shipped_biencoder
 
 

@@ -35,6 +35,7 @@ from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import make_task
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.parameters import freeze
 
@@ -43,9 +44,8 @@ SKIP = ("inst_row", "inst_col", "row_ids")
 
 def side(top: int, args: argparse.Namespace, train: DataFile, cache: str) -> dict:
     """Build one side; return its task, model, optimizer and feature rows."""
-    cfg = TrainConfig(
-        batch_size=args.batch_size, head_pooling="mean", gloss_max_length=32, top_layers=top
-    )
+    options = WsdOptions(head_pooling="mean", gloss_max_length=32, top_layers=top)
+    cfg = TrainConfig(batch_size=args.batch_size, task=options)
     source = models.resolve_model(None if args.model == "default" else args.model)
     task = make_task("wsd", cfg, models.load_tokenizer(source), train)
     feats = task.features(train, train=True)
@@ -54,7 +54,7 @@ def side(top: int, args: argparse.Namespace, train: DataFile, cache: str) -> dic
         task.lower.root = cache
     trainable = [p for p in model.parameters() if p.requires_grad]
     if top:  # the frozen part, as the training loop's freeze() leaves it
-        freeze(model, cfg)
+        freeze(model, task.encoders(model), cfg, task.top_layers)
         trainable = [p for p in model.parameters() if p.requires_grad]
     fill = None
     if top:

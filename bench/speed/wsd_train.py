@@ -52,6 +52,7 @@ from workbench.encoding.pooling import pool_sequence
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import make_task
 from workbench.finetune.tasks.wsd.model import BiEncoderModel, chunk_bounds
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 
 
@@ -135,12 +136,12 @@ def main() -> int:
     random.Random(0).shuffle(sentences)
     data = DataFile(tuple(sentences[: args.sentences]), "semcor-sample", "bench")
     source = models.resolve_model(None if args.model == "default" else args.model)
-    cfg = TrainConfig(head_pooling="mean", gloss_max_length=args.gloss_max_length)
+    cfg = TrainConfig(task=WsdOptions(head_pooling="mean", gloss_max_length=args.gloss_max_length))
     task = make_task("wsd", cfg, models.load_tokenizer(source), data)
     rows = task.features(data, train=True).rows
     model, _ = task.build_model(source)
     model.eval()  # no dropout: all sides compute the same loss
-    frozen_task = make_task("wsd", cfg.replace(freeze_glosses=True), task.tokenizer, data)
+    frozen_task = make_task("wsd", cfg.with_task(freeze_glosses=True), task.tokenizer, data)
     frozen, _ = frozen_task.build_model(source)
     frozen.eval()
     frozen_rows = frozen_task.features(data, train=True).rows  # rows of its own gloss table

@@ -10,6 +10,7 @@ import json
 import random
 import shutil
 import struct
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,11 @@ import torch
 
 from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import TextExample, in_memory
+from workbench.finetune.tasks.mlm import MlmOptions
 from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.tasks.sequence import SequenceOptions
+from workbench.finetune.tasks.token import TokenOptions
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
 
@@ -32,7 +37,7 @@ def _state(**fields) -> ckpt.RunState:
 IDENTITY = {"task": "seqcls", "options": {"epochs": 3, "lr": 1e-3}, "dev": None}
 
 
-def _saved(tmp_path: Path, state: ckpt.RunState | None = None) -> Path:
+def _saved(tmp_path: Path, state: ckpt.RunState | None = None, identity: dict = IDENTITY) -> Path:
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
     optimizer = torch.optim.AdamW(model.parameters())
@@ -40,7 +45,7 @@ def _saved(tmp_path: Path, state: ckpt.RunState | None = None) -> Path:
     model(torch.randn(5, 4)).sum().backward()
     optimizer.step()
     scheduler.step()
-    ckpt.save_checkpoint(tmp_path, model, optimizer, scheduler, state or _state(), IDENTITY)
+    ckpt.save_checkpoint(tmp_path, model, optimizer, scheduler, state or _state(), identity)
     return tmp_path / ckpt.LAST
 
 
@@ -65,6 +70,21 @@ def test_a_checkpoint_carries_and_passes_its_digests(tmp_path):
     with safe_open(str(path), framework="pt") as fh:
         digests = json.loads(fh.metadata()["digests"])
         assert set(digests) == {*fh.keys(), ckpt.TREE_DIGEST}  # noqa: SIM118
+
+
+def test_a_checkpoint_of_every_task_s_options_in_one_flat_dict_resumes_the_same_options(tmp_path):
+    """Before each task had its own options, a checkpoint's identity held every task's options
+    in one flat dict (another task's at their defaults): it resumes a run whose loop and task
+    options are the same; one of this run's own that differs, or that it lacks, is refused."""
+    now = TrainConfig(epochs=3, task=SequenceOptions(head_pooling="mean")).to_dict()
+    others = {**asdict(TokenOptions()), **asdict(MlmOptions()), **asdict(WsdOptions())}
+    flat = {**others, **now}  # the earlier version's one dict: every option of every task
+    assert set(flat) > set(now) and flat["gloss_max_length"] == 48
+    _saved(tmp_path, identity={**IDENTITY, "options": flat})
+    ckpt.load_checkpoint(tmp_path, {**IDENTITY, "options": now})
+    for changed in ({**now, "head_pooling": "cls"}, {**now, "lr": 1.0}, {**now, "new": 1}):
+        with pytest.raises(InputError, match=r"other settings \(options differ\)"):
+            ckpt.load_checkpoint(tmp_path, {**IDENTITY, "options": changed})
 
 
 @pytest.mark.parametrize("which", ["model", "optimizer", "rng", "last"])
@@ -151,8 +171,8 @@ def _sentiment(n: int, seed: int) -> list[TextExample]:
     return out
 
 
-CFG = TrainConfig(epochs=2, lr=3e-3, batch_size=8, max_length=32, head_pooling="mean",
-                  warmup_ratio=0.0, freeze_layers=1)  # fmt: skip
+CFG = TrainConfig(epochs=2, lr=3e-3, batch_size=8, max_length=32, warmup_ratio=0.0,
+                  freeze_layers=1, task=SequenceOptions(head_pooling="mean"))  # fmt: skip
 
 
 @pytest.fixture

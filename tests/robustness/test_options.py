@@ -14,7 +14,6 @@ import argparse
 import math
 import re
 import warnings
-from dataclasses import fields
 
 import pytest
 
@@ -25,8 +24,10 @@ from workbench.distributed.config import ClusterConfig, ShardConfig
 from workbench.encoding import models
 from workbench.encoding.pooling import LayerSpec
 from workbench.errors import InputError
-from workbench.finetune.tasks.registry import fit_lengths
-from workbench.finetune.training.config import BOUNDS, TrainConfig
+from workbench.finetune.tasks.registry import TASKS, fit_lengths
+from workbench.finetune.tasks.sequence import SequenceOptions
+from workbench.finetune.tasks.wsd.options import WsdOptions
+from workbench.finetune.training.config import TrainConfig, bounds, option_fields
 from workbench.viz.projection import ProjectionConfig
 
 
@@ -44,8 +45,8 @@ def _numeric_options() -> list[tuple[tuple[str, ...], str, Bound]]:
     for path, parser in _subparsers(build_parser()):
         for action in parser._actions:
             bound = getattr(action.type, "bound", None)
-            if bound is not None:
-                found.append((path, action.option_strings[-1], bound))
+            if bound is not None and action.help != argparse.SUPPRESS:  # hidden: another
+                found.append((path, action.option_strings[-1], bound))  # task's flag, seen there
     return found
 
 
@@ -145,18 +146,21 @@ def test_command_lines_with_bad_numbers_stop_before_any_work(tmp_path, capsys, n
 # ---------------------------------------------------------------------------- the library
 
 
-def test_every_training_option_refuses_non_finite_values():
-    numeric = {f.name for f in fields(TrainConfig)
+@pytest.mark.parametrize(
+    "options", [TrainConfig, *{k.task.Options for k in TASKS.values()}], ids=lambda o: o.__name__
+)
+def test_every_training_option_refuses_non_finite_values(options):
+    numeric = {f.name for f in option_fields(options)
                if type(f.default) in (int, float) or f.name == "head_lr"}  # fmt: skip
-    assert numeric == set(BOUNDS)  # a new numeric option needs its bound
-    for name in BOUNDS:
+    assert numeric == set(bounds(options))  # a new numeric option needs its bound
+    for name in bounds(options):
         for value in (math.nan, math.inf, -math.inf):
             with pytest.raises(InputError, match=rf"{name} must be"):
-                TrainConfig(**{name: value})
+                options(**{name: value})
 
 
 LIBRARY = [
-    ("train-head-dropout", lambda: TrainConfig(head_dropout=1.5), r"head_dropout must be"),
+    ("train-head-dropout", lambda: SequenceOptions(head_dropout=1.5), r"head_dropout must be"),
     ("train-lora-dropout", lambda: TrainConfig(lora_dropout=-0.1), r"lora_dropout must be"),
     ("train-weight-decay", lambda: TrainConfig(weight_decay=-1.0), r"weight_decay must be"),
     ("train-max-grad-norm", lambda: TrainConfig(max_grad_norm=math.inf), r"max_grad_norm"),
@@ -190,9 +194,9 @@ def test_too_long_inputs_are_cut_to_the_model_with_a_warning(tiny_model_dir, tmp
         cfg = fit_lengths("seqcls", TrainConfig(max_length=1024), source, tokenizer)
     assert cfg.max_length == 64
     with pytest.warns(UserWarning, match=r"--gloss-max-length 100"):
-        cfg = fit_lengths("wsd", TrainConfig(max_length=32, gloss_max_length=100), source,
-                          tokenizer)  # fmt: skip
-    assert (cfg.max_length, cfg.gloss_max_length) == (32, 64)
+        cfg = fit_lengths("wsd", TrainConfig(max_length=32, task=WsdOptions(gloss_max_length=100)),
+                          source, tokenizer)  # fmt: skip
+    assert (cfg.max_length, cfg.task.gloss_max_length) == (32, 64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the model's own length, or a default cut silently
         assert fit_lengths("seqcls", TrainConfig(max_length=64), source, tokenizer).max_length == 64

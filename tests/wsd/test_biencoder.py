@@ -25,6 +25,7 @@ from workbench.errors import DataError, InputError, ModelLoadError
 from workbench.fileio import sha256_file
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.glosses import gloss_text
@@ -41,8 +42,7 @@ CFG = TrainConfig(
     lr=5e-3,
     batch_size=4,
     max_length=64,
-    gloss_max_length=24,
-    head_pooling="mean",
+    task=WsdOptions(gloss_max_length=24, head_pooling="mean"),
     lora_r=4,
     lora_alpha=8,
     lora_targets="query,value,dense",
@@ -90,7 +90,7 @@ def test_adapters_are_saved_unmerged_and_answer_as_the_trained_model(
     synsets = sorted({wordnet.synset(k) for p in _pairs(semcor[1]) for k in wordnet.candidates(*p)})
     texts = [gloss_text(wordnet, s, "definition") for s in synsets]
     tokenizer = models.load_tokenizer(models.resolve_model(str(out / "gloss_encoder")))
-    tok = tokenizer(texts, truncation=True, max_length=CFG.gloss_max_length,
+    tok = tokenizer(texts, truncation=True, max_length=CFG.task.gloss_max_length,
                     padding=True, return_tensors="pt")  # fmt: skip
     with torch.no_grad():
         hidden = model.gloss_encoder(
@@ -138,7 +138,7 @@ def test_checkpoints_hold_the_adapters_only_and_resume(lora_run, semcor, tiny_mo
 def test_a_frozen_gloss_encoder_is_the_base_model_not_a_copy(semcor, tiny_model_dir, tmp_path):
     train, dev = semcor
     out = tmp_path / "frozen"
-    finetune("wsd", train, dev, CFG.replace(epochs=1, freeze_glosses=True), out,
+    finetune("wsd", train, dev, CFG.replace(epochs=1).with_task(freeze_glosses=True), out,
              model=str(tiny_model_dir), progress=False)  # fmt: skip
     head = bi_encoder_head(out)
     assert head is not None and head["gloss_encoder"] == "base"

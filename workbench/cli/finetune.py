@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import fields
+from typing import Any
 
 from workbench.bounds import COUNT, SEED
 from workbench.cli.options import (
@@ -33,7 +33,7 @@ from workbench.cli.options import (
     path_arg,
 )
 from workbench.corpora.datasets import load_dataset
-from workbench.errors import DataError, InputError, OutputError
+from workbench.errors import InputError, OutputError
 from workbench.finetune.data.readers import TaggedSentence
 from workbench.finetune.data.splits import (
     BUILTINS,
@@ -48,97 +48,94 @@ from workbench.finetune.data.wordnet_tasks import build_wordnet_wic
 from workbench.finetune.evaluation.compare import compare_models
 from workbench.finetune.evaluation.compare_senses import SENSE_LEMMAS
 from workbench.finetune.runs import is_main_process, summary, train_with_baselines
-from workbench.finetune.tasks.registry import TASKS, TaskKind, check_start
-from workbench.finetune.tasks.wsd.finish import cache_all_glosses, fit_pos_probe
-from workbench.finetune.training.config import BOUNDS, TrainConfig
+from workbench.finetune.tasks.kind import TaskKind
+from workbench.finetune.tasks.registry import TASKS, check_start
+from workbench.finetune.tasks.wsd.finish import cache_all_glosses, refit_pos_probe
+from workbench.finetune.training.config import TrainConfig, option_fields
 from workbench.finetune.training.store import check_output
-from workbench.lexicon.glosses import GLOSS_TEXTS
 from workbench.outputs import claim_file
 from workbench.reports.writers import FORMATS
-from workbench.wsd.biencoder import BiEncoder, biencoder_dir
+from workbench.wsd.biencoder import biencoder_dir
 from workbench.wsd.pos_probe import PROBE_FILE
-from workbench.wsd.predict import encode_instances
-
-# TrainConfig field -> (flag help); types and defaults come from the dataclass
-OPTION_HELP = {
-    "epochs": "passes over the training data (upper bound with --early-stopping)",
-    "batch_size": "examples per forward pass (per process under accelerate/torchrun)",
-    "grad_accum": "forward passes per optimizer step",
-    "lr": "peak learning rate (top layer and head)",
-    "head_lr": "learning rate of the new head (default: --lr)",
-    "weight_decay": "AdamW weight decay",
-    "warmup_ratio": "fraction of steps with linear warm-up (then linear decay to 0)",
-    "max_grad_norm": "gradient clipping norm (0: off)",
-    "freeze_embeddings": "keep the embedding layer fixed",
-    "freeze_layers": "keep the lowest N transformer layers fixed",
-    "layer_lr_decay": "layer k from the top trains with lr * decay**k",
-    "lora_r": "LoRA rank (0: full fine-tuning); the adapters are saved unmerged in PEFT's "
-    "format, a few MB against the base model",
-    "lora_alpha": "LoRA alpha",
-    "lora_dropout": "LoRA dropout",
-    "lora_targets": "modules that get LoRA adapters, comma-separated, e.g. "
-    "query,key,value,dense ('': peft's default for the model type)",
-    "max_length": "subword tokens per input; longer inputs: see the task's docs",
-    "head_pooling": "the head (wsd: the gloss vector) reads [CLS] or the mean of the last layer",
-    "head_dropout": "dropout before the head",
-    "label_mode": "token task: label the first subword only, or all subwords",
-    "mlm_probability": "mlm: fraction of tokens chosen (80%% [MASK], 10%% random, 10%% kept)",
-    "whole_word_mask": "mlm: choose whole words",
-    "gloss_text": "wsd: what the gloss encoder reads: the definition, after the synset's "
-    "lemmas, and with its usage examples or its hypernyms; esr: lemmas, definition, first "
-    "example, first hypernym's definition and a verb's frames (with --gloss-max-length 64)",
-    "gloss_max_length": "wsd: subword tokens per gloss (longer glosses are cut)",
-    "freeze_glosses": "wsd: keep the gloss encoder at the base weights and train the context "
-    "encoder only; each gloss is encoded once per run, so a step costs the context pass alone "
-    "(several times faster; docs/results.md compares the two)",
-    "gloss_batch_tokens": "wsd: padded tokens per gloss-encoder pass; 0 (auto): 1024 on a CPU, "
-    "16384 on a GPU (a step's gloss union in one or two passes instead of a dozen)",
-    "top_layers": "wsd: train only the top N layers of both encoders; the embeddings and the "
-    "layers below stay frozen, their outputs computed once per text and cached on disk "
-    "(float16, keyed by the frozen weights and the tokens), so a step runs N layers (0: all)",
-    "lemma_reweight": "wsd: Z-reweighting (Su et al. 2022) with this GAMMA (their code uses 1 "
-    "or 2; 0: off): the (lemma, POS) pairs ranked by training instances in groups of 300, each "
-    "group's mean polysemy smoothed by a log fit; an instance weighs its group's share of the "
-    "largest to the power GAMMA (0.1 to 1: frequent, polysemous lemmas most)",
-    "wsd_index": "wsd: after training, encode every WordNet gloss into the gloss cache "
-    "(wordnet), or only the test data's candidates (data: quick runs); answers encode the "
-    "glosses they need either way",
-    "precision": "auto: bf16 autocast on a GPU that has it and on a CPU with bfloat16 "
-    "instructions (unless WORKBENCH_DTYPE=float32), else fp32",
-    "early_stopping": "stop after N epochs without dev improvement (0: off)",
-    "max_minutes": "end training after this many minutes of it: the epoch in progress ends "
-    "at the next optimizer step, is evaluated and saved, and no other starts (0: no limit)",
-    "max_steps": "end training after this many optimizer steps in all, the learning-rate "
-    "schedule still planned over every epoch: a time-limited run's cut (its card says the step) "
-    "on any machine (0: no limit)",
-    "seed": "random seed (shuffling, dropout, masks, head init)",
-    "eval_batch_size": "examples per forward pass at evaluation",
-    "device": "cpu or cuda (default: cuda if available)",
-}
-CHOICES = {
-    "precision": ["auto", "fp32", "bf16"],
-    "label_mode": ["first", "all"],
-    "head_pooling": ["cls", "mean"],
-    "gloss_text": list(GLOSS_TEXTS),
-    "wsd_index": ["wordnet", "data"],
-    "device": ["cpu", "cuda"],
-}
 
 
-def _add_options(p: argparse.ArgumentParser) -> None:
-    group = p.add_argument_group("training options")
-    for f in fields(TrainConfig):
+def _add_fields(group: argparse._ArgumentGroup, options: Any) -> None:
+    """One flag per option field of the dataclass ``options``: its help, default, type
+    (a number within its bound) and choices, all read off the field."""
+    for f in option_fields(options):
         flag = "--" + f.name.replace("_", "-")
+        help_text = f.metadata["help"]
         if isinstance(f.default, bool):
-            group.add_argument(flag, action="store_true", help=OPTION_HELP[f.name])
+            group.add_argument(flag, action="store_true", help=help_text)
             continue
-        kind = number(BOUNDS[f.name]) if f.name in BOUNDS else str
+        bound = f.metadata["bound"]
         group.add_argument(
             flag,
-            type=kind,
+            type=number(bound) if bound else str,
             default=f.default,
-            choices=CHOICES.get(f.name),
-            help=f"{OPTION_HELP[f.name]} (default: {f.default})",
+            choices=f.metadata["choices"],
+            help=f"{help_text} (default: {f.default})",
+        )
+
+
+class _OtherTasksOption(argparse.Action):
+    """A flag of another task's options given to this task: at that option's default it is
+    let through (it changes nothing, as in the command a card records of a run made when every
+    task took every flag); at any other value refused by name (it would change nothing), not
+    as an unknown argument."""
+
+    def __init__(self, owners: list[str], kind: str, defaults: list[Any], **kwargs: Any) -> None:
+        self.owners, self.kind, self.defaults = owners, kind, defaults
+        super().__init__(**kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        given = True if self.nargs == 0 else values
+        if given in self.defaults:
+            return
+        owners = self.owners
+        tasks = (
+            " and ".join(owners)
+            if len(owners) < 3
+            else f"{', '.join(owners[:-1])} and {owners[-1]}"
+        )
+        raise argparse.ArgumentError(
+            self,
+            f"an option of the {tasks} task{'s' if len(owners) > 1 else ''}, not of "
+            f"{self.kind}: it would change nothing. Leave it out.",
+        )
+
+
+def _add_options(p: argparse.ArgumentParser, kind: TaskKind) -> None:
+    """The loop's options (:class:`TrainConfig`) and the task's own (its ``Options``), each
+    a group of flags made from the dataclass; the other tasks' flags, hidden, are let through
+    at their defaults and refused by name at any other value (:class:`_OtherTasksOption`)."""
+    _add_fields(p.add_argument_group("training options"), TrainConfig)
+    own = kind.task.Options
+    if option_fields(own):
+        _add_fields(p.add_argument_group(f"{kind.name} options"), own)
+    names = {f.name for f in option_fields(own)}
+    others: dict[str, list[tuple[str, Any]]] = {}  # flag -> (task, its field) of other tasks
+    for other in TASKS.values():
+        for f in option_fields(other.task.Options):
+            if f.name not in names:
+                others.setdefault(f.name, []).append((other.name, f))
+    for name, owned in others.items():
+        f = owned[0][1]
+        bound = f.metadata["bound"]
+        convert: dict[str, Any] = {}  # a flag's value read as the option reads it
+        if not isinstance(f.default, bool):
+            convert["type"] = number(bound) if bound else str
+        p.add_argument(
+            "--" + name.replace("_", "-"),
+            action=_OtherTasksOption,
+            owners=list(dict.fromkeys(task for task, _ in owned)),
+            kind=kind.name,
+            defaults=[g.default for _, g in owned],
+            nargs=0 if isinstance(f.default, bool) else None,
+            **convert,
+            dest=f"other_{name}",
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
         )
 
 
@@ -201,7 +198,7 @@ def _add_task(sub, kind: TaskKind) -> None:
             help="also score the majority class and logistic-regression probes on "
             "the frozen base model (written into the training card)",
         )
-    _add_options(p)
+    _add_options(p, kind)
     p.set_defaults(func=cmd_train, kind=kind.name)
 
 
@@ -275,7 +272,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _config(args: argparse.Namespace) -> TrainConfig:
-    return TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+    """The run's options from the flags :func:`_add_options` made."""
+    own = TASKS[args.kind].task.Options
+    task = own(**{f.name: getattr(args, f.name) for f in option_fields(own)})
+    common = {f.name: getattr(args, f.name) for f in option_fields(TrainConfig)}
+    return TrainConfig(**common, task=task)
 
 
 def _data(args: argparse.Namespace) -> TaskData:
@@ -355,11 +356,7 @@ def cmd_builtin(args: argparse.Namespace) -> int:
 
 
 def cmd_wsd_probe(args: argparse.Namespace) -> int:
-    bi = BiEncoder(args.model, device=args.device)
-    test = encode_instances(bi.encoder, load_dataset("ALL"), cache=False)
-    facts = fit_pos_probe(bi, load_dataset("semcor"), test, seed=args.seed)
-    if "skipped" in facts:
-        raise DataError(facts["skipped"])
+    facts = refit_pos_probe(args.model, device=args.device, seed=args.seed)
     print(f"{args.model / PROBE_FILE}: fitted on {facts['instances']:,} words of "
           f"{facts['sentences']:,} SemCor sentences at layer {facts['layers']}; POS accuracy "
           f"on ALL {100 * facts['test_accuracy']:.1f}%")  # fmt: skip

@@ -16,8 +16,8 @@ bi-encoder, over one training loop. The folder says what each file is:
   (:mod:`.data.bio`), the splits of one run (:mod:`.data.splits`) and the built-in datasets made
   from SemCor and WordNet (:mod:`.data.wic`, :mod:`.data.supersense`) or from WordNet's usage
   examples alone, offline (:mod:`.data.wordnet_tasks`);
-* :mod:`.evaluation`: frozen-encoder baselines (:mod:`.evaluation.baselines`), the WSD
-  bi-encoder's scores (:mod:`.evaluation.wsd`), before/after comparisons
+* :mod:`.evaluation`: frozen-encoder baselines (:mod:`.evaluation.baselines`), before/after
+  comparisons
   (:mod:`.evaluation.compare`, :mod:`.evaluation.compare_senses`) and figures
   (:mod:`.evaluation.plots`);
 * :mod:`.runs`: a whole run as the command line and the app start it (training on a run's data,

@@ -7,8 +7,12 @@ import pytest
 from workbench.errors import InputError
 from workbench.finetune.data.readers import PairExample, TaggedSentence, TextExample, in_memory
 from workbench.finetune.tasks.base import Task
+from workbench.finetune.tasks.mlm import MlmOptions
 from workbench.finetune.tasks.registry import TASKS, finetune, task_kind
-from workbench.finetune.training.config import TASK_OPTIONS, TrainConfig
+from workbench.finetune.tasks.sequence import SequenceOptions
+from workbench.finetune.tasks.token import TokenOptions
+from workbench.finetune.tasks.wsd.options import WsdOptions
+from workbench.finetune.training.config import TrainConfig
 
 
 def test_every_kind_names_its_task_class_metric_and_format():
@@ -42,28 +46,29 @@ def test_read_takes_each_kind_s_file_format(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("kind", "changes", "flag"),
+    ("kind", "options", "owners"),
     [
-        ("seqcls", {"freeze_glosses": True}, "--freeze-glosses"),
-        ("pair", {"gloss_max_length": 32}, "--gloss-max-length"),
-        ("token", {"whole_word_mask": True}, "--whole-word-mask"),
-        ("wsd", {"label_mode": "all"}, "--label-mode"),
-        ("mlm", {"wsd_index": "wordnet"}, "--wsd-index"),
+        ("seqcls", WsdOptions(freeze_glosses=True), ["wsd"]),
+        ("pair", WsdOptions(gloss_max_length=32), ["wsd"]),
+        ("token", MlmOptions(whole_word_mask=True), ["mlm"]),
+        ("wsd", TokenOptions(label_mode="all"), ["token"]),
+        ("mlm", SequenceOptions(head_pooling="mean"), ["seqcls", "pair"]),
     ],
 )
-def test_an_option_of_another_task_is_refused_by_name(kind, changes, flag):
-    cfg = TrainConfig(**changes)
-    with pytest.raises(InputError, match=f"{flag} .* not of {kind}"):
-        cfg.check_task(kind)
-    for owner in TASK_OPTIONS[next(iter(changes))]:
-        cfg.check_task(owner)  # the task that reads it takes it
-    for name in TASKS:
-        TrainConfig().check_task(name)  # defaults are never refused
+def test_the_options_of_another_task_are_refused_by_name(kind, options, owners):
+    cfg = TrainConfig(task=options)
+    name = type(options).__name__
+    with pytest.raises(InputError, match=f"The {kind} task takes .*Options, not {name}"):
+        TASKS[kind].task.configure(cfg)
+    for owner in owners:
+        assert TASKS[owner].task.configure(cfg) is cfg  # the task that reads them takes them
+    for kind_ in TASKS.values():  # no task options: the task's defaults
+        assert TASKS[kind_.name].task.configure(TrainConfig()).task == kind_.task.Options()
 
 
 def test_finetune_refuses_another_task_s_option_before_reading_the_model(tmp_path):
     train = in_memory([TextExample("good", "pos"), TextExample("bad", "neg")], "train")
-    with pytest.raises(InputError, match="--freeze-glosses"):
-        finetune("seqcls", train, None, TrainConfig(freeze_glosses=True), tmp_path / "run",
-                 model=str(tmp_path / "no-such-model"))  # fmt: skip
+    with pytest.raises(InputError, match="takes SequenceOptions, not WsdOptions"):
+        finetune("seqcls", train, None, TrainConfig(task=WsdOptions(freeze_glosses=True)),
+                 tmp_path / "run", model=str(tmp_path / "no-such-model"))  # fmt: skip
     assert not (tmp_path / "run").exists()

@@ -26,17 +26,17 @@ from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
 from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import DataFile
-from workbench.finetune.tasks.registry import finetune, make_task
+from workbench.finetune.tasks.registry import finetune, load_finetuned, make_task
 from workbench.finetune.tasks.wsd.glosses import GlossTable
 from workbench.finetune.tasks.wsd.model import (
     CPU_GLOSS_BATCH_TOKENS,
     GPU_GLOSS_BATCH_TOKENS,
     BiEncoderModel,
 )
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.tasks.wsd.task import z_weights
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
-from workbench.finetune.training.store import load_finetuned
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, read_sense_counts
 from workbench.wsd.config import SenseIndexConfig
@@ -52,10 +52,8 @@ CFG = TrainConfig(
     lr=1e-3,
     batch_size=4,
     max_length=64,
-    gloss_max_length=24,
-    head_pooling="mean",
-    wsd_index="data",
     seed=1,
+    task=WsdOptions(gloss_max_length=24, head_pooling="mean", wsd_index="data"),
 )
 
 
@@ -167,7 +165,7 @@ def test_z_weights_follow_the_reference_codes_groups_fit_and_rounding():
 
 
 def test_lemma_reweighting_weighs_each_training_instance_and_the_loss(tiny_model_dir, semcor):
-    cfg = CFG.replace(lemma_reweight=2.0)
+    cfg = CFG.with_task(lemma_reweight=2.0)
     source = models.resolve_model(str(tiny_model_dir))
     train = DataFile(tuple(semcor[0]), "semcor[:40]", "x")
     task = make_task("wsd", cfg, models.load_tokenizer(source), train)
@@ -196,7 +194,7 @@ def test_lemma_reweighting_weighs_each_training_instance_and_the_loss(tiny_model
     assert float(plain) == pytest.approx(float(each.mean()), rel=1e-5)
     assert float(weighted) != pytest.approx(float(plain), rel=1e-3)
     with pytest.raises(InputError, match="lemma_reweight"):
-        TrainConfig(lemma_reweight=-1.0)
+        WsdOptions(lemma_reweight=-1.0)
 
 
 def _multi_gold_sentence() -> Sentence:
@@ -310,7 +308,7 @@ def test_loss_falls_and_the_model_directory_answers_as_a_bi_encoder(trained, sem
 def test_frozen_glosses_train_the_context_encoder_alone_and_encode_each_gloss_once(
     tiny_model_dir, semcor, tmp_path
 ):
-    cfg = CFG.replace(freeze_glosses=True)
+    cfg = CFG.with_task(freeze_glosses=True)
     source = models.resolve_model(str(tiny_model_dir))
     train = DataFile(tuple(semcor[0]), "semcor[:40]", "a")
     dev = DataFile(tuple(semcor[1]), "semcor[40:52]", "b")
@@ -380,7 +378,7 @@ def test_gloss_chunks_by_device_give_the_same_vectors_in_fewer_passes(tiny_model
     assert len(calls) - n_small == 1  # the whole union in one pass
     torch.testing.assert_close(small, large, atol=1e-5, rtol=1e-5)
     with pytest.raises(InputError, match="gloss_batch_tokens must be an integer >= 0"):
-        CFG.replace(gloss_batch_tokens=-1)
+        CFG.with_task(gloss_batch_tokens=-1)
 
 
 def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
@@ -402,7 +400,7 @@ def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
         for n, w in saved.gloss_encoder.state_dict().items()
     )
     # another head pooling would change what the trained gloss vectors mean: refused
-    cls = CFG.replace(head_pooling="cls")
+    cls = CFG.with_task(head_pooling="cls")
     with pytest.raises(InputError, match="trained with head pooling 'mean'"):
         make_task("wsd", cls, models.load_tokenizer(source), train).build_model(source)
     # ... on the command line before the data is read (this --train does not exist), exit 2
@@ -424,7 +422,7 @@ def test_a_trained_bi_encoder_as_the_model_continues_both_of_its_encoders(
     dev = DataFile(tuple(semcor[1]), "semcor[40:52]", "b")
     part = DataFile(tuple(semcor[0][:10]), "semcor[:10]", "c")
     more = tmp_path / "more"
-    result = finetune("wsd", part, dev, CFG.replace(epochs=1, freeze_glosses=True), more,
+    result = finetune("wsd", part, dev, CFG.replace(epochs=1).with_task(freeze_glosses=True), more,
                       model=str(out), progress=False, test=dev)  # fmt: skip
     assert result.card["base_location"] == str(out.resolve())
     again, _, _ = load_finetuned(more)

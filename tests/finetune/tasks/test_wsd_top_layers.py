@@ -20,12 +20,12 @@ from workbench.encoding.encoder import Encoder
 from workbench.errors import InputError, ModelLoadError
 from workbench.fileio import sha256_file
 from workbench.finetune.data.readers import DataFile
-from workbench.finetune.tasks.registry import finetune, make_task
+from workbench.finetune.tasks.registry import finetune, load_finetuned, make_task
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.activations import ActivationCache, frozen_fingerprint
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import transformer_layers
-from workbench.finetune.training.store import load_finetuned
 from workbench.finetune.training.top_layers import (
     cut_point,
     frozen_modules,
@@ -39,11 +39,8 @@ CFG = TrainConfig(
     lr=1e-3,
     batch_size=4,
     max_length=64,
-    gloss_max_length=24,
-    head_pooling="mean",
-    wsd_index="data",
     seed=1,
-    top_layers=1,
+    task=WsdOptions(gloss_max_length=24, head_pooling="mean", wsd_index="data", top_layers=1),
 )
 
 

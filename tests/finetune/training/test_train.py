@@ -21,7 +21,11 @@ from workbench.errors import InputError
 from workbench.fileio import stale_temporaries
 from workbench.finetune.data.readers import TaggedSentence, TextExample, in_memory, read_text
 from workbench.finetune.data.splits import file_data
-from workbench.finetune.tasks.registry import finetune
+from workbench.finetune.tasks.base import module_state
+from workbench.finetune.tasks.mlm import MlmOptions
+from workbench.finetune.tasks.registry import finetune, load_finetuned
+from workbench.finetune.tasks.sequence import SequenceOptions
+from workbench.finetune.tasks.token import TokenOptions
 from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.modeling import SequenceModel, TokenModel
@@ -33,7 +37,6 @@ from workbench.finetune.training.parameters import (
 )
 from workbench.finetune.training.store import (
     adapter_base_of,
-    load_finetuned,
     read_card,
     save_model_dir,
 )
@@ -77,7 +80,8 @@ def _tagged(n: int, seed: int) -> list[TaggedSentence]:
     return out
 
 
-FAST = dict(lr=3e-3, batch_size=16, max_length=32, head_pooling="mean", warmup_ratio=0.0)
+FAST = dict(lr=3e-3, batch_size=16, max_length=32, warmup_ratio=0.0)
+MEAN = SequenceOptions(head_pooling="mean")  # the sequence runs' head
 
 
 def _hidden(model, tokenizer, words: list[str]) -> torch.Tensor:
@@ -95,7 +99,7 @@ def test_sequence_task_learns_and_saved_model_loads_in_encoder(tiny_model_dir, t
         "seqcls",
         train,
         dev,
-        TrainConfig(epochs=4, seed=0, **FAST),
+        TrainConfig(epochs=4, seed=0, **FAST, task=MEAN),
         out,
         model=str(tiny_model_dir),
         progress=False,
@@ -134,7 +138,7 @@ def test_sequence_task_learns_and_saved_model_loads_in_encoder(tiny_model_dir, t
 def test_token_task_entity_f1_and_label_modes(tiny_model_dir, tmp_path):
     train, dev = in_memory(_tagged(160, 0), "train"), in_memory(_tagged(40, 1), "dev")
     for mode in ("first", "all"):
-        cfg = TrainConfig(epochs=3, seed=0, label_mode=mode, **FAST)
+        cfg = TrainConfig(epochs=3, seed=0, **FAST, task=TokenOptions(label_mode=mode))
         result = finetune(
             "token", train, dev, cfg, tmp_path / mode, model=str(tiny_model_dir), progress=False
         )
@@ -147,12 +151,12 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
 
     cfg = TrainConfig(lr=1e-3, layer_lr_decay=0.5, freeze_embeddings=True, freeze_layers=1)
     model = SequenceModel(load_model(resolve_model(str(tiny_model_dir))), 2, "cls", 0.1)
-    freeze(model, cfg)
+    freeze(model, [model.encoder], cfg)
     frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
     assert any("embeddings" in n for n in frozen) and any(".layer.0." in n for n in frozen)
     assert not any(".layer.1." in n or n.startswith("head") for n in frozen)
     lrs = {}
-    for group in param_groups(model, cfg):
+    for group in param_groups(model, [model.encoder], cfg):
         for p in group["params"]:
             name = next(n for n, q in model.named_parameters() if q is p)
             lrs[name] = group["lr"]
@@ -163,7 +167,9 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
     assert not any(".layer.0." in n for n in lrs)  # frozen: not given to the optimizer
     cfg2 = TrainConfig(lr=1e-3, layer_lr_decay=0.5)
     model2 = SequenceModel(load_model(resolve_model(str(tiny_model_dir))), 2, "cls", 0.1)
-    lr2 = {id(p): g["lr"] for g in param_groups(model2, cfg2) for p in g["params"]}
+    lr2 = {
+        id(p): g["lr"] for g in param_groups(model2, [model2.encoder], cfg2) for p in g["params"]
+    }
     enc = model2.encoder
     assert lr2[id(enc.encoder.layer[0].output.dense.weight)] == pytest.approx(5e-4)
     assert lr2[id(enc.embeddings.word_embeddings.weight)] == pytest.approx(2.5e-4)
@@ -173,7 +179,7 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
         "seqcls",
         train,
         None,
-        TrainConfig(epochs=1, freeze_embeddings=True, freeze_layers=1, **FAST),
+        TrainConfig(epochs=1, freeze_embeddings=True, freeze_layers=1, **FAST, task=MEAN),
         tmp_path / "frozen",
         model=str(tiny_model_dir),
         progress=False,
@@ -194,7 +200,9 @@ def test_freezing_and_layerwise_lr(tiny_model_dir, tmp_path):
 def test_lora_adapters_are_saved_unmerged_and_load_in_encoder(tiny_model_dir, tmp_path):
     source = resolve_model(str(tiny_model_dir))
     model = TokenModel(load_model(source), 3, 0.0)
-    add_lora(model, TrainConfig(lora_r=4, lora_targets="query,value,dense"))
+    (model.encoder,) = add_lora(
+        [model.encoder], TrainConfig(lora_r=4, lora_targets="query,value,dense")
+    )
     trainable, total = count_parameters(model)
     assert trainable < total / 10
     with torch.no_grad():  # a trained adapter: non-zero B so the merge changes the weights
@@ -208,9 +216,9 @@ def test_lora_adapters_are_saved_unmerged_and_load_in_encoder(tiny_model_dir, tm
     base = _hidden(load_model(source), tok, words)
     assert not torch.allclose(with_adapters[-1], base[-1], atol=1e-3)
     out = tmp_path / "run"
-    base_info = adapter_base_of(source, model)
+    base_info = adapter_base_of(source, model.encoder)
     head = {"task": "token", "labels": ["O", "B-X", "I-X"], "head_dropout": 0.0}
-    save_model_dir(model, tok, head, {}, out, base_info)
+    save_model_dir(model.encoder, tok, head, module_state(model.head), {}, out, base_info)
     # PEFT's own format, no copy of the base weights, and the base recorded
     assert (out / "adapter_config.json").is_file() and (out / "adapter_model.safetensors").is_file()
     assert not (out / "model.safetensors").exists() and not (out / "config.json").exists()
@@ -240,7 +248,12 @@ def test_mlm_creates_a_new_head_and_learns(tiny_model_dir, tmp_path):
     (tmp_path / "text.txt").write_text("\n".join(lines) + "\n")
     data = read_text(tmp_path / "text.txt")
     cfg = TrainConfig(
-        epochs=3, lr=2e-2, batch_size=8, max_length=32, whole_word_mask=True, warmup_ratio=0.0
+        epochs=3,
+        lr=2e-2,
+        batch_size=8,
+        max_length=32,
+        warmup_ratio=0.0,
+        task=MlmOptions(whole_word_mask=True),
     )
     result = finetune(
         "mlm", data, data, cfg, tmp_path / "mlm", model=str(tiny_model_dir), progress=False
@@ -400,7 +413,7 @@ def test_early_stopping_and_gradient_accumulation(tiny_model_dir, tmp_path):
         grad_accum=2,
         max_length=32,
         early_stopping=2,
-        head_dropout=0.0,
+        task=SequenceOptions(head_dropout=0.0),
     )
     result = finetune(
         "seqcls", train, dev, cfg, tmp_path / "es", model=str(tiny_model_dir), progress=False
@@ -417,7 +430,7 @@ def test_max_minutes_ends_the_epoch_at_the_next_step_and_a_resume_goes_on_from_t
     train = in_memory(_sentiment(48, 0), "train")
     dev = in_memory(_sentiment(20, 1), "dev")
     # a limit already past when training starts: one optimizer step, then the epoch ends
-    cfg = TrainConfig(epochs=3, **{**FAST, "batch_size": 8}, max_minutes=1e-9)
+    cfg = TrainConfig(epochs=3, **{**FAST, "batch_size": 8}, max_minutes=1e-9, task=MEAN)
     out = tmp_path / "timed"
     result = finetune(
         "seqcls", train, dev, cfg, out, model=str(tiny_model_dir), progress=False,
@@ -442,7 +455,7 @@ def test_max_minutes_ends_the_epoch_at_the_next_step_and_a_resume_goes_on_from_t
 def test_max_steps_cuts_the_run_at_that_step_with_the_full_schedule(tiny_model_dir, tmp_path):
     train = in_memory(_sentiment(48, 0), "train")
     dev = in_memory(_sentiment(20, 1), "dev")
-    cfg = TrainConfig(epochs=3, **{**FAST, "batch_size": 8}, max_steps=8)  # 6 steps an epoch
+    cfg = TrainConfig(epochs=3, **{**FAST, "batch_size": 8}, max_steps=8, task=MEAN)  # 6 an epoch
     out = tmp_path / "stepped"
     result = finetune(
         "seqcls", train, dev, cfg, out, model=str(tiny_model_dir), progress=False,
@@ -482,7 +495,7 @@ def test_a_half_precision_checkpoint_trains_in_float32(tiny_model_dir, tmp_path)
             (half / p.name).write_bytes(p.read_bytes())
     assert {v.dtype for v in load_file(half / "model.safetensors").values()} == {torch.float16}
     train = in_memory(_sentiment(32, 0), "train")
-    cfg = TrainConfig(epochs=1, **{**FAST, "lr": 1e-4})
+    cfg = TrainConfig(epochs=1, **{**FAST, "lr": 1e-4}, task=MEAN)
     out = tmp_path / "tuned"
     finetune("seqcls", train, None, cfg, out, model=str(half), progress=False)
     tuned, base = load_file(out / "model.safetensors"), load_file(half / "model.safetensors")

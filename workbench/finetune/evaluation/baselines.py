@@ -31,6 +31,7 @@ from workbench.finetune.data.readers import DataFile
 from workbench.finetune.data.wic import WicPair
 from workbench.finetune.tasks.base import Task
 from workbench.finetune.tasks.registry import make_task
+from workbench.finetune.tasks.sequence import SequenceOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.model_io import encoder_inputs
 
@@ -76,8 +77,11 @@ def majority(train: DataFile, dev: DataFile) -> BaselineResult:
     )
 
 
-def _pooled(task: Task, encoder: PreTrainedModel, data: DataFile) -> tuple[np.ndarray, np.ndarray]:
-    """Frozen last-layer pooled vectors (n, dim) and label ids (n,) of a sequence/pair task."""
+def _pooled(
+    task: Task, encoder: PreTrainedModel, data: DataFile, pooling: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Frozen last-layer vectors (n, dim) pooled by ``pooling`` and label ids (n,) of a
+    sequence/pair task."""
     import torch
 
     feats = task.features(data, train=False)
@@ -88,7 +92,7 @@ def _pooled(task: Task, encoder: PreTrainedModel, data: DataFile) -> tuple[np.nd
             labels.append(batch.pop("labels").numpy())
             batch = {k: v.to(encoder.device) for k, v in encoder_inputs(batch).items()}
             hidden = encoder(**batch).last_hidden_state
-            pooled = pool_sequence(hidden, batch["attention_mask"], task.cfg.head_pooling)
+            pooled = pool_sequence(hidden, batch["attention_mask"], pooling)
             out.append(pooled.float().cpu().numpy())
     return np.concatenate(out), np.concatenate(labels)
 
@@ -110,11 +114,13 @@ def probe_sequence(
     task.check(train, dev)
     encoder = models.load_model(source, torch.float32)  # a half-precision checkpoint too
     torch.nn.Module.to(encoder, choose_device(device))  # in place
-    x_tr, y_tr = _pooled(task, encoder, train)
-    x_dev, y_dev = _pooled(task, encoder, dev)
+    options = task.options
+    pooling = options.head_pooling if isinstance(options, SequenceOptions) else "cls"
+    x_tr, y_tr = _pooled(task, encoder, train, pooling)
+    x_dev, y_dev = _pooled(task, encoder, dev, pooling)
     pred = _probe(x_tr, y_tr, x_dev, cfg.seed)
     return BaselineResult(
-        f"frozen-{cfg.head_pooling}-probe",
+        f"frozen-{pooling}-probe",
         "accuracy",
         float(np.mean(pred == y_dev)),
         {"n_train": len(y_tr), "n_dev": len(y_dev), "layer": "last"},

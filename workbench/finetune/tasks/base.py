@@ -1,25 +1,28 @@
 """What every task provides to the shared training loop, and the shared batching helpers.
 
 A task turns examples into *features* (one dict of int lists per model input), pads features
-into batches, builds its model, and scores gathered predictions. The loop
-(:mod:`workbench.finetune.training.loop`) does everything else the same way for every task.
+into batches, builds its model, says which of the model's transformers train and what of it is
+saved (and rebuilds it from a saved directory), and scores gathered predictions. The loop
+(:mod:`workbench.finetune.training.loop`) does everything else the same way for every task, and
+asks the task, never a model's class, whatever differs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import torch
 from torch import nn
 
+from workbench.encoding.adapters import AdapterBase
 from workbench.encoding.models import ModelSource
 from workbench.errors import InputError
 from workbench.finetune.data.bio import IGNORE_INDEX
 from workbench.finetune.data.readers import DataFile, LabelSet
-from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.config import TaskOptions, TrainConfig, task_options_dict
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TaskModel
 
@@ -85,13 +88,35 @@ class Task:
     metric: ClassVar[str] = ""  # the dev metric used for model selection and early stopping
     greater_is_better: ClassVar[bool] = True
     scores_test: ClassVar[bool] = True  # the loop scores test data; False: :meth:`finish` does
+    #: the dataclass of the task's own options (``cfg.task``); the command line's flags of the
+    #: task are made from its fields
+    Options: ClassVar[type[TaskOptions]] = TaskOptions
+    options: TaskOptions  # cfg.task, of the type Options (a subclass narrows the annotation)
 
     def __init__(
         self, cfg: TrainConfig, tokenizer: PreTrainedTokenizerBase, labels: LabelSet | None
     ) -> None:
-        self.cfg = cfg
+        self.cfg = self.configure(cfg)
+        self.options = cast(TaskOptions, self.cfg.task)
         self.tokenizer = tokenizer
         self.labels = labels
+
+    @classmethod
+    def configure(cls, cfg: TrainConfig) -> TrainConfig:
+        """``cfg`` with this task's options in ``task``: those it holds, or the defaults of
+        :attr:`Options` when it holds none.
+
+        Raises:
+            InputError: ``cfg.task`` holds the options of another task.
+        """
+        if cfg.task is None:
+            return cfg.replace(task=cls.Options())
+        if type(cfg.task) is not cls.Options:
+            raise InputError(
+                f"The {cls.kind} task takes {cls.Options.__name__}, not "
+                f"{type(cfg.task).__name__} (the options of another task): leave them out."
+            )
+        return cfg
 
     @property
     def label_set(self) -> LabelSet:
@@ -124,6 +149,46 @@ class Task:
         """The task model on the pretrained encoder of ``source``, and notes for the user."""
         raise NotImplementedError
 
+    @property
+    def top_layers(self) -> int:
+        """How many top layers of each transformer train, the ones below and the embeddings
+        frozen (0: the options decide alone; the WSD task's ``top_layers``)."""
+        return 0
+
+    def encoders(self, model: TaskModel) -> list[nn.Module]:
+        """The transformers of ``model`` that train (frozen and wrapped with LoRA alike, their
+        layers given learning rates by depth): by default its ``encoder``."""
+        return [cast(nn.Module, model.encoder)]
+
+    def set_encoder(self, model: TaskModel, index: int, encoder: nn.Module) -> None:
+        """Put ``encoder`` in the place of ``model``'s transformer number ``index`` of
+        :meth:`encoders` (LoRA wraps them)."""
+        model.encoder = encoder
+
+    def head_state(self, model: TaskModel) -> dict[str, torch.Tensor]:
+        """The weights saved in ``head.safetensors``: by default those of ``model.head``
+        (CPU copies)."""
+        return module_state(cast(nn.Module, model.head))
+
+    def save_parts(self, model: TaskModel, output: Path, base: AdapterBase | None) -> None:
+        """Write what else of ``model`` its directory ``output`` holds, beside the encoder
+        and the head (the WSD bi-encoder's gloss encoder, as a model directory of its own);
+        ``base``: what LoRA adapters or trained top layers are saved against. Nothing by
+        default."""
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> TaskModel:
+        """Rebuild the task model saved in ``directory`` (float32, on the CPU): ``head`` is its
+        ``head.json``, ``weights`` its ``head.safetensors``, ``source`` the directory
+        resolved as a model (its encoder)."""
+        raise NotImplementedError
+
     def prepare(self, feats: list[Features], progress: bool) -> list[str]:
         """Work on the built model before training starts, over every feature row of ``feats``
         (the WSD task computes the cached lower layers of a ``top_layers`` run); notes for
@@ -131,12 +196,12 @@ class Task:
         return []
 
     def head_config(self) -> dict[str, Any]:
-        """What is needed to rebuild the head (saved in ``head.json``)."""
+        """What is needed to rebuild the head (saved in ``head.json``): the task, its labels
+        and its options (:meth:`load_model` reads them)."""
         return {
             "task": self.kind,
             "labels": list(self.labels.names) if self.labels else None,
-            "head_pooling": self.cfg.head_pooling,
-            "head_dropout": self.cfg.head_dropout,
+            **task_options_dict(self.options),
         }
 
     # -- evaluation ----------------------------------------------------------------------
@@ -166,6 +231,11 @@ class Task:
         task saves its sense counts and POS probe there and scores its test data through it.
         Returns more entries for the training card."""
         return {}
+
+
+def module_state(module: nn.Module) -> dict[str, torch.Tensor]:
+    """A module's weights as CPU copies (what is saved of a head)."""
+    return {k: v.detach().cpu().contiguous().clone() for k, v in module.state_dict().items()}
 
 
 def special_template(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], list[int]]:

@@ -15,24 +15,69 @@ randomly initialised one from ``AutoModelForMaskedLM``; the notes say so, and wh
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
+from workbench.bounds import Bound
+from workbench.encoding.adapters import apply_adapter
 from workbench.encoding.alignment import split_words
-from workbench.encoding.models import ModelSource
+from workbench.encoding.models import ModelSource, adapter_base
 from workbench.errors import ModelLoadError
 from workbench.finetune.data.bio import IGNORE_INDEX
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.base import Features, Task, pad_batch, special_template
+from workbench.finetune.tasks.kind import TaskKind
 from workbench.finetune.tasks.masking import MaskingSpec, mask_tokens
+from workbench.finetune.training.config import TaskOptions, option
 from workbench.finetune.training.encoders import quiet_transformers
-from workbench.finetune.training.model_io import Batch
-from workbench.finetune.training.modeling import MaskedLMModel
+from workbench.finetune.training.model_io import Batch, ModelOutput, encoder_inputs
+from workbench.finetune.training.modeling import TaskModel
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 DEV_MASK_SEED = 1_000_003  # added to the run's seed for the fixed dev masks
+
+
+class MaskedLMModel(nn.Module):
+    """Wraps an ``AutoModelForMaskedLM``; ``encoder`` is its base transformer."""
+
+    def __init__(self, lm: PreTrainedModel) -> None:
+        super().__init__()
+        self.lm = lm
+
+    @property
+    def encoder(self) -> nn.Module:
+        return getattr(self.lm, self.lm.base_model_prefix)
+
+    def set_encoder(self, encoder: nn.Module) -> None:
+        setattr(self.lm, self.lm.base_model_prefix, encoder)
+
+    def forward(self, labels: torch.Tensor | None = None, **batch: torch.Tensor) -> ModelOutput:
+        out = self.lm(**encoder_inputs(batch))
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(
+                out.logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX
+            )
+        return loss, out.logits
+
+
+@dataclass(frozen=True)
+class MlmOptions(TaskOptions):
+    """The masked-LM task's options: which tokens are masked."""
+
+    mlm_probability: float = option(
+        0.15,
+        "fraction of tokens chosen (80%% [MASK], 10%% random, 10%% kept)",
+        Bound(low=0, high=1, low_open=True, high_open=True),
+    )
+    whole_word_mask: bool = option(False, "choose whole words instead of single subwords")
 
 
 class MlmTask(Task):
@@ -41,6 +86,8 @@ class MlmTask(Task):
     kind = "mlm"
     metric = "loss"
     greater_is_better = False
+    Options = MlmOptions
+    options: MlmOptions
 
     def spec(self) -> MaskingSpec:
         tok = self.tokenizer
@@ -50,8 +97,8 @@ class MlmTask(Task):
             mask_token_id=tok.mask_token_id,
             vocab_size=len(tok),
             special_ids=tuple(sorted(set(tok.all_special_ids))),
-            probability=self.cfg.mlm_probability,
-            whole_word=self.cfg.whole_word_mask,
+            probability=self.options.mlm_probability,
+            whole_word=self.options.whole_word_mask,
         )
 
     def _blocks(self, texts: tuple[str, ...]) -> list[tuple[list[int], list[int]]]:
@@ -138,12 +185,47 @@ class MlmTask(Task):
         lm.train()
         return MaskedLMModel(lm), notes
 
+    def set_encoder(self, model: TaskModel, index: int, encoder: nn.Module) -> None:
+        cast(MaskedLMModel, model).set_encoder(encoder)
+
+    def head_state(self, model: TaskModel) -> dict[str, torch.Tensor]:
+        """The LM head's weights, those it shares with the encoder (the tied word embeddings)
+        left out."""
+        lm = cast(MaskedLMModel, model)
+        prefix = lm.lm.base_model_prefix + "."
+        shared = {p.data_ptr() for p in lm.encoder.parameters()}
+        items = lm.lm.state_dict().items()
+        return {
+            k: v.detach().cpu().contiguous().clone()
+            for k, v in items
+            if not k.startswith(prefix) and v.data_ptr() not in shared
+        }
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> MaskedLMModel:
+        from transformers import AutoModelForMaskedLM
+
+        base = adapter_base(source)
+        with quiet_transformers():  # it reports the head as missing; it is loaded next
+            lm = AutoModelForMaskedLM.from_pretrained((base or source).location)
+        model = MaskedLMModel(lm)
+        if base is not None:
+            model.set_encoder(apply_adapter(model.encoder, directory))
+        model.lm.load_state_dict(weights, strict=False)
+        return model
+
     def head_config(self) -> dict[str, Any]:
         return {
             "task": self.kind,
             "labels": None,
-            "whole_word_mask": self.cfg.whole_word_mask,
-            "mlm_probability": self.cfg.mlm_probability,
+            "whole_word_mask": self.options.whole_word_mask,
+            "mlm_probability": self.options.mlm_probability,
         }
 
     def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
@@ -166,3 +248,8 @@ class MlmTask(Task):
             "accuracy": acc,
             "n_masked": float(n),
         }
+
+
+#: The masked-LM domain adaptation task kind.
+MLM = TaskKind(MlmTask, str, "masked-LM domain adaptation", "plain text, one text a line",
+               baselines=False, labelled=False)  # fmt: skip

@@ -5,7 +5,8 @@ tokens first) and counted in the notes.
 
 from __future__ import annotations
 
-from workbench.finetune.data.readers import DataFile
+from workbench.finetune.data.readers import DataFile, PairExample
+from workbench.finetune.tasks.kind import TaskKind
 from workbench.finetune.tasks.sequence import SequenceTask
 
 
@@ -16,3 +17,9 @@ class PairTask(SequenceTask):
 
     def _texts(self, data: DataFile) -> tuple[list[str], list[str] | None]:
         return [ex.text_a for ex in data.examples], [ex.text_b for ex in data.examples]
+
+
+#: The sentence-pair classification task kind.
+PAIR = TaskKind(
+    PairTask, PairExample, "sentence-pair classification", "CSV/JSONL with text_a,text_b,label"
+)

@@ -13,107 +13,34 @@ Example::
 
 from __future__ import annotations
 
+import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from workbench.corpora.readers import Sentence
 from workbench.encoding import models
-from workbench.errors import InputError
-from workbench.finetune.data.readers import (
-    DataFile,
-    LabelSet,
-    PairExample,
-    TaggedSentence,
-    TextExample,
-    read_conll,
-    read_table,
-    read_text,
-    read_wsd,
-)
+from workbench.errors import InputError, ModelLoadError
+from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.tasks.base import Task
-from workbench.finetune.tasks.mlm import MlmTask
-from workbench.finetune.tasks.pair import PairTask
-from workbench.finetune.tasks.sequence import SequenceTask
-from workbench.finetune.tasks.token import TokenTask
-from workbench.finetune.tasks.wsd.task import WsdTask
-from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.tasks.kind import TaskKind
+from workbench.finetune.tasks.mlm import MLM
+from workbench.finetune.tasks.pair import PAIR
+from workbench.finetune.tasks.sequence import SEQUENCE
+from workbench.finetune.tasks.token import TOKEN
+from workbench.finetune.tasks.wsd.task import WSD
+from workbench.finetune.training.config import TaskOptions, TrainConfig, option_fields
 from workbench.finetune.training.loop import FitResult, fit
+from workbench.finetune.training.modeling import TaskModel
+from workbench.finetune.training.store import HEAD_WEIGHTS
+from workbench.wsd.biencoder import HEAD_CONFIG
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 
-@dataclass(frozen=True)
-class TaskKind:
-    """One fine-tuning task kind: its name, the class that trains it, the data it reads.
-
-    Attributes:
-        task: the :class:`~workbench.finetune.tasks.base.Task` subclass; its ``kind`` is the name
-            and its ``metric`` the dev metric (both defined there, once).
-        example: the type of the examples its data holds (``str`` for plain text, a corpus
-            :class:`~workbench.corpora.readers.Sentence` for WSD).
-        description: what it learns, in a few words.
-        file_format: the layout of its training files, for help texts.
-        baselines: whether the frozen-encoder baselines exist for it
-            (:mod:`workbench.finetune.evaluation.baselines`).
-        labelled: whether its examples carry class labels (a :class:`LabelSet`).
-    """
-
-    task: type[Task]
-    example: type
-    description: str
-    file_format: str
-    baselines: bool = True
-    labelled: bool = True
-
-    @property
-    def name(self) -> str:
-        """``seqcls``, ``pair``, ``token``, ``mlm`` or ``wsd`` (the command and the card's
-        ``task``)."""
-        return self.task.kind
-
-    @property
-    def metric(self) -> str:
-        """The dev metric that selects the best epoch (``accuracy``, ``f1``, ``loss``)."""
-        return self.task.metric
-
-    @property
-    def help(self) -> str:
-        """One line for menus and ``--help``: the description and the file format."""
-        return f"{self.description} ({self.file_format})"
-
-    def read(self, path: str | Path, repair_bio: bool = False) -> DataFile:
-        """Read one split of this kind from ``path`` (the formats:
-        :mod:`workbench.finetune.data.readers`); ``repair_bio`` applies to the CoNLL files of the
-        token task."""
-        if self.example is TaggedSentence:
-            return read_conll(path, repair_bio=repair_bio)
-        if self.example is Sentence:
-            return read_wsd(path)
-        if self.example is str:
-            return read_text(path)
-        return read_table(path, pair=self.example is PairExample)
-
-
-#: Every task kind by name, in the order menus list them.
-TASKS: dict[str, TaskKind] = {
-    kind.name: kind
-    for kind in (
-        TaskKind(SequenceTask, TextExample, "sequence classification",
-                 "CSV/JSONL with text,label"),
-        TaskKind(PairTask, PairExample, "sentence-pair classification",
-                 "CSV/JSONL with text_a,text_b,label"),
-        TaskKind(TokenTask, TaggedSentence, "BIO token classification",
-                 "CoNLL: word<TAB>tag, blank line between sentences"),
-        TaskKind(MlmTask, str, "masked-LM domain adaptation", "plain text, one text a line",
-                 baselines=False, labelled=False),
-        TaskKind(WsdTask, Sentence, "bi-encoder word sense disambiguation",
-                 "WSD framework *.data.xml with its *.gold.key.txt, or a dataset name",
-                 baselines=False, labelled=False),
-    )
-}  # fmt: skip
+#: Every task kind by name, in the order menus list them; each declared by its task's module.
+TASKS: dict[str, TaskKind] = {kind.name: kind for kind in (SEQUENCE, PAIR, TOKEN, MLM, WSD)}
 
 
 def task_kind(name: str) -> TaskKind:
@@ -148,7 +75,7 @@ def make_task(
     """The task object of ``kind``; its label set is ``labels`` if given (a built-in task's
     full label set, so a small subset may lack some), else the labels found in ``train``."""
     spec = task_kind(kind)
-    cfg.check_task(kind)
+    cfg = spec.task.configure(cfg)  # another task's options are refused first
     check_examples(kind, train)
     found = LabelSet.from_examples(train.examples) if spec.labelled else None
     if found is not None and labels is not None:
@@ -159,35 +86,45 @@ def make_task(
 
 def check_start(kind: str, cfg: TrainConfig, model: str | None) -> models.ModelSource:
     """Refuse what can be refused before any data is read or model loaded: options of another
-    task (:meth:`TrainConfig.check_task`, before the model is looked for) and a base model the
-    task cannot start from (``Task.check_source``). Returns the resolved model."""
-    cfg.check_task(kind)
+    task (:meth:`~workbench.finetune.tasks.base.Task.configure`, before the model is looked
+    for) and a base model the task cannot start from (``Task.check_source``). Returns the
+    resolved model."""
+    task = task_kind(kind).task
+    cfg = task.configure(cfg)
     source = models.resolve_model(model)
-    task_kind(kind).task.check_source(cfg, source)
+    task.check_source(cfg, source)
     return source
 
 
 def fit_lengths(
     kind: str, cfg: TrainConfig, source: models.ModelSource, tokenizer: PreTrainedTokenizerBase
 ) -> TrainConfig:
-    """``cfg`` with the input lengths (``max_length``; for WSD also ``gloss_max_length``) cut to
-    what the base model takes, before any data is encoded: more positions than the model has
-    would fail in the middle of training. A value given away from the default is cut with a
+    """``cfg`` (with ``kind``'s options) with the input lengths (the options that count
+    positions: ``max_length``, and the task's own, e.g. WSD's ``gloss_max_length``) cut to what
+    the base model takes, before any data is encoded: more positions than the model has would
+    fail in the middle of training. A value given away from the default is cut with a
     warning; a default the model is too short for is cut to it silently (the card records the
     length used)."""
+    cfg = task_kind(kind).task.configure(cfg)
     limit = models.input_limit(source, tokenizer)
-    names = ("max_length", "gloss_max_length") if kind == "wsd" else ("max_length",)
-    for name in names:
-        value = getattr(cfg, name)
-        if value > limit and value != TrainConfig.__dataclass_fields__[name].default:
-            warnings.warn(
-                f"--{name.replace('_', '-')} {value} is more than {source.name} takes ({limit} "
-                f"positions): inputs are cut at {limit}",
-                stacklevel=2,
-            )
-        if value > limit:
-            cfg = cfg.replace(**{name: limit})
-    return cfg
+
+    def cut(options: Any) -> dict[str, int]:
+        changes = {}
+        for f in option_fields(options):
+            value = getattr(options, f.name)
+            if not f.metadata["positions"] or value <= limit:
+                continue
+            if value != f.default:
+                warnings.warn(
+                    f"--{f.name.replace('_', '-')} {value} is more than {source.name} takes "
+                    f"({limit} positions): inputs are cut at {limit}",
+                    stacklevel=3,
+                )
+            changes[f.name] = limit
+        return changes
+
+    options = cast(TaskOptions, cfg.task)
+    return cfg.replace(**cut(cfg), task=replace(options, **cut(options)))
 
 
 def finetune(
@@ -223,3 +160,31 @@ def finetune(
     if dev is not None:
         check_examples(kind, dev)
     return fit(task, source, train, dev, output, **kwargs)
+
+
+def load_finetuned(
+    directory: str | Path,
+) -> tuple[TaskModel, PreTrainedTokenizerBase, dict[str, Any]]:
+    """Rebuild encoder + head from a model directory, for predictions (eval mode, CPU, float32;
+    LoRA adapters merged in): the task its ``head.json`` names rebuilds its model
+    (:meth:`~workbench.finetune.tasks.base.Task.load_model`).
+
+    Returns:
+        ``(model, tokenizer, head_config)``; ``model(**batch)`` returns ``(loss, logits)``.
+
+    Raises:
+        ModelLoadError: not a fine-tuned model directory, or one of a task not known here.
+    """
+    from safetensors.torch import load_file
+
+    directory = Path(directory)
+    if not (directory / HEAD_CONFIG).is_file():
+        raise ModelLoadError(f"{directory} has no {HEAD_CONFIG}: not a fine-tuned model dir.")
+    head = json.loads((directory / HEAD_CONFIG).read_text())
+    if head.get("task") not in TASKS:
+        raise ModelLoadError(f"{directory} holds a model of an unknown task {head.get('task')!r}.")
+    weights = load_file(str(directory / HEAD_WEIGHTS))
+    source = models.resolve_model(str(directory))
+    tokenizer = models.load_tokenizer(source)
+    model = TASKS[head["task"]].task.load_model(directory, head, weights, source)
+    return model.eval(), tokenizer, head

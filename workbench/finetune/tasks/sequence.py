@@ -6,18 +6,33 @@ number truncated is reported in the features' notes and in the training card.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from workbench.encoding.models import ModelSource
-from workbench.finetune.data.readers import DataFile
+from workbench.bounds import PROBABILITY
+from workbench.encoding.models import ModelSource, load_model
+from workbench.finetune.data.readers import DataFile, TextExample
 from workbench.finetune.tasks.base import Features, Task
+from workbench.finetune.tasks.kind import TaskKind
+from workbench.finetune.training.config import HeadPooling, TaskOptions, option
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import SequenceModel
+
+
+@dataclass(frozen=True)
+class SequenceOptions(TaskOptions):
+    """The options of the sequence and pair classification tasks: their head."""
+
+    head_pooling: HeadPooling = option(
+        "cls", "the head reads [CLS] or the mean of the last layer", choices=("cls", "mean")
+    )
+    head_dropout: float = option(0.1, "dropout before the head", PROBABILITY)
 
 
 class SequenceTask(Task):
@@ -25,6 +40,8 @@ class SequenceTask(Task):
 
     kind = "seqcls"
     metric = "accuracy"
+    Options = SequenceOptions
+    options: SequenceOptions
 
     def _texts(self, data: DataFile) -> tuple[list[str], list[str] | None]:
         return [ex.text for ex in data.examples], None
@@ -57,9 +74,24 @@ class SequenceTask(Task):
     def build_model(self, source: ModelSource) -> tuple[SequenceModel, list[str]]:
         encoder = load_encoder(source)
         model = SequenceModel(
-            encoder, len(self.label_set.names), self.cfg.head_pooling, self.cfg.head_dropout
+            encoder, len(self.label_set.names), self.options.head_pooling, self.options.head_dropout
         )
         return model, []
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> SequenceModel:
+        encoder = load_model(source, torch.float32)
+        model = SequenceModel(
+            encoder, len(head["labels"]), head["head_pooling"], head["head_dropout"]
+        )
+        model.head.load_state_dict(weights)
+        return model
 
     def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
         labels = batch.pop("labels")
@@ -85,3 +117,9 @@ def classification_scores(pred: np.ndarray, gold: np.ndarray, n_labels: int) -> 
         "accuracy": float(np.mean(pred == gold)) if len(gold) else 0.0,
         "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
     }
+
+
+#: The sequence classification task kind (:data:`~workbench.finetune.tasks.registry.TASKS`).
+SEQUENCE = TaskKind(
+    SequenceTask, TextExample, "sequence classification", "CSV/JSONL with text,label"
+)

@@ -14,19 +14,26 @@ the tokenizer maps to no subword is replaced by the unknown token. Both are coun
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch import nn
 
-from workbench.encoding.models import ModelSource
+from workbench.bounds import PROBABILITY
+from workbench.encoding.models import ModelSource, load_model
 from workbench.finetune.data.bio import IGNORE_INDEX, align_labels, entity_scores
 from workbench.finetune.data.readers import DataFile, TaggedSentence
 from workbench.finetune.tasks.base import Features, Task, special_template
+from workbench.finetune.tasks.kind import TaskKind
+from workbench.finetune.training.config import TaskOptions, option
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TokenModel
+
+LabelMode = Literal["first", "all"]
 
 
 def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:
@@ -47,11 +54,25 @@ def chunk_words(lengths: list[int], budget: int) -> list[tuple[int, int]]:
     return chunks
 
 
+@dataclass(frozen=True)
+class TokenOptions(TaskOptions):
+    """The token classification task's options: its head, and which subwords carry a label."""
+
+    head_dropout: float = option(0.1, "dropout before the head", PROBABILITY)
+    label_mode: LabelMode = option(
+        "first",
+        "label the first subword of a word only, or all its subwords",
+        choices=("first", "all"),
+    )
+
+
 class TokenTask(Task):
     """``words -> one BIO tag per word``; metric: entity-level F1."""
 
     kind = "token"
     metric = "f1"
+    Options = TokenOptions
+    options: TokenOptions
 
     def _subword_counts(
         self, sentences: list[tuple[str, ...]]
@@ -98,7 +119,7 @@ class TokenTask(Task):
             row = {
                 k: enc[k][j] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc
             }
-            mode = self.cfg.label_mode if train else "first"
+            mode = self.options.label_mode if train else "first"
             row["labels"] = align_labels(wids, label_ids, mode)
             row["eval_labels"] = align_labels(wids, label_ids, "first")
             row["sent"] = sent_id
@@ -111,8 +132,23 @@ class TokenTask(Task):
         return Features(rows, notes)
 
     def build_model(self, source: ModelSource) -> tuple[TokenModel, list[str]]:
-        model = TokenModel(load_encoder(source), len(self.label_set.names), self.cfg.head_dropout)
+        n_labels = len(self.label_set.names)
+        model = TokenModel(load_encoder(source), n_labels, self.options.head_dropout)
         return model, []
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> TokenModel:
+        model = TokenModel(
+            load_model(source, torch.float32), len(head["labels"]), head["head_dropout"]
+        )
+        model.head.load_state_dict(weights)
+        return model
 
     def predict(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, ...]:
         gold = batch.pop("eval_labels")
@@ -142,3 +178,10 @@ class TokenTask(Task):
         flat_p = [t for seq in pred for t in seq]
         acc = float(np.mean([a == b for a, b in zip(flat_g, flat_p, strict=True)]))
         return {"f1": s.f1, "precision": s.precision, "recall": s.recall, "word_accuracy": acc}
+
+
+#: The BIO token classification task kind.
+TOKEN = TaskKind(
+    TokenTask, TaggedSentence, "BIO token classification",
+    "CoNLL: word<TAB>tag, blank line between sentences",
+)  # fmt: skip

@@ -331,13 +331,23 @@ def load_checkpoint(directory: Path, identity: dict) -> dict:
     problem = bookkeeping_problem(bookkeeping, epochs if isinstance(epochs, int) else None)
     if problem:
         raise DataError(f"{path} is damaged: {problem}; start a new run (without --resume)")
-    diff = sorted(k for k in set(saved) | set(identity) if saved.get(k) != identity.get(k))
+    diff = sorted(k for k in set(saved) | set(identity) if not _same(k, saved, identity))
     if diff:
         raise InputError(
             f"The checkpoint in {directory} was made with other settings ({', '.join(diff)} "
             "differ): resume with the same options and data, or start a new run."
         )
     return ckpt
+
+
+def _same(key: str, saved: dict, identity: dict) -> bool:
+    """Whether a checkpoint's identity entry ``key`` is this run's. Of the ``options`` only
+    this run's are compared: a checkpoint of an earlier version records every task's options
+    in one flat dict (another task's at their defaults, which did nothing)."""
+    mine, theirs = identity.get(key), saved.get(key)
+    if key == "options" and isinstance(mine, dict) and isinstance(theirs, dict):
+        return all(k in theirs and theirs[k] == v for k, v in mine.items())
+    return theirs == mine
 
 
 def _whole(value: Any, low: int, high: int) -> bool:

@@ -1,9 +1,22 @@
-"""Typed, frozen configuration of a fine-tuning run (one dataclass, commented defaults)."""
+"""Typed, frozen options of a fine-tuning run: the loop's own (:class:`TrainConfig`) and, in
+its ``task`` field, the task's (a :class:`TaskOptions` subclass declared with the task).
+
+Every option is one field made by :func:`option`, which carries its help text, its range (a
+:class:`~workbench.bounds.Bound`, for numbers) and its choices in the field's metadata: the
+dataclass refuses a bad value when it is made (:class:`Options`), and the command line builds
+its flags, types, choices and help from the same fields (:func:`option_fields`), so a new option
+is one field in one place.
+
+Example::
+
+    cfg = TrainConfig(epochs=3, lr=5e-5, freeze_layers=2, layer_lr_decay=0.9)
+    cfg = TrainConfig(epochs=1, task=WsdOptions(gloss_max_length=64))  # a task's own options
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
+from typing import Any, Literal, TypeVar
 
 from workbench.bounds import (
     COUNT,
@@ -15,64 +28,91 @@ from workbench.bounds import (
     Bound,
 )
 from workbench.errors import InputError
-from workbench.lexicon.glosses import GLOSS_TEXTS, GlossText
 
 Precision = Literal["auto", "fp32", "bf16"]
-LabelMode = Literal["first", "all"]
 HeadPooling = Literal["cls", "mean"]
-#: The glosses a WSD run encodes into the gloss cache after training: all of WordNet's, or
-#: those of the test data's candidates.
-WsdIndexScope = Literal["wordnet", "data"]
+
+T = TypeVar("T")
 
 
-#: Options that only one task reads -> the task kinds that read them.
-TASK_OPTIONS: dict[str, tuple[str, ...]] = {
-    "label_mode": ("token",),
-    "mlm_probability": ("mlm",),
-    "whole_word_mask": ("mlm",),
-    "gloss_text": ("wsd",),
-    "gloss_max_length": ("wsd",),
-    "wsd_index": ("wsd",),
-    "freeze_glosses": ("wsd",),
-    "top_layers": ("wsd",),
-    "lemma_reweight": ("wsd",),
-}
+def option(
+    default: T,
+    help: str,
+    bound: Bound | None = None,
+    choices: tuple[str, ...] | None = None,
+    checked: bool = True,
+    positions: bool = False,
+) -> T:
+    """One option field: its ``default``, its ``help`` text (the command line's), its range
+    ``bound`` (numbers) or ``choices`` (strings; ``checked``: refused by the dataclass too, not
+    only by the command line), and whether it counts input ``positions`` (cut to what the base
+    model takes, :func:`~workbench.finetune.tasks.registry.fit_lengths`)."""
+    meta = {
+        "help": help,
+        "bound": bound,
+        "choices": choices,
+        "checked": checked,
+        "positions": positions,
+    }
+    return field(default=default, metadata=meta)
 
 
-#: The range of every numeric option (checked in ``__post_init__`` and, from the same objects,
-#: by the command line while it parses them): finite numbers, and these ends.
-BOUNDS: dict[str, Bound] = {
-    "epochs": COUNT,
-    "batch_size": COUNT,
-    "grad_accum": COUNT,
-    "lr": POSITIVE,
-    "head_lr": POSITIVE,
-    "weight_decay": NON_NEGATIVE,
-    "warmup_ratio": PROBABILITY,
-    "max_grad_norm": NON_NEGATIVE,
-    "freeze_layers": NON_NEGATIVE_INT,
-    "layer_lr_decay": Bound(low=0, high=1, low_open=True),
-    "lora_r": NON_NEGATIVE_INT,
-    "lora_alpha": COUNT,
-    "lora_dropout": PROBABILITY,
-    "max_length": Bound(low=8, integer=True),
-    "head_dropout": PROBABILITY,
-    "mlm_probability": Bound(low=0, high=1, low_open=True, high_open=True),
-    "gloss_max_length": Bound(low=4, integer=True),
-    "gloss_batch_tokens": NON_NEGATIVE_INT,
-    "top_layers": NON_NEGATIVE_INT,
-    "lemma_reweight": NON_NEGATIVE,
-    "early_stopping": NON_NEGATIVE_INT,
-    "max_minutes": NON_NEGATIVE,
-    "max_steps": NON_NEGATIVE_INT,
-    "seed": SEED,
-    "eval_batch_size": COUNT,
-}
+def option_fields(options: Any) -> list[Field[Any]]:
+    """The option fields of an options dataclass or instance (those made by :func:`option`),
+    in their order."""
+    return [f for f in fields(options) if "help" in f.metadata]
+
+
+def bounds(options: Any) -> dict[str, Bound]:
+    """The range of every numeric option of an options dataclass: ``{name: bound}``."""
+    return {f.name: f.metadata["bound"] for f in option_fields(options) if f.metadata["bound"]}
+
+
+def _either(choices: tuple[str, ...], quoted: bool) -> str:
+    names = [repr(c) if quoted else c for c in choices]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """Options of one fine-tuning run.
+class Options:
+    """Base of the option dataclasses: making one refuses NaN, infinities and numbers out of
+    their range, and strings not among their choices (:class:`InputError`, naming the
+    option)."""
+
+    def __post_init__(self) -> None:
+        for f in option_fields(self):
+            value, bound, choices = (
+                getattr(self, f.name),
+                f.metadata["bound"],
+                f.metadata["choices"],
+            )
+            if bound is not None and not (value is None and f.default is None):
+                if not bound.accepts(value):
+                    raise InputError(
+                        f"Bad training option: {f.name} must be {bound.describe()}, not {value!r}."
+                    )
+            if choices and f.metadata["checked"] and value not in choices:
+                raise InputError(
+                    f"Bad training option: {f.name} must be "
+                    f"{_either(choices, quoted=len(choices) == 2)}."
+                )
+
+
+@dataclass(frozen=True)
+class TaskOptions(Options):
+    """The options of one task (a subclass, declared with the task, holds its fields; a task
+    without options of its own takes this empty one)."""
+
+
+def task_options_dict(options: TaskOptions | None) -> dict[str, Any]:
+    """A task's options as a plain dict (none: ``{}``)."""
+    return asdict(options) if options is not None else {}
+
+
+@dataclass(frozen=True)
+class TrainConfig(Options):
+    """Options of one fine-tuning run: the loop's, the same for every task, and the task's own
+    in ``task`` (None: the task's defaults).
 
     Example::
 
@@ -80,85 +120,121 @@ class TrainConfig:
     """
 
     # optimisation: AdamW with linear warm-up then linear decay to 0
-    epochs: int = 3  # passes over the training set (an upper bound with early stopping)
-    batch_size: int = 16  # examples per forward pass (per process under a multi-GPU launcher)
-    grad_accum: int = 1  # forward passes per optimizer step (effective batch = batch_size * this)
-    lr: float = 5e-5  # peak learning rate of the top layer and the head
-    head_lr: float | None = None  # learning rate of the new head (None: lr)
-    weight_decay: float = 0.01  # AdamW decoupled weight decay (not on biases and LayerNorms)
-    warmup_ratio: float = 0.1  # fraction of optimizer steps spent warming up linearly from 0
-    max_grad_norm: float = 1.0  # gradient clipping (0 disables)
+    epochs: int = option(
+        3, "passes over the training data (upper bound with --early-stopping)", COUNT
+    )
+    batch_size: int = option(
+        16, "examples per forward pass (per process under accelerate/torchrun)", COUNT
+    )
+    grad_accum: int = option(
+        1, "forward passes per optimizer step (effective batch = batch size * this)", COUNT
+    )
+    lr: float = option(5e-5, "peak learning rate (top layer and head)", POSITIVE)
+    head_lr: float | None = option(None, "learning rate of the new head (default: --lr)", POSITIVE)
+    weight_decay: float = option(
+        0.01, "AdamW weight decay (not on biases and LayerNorms)", NON_NEGATIVE
+    )
+    warmup_ratio: float = option(
+        0.1, "fraction of steps with linear warm-up (then linear decay to 0)", PROBABILITY
+    )
+    max_grad_norm: float = option(1.0, "gradient clipping norm (0: off)", NON_NEGATIVE)
     # which weights train
-    freeze_embeddings: bool = False  # keep the embedding layer fixed
-    freeze_layers: int = 0  # keep the lowest N transformer layers fixed
-    layer_lr_decay: float = 1.0  # layer k from the top gets lr * decay**k (1.0: no decay)
-    lora_r: int = 0  # LoRA rank (0: full fine-tuning); adapters are saved unmerged (PEFT format)
-    lora_alpha: int = 16  # LoRA scaling numerator
-    lora_dropout: float = 0.05  # dropout on the LoRA branch
-    lora_targets: str = ""  # modules that get adapters, comma-separated ("": peft's default)
-    # model inputs and head
-    max_length: int = 256  # subword tokens per input, incl. special tokens
-    head_pooling: HeadPooling = "cls"  # sequence heads (and wsd glosses) read [CLS] or the mean
-    head_dropout: float = 0.1  # dropout before the classification layer
-    label_mode: LabelMode = "first"  # token task: label on first subword only, or on all
-    mlm_probability: float = 0.15  # MLM: fraction of tokens chosen
-    whole_word_mask: bool = False  # MLM: choose whole words instead of single subwords
-    gloss_text: GlossText = "definition"  # wsd: what the gloss encoder reads for a sense
-    gloss_max_length: int = 48  # wsd: subword tokens per gloss, incl. special tokens
-    freeze_glosses: bool = False  # wsd: keep the gloss encoder at its base weights (tasks.wsd)
-    gloss_batch_tokens: int = 0  # wsd: padded tokens per gloss-encoder pass (0: by device)
-    wsd_index: WsdIndexScope = "data"  # wsd: glosses cached after training: all, or test data's
-    top_layers: int = 0  # wsd: train only the top N layers of both encoders, from their lower
-    # layers' outputs computed once and cached on disk (0: every layer trains)
-    lemma_reweight: float = 0.0  # wsd: Z-reweighting's gamma (Su et al. 2022; tasks/wsd/task.py
-    # z_weights; 0: every instance weighs 1)
+    freeze_embeddings: bool = option(False, "keep the embedding layer fixed")
+    freeze_layers: int = option(0, "keep the lowest N transformer layers fixed", NON_NEGATIVE_INT)
+    layer_lr_decay: float = option(
+        1.0,
+        "layer k from the top trains with lr * decay**k (1.0: no decay)",
+        Bound(low=0, high=1, low_open=True),
+    )
+    lora_r: int = option(
+        0,
+        "LoRA rank (0: full fine-tuning); the adapters are saved unmerged "
+        "in PEFT's format, a few MB against the base model",
+        NON_NEGATIVE_INT,
+    )
+    lora_alpha: int = option(16, "LoRA alpha (scaling numerator)", COUNT)
+    lora_dropout: float = option(0.05, "LoRA dropout (on the LoRA branch)", PROBABILITY)
+    lora_targets: str = option(
+        "",
+        "modules that get LoRA adapters, comma-separated, e.g. "
+        "query,key,value,dense ('': peft's default for the model type)",
+    )
+    # model inputs
+    max_length: int = option(
+        256,
+        "subword tokens per input, incl. special tokens; longer inputs: see the task's docs",
+        Bound(low=8, integer=True),
+        positions=True,
+    )
     # run control
-    precision: Precision = "auto"  # auto: bf16 autocast where the device has bf16, else fp32
-    early_stopping: int = 0  # stop after N epochs without dev improvement (0: never)
-    max_minutes: float = 0.0  # stop training after this many minutes of it (0: no limit)
-    max_steps: int = 0  # stop training after this many optimizer steps in all (0: no limit)
-    seed: int = 0  # seeds Python, NumPy, torch, the shuffling and the MLM masks
-    eval_batch_size: int = 64  # examples per forward pass at evaluation
-    device: str | None = None  # None: whatever accelerate picks (cuda if present)
+    precision: Precision = option(
+        "auto",
+        "auto: bf16 autocast on a GPU that has it and on a "
+        "CPU with bfloat16 instructions (unless "
+        "WORKBENCH_DTYPE=float32), else fp32",
+        choices=("auto", "fp32", "bf16"),
+    )
+    early_stopping: int = option(
+        0, "stop after N epochs without dev improvement (0: off)", NON_NEGATIVE_INT
+    )
+    max_minutes: float = option(
+        0.0,
+        "end training after this many minutes of it: the epoch "
+        "in progress ends at the next optimizer step, is evaluated and "
+        "saved, and no other starts (0: no limit)",
+        NON_NEGATIVE,
+    )
+    max_steps: int = option(
+        0,
+        "end training after this many optimizer steps in all, the "
+        "learning-rate schedule still planned over every epoch: a "
+        "time-limited run's cut (its card says the step) on any machine "
+        "(0: no limit)",
+        NON_NEGATIVE_INT,
+    )
+    seed: int = option(0, "random seed (shuffling, dropout, masks, head init)", SEED)
+    eval_batch_size: int = option(64, "examples per forward pass at evaluation", COUNT)
+    device: str | None = option(
+        None, "cpu or cuda (default: cuda if available)", choices=("cpu", "cuda"), checked=False
+    )
+    # the task's own options (None: its defaults; Task.configure fills them in)
+    task: TaskOptions | None = None
 
     def __post_init__(self) -> None:
-        for name, bound in BOUNDS.items():  # NaN, infinities and values out of range
-            value = getattr(self, name)
-            if not (value is None and name == "head_lr") and not bound.accepts(value):
-                raise InputError(f"Bad training option: {name} must be {bound.describe()}, "
-                                 f"not {value!r}.")  # fmt: skip
-        checks = [
-            (
-                all(t.strip().replace("_", "").isalnum() for t in self.lora_targets.split(","))
-                or not self.lora_targets,
-                "lora_targets must be module names separated by commas (e.g. query,value)",
-            ),
-            (self.precision in ("auto", "fp32", "bf16"), "precision must be auto, fp32 or bf16"),
-            (self.label_mode in ("first", "all"), "label_mode must be 'first' or 'all'"),
-            (self.head_pooling in ("cls", "mean"), "head_pooling must be 'cls' or 'mean'"),
-            (self.gloss_text in GLOSS_TEXTS, f"gloss_text must be one of {', '.join(GLOSS_TEXTS)}"),
-            (self.wsd_index in ("wordnet", "data"), "wsd_index must be 'wordnet' or 'data'"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise InputError(f"Bad training option: {message}.")
-
-    def check_task(self, kind: str) -> None:
-        """Raise :class:`InputError` if an option of another task (:data:`TASK_OPTIONS`) is
-        set away from its default for the task ``kind``, where it would do nothing."""
-        for name, kinds in TASK_OPTIONS.items():
-            value = getattr(self, name)
-            if kind not in kinds and value != TrainConfig.__dataclass_fields__[name].default:
-                flag = "--" + name.replace("_", "-")
-                raise InputError(
-                    f"{flag} ({name}={value!r}) is an option of the {' and '.join(kinds)} "
-                    f"task, not of {kind}: it would change nothing. Leave it out."
-                )
+        super().__post_init__()
+        targets = all(t.strip().replace("_", "").isalnum() for t in self.lora_targets.split(","))
+        if self.lora_targets and not targets:
+            raise InputError(
+                "Bad training option: lora_targets must be module names separated "
+                "by commas (e.g. query,value)."
+            )
+        if self.task is not None and not isinstance(self.task, TaskOptions):
+            raise InputError(
+                f"Bad training option: task must hold a task's options "
+                f"(a TaskOptions), not {self.task!r}."
+            )
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for the training card)."""
-        return asdict(self)
+        """Plain dict of every option, the task's after the loop's (for the training card and
+        a checkpoint's identity)."""
+        common = {f.name: getattr(self, f.name) for f in option_fields(self)}
+        return {**common, **task_options_dict(self.task)}
 
     def replace(self, **changes: Any) -> TrainConfig:
-        """A copy with some options changed."""
+        """A copy with some options changed (the loop's; ``task`` for the task's)."""
         return replace(self, **changes)
+
+    def with_task(self, **changes: Any) -> TrainConfig:
+        """A copy with some of the task's own options changed.
+
+        Raises:
+            InputError: no task options to change (``task`` is None).
+        """
+        if self.task is None:
+            raise InputError("These options hold no task options to change: pass task=...")
+        return replace(self, task=replace(self.task, **changes))
+
+
+def default_of(f: Field[Any]) -> Any:
+    """The default of an option field."""
+    return None if f.default is MISSING else f.default

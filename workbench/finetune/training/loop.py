@@ -399,10 +399,12 @@ def _setup_model(
     """The task model with freezing / LoRA applied; notes; (trainable, total) parameters."""
     cfg = task.cfg
     model, notes = task.build_model(source)
-    if cfg.lora_r:
-        add_lora(model, cfg)  # the base is frozen, adapters + head train
+    encoders = task.encoders(model)  # the transformers that train, as the task says
+    if cfg.lora_r:  # the base is frozen, adapters + head train
+        for i, wrapped in enumerate(add_lora(encoders, cfg, task.top_layers)):
+            task.set_encoder(model, i, wrapped)
     else:
-        freeze(model, cfg)
+        freeze(model, encoders, cfg, task.top_layers)
     unused = freeze_unused(model, task.collate(train_f.rows[:2], torch.Generator().manual_seed(0)))
     if unused:
         notes.append(
@@ -419,12 +421,13 @@ def _planned_steps(cfg: TrainConfig, n_rows: int, acc: Accelerator) -> int:
 
 
 def _optimizer(
-    model: TaskModel, cfg: TrainConfig, n_rows: int, acc: Accelerator
+    task: Task, model: TaskModel, n_rows: int, acc: Accelerator
 ) -> tuple[torch.optim.Optimizer, LRScheduler]:
     """AdamW over the parameter groups and the linear warm-up/decay schedule."""
     from transformers import get_linear_schedule_with_warmup
 
-    optimizer = torch.optim.AdamW(param_groups(model, cfg))
+    cfg = task.cfg
+    optimizer = torch.optim.AdamW(param_groups(model, task.encoders(model), cfg))
     total = _planned_steps(cfg, n_rows, acc)
     return optimizer, get_linear_schedule_with_warmup(
         optimizer, int(cfg.warmup_ratio * total), total
@@ -617,7 +620,7 @@ def fit(
     notes += task.prepare([train_f, *([dev_f] if dev_f else [])], progress)
     for note in notes:
         _log(note, acc)
-    optimizer, scheduler = _optimizer(model, cfg, len(train_f.rows), acc)
+    optimizer, scheduler = _optimizer(task, model, len(train_f.rows), acc)
     model, optimizer = acc.prepare(model, optimizer)
     state = ckpt.RunState(history=[])
     if saved is not None:
@@ -665,11 +668,12 @@ def fit(
         },
     )
     if acc.is_main_process:  # the old model goes only when the new one is complete
-        base = adapter_base_of(source, final) if cfg.lora_r or cfg.top_layers else None
+        encoder, *_ = task.encoders(final)
+        base = adapter_base_of(source, encoder) if cfg.lora_r or task.top_layers else None
         with staged_model_dir(output, keep_checkpoint or stop is not None) as staging:
-            save_model_dir(
-                final, task.tokenizer, task.head_config(), card, staging, base, cfg.top_layers
-            )
+            task.save_parts(final, staging, base)
+            head = (task.head_config(), task.head_state(final))
+            save_model_dir(encoder, task.tokenizer, *head, card, staging, base, task.top_layers)
             card.update(task.finish(staging, final, card, (train, dev, test)) or {})
             card["files"] = model_files(staging)
             write_card(card, staging)  # the card last: the directory is complete

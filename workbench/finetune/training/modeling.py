@@ -1,30 +1,25 @@
-"""The models of the classification and masked-LM tasks: a pretrained encoder plus a small new
-head; and :data:`TaskModel`, every task model the loop trains (the WSD bi-encoder's model and
-loss are beside its task, :mod:`workbench.finetune.tasks.wsd.model`).
+"""The models of the classification tasks: a pretrained encoder plus a small new head; and
+:data:`TaskModel`, what the loop trains (the masked-LM and the WSD bi-encoder's models are
+beside their tasks, :mod:`workbench.finetune.tasks.mlm`, :mod:`workbench.finetune.tasks.wsd.model`).
 
-Every task model has an ``encoder`` attribute (the ``AutoModel``-style transformer, possibly
-wrapped by peft's LoRA) and a ``head``, except the WSD bi-encoder, whose second transformer, the
-``gloss_encoder``, takes the head's place
-(:func:`workbench.finetune.training.parameters.task_encoders` lists a model's transformers);
-``forward(**batch)`` returns ``(loss, logits)`` (:mod:`workbench.finetune.training.model_io`).
-Which of their parameters train, and at which learning rate, is
-:mod:`workbench.finetune.training.parameters`.
+These models have an ``encoder`` attribute (the ``AutoModel``-style transformer, possibly
+wrapped by peft's LoRA) and a ``head``; ``forward(**batch)`` returns ``(loss, logits)``
+(:mod:`workbench.finetune.training.model_io`). Which transformers of a model train and what of
+it is saved, its task says (:meth:`~workbench.finetune.tasks.base.Task.encoders`,
+:meth:`~workbench.finetune.tasks.base.Task.head_state`); which of their parameters train, and
+at which learning rate, is :mod:`workbench.finetune.training.parameters`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
 import torch
 from torch import nn
 
 from workbench.encoding.pooling import pool_sequence
 from workbench.finetune.data.bio import IGNORE_INDEX
-from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.model_io import ModelOutput, encoder_config, encoder_inputs
-
-if TYPE_CHECKING:
-    from transformers import PreTrainedModel
 
 
 class ClassificationHead(nn.Module):
@@ -78,29 +73,7 @@ class TokenModel(nn.Module):
         return loss, logits
 
 
-class MaskedLMModel(nn.Module):
-    """Wraps an ``AutoModelForMaskedLM``; ``encoder`` is its base transformer."""
-
-    def __init__(self, lm: PreTrainedModel) -> None:
-        super().__init__()
-        self.lm = lm
-
-    @property
-    def encoder(self) -> nn.Module:
-        return getattr(self.lm, self.lm.base_model_prefix)
-
-    def set_encoder(self, encoder: nn.Module) -> None:
-        setattr(self.lm, self.lm.base_model_prefix, encoder)
-
-    def forward(self, labels: torch.Tensor | None = None, **batch: torch.Tensor) -> ModelOutput:
-        out = self.lm(**encoder_inputs(batch))
-        loss = None
-        if labels is not None:
-            loss = nn.functional.cross_entropy(
-                out.logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX
-            )
-        return loss, out.logits
-
-
-#: A task model: an ``encoder`` (the transformer) under a new head, or the WSD bi-encoder.
-TaskModel: TypeAlias = SequenceModel | TokenModel | MaskedLMModel | BiEncoderModel
+#: A task model: any module whose ``forward(**batch)`` returns ``(loss, logits)``; which of its
+#: parts are the transformers that train, and what of it is saved, its task says
+#: (:class:`~workbench.finetune.tasks.base.Task`).
+TaskModel: TypeAlias = nn.Module

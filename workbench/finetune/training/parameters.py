@@ -2,57 +2,41 @@
 or continued from an adapter directory), parameters that get no gradient, and the optimizer's
 parameter groups with layer-wise learning-rate decay.
 
-Nothing here branches on a model's name: the transformer layers are found as the
+Nothing here branches on a model's name or task: the transformers that train are given (a
+task's :meth:`~workbench.finetune.tasks.base.Task.encoders`), their layers found as the
 ``nn.ModuleList`` whose length is ``config.num_hidden_layers``; a parameter's depth is 0 for the
 embeddings, k for transformer layer k, and one above the top layer for the rest (the head).
 
 Example::
 
-    freeze(model, cfg)                       # embeddings and the lowest layers, as cfg says
-    optimizer = torch.optim.AdamW(param_groups(model, cfg))
+    encoders = [model.encoder]               # what a plain task trains
+    freeze(model, encoders, cfg)             # embeddings and the lowest layers, as cfg says
+    optimizer = torch.optim.AdamW(param_groups(model, encoders, cfg))
     trainable, total = count_parameters(model)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from torch import nn
 
 from workbench.encoding.adapters import quiet_peft
 from workbench.errors import InputError, ModelLoadError
-from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.model_io import Batch, transformer_layers
-from workbench.finetune.training.modeling import MaskedLMModel, TaskModel
+from workbench.finetune.training.modeling import TaskModel
 
 
-def task_encoders(model: TaskModel) -> list[nn.Module]:
-    """The transformers a task model trains: its ``encoder``, and the bi-encoder's gloss
-    encoder unless it is frozen (``freeze_glosses``)."""
-    if isinstance(model, BiEncoderModel) and not model.freeze_glosses:
-        return [model.encoder, model.gloss_encoder]
-    return [model.encoder]
-
-
-def set_encoder(model: TaskModel, encoder: nn.Module, gloss: bool = False) -> None:
-    """Replace a task model's encoder, or with ``gloss`` the bi-encoder's gloss encoder (used
-    to wrap them with LoRA and to unwrap them again)."""
-    if gloss and isinstance(model, BiEncoderModel):
-        model.gloss_encoder = encoder
-    elif isinstance(model, MaskedLMModel):
-        model.set_encoder(encoder)
-    else:
-        model.encoder = encoder
-
-
-def layer_depths(model: TaskModel) -> dict[int, int]:
-    """``id(parameter) -> depth``: 0 embeddings, k for transformer layer k (1-based),
-    n_layers + 1 for everything above (final norms, pooler, the task head); the layers of a
-    bi-encoder's two transformers count alike."""
+def layer_depths(model: TaskModel, encoders: Sequence[nn.Module]) -> dict[int, int]:
+    """``id(parameter) -> depth`` over ``model``'s parameters: 0 embeddings, k for layer k
+    (1-based) of one of its transformers ``encoders``, n_layers + 1 for everything above
+    (final norms, pooler, the task head); the layers of several transformers (a bi-encoder's
+    two) count alike."""
     depth: dict[int, int] = {}
     n = 0
-    for encoder in task_encoders(model):
+    for encoder in encoders:
         layers = transformer_layers(encoder)
         n = max(n, len(layers))
         for k, layer in enumerate(layers, 1):
@@ -66,33 +50,37 @@ def layer_depths(model: TaskModel) -> dict[int, int]:
     return depth
 
 
-def frozen_depth(cfg: TrainConfig, n_layers: int) -> int:
-    """How many of an encoder's ``n_layers`` lowest layers ``cfg`` keeps fixed:
-    ``freeze_layers``, or all but the top ``top_layers`` (the larger).
+def frozen_depth(cfg: TrainConfig, n_layers: int, top_layers: int = 0) -> int:
+    """How many of an encoder's ``n_layers`` lowest layers stay fixed: ``cfg.freeze_layers``,
+    or all but the top ``top_layers`` (the larger; a task's
+    :attr:`~workbench.finetune.tasks.base.Task.top_layers`).
 
     Raises:
         InputError: more layers than the model has.
     """
-    if cfg.freeze_layers > n_layers or cfg.top_layers > n_layers:
-        option = "freeze_layers" if cfg.freeze_layers > n_layers else "top_layers"
-        raise InputError(f"{option}={getattr(cfg, option)}, but the model has {n_layers} layers.")
-    return max(cfg.freeze_layers, n_layers - cfg.top_layers if cfg.top_layers else 0)
+    if cfg.freeze_layers > n_layers:
+        raise InputError(f"freeze_layers={cfg.freeze_layers}, but the model has {n_layers} layers.")
+    if top_layers > n_layers:
+        raise InputError(f"top_layers={top_layers}, but the model has {n_layers} layers.")
+    return max(cfg.freeze_layers, n_layers - top_layers if top_layers else 0)
 
 
-def freeze(model: TaskModel, cfg: TrainConfig) -> None:
+def freeze(
+    model: TaskModel, encoders: Sequence[nn.Module], cfg: TrainConfig, top_layers: int = 0
+) -> None:
     """Fix the embeddings (``freeze_embeddings``, or ``top_layers``) and the lowest
-    :func:`frozen_depth` layers (of each transformer of a bi-encoder)."""
-    depth = layer_depths(model)
-    for encoder in task_encoders(model):
-        below = frozen_depth(cfg, len(transformer_layers(encoder)))
-        embeddings = cfg.freeze_embeddings or cfg.top_layers > 0
+    :func:`frozen_depth` layers of each transformer of ``model`` in ``encoders``."""
+    depth = layer_depths(model, encoders)
+    for encoder in encoders:
+        below = frozen_depth(cfg, len(transformer_layers(encoder)), top_layers)
+        embeddings = cfg.freeze_embeddings or top_layers > 0
         for p in encoder.parameters():
             d = depth[id(p)]
             if (d == 0 and embeddings) or 1 <= d <= below:
                 p.requires_grad_(False)
 
 
-def lora_config(cfg: TrainConfig, n_layers: int | None = None) -> Any:
+def lora_config(cfg: TrainConfig, n_layers: int | None = None, top_layers: int = 0) -> Any:
     """peft's ``LoraConfig`` of ``cfg`` (rank, alpha, dropout, target modules: peft picks
     them for the model type when ``lora_targets`` is empty); with ``top_layers`` only the top
     layers of an ``n_layers``-layer model get adapters."""
@@ -100,8 +88,8 @@ def lora_config(cfg: TrainConfig, n_layers: int | None = None) -> Any:
 
     targets = [t.strip() for t in cfg.lora_targets.split(",") if t.strip()] or None
     layers = None
-    if cfg.top_layers and n_layers is not None:
-        layers = list(range(frozen_depth(cfg, n_layers), n_layers))
+    if top_layers and n_layers is not None:
+        layers = list(range(frozen_depth(cfg, n_layers, top_layers), n_layers))
     return LoraConfig(
         r=cfg.lora_r,
         lora_alpha=cfg.lora_alpha,
@@ -136,34 +124,42 @@ def check_continued(encoder: nn.Module, cfg: TrainConfig, where: str) -> None:
         )
 
 
-def add_lora(model: TaskModel, cfg: TrainConfig) -> None:
-    """Wrap the encoder (and a bi-encoder's gloss encoder, unless frozen) with LoRA adapters;
-    the base weights are frozen, the adapters and the task head train. An encoder that already
-    carries adapters (a run continuing an adapter directory,
-    :func:`~workbench.finetune.training.encoders.load_encoder`) keeps them, training on."""
+def add_lora(
+    encoders: Sequence[nn.Module], cfg: TrainConfig, top_layers: int = 0
+) -> list[nn.Module]:
+    """The transformers ``encoders`` wrapped with LoRA adapters (the caller puts them in
+    place, :meth:`~workbench.finetune.tasks.base.Task.set_encoder`): their base weights
+    frozen, the adapters train. One that already carries adapters (a run continuing an adapter
+    directory, :func:`~workbench.finetune.training.encoders.load_encoder`) is returned as it
+    is, its adapters training on."""
     from peft import get_peft_model
 
-    for i, encoder in enumerate(task_encoders(model)):
+    wrapped: list[nn.Module] = []
+    for encoder in encoders:
         if carries_adapters(encoder):
             check_continued(encoder, cfg, "the base model's adapter directory")
+            wrapped.append(encoder)
             continue
         try:
             with quiet_peft():
                 n_layers = len(transformer_layers(encoder))
-                wrapped = get_peft_model(encoder, lora_config(cfg, n_layers))
+                wrapped.append(get_peft_model(encoder, lora_config(cfg, n_layers, top_layers)))
         except ValueError as exc:
             raise ModelLoadError(f"LoRA cannot be applied to this model: {exc}") from exc
-        set_encoder(model, wrapped, gloss=i == 1)
+    return wrapped
 
 
-def param_groups(model: TaskModel, cfg: TrainConfig) -> list[dict[str, Any]]:
-    """AdamW parameter groups: per depth, with and without weight decay.
+def param_groups(
+    model: TaskModel, encoders: Sequence[nn.Module], cfg: TrainConfig
+) -> list[dict[str, Any]]:
+    """AdamW parameter groups of ``model`` (its transformers ``encoders``): per depth
+    (:func:`layer_depths`), with and without weight decay.
 
     The learning rate of depth ``d`` is ``lr * layer_lr_decay ** (top - d)`` (the head and the
     top layer get ``lr``; the head gets ``head_lr`` if set). Biases and normalisation weights
     (1-D tensors) get no weight decay. Frozen parameters are left out.
     """
-    depth = layer_depths(model)
+    depth = layer_depths(model, encoders)
     top = max(depth.values())
     head_ids = {id(p) for p in getattr(model, "head", nn.Module()).parameters()}
     groups: dict[tuple[int, bool, bool], list[nn.Parameter]] = {}

@@ -26,6 +26,10 @@ place of the old directory in one step (:func:`staged_model_dir`): ``output`` ho
 model or the new one, whole, never a mix; the old model is gone only once the new one is
 complete.
 
+Nothing here knows a task: what a task saves of its model it says itself
+(:class:`~workbench.finetune.tasks.base.Task`), and it rebuilds the model from the directory
+(:func:`workbench.finetune.tasks.registry.load_finetuned`).
+
 Example::
 
     enc = Encoder(model="runs/wic")              # the fine-tuned encoder, for any analysis
@@ -46,17 +50,14 @@ import torch
 from workbench.encoding import models
 from workbench.encoding.adapters import (
     AdapterBase,
-    apply_adapter,
     read_base_record,
     save_adapter,
     save_trained_layers,
 )
 from workbench.errors import InputError, ModelLoadError, OutputError
 from workbench.fileio import check_writable, remove_path, temporary_path
-from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.training.encoders import quiet_transformers
 from workbench.finetune.training.model_io import encoder_config
-from workbench.finetune.training.modeling import MaskedLMModel, SequenceModel, TaskModel, TokenModel
 from workbench.finetune.training.parameters import carries_adapters
 from workbench.outputs import (
     LEDGER,
@@ -67,14 +68,7 @@ from workbench.outputs import (
     output_file,
     replace_directory,
 )
-from workbench.wsd.biencoder import (
-    BASE_GLOSS_ENCODER,
-    CARD,
-    GLOSS_ENCODER,
-    HEAD_CONFIG,
-    bi_encoder_head,
-    gloss_source,
-)
+from workbench.wsd.biencoder import CARD, HEAD_CONFIG
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -85,23 +79,7 @@ CHECKPOINT_DIR = (
 )
 
 
-def head_state(model: TaskModel) -> dict[str, torch.Tensor]:
-    """The weights that are not the encoder's (tied copies of encoder weights left out)."""
-    if isinstance(model, MaskedLMModel):
-        prefix = model.lm.base_model_prefix + "."
-        shared = {p.data_ptr() for p in model.encoder.parameters()}
-        items = model.lm.state_dict().items()
-        return {
-            k: v.detach().cpu().contiguous().clone()
-            for k, v in items
-            if not k.startswith(prefix) and v.data_ptr() not in shared
-        }
-    if isinstance(model, BiEncoderModel):
-        return {}  # its gloss encoder is saved as a model directory (GLOSS_ENCODER)
-    return {k: v.detach().cpu().contiguous().clone() for k, v in model.head.state_dict().items()}
-
-
-def adapter_base_of(source: models.ModelSource, model: TaskModel) -> AdapterBase:
+def adapter_base_of(source: models.ModelSource, encoder: torch.nn.Module) -> AdapterBase:
     """The base model a LoRA run's adapters are saved against: the base of an adapter
     directory ``source`` (the run went on training its adapters), else ``source`` itself (the
     packaged default named as such, a local directory by its full path, a hub id by name)."""
@@ -111,7 +89,7 @@ def adapter_base_of(source: models.ModelSource, model: TaskModel) -> AdapterBase
         return AdapterBase(record.name, record.packaged, record.fingerprint, "")
     packaged = source.location == str(models.default_model_path())
     name = models.DEFAULT_MODEL_LABEL if packaged else source.location
-    fingerprint = models.weights_fingerprint(source, encoder_config(model.encoder))
+    fingerprint = models.weights_fingerprint(source, encoder_config(encoder))
     return AdapterBase(name, packaged, fingerprint, "")
 
 
@@ -144,24 +122,27 @@ def save_encoder(
 
 
 def save_model_dir(
-    model: TaskModel,
+    encoder: torch.nn.Module,
     tokenizer: PreTrainedTokenizerBase,
     head_config: dict[str, Any],
+    head_weights: dict[str, torch.Tensor],
     card: dict[str, Any],
     output: Path,
     base: AdapterBase | None = None,
     top_layers: int = 0,
 ) -> Path:
-    """Write the model directory (see the module docstring); returns ``output``. ``base``:
-    the base model LoRA adapters or a ``top_layers`` run's trained layers are saved against
-    (needed then)."""
+    """Write the model directory (see the module docstring) of a task model whose transformer
+    is ``encoder``: the head's ``head.json`` config and its weights (a
+    task's :meth:`~workbench.finetune.tasks.base.Task.head_config` and
+    :meth:`~workbench.finetune.tasks.base.Task.head_state`); returns ``output``. ``base``: the
+    base model LoRA adapters or a ``top_layers`` run's trained layers are saved against
+    (needed then). What else a task saves (the WSD bi-encoder's gloss encoder) its
+    :meth:`~workbench.finetune.tasks.base.Task.save_parts` writes."""
     from safetensors.torch import save_file
 
     output.mkdir(parents=True, exist_ok=True)
-    save_encoder(model.encoder, tokenizer, output, base, top_layers)
-    if isinstance(model, BiEncoderModel) and head_config.get("gloss_encoder") != BASE_GLOSS_ENCODER:
-        save_encoder(model.gloss_encoder, tokenizer, output / GLOSS_ENCODER, base, top_layers)
-    save_file(head_state(model), str(output / HEAD_WEIGHTS))
+    save_encoder(encoder, tokenizer, output, base, top_layers)
+    save_file(head_weights, str(output / HEAD_WEIGHTS))
     (output / HEAD_CONFIG).write_text(json.dumps(head_config, indent=2) + "\n")
     write_card(card, output)
     return output
@@ -311,51 +292,3 @@ def read_card(directory: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise ModelLoadError(f"{directory} is not a fine-tuned model directory (no {CARD}).")
     return json.loads(path.read_text())
-
-
-def load_finetuned(
-    directory: str | Path,
-) -> tuple[TaskModel, PreTrainedTokenizerBase, dict[str, Any]]:
-    """Rebuild encoder + head from a model directory, for predictions (eval mode, CPU, float32;
-    LoRA adapters merged in).
-
-    Returns:
-        ``(model, tokenizer, head_config)``; ``model(**batch)`` returns ``(loss, logits)``.
-    """
-    from safetensors.torch import load_file
-    from transformers import AutoModelForMaskedLM
-
-    directory = Path(directory)
-    if not (directory / HEAD_CONFIG).is_file():
-        raise ModelLoadError(f"{directory} has no {HEAD_CONFIG}: not a fine-tuned model dir.")
-    head = json.loads((directory / HEAD_CONFIG).read_text())
-    weights = load_file(str(directory / HEAD_WEIGHTS))
-    source = models.resolve_model(str(directory))
-    tokenizer = models.load_tokenizer(source)
-    task = head["task"]
-    model: TaskModel
-    if task == "mlm":
-        base = models.adapter_base(source)
-        with quiet_transformers():  # it reports the head as missing; it is loaded next
-            lm = AutoModelForMaskedLM.from_pretrained((base or source).location)
-        model = MaskedLMModel(lm)
-        if base is not None:
-            model.set_encoder(apply_adapter(model.encoder, directory))
-        model.lm.load_state_dict(weights, strict=False)
-    elif task == "wsd":
-        if bi_encoder_head(directory) is None:
-            raise ModelLoadError(f"{directory} is a WSD head without its gloss encoder.")
-        model = BiEncoderModel(
-            models.load_model(source, torch.float32),
-            models.load_model(gloss_source(directory, head), torch.float32),
-            head["gloss_pooling"],
-        )
-    else:
-        encoder = models.load_model(source, torch.float32)
-        n = len(head["labels"])
-        if task == "token":
-            model = TokenModel(encoder, n, head["head_dropout"])
-        else:
-            model = SequenceModel(encoder, n, head["head_pooling"], head["head_dropout"])
-        model.head.load_state_dict(weights)
-    return model.eval(), tokenizer, head

@@ -1,2 +1,5 @@
-"""The WSD bi-encoder task: the task, its model and loss, the glosses it reads, and the end of
-its training run."""
+"""The training side of the WSD bi-encoder in one package: its task and options, its model and
+loss, the glosses it reads, the cached lower layers of a ``top_layers`` run, what it scores
+(:mod:`.evaluation`) and the end of its training run and the work on a trained directory
+(:mod:`.finish`: the gloss cache, the POS probe). Loading and answering with a trained one is
+:mod:`workbench.wsd.biencoder` (no torch training stack on the answering path)."""

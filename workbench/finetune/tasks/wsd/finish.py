@@ -1,11 +1,13 @@
-"""The end of a WSD bi-encoder's training run, and the gloss cache of a trained one.
+"""The end of a WSD bi-encoder's training run, and the gloss cache and POS probe of a trained
+one.
 
 :func:`finish_wsd_model` runs once after training, in the main process, on the model directory
 just written: it saves how often each sense occurred in training (with an earlier run's counts
 when the run continued a trained bi-encoder), loads the directory as a
 :class:`~workbench.wsd.biencoder.BiEncoder` (the path every later answer takes), scores the test
-data through it (:func:`workbench.finetune.evaluation.wsd.evaluate_wsd_model`; the glosses of the
-test lemmas' candidates encoded and cached), fits its POS probe (:func:`fit_pos_probe`), with
+data through it (:func:`~workbench.finetune.tasks.wsd.evaluation.evaluate_wsd_model`; the
+glosses of the test lemmas' candidates encoded and cached), fits its POS probe
+(:func:`fit_pos_probe`; again, on a trained directory: :func:`refit_pos_probe`), with
 ``wsd_index="wordnet"`` encodes every WordNet gloss into the gloss cache too, and reports
 training throughput; the result goes into the training card. A run that continued a trained
 bi-encoder names both runs' data, sums their sense counts, and counts as zero-shot only the
@@ -13,7 +15,7 @@ instances whose senses neither run saw (the ``semcor_mfs`` baseline stays this r
 
 Example::
 
-    card.update(finish_wsd_model(Path("runs/wsd"), cfg, card, (train, dev, test)))
+    card.update(finish_wsd_model(Path("runs/wsd"), cfg, WsdOptions(), card, (train, dev, test)))
     cache_all_glosses("runs/wsd")          # every WordNet gloss into its gloss cache
 """
 
@@ -30,10 +32,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus
-from workbench.errors import InputError
+from workbench.errors import DataError, InputError
 from workbench.finetune.data.readers import DataFile
-from workbench.finetune.evaluation.wsd import corpus_of, evaluate_wsd_model
+from workbench.finetune.tasks.wsd.evaluation import corpus_of, evaluate_wsd_model
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import (
@@ -95,6 +99,7 @@ def earlier_training(base: str | Path) -> EarlierTraining | None:
 def finish_wsd_model(
     output: Path,
     cfg: TrainConfig,
+    options: WsdOptions,
     card: Mapping[str, Any],
     data: tuple[DataFile, DataFile | None, DataFile | None],
 ) -> dict[str, Any]:
@@ -102,8 +107,9 @@ def finish_wsd_model(
 
     Args:
         output: the model directory (its encoders and head already written).
-        cfg: the run's options (``wsd_index``: also cache every WordNet gloss, or only the
-            test lemmas' candidates).
+        cfg: the run's options (``device``, ``seed``).
+        options: the task's (``wsd_index``: also cache every WordNet gloss, or only the test
+            lemmas' candidates).
         card: the training card so far (its epochs give the throughput).
         data: train, dev, test.
 
@@ -126,7 +132,7 @@ def finish_wsd_model(
     device = "cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu"
     bi = BiEncoder(output, device=device, card={**card, **out})
     wordnet = load_wordnet()
-    if cfg.wsd_index == "wordnet":
+    if options.wsd_index == "wordnet":
         bi.index(None, wordnet)  # every WordNet gloss into the gloss cache
     instances = None
     if test is not None:
@@ -147,7 +153,7 @@ def finish_wsd_model(
         out["notes"] = [*card.get("notes", []), out["pos_probe"]["skipped"]]
     out["glosses"] = {
         "cached": len(bi.cache),
-        "scope": cfg.wsd_index,
+        "scope": options.wsd_index,
         "seconds": time.perf_counter() - t0,
     }
     return out
@@ -219,3 +225,18 @@ def cache_all_glosses(model_dir: str | Path, device: str | None = None) -> int:
     cache (what nearest-sense search over all of WordNet needs); returns the senses covered."""
     bi = BiEncoder(model_dir, device=device)
     return len(bi.index(None, progress=True))
+
+
+def refit_pos_probe(model_dir: Path, device: str | None = None, seed: int = 0) -> dict[str, Any]:
+    """Fit the POS probe of the trained bi-encoder in ``model_dir`` again, on SemCor
+    (:func:`fit_pos_probe`), scored on ALL; returns its facts.
+
+    Raises:
+        DataError: the probe could not be fitted (its reason).
+    """
+    bi = BiEncoder(model_dir, device=device)
+    test = encode_instances(bi.encoder, load_dataset("ALL"), cache=False)
+    facts = fit_pos_probe(bi, load_dataset("semcor"), test, seed=seed)
+    if "skipped" in facts:
+        raise DataError(facts["skipped"])
+    return facts

@@ -45,33 +45,38 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
 from workbench.corpora.readers import Instance, Sentence
-from workbench.encoding.models import ModelSource
+from workbench.encoding.adapters import AdapterBase
+from workbench.encoding.models import ModelSource, load_model
 from workbench.encoding.pooling import pooling_plan_flat
 from workbench.encoding.prepare import prepare
-from workbench.errors import DataError, InputError
+from workbench.errors import DataError, InputError, ModelLoadError
 from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.tasks.base import Features, Task, special_template
+from workbench.finetune.tasks.kind import TaskKind
 from workbench.finetune.tasks.wsd.finish import finish_wsd_model
 from workbench.finetune.tasks.wsd.glosses import GlossTable
 from workbench.finetune.tasks.wsd.lower import LowerLayers
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
+from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TaskModel
+from workbench.finetune.training.store import save_encoder
 from workbench.finetune.training.top_layers import cut_point
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.biencoder import (
     BASE_GLOSS_ENCODER,
     CONTEXT_LAYERS,
     CONTEXT_POOLING,
+    GLOSS_ENCODER,
     bi_encoder_head,
     gloss_source,
 )
@@ -83,7 +88,7 @@ if TYPE_CHECKING:
 IGNORE = -100  # padding of the predicted candidate grid
 
 
-def continued_head(cfg: TrainConfig, source: ModelSource) -> dict[str, Any] | None:
+def continued_head(options: WsdOptions, source: ModelSource) -> dict[str, Any] | None:
     """The head config of ``source`` when it is a trained WSD bi-encoder that training would
     continue (:func:`~workbench.wsd.biencoder.bi_encoder_head`), None for any other model.
 
@@ -92,10 +97,10 @@ def continued_head(cfg: TrainConfig, source: ModelSource) -> dict[str, Any] | No
             asks (its gloss vectors would change meaning).
     """
     head = bi_encoder_head(source.location) if source.is_local else None
-    if head is not None and head["gloss_pooling"] != cfg.head_pooling:
+    if head is not None and head["gloss_pooling"] != options.head_pooling:
         raise InputError(
             f"'{source.name}' is a WSD bi-encoder trained with head pooling "
-            f"'{head['gloss_pooling']}'; continuing it with '{cfg.head_pooling}' "
+            f"'{head['gloss_pooling']}'; continuing it with '{options.head_pooling}' "
             f"would change what its gloss vectors mean: pass --head-pooling "
             f"{head['gloss_pooling']}, or start from its base model."
         )
@@ -178,6 +183,8 @@ class WsdTask(Task):
 
     kind = "wsd"
     metric = "f1"
+    Options = WsdOptions
+    options: WsdOptions
     scores_test = False  # finish() scores the test data through the saved model directory
 
     def __init__(
@@ -185,7 +192,9 @@ class WsdTask(Task):
     ) -> None:
         super().__init__(cfg, tokenizer, labels)
         self.wordnet = load_wordnet()
-        self.glosses = GlossTable(tokenizer, self.wordnet, cfg.gloss_text, cfg.gloss_max_length)
+        self.glosses = GlossTable(
+            tokenizer, self.wordnet, self.options.gloss_text, self.options.gloss_max_length
+        )
         self._candidates: dict[tuple[str, str], Candidates] = {}
         self._counts = dict.fromkeys(("context_tokens", "gloss_tokens", "instances", "batches"), 0)
         self._encoded: set[int] = set()  # frozen glosses already encoded in training
@@ -305,8 +314,8 @@ class WsdTask(Task):
             what = "with more than one candidate sense " if train else ""
             raise DataError(f"{data.source}: no sense-annotated instance {what}to train or score.")
         notes = list(prep.notes)
-        if train and self.cfg.lemma_reweight:
-            weights = z_weights(pairs, polysemy, self.cfg.lemma_reweight)
+        if train and self.options.lemma_reweight:
+            weights = z_weights(pairs, polysemy, self.options.lemma_reweight)
             start = 0
             for row in rows:
                 row["weights"] = weights[start : start + len(row["spans"])].tolist()
@@ -314,7 +323,7 @@ class WsdTask(Task):
             top = pairs.index(Counter(pairs).most_common(1)[0][0])
             notes.append(
                 f"{data.source}: instances Z-reweighted by their lemma's frequency group "
-                f"(groups of {Z_GROUP}, gamma {self.cfg.lemma_reweight:g}): from "
+                f"(groups of {Z_GROUP}, gamma {self.options.lemma_reweight:g}): from "
                 f"{weights[top]:.1f} for the most frequent lemma to {weights.min():.1f}; mean "
                 f"{weights.mean():.2f}"
             )
@@ -331,7 +340,7 @@ class WsdTask(Task):
         if self.glosses.n_truncated > truncated:
             notes.append(
                 f"{data.source}: {self.glosses.n_truncated - truncated} candidate gloss(es) "
-                f"longer than gloss_max_length={self.cfg.gloss_max_length} were truncated"
+                f"longer than gloss_max_length={self.options.gloss_max_length} were truncated"
             )
         return Features(rows, notes)
 
@@ -378,14 +387,14 @@ class WsdTask(Task):
         if self.lower is not None and self.model is not None:
             contexts = [r["input_ids"] for r in rows]
             lower["context_hidden"] = self.lower.batch(self.model.encoder, contexts)
-            if not self.cfg.freeze_glosses:
+            if not self.options.freeze_glosses:
                 glosses = [self.glosses.ids[g] for g in union]
                 lower["gloss_hidden"] = self.lower.batch(self.model.gloss_encoder, glosses)
         if gen is not None:  # a training batch: count what the step processes
             self._counts["context_tokens"] += int(mask.sum())
             fresh = [j for j, g in enumerate(union) if g not in self._encoded]
             self._counts["gloss_tokens"] += int(gloss_mask[fresh].sum())
-            if self.cfg.freeze_glosses:  # a frozen gloss is encoded once (BiEncoderModel)
+            if self.options.freeze_glosses:  # a frozen gloss is encoded once (BiEncoderModel)
                 self._encoded.update(union)
             self._counts["instances"] += len(all_cands)
             self._counts["batches"] += 1
@@ -425,7 +434,7 @@ class WsdTask(Task):
         from tqdm.auto import tqdm
 
         jobs = [(self.model.encoder, [r["input_ids"] for f in feats for r in f.rows])]
-        if not self.cfg.freeze_glosses:
+        if not self.options.freeze_glosses:
             jobs.append((self.model.gloss_encoder, list(self.glosses.ids)))
         todo = []
         for encoder, seqs in jobs:
@@ -437,7 +446,7 @@ class WsdTask(Task):
         bar.close()
         below = self.lower.below
         return [
-            f"top_layers={self.cfg.top_layers}: the embeddings and the {below} lower layers of "
+            f"top_layers={self.options.top_layers}: the embeddings and the {below} lower layers of "
             f"both encoders are frozen; their outputs for {total - sum(todo)} of {total} "
             f"tokens came from the cache ({self.lower.cache(self.model.encoder).folder.parent}), "
             f"{computed} sequence(s) were computed and stored"
@@ -455,14 +464,14 @@ class WsdTask(Task):
     def check_source(cls, cfg: TrainConfig, source: ModelSource) -> None:
         """A trained WSD bi-encoder as the base model is continued (:meth:`build_model`) only
         with the head pooling it was trained with (:func:`continued_head`)."""
-        continued_head(cfg, source)
+        continued_head(cast(WsdOptions, cls.configure(cfg).task), source)
 
     def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
         """Two copies of the base model: the context encoder and the gloss encoder; or, when
         ``source`` is a trained WSD bi-encoder's directory, its two encoders (training goes
         on from both, e.g. one more epoch after a finished run; a LoRA run goes on training
         their adapters; see :meth:`check_source`)."""
-        head = continued_head(self.cfg, source)
+        head = continued_head(self.options, source)
         gloss_from = source
         if head is not None:
             gloss_from = gloss_source(Path(source.location), head)
@@ -470,23 +479,23 @@ class WsdTask(Task):
         # LoRA run keeps it frozen and it has no adapters of its own
         self.gloss_is_base = bool(
             self.cfg.lora_r
-            and self.cfg.freeze_glosses
+            and self.options.freeze_glosses
             and (head is None or head.get("gloss_encoder") == BASE_GLOSS_ENCODER)
         )
         encoder = load_encoder(source, self.cfg.lora_r)
-        below = cut_point(encoder, self.cfg.top_layers) if self.cfg.top_layers else None
+        below = cut_point(encoder, self.options.top_layers) if self.options.top_layers else None
         model = BiEncoderModel(
             encoder,
             load_encoder(gloss_from, self.cfg.lora_r),
-            self.cfg.head_pooling,
-            gloss_batch_tokens=self.cfg.gloss_batch_tokens,
-            freeze_glosses=self.cfg.freeze_glosses,
+            self.options.head_pooling,
+            gloss_batch_tokens=self.options.gloss_batch_tokens,
+            freeze_glosses=self.options.freeze_glosses,
             below=below,
         )
         self.model = model
         if below is not None:
             self.lower = LowerLayers(below, self.tokenizer.pad_token_id or 0)
-        pooled = "[CLS]" if self.cfg.head_pooling == "cls" else "mean"
+        pooled = "[CLS]" if self.options.head_pooling == "cls" else "mean"
         if head is None:
             note = f"context and gloss encoders both start from '{source.name}'"
         else:
@@ -494,22 +503,70 @@ class WsdTask(Task):
                 f"training continues from the WSD bi-encoder '{source.name}': the context "
                 f"encoder from it, the gloss encoder from '{gloss_from.name}'"
             )
-            if head["gloss_text"] != self.cfg.gloss_text:
+            if head["gloss_text"] != self.options.gloss_text:
                 note += f" (its glosses were the sense's {head['gloss_text']})"
         note += f"; the gloss vector is the gloss encoder's {pooled} of the sense's " + (
-            self.cfg.gloss_text
+            self.options.gloss_text
         )
-        if self.cfg.freeze_glosses:
+        if self.options.freeze_glosses:
             note += "; the gloss encoder is frozen (each gloss encoded once), the context trains"
         return model, [note]
+
+    @property
+    def top_layers(self) -> int:
+        """``top_layers``: the top N layers of both encoders train, the lower ones' outputs
+        cached (:meth:`prepare`)."""
+        return self.options.top_layers
+
+    def encoders(self, model: TaskModel) -> list[nn.Module]:
+        """The context encoder, and the gloss encoder unless it is frozen
+        (``freeze_glosses``)."""
+        bi = cast(BiEncoderModel, model)
+        return [bi.encoder] if bi.freeze_glosses else [bi.encoder, bi.gloss_encoder]
+
+    def set_encoder(self, model: TaskModel, index: int, encoder: nn.Module) -> None:
+        if index == 1:
+            model.gloss_encoder = encoder
+        else:
+            model.encoder = encoder
+
+    def head_state(self, model: TaskModel) -> dict[str, torch.Tensor]:
+        """No weights: the gloss encoder, the bi-encoder's second transformer, is saved as a
+        model directory of its own (:meth:`save_parts`)."""
+        return {}
+
+    def save_parts(self, model: TaskModel, output: Path, base: AdapterBase | None) -> None:
+        """The gloss encoder as the model directory ``output/gloss_encoder`` (adapters or full
+        weights, as the context encoder), unless it stayed at the base model
+        (``head.json``: ``"gloss_encoder": "base"``)."""
+        if not self.gloss_is_base:
+            gloss_dir = output / GLOSS_ENCODER
+            gloss = cast(BiEncoderModel, model).gloss_encoder
+            save_encoder(gloss, self.tokenizer, gloss_dir, base, self.top_layers)
+
+    @classmethod
+    def load_model(
+        cls,
+        directory: Path,
+        head: dict[str, Any],
+        weights: dict[str, torch.Tensor],
+        source: ModelSource,
+    ) -> BiEncoderModel:
+        if bi_encoder_head(directory) is None:
+            raise ModelLoadError(f"{directory} is a WSD head without its gloss encoder.")
+        return BiEncoderModel(
+            load_model(source, torch.float32),
+            load_model(gloss_source(directory, head), torch.float32),
+            head["gloss_pooling"],
+        )
 
     def head_config(self) -> dict[str, Any]:
         return {
             "task": self.kind,
             "labels": None,
-            "gloss_pooling": self.cfg.head_pooling,
-            "gloss_text": self.cfg.gloss_text,
-            "gloss_max_length": self.cfg.gloss_max_length,
+            "gloss_pooling": self.options.head_pooling,
+            "gloss_text": self.options.gloss_text,
+            "gloss_max_length": self.options.gloss_max_length,
             "context_pooling": CONTEXT_POOLING,
             "context_layers": CONTEXT_LAYERS,
             **({"gloss_encoder": BASE_GLOSS_ENCODER} if self.gloss_is_base else {}),
@@ -548,4 +605,11 @@ class WsdTask(Task):
     ) -> dict[str, Any]:
         """Save the sense counts, score the test data through the saved directory
         (:func:`~workbench.finetune.tasks.wsd.finish.finish_wsd_model`)."""
-        return finish_wsd_model(output, self.cfg, card, data)
+        return finish_wsd_model(output, self.cfg, self.options, card, data)
+
+
+#: The bi-encoder WSD task kind, registered with the training loop from here
+#: (:data:`~workbench.finetune.tasks.registry.TASKS`).
+WSD = TaskKind(WsdTask, Sentence, "bi-encoder word sense disambiguation",
+               "WSD framework *.data.xml with its *.gold.key.txt, or a dataset name",
+               baselines=False, labelled=False)  # fmt: skip
