@@ -26,6 +26,7 @@ from typing import Any
 
 from workbench.bounds import COUNT, SEED
 from workbench.cli.options import (
+    add_device,
     add_overwrite,
     command_line,
     home_expanded,
@@ -228,7 +229,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("tuned", type=home_expanded, help="fine-tuned model directory")
     c.add_argument("--out", type=path_arg, required=True, help="report directory")
     add_overwrite(c)
-    c.add_argument("--device", default=None)
+    add_device(c, None)
     c.add_argument(
         "--max-sentences",
         type=number(COUNT),
@@ -255,7 +256,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=home_expanded,
         help="the model directory, or 'default' for the shipped bi-encoder",
     )
-    x.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")
+    add_device(x)
     x.set_defaults(func=cmd_wsd_index)
     q = tsub.add_parser(
         "wsd-probe",
@@ -266,7 +267,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "its accuracy on ALL.",
     )
     q.add_argument("model", type=path_arg, help="the bi-encoder's model directory")
-    q.add_argument("--device", default=None, help="cpu or cuda (default: the best available)")
+    add_device(q)
     q.add_argument("--seed", type=number(SEED), default=0)
     q.set_defaults(func=cmd_wsd_probe)
 

@@ -50,10 +50,16 @@ def add_model_options(
         add_model_options(p, pooling=False)   # workbench info
     """
     p.add_argument("--model", type=home_expanded, default=None, help=model_help)
-    p.add_argument("--device", default=None, help=device_help)
+    add_device(p, device_help)
     add_dtype(p)
     if pooling:
         p.add_argument("--pooling", choices=POOLINGS, default="mean")
+
+
+def add_device(p: argparse.ArgumentParser, help: str | None = DEVICE_HELP) -> None:
+    """The ``--device`` option (default None: the best device available; ``help`` None: no
+    help line)."""
+    p.add_argument("--device", default=None, help=help)
 
 
 def add_dtype(p: argparse.ArgumentParser) -> None:
