@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import webapp.caches
 import webapp.downloads
 import webapp.explore_panes
 import webapp.feedback
@@ -19,6 +18,7 @@ import webapp.loaded_model
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
+from webapp.caches import corpora, encodings, figures
 from webapp.defaults import EXPLORE_TEXT
 from webapp.text import plain
 from webapp.urlstate import Param
@@ -34,7 +34,7 @@ FITTED_CORRECTIONS = [name for name in CORRECTIONS if name != "none"]
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
     Param("explore_text", "text"),
-    Param("explore_reference", "reference", upgrade=webapp.caches.reference_name),
+    Param("explore_reference", "reference", upgrade=corpora.reference_name),
     Param("explore_correction", "correction", choices=FITTED_CORRECTIONS),
     Param("explore_fit_scale", "fit", "bool"),
     Param("explore_nn_fixed", "nn_fixed", "bool"),
@@ -69,8 +69,8 @@ if wanted and not text.strip():
     st.stop()
 with webapp.feedback.user_errors():
     sentences = explore.split_sentences(text)
-text_key = webapp.caches.text_key(text)
-emb = webapp.caches.encode_words(("text", text_key), sentences, text="Encoding your sentences…")
+text_key = encodings.text_key(text)
+emb = encodings.encode_words(("text", text_key), sentences, text="Encoding your sentences…")
 
 counts = explore.word_counts(sentences)
 options = [w for w, _ in counts]
@@ -112,8 +112,8 @@ query = left.selectbox(
     key=f"explore_query_{text_key}_{word}",
 )  # fmt: skip
 reference = middle.selectbox(
-    "Reference corpus", webapp.caches.reference_options(), key="explore_reference",
-    format_func=webapp.caches.REFERENCE_LABELS.get,
+    "Reference corpus", corpora.reference_options(), key="explore_reference",
+    format_func=corpora.REFERENCE_LABELS.get,
     help="Fits the correction and holds the words searched for neighbours (WordNet and SemCor: "
     "a seeded 500-sentence sample).",
 )  # fmt: skip
@@ -145,15 +145,15 @@ correction = right.selectbox(
 settings = webapp.settings.current()
 with webapp.feedback.waiting(
     f"Fitting the {CORRECTION_LABELS[correction]} correction on "
-    f"{webapp.caches.REFERENCE_LABELS[reference]} (its sample encoded once)…"
+    f"{corpora.REFERENCE_LABELS[reference]} (its sample encoded once)…"
 ):
-    ref_sentences = webapp.caches.reference_sentences(reference)
-    ref_emb = webapp.caches.encode_words(
+    ref_sentences = corpora.reference_sentences(reference)
+    ref_emb = encodings.encode_words(
         ("reference", reference, len(ref_sentences)), ref_sentences,
         text="Encoding the reference corpus…",
     )  # fmt: skip
     enc = webapp.loaded_model.encoder(settings)
-    post = webapp.caches.fitted_correction(
+    post = encodings.fitted_correction(
         (settings.key, reference), correction, reference, enc, ref_emb
     )
 data = {"word": word, "occurrence": query + 1, "n_occurrences": len(places),
@@ -200,7 +200,7 @@ with (
         f"Indexing the {len(ref_emb) + len(emb):,} words searched for neighbours…"
     ),
 ):
-    pool = webapp.caches.neighbour_pool(
+    pool = figures.neighbour_pool(
         (settings.key, settings.layers, reference, text_key, use_fixed and correction),
         parts, post if use_fixed else None, settings.layers,
     )  # fmt: skip

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.layout
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
+from webapp.caches import corpora, encodings, figures
 from webapp.defaults import GEOMETRY_PAIRS, GEOMETRY_SAMPLE
 from webapp.urlstate import Between, Param
 from workbench.geometry import analysis as gr
@@ -30,8 +30,8 @@ PARAMS = (
     Param(
         "geometry_corpus",
         "corpus",
-        choices=webapp.caches.reference_options,
-        upgrade=webapp.caches.reference_name,
+        choices=corpora.reference_options,
+        upgrade=corpora.reference_name,
     ),
     Param("geometry_sample", "sample", "int", choices=Between(100, 5000)),
     Param("geometry_pairs", "pairs", "int", choices=Between(1000, 100_000)),
@@ -73,9 +73,9 @@ webapp.urlstate.restore(PARAMS)
 c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
 reference = c1.selectbox(
     "Corpus",
-    webapp.caches.reference_options(),
+    corpora.reference_options(),
     key="geometry_corpus",
-    format_func=webapp.caches.REFERENCE_LABELS.get,
+    format_func=corpora.REFERENCE_LABELS.get,
 )
 # defaults through Session State only: a link's values are restored there (no warning)
 st.session_state.setdefault("geometry_sample", GEOMETRY_SAMPLE)
@@ -90,16 +90,16 @@ n_pairs = c3.number_input("Word pairs per layer", 1000, 100_000, step=1000,
 whole = reference == "demo"  # 170 sentences: the whole corpus, whatever the sample size says
 config = gr.GeometryConfig(n_pairs=int(n_pairs))
 settings = webapp.settings.current()
-label = webapp.caches.REFERENCE_LABELS[reference]
+label = corpora.REFERENCE_LABELS[reference]
 with webapp.feedback.waiting(
     f"Preparing {label}: reading it, sampling {'all' if whole else int(n_sentences)} sentences, "
     "encoding them and measuring every layer under every correction…"
 ):
-    sentences = webapp.caches.reference_sentences(reference, None if whole else int(n_sentences))
-    emb = webapp.caches.encode_words(("reference", reference, len(sentences)), sentences,
-                                     text="Encoding the corpus…")  # fmt: skip
+    sentences = corpora.reference_sentences(reference, None if whole else int(n_sentences))
+    emb = encodings.encode_words(("reference", reference, len(sentences)), sentences,
+                                 text="Encoding the corpus…")  # fmt: skip
     with webapp.feedback.user_errors():
-        result = webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
+        result = figures.geometry((settings.key, reference, len(sentences)), emb, config)
 
 data = {"corpus": reference, "n_sentences": len(sentences), "n_words": len(emb),
         "n_pairs": int(n_pairs)}  # fmt: skip
@@ -158,6 +158,6 @@ webapp.downloads.figure_buttons(rogue, at_layer, f"{stem}-rogue-layer{layer}",
 webapp.urlstate.link_control(
     PARAMS,
     None,
-    f"the geometry of {webapp.caches.REFERENCE_LABELS[reference]} ({len(sentences):,} sentences)",
+    f"the geometry of {corpora.REFERENCE_LABELS[reference]} ({len(sentences):,} sentences)",
     area=share,
 )

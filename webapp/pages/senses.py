@@ -11,7 +11,6 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.layout
@@ -19,6 +18,7 @@ import webapp.senses_panes
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
+from webapp.caches import corpora, encodings, figures, indexes
 from webapp.text import plain
 from webapp.urlstate import Between, Param
 from workbench.corpora import occurrences as occ
@@ -66,7 +66,7 @@ share = webapp.layout.header(
 webapp.urlstate.restore(PARAMS)
 
 # ------------------------------------------------------------------ what to show
-sources = [s for s in SOURCES if s != "semcor" or "semcor" in webapp.caches.available_datasets()]
+sources = [s for s in SOURCES if s != "semcor" or "semcor" in corpora.available_datasets()]
 # two rows of controls: what to show, the projection and the search; then the view, the
 # colours, side by side and the layer (every option whole at 1280 px)
 c1, c2, c3, c4, c5, c6 = st.columns([2.4, 1.8, 1, 1.2, 1.6, 2.2], vertical_alignment="bottom")
@@ -105,14 +105,12 @@ else:
 with webapp.feedback.waiting(
     f"Finding the occurrences of “{plain(lemma)}” in {SOURCES[source]} and encoding them…"
 ):
-    corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
+    corpus = corpora.corpus("semcor") if source == "semcor" else None
     with webapp.feedback.user_errors():
-        found = webapp.caches.occurrences(
-            source, lemma, pos, limit, upload, upload_name, _corpus=corpus
-        )
+        found = corpora.occurrences(source, lemma, pos, limit, upload, upload_name, _corpus=corpus)
     upload_hash = sha256_bytes(upload)[:16] if upload else ""
     occ_key = (source, lemma, pos, limit, upload_hash)
-    ov = webapp.caches.encode_occurrences(occ_key, found)
+    ov = encodings.encode_occurrences(occ_key, found)
 
 # ------------------------------------------------------------------ how to project
 settings = webapp.settings.current()
@@ -198,22 +196,22 @@ if colour == "gold" and not any(o.label for o in ov.occurrences):
 labels, predicted_note = gold, ""
 if colour == "predicted":
     layer_spec = layer if view == "one layer" else settings.layers
-    bi = webapp.caches.biencoder(settings)  # the model's WSD bi-encoder, when it has one
+    bi = indexes.biencoder(settings)  # the model's WSD bi-encoder, when it has one
     with (
         webapp.feedback.user_errors(),
         webapp.feedback.waiting(f"Predicting the sense of each occurrence of “{plain(lemma)}”…"),
     ):
         if bi is not None:
-            prediction = webapp.caches.biencoder_prediction(bi, occ_key, ov.occurrences, lemma,
-                                                            pos)  # fmt: skip
+            prediction = indexes.biencoder_prediction(bi, occ_key, ov.occurrences, lemma,
+                                                      pos)  # fmt: skip
         else:
-            training = webapp.caches.training_occurrences(lemma, pos)
+            training = corpora.training_occurrences(lemma, pos)
             prediction = predict_senses(
-                ov, training, layer_spec, encode=webapp.caches.encode_occurrence_list
+                ov, training, layer_spec, encode=encodings.encode_occurrence_list
             )
     labels = list(prediction.labels)
     predicted_note = prediction.describe(lemma)
-gl = webapp.caches.glosses(tuple(dict.fromkeys(gold + labels)))
+gl = corpora.glosses(tuple(dict.fromkeys(gold + labels)))
 names = occ.sense_names(gl)
 categories = sorted(set(gold) | set(labels))  # one colour per sense, gold or predicted
 hover = [
@@ -232,14 +230,14 @@ with (
     webapp.feedback.waiting(f"Projecting {len(found):,} occurrences with {METHODS[method]}…"),
 ):
     if view == "one layer":
-        coords = webapp.caches.projection((key, layer), emb.select(layer), config)
+        coords = figures.projection((key, layer), emb.select(layer), config)
         title = (f"“{lemma}”, layers {layer}, {METHODS[method]}: {len(found)} occurrences from "
                  f"{SOURCES[source]}")  # fmt: skip
         fig = plotting.sense_scatter(coords, labels, hover, title=title, names=names,
                                      categories=categories)  # fmt: skip
     else:
         two_d = dataclasses.replace(config, n_components=2)
-        all_coords = webapp.caches.layer_projections(key, np.asarray(emb.vectors), two_d)
+        all_coords = figures.layer_projections(key, np.asarray(emb.vectors), two_d)
         title = f"“{lemma}” at every layer, {METHODS[method]}"
         fig = plotting.small_multiples(
             all_coords, labels, hover, [f"layer {i}" for i in emb.layers], n_cols=4, names=names,
@@ -258,8 +256,8 @@ with (
     webapp.feedback.user_errors(),
     webapp.feedback.waiting("Measuring how well the senses separate at every layer…"),
 ):
-    measured = webapp.caches.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
-                                        None, None, "", data)  # fmt: skip
+    measured = figures.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
+                                  None, None, "", data)  # fmt: skip
 webapp.senses_panes.single_separation(measured, lemma)
 
 # ------------------------------------------------------------------ export
