@@ -123,41 +123,49 @@ for note in table.notes:
     st.caption(note)
 webapp.downloads.table_buttons(frame, every, f"{stem}-layers", "geometry_table")
 
-st.subheader("One correction, one layer")
-k1, k2 = st.columns([3, 2])
-if st.session_state.get("geometry_correction") not in result.corrections:
-    st.session_state["geometry_correction"] = (
-        "zscore" if "zscore" in result.corrections else result.corrections[0]
+
+@webapp.layout.fragment
+def one_correction() -> None:
+    """One correction at one layer, and the page's link: its controls rerun this alone (the
+    figure and table above are the page's last full run's)."""
+    st.subheader("One correction, one layer")
+    k1, k2 = st.columns([3, 2])
+    if st.session_state.get("geometry_correction") not in result.corrections:
+        st.session_state["geometry_correction"] = (
+            "zscore" if "zscore" in result.corrections else result.corrections[0]
+        )
+    if st.session_state.get("geometry_layer") not in result.layers:
+        st.session_state["geometry_layer"] = gr.most_anisotropic_layer(result)
+    correction = k1.segmented_control(
+        "Correction", list(result.corrections), format_func=CORRECTION_LABELS.get,
+        key="geometry_correction", required=True,
+    )  # fmt: skip
+    layer = k2.select_slider(
+        "Layer for the rogue dimensions", list(result.layers), key="geometry_layer"
     )
-if st.session_state.get("geometry_layer") not in result.layers:
-    st.session_state["geometry_layer"] = gr.most_anisotropic_layer(result)
-correction = k1.segmented_control(
-    "Correction", list(result.corrections), format_func=CORRECTION_LABELS.get,
-    key="geometry_correction", required=True,
-)  # fmt: skip
-layer = k2.select_slider(
-    "Layer for the rogue dimensions", list(result.layers), key="geometry_layer"
-)
-row = result.get(correction, layer)
-m1, m2, m3 = st.columns(3)
-m1.metric("anisotropy", f"{row.anisotropy.value:.3f}")
-m2.metric(f"top-{config.top_k} dimensions' share", f"{row.rogue.top_share:.0%}")
-m3.metric(f"r² without the top {config.top_k}", f"{row.rogue.informativity:.3f}")
-fixed = ViewSettings.of(emb, "geometry", "all", correction, reference, None, data)
-similarity = similarity_figure(result, correction)
-st.plotly_chart(similarity, config=webapp.downloads.CHART_CONFIG, key="geometry_similarity")
-webapp.downloads.figure_buttons(similarity, fixed, f"{stem}-{correction}-similarity",
-                                "geometry_similarity_fig")  # fmt: skip
-rogue = rogue_figure(result, layer)
-shown = {CORRECTION_LABELS["none"], CORRECTION_LABELS[correction]}
-rogue.for_each_trace(lambda t: t.update(visible=True if t.name in shown else "legendonly"))
-st.plotly_chart(rogue, config=webapp.downloads.CHART_CONFIG, key="geometry_rogue")
-at_layer = ViewSettings.of(emb, "geometry-rogue", str(layer), correction, reference, None, data)
-webapp.downloads.figure_buttons(rogue, at_layer, f"{stem}-rogue-layer{layer}",
-                                "geometry_rogue_fig")  # fmt: skip
-webapp.urlstate.link_control(
-    PARAMS,
-    None,
-    f"the geometry of {corpora.REFERENCE_LABELS[reference]} ({len(sentences):,} sentences)",
-    area=share,
-)
+    row = result.get(correction, layer)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("anisotropy", f"{row.anisotropy.value:.3f}")
+    m2.metric(f"top-{config.top_k} dimensions' share", f"{row.rogue.top_share:.0%}")
+    m3.metric(f"r² without the top {config.top_k}", f"{row.rogue.informativity:.3f}")
+    fixed = ViewSettings.of(emb, "geometry", "all", correction, reference, None, data)
+    similarity = similarity_figure(result, correction)
+    st.plotly_chart(similarity, config=webapp.downloads.CHART_CONFIG, key="geometry_similarity")
+    webapp.downloads.figure_buttons(similarity, fixed, f"{stem}-{correction}-similarity",
+                                    "geometry_similarity_fig")  # fmt: skip
+    rogue = rogue_figure(result, layer)
+    shown = {CORRECTION_LABELS["none"], CORRECTION_LABELS[correction]}
+    rogue.for_each_trace(lambda t: t.update(visible=True if t.name in shown else "legendonly"))
+    st.plotly_chart(rogue, config=webapp.downloads.CHART_CONFIG, key="geometry_rogue")
+    at_layer = ViewSettings.of(emb, "geometry-rogue", str(layer), correction, reference, None, data)
+    webapp.downloads.figure_buttons(rogue, at_layer, f"{stem}-rogue-layer{layer}",
+                                    "geometry_rogue_fig")  # fmt: skip
+    webapp.urlstate.link_control(
+        PARAMS,
+        None,
+        f"the geometry of {corpora.REFERENCE_LABELS[reference]} ({len(sentences):,} sentences)",
+        area=share,
+    )
+
+
+one_correction()
