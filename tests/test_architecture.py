@@ -489,3 +489,10 @@ def test_the_house_check_catches_a_library_importing_the_app(tmp_path):
     edges = house_graph({"workbench.lib": lib, "webapp.page": page})
     assert layer_breaches(edges) == ["workbench.lib -> webapp.page"]
     assert find_cycles(edges) == [["webapp.page", "workbench.lib"]]
+
+
+@pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: str(p.relative_to(REPO)))
+def test_no_app_module_is_over_400_lines(path):
+    """The app's modules stay small enough to read in one sitting: a page is widgets, one
+    library call and a figure; what grows past that belongs in the library or its own module."""
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= 400

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.text
+from webapp.caches import corpora, encodings, figures
 from webapp.panes import PANES, Pane, pane_params, pane_settings, pane_widgets
 from webapp.urlstate import Between, Param
 from workbench.encoding.pooling import combine_layers
@@ -75,15 +75,15 @@ def _pane(
     config: ProjectionConfig,
 ) -> None:
     settings = pane_settings(pane)
-    emb = webapp.caches.encode_words(
+    emb = encodings.encode_words(
         ("text", text_key), sentences, text="Encoding your sentences…", settings=settings
     )
-    ref_sentences = webapp.caches.reference_sentences(reference)
-    ref_emb = webapp.caches.encode_words(("reference", reference, len(ref_sentences)),
-                                         ref_sentences, text="Encoding the reference corpus…",
-                                         settings=settings)  # fmt: skip
+    ref_sentences = corpora.reference_sentences(reference)
+    ref_emb = encodings.encode_words(("reference", reference, len(ref_sentences)),
+                                     ref_sentences, text="Encoding the reference corpus…",
+                                     settings=settings)  # fmt: skip
     with webapp.feedback.user_errors(area):
-        post = webapp.caches.reference_correction(settings, reference, pane.correction)
+        post = encodings.reference_correction(settings, reference, pane.correction)
         rows = explore.locate_rows(emb.sentence_index, emb.word_index, places)
         vectors = np.asarray(emb.vectors)
         fixed = post.transform(vectors) if post is not None else vectors
@@ -124,7 +124,7 @@ def _pane(
              zip(emb.sentence_index, emb.word_index)]  # fmt: skip
     with webapp.feedback.user_errors(area):
         key = (settings.key, text_key, pane.layer, pane.correction, reference)
-        coords = webapp.caches.projection(key, picked, config)
+        coords = figures.projection(key, picked, config)
     scatter = plotting.sense_scatter(coords, labels, hover, names={}, centroids=False,
                                      title=f"{pane.name.upper()}: your text's words at layers "
                                      f"{pane.layer}")  # fmt: skip
@@ -146,7 +146,7 @@ def _pane(
     # nearest neighbours at the pane's layer, after its correction
     parts = (PoolPart("reference", ref_sentences, ref_emb), PoolPart("your text", sentences, emb))
     with webapp.feedback.user_errors(area):
-        pool = webapp.caches.neighbour_pool(
+        pool = figures.neighbour_pool(
             (settings.key, pane.layer, reference, text_key, pane.correction),
             parts, post, pane.layer,
         )  # fmt: skip

@@ -13,9 +13,13 @@ Example::
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+
+import webapp.startup
 
 #: Less padding than Streamlit's wide layout (6rem above, 5rem at each side), a smaller title.
 COMPACT_CSS = """<style>
@@ -41,3 +45,30 @@ def header(title: str, intro: str) -> Any:
     left, right = st.columns([5, 1], vertical_alignment="bottom")
     left.title(title, help=intro, anchor=False)
     return right.container(horizontal_alignment="right")
+
+
+def fragment(func: Callable[[], None]) -> Callable[[], None]:
+    """``func`` as a fragment of its page (``st.fragment``): a widget drawn inside it reruns
+    ``func`` alone, not the page's whole script (nor the sidebar), and the browser redraws only
+    what ``func`` draws; what it writes into a container made outside it (the header's "copy
+    link" control) is redrawn in place. A fragment's run counts as a visitor's run for the
+    server's preload (:func:`webapp.startup.visitor_run`). A page's full run calls it as usual;
+    every value the fragment reads from the page comes from the page's last full run.
+
+    Example::
+
+        @webapp.layout.fragment
+        def view() -> None:
+            correction = st.selectbox("Correction", ...)   # reruns view() alone
+            st.plotly_chart(figure_of(correction))
+            webapp.urlstate.link_control(PARAMS, area=share)   # the URL kept in step
+
+        view()
+    """
+
+    @functools.wraps(func)
+    def run() -> None:
+        with webapp.startup.visitor_run():
+            func()
+
+    return st.fragment(run)

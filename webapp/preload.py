@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-import webapp.caches
 import webapp.loaded_model
+from webapp.caches import corpora, encodings, figures, indexes
 from webapp.defaults import EXPLORE_TEXT, GEOMETRY_PAIRS, GEOMETRY_SAMPLE, WSD_TEXT, WSD_WORD
 from webapp.panes import OFFERED_CORRECTIONS
 from webapp.settings import Settings
@@ -51,51 +51,51 @@ def _faiss() -> None:
 
 
 def _wordnet() -> None:
-    webapp.caches.wordnet()
+    corpora.wordnet()
 
 
 def _datasets() -> None:
-    webapp.caches.available_datasets()
+    corpora.available_datasets()
 
 
 def _explore_view() -> None:
     """The Explore page's default view: its text, the demo reference corpus, the z-score fit."""
     settings = Settings()
     sentences = split_sentences(EXPLORE_TEXT)
-    text_key = webapp.caches.text_key(EXPLORE_TEXT)
-    emb = webapp.caches.warm_words(("text", text_key), sentences, settings)
+    text_key = encodings.text_key(EXPLORE_TEXT)
+    emb = encodings.warm_words(("text", text_key), sentences, settings)
     reference = "demo"
-    ref = webapp.caches.reference_sentences(reference)
-    ref_emb = webapp.caches.warm_words(("reference", reference, len(ref)), ref, settings)
+    ref = corpora.reference_sentences(reference)
+    ref_emb = encodings.warm_words(("reference", reference, len(ref)), ref, settings)
     enc = webapp.loaded_model.encoder_for(settings)
-    webapp.caches.fitted_correction((settings.key, reference), "zscore", reference, enc, ref_emb)
+    encodings.fitted_correction((settings.key, reference), "zscore", reference, enc, ref_emb)
     parts = (PoolPart("reference", ref, ref_emb), PoolPart("your text", sentences, emb))
     key = (settings.key, settings.layers, reference, text_key, False)
-    webapp.caches.neighbour_pool(key, parts, None, settings.layers)
+    figures.neighbour_pool(key, parts, None, settings.layers)
 
 
 def _senses_view() -> None:
     """The Senses page's default view: the first demo word's occurrences, encoded."""
     settings, word = Settings(), demo_words()[0]
-    found = webapp.caches.occurrences("demo", word, None, None, None, "upload", _corpus=None)
+    found = corpora.occurrences("demo", word, None, None, None, "upload", _corpus=None)
     occ_key = ("demo", word, None, None, "")
-    emb = webapp.caches.warm_occurrences(occ_key, found, settings)
+    emb = encodings.warm_occurrences(occ_key, found, settings)
     config = ProjectionConfig(method="umap", n_components=2, n_neighbors=15, min_dist=0.1,
                               random_state=0)  # fmt: skip
-    webapp.caches.projection(((settings.key, occ_key), settings.layers),
-                             emb.select(settings.layers), config)  # fmt: skip
+    figures.projection(((settings.key, occ_key), settings.layers),
+                       emb.select(settings.layers), config)  # fmt: skip
 
 
 def _geometry_view() -> None:
     """The Geometry page's default view: its default corpus and sample, encoded, and every
     layer measured under every correction (the page's table and figures)."""
     settings = Settings()
-    reference = webapp.caches.reference_options()[0]  # the demo texts, whole
-    sentences = webapp.caches.reference_sentences(reference, None)
+    reference = corpora.reference_options()[0]  # the demo texts, whole
+    sentences = corpora.reference_sentences(reference, None)
     key = ("reference", reference, len(sentences))
-    emb = webapp.caches.warm_words(key, sentences, settings)
+    emb = encodings.warm_words(key, sentences, settings)
     config = GeometryConfig(n_pairs=GEOMETRY_PAIRS)
-    webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
+    figures.geometry((settings.key, reference, len(sentences)), emb, config)
 
 
 def _geometry_wordnet() -> None:
@@ -103,11 +103,11 @@ def _geometry_wordnet() -> None:
     sample encoded and every layer measured, so that the page's switch to it draws from warm
     state (read and measured on demand, it kept a visitor waiting: docs/benchmarks.md)."""
     settings = Settings()
-    sentences = webapp.caches.reference_sentences("wordnet", GEOMETRY_SAMPLE)
+    sentences = corpora.reference_sentences("wordnet", GEOMETRY_SAMPLE)
     key = ("reference", "wordnet", len(sentences))
-    emb = webapp.caches.warm_words(key, sentences, settings)
+    emb = encodings.warm_words(key, sentences, settings)
     config = GeometryConfig(n_pairs=GEOMETRY_PAIRS)
-    webapp.caches.geometry((settings.key, "wordnet", len(sentences)), emb, config)
+    figures.geometry((settings.key, "wordnet", len(sentences)), emb, config)
 
 
 def _corpus_map_view() -> None:
@@ -118,7 +118,7 @@ def _corpus_map_view() -> None:
     config = CorpusMapConfig(
         layer=str(enc.n_layers), correction=OFFERED_CORRECTIONS[0], max_sentences=0
     )
-    build = webapp.caches.corpus_map_build("demo", config, settings=settings)
+    build = figures.corpus_map_build("demo", config, settings=settings)
     while not build.done:
         time.sleep(0.1)
     if build.error is not None:
@@ -130,9 +130,9 @@ def _wsd_answer() -> None:
     opened as the page opens it, and the glosses of the page's default word (its first answer
     is then a context pass away)."""
     settings = Settings()
-    opened = webapp.caches.opened_system(DEFAULT_SYSTEM, settings.key, settings)
+    opened = indexes.opened_system(DEFAULT_SYSTEM, settings.key, settings)
     if opened.name == DEFAULT_SYSTEM:
-        opened.index(target_lemmas(WSD_WORD, webapp.caches.wordnet()))
+        opened.index(target_lemmas(WSD_WORD, corpora.wordnet()))
         opened.encoder.encode([split_words(WSD_TEXT)], progress=False)
 
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import streamlit as st
 
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.settings
 import webapp.text
+from webapp.caches import corpora, encodings, figures
 from webapp.panes import PANES, Pane, pane_params, pane_settings, pane_widgets
 from webapp.text import plain
 from webapp.urlstate import Param
@@ -55,7 +55,7 @@ WORDS_LAYOUTS = ("each word apart", "all together")
 SENSES_PANE_PARAMS = (
     *pane_params("senses"),
     Param("senses_compare", "compare", "bool"),
-    Param("senses_reference", "reference", upgrade=webapp.caches.reference_name),
+    Param("senses_reference", "reference", upgrade=corpora.reference_name),
     Param("senses_words", "words"),
     Param("senses_words_layout", "words_layout", choices=WORDS_LAYOUTS, formerly="atlas_layout"),
 )
@@ -71,11 +71,11 @@ def render_view(
 ) -> tuple[OccurrenceVectors, SenseView]:
     """Encode the occurrences with the pane's model and compute its view (cached)."""
     settings = pane_settings(pane)
-    ov = webapp.caches.encode_occurrences(occ_key, found, settings=settings)
+    ov = encodings.encode_occurrences(occ_key, found, settings=settings)
     with webapp.feedback.user_errors():
-        post = webapp.caches.reference_correction(settings, reference, pane.correction)
+        post = encodings.reference_correction(settings, reference, pane.correction)
         key = (settings.key, occ_key, pane.correction, reference if post is not None else "")
-        view = webapp.caches.sense_view(key, ov, pane.layer, post, config, reference, data)
+        view = figures.sense_view(key, ov, pane.layer, post, config, reference, data)
     return ov, view
 
 
@@ -124,8 +124,8 @@ def compare(
     raw vectors: the one-pane view's), so that a comparison of models compares one layer and
     one correction until the visitor changes a pane."""
     reference = st.selectbox(
-        "Reference corpus for the corrections", webapp.caches.reference_options(),
-        key="senses_reference", format_func=webapp.caches.REFERENCE_LABELS.get,
+        "Reference corpus for the corrections", corpora.reference_options(),
+        key="senses_reference", format_func=corpora.REFERENCE_LABELS.get,
         help="Each pane's correction is fitted per layer on this corpus, encoded by its model.",
     )  # fmt: skip
     columns = st.columns(2, gap="medium")
@@ -133,7 +133,7 @@ def compare(
              for name, col in zip(PANES, columns)]  # fmt: skip
     gold = [o.label or "(no label)" for o in found]
     categories = sorted(set(gold))
-    glosses = webapp.caches.glosses(tuple(dict.fromkeys(gold)))
+    glosses = corpora.glosses(tuple(dict.fromkeys(gold)))
     names = occ.sense_names(glosses)
     views: dict[str, SenseView] = {}
     for pane, col in zip(panes, columns):
@@ -188,7 +188,7 @@ def words(
     if not words:
         st.info("Type the words to see together, e.g. bank, plant, bass.")
         st.stop()
-    corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
+    corpus = corpora.corpus("semcor") if source == "semcor" else None
     parts = []
     with webapp.feedback.user_errors():
         if len(words) > 12:
@@ -196,16 +196,16 @@ def words(
         if source == "demo":
             missing = [w for w in words if w not in occ.demo_words()]
             if missing:
-                better = "SemCor" if "semcor" in webapp.caches.available_datasets() else "WordNet"
+                better = "SemCor" if "semcor" in corpora.available_datasets() else "WordNet"
                 raise InputError(
                     f"{', '.join(missing)}: not among the demo words "
                     f"({', '.join(occ.demo_words())}); choose {better} as the source above to "
                     "see any word"
                 )
         for word in words:
-            found = webapp.caches.occurrences(source, word, pos, limit, _corpus=corpus)
+            found = corpora.occurrences(source, word, pos, limit, _corpus=corpus)
             key = (source, word, pos, limit, "")
-            parts.append((word, webapp.caches.encode_occurrences(key, found)))
+            parts.append((word, encodings.encode_occurrences(key, found)))
     settings = webapp.settings.current()
     st.session_state.setdefault("senses_words_layout", WORDS_LAYOUTS[0])  # a link's, else this
     layout = st.segmented_control(
@@ -220,10 +220,10 @@ def words(
         webapp.feedback.user_errors(),
         webapp.feedback.waiting(f"Projecting the occurrences of {len(words)} words…"),
     ):
-        view = webapp.caches.words_view((settings.key, source, pos, limit, tuple(words)),
-                                        tuple(parts), layer, config, data, apart)  # fmt: skip
+        view = figures.words_view((settings.key, source, pos, limit, tuple(words)),
+                                  tuple(parts), layer, config, data, apart)  # fmt: skip
     labels = [o.label for o in view.occurrences]
-    glosses = webapp.caches.glosses(tuple(dict.fromkeys(labels)))
+    glosses = corpora.glosses(tuple(dict.fromkeys(labels)))
     fig = words_figure(view, view_hover(view, glosses), occ.sense_names(glosses),
                        title=f"{', '.join(words)} at layers {layer}")  # fmt: skip
     st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="senses_words_chart")

@@ -272,26 +272,24 @@ def test_semcor_without_the_lemma_is_a_message(wsd_data):
 
 
 def test_upload_that_is_not_text_is_refused():
-    import webapp.caches
+    from webapp.caches import corpora
 
     with pytest.raises(InputError, match="not a text file"):
-        webapp.caches.occurrences.__wrapped__(
-            "upload", "bank", upload=b"\x00\x01\x02", upload_name="x"
-        )
-    found = webapp.caches.occurrences.__wrapped__(
+        corpora.occurrences.__wrapped__("upload", "bank", upload=b"\x00\x01\x02", upload_name="x")
+    found = corpora.occurrences.__wrapped__(
         "upload", "bank", upload=b"The bank.\nNo.\nBanks!", upload_name="t.txt"
     )
     assert [o.source for o in found] == ["t.txt:1", "t.txt:3"]
 
 
 def test_an_upload_s_occurrences_keep_the_chosen_pos():
-    import webapp.caches
+    from webapp.caches import corpora
 
     text = b"I bank at the bank.\nThey will bank on it.\nThe river bank flooded."
-    verbs = webapp.caches.occurrences.__wrapped__("upload", "bank", "VERB", None, text, "t.txt")
+    verbs = corpora.occurrences.__wrapped__("upload", "bank", "VERB", None, text, "t.txt")
     assert [(o.source, o.index) for o in verbs] == [("t.txt:1", 1), ("t.txt:2", 2)]
     with pytest.raises(InputError, match="no occurrence of 'bank' tagged ADV"):
-        webapp.caches.occurrences.__wrapped__("upload", "bank", "ADV", None, text, "t.txt")
+        corpora.occurrences.__wrapped__("upload", "bank", "ADV", None, text, "t.txt")
 
 
 def test_geometry_renders_the_anisotropy_figure_and_switches_correction():

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import webapp.caches
 from tests.webapp.markdown import shown
+from webapp.caches import corpora
 from webapp.offered_models import runs_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,7 +156,7 @@ def test_fine_tune_without_a_file_or_the_wsd_data_says_so(tmp_path, monkeypatch)
     empty = tmp_path / "no-wsd-data"
     empty.mkdir()
     monkeypatch.setenv("WORKBENCH_DATA", str(empty))
-    webapp.caches.available_datasets.clear()  # found with the data by an earlier test
+    corpora.available_datasets.clear()  # found with the data by an earlier test
     try:
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=240)
         at.switch_page("webapp/pages/finetune.py").run()
@@ -185,4 +185,4 @@ def test_fine_tune_without_a_file_or_the_wsd_data_says_so(tmp_path, monkeypatch)
         assert linked.number_input(key="ft_ntrain").value == 64
         assert any("workbench data download" in shown(i.value) for i in linked.info)
     finally:
-        webapp.caches.available_datasets.clear()  # a later test finds the data again
+        corpora.available_datasets.clear()  # a later test finds the data again

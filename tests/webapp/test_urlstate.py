@@ -14,7 +14,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
-import webapp.caches
+from webapp.caches import corpora
 from webapp.offered_models import NOT_OFFERED
 from webapp.urlstate import NONE, Between, Param, decode, encode
 
@@ -114,8 +114,8 @@ def test_uploads_have_an_explicit_size_limit():
 
 def test_an_older_links_reference_corpus_label_opens_the_corpus_by_its_name():
     """Links made before the app named reference corpora as the library does carry the label."""
-    param = Param("geometry_corpus", "corpus", upgrade=webapp.caches.reference_name)
-    for name, label in webapp.caches.REFERENCE_LABELS.items():
+    param = Param("geometry_corpus", "corpus", upgrade=corpora.reference_name)
+    for name, label in corpora.REFERENCE_LABELS.items():
         assert param.link_text({"corpus": label}) == name
         assert param.link_text({"corpus": name}) == name
     assert param.link_text({"corpus": "elsewhere"}) == "elsewhere"  # refused by its choices

@@ -87,7 +87,7 @@ def test_the_command_line_and_the_app_each_open_systems_in_one_place():
     cli = _open_calls(CLI)
     app = _open_calls(APP)
     assert len(cli) == 1 and cli[0].startswith("workbench/cli/wsd.py:"), cli
-    assert len(app) == 1 and app[0].startswith("webapp/caches.py:"), app
+    assert len(app) == 1 and app[0].startswith("webapp/caches/indexes.py:"), app
 
 
 def test_the_check_finds_a_planted_loader():

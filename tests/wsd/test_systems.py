@@ -14,7 +14,15 @@ from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import shipped_biencoder
-from workbench.wsd.builds import build_message, semcor_index, system_index_path, wordnet_index
+from workbench.wsd.builds import (
+    build_message,
+    index_root,
+    mfs_counts,
+    saved_index_folders,
+    semcor_index,
+    system_index_path,
+    wordnet_index,
+)
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.disambiguate import Disambiguation, SenseCandidate, disambiguate, evidence
 from workbench.wsd.opened import OpenedSystem
@@ -66,6 +74,32 @@ def test_the_cache_path_changes_with_everything_that_changes_the_rows(tiny_encod
     assert system_index_path(info, other_config, "abc") != path
     assert system_index_path(info, best, "abd") != path
     assert system_index_path(info, SYSTEMS["plain"], "abc") != path
+
+
+def test_saved_index_folders_leave_out_the_systems_own_indexes(tiny_encoder, tmp_cache):
+    info = EncoderInfo.of(tiny_encoder)
+    own = [system_index_path(info, system, "abc") for system in SYSTEMS.values()]
+    named = index_root() / "biencoder"  # a folder named as a system
+    saved = [index_root() / "semcor-1-none-none", index_root() / "my-index"]
+    for folder in [*own, named, *saved]:
+        folder.mkdir(parents=True)
+        (folder / "meta.json").write_text("{}", encoding="utf-8")
+    (index_root() / "half-written").mkdir()  # no meta.json: not an index
+    assert all(path.parent == index_root() for path in own)
+    assert saved_index_folders() == sorted(saved)
+
+
+def test_no_saved_index_folders_without_the_folder(tmp_cache):
+    assert not index_root().exists() and saved_index_folders() == []
+
+
+def test_the_mfs_counts_are_semcor_s_when_semcor_is_here(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))  # no framework there: no SemCor
+    assert mfs_counts() is None
+    counts = {("bank", "n"): {"bank%1:14:00::": 3.0}}
+    monkeypatch.setattr("workbench.wsd.builds.semcor_available", lambda: True)
+    monkeypatch.setattr("workbench.wsd.builds.semcor_frequencies", lambda: counts)
+    assert mfs_counts() is counts
 
 
 def test_semcor_index_is_built_once_then_loaded(tiny_encoder, wsd_data, tmp_cache):

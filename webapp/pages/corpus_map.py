@@ -12,7 +12,6 @@ import importlib.util
 import streamlit as st
 
 import webapp.builds
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.layout
@@ -20,6 +19,7 @@ import webapp.loaded_model
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
+from webapp.caches import corpora, figures, indexes
 from webapp.panes import OFFERED_CORRECTIONS
 from webapp.text import plain
 from webapp.urlstate import Between, Param
@@ -37,7 +37,7 @@ from workbench.viz.selection import select_rows
 RENDERERS = ("plotly", "Embedding Atlas")
 PARAMS = (
     *webapp.sidebar.SIDEBAR_PARAMS,
-    Param("map_source", "source", choices=tuple(webapp.caches.MAP_SOURCES)),
+    Param("map_source", "source", choices=tuple(corpora.MAP_SOURCES)),
     Param("map_sentences", "sentences", "int", choices=Between(0, 10_000_000)),
     Param("map_layer", "layer"),
     Param("map_correction", "correction", choices=OFFERED_CORRECTIONS),
@@ -55,12 +55,12 @@ share = webapp.layout.header(
 )  # the "copy link" control, filled once every widget is drawn
 webapp.urlstate.restore(PARAMS)
 
-sources = [s for s in webapp.caches.MAP_SOURCES
-           if s != "semcor" or "semcor" in webapp.caches.available_datasets()]  # fmt: skip
+sources = [s for s in corpora.MAP_SOURCES
+           if s != "semcor" or "semcor" in corpora.available_datasets()]  # fmt: skip
 c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 # the second row (search, colour, renderer) is drawn before the map is built: a rebuild keeps it
 s1, s2, s3 = st.columns([3, 2, 2], vertical_alignment="bottom")
-source = c1.selectbox("Corpus", sources, format_func=webapp.caches.MAP_SOURCES.get,
+source = c1.selectbox("Corpus", sources, format_func=corpora.MAP_SOURCES.get,
                       key="map_source")  # fmt: skip
 # the default through Session State only (a link's value is restored there): SemCor's first
 # 2,000 sentences, every sentence of the others; a change of corpus takes the new corpus's
@@ -106,7 +106,7 @@ def share_link() -> None:
     """The "copy link" control, at the top of the page (also while the map is being made)."""
     webapp.urlstate.link_control(
         PARAMS, {"upload": upload_name} if source == "upload" else None,
-        f"the map of {webapp.caches.MAP_SOURCES[source]} at layer {layer}",
+        f"the map of {corpora.MAP_SOURCES[source]} at layer {layer}",
         [f"the uploaded file {upload_name}"] if source == "upload" else [], area=share,
     )  # fmt: skip
 
@@ -114,10 +114,10 @@ def share_link() -> None:
 config = CorpusMapConfig(layer=layer, correction=correction, max_sentences=n_sentences)
 with (
     webapp.feedback.user_errors(),
-    webapp.feedback.waiting(f"Reading {webapp.caches.MAP_SOURCES[source]} and loading its map…"),
+    webapp.feedback.waiting(f"Reading {corpora.MAP_SOURCES[source]} and loading its map…"),
 ):
     build = webapp.builds.settle(
-        webapp.caches.corpus_map_build(source, config, upload, upload_name), seconds=5
+        figures.corpus_map_build(source, config, upload, upload_name), seconds=5
     )
 webapp.builds.show_progress(build, share_link)
 if build.error is not None:
@@ -153,7 +153,7 @@ elif use_atlas:
 legend, predicted_caption = "", ""
 if colour in ("sense", "supersense") and not (cmap.table[colour] != "").any():
     # plain text: no gold senses, so the WSD bi-encoder's predicted ones (computed once per text)
-    bi = webapp.caches.biencoder(settings)
+    bi = indexes.biencoder(settings)
     if bi is None:
         st.info(
             f"These texts carry no gold senses, and {plain(settings.model or 'this model')} has "
@@ -163,7 +163,7 @@ if colour in ("sense", "supersense") and not (cmap.table[colour] != "").any():
         )
     else:
         with webapp.feedback.user_errors():
-            senses = webapp.builds.settle(webapp.caches.text_senses_build(bi, cmap), seconds=2)
+            senses = webapp.builds.settle(indexes.text_senses_build(bi, cmap), seconds=2)
         webapp.builds.show_progress(senses, share_link)
         if senses.error is not None:
             with webapp.feedback.user_errors():

@@ -14,13 +14,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.loaded_model
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
+from webapp.caches import corpora, indexes
 from webapp.offered_models import run_directory, runs_dir
 from webapp.urlstate import Between, Param
 from workbench.finetune import runs
@@ -94,7 +94,7 @@ PARAMS = (
     Param("ft_out", "run"),
     Param("ft_cmp_geo", "cmp_sentences", "int", choices=Between(100, 5000)),
     Param("ft_cmp_wsd", "cmp_semcor", "int", choices=Between(500, 37_176)),
-    Param("ft_cmp_test", "cmp_test", choices=tuple(webapp.caches.EVAL_DATASETS)),
+    Param("ft_cmp_test", "cmp_test", choices=tuple(indexes.EVAL_DATASETS)),
     Param("ft_lemma", "lemma"),
     Param("ft_layer", "layer"),
     Param("ft_limit", "limit", "int", choices=Between(20, 1000)),
@@ -115,7 +115,7 @@ st.info(
 webapp.urlstate.restore(PARAMS)
 share = st.container()  # the "copy link" control, filled once the page's widgets are drawn
 settings = webapp.settings.current()
-has_semcor = "semcor" in webapp.caches.available_datasets()
+has_semcor = "semcor" in corpora.available_datasets()
 choices = [k for k in BUILTIN if has_semcor or k not in NEEDS_SEMCOR]
 if st.session_state.get("ft_source") not in choices:  # a link's SemCor job on a machine without
     st.session_state["ft_source"] = choices[0]
@@ -341,7 +341,7 @@ if not has_semcor:
 k1, k2, k3 = st.columns(3)
 n_geo = k1.number_input("Geometry: sentences", 100, 5000, step=100, key="ft_cmp_geo")
 n_wsd = k2.number_input("WSD: SemCor training sentences", 500, 37_176, step=500, key="ft_cmp_wsd")
-test_set = k3.selectbox("WSD test set", webapp.caches.EVAL_DATASETS, key="ft_cmp_test")
+test_set = k3.selectbox("WSD test set", indexes.EVAL_DATASETS, key="ft_cmp_test")
 if st.button("Compare base and tuned", key="ft_cmp_go"):
     cfg = cmp.CompareConfig(
         geometry_sample=int(n_geo),
@@ -375,8 +375,8 @@ limit = s3.number_input("At most", 20, 1000, step=20, key="ft_limit")
 _share()
 if st.button("Draw", key="ft_draw"):
     with webapp.feedback.user_errors():
-        occs = webapp.caches.occurrences(
-            "semcor", lemma, None, int(limit), _corpus=webapp.caches.corpus("semcor")
+        occs = corpora.occurrences(
+            "semcor", lemma, None, int(limit), _corpus=corpora.corpus("semcor")
         )
         encoders = {
             "base": webapp.loaded_model.encoder(),

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.layout
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
+from webapp.caches import corpora, encodings, figures
 from webapp.defaults import GEOMETRY_PAIRS, GEOMETRY_SAMPLE
 from webapp.urlstate import Between, Param
 from workbench.geometry import analysis as gr
@@ -30,8 +30,8 @@ PARAMS = (
     Param(
         "geometry_corpus",
         "corpus",
-        choices=webapp.caches.reference_options,
-        upgrade=webapp.caches.reference_name,
+        choices=corpora.reference_options,
+        upgrade=corpora.reference_name,
     ),
     Param("geometry_sample", "sample", "int", choices=Between(100, 5000)),
     Param("geometry_pairs", "pairs", "int", choices=Between(1000, 100_000)),
@@ -73,9 +73,9 @@ webapp.urlstate.restore(PARAMS)
 c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
 reference = c1.selectbox(
     "Corpus",
-    webapp.caches.reference_options(),
+    corpora.reference_options(),
     key="geometry_corpus",
-    format_func=webapp.caches.REFERENCE_LABELS.get,
+    format_func=corpora.REFERENCE_LABELS.get,
 )
 # defaults through Session State only: a link's values are restored there (no warning)
 st.session_state.setdefault("geometry_sample", GEOMETRY_SAMPLE)
@@ -90,16 +90,16 @@ n_pairs = c3.number_input("Word pairs per layer", 1000, 100_000, step=1000,
 whole = reference == "demo"  # 170 sentences: the whole corpus, whatever the sample size says
 config = gr.GeometryConfig(n_pairs=int(n_pairs))
 settings = webapp.settings.current()
-label = webapp.caches.REFERENCE_LABELS[reference]
+label = corpora.REFERENCE_LABELS[reference]
 with webapp.feedback.waiting(
     f"Preparing {label}: reading it, sampling {'all' if whole else int(n_sentences)} sentences, "
     "encoding them and measuring every layer under every correction…"
 ):
-    sentences = webapp.caches.reference_sentences(reference, None if whole else int(n_sentences))
-    emb = webapp.caches.encode_words(("reference", reference, len(sentences)), sentences,
-                                     text="Encoding the corpus…")  # fmt: skip
+    sentences = corpora.reference_sentences(reference, None if whole else int(n_sentences))
+    emb = encodings.encode_words(("reference", reference, len(sentences)), sentences,
+                                 text="Encoding the corpus…")  # fmt: skip
     with webapp.feedback.user_errors():
-        result = webapp.caches.geometry((settings.key, reference, len(sentences)), emb, config)
+        result = figures.geometry((settings.key, reference, len(sentences)), emb, config)
 
 data = {"corpus": reference, "n_sentences": len(sentences), "n_words": len(emb),
         "n_pairs": int(n_pairs)}  # fmt: skip
@@ -123,41 +123,49 @@ for note in table.notes:
     st.caption(note)
 webapp.downloads.table_buttons(frame, every, f"{stem}-layers", "geometry_table")
 
-st.subheader("One correction, one layer")
-k1, k2 = st.columns([3, 2])
-if st.session_state.get("geometry_correction") not in result.corrections:
-    st.session_state["geometry_correction"] = (
-        "zscore" if "zscore" in result.corrections else result.corrections[0]
+
+@webapp.layout.fragment
+def one_correction() -> None:
+    """One correction at one layer, and the page's link: its controls rerun this alone (the
+    figure and table above are the page's last full run's)."""
+    st.subheader("One correction, one layer")
+    k1, k2 = st.columns([3, 2])
+    if st.session_state.get("geometry_correction") not in result.corrections:
+        st.session_state["geometry_correction"] = (
+            "zscore" if "zscore" in result.corrections else result.corrections[0]
+        )
+    if st.session_state.get("geometry_layer") not in result.layers:
+        st.session_state["geometry_layer"] = gr.most_anisotropic_layer(result)
+    correction = k1.segmented_control(
+        "Correction", list(result.corrections), format_func=CORRECTION_LABELS.get,
+        key="geometry_correction", required=True,
+    )  # fmt: skip
+    layer = k2.select_slider(
+        "Layer for the rogue dimensions", list(result.layers), key="geometry_layer"
     )
-if st.session_state.get("geometry_layer") not in result.layers:
-    st.session_state["geometry_layer"] = gr.most_anisotropic_layer(result)
-correction = k1.segmented_control(
-    "Correction", list(result.corrections), format_func=CORRECTION_LABELS.get,
-    key="geometry_correction", required=True,
-)  # fmt: skip
-layer = k2.select_slider(
-    "Layer for the rogue dimensions", list(result.layers), key="geometry_layer"
-)
-row = result.get(correction, layer)
-m1, m2, m3 = st.columns(3)
-m1.metric("anisotropy", f"{row.anisotropy.value:.3f}")
-m2.metric(f"top-{config.top_k} dimensions' share", f"{row.rogue.top_share:.0%}")
-m3.metric(f"r² without the top {config.top_k}", f"{row.rogue.informativity:.3f}")
-fixed = ViewSettings.of(emb, "geometry", "all", correction, reference, None, data)
-similarity = similarity_figure(result, correction)
-st.plotly_chart(similarity, config=webapp.downloads.CHART_CONFIG, key="geometry_similarity")
-webapp.downloads.figure_buttons(similarity, fixed, f"{stem}-{correction}-similarity",
-                                "geometry_similarity_fig")  # fmt: skip
-rogue = rogue_figure(result, layer)
-shown = {CORRECTION_LABELS["none"], CORRECTION_LABELS[correction]}
-rogue.for_each_trace(lambda t: t.update(visible=True if t.name in shown else "legendonly"))
-st.plotly_chart(rogue, config=webapp.downloads.CHART_CONFIG, key="geometry_rogue")
-at_layer = ViewSettings.of(emb, "geometry-rogue", str(layer), correction, reference, None, data)
-webapp.downloads.figure_buttons(rogue, at_layer, f"{stem}-rogue-layer{layer}",
-                                "geometry_rogue_fig")  # fmt: skip
-webapp.urlstate.link_control(
-    PARAMS,
-    None,
-    f"the geometry of {webapp.caches.REFERENCE_LABELS[reference]} ({len(sentences):,} sentences)",
-    area=share,
-)
+    row = result.get(correction, layer)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("anisotropy", f"{row.anisotropy.value:.3f}")
+    m2.metric(f"top-{config.top_k} dimensions' share", f"{row.rogue.top_share:.0%}")
+    m3.metric(f"r² without the top {config.top_k}", f"{row.rogue.informativity:.3f}")
+    fixed = ViewSettings.of(emb, "geometry", "all", correction, reference, None, data)
+    similarity = similarity_figure(result, correction)
+    st.plotly_chart(similarity, config=webapp.downloads.CHART_CONFIG, key="geometry_similarity")
+    webapp.downloads.figure_buttons(similarity, fixed, f"{stem}-{correction}-similarity",
+                                    "geometry_similarity_fig")  # fmt: skip
+    rogue = rogue_figure(result, layer)
+    shown = {CORRECTION_LABELS["none"], CORRECTION_LABELS[correction]}
+    rogue.for_each_trace(lambda t: t.update(visible=True if t.name in shown else "legendonly"))
+    st.plotly_chart(rogue, config=webapp.downloads.CHART_CONFIG, key="geometry_rogue")
+    at_layer = ViewSettings.of(emb, "geometry-rogue", str(layer), correction, reference, None, data)
+    webapp.downloads.figure_buttons(rogue, at_layer, f"{stem}-rogue-layer{layer}",
+                                    "geometry_rogue_fig")  # fmt: skip
+    webapp.urlstate.link_control(
+        PARAMS,
+        None,
+        f"the geometry of {corpora.REFERENCE_LABELS[reference]} ({len(sentences):,} sentences)",
+        area=share,
+    )
+
+
+one_correction()

@@ -11,7 +11,6 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.layout
@@ -19,6 +18,7 @@ import webapp.senses_panes
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
+from webapp.caches import corpora, encodings, figures, indexes
 from webapp.text import plain
 from webapp.urlstate import Between, Param
 from workbench.corpora import occurrences as occ
@@ -66,7 +66,7 @@ share = webapp.layout.header(
 webapp.urlstate.restore(PARAMS)
 
 # ------------------------------------------------------------------ what to show
-sources = [s for s in SOURCES if s != "semcor" or "semcor" in webapp.caches.available_datasets()]
+sources = [s for s in SOURCES if s != "semcor" or "semcor" in corpora.available_datasets()]
 # two rows of controls: what to show, the projection and the search; then the view, the
 # colours, side by side and the layer (every option whole at 1280 px)
 c1, c2, c3, c4, c5, c6 = st.columns([2.4, 1.8, 1, 1.2, 1.6, 2.2], vertical_alignment="bottom")
@@ -105,14 +105,12 @@ else:
 with webapp.feedback.waiting(
     f"Finding the occurrences of “{plain(lemma)}” in {SOURCES[source]} and encoding them…"
 ):
-    corpus = webapp.caches.corpus("semcor") if source == "semcor" else None
+    corpus = corpora.corpus("semcor") if source == "semcor" else None
     with webapp.feedback.user_errors():
-        found = webapp.caches.occurrences(
-            source, lemma, pos, limit, upload, upload_name, _corpus=corpus
-        )
+        found = corpora.occurrences(source, lemma, pos, limit, upload, upload_name, _corpus=corpus)
     upload_hash = sha256_bytes(upload)[:16] if upload else ""
     occ_key = (source, lemma, pos, limit, upload_hash)
-    ov = webapp.caches.encode_occurrences(occ_key, found)
+    ov = encodings.encode_occurrences(occ_key, found)
 
 # ------------------------------------------------------------------ how to project
 settings = webapp.settings.current()
@@ -138,144 +136,156 @@ with c5.popover("Projection", icon=":material/tune:", width="stretch",
 config = ProjectionConfig(method=method, n_components=dims, n_neighbors=n_neighbors,
                           min_dist=min_dist, random_state=int(seed))  # fmt: skip
 
-view = v2.segmented_control(
-    "View", VIEWS, key="senses_view",
-    help="several words: their occurrences in one projection, coloured by word, then by sense",
-) or "one layer"  # fmt: skip
-compare = v4.toggle(
-    "Side by side", key="senses_compare", disabled=view != "one layer",
-    help="Two panes, each with its own model, layers and correction, the same occurrences.",
-)  # fmt: skip
-if st.session_state.get("senses_layer") not in layer_options:
-    st.session_state["senses_layer"] = settings.layers  # the default, or a layer it lacks
-side_by_side = compare and view == "one layer"
-if side_by_side:  # each pane has its own layers, and colours by gold sense: the page's layer and
-    # colour are not shown (their values kept for when the panes go)
-    for kept in ("senses_layer", "senses_colour"):
-        st.session_state[kept] = st.session_state[kept]
-    colour, layer = "gold", str(st.session_state["senses_layer"])
-    v5.caption(f"Each pane has its own model, layers and correction; both start as layers "
-               f"{layer}, raw vectors, coloured by gold sense.")  # fmt: skip
-else:
-    colour = v3.segmented_control(
-        "Colour by sense", ("gold", "predicted"), key="senses_colour"
-    ) or "gold"  # fmt: skip
-    layer = v5.select_slider(
-        f"Layer (0 = embedding output … {emb.layers[-1]} = last)",
-        layer_options, key="senses_layer", disabled=view == "every layer",
-        help=f"One hidden state, or the sidebar's {settings.layers}.",
+
+@webapp.layout.fragment
+def the_view() -> None:
+    """The view, side by side, the colours and the layer, and what they show: these controls
+    rerun this alone (the word's occurrences and vectors are the page's last full run's)."""
+    view = v2.segmented_control(
+        "View", VIEWS, key="senses_view",
+        help="several words: their occurrences in one projection, coloured by word, then by sense",
+    ) or "one layer"  # fmt: skip
+    compare = v4.toggle(
+        "Side by side", key="senses_compare", disabled=view != "one layer",
+        help="Two panes, each with its own model, layers and correction, the same occurrences.",
     )  # fmt: skip
+    if st.session_state.get("senses_layer") not in layer_options:
+        st.session_state["senses_layer"] = settings.layers  # the default, or a layer it lacks
+    side_by_side = compare and view == "one layer"
+    if side_by_side:  # each pane has its own layers, and colours by gold sense: the page's
+        # layer and colour are not shown (their values kept for when the panes go)
+        for kept in ("senses_layer", "senses_colour"):
+            st.session_state[kept] = st.session_state[kept]
+        colour, layer = "gold", str(st.session_state["senses_layer"])
+        v5.caption(f"Each pane has its own model, layers and correction; both start as layers "
+                   f"{layer}, raw vectors, coloured by gold sense.")  # fmt: skip
+    else:
+        colour = v3.segmented_control(
+            "Colour by sense", ("gold", "predicted"), key="senses_colour"
+        ) or "gold"  # fmt: skip
+        layer = v5.select_slider(
+            f"Layer (0 = embedding output … {emb.layers[-1]} = last)",
+            layer_options, key="senses_layer", disabled=view == "every layer",
+            help=f"One hidden state, or the sidebar's {settings.layers}.",
+        )  # fmt: skip
 
-data = {"lemma": lemma, "source": source, "pos": pos, "limit": limit,
-        "upload": upload_name if source == "upload" else None}  # fmt: skip
-link_extra = {"upload": upload_name} if source == "upload" else None
-missing = [f"the uploaded file {upload_name}"] if source == "upload" else []
+    data = {"lemma": lemma, "source": source, "pos": pos, "limit": limit,
+            "upload": upload_name if source == "upload" else None}  # fmt: skip
+    link_extra = {"upload": upload_name} if source == "upload" else None
+    missing = [f"the uploaded file {upload_name}"] if source == "upload" else []
 
+    def share_link() -> None:
+        """The "copy link" control, at the top of the page."""
+        what = f"“{lemma}” from {SOURCES[source]} in the {view} view" + (" side by side" * compare)
+        webapp.urlstate.link_control(PARAMS, link_extra, what, missing, area=share)
 
-def share_link() -> None:
-    """The "copy link" control, at the top of the page."""
-    what = f"“{lemma}” from {SOURCES[source]} in the {view} view" + (" side by side" * compare)
-    webapp.urlstate.link_control(PARAMS, link_extra, what, missing, area=share)
+    if view == "several words":
+        with st.container():
+            webapp.senses_panes.words(source, pos, limit, layer, config)
+        share_link()
+        return
+    if side_by_side:
+        if len(found) < 3:
+            st.warning("At least 3 occurrences are needed for a projection; choose another word.")
+            return
+        webapp.senses_panes.compare(found, occ_key, config, lemma, data, layer)
+        share_link()
+        return
 
+    # ------------------------------------------------------------------ labels and hover text
+    gold = [o.label or "(no label)" for o in ov.occurrences]
+    if colour == "gold" and not any(o.label for o in ov.occurrences):
+        st.info(
+            "These sentences carry no sense labels: choose “predicted” to colour them by sense."
+        )
+    labels, predicted_note = gold, ""
+    if colour == "predicted":
+        layer_spec = layer if view == "one layer" else settings.layers
+        bi = indexes.biencoder(settings)  # the model's WSD bi-encoder, when it has one
+        with (
+            webapp.feedback.user_errors(),
+            webapp.feedback.waiting(
+                f"Predicting the sense of each occurrence of “{plain(lemma)}”…"
+            ),
+        ):
+            if bi is not None:
+                prediction = indexes.biencoder_prediction(bi, occ_key, ov.occurrences, lemma,
+                                                          pos)  # fmt: skip
+            else:
+                training = corpora.training_occurrences(lemma, pos)
+                prediction = predict_senses(
+                    ov, training, layer_spec, encode=encodings.encode_occurrence_list
+                )
+        labels = list(prediction.labels)
+        predicted_note = prediction.describe(lemma)
+    gl = corpora.glosses(tuple(dict.fromkeys(gold + labels)))
+    names = occ.sense_names(gl)
+    categories = sorted(set(gold) | set(labels))  # one colour per sense, gold or predicted
+    hover = [
+        plotting.hover_text(o.words, o.index, gl.get(lab, ""), lab)
+        for o, lab in zip(ov.occurrences, labels)
+    ]
 
-if view == "several words":
-    with st.container():
-        webapp.senses_panes.words(source, pos, limit, layer, config)
-    share_link()
-    st.stop()
-if side_by_side:
+    # ------------------------------------------------------------------ project and draw
+    key = (settings.key, occ_key)
     if len(found) < 3:
-        st.warning("At least 3 occurrences are needed for a projection; choose another word.")
-        st.stop()
-    webapp.senses_panes.compare(found, occ_key, config, lemma, data, layer)
-    share_link()
-    st.stop()
-
-# ------------------------------------------------------------------ labels and hover text
-gold = [o.label or "(no label)" for o in ov.occurrences]
-if colour == "gold" and not any(o.label for o in ov.occurrences):
-    st.info("These sentences carry no sense labels: choose “predicted” to colour them by sense.")
-labels, predicted_note = gold, ""
-if colour == "predicted":
-    layer_spec = layer if view == "one layer" else settings.layers
-    bi = webapp.caches.biencoder(settings)  # the model's WSD bi-encoder, when it has one
+        st.caption(f"{len(found)} occurrences of “{plain(lemma)}” from {SOURCES[source]}.")
+        st.warning(
+            "At least 3 occurrences are needed for a projection; choose another word or source."
+        )
+        return
     with (
         webapp.feedback.user_errors(),
-        webapp.feedback.waiting(f"Predicting the sense of each occurrence of “{plain(lemma)}”…"),
+        webapp.feedback.waiting(f"Projecting {len(found):,} occurrences with {METHODS[method]}…"),
     ):
-        if bi is not None:
-            prediction = webapp.caches.biencoder_prediction(bi, occ_key, ov.occurrences, lemma,
-                                                            pos)  # fmt: skip
+        if view == "one layer":
+            coords = figures.projection((key, layer), emb.select(layer), config)
+            title = (f"“{lemma}”, layers {layer}, {METHODS[method]}: {len(found)} occurrences from "
+                     f"{SOURCES[source]}")  # fmt: skip
+            fig = plotting.sense_scatter(coords, labels, hover, title=title, names=names,
+                                         categories=categories)  # fmt: skip
         else:
-            training = webapp.caches.training_occurrences(lemma, pos)
-            prediction = predict_senses(
-                ov, training, layer_spec, encode=webapp.caches.encode_occurrence_list
-            )
-    labels = list(prediction.labels)
-    predicted_note = prediction.describe(lemma)
-gl = webapp.caches.glosses(tuple(dict.fromkeys(gold + labels)))
-names = occ.sense_names(gl)
-categories = sorted(set(gold) | set(labels))  # one colour per sense, gold or predicted
-hover = [
-    plotting.hover_text(o.words, o.index, gl.get(lab, ""), lab)
-    for o, lab in zip(ov.occurrences, labels)
-]
-
-# ------------------------------------------------------------------ project and draw
-key = (settings.key, occ_key)
-if len(found) < 3:
-    st.caption(f"{len(found)} occurrences of “{plain(lemma)}” from {SOURCES[source]}.")
-    st.warning("At least 3 occurrences are needed for a projection; choose another word or source.")
-    st.stop()
-with (
-    webapp.feedback.user_errors(),
-    webapp.feedback.waiting(f"Projecting {len(found):,} occurrences with {METHODS[method]}…"),
-):
+            two_d = dataclasses.replace(config, n_components=2)
+            all_coords = figures.layer_projections(key, np.asarray(emb.vectors), two_d)
+            title = f"“{lemma}” at every layer, {METHODS[method]}"
+            fig = plotting.small_multiples(
+                all_coords, labels, hover, [f"layer {i}" for i in emb.layers], n_cols=4,
+                names=names, categories=categories,
+            )  # fmt: skip
+            fig.update_layout(title=plotly_text(title))
     if view == "one layer":
-        coords = webapp.caches.projection((key, layer), emb.select(layer), config)
-        title = (f"“{lemma}”, layers {layer}, {METHODS[method]}: {len(found)} occurrences from "
-                 f"{SOURCES[source]}")  # fmt: skip
-        fig = plotting.sense_scatter(coords, labels, hover, title=title, names=names,
-                                     categories=categories)  # fmt: skip
+        fig.update_layout(height=max(webapp.layout.FIGURE_HEIGHT, fig.layout.height or 0))
+        webapp.senses_panes.explore_map(fig, coords, ov, layer, labels, "senses", find_area=c6)
     else:
-        two_d = dataclasses.replace(config, n_components=2)
-        all_coords = webapp.caches.layer_projections(key, np.asarray(emb.vectors), two_d)
-        title = f"“{lemma}” at every layer, {METHODS[method]}"
-        fig = plotting.small_multiples(
-            all_coords, labels, hover, [f"layer {i}" for i in emb.layers], n_cols=4, names=names,
-            categories=categories,
-        )  # fmt: skip
-        fig.update_layout(title=plotly_text(title))
-if view == "one layer":
-    fig.update_layout(height=max(webapp.layout.FIGURE_HEIGHT, fig.layout.height or 0))
-    webapp.senses_panes.explore_map(fig, coords, ov, layer, labels, "senses", find_area=c6)
-else:
-    st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="senses_chart")
-if predicted_note:
-    st.caption(plain(predicted_note))
-measured_at = layer if view == "one layer" else settings.layers
-with (
-    webapp.feedback.user_errors(),
-    webapp.feedback.waiting("Measuring how well the senses separate at every layer…"),
-):
-    measured = webapp.caches.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
-                                        None, None, "", data)  # fmt: skip
-webapp.senses_panes.single_separation(measured, lemma)
+        st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="senses_chart")
+    if predicted_note:
+        st.caption(plain(predicted_note))
+    measured_at = layer if view == "one layer" else settings.layers
+    with (
+        webapp.feedback.user_errors(),
+        webapp.feedback.waiting("Measuring how well the senses separate at every layer…"),
+    ):
+        measured = figures.sense_view((settings.key, occ_key, "none", ""), ov, measured_at,
+                                      None, None, "", data)  # fmt: skip
+    webapp.senses_panes.single_separation(measured, lemma)
 
-# ------------------------------------------------------------------ export
-table = occ.occurrence_table(
-    ov.occurrences, gl, coords if view == "one layer" else None,
-    predicted=labels if colour == "predicted" else None,
-)  # fmt: skip
-if view != "one layer":
-    for layer_id, panel in zip(emb.layers, all_coords):
-        table[f"x_layer{layer_id}"], table[f"y_layer{layer_id}"] = panel[:, 0], panel[:, 1]
-stem = f"senses-{lemma}-{source}-{layer if view == 'one layer' else 'all-layers'}"
-shown = webapp.senses_panes.single_settings(
-    ov, layer if view == "one layer" else "all", config, {**data, "colour": colour}
-)  # fmt: skip
-webapp.downloads.figure_buttons(fig, shown, stem, "senses_fig")
-webapp.downloads.table_buttons(table, shown, stem, "senses_table")
-with st.expander("Occurrences"):
-    st.dataframe(table, hide_index=True, width="stretch")
-share_link()
+    # ------------------------------------------------------------------ export
+    table = occ.occurrence_table(
+        ov.occurrences, gl, coords if view == "one layer" else None,
+        predicted=labels if colour == "predicted" else None,
+    )  # fmt: skip
+    if view != "one layer":
+        for layer_id, panel in zip(emb.layers, all_coords):
+            table[f"x_layer{layer_id}"], table[f"y_layer{layer_id}"] = panel[:, 0], panel[:, 1]
+    stem = f"senses-{lemma}-{source}-{layer if view == 'one layer' else 'all-layers'}"
+    shown = webapp.senses_panes.single_settings(
+        ov, layer if view == "one layer" else "all", config, {**data, "colour": colour}
+    )  # fmt: skip
+    webapp.downloads.figure_buttons(fig, shown, stem, "senses_fig")
+    webapp.downloads.table_buttons(table, shown, stem, "senses_table")
+    with st.expander("Occurrences"):
+        st.dataframe(table, hide_index=True, width="stretch")
+    share_link()
+
+
+the_view()

@@ -3,7 +3,7 @@
 Word sense disambiguation: the candidate senses of one word in a sentence, ranked, each with its
 definition, its score and where the score comes from (a word that occurs twice: which one), and
 an evaluation on the framework's datasets shown as the report the command line writes
-(:func:`webapp.caches.wsd_report`: F1 with 95% intervals and the baselines, the splits, the
+(:func:`indexes.wsd_report`: F1 with 95% intervals and the baselines, the splits, the
 errors in words with links that reopen them here, the downloads made by the report's writers),
 optionally against a second system (deltas with paired p-values, the instances where they
 differ). The default system is the WSD bi-encoder (shipped for the packaged model): it answers
@@ -17,7 +17,6 @@ import pandas as pd
 import streamlit as st
 
 import webapp.builds
-import webapp.caches
 import webapp.downloads
 import webapp.feedback
 import webapp.layout
@@ -27,6 +26,7 @@ import webapp.report_view
 import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
+from webapp.caches import corpora, indexes
 from webapp.defaults import WSD_TEXT, WSD_WORD
 from webapp.text import plain
 from webapp.urlstate import Between, Param
@@ -61,7 +61,7 @@ PARAMS = (
     Param("wsd_word", "word"),
     Param("wsd_occurrence", "occurrence", "int", choices=Between(1, 1000)),
     Param("wsd_pos", "pos", "optional", choices=POS_CHOICES),
-    Param("wsd_dataset", "dataset", choices=webapp.caches.EVAL_DATASETS),
+    Param("wsd_dataset", "dataset", choices=indexes.EVAL_DATASETS),
     Param("wsd_n_sentences", "first", "int", choices=Between(0, 100_000)),
     Param("wsd_compare", "compare"),
 )
@@ -82,8 +82,8 @@ settings = webapp.settings.current()
 enc = webapp.loaded_model.encoder(settings)  # the labels give the F1 measured for this model
 with st.spinner("Finding the WSD systems for this model…"):  # a new model: its fingerprint
     choices = {
-        **webapp.caches.system_options(settings.model, enc.fingerprint, enc.dtype_name),
-        **{name: f"saved: {name}" for name in webapp.caches.saved_indexes()},
+        **indexes.system_options(settings.model, enc.fingerprint, enc.dtype_name),
+        **{name: f"saved: {name}" for name in indexes.saved_indexes()},
     }
     missing = missing_systems(settings.model)
 webapp.urlstate.restore([SYSTEM])  # a link's system this server lacks: a note names it
@@ -99,9 +99,9 @@ if missing:  # every system not offered says why, one line each
         "  \n".join(f"Not offered: **{SYSTEMS[n].label}**: {plain(why)}." for n, why in
                      missing.items())
     )  # fmt: skip
-opened = webapp.caches.wsd_system(system, settings)
+opened = indexes.wsd_system(system, settings)
 if opened.builds_ahead:  # a SemCor system's index: loaded, or built once in the background
-    build = webapp.builds.settle(webapp.caches.system_index_build(system, opened))
+    build = webapp.builds.settle(indexes.system_index_build(system, opened))
     webapp.builds.show_progress(
         build,
         lambda: webapp.urlstate.link_control(
@@ -126,7 +126,7 @@ with one:
     picked = None
     if last is not None and text != last and text.strip():
         if not in_sentence(text, str(st.session_state.get("wsd_word", "")).strip()):
-            picked = likely_target(text, webapp.caches.wordnet())
+            picked = likely_target(text, corpora.wordnet())
             if picked is not None:
                 st.session_state["wsd_word"] = picked
     word = c2.text_input("Word", key="wsd_word", max_chars=100)
@@ -145,7 +145,7 @@ with one:
         st.session_state.pop("wsd_occurrence", None)
 
     def run_one():
-        return disambiguate(opened, text, word.strip(), pos=pos, wordnet=webapp.caches.wordnet(),
+        return disambiguate(opened, text, word.strip(), pos=pos, wordnet=corpora.wordnet(),
                             occurrence=occurrence)  # fmt: skip
 
     with webapp.feedback.user_errors(), st.spinner("Disambiguating…"):
@@ -238,8 +238,8 @@ webapp.urlstate.link_control(PARAMS, None, "this sentence, word and system", are
 
 # ------------------------------------------------------------------ evaluation
 with evaluation:
-    found = webapp.caches.available_datasets()
-    datasets = [d for d in webapp.caches.EVAL_DATASETS if d in found]
+    found = corpora.available_datasets()
+    datasets = [d for d in indexes.EVAL_DATASETS if d in found]
     if not datasets:
         st.info("No evaluation data here: `workbench data download` fetches it.")
         st.stop()
@@ -258,19 +258,19 @@ with evaluation:
         "compare` does).",
     )  # fmt: skip
     here = webapp.urlstate.app_url(WSD_PAGE)  # the errors' links open this server's WSD page
-    runs = [(system, opened)] + ([(other, webapp.caches.wsd_system(other, settings))]
+    runs = [(system, opened)] + ([(other, indexes.wsd_system(other, settings))]
                                  if other else [])  # fmt: skip
     memo = webapp.memo.memo("wsd-report", 8)
     keys = [(settings.key, name, dataset, n_sentences, here) for name, _ in runs]
     if st.button("Run the evaluation", key="wsd_run", type="primary"):
         with webapp.feedback.user_errors():
             for name, system_opened in runs:
-                webapp.caches.wsd_report(dataset, name, system_opened, n_sentences, here)
+                indexes.wsd_report(dataset, name, system_opened, n_sentences, here)
     if keys[0] not in memo:
         st.info("Choose a dataset and press “Run the evaluation” (a few seconds for the "
                 "bi-encoder on ALL, a minute or two the first time on a CPU).")  # fmt: skip
         st.stop()
-    doc = webapp.caches.wsd_report(dataset, system, opened, n_sentences, here)
+    doc = indexes.wsd_report(dataset, system, opened, n_sentences, here)
     stem = f"wsd-{dataset}" + (f"-first{n_sentences}" if n_sentences else "")
 
     def texts(doc=doc, stem=stem, key=keys[0]):
@@ -289,7 +289,7 @@ with evaluation:
         webapp.report_view.show_errors(errors.get("sample", ()))
 
     if other and keys[1] in memo:
-        other_doc = webapp.caches.wsd_report(dataset, other, runs[1][1], n_sentences, here)
+        other_doc = indexes.wsd_report(dataset, other, runs[1][1], n_sentences, here)
         a, b = saved_of(doc), saved_of(other_doc)
         with webapp.feedback.user_errors(), st.spinner("Comparing: a paired bootstrap per group…"):
             cmp = webapp.memo.memo("wsd-compare", 4).get(

@@ -36,7 +36,7 @@ from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.outputs import claim_file, claim_files
 from workbench.reports.writers import write_text_atomic
 from workbench.wsd.baselines import SenseCounts
-from workbench.wsd.builds import semcor_frequencies, train_output_path
+from workbench.wsd.builds import mfs_counts, train_output_path
 from workbench.wsd.config import GLOSS_COMBINATIONS, GLOSS_POOLINGS, EncoderInfo
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.evaluate import (
@@ -527,9 +527,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     training: SenseCounts | None = None
     if not args.no_baselines:
         try:
-            training = semcor_frequencies()
+            training = mfs_counts()
         except DataError as exc:
             _say(f"  no SemCor for the MFS baseline: {exc}")
+        else:
+            if training is None:
+                _say("  no SemCor for the MFS baseline: SemCor is not in the data dir")
     train_set = None
     tests, results, sweeps, used, runs = [], [], [], [], []
     for corpus in corpora:

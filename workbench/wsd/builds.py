@@ -103,6 +103,17 @@ def semcor_frequencies() -> SenseCounts:
     return counts
 
 
+def mfs_counts() -> SenseCounts | None:
+    """The sense counts of the most-frequent-sense baseline that an evaluation scores
+    (``training`` of :func:`workbench.wsd.evaluate.evaluate_corpus`): SemCor's
+    (:func:`semcor_frequencies`) when SemCor is in the data dir, else None (no MFS baseline).
+
+    Raises:
+        DataError: SemCor is there but cannot be read.
+    """
+    return semcor_frequencies() if semcor_available() else None
+
+
 def read_sense_counts(path: Path, sha: str) -> SenseCounts:
     """The sense counts :func:`semcor_frequencies` kept for SemCor of checksum ``sha``.
 
@@ -140,7 +151,32 @@ def system_index_path(info: EncoderInfo, system: IndexPreset, training_sha256: s
         sort_keys=True,
     )
     tag = sha256_bytes(ident)[:16]
-    return default_cache_dir() / "wsd-index" / f"{system.name}-{system.training}-{tag}"
+    return index_root() / f"{_system_prefix(system)}{tag}"
+
+
+def index_root() -> Path:
+    """The cache dir's folder of sense indexes: the systems' own (:func:`system_index_path`) and
+    those ``workbench wsd train`` keeps (:func:`train_output_path`)."""
+    return default_cache_dir() / "wsd-index"
+
+
+def _system_prefix(system: IndexPreset) -> str:
+    return f"{system.name}-{system.training}-"
+
+
+def saved_index_folders() -> list[Path]:
+    """The index folders of :func:`index_root` (a ``meta.json`` in each), by name, less the
+    systems' own (named by :func:`system_index_path`, or a system's name): the indexes
+    ``workbench wsd train`` saved there."""
+    root = index_root()
+    if not root.is_dir():
+        return []
+    systems = tuple(_system_prefix(s) for s in PRESETS.values())
+    return [
+        p
+        for p in sorted(root.glob("*"))
+        if (p / "meta.json").is_file() and not p.name.startswith(systems) and p.name not in PRESETS
+    ]
 
 
 #: The build estimate's base: minutes the packaged model (6 layers, 384 wide) takes to build the
@@ -308,4 +344,4 @@ def train_output_path(encoder: Encoder, index: SenseIndex, corpus: str) -> Path:
         bi = load_biencoder(encoder.source.location, str(encoder.device), dtype)  # type: ignore[arg-type]
         parts.append(bi.gloss_fingerprint)
     slug = "-".join(parts)
-    return default_cache_dir() / "wsd-index" / slug.replace("/", "_").replace(":", "_")
+    return index_root() / slug.replace("/", "_").replace(":", "_")

@@ -55,10 +55,11 @@ def bench_umap(n_points: int, repeats: int) -> None:
 def bench_layer_switch(repeats: int) -> None:
     from streamlit.testing.v1 import AppTest
 
-    import webapp.caches  # imports streamlit (heavy); webapp/ is found through REPO on sys.path
+    # imports streamlit (heavy); webapp/ is found through REPO on sys.path
+    from webapp.caches import corpora
 
     for source, word in (("demo", "bank"), ("semcor", "play")):
-        if source == "semcor" and "semcor" not in webapp.caches.available_datasets.__wrapped__():
+        if source == "semcor" and "semcor" not in corpora.available_datasets.__wrapped__():
             continue
         at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
         at.switch_page("webapp/pages/senses.py").run()
@@ -77,9 +78,9 @@ def bench_layer_switch(repeats: int) -> None:
             assert not at.exception and at.get("plotly_chart"), at.exception
         slider = at.select_slider(key="senses_layer")
         again = median_time(lambda s=slider: s.set_value("3").run(), 3)
-        found = webapp.caches.occurrences.__wrapped__(
+        found = corpora.occurrences.__wrapped__(
             source, word, None, 300 if source == "semcor" else None,
-            _corpus=webapp.caches.corpus.__wrapped__("semcor") if source == "semcor" else None,
+            _corpus=corpora.corpus.__wrapped__("semcor") if source == "semcor" else None,
         )  # fmt: skip
         enc = Encoder(device="cpu")
 

@@ -1,0 +1,1 @@
+"""The app's caches by resource: corpora, encodings, figures, WSD indexes."""
