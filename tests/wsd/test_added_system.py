@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from webapp.caches import system_options
+from webapp.caches.indexes import system_options
 from workbench.cli.main import build_parser
 from workbench.cli.wsd import system_help
 from workbench.wsd.registry import PACKAGED_FINGERPRINT
