@@ -109,8 +109,8 @@ def test_whiten_degenerate_directions_become_zero():
 
 
 def test_make_correction_by_name():
-    assert CORRECTIONS == ("none", "center", "zscore", "abtt", "whiten")  # raw first
-    assert list(CORRECTION_LABELS) == list(CORRECTIONS)  # in the same order
+    assert CORRECTIONS == ("zscore", "center", "abtt", "whiten", "none")  # the default first
+    assert list(CORRECTION_LABELS) == ["none", "center", "zscore", "abtt", "whiten"]  # raw first
     assert set(CORRECTION_LABELS) == set(CORRECTIONS)  # one label per correction
     assert set(get_args(CorrectionName)) == set(CORRECTIONS)  # the type names them all
     x = _data()

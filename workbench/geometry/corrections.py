@@ -358,8 +358,15 @@ class Identity(Correction):
 _REGISTRY: dict[str, type[Correction]] = {
     cls.name: cls for cls in (Identity, MeanCenterer, Standardizer, AllButTheTop, Whitener)
 }
-CORRECTIONS: tuple[str, ...] = tuple(_REGISTRY)
-#: How tables and figures name each correction (each class's ``label``).
+#: The default correction: z-scores per layer and dimension.
+DEFAULT_CORRECTION = "zscore"
+#: Every correction's name as choices offer them: the default first, raw ("none") last.
+CORRECTIONS: tuple[str, ...] = (
+    DEFAULT_CORRECTION,
+    *(name for name in _REGISTRY if name not in (DEFAULT_CORRECTION, "none")),
+    "none",
+)
+#: How tables and figures name each correction (each class's ``label``), in their order.
 CORRECTION_LABELS: dict[str, str] = {name: cls.label for name, cls in _REGISTRY.items()}
 
 
