@@ -39,6 +39,14 @@ STATUS_WIDGET = '[data-testid="stStatusWidget"]'
 EXCEPTION = '[data-testid="stException"]'
 
 
+def new_page(browser: Any, timeout_ms: float, width: int = 1280, height: int = 800) -> Any:
+    """A new page of ``browser`` (Playwright's) at ``width`` x ``height`` (a projector's 1280 x
+    800 by default), every wait on it bounded by ``timeout_ms``."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(timeout_ms)
+    return page
+
+
 def wait_run_ended(page: Any, timeout_ms: float | None = None, pause_ms: float = 300) -> None:
     """Wait until Streamlit's script run has ended: ``pause_ms`` for a rerun just asked for to
     begin, then until the status widget is hidden, at most ``timeout_ms`` (``None``: the

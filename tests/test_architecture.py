@@ -57,17 +57,6 @@ def imports(tree: ast.Module) -> list[tuple[ast.stmt, str, list[str]]]:
     return found
 
 
-def targets(module: str, names: list[str]) -> list[str]:
-    """The project modules an import statement depends on (``from pkg import mod`` -> pkg.mod)."""
-    out = []
-    for name in names:
-        if f"{module}.{name}" in MODULES:
-            out.append(f"{module}.{name}")
-        elif module in MODULES:
-            out.append(module)
-    return out or ([module] if module in MODULES else [])
-
-
 def top_level_names(tree: ast.Module) -> set[str]:
     """Names a module defines itself (functions, classes, assignments), not ones it imports."""
     names: set[str] = set()
@@ -91,13 +80,9 @@ def top_level_names(tree: ast.Module) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
-    edges: dict[str, set[str]] = {m: set() for m in MODULES}
-    for mod, path in MODULES.items():
-        for _, target, names in imports(parse(path)):
-            for dep in targets(target, names):
-                if dep != mod and not mod.startswith(dep + ".") and dep != "workbench":
-                    edges[mod].add(dep)
-    return edges
+    """The library's module graph (:func:`house_graph` of its modules), less the edges to the
+    package itself (``workbench``: the lazy public API)."""
+    return {m: {d for d in deps if d != "workbench"} for m, deps in house_graph(MODULES).items()}
 
 
 def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -20,7 +20,7 @@ import pandas
 import pytest
 
 from devtools.appserver import AppServer, Started, fresh, preload_status, wait_preloaded
-from devtools.browser import FIRST_VIEWS, wait_run_ended
+from devtools.browser import FIRST_VIEWS, new_page, wait_run_ended
 from webapp.offered_models import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,12 +29,6 @@ SLOW_MS = 240_000
 WIDTH = 1280
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def _page(browser):
-    page = browser.new_page(viewport={"width": WIDTH, "height": 1400})
-    page.set_default_timeout(SLOW_MS)
-    return page
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +75,7 @@ def test_the_server_loads_the_model_before_the_first_visitor(browser, empty_cach
         status = wait_preloaded(url, "the Explore page's default view")
         states = {s["name"]: s["state"] for s in status["steps"]}
         assert states["the packaged model"] == "done" and states["FAISS"] == "done"
-        page = _page(browser)
+        page = new_page(browser, SLOW_MS, WIDTH, 1400)
         page.goto(url)
         page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').first.wait_for()
         _idle(page)
@@ -112,7 +106,7 @@ def test_a_failed_preload_is_a_message_and_the_server_lives_on(browser):
             status = wait_preloaded(url, "the packaged model")
             failed = {s["name"]: s for s in status["steps"]}["the packaged model"]
             assert failed["state"] == "failed" and "no-such-dtype" in failed["error"]
-            page = _page(browser)
+            page = new_page(browser, SLOW_MS, WIDTH, 1400)
             page.goto(url)
             page.get_by_text("The server could not load the packaged model").first.wait_for()
             page.locator('[data-testid="stAlert"]', has_text="no-such-dtype").first.wait_for()
@@ -128,7 +122,7 @@ def test_a_failed_preload_is_a_message_and_the_server_lives_on(browser):
 
 
 def test_the_corpus_map_of_a_small_corpus_search_and_lasso(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/corpus_map")
     page.get_by_text("A map of a whole corpus").first.wait_for()
     chart = page.locator('[data-testid="stPlotlyChart"]').first
@@ -175,7 +169,7 @@ def _truncated(locator) -> list[str]:
 
 
 def test_senses_controls_show_every_option_whole_and_no_stray_link_note(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/senses")
     page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').first.wait_for()
     _idle(page)
@@ -198,7 +192,7 @@ def test_senses_controls_show_every_option_whole_and_no_stray_link_note(browser,
 
 
 def test_several_words_are_each_projected_apart_and_other_words_say_where_to_look(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/senses?view=several+words")
     chart = page.locator('[data-testid="stPlotlyChart"]').first
     chart.locator(".scatterlayer .point").first.wait_for()
@@ -214,7 +208,7 @@ def test_several_words_are_each_projected_apart_and_other_words_say_where_to_loo
 
 
 def test_a_link_with_a_long_text_asks_for_it_instead_of_showing_the_default(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/?long_text=0123456789abcdef&word=bank")
     page.get_by_text("which a link cannot carry").first.wait_for()
     assert page.locator('[data-testid="stTextArea"] textarea').input_value() == ""
@@ -230,7 +224,7 @@ def test_a_link_with_a_long_text_asks_for_it_instead_of_showing_the_default(brow
      ("/", "Explore a word across layers")],
 )  # fmt: skip
 def test_every_page_has_its_link_and_downloads(browser, server, path, heading):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(server + path)
     page.get_by_text(heading).first.wait_for()
     for kind in ("CSV", "JSON", "Settings"):  # drawn one after the other
@@ -261,7 +255,7 @@ def test_every_page_has_its_link_and_downloads(browser, server, path, heading):
 
 
 def test_a_refused_sidebar_model_is_said_in_the_page_which_goes_on(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/?model=" + urllib.parse.quote("/etc" + "x" * 20_000))
     page.locator('[data-testid="stPlotlyChart"] .heatmaplayer').first.wait_for()
     _idle(page)
@@ -282,7 +276,7 @@ def test_a_refused_sidebar_model_is_said_in_the_page_which_goes_on(browser, serv
 
 
 def test_a_sense_map_answers_a_click_a_search_and_a_lasso(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/senses")
     chart = page.locator('[data-testid="stPlotlyChart"]').first
     chart.locator(".scatterlayer .point").first.wait_for()
@@ -328,7 +322,7 @@ def test_the_wsd_page_answers_a_rare_sense_with_the_shipped_bi_encoder_on_an_emp
     computer mouse: seen once, in WordNet's examples) wins; the candidates are listed with
     their definitions and evidence. (The preload test's server: started on an empty cache.)"""
     url = empty_cache_server.take()
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS, WIDTH, 1400)
     query = urllib.parse.urlencode(
         {"sentence": "Click the left button of the mouse to open the file.", "word": "mouse"}
     )

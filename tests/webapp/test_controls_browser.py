@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import EXCEPTION, wait_run_ended
+from devtools.browser import EXCEPTION, new_page, wait_run_ended
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.disambiguate import likely_target
 
@@ -22,12 +22,6 @@ ARTIFACTS = REPO / "test-artifacts"
 SLOW_MS = 240_000
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def _page(browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    page.set_default_timeout(SLOW_MS)
-    return page
 
 
 def _idle(page) -> None:
@@ -43,7 +37,7 @@ def test_the_wsd_chart_marks_the_answer_and_says_what_was_set_aside(browser, ser
     noun sense whatever a verb sense scores. The answer's bar is the top one, marked "the
     answer"; the verb senses are in the legend as set aside, with the reason, and the caption
     under the chart names them."""
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS)
     sentence = "Don't forget to water the plant."
     query = urllib.parse.urlencode({"sentence": sentence, "word": "plant"})
     page.goto(f"{server}/wsd?{query}")
@@ -71,7 +65,7 @@ def test_the_wsd_chart_marks_the_answer_and_says_what_was_set_aside(browser, ser
 
 
 def test_a_new_sentence_picks_its_likely_word_instead_of_an_error(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS)
     page.goto(f"{server}/wsd")
     page.locator('[data-testid="stAlertContentSuccess"]', has_text="bank%").first.wait_for()
     _idle(page)
@@ -102,7 +96,7 @@ def test_a_corpus_map_rebuild_keeps_the_search_and_the_link(browser, server):
     mapped yet, of WordNet's examples: a build with its progress bar); meanwhile and after it,
     the search box keeps
     its word and the "copy link" control stays."""
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS)
     page.goto(f"{server}/corpus_map")
     page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').first.wait_for()
     _idle(page)

@@ -10,17 +10,11 @@ import urllib.parse
 
 import pytest
 
-from devtools.browser import EXCEPTION, wait_run_ended
+from devtools.browser import EXCEPTION, new_page, wait_run_ended
 
 SLOW_MS = 240_000
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def _page(browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    page.set_default_timeout(SLOW_MS)
-    return page
 
 
 def _idle(page) -> None:
@@ -53,7 +47,7 @@ def _fine(page) -> None:
 
 
 def test_explore_s_correction_reruns_its_view_and_keeps_the_link_in_step(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS)
     page.goto(server)
     page.get_by_text("standardized vectors").first.wait_for()
     _idle(page)
@@ -64,7 +58,7 @@ def test_explore_s_correction_reruns_its_view_and_keeps_the_link_in_step(browser
     link = _copied_link(page)
     assert _query(link)["correction"] == "center"
     _fine(page)
-    again = _page(browser)
+    again = new_page(browser, SLOW_MS)
     again.goto(link)
     again.get_by_text("centered vectors").first.wait_for()
     _idle(again)
@@ -75,7 +69,7 @@ def test_explore_s_correction_reruns_its_view_and_keeps_the_link_in_step(browser
 
 
 def test_geometry_s_correction_and_layer_keep_the_url_in_step(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS)
     page.goto(f"{server}/geometry")
     page.get_by_text("(standardized vectors)").first.wait_for()
     _idle(page)
@@ -90,7 +84,7 @@ def test_geometry_s_correction_and_layer_keep_the_url_in_step(browser, server):
 
 
 def test_senses_side_by_side_and_back_keeps_the_url_in_step(browser, server):
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS)
     page.goto(f"{server}/senses")
     page.get_by_text("Find in the map").first.wait_for()
     _idle(page)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import EXCEPTION, wait_run_ended
+from devtools.browser import EXCEPTION, new_page, wait_run_ended
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -20,17 +20,11 @@ SLOW_MS = 240_000
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _page(browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    page.set_default_timeout(SLOW_MS)
-    return page
-
-
 @pytest.mark.parametrize("colour", ["sense", "supersense"])
 def test_the_demo_map_is_coloured_by_predicted_sense(browser, server, colour):
     """The demo texts carry no gold senses: the map is coloured by the WSD bi-encoder's
     predictions, in several colours, and its legend says so."""
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS)
     page.goto(f"{server}/corpus_map?colour={colour}")
     title = page.locator('[data-testid="stPlotlyChart"] .legendtitletext').first
     title.wait_for()
@@ -53,7 +47,7 @@ def test_the_demo_map_is_coloured_by_predicted_sense(browser, server, colour):
 def test_geometry_says_what_it_prepares_when_the_corpus_changes(browser, server):
     """Switching Geometry to WordNet's glosses at a sample size the preload did not prepare
     shows a spinner that names the corpus and the work, then the table."""
-    page = _page(browser)
+    page = new_page(browser, SLOW_MS)
     page.goto(f"{server}/geometry?sample=300")
     page.locator('[data-testid="stTable"]').first.wait_for()
     wait_run_ended(page, SLOW_MS)
