@@ -4,12 +4,13 @@ Run:  python -m bench run wsd_context [DIR] [--window 1,2] [--json docs/bench_ru
 
 The framework's evaluation sets keep their documents' sentences in order (ids
 ``senseval2.d000.s001``), so each instance can be read with the ``W`` sentences before and after
-its own, from the same document, in one sequence; the target word's vector is then taken where it
-stands in that sequence. This is the test-time form of the lever: the model (DIR, default the
-shipped bi-encoder) was trained on single sentences. Each window is scored beside window 0 (the
-sentence alone, as ``wsd eval`` reads it) on ALL and its sets, by POS, and on the zero-shot
-instances against SemCor, as ``bench run wsd_zero_shot`` counts them. A typed sentence has no
-neighbours, so ``wsd disambiguate`` and the app are not changed by this script.
+its own, from the same document, in one sequence; the target word's vector is then taken where
+it stands in that sequence (``encode_instances(..., context=W)``, as ``wsd eval --context W``).
+This is the test-time form of the lever: the model (DIR, default the shipped bi-encoder) was
+trained on single sentences. Each window is scored beside window 0 (the sentence alone) on ALL
+and its sets, by POS, and on the zero-shot instances against SemCor, as ``bench run
+wsd_zero_shot`` counts them. A typed sentence has no neighbours: ``wsd disambiguate`` and the
+app do not read any.
 """
 
 from __future__ import annotations
@@ -17,53 +18,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
 from bench.lib.machine import machine_facts
 from bench.lib.record import write_json
 from workbench.corpora.datasets import load_dataset
-from workbench.corpora.readers import Corpus
-from workbench.encoding.encoder import Encoder
 from workbench.finetune.tasks.wsd.evaluation import evaluate_wsd_model
 from workbench.wsd.biencoder import BiEncoder, shipped_biencoder
-from workbench.wsd.predict import InstanceSet, encode_instances
-
-
-def document_of(sentence_id: str) -> str:
-    """``senseval2.d000`` of ``senseval2.d000.s001``."""
-    return sentence_id.rsplit(".", 1)[0]
-
-
-def with_context(encoder: Encoder, corpus: Corpus, window: int) -> InstanceSet:
-    """``corpus``'s instances encoded with ``window`` sentences of their document on each side
-    (the same instances, in the same order, as :func:`encode_instances` gives)."""
-    if window == 0:
-        return encode_instances(encoder, corpus, cache=False)
-    sentences, keep, meta = [], [], []
-    all_sentences = corpus.sentences
-    for i, sentence in enumerate(all_sentences):
-        if not sentence.instances:
-            continue
-        doc = document_of(sentence.id)
-        before = [s for s in all_sentences[max(0, i - window) : i] if document_of(s.id) == doc]
-        after = [s for s in all_sentences[i + 1 : i + 1 + window] if document_of(s.id) == doc]
-        offset = sum(len(s.words) for s in before)
-        words = [w for s in before for w in s.words] + list(sentence.words)
-        words += [w for s in after for w in s.words]
-        sentences.append(words)
-        keep.append(sorted({offset + inst.index for inst in sentence.instances}))
-        meta += [(len(sentences) - 1, offset + inst.index, inst) for inst in sentence.instances]
-    emb = encoder.encode(sentences, keep=keep, progress=True)
-    where = {(int(s), int(w)): r for r, (s, w) in enumerate(zip(emb.sentence_index,
-                                                                 emb.word_index))}  # fmt: skip
-    insts = [inst for _, _, inst in meta]
-    return InstanceSet(
-        corpus=corpus.name, sha256=getattr(corpus, "sha256", "") or "",
-        n_sentences=len(all_sentences), ids=tuple(i.id for i in insts),
-        lemmas=tuple(i.lemma for i in insts), pos=tuple(i.pos for i in insts),
-        keys=tuple(tuple(i.keys) for i in insts), embeddings=emb,
-        rows=np.array([where[(s, w)] for s, w, _ in meta], dtype=np.int64),
-    )  # fmt: skip
+from workbench.wsd.predict import encode_instances
 
 
 def main() -> None:
@@ -78,7 +38,7 @@ def main() -> None:
     index = bi.index(sorted({(i.lemma, i.pos) for _, i in test.instances()}))
     results = {}
     for window in [0, *(int(w) for w in args.window.split(","))]:
-        instances = with_context(bi.encoder, test, window)
+        instances = encode_instances(bi.encoder, test, cache=False, context=window)
         report = evaluate_wsd_model(bi.encoder, index, test, semcor, instances=instances)
         results[window] = report
         sets, zs = report["datasets"], report["zero_shot"]

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from workbench.corpora.readers import Corpus, Instance, Sentence
+from workbench.errors import InputError
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.disambiguate import instance_index
 from workbench.wsd.evaluate import (
@@ -18,7 +20,7 @@ from workbench.wsd.evaluate import (
     evaluate_corpus,
 )
 from workbench.wsd.opened import OpenedSystem
-from workbench.wsd.predict import encode_instances
+from workbench.wsd.predict import MAX_CONTEXT, document_of, encode_instances, instance_sequences
 from workbench.wsd.systems import open_system
 from workbench.wsd.systems.wordnet import WORDNET_SYSTEM
 
@@ -97,3 +99,35 @@ def test_evaluate_corpus_with_an_index_and_no_baselines(tiny_encoder, wordnet, t
     assert list(run.seconds) == ["encode toy", "predict toy"]
     assert run.evaluation.datasets[-1].baselines == {}
     assert run.evaluation.predictions == first.evaluation.predictions
+
+
+def test_context_reads_each_instance_with_its_documents_neighbours(wordnet):
+    """``context=1``: each sequence is the sentence with its document's sentence before and
+    after it, the instances' positions shifted by the words before; another document's
+    sentence is never read; 0 is the sentence alone; out of range is refused."""
+    test = _corpus(wordnet, "toy", 0)
+    other = Sentence("d001.s000", ("far", "away"), ("far", "away"), ("X", "X"), ())
+    test = Corpus("toy", (*test.sentences, other), sha256="toy-doc")
+    alone, keep0, _ = instance_sequences(test, 0)
+    assert alone == [list(s.words) for s in test.sentences[:3]]
+    seqs, keep, meta = instance_sequences(test, 1)
+    words = [list(s.words) for s in test.sentences[:3]]
+    assert seqs == [words[0] + words[1], words[0] + words[1] + words[2], words[1] + words[2]]
+    assert keep[0] == keep0[0] and keep[1] == [8 + p for p in keep0[1]]
+    assert keep[2] == [5 + p for p in keep0[2]]  # "far away" (d001) is not read with d000
+    for seq, position, inst in meta:
+        assert seqs[seq][position] == test.sentences[int(inst.id[6:9])].words[inst.index]
+    assert document_of("senseval2.d000.s001") == "senseval2.d000"
+    assert document_of("my-sentence") is None and document_of("a.b") is None
+    with pytest.raises(InputError, match="context must be 0 to"):
+        instance_sequences(test, MAX_CONTEXT + 1)
+
+
+def test_evaluate_corpus_with_context_scores_the_same_instances(tiny_encoder, wordnet):
+    test = _corpus(wordnet, "toy", 0)
+    system = open_system("wordnet", encoder=tiny_encoder, changes={"layers": "-1"})
+    alone = evaluate_corpus(system, test, wordnet, baselines=False)
+    read = evaluate_corpus(system, test, wordnet, baselines=False, context=1)
+    assert read.instances.ids == alone.instances.ids
+    first = alone.instances.vectors("-1")
+    assert not np.allclose(read.instances.vectors("-1"), first)  # the neighbours were read

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from workbench.bounds import COUNT, NON_NEGATIVE
+from workbench.bounds import COUNT, NON_NEGATIVE, Bound
 from workbench.cli import wsd_compare
 from workbench.cli.options import (
     add_former_name,
@@ -49,7 +49,7 @@ from workbench.wsd.evaluate import (
 )
 from workbench.wsd.levers import DEFAULT_LEVERS, TestTimeLevers
 from workbench.wsd.opened import OpenedSystem
-from workbench.wsd.predict import encode_instances
+from workbench.wsd.predict import MAX_CONTEXT, encode_instances
 from workbench.wsd.registry import system_note, system_of
 from workbench.wsd.report import (
     answers_name,
@@ -202,6 +202,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument(
         "--sweep", action="store_true", help="add the per-layer sweep (raw vs z-scored) to reports"
     )
+    e.add_argument(
+        "--context", type=number(Bound(low=0, high=MAX_CONTEXT, integer=True)), default=0,
+        metavar="N",
+        help="read each instance with N sentences of its document before and after its own "
+        "(the framework's sets keep their documents; default 0: the sentence alone)",
+    )  # fmt: skip
     e.add_argument(
         "--app-url", type=_app_url, default=APP_URL,
         help=f"the app's address, for the reports' links that open an error on its WSD page "
@@ -539,7 +545,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         tests.append(corpus)
         run = evaluate_corpus(opened, corpus, wordnet, training,
                               baselines=not args.no_baselines, threads=args.threads,
-                              on_stage=_say_stage_time)  # fmt: skip
+                              on_stage=_say_stage_time, context=args.context)  # fmt: skip
         seconds.update(run.seconds)
         test, this, result = run.instances, run.index, run.evaluation
         runs.append(run)
@@ -548,6 +554,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         bi = opened.biencoder
         model = bi.directory if bi is not None else opened.encoder.name
         levers = f"; levers: {opened.levers.label}" if opened.levers is not None else ""
+        if args.context:
+            levers += f"; context: {args.context} sentence(s) on each side"
         print(f"== {corpus.name}: system {system_of(this)} ({this.config.label}{levers}), "
               f"model {model}, trained on {this.training_.corpus}")  # fmt: skip
         rows = {d.name: d.system for d in result.datasets}
@@ -577,6 +585,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "system": {
                 **_system_facts(this),
                 **({"levers": opened.levers.describe()} if opened.levers is not None else {}),
+                **({"context": args.context} if args.context else {}),
             },
             **_provenance(opened, this, tests),
             "seconds": seconds,

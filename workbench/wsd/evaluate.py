@@ -332,6 +332,7 @@ def evaluate_corpus(
     threads: int | None = 1,
     progress: Progress = None,
     on_stage: Callable[[Stage], None] | None = None,
+    context: int = 0,
 ) -> CorpusEvaluation:
     """Evaluate a system on one test corpus, every stage included.
 
@@ -353,6 +354,8 @@ def evaluate_corpus(
         progress: passed to the encoding of the instances and of the index.
         on_stage: called with a :class:`Stage` as each stage starts and once it is done
             (no ``index`` stage when the system's index is in hand already).
+        context: sentences of each instance's document read with it on each side
+            (:func:`workbench.wsd.predict.instance_sequences`; 0: the sentence alone).
     """
     seconds: dict[str, float] = {}
 
@@ -365,7 +368,7 @@ def evaluate_corpus(
     label = f"encode {corpus.name}"
     stage("encode", label)
     t0 = time.perf_counter()
-    instances = encode_instances(system.encoder, corpus, progress)
+    instances = encode_instances(system.encoder, corpus, progress, context=context)
     stage("encode", label, time.perf_counter() - t0)
     if system.ready:
         index = system.index()

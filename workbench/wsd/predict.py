@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from workbench.corpora.readers import Corpus
+from workbench.corpora.readers import Corpus, Instance
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.embeddings import LayerwiseEmbeddings
 from workbench.encoding.rows import Progress
@@ -107,25 +107,72 @@ class InstanceSet:
         return TrainingInfo(self.corpus, self.sha256, self.n_sentences, n, tuple(restricted_to))
 
 
+#: The most sentences on each side an instance may be read with (``context`` of
+#: :func:`encode_instances`): three sentences each way already passes most encoders' length.
+MAX_CONTEXT = 3
+
+
+def document_of(sentence_id: str) -> str | None:
+    """The document of a framework sentence id (``senseval2.d000`` of
+    ``senseval2.d000.s001``), None for an id of another form (no document known)."""
+    head, _, last = sentence_id.rpartition(".")
+    return head if head and last[:1] == "s" and last[1:].isdigit() else None
+
+
+def instance_sequences(
+    corpus: Corpus, context: int = 0
+) -> tuple[list[list[str]], list[list[int]], list[tuple[int, int, Instance]]]:
+    """The word sequences that :func:`encode_instances` encodes for ``corpus``: one per sentence
+    with instances, that sentence's words with up to ``context`` sentences of the same document
+    before and after it (none where the ids name no document).
+
+    Returns:
+        ``(sequences, keep, meta)``: the words of each sequence, the sorted positions of its
+        instance words, and ``(sequence, position, instance)`` per instance in corpus order.
+
+    Example::
+
+        seqs, keep, meta = instance_sequences(load_dataset("semeval2007"), context=1)
+    """
+    if not 0 <= context <= MAX_CONTEXT:
+        raise InputError(
+            f"context must be 0 to {MAX_CONTEXT} sentences on each side, not {context}"
+        )
+    sentences = corpus.sentences
+    sequences: list[list[str]] = []
+    keep: list[list[int]] = []
+    meta: list[tuple[int, int, Instance]] = []
+    for i, sentence in enumerate(sentences):
+        if not sentence.instances:
+            continue
+        doc = document_of(sentence.id) if context else None
+        same = [] if doc is None else [
+            j for j in range(max(0, i - context), min(len(sentences), i + context + 1))
+            if j != i and document_of(sentences[j].id) == doc
+        ]  # fmt: skip
+        before = [w for j in same if j < i for w in sentences[j].words]
+        after = [w for j in same if j > i for w in sentences[j].words]
+        offset = len(before)
+        sequences.append([*before, *sentence.words, *after])
+        keep.append(sorted({offset + inst.index for inst in sentence.instances}))
+        meta += [(len(sequences) - 1, offset + inst.index, inst) for inst in sentence.instances]
+    return sequences, keep, meta
+
+
 def encode_instances(
     encoder: Encoder,
     corpus: Corpus,
     progress: Progress = None,
     cache: bool = True,
     store_dtype: str = "float32",
+    context: int = 0,
 ) -> InstanceSet:
     """Encode every hidden state of the instance words of ``corpus`` (sentences without an
     instance are skipped), through :func:`workbench.encoding.cache.encode_cached` unless ``cache``
-    is
-    False."""
-    sentences, keep, meta = [], [], []
-    for sentence in corpus.sentences:
-        if not sentence.instances:
-            continue
-        positions = sorted({inst.index for inst in sentence.instances})
-        sentences.append(list(sentence.words))
-        keep.append(positions)
-        meta += [(len(sentences) - 1, inst) for inst in sentence.instances]
+    is False; ``context``: read each instance's sentence with that many sentences of its
+    document on each side (:func:`instance_sequences`), its words' vectors taken where they
+    stand in that sequence."""
+    sentences, keep, meta = instance_sequences(corpus, context)
     if not meta:
         raise InputError(f"corpus '{corpus.name}' has no sense-annotated instances")
     if cache:
@@ -137,8 +184,8 @@ def encode_instances(
     where = {
         (int(s), int(w)): r for r, (s, w) in enumerate(zip(emb.sentence_index, emb.word_index))
     }
-    rows = np.array([where[(s, inst.index)] for s, inst in meta], dtype=np.int64)
-    insts = [inst for _, inst in meta]
+    rows = np.array([where[(s, position)] for s, position, _ in meta], dtype=np.int64)
+    insts = [inst for _, _, inst in meta]
     return InstanceSet(
         corpus=corpus.name,
         sha256=getattr(corpus, "sha256", "") or "",
