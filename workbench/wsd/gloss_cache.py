@@ -55,6 +55,13 @@ def text_digests(texts: Sequence[str]) -> np.ndarray:
     return out
 
 
+def digest_keys(digests: np.ndarray) -> list[bytes]:
+    """Each row of ``digests`` (``(n, 16)`` uint8) as the 16 bytes the in-memory index is keyed
+    by, sliced from one copy of the array's bytes."""
+    flat = np.ascontiguousarray(digests, dtype=np.uint8).tobytes()
+    return [flat[i : i + DIGEST_BYTES] for i in range(0, len(flat), DIGEST_BYTES)]
+
+
 class GlossCache:
     """The gloss vectors of one gloss encoder, on disk and in memory.
 
@@ -142,10 +149,10 @@ class GlossCache:
     def _add(self, digests: np.ndarray, vectors: np.ndarray) -> None:
         start = len(self._vectors)
         fresh: list[int] = []
-        for i, d in enumerate(digests):
-            key = d.tobytes()
-            if key not in self._rows:
-                self._rows[key] = start + len(fresh)
+        rows = self._rows
+        for i, key in enumerate(digest_keys(digests)):
+            if key not in rows:
+                rows[key] = start + len(fresh)
                 fresh.append(i)
         if fresh:
             self._vectors = np.concatenate([self._vectors, vectors[fresh]])
@@ -153,11 +160,12 @@ class GlossCache:
     def lookup(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(vectors (n, dim) float32, found (n,) bool)`` for ``texts``; rows not found are 0."""
         digests = text_digests(texts)
-        rows = np.array([self._rows.get(d.tobytes(), -1) for d in digests], dtype=np.int64)
+        keys = digest_keys(digests)
+        rows = np.array([self._rows.get(key, -1) for key in keys], dtype=np.int64)
         found = rows >= 0
         if not found.all():
             self.refresh()  # shards not read yet, or stored by another process meanwhile
-            rows = np.array([self._rows.get(d.tobytes(), -1) for d in digests], dtype=np.int64)
+            rows = np.array([self._rows.get(key, -1) for key in keys], dtype=np.int64)
             found = rows >= 0
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         out[found] = self._vectors[rows[found]]
