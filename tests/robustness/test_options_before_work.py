@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from workbench.cli import geometry as geometry_cli
 from workbench.cli import wsd as wsd_cli
 from workbench.cli.main import main
 from workbench.errors import DataError, InputError
@@ -187,3 +188,52 @@ def test_an_opened_system_checks_its_layers_when_its_encoder_loads(
         opened.index([("bank", "NOUN")])
     fine = open_system(system, str(tiny_model_dir), device="cpu", changes={"layers": "2"})
     assert fine.encoder.n_hidden == 3
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--workers", "3"],
+        ["--shard-size", "5"],
+        ["--address", "auto"],
+        ["--keep", "instances"],
+        ["--verify", "size"],
+        ["--connect-timeout", "5"],
+        ["--text-column", "body"],
+        ["--gpus-per-worker", "0"],
+        ["--cpus-per-worker", "2"],
+    ],  # fmt: skip
+    ids=lambda o: o[0],
+)
+def test_an_option_of_the_ray_engine_is_refused_for_a_local_run(option, tmp_path, capsys):
+    """``embed --workers 3`` (no ``--engine ray``) ran in this one process, the option
+    ignored: refused before the input is read, naming the option."""
+    (tmp_path / "in.txt").write_text("the bank rose\n")
+    argv = ["embed", str(tmp_path / "in.txt"), *option, "--out", str(tmp_path / "v.npz")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{option[0]}: option(s) of --engine ray" in err, err
+    assert not (tmp_path / "v.npz").exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        (["--layers", "0,9"], "Layer 9 does not exist"),
+        (["--rogue-layer", "9"], "--rogue-layer 9 is not analysed; choose from [0, 1, 2]"),
+        (["--layers", "0,2", "--rogue-layer", "1"], "--rogue-layer 1 is not analysed"),
+    ],  # fmt: skip
+    ids=["layers", "rogue-layer", "rogue-layer-not-kept"],
+)
+def test_geometry_layers_meet_the_model_before_the_corpus_is_read(
+    option, expected, tiny_model_dir, tmp_path, capsys, monkeypatch
+):
+    """``geometry --layers 99`` sampled the corpus first; ``--rogue-layer 99`` was refused by
+    the figure, after the whole analysis."""
+    read: list[object] = []
+    monkeypatch.setattr(geometry_cli, "load_reference_corpus", lambda *a: read.append(a))
+    argv = ["geometry", "--model", str(tiny_model_dir), "--device", "cpu", *option]
+    assert main([*argv, "--out", str(tmp_path / "g")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err, err
+    assert read == []
