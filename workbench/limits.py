@@ -32,6 +32,7 @@ import errno
 import json
 import math
 import os
+import shutil
 import stat
 import time
 import zipfile
@@ -102,6 +103,56 @@ def _bytes(size: float) -> str:
         if size >= 1 << shift:
             return f"{size / (1 << shift):.3g} {unit}"
     return f"{int(size)} bytes"
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def memory_available() -> int | None:
+    """Bytes of memory a new allocation can have now without swapping (Linux's
+    ``MemAvailable`` of ``/proc/meminfo``); None where the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def check_allocation(nbytes: int, what: str) -> None:
+    """Refuse an array of ``nbytes`` that the memory available now cannot hold, before it is
+    allocated: ``numpy`` would raise ``MemoryError`` at once, or the system would kill the
+    process while it fills the array.
+
+    Raises:
+        LimitError: naming ``what``, its size and the memory available.
+    """
+    available = memory_available()
+    if available is not None and nbytes > available:
+        raise LimitError(
+            f"{what} would take {_bytes(nbytes)}, more than the {_bytes(available)} of memory "
+            "available: keep fewer hidden states or a smaller dtype, or split the input"
+        )
+
+
+def check_disk(nbytes: int, folder: str | os.PathLike[str], what: str) -> None:
+    """Refuse a file of ``nbytes`` that the free space of the disk holding ``folder`` cannot
+    take, before it is made (a memory-mapped array fills it as it is written).
+
+    Raises:
+        LimitError: naming ``what``, its size and the space free.
+    """
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    if nbytes > free:
+        raise LimitError(
+            f"{what} would take {_bytes(nbytes)} on disk, more than the {_bytes(free)} free in "
+            f"{folder}: keep fewer hidden states or a smaller dtype, or split the input"
+        )
 
 
 # --------------------------------------------------------------------------- finite numbers

@@ -216,3 +216,19 @@ def test_a_batch_or_step_past_the_run_is_refused_on_resume(cut_run, field, value
     ckpt.save_tree(tree, path)  # true digests: the bound is what refuses it
     with pytest.raises(DataError, match=f"{value:,}"):
         finetune("seqcls", train, dev, CFG, out, model=str(base), progress=False, resume=True)
+
+
+def test_the_same_base_under_another_name_resumes_and_another_base_does_not(tmp_path):
+    """``--model tiny-bert`` then ``--resume --model /abs/path/tiny-bert``: one folder, two
+    spellings, was refused as "base differ". The fingerprint of the weights decides; a base
+    without one (a hub model not downloaded) is still compared by name."""
+    saved = {**IDENTITY, "base": "tiny-bert", "base_fingerprint": "f1"}
+    _saved(tmp_path, identity=saved)
+    ckpt.load_checkpoint(tmp_path, {**saved, "base": "/home/me/runs/tiny-bert"})
+    with pytest.raises(InputError, match="replaced since the run began"):
+        ckpt.load_checkpoint(tmp_path, {**saved, "base": "/home/me/runs/tiny-bert",
+                                        "base_fingerprint": "f2"})  # fmt: skip
+    unknown = {**IDENTITY, "base": "org/model", "base_fingerprint": ""}
+    _saved(tmp_path, identity=unknown)
+    with pytest.raises(InputError, match="base differ"):
+        ckpt.load_checkpoint(tmp_path, {**unknown, "base": "org/other"})

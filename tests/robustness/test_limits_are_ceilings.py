@@ -5,6 +5,7 @@ damage)."""
 from __future__ import annotations
 
 import io
+import shutil
 import socket
 import zipfile
 
@@ -12,7 +13,9 @@ import numpy as np
 import pytest
 
 from workbench import limits
+from workbench.cli.main import main
 from workbench.corpora.text import read_text_file
+from workbench.encoding import rows
 from workbench.errors import DataError, LimitError
 from workbench.finetune.training.activations import ActivationCache
 from workbench.wsd.gloss_cache import GlossCache
@@ -135,3 +138,32 @@ def test_an_activation_shard_past_a_lowered_limit_is_kept(tmp_path, monkeypatch)
     assert len(list(cache.folder.glob("*.npz"))) == 1
     monkeypatch.delenv("WORKBENCH_LIMIT_ARRAY_BYTES")
     assert ActivationCache(identity, 8, tmp_path).lookup(seqs)[1] == 1
+
+
+def test_vectors_past_the_memory_available_are_refused_before_they_are_allocated(monkeypatch):
+    """``embed`` on 10 MB of one-letter words asked numpy for 52.5 GiB and reached the
+    last-resort handler as ``MemoryError``: the size is known from the word count, and is
+    refused (one line, exit 2) before anything is encoded; a memory map past the disk's free
+    space the same way."""
+    monkeypatch.setattr("workbench.limits.memory_available", lambda: 1 << 20)
+    with pytest.raises(LimitError, match="5,242,880 words x 7 hidden states x 384 .* 52.5 GiB"):
+        rows.allocate((5_242_880, 7, 384), np.dtype(np.float32), None)
+    assert rows.allocate((10, 7, 384), np.dtype(np.float32), None).shape == (10, 7, 384)
+
+
+def test_a_memory_map_past_the_free_disk_is_refused_before_it_is_made(tmp_path, monkeypatch):
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr("workbench.limits.shutil.disk_usage", lambda p: usage._replace(free=1000))
+    with pytest.raises(LimitError, match="on disk, more than the 1000 bytes free"):
+        rows.allocate((1000, 7, 384), np.dtype(np.float32), tmp_path / "v.npy")
+    assert not (tmp_path / "v.npy").exists()
+
+
+def test_embed_of_millions_of_one_letter_words_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("workbench.limits.memory_available", lambda: 1 << 20)
+    (tmp_path / "words.txt").write_text("a " * 20000 + "\n")
+    code = main(["embed", str(tmp_path / "words.txt"), "--out", str(tmp_path / "v.npz"),
+                 "--no-cache", "--device", "cpu"])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("workbench: error: the vectors of 20,000 words")
+    assert "MemoryError" not in "\n".join(err) and not (tmp_path / "v.npz").exists()

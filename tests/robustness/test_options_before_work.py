@@ -9,13 +9,16 @@ import json
 import numpy as np
 import pytest
 
+from workbench.cli import geometry as geometry_cli
 from workbench.cli import wsd as wsd_cli
 from workbench.cli.main import main
 from workbench.errors import DataError, InputError
 from workbench.finetune.evaluation import compare
+from workbench.wsd import builds, predict
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.store import load_index, save_index
+from workbench.wsd.systems import open_system
 
 
 @pytest.fixture
@@ -105,3 +108,132 @@ def test_a_saved_index_whose_config_names_a_bad_correction_does_not_load(tmp_pat
     (path / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(DataError, match="correction must be one of"):
         load_index(path, info=info)
+
+
+# ---------------------------------------------------------------------- more of the round's members
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--index", "{idx}", "--system", "plain"],
+        ["disambiguate", "--index", "{idx}", "--system", "best", "--word", "bank", "The bank"],
+    ],
+    ids=["eval", "disambiguate"],
+)
+def test_a_system_beside_a_saved_index_is_refused_not_ignored(
+    argv, tmp_path, capsys, no_work, monkeypatch
+):
+    """``--system plain --index DIR`` answered with the index's own system, the option
+    silently dropped: it cannot apply, and says so."""
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    assert main(["wsd", *(a.format(idx=tmp_path / "idx") for a in argv)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot apply to a saved --index" in err, err
+    assert no_work == []
+
+
+@pytest.mark.parametrize("action", ["separation", "plot"])
+def test_a_min_count_below_what_a_separation_takes_is_refused_while_parsing(
+    action, tmp_path, capsys
+):
+    """``--min-count 1`` passed the parser, then was refused after the occurrences were read
+    and encoded (the separation takes 2 and up)."""
+    out = ["--out", str(tmp_path / "map.html")] if action == "plot" else []
+    assert main(["senses", action, "bank", "--source", "demo", "--min-count", "1", *out]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--min-count: must be an integer >= 2" in err, err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["layers", "--specs=-1;9", "--train", "{xml}", "--test", "{xml}"],
+        ["layers", "--specs=-9", "--train", "{xml}", "--test", "{xml}"],
+    ],
+    ids=["layer-9", "layer--9"],
+)
+def test_a_layer_the_model_lacks_is_refused_before_a_corpus_is_read(
+    argv, tiny_model_dir, tmp_path, capsys, monkeypatch
+):
+    """``wsd layers --specs 99`` encoded both corpora (SemCor: minutes) before the spec met the
+    model; the model's hidden states are known once it loads, before any corpus."""
+    (tmp_path / "x.data.xml").write_text("<corpus/>")
+    (tmp_path / "x.gold.key.txt").write_text("")
+    read: list[str] = []
+    for name in ("load_corpus", "encode_instances", "layer_sweep"):
+        monkeypatch.setattr(wsd_cli, name, lambda *a, _n=name, **k: read.append(_n))
+    args = [a.format(xml=tmp_path / "x.data.xml") for a in argv]
+    assert main(["wsd", *args, "--model", str(tiny_model_dir), "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not exist: this model has hidden states 0..2" in err
+    assert read == []
+
+
+@pytest.mark.parametrize(("system", "layers"), [("plain", "9"), ("best", "-9"), ("wordnet", "3")])
+def test_an_opened_system_checks_its_layers_when_its_encoder_loads(
+    system, layers, tiny_model_dir, monkeypatch
+):
+    """``wsd eval --system plain --layers 99`` encoded all of SemCor (15 minutes) before the
+    layer met the model: an opened system checks its index's layer spec as soon as its encoder
+    loads, before any word is encoded."""
+
+    def encoded(*a, **k):
+        raise AssertionError("encoded before the layer spec was checked")
+
+    monkeypatch.setattr(builds, "encode_instances", encoded)
+    monkeypatch.setattr(predict, "encode_instances", encoded)
+    opened = open_system(system, str(tiny_model_dir), device="cpu", changes={"layers": layers})
+    with pytest.raises(InputError, match=f"Layer {layers} does not exist"):
+        opened.index([("bank", "NOUN")])
+    fine = open_system(system, str(tiny_model_dir), device="cpu", changes={"layers": "2"})
+    assert fine.encoder.n_hidden == 3
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--workers", "3"],
+        ["--shard-size", "5"],
+        ["--address", "auto"],
+        ["--keep", "instances"],
+        ["--verify", "size"],
+        ["--connect-timeout", "5"],
+        ["--text-column", "body"],
+        ["--gpus-per-worker", "0"],
+        ["--cpus-per-worker", "2"],
+    ],  # fmt: skip
+    ids=lambda o: o[0],
+)
+def test_an_option_of_the_ray_engine_is_refused_for_a_local_run(option, tmp_path, capsys):
+    """``embed --workers 3`` (no ``--engine ray``) ran in this one process, the option
+    ignored: refused before the input is read, naming the option."""
+    (tmp_path / "in.txt").write_text("the bank rose\n")
+    argv = ["embed", str(tmp_path / "in.txt"), *option, "--out", str(tmp_path / "v.npz")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{option[0]}: option(s) of --engine ray" in err, err
+    assert not (tmp_path / "v.npz").exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        (["--layers", "0,9"], "Layer 9 does not exist"),
+        (["--rogue-layer", "9"], "--rogue-layer 9 is not analysed; choose from [0, 1, 2]"),
+        (["--layers", "0,2", "--rogue-layer", "1"], "--rogue-layer 1 is not analysed"),
+    ],  # fmt: skip
+    ids=["layers", "rogue-layer", "rogue-layer-not-kept"],
+)
+def test_geometry_layers_meet_the_model_before_the_corpus_is_read(
+    option, expected, tiny_model_dir, tmp_path, capsys, monkeypatch
+):
+    """``geometry --layers 99`` sampled the corpus first; ``--rogue-layer 99`` was refused by
+    the figure, after the whole analysis."""
+    read: list[object] = []
+    monkeypatch.setattr(geometry_cli, "load_reference_corpus", lambda *a: read.append(a))
+    argv = ["geometry", "--model", str(tiny_model_dir), "--device", "cpu", *option]
+    assert main([*argv, "--out", str(tmp_path / "g")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err, err
+    assert read == []

@@ -169,6 +169,74 @@ def test_index_rows_that_do_not_fit_their_meta_are_refused(tmp_path, change, exp
         load_index(path)
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("rows", -1, "10 rows, where meta.json says -1"),
+        ("rows", 10**30, "10 rows, where meta.json says 1000000000000000000000000000000"),
+        ("rows", True, "10 rows, where meta.json says true"),
+        ("rows_by_origin", {"centroid": 41}, "rows by origin"),
+    ],
+)
+def test_rows_that_disagree_with_the_counts_meta_json_declares_are_refused(
+    tmp_path, field, value, expected
+):
+    """``meta.json`` says how many rows the index holds, of each origin: ``senses.npz`` holds
+    that many, or the two files are not one index."""
+    path = _index(tmp_path, "idx")
+    meta = json.loads((path / "meta.json").read_text())
+    meta[field] = value
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(DataError, match=f"senses.npz does not fit its meta.json: {expected}"):
+        load_index(path)
+
+
+@pytest.mark.parametrize("stem", [CORRECTION_STEM, FORMER_CORRECTION_STEM])
+def test_a_correction_beside_a_config_of_none_is_refused(tmp_path, stem):
+    """Rows built through a z-score, a config edited to ``none``: queries would go in
+    uncorrected against corrected rows (it answered, wrongly)."""
+    path = _index(tmp_path, "idx", correction="zscore")
+    if stem == FORMER_CORRECTION_STEM:
+        for ext in ("npz", "json"):
+            (path / f"{CORRECTION_STEM}.{ext}").rename(path / f"{stem}.{ext}")
+    meta = json.loads((path / "meta.json").read_text())
+    meta["config"]["correction"] = "none"
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(DataError, match=f"holds a saved correction \\({stem}.json, {stem}.npz\\)"):
+        load_index(path)
+    assert load_index(_index(tmp_path, "plain", correction="none")).correction_ is None
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda a: a.update(scale=np.zeros_like(a["scale"])), "scale holds 8 value"),
+        (lambda a: a["scale"].__setitem__(0, -1.0), "scale holds 1 value"),
+    ],
+    ids=["zero-scale", "negative-scale"],
+)
+def test_a_saved_z_score_whose_scale_is_not_positive_is_refused(tmp_path, change, expected):
+    """A z-score divides by its scale: 0 made infinite and NaN scores that answered (with a
+    numpy warning); the digest redone, as a careful editor would."""
+    z = make_correction("zscore").fit(np.random.default_rng(0).normal(size=(9, DIM)))
+    npz, meta = z.save(tmp_path / "z")
+    with np.load(npz) as data:
+        arrays = {k: data[k] for k in data.files}
+    change(arrays)
+    np.savez(npz, **arrays)
+    info = json.loads(meta.read_text())
+    info["npz_sha256"] = sha256_file(npz)
+    meta.write_text(json.dumps(info))
+    with pytest.raises(DataError, match=f"not a usable saved zscore correction \\({expected}"):
+        load_correction(tmp_path / "z")
+    info["params"]["zero_variance"] = "bogus"
+    np.savez(npz, **{**arrays, "scale": np.ones(DIM)})
+    info["npz_sha256"] = sha256_file(npz)
+    meta.write_text(json.dumps(info))
+    with pytest.raises(DataError, match="zero_variance is 'bogus'"):
+        load_correction(tmp_path / "z")
+
+
 @pytest.mark.parametrize("dim", ["8", 0, -8, True])
 def test_an_index_whose_encoder_width_is_no_width_is_refused(tmp_path, dim):
     path = _index(tmp_path, "idx")

@@ -15,6 +15,7 @@ import pytest
 from webapp.caches.indexes import system_options
 from workbench.cli.main import build_parser
 from workbench.cli.wsd import system_help
+from workbench.errors import InputError
 from workbench.wsd.registry import PACKAGED_FINGERPRINT
 from workbench.wsd.systems import missing_systems, offered_systems, open_system
 from workbench.wsd.systems.base import System
@@ -57,7 +58,11 @@ def test_an_added_system_is_offered_by_the_app_and_opened_by_the_door(added, tin
     assert list(options)[-1] == NAME and NAME in offered_systems(None)
     assert NAME not in missing_systems(None)  # offered everywhere, as WordNet's glosses are
     opened = open_system(NAME, encoder=tiny_encoder)  # nothing loads here
-    assert opened.name == NAME and opened.describe()["description"] == added.description
+    assert opened.name == NAME and opened.description == added.description
+    # WordNet's gloss settings read the last four layers, which the 2-layer model lacks:
+    # refused when its encoder is first used, before a gloss is encoded
+    with pytest.raises(InputError, match="Layer -4 does not exist"):
+        opened.describe()
 
 
 def test_without_it_nothing_names_it():

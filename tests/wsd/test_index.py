@@ -340,8 +340,12 @@ def test_a_saved_index_with_a_correction_answers_one_occurrence(tmp_path, correc
     assert len(predict(back, query, ["w1"], ["NOUN"])) == 1
     scores = back.candidate_scores(query[0], "w1", "NOUN")
     assert set(scores.keys) == {"w1%1:00:00::", "w1%1:00:01::"}
-    # fitting a correction still needs a spread: one training vector is refused, by name
+    # fitting a correction still needs a spread: one training vector is refused, naming the
+    # correction and the corpus (it said "X: need at least two vectors, got 1")
     single = SenseIndex(SenseIndexConfig(layers="-1", correction=correction))
     if correction != "none":
-        with pytest.raises(InputError, match="two vectors"):
-            single.fit(vecs[:1], keys[:1], info=INFO)
+        expected = (
+            f"a {correction} correction is fitted on the training vectors, and one.xml gives 1"
+        )
+        with pytest.raises(InputError, match=expected):
+            single.fit(vecs[:1], keys[:1], info=INFO, training=TrainingInfo("one.xml", "a", 1, 1))

@@ -25,6 +25,20 @@ from workbench.errors import DataError, InputError, OutputError
 from workbench.fileio import input_problem, same_file
 from workbench.outputs import claim_file
 
+#: The options of ``--engine ray`` by destination, with their defaults: one given to a local
+#: run (another value than its default) is refused instead of being ignored.
+RAY_ONLY: dict[str, object] = {
+    "address": None,
+    "connect_timeout": 30.0,
+    "workers": None,
+    "cpus_per_worker": 1,
+    "gpus_per_worker": None,
+    "shard_size": 2000,
+    "text_column": "text",
+    "keep": "all",
+    "verify": "sha256",
+}
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -76,46 +90,56 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     ray.add_argument(
         "--address",
-        default=None,
+        default=RAY_ONLY["address"],
         help="Ray cluster: host:port of `ray start --head`, or 'auto' for the one started on "
         "this machine (default: a local Ray for this job)",
     )
     ray.add_argument(
         "--connect-timeout",
         type=number(POSITIVE),
-        default=30.0,
+        default=RAY_ONLY["connect_timeout"],
         metavar="SECONDS",
         help="how long to wait for a cluster at --address host:port before giving up (default 30)",
     )
     ray.add_argument(
         "--workers",
         type=number(COUNT),
-        default=None,
+        default=RAY_ONLY["workers"],
         help="actors, one encoder each (default: fill)",
     )
-    ray.add_argument("--cpus-per-worker", type=number(COUNT), default=1, help="CPUs per actor")
+    ray.add_argument(
+        "--cpus-per-worker",
+        type=number(COUNT),
+        default=RAY_ONLY["cpus_per_worker"],
+        help="CPUs per actor",
+    )
     ray.add_argument(
         "--gpus-per-worker",
         type=number(NON_NEGATIVE),
-        default=None,
+        default=RAY_ONLY["gpus_per_worker"],
         help="GPUs per actor (default: 1 if any)",
     )
     ray.add_argument(
         "--shard-size",
         type=number(COUNT),
-        default=2000,
+        default=RAY_ONLY["shard_size"],
         help="input lines / rows / sentences per shard",
     )
     ray.add_argument(
-        "--text-column", default="text", help="the Parquet column or JSON field of a sentence"
+        "--text-column",
+        default=RAY_ONLY["text_column"],
+        help="the Parquet column or JSON field of a sentence",
     )
     ray.add_argument(
-        "--keep", choices=KEEPS, default="all", help="rows: every word, or XML instances only"
+        "--keep",
+        choices=KEEPS,
+        default=RAY_ONLY["keep"],
+        help="rows: every word, or XML instances only",
     )
     ray.add_argument(
         "--verify",
         choices=("sha256", "size"),
-        default="sha256",
+        default=RAY_ONLY["verify"],
         help="how a rerun checks the shards already on disk before keeping them",
     )
     p.set_defaults(func=cmd_embed)
@@ -216,6 +240,12 @@ def cmd_embed(args: argparse.Namespace) -> int:
         return embed_on_ray(args)
     if len(args.inputs) > 1:
         raise InputError("several inputs need --engine ray (or one workbench embed per file)")
+    given = [f"--{k.replace('_', '-')}" for k, v in RAY_ONLY.items() if getattr(args, k) != v]
+    if given:  # silently ignored before: `--workers 8` ran in this one process
+        raise InputError(
+            f"{' '.join(given)}: option(s) of --engine ray, which this run (--engine local) "
+            "does not use; add --engine ray or leave them out"
+        )
     args.input = args.inputs[0]
     out = check_outputs([args.input], args.out, args.overwrite)  # before any work
     layers = layer_list(args.layers)

@@ -28,7 +28,7 @@ from workbench.cli.options import (
 from workbench.corpora.reference import load_reference_corpus, sample_corpus
 from workbench.encoding.cache import encode_cached
 from workbench.encoding.encoder import Encoder
-from workbench.errors import OutputError
+from workbench.errors import InputError, OutputError
 from workbench.fileio import named_path
 from workbench.geometry.analysis import GeometryConfig, analyze_layers, check_config
 from workbench.geometry.correction import saved_paths
@@ -157,10 +157,15 @@ def run(args: argparse.Namespace) -> int:
     layers = layer_list(args.layers)
     check_outputs(args)
     start = time.perf_counter()
+    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
+    kept = enc.check_layers(layers)  # --layers 99 met the model after the corpus was sampled
+    if args.rogue_layer is not None and args.rogue_layer not in kept:  # and --rogue-layer 99
+        raise InputError(  # after the whole analysis
+            f"--rogue-layer {args.rogue_layer} is not analysed; choose from {list(kept)}"
+        )
     corpus = load_reference_corpus(args.corpus, args.data_dir)
     sample = sample_corpus(corpus, args.sample or None, args.sample_unit, args.seed)
     _log(f"corpus {corpus.name}: {sample.n_sentences} sentences, {sample.n_words} words sampled")
-    enc = Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
     emb = encode_cached(enc, sample.words, layers=layers)
     _log(f"encoded with {enc.name} in {time.perf_counter() - start:.1f}s; measuring ...")
 

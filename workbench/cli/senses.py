@@ -45,7 +45,11 @@ from workbench.errors import InputError
 from workbench.geometry.correction import Correction
 from workbench.geometry.corrections import CORRECTION_LABELS, CORRECTIONS
 from workbench.geometry.reference import fit_correction
-from workbench.geometry.separation import LayerSeparation, separation_by_layer
+from workbench.geometry.separation import (
+    LEAST_MIN_COUNT,
+    LayerSeparation,
+    separation_by_layer,
+)
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.outputs import claim_files
 from workbench.reports.tables import Table
@@ -70,6 +74,10 @@ from workbench.viz.sense_views import (
     sense_view,
     words_view,
 )
+
+#: ``--min-count``: an integer from the least a separation takes
+#: (:data:`~workbench.geometry.separation.LEAST_MIN_COUNT`), checked before anything is read.
+SENSE_COUNT = Bound(low=LEAST_MIN_COUNT, integer=True)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -98,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sep.add_argument("--correction", choices=CORRECTIONS, default="zscore",
                      help="correction measured beside raw vectors (default zscore)")  # fmt: skip
     sep.add_argument(
-        "--min-count", type=number(COUNT), default=2, help="least occurrences of a sense"
+        "--min-count", type=number(SENSE_COUNT), default=2, help="least occurrences of a sense"
     )
     sep.add_argument("--json", type=path_arg, default=None, help="write the table as JSON")
     sep.add_argument("--csv", type=path_arg, default=None, help="write the table as CSV")
@@ -132,7 +140,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     plot.add_argument("--min-dist", type=number(PROBABILITY), default=0.1, help="UMAP min_dist")
     plot.add_argument(
-        "--min-count", type=number(COUNT), default=2, help="least occurrences of a sense"
+        "--min-count", type=number(SENSE_COUNT), default=2, help="least occurrences of a sense"
     )
     plot.set_defaults(func=run_plot)
 

@@ -88,7 +88,7 @@ def _system_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--system",
         choices=tuple(SYSTEMS),
-        default=DEFAULT_SYSTEM,
+        default=None,  # DEFAULT_SYSTEM where none is given: refused beside a saved --index
         help=system_help(),
     )
 
@@ -268,6 +268,11 @@ def _encoder(args):
     return Encoder(model=args.model, device=args.device, dtype=args.dtype, pooling=args.pooling)
 
 
+def _system_name(args) -> str:
+    """``--system``, or the default system where none is given."""
+    return args.system if args.system is not None else DEFAULT_SYSTEM
+
+
 def _given_options(args) -> list[str]:
     """The index options given on the command line, as flags."""
     return [f"--{k.replace('_', '-')}" for k in OVERRIDES if getattr(args, k, None) is not None]
@@ -282,9 +287,14 @@ def _check_system_options(args) -> None:
     options = _given_options(args)
     index = getattr(args, "index", None)
     levers = _levers(args)
-    system = get_system(args.system)
+    system = get_system(_system_name(args))
+    if index is not None and args.system is not None:
+        raise InputError(
+            f"--system {args.system} cannot apply to a saved --index: the index answers as "
+            "the system it was built as; leave one of them out"
+        )
     if levers is not None and (index is not None or not system.is_biencoder):
-        where = "a saved --index" if index is not None else f"--system {args.system}"
+        where = "a saved --index" if index is not None else f"--system {system.name}"
         raise InputError(
             f"--smoothing and --prior are test-time levers of the bi-encoder; {where} has "
             "none: leave them out"
@@ -334,7 +344,7 @@ def _open(
     the training corpus ``train``, on ``--model``. Nothing loads until the system is used; the
     caller says its note once the input is known to be good."""
     return open_system(
-        folder if folder is not None else args.system,
+        folder if folder is not None else _system_name(args),
         args.model,
         device=args.device,
         dtype=args.dtype,
@@ -632,15 +642,16 @@ def cmd_layers(args: argparse.Namespace) -> int:
     inputs = check_inputs(
         [(args.train, None), (args.test, None)], None, args.out, args.json, args.overwrite
     )
+    enc = _encoder(args)
+    specs = args.specs.split(";") if args.specs else default_specs(enc.n_hidden)
+    sweep_configs(specs, args.corrections, enc.n_hidden)  # layers the model has, before a read
     seconds: dict[str, float] = {}
     train_corpus = _timed("load training", seconds, load_corpus, args.train)
     test_corpus = _timed("load test", seconds, load_corpus, args.test)
     claim_reports(args, [f"wsd-layers-{test_corpus.name}"], [], inputs,
                   [args.json] if args.json is not None else [])  # fmt: skip
-    enc = _encoder(args)
     training = _timed(f"encode {train_corpus.name}", seconds, encode_instances, enc, train_corpus)
     test = _timed(f"encode {test_corpus.name}", seconds, encode_instances, enc, test_corpus)
-    specs = args.specs.split(";") if args.specs else default_specs(enc.n_hidden)
     wordnet = load_wordnet()
     points = _timed(
         "sweep", seconds, layer_sweep, training, test, EncoderInfo.of(enc), specs,
@@ -666,6 +677,7 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
 
 def cmd_disambiguate(args: argparse.Namespace) -> int:
+    _check_system_options(args)
     check_inputs([], args.index)
     # a position in ASCII digits; anything else ("²", "٣") is a word to find
     target = int(args.word) if args.word.isascii() and args.word.isdigit() else args.word

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from workbench.encoding.alignment import run_starts
-from workbench.errors import InputError
+from workbench.errors import InputError, LimitError
+from workbench.limits import check_allocation, check_disk
 
 Progress = bool | Callable[[float], None] | None
 AUTO_PROGRESS_MIN_WORDS = 5_000  # a progress bar appears by itself from this many words on
@@ -117,11 +118,25 @@ def allocate(
 
     ``np.empty``, not ``np.zeros``: every row is written anyway, and zeroed memory costs page
     faults (docs/benchmarks.md, "Extraction").
+
+    Raises:
+        LimitError: an array in memory larger than the memory available now
+            (:func:`workbench.limits.check_allocation`), or a memory map larger than the disk's
+            free space (:func:`workbench.limits.check_disk`): a text of millions of one-letter
+            words asks for tens of GiB of vectors, refused before anything is encoded.
     """
+    n_words, n_layers, dim = shape
+    nbytes = int(np.prod(shape, dtype=np.float64)) * dtype.itemsize
+    what = f"the vectors of {n_words:,} words x {n_layers} hidden states x {dim} ({dtype})"
     if out is None:
-        return np.empty(shape, dtype=dtype)
+        check_allocation(nbytes, what)
+        try:
+            return np.empty(shape, dtype=dtype)
+        except MemoryError as exc:  # more than the system lends, whatever it said it had
+            raise LimitError(f"cannot allocate the vectors of {n_words:,} words: {exc}") from exc
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
+    check_disk(nbytes, path.parent, what)
     return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
 
 

@@ -144,6 +144,12 @@ class Correction:
     def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
         raise NotImplementedError
 
+    def state_problem(self) -> str | None:
+        """Why the learned arrays (read back from a file) cannot be this correction's, in
+        words; None when they can. The base class has nothing to add to the layout checks;
+        a subclass refuses values its transform cannot use (a z-score's scale of 0)."""
+        return None
+
     # ------------------------------------------------------------------ contract
     def fit(self: _P, X: Any, y: Any = None, *, provenance: Provenance | None = None) -> _P:
         """Learn the correction from reference vectors ``X`` and return ``self``.

@@ -54,7 +54,8 @@ def load_correction(path: str | os.PathLike[str]) -> Correction:
     Raises:
         DataError: missing or unreadable files, a ``.json`` that is not what ``save`` writes
             (truncated, not an object, a missing or mistyped field, an unknown kind or
-            parameter), or an ``.npz`` that does not match its ``.json``.
+            parameter), an ``.npz`` that does not match its ``.json``, or learned values the
+            correction cannot use (:meth:`~workbench.geometry.correction.Correction.state_problem`).
     """
     npz, meta = saved_paths(path)
     if not npz.is_file() or not meta.is_file():
@@ -86,6 +87,11 @@ def load_correction(path: str | os.PathLike[str]) -> Correction:
             f"{meta}: a field is missing or wrong ({type(exc).__name__}: {exc})"
         ) from exc
     _check_saved_shapes(obj, npz, meta)
+    problem = obj.state_problem()
+    if problem is not None:
+        raise DataError(
+            f"{npz}: not a usable saved {obj.name} correction ({problem}); refit and save"
+        )
     return obj
 
 
@@ -204,6 +210,18 @@ class Standardizer(Correction):
             raise InputError(f"dimensions {np.flatnonzero(const)[:10].tolist()} have sigma = 0")
         scale = np.where(const, 1.0, np.sqrt(var))
         return {"mean": mean, "scale": scale, "var": var, "zero_variance": const}
+
+    def state_problem(self) -> str | None:
+        """A scale that is not positive (a z-score divides by it: infinite or NaN vectors), or
+        a policy for constant dimensions that is none of ``center``, ``zero``, ``error``."""
+        if self.zero_variance not in ("center", "zero", "error"):
+            return f"zero_variance is {self.zero_variance!r}, not center, zero or error"
+        scale = np.asarray(self.scale_)
+        if scale.size and not (scale > 0).all():
+            return (
+                f"scale holds {int((~(scale > 0)).sum())} value(s) <= 0 (a z-score divides by it)"
+            )
+        return None
 
     def _transform_layer(self, x: np.ndarray, state: Mapping[str, np.ndarray]) -> np.ndarray:
         z = (x - state["mean"]) / state["scale"]

@@ -112,6 +112,11 @@ class Separation:
         return {s.label: s.n for s in self.senses}
 
 
+#: The least ``min_count`` a separation takes: a sense of one occurrence has no neighbour of
+#: its own sense, and no silhouette (the command line's ``--min-count`` is bounded by it).
+LEAST_MIN_COUNT = 2
+
+
 def _check(vectors: np.ndarray, labels: Sequence[str], ndim: int) -> np.ndarray:
     x = np.asarray(vectors, dtype=np.float32)
     shape = "(n_occurrences, dim)" if ndim == 2 else "(n_occurrences, n_layers, dim)"
@@ -151,8 +156,8 @@ def sense_separation(
         >>> round(s.nn_accuracy, 2), s.silhouette > 0.9
         (1.0, True)
     """
-    if min_count < 2:
-        raise InputError(f"min_count must be at least 2, got {min_count}")
+    if min_count < LEAST_MIN_COUNT:
+        raise InputError(f"min_count must be at least {LEAST_MIN_COUNT}, got {min_count}")
     x = _check(vectors, labels, 2)
     labels_arr = np.asarray([str(lab) for lab in labels], dtype=object)
     names, counts = np.unique(labels_arr[labels_arr != ""], return_counts=True)

@@ -220,17 +220,25 @@ def default_specs(n_hidden: int) -> tuple[str, ...]:
     return (*(str(i) for i in range(n_hidden)), "last4-sum")
 
 
-def sweep_configs(specs: Sequence[str], corrections: Sequence[str]) -> list[SenseIndexConfig]:
+def sweep_configs(
+    specs: Sequence[str], corrections: Sequence[str], n_hidden: int | None = None
+) -> list[SenseIndexConfig]:
     """The index configs of a sweep, every layer spec x correction, each checked
-    (:class:`~workbench.wsd.config.SenseIndexConfig`): what :func:`layer_sweep` builds, known
-    good before anything is encoded.
+    (:class:`~workbench.wsd.config.SenseIndexConfig`), and each spec's layers against a model
+    of ``n_hidden`` hidden states where given: what :func:`layer_sweep` builds, known good
+    before anything is encoded.
 
     Raises:
-        InputError: a layer spec or a correction that is not one (named).
+        InputError: a layer spec or a correction that is not one, or a layer the model does
+            not have (named).
     """
     if not specs or not corrections:
         raise InputError("a sweep needs at least one layer spec and one correction")
-    return [SenseIndexConfig(layers=s, correction=c) for s in specs for c in corrections]
+    configs = [SenseIndexConfig(layers=s, correction=c) for s in specs for c in corrections]
+    if n_hidden is not None:
+        for spec in specs:
+            LayerSpec.parse(spec).resolve(n_hidden)
+    return configs
 
 
 def layer_sweep(

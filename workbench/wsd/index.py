@@ -178,6 +178,12 @@ class SenseIndex:
             return self
         if post is not None:
             source = training or TrainingInfo()
+            if len(vectors) < 2:  # the correction's own words were "X: need at least two"
+                raise InputError(
+                    f"a {cfg.correction} correction is fitted on the training vectors, and "
+                    f"{source.corpus or 'the training corpus'} gives {len(vectors)}: it needs "
+                    "at least 2 (choose correction none, or a larger training corpus)"
+                )
             prov = source.provenance(info, cfg.layers)
             vectors = np.asarray(
                 post.fit(vectors, provenance=prov).transform(vectors), dtype=np.float32

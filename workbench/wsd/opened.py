@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.encoding.encoder import Encoder
+from workbench.encoding.pooling import LayerSpec
 from workbench.encoding.rows import Progress
 from workbench.wsd.biencoder import BIENCODER_DESCRIPTION, BiEncoder
 from workbench.wsd.builds import SystemProgress
@@ -69,6 +70,9 @@ class OpenedSystem:
             (:mod:`workbench.wsd.levers`; None: none).
         description: one line for reports: the named system's description
             (:class:`workbench.wsd.systems.base.System`), else :data:`CALLER_SETTINGS`.
+        layers: the layer spec its index reads (None: none to check, a saved index or the
+            bi-encoder): checked against the model as soon as the encoder loads, before a
+            word is encoded (a layer 99 of a 6-layer model is refused before SemCor is read).
     """
 
     def __init__(
@@ -86,6 +90,7 @@ class OpenedSystem:
         say: SystemProgress = None,
         levers: TestTimeLevers | None = None,
         description: str = CALLER_SETTINGS,
+        layers: str | None = None,
     ) -> None:
         if (whole is None) == (for_lemmas is None):
             raise ValueError("an opened system has either a whole index or one for lemmas")
@@ -101,6 +106,7 @@ class OpenedSystem:
         self._say = say
         self.levers = levers
         self.description = description
+        self.layers = layers
         self._index: SenseIndex | None = None
         self._lock = threading.Lock()
 
@@ -135,13 +141,19 @@ class OpenedSystem:
     @functools.cached_property
     def encoder(self) -> Encoder:
         """The encoder whose word vectors the system reads (the bi-encoder's context encoder),
-        loaded on first use."""
+        loaded on first use; the index's layer spec (:attr:`layers`) is checked against it then.
+
+        Raises:
+            InputError: a layer the model does not have."""
         if self.biencoder is not None:
             return self.biencoder.encoder
         enc = self._encoder
         if enc is None:
             raise ValueError(f"the {self.name} system was opened without an encoder")
-        return enc if isinstance(enc, Encoder) else enc()
+        loaded = enc if isinstance(enc, Encoder) else enc()
+        if self.layers is not None:
+            LayerSpec.parse(self.layers).resolve(loaded.n_hidden)
+        return loaded
 
     @property
     def pos_probe(self) -> PosProbe | None:
@@ -157,7 +169,7 @@ class OpenedSystem:
                              biencoder=self._biencoder, pos_probe=probe,
                              builds_ahead=self.builds_ahead, inputs=self.inputs,
                              say=self._say, levers=self.levers,
-                             description=self.description)  # fmt: skip
+                             description=self.description, layers=self.layers)  # fmt: skip
         other._index = self._index
         return other
 

@@ -16,7 +16,9 @@ import dataclasses
 import json
 import os
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -148,12 +150,16 @@ def _read(path: Path, arrays: tuple[str, ...]) -> tuple[dict, TrainingInfo, dict
 
 
 def rows_problem(
-    arrays: dict[str, np.ndarray], encoder: EncoderInfo, config: SenseIndexConfig
+    arrays: dict[str, np.ndarray],
+    encoder: EncoderInfo,
+    config: SenseIndexConfig,
+    meta: Mapping[str, Any] | None = None,
 ) -> str | None:
     """Why the arrays of ``senses.npz`` cannot be the rows of an index of this encoder and
     config, in words; None when they can: one key, vector, origin and count per row, vectors
     ``(n, dim)`` (``2 * dim`` with gloss concatenation) of the encoder's width, origins of
-    :data:`~workbench.wsd.index.ORIGINS`, counts whole and 0 and up."""
+    :data:`~workbench.wsd.index.ORIGINS`, counts whole and 0 and up, and as many rows (of each
+    origin) as ``meta`` (``meta.json``: ``rows``, ``rows_by_origin``) says where it says."""
     keys, vectors = arrays["keys"], arrays["vectors"]
     origin, counts = arrays["origin"], arrays["counts"]
     if not isinstance(encoder.dim, int) or isinstance(encoder.dim, bool) or encoder.dim < 1:
@@ -178,6 +184,14 @@ def rows_problem(
         return f"an origin outside 0 to {len(ORIGINS) - 1}"
     if n and counts.min() < 0:
         return f"a negative occurrence count ({int(counts.min())})"
+    meta = meta or {}
+    if "rows" in meta and (isinstance(meta["rows"], bool) or meta["rows"] != n):
+        return f"{n} rows, where meta.json says {json.dumps(meta['rows'])[:40]}"
+    declared = meta.get("rows_by_origin")
+    if declared is not None:
+        held = dict(zip(ORIGINS, np.bincount(origin, minlength=len(ORIGINS)).tolist()))
+        if declared != held:
+            return f"rows by origin {held}, where meta.json says {json.dumps(declared)[:120]}"
     return None
 
 
@@ -198,7 +212,13 @@ def load_index(
 ) -> SenseIndex:
     """Read an index written by :func:`save_index`; refuse it (MismatchError) if the encoder
     ``info`` describes (``EncoderInfo.of(encoder)``) or ``layers`` differ from the ones it was
-    built with."""
+    built with.
+
+    Raises:
+        DataError: not a readable index; a correction that disagrees with the config (another
+            kind, layer spec or encoder; one present where the config says ``none``); rows
+            that do not fit ``meta.json`` (:func:`rows_problem`).
+    """
     path = Path(path)
     meta, training, arrays = _read(path, ARRAYS)
     try:
@@ -208,7 +228,17 @@ def load_index(
         raise DataError(f"{path} is not a workbench sense index ({exc})") from exc
     index.training_ = training
     index.correction_ = None
-    if index.config.correction != "none":
+    if index.config.correction == "none":
+        # rows built through a correction answer wrongly when queries go in uncorrected
+        left = [name for stem in (CORRECTION_STEM, FORMER_CORRECTION_STEM)
+                for name in (f"{stem}.json", f"{stem}.npz") if (path / name).exists()]  # fmt: skip
+        if left:
+            raise DataError(
+                f"{path} holds a saved correction ({', '.join(left)}) where its meta.json says "
+                "correction 'none': its rows and config disagree; train the index again "
+                "(workbench wsd train)"
+            )
+    else:
         saved = path / CORRECTION_STEM
         if not saved.with_suffix(".json").is_file():
             saved = path / FORMER_CORRECTION_STEM
@@ -220,7 +250,7 @@ def load_index(
                 "train the index again (workbench wsd train)"
             )
         index.correction_ = correction
-    problem = rows_problem(arrays, index.encoder_, index.config)
+    problem = rows_problem(arrays, index.encoder_, index.config, meta)
     if problem is not None:
         raise DataError(f"{path / 'senses.npz'} does not fit its meta.json: {problem}")
     keys = tuple(arrays["keys"].tolist())

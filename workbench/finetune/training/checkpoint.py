@@ -343,8 +343,13 @@ def load_checkpoint(directory: Path, identity: dict) -> dict:
 def _same(key: str, saved: dict, identity: dict) -> bool:
     """Whether a checkpoint's identity entry ``key`` is this run's. Of the ``options`` only
     this run's are compared: a checkpoint of an earlier version records every task's options
-    in one flat dict (another task's at their defaults, which did nothing)."""
+    in one flat dict (another task's at their defaults, which did nothing). The base is the
+    same when the fingerprints of its weights are, whatever its name (``runs/base`` and
+    ``/home/me/runs/base`` are one folder); without fingerprints its name decides."""
     mine, theirs = identity.get(key), saved.get(key)
+    fingerprints = saved.get("base_fingerprint"), identity.get("base_fingerprint")
+    if key == "base" and all(fingerprints) and fingerprints[0] == fingerprints[1]:
+        return True
     if key == "options" and isinstance(mine, dict) and isinstance(theirs, dict):
         return all(k in theirs and theirs[k] == v for k, v in mine.items())
     return theirs == mine

@@ -82,7 +82,7 @@ class SemCorCentroids(System):
 
             return OpenedSystem(self.name, enc, whole=semcor, note=note, pos_probe=None,
                                 builds_ahead=True, inputs=((corpus, None),), say=request.say,
-                                description=self.description)  # fmt: skip
+                                description=self.description, layers=config.layers)  # fmt: skip
         train, gold = corpus, request.gold
 
         def trained(enc: Encoder, progress: Progress, said: SystemProgress) -> Any:
@@ -90,7 +90,7 @@ class SemCorCentroids(System):
 
         return OpenedSystem(answering, enc, whole=trained, note=note, pos_probe=None,
                             inputs=((corpus, gold),), say=request.say,
-                            description=description)  # fmt: skip
+                            description=description, layers=config.layers)  # fmt: skip
 
 
 #: ``best``: SemCor centroids + propagation + definition glosses.

@@ -49,7 +49,7 @@ def open_glosses(
         return wordnet_index(enc, lemmas, wordnet, config, progress)
 
     return OpenedSystem(name, encoder, for_lemmas=glosses, note=note, pos_probe=None,
-                        description=description)  # fmt: skip
+                        description=description, layers=config.layers)  # fmt: skip
 
 
 @dataclass(frozen=True)
