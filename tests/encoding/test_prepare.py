@@ -16,9 +16,11 @@ from workbench.encoding.models import default_model_path
 from workbench.encoding.pipeline.stream import chunk_bounds
 from workbench.encoding.prepare import (
     CHECK_SENTENCES,
+    MAX_WORD_CHARS,
     Prepared,
     Preparer,
     WordPieceTable,
+    capped_words,
     prepare,
 )
 from workbench.errors import InputError
@@ -236,3 +238,15 @@ def test_word_spans_are_each_words_subword_range_in_its_sentence(minilm_tokenize
     spans = prep.word_spans().tolist()
     expected = [[int(o[j]), int(o[j + 1])] for o in prep.offsets for j in range(len(o) - 1)]
     assert spans == expected and spans[1] == [1, 4] and spans[3][0] == 0
+
+
+def test_a_word_past_the_character_cap_is_read_as_its_first_characters(default_encoder):
+    """A word of 20,000 characters is tokenized as its first MAX_WORD_CHARS (its vectors those
+    of the cut word, the others unchanged); sentences of ordinary words pass as they are."""
+    plain = [["He", "sat", "on", "the", "bank"]]
+    assert capped_words(plain) is plain
+    huge = "ab" * 10_000
+    whole = default_encoder.encode([["a", huge, "bank"]]).vectors
+    cut = default_encoder.encode([["a", huge[:MAX_WORD_CHARS], "bank"]]).vectors
+    assert np.array_equal(whole, cut)
+    assert [len(w) for w in capped_words([["a", huge]])[0]] == [1, MAX_WORD_CHARS]

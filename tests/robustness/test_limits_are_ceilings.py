@@ -16,7 +16,8 @@ from workbench import limits
 from workbench.cli.main import main
 from workbench.corpora.text import read_text_file
 from workbench.encoding import rows
-from workbench.errors import DataError, LimitError
+from workbench.encoding.exported.store import RECORD_FILE, read_export
+from workbench.errors import CacheError, DataError, LimitError
 from workbench.finetune.training.activations import ActivationCache
 from workbench.wsd.gloss_cache import GlossCache
 
@@ -167,3 +168,21 @@ def test_embed_of_millions_of_one_letter_words_is_one_line(tmp_path, capsys, mon
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1].startswith("workbench: error: the vectors of 20,000 words")
     assert "MemoryError" not in "\n".join(err) and not (tmp_path / "v.npz").exists()
+
+
+def test_an_export_record_past_a_lowered_json_limit_is_refused_and_kept(tmp_path, monkeypatch):
+    """An ONNX export's ``export.json`` over a lowered JSON limit is a LimitError (refused for
+    this run), not damage: the export is not removed and made again; a record that is not
+    JSON still is damage (CacheError, removed by the caller)."""
+    folder = tmp_path / "f412054b280245dd-float32-opset17-v1"
+    folder.mkdir()
+    record = folder / RECORD_FILE
+    record.write_text('{"fingerprint": "f412054b280245dd", "dtype": "float32"}', encoding="utf-8")
+    monkeypatch.setenv("WORKBENCH_LIMIT_JSON_BYTES", "10")
+    with pytest.raises(LimitError, match="over the limit"):
+        read_export(folder, "f412054b280245dd", "float32", 17)
+    assert record.is_file()
+    monkeypatch.delenv("WORKBENCH_LIMIT_JSON_BYTES")
+    record.write_text("{not json", encoding="utf-8")
+    with pytest.raises(CacheError, match="not valid JSON"):
+        read_export(folder, "f412054b280245dd", "float32", 17)

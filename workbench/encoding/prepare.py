@@ -314,6 +314,7 @@ class Preparer:
             InputError: a word maps to no subword and the tokenizer has no unknown token.
         """
         unk, window_tokens = self.unk, self.window_tokens
+        sentences = capped_words(sentences)
         pieces = self.table.lay_out(sentences) if self.table is not None else None
         if pieces is None:
             pieces, cut, unknown = _in_context(self.tokenizer, sentences, unk, window_tokens, first)
@@ -345,6 +346,26 @@ def merged_notes(cut: list[str], unknown: list[str]) -> list[str]:
             f"token: {shown}{more}"
         )
     return notes
+
+
+#: The most characters of one word the tokenizer reads: a longer word is cut to its first
+#: this many before tokenizing (WordPiece already reads a word over 100 characters as its
+#: unknown token; a tokenizer's memory grows with a word's length, tens of bytes a character).
+MAX_WORD_CHARS = 1000
+
+
+def capped_words(sentences: list[list[str]]) -> list[list[str]]:
+    """``sentences`` with every word over :data:`MAX_WORD_CHARS` characters cut to that many
+    (the same list when none is: the usual case costs one length scan a sentence).
+
+    Example::
+
+        >>> [len(w) for w in capped_words([["a", "x" * 5000]])[0]]
+        [1, 1000]
+    """
+    if all(max(map(len, words), default=0) <= MAX_WORD_CHARS for words in sentences):
+        return sentences
+    return [[w[:MAX_WORD_CHARS] for w in words] for words in sentences]
 
 
 def prepare(

@@ -36,7 +36,7 @@ from typing import Any
 
 from workbench.encoding.digests import file_sha256
 from workbench.encoding.models import DIGESTS, default_cache_dir
-from workbench.errors import CacheError
+from workbench.errors import CacheError, DataError, LimitError
 from workbench.fileio import atomic_path, remove_path, sha256_file, temporary_path
 from workbench.limits import read_json
 
@@ -156,11 +156,19 @@ def read_export(folder: Path, fingerprint: str, dtype: str, opset: int) -> Expor
         CacheError: the folder holds an export of something else, or a file is missing,
             truncated or changed since it was recorded (the caller removes it and makes it
             again).
+        LimitError: ``export.json`` is past the JSON limit (``WORKBENCH_LIMIT_JSON_BYTES``):
+            refused for this run, the export kept.
     """
     record_path = folder / RECORD_FILE
     if not record_path.is_file():
         return None
-    record = ExportRecord.from_dict(read_json(record_path, error=CacheError))
+    try:
+        data = read_json(record_path)
+    except LimitError:
+        raise  # a lowered limit: refused for this run, never taken for damage
+    except DataError as exc:
+        raise CacheError(str(exc)) from exc
+    record = ExportRecord.from_dict(data)
     asked = (fingerprint, dtype, opset, FORMAT)
     found = (record.fingerprint, record.dtype, record.opset, record.format)
     if found != asked:
