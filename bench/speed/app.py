@@ -53,9 +53,10 @@ Run:  python -m bench run app [--points 5000] [--repeats 3] [--only umap|switch|
 9. Reruns per interaction (``--only interactions``): each page's common widget changes (word,
    correction, search, Geometry's corpus, Senses' side by side, the corpus map's predicted
    colours; the Senses page's layer switch is part 2), once the server's preload is done, warm,
-   median of back-and-forth pairs, the first time apart; beside the floor of the same run,
-   measured before and after the pages: a bare Streamlit app whose radio choice redraws its one
-   plotly heatmap.
+   median of back-and-forth pairs, the first time apart; beside the floors of the same run,
+   measured before and after the pages: a bare Streamlit app whose widget redraws its one
+   plotly heatmap, one per widget kind (radio, selectbox, text box, toggle), each interaction
+   against the floor of its widget's kind and against the radio floor.
 10. The corpus map in the browser (``--only map --map-sentences 2000 6000 0``): SemCor's first N
    sentences (0 = all), seconds to draw and to answer a search, Chromium's memory, frame
    intervals while panning, per renderer (plotly; Embedding Atlas when installed). Maps made

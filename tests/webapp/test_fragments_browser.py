@@ -1,4 +1,5 @@
-"""Controls that rerun only their part of the page (``webapp.layout.fragment``), in a real
+"""Controls that rerun only their part of the page (``webapp.layout.fragment``: Explore's view,
+Geometry's correction, the Senses view, the WSD page's sentence and word), in a real
 browser (Debian's headless Chromium driven by Playwright) at 1280x800: each changes what it
 governs, keeps the page's URL and its "copy link" control in step (one control, its link
 carrying the new value), and the link reopens the same view; no traceback, no widget warning.
@@ -98,4 +99,30 @@ def test_senses_side_by_side_and_back_keeps_the_url_in_step(browser, server):
     _idle(page)
     assert _query(page.url)["compare"] == "0"
     _fine(page)
+    page.close()
+
+
+def test_wsd_s_word_reruns_its_answer_and_keeps_the_link_in_step(browser, server):
+    page = new_page(browser, SLOW_MS)
+    page.goto(f"{server}/wsd?index=system%3Awordnet")
+    page.locator('[data-testid="stAlert"]', has_text="bank%").first.wait_for()
+    _idle(page)
+    box = page.get_by_label("Word", exact=True)
+    box.fill("river")
+    box.press("Enter")
+    page.locator('[data-testid="stAlert"]', has_text="river%").first.wait_for()
+    _idle(page)
+    assert _query(page.url)["word"] == "river"
+    link = _copied_link(page)
+    assert _query(link)["word"] == "river" and _query(link)["system"] == "wordnet"
+    assert page.get_by_role("tab", name="Evaluation").count() == 1  # the page around it stays
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 1  # one chart, not two
+    _fine(page)
+    again = new_page(browser, SLOW_MS)
+    again.goto(link)
+    again.locator('[data-testid="stAlert"]', has_text="river%").first.wait_for()
+    _idle(again)
+    assert _query(again.url)["word"] == "river"
+    _fine(again)
+    again.close()
     page.close()

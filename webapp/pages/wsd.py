@@ -114,8 +114,13 @@ if opened.builds_ahead:  # a SemCor system's index: loaded, or built once in the
 
 one, evaluation = st.tabs(["One sentence", "Evaluation"])
 
+
 # ------------------------------------------------------------------ one sentence
-with one:
+@webapp.layout.fragment
+def one_sentence() -> None:
+    """The sentence, the word, its POS and the answer, and the page's link: these controls
+    rerun this alone (the system, the sidebar and the Evaluation tab are the page's last full
+    run's)."""
     c1, c2, c3 = st.columns([4, 1, 1])
     st.session_state.setdefault("wsd_text", WSD_TEXT)
     st.session_state.setdefault("wsd_word", WSD_WORD)
@@ -234,7 +239,11 @@ with one:
             f"({plain(result.config)}). A sense with fewer than {FEW_OCCURRENCES} training "
             "occurrences is flagged when chosen."
         )
-webapp.urlstate.link_control(PARAMS, None, "this sentence, word and system", area=share)
+    webapp.urlstate.link_control(PARAMS, None, "this sentence, word and system", area=share)
+
+
+with one:
+    one_sentence()
 
 # ------------------------------------------------------------------ evaluation
 with evaluation:

@@ -17,31 +17,35 @@ import numpy as np
 import plotly.graph_objects as go
 
 from workbench.errors import InputError
+from workbench.figure_dicts import figure, named_template
 from workbench.geometry.corrections import CORRECTION_LABELS
 
 if TYPE_CHECKING:
     from workbench.geometry.analysis import GeometryResult
 
 
+def _layout(title: str, x_title: str, y_title: str, **more: object) -> dict:
+    """The figures' common layout: a title, axis titles, plotly's white template, 420 px."""
+    return {"title": {"text": title}, "xaxis": {"title": {"text": x_title}},
+            "yaxis": {"title": {"text": y_title}}, "template": named_template("plotly_white"),
+            "height": 420, **more}  # fmt: skip
+
+
 def anisotropy_figure(result: GeometryResult) -> go.Figure:
     """Anisotropy by layer, one line per correction, error bars = 1.96 standard errors."""
-    fig = go.Figure()
+    data = []
     for c in result.corrections:
         ms = [result.get(c, layer).anisotropy for layer in result.layers]
-        fig.add_trace(
-            go.Scatter(
-                x=list(result.layers), y=[m.value for m in ms], mode="lines+markers",
-                name=CORRECTION_LABELS[c],
-                error_y={"type": "data", "array": [1.96 * m.sem for m in ms], "visible": True},
-            )
-        )  # fmt: skip
-    fig.add_hline(y=0, line={"color": "#888", "width": 1, "dash": "dot"})
-    fig.update_layout(
-        title="Anisotropy by layer (expected cosine of random word pairs)",
-        xaxis_title="layer (0 = embedding output)", yaxis_title="expected cosine",
-        template="plotly_white", height=420,
-    )  # fmt: skip
-    return fig
+        data.append({
+            "type": "scatter", "x": list(result.layers), "y": [m.value for m in ms],
+            "mode": "lines+markers", "name": CORRECTION_LABELS[c],
+            "error_y": {"type": "data", "array": [1.96 * m.sem for m in ms], "visible": True},
+        })  # fmt: skip
+    zero = {"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": 0, "y1": 0, "yref": "y",
+            "line": {"color": "#888", "width": 1, "dash": "dot"}}  # fmt: skip
+    layout = _layout("Anisotropy by layer (expected cosine of random word pairs)",
+                     "layer (0 = embedding output)", "expected cosine", shapes=[zero])  # fmt: skip
+    return figure(data, layout)
 
 
 def similarity_figure(result: GeometryResult, correction: str = "none") -> go.Figure:
@@ -54,37 +58,30 @@ def similarity_figure(result: GeometryResult, correction: str = "none") -> go.Fi
         "intra-sentence": [r.intra_similarity.value for r in rows],
         "intra-sentence adj.": [r.intra_similarity_adjusted.value for r in rows],
     }
-    fig = go.Figure()
+    data = []
     for name, values in series.items():
         dash = "dash" if name.endswith("adj.") else "solid"
         y = [None if not math.isfinite(v) else v for v in values]
-        fig.add_trace(go.Scatter(x=list(result.layers), y=y, name=name, line={"dash": dash}))
-    fig.update_layout(
-        title=f"Similarity measures by layer ({CORRECTION_LABELS[correction]} vectors)",
-        xaxis_title="layer", yaxis_title="cosine", template="plotly_white", height=420,
-    )  # fmt: skip
-    return fig
+        data.append({"type": "scatter", "x": list(result.layers), "y": y, "name": name,
+                     "line": {"dash": dash}})  # fmt: skip
+    title = f"Similarity measures by layer ({CORRECTION_LABELS[correction]} vectors)"
+    return figure(data, _layout(title, "layer", "cosine"))
 
 
 def rogue_figure(result: GeometryResult, layer: int) -> go.Figure:
     """Each dimension's contribution to the expected cosine at ``layer``, per correction."""
     if layer not in result.layers:
         raise InputError(f"layer {layer} was not analysed; choose from {list(result.layers)}")
-    fig = go.Figure()
     shown = {"none", "zscore"} & set(result.corrections) or {result.corrections[0]}
+    data = []
     for c in result.corrections:
         contrib = result.get(c, layer).rogue.contributions
-        fig.add_trace(
-            go.Bar(
-                x=np.arange(contrib.size), y=contrib, name=CORRECTION_LABELS[c],
-                visible=True if c in shown else "legendonly",
-            )
-        )  # fmt: skip
-    fig.update_layout(
-        title=f"Rogue dimensions: contribution of each dimension to the expected cosine, "
-        f"layer {layer}",
-        xaxis_title="dimension", yaxis_title="mean of u_i v_i / (|u| |v|)", barmode="overlay",
-        template="plotly_white", height=420,
-    )  # fmt: skip
-    fig.update_traces(opacity=0.7)
-    return fig
+        data.append({
+            "type": "bar", "x": np.arange(contrib.size), "y": contrib,
+            "name": CORRECTION_LABELS[c], "visible": True if c in shown else "legendonly",
+            "opacity": 0.7,
+        })  # fmt: skip
+    title = (f"Rogue dimensions: contribution of each dimension to the expected cosine, "
+             f"layer {layer}")  # fmt: skip
+    layout = _layout(title, "dimension", "mean of u_i v_i / (|u| |v|)", barmode="overlay")
+    return figure(data, layout)

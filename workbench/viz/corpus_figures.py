@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from workbench.errors import InputError
 from workbench.escaping import plotly_text
+from workbench.figure_dicts import figure
 from workbench.viz.corpus_map import CorpusMap
 from workbench.viz.plotting import color_map
 
@@ -77,36 +78,40 @@ def corpus_figure(
     counts = {c: int((labels == c).sum()) for c in order}
     order = sorted(order, key=lambda c: -counts[c]) + [c for c in (NONE, OTHER) if c in labels]
     colours = {**color_map(order), OTHER: "#c8c8c8", NONE: "#dddddd"}
-    kind = go.Scattergl if len(table) >= WEBGL_FROM else go.Scatter
+    kind = "scattergl" if len(table) >= WEBGL_FROM else "scatter"
     size = 3 if len(table) >= 100_000 else 5 if len(table) >= WEBGL_FROM else 7
     words = _plotly_texts(table["word"])
     detail = _plotly_texts(table["lemma"] + " · " + table["pos"] + " · " + table["sense"])
-    fig = go.Figure()
+    data = []
     x, y = cmap.coords[rows, 0], cmap.coords[rows, 1]
     for name in order:
         mine = labels == name
-        fig.add_trace(kind(
-            x=x[mine], y=y[mine], mode="markers", name=plotly_text(f"{name} ({int(mine.sum()):,})"),
-            marker=dict(color=colours[name], size=size, opacity=0.75), customdata=rows[mine],
-            text=words[mine], hovertext=detail[mine],
-            hovertemplate="<b>%{text}</b><br>%{hovertext}<extra></extra>",
-        ))  # fmt: skip
+        data.append({
+            "type": kind, "x": x[mine], "y": y[mine], "mode": "markers",
+            "name": plotly_text(f"{name} ({int(mine.sum()):,})"),
+            "marker": {"color": colours[name], "size": size, "opacity": 0.75},
+            "customdata": rows[mine], "text": words[mine], "hovertext": detail[mine],
+            "hovertemplate": "<b>%{text}</b><br>%{hovertext}<extra></extra>",
+        })  # fmt: skip
     found = np.asarray(found, dtype=np.int64)
     if len(found):
         every = cmap.table.iloc[found]
-        fig.add_trace(kind(
-            x=cmap.coords[found, 0], y=cmap.coords[found, 1], mode="markers",
-            name=f"found ({len(found):,})",
-            marker=dict(color="rgba(0,0,0,0)", size=size + 6, line=dict(color="black", width=2)),
-            customdata=found, text=_plotly_texts(every["word"]),
-            hovertext=_plotly_texts(every["lemma"] + " · " + every["pos"] + " · " + every["sense"]),
-            hovertemplate="<b>%{text}</b><br>%{hovertext}<extra></extra>",
-        ))  # fmt: skip
-    fig.update_layout(
-        title=dict(text=plotly_text(title), x=0, xanchor="left"), height=720, dragmode="lasso",
-        legend=dict(title=plotly_text(legend or colour), itemsizing="constant"),
-        margin=dict(t=50, l=10, r=10, b=10), hoverlabel=dict(align="left"),
-    )  # fmt: skip
-    fig.update_xaxes(showticklabels=False, title="")
-    fig.update_yaxes(showticklabels=False, title="", scaleanchor="x", scaleratio=1)
-    return fig
+        data.append({
+            "type": kind, "x": cmap.coords[found, 0], "y": cmap.coords[found, 1],
+            "mode": "markers", "name": f"found ({len(found):,})",
+            "marker": {"color": "rgba(0,0,0,0)", "size": size + 6,
+                       "line": {"color": "black", "width": 2}},
+            "customdata": found, "text": _plotly_texts(every["word"]),
+            "hovertext": _plotly_texts(every["lemma"] + " · " + every["pos"] + " · "
+                                       + every["sense"]),
+            "hovertemplate": "<b>%{text}</b><br>%{hovertext}<extra></extra>",
+        })  # fmt: skip
+    hidden = {"showticklabels": False, "title": {"text": ""}}
+    layout = {
+        "title": {"text": plotly_text(title), "x": 0, "xanchor": "left"}, "height": 720,
+        "dragmode": "lasso",
+        "legend": {"title": {"text": plotly_text(legend or colour)}, "itemsizing": "constant"},
+        "margin": {"t": 50, "l": 10, "r": 10, "b": 10}, "hoverlabel": {"align": "left"},
+        "xaxis": hidden, "yaxis": {**hidden, "scaleanchor": "x", "scaleratio": 1},
+    }  # fmt: skip
+    return figure(data, layout)

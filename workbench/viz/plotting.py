@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -25,6 +26,7 @@ from plotly.subplots import make_subplots
 
 from workbench.errors import InputError
 from workbench.escaping import plotly_text
+from workbench.figure_dicts import axis_names, colorscale, figure, subplot_row
 
 #: Colours for categories (senses): colour-blind-friendly first, then more.
 PALETTE: tuple[str, ...] = tuple(qualitative.Safe) + tuple(qualitative.Dark24)
@@ -109,25 +111,26 @@ def similarity_heatmaps(
             zrange = (min(float(np.floor(low * 10) / 10), 0.9), 1.0)
     size = 14 if n_cols <= 8 else 12 if n_cols <= 13 else 10 if n_cols <= 26 else 0
     size = size if show_values else 0
-    fig = make_subplots(
-        rows=1, cols=len(panels), subplot_titles=[plotly_text(t) for t, _ in panels],
-        shared_yaxes=True, horizontal_spacing=0.04,
-    )  # fmt: skip
+    layout = subplot_row([plotly_text(t) for t, _ in panels], horizontal_spacing=0.04,
+                         shared_yaxes=True)  # fmt: skip
     rows = [plotly_text(_short(r, 40)) for r in row_labels]
+    columns = [plotly_text(x) for x in layer_labels]
+    data = []
     for i, (_, sim) in enumerate(panels, start=1):
-        fig.add_trace(
-            go.Heatmap(
-                z=np.asarray(sim, dtype=float), x=[plotly_text(x) for x in layer_labels], y=rows,
-                zmin=zrange[0], zmax=zrange[1], colorscale=SIMILARITY_SCALE,
-                showscale=i == len(panels), colorbar=dict(title="cosine"),
-                texttemplate="%{z:.2f}" if size else "", textfont=dict(size=size or None),
-                hovertemplate="layer %{x}<br>%{y}<br>cosine %{z:.3f}<extra></extra>",
-            ),  # fmt: skip
-            row=1, col=i,
-        )  # fmt: skip
-        fig.update_xaxes(title_text="layer", type="category", row=1, col=i)
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_layout(height=max(300, 120 + 28 * n_rows), font=_FONT, margin=dict(t=60))
+        xaxis, yaxis = axis_names(i)
+        data.append({
+            "type": "heatmap", "z": np.asarray(sim, dtype=float), "x": columns, "y": rows,
+            "zmin": zrange[0], "zmax": zrange[1], "colorscale": colorscale(SIMILARITY_SCALE),
+            "showscale": i == len(panels), "colorbar": {"title": {"text": "cosine"}},
+            "texttemplate": "%{z:.2f}" if size else "", "textfont": {"size": size or None},
+            "hovertemplate": "layer %{x}<br>%{y}<br>cosine %{z:.3f}<extra></extra>",
+            "xaxis": xaxis, "yaxis": yaxis,
+        })  # fmt: skip
+        axis = layout["xaxis" if i == 1 else f"xaxis{i}"]
+        axis.update(title={"text": "layer"}, type="category")
+        layout["yaxis" if i == 1 else f"yaxis{i}"].update(autorange="reversed", type="category")
+    layout.update(height=max(300, 120 + 28 * n_rows), font=dict(_FONT), margin={"t": 60})
+    fig = figure(data, layout)
     return fig
 
 
@@ -169,34 +172,38 @@ def _scatter_traces(
     names: Mapping[str, str],
     centroids: bool,
     legend: bool,
-) -> list[go.Scatter | go.Scatter3d]:
+) -> list[dict[str, Any]]:
+    """One scatter trace per label (and the centroids'), as plotly's dicts
+    (:mod:`workbench.figure_dicts`)."""
     three_d = coords.shape[1] == 3
-    kind = go.Scatter3d if three_d else go.Scatter
+    kind = "scatter3d" if three_d else "scatter"
     labels_arr = np.asarray(labels, dtype=object)
     hover_arr = np.asarray(hover, dtype=object)
     traces = []
     for lab in dict.fromkeys(labels):
         m = labels_arr == lab
         xyz = dict(zip("xyz", coords[m].T, strict=False))
-        traces.append(kind(
-            **xyz, mode="markers", name=plotly_text(_short(names.get(lab, lab), 60)),
-            legendgroup=lab, showlegend=legend,
-            marker=dict(size=5 if three_d else 9, color=colors[lab],
-                        line=dict(width=0.5, color="white")),
-            text=hover_arr[m].tolist(), hovertemplate="%{text}<extra></extra>",
-            customdata=np.flatnonzero(m),  # each point's row: a selection names its rows
-        ))  # fmt: skip
+        traces.append({
+            "type": kind, **xyz, "mode": "markers",
+            "name": plotly_text(_short(names.get(lab, lab), 60)), "legendgroup": lab,
+            "showlegend": legend,
+            "marker": {"size": 5 if three_d else 9, "color": colors[lab],
+                       "line": {"width": 0.5, "color": "white"}},
+            "text": hover_arr[m].tolist(), "hovertemplate": "%{text}<extra></extra>",
+            "customdata": np.flatnonzero(m),  # each point's row: a selection names its rows
+        })  # fmt: skip
     if centroids:
         unique, cents = label_centroids(coords, labels)
         xyz = dict(zip("xyz", cents.T, strict=False))
-        traces.append(kind(
-            **xyz, mode="markers", name="sense centroid", showlegend=legend,
-            marker=dict(symbol="diamond" if three_d else "x", size=9 if three_d else 16,
-                        color=[colors[u] for u in unique],
-                        line=dict(width=0 if three_d else 2, color="black")),
-            text=[plotly_text(names.get(u, u)) for u in unique],
-            hovertemplate="centroid of %{text}<extra></extra>",
-        ))  # fmt: skip
+        traces.append({
+            "type": kind, **xyz, "mode": "markers", "name": "sense centroid",
+            "showlegend": legend,
+            "marker": {"symbol": "diamond" if three_d else "x", "size": 9 if three_d else 16,
+                       "color": [colors[u] for u in unique],
+                       "line": {"width": 0 if three_d else 2, "color": "black"}},
+            "text": [plotly_text(names.get(u, u)) for u in unique],
+            "hovertemplate": "centroid of %{text}<extra></extra>",
+        })  # fmt: skip
     return traces
 
 
@@ -225,19 +232,21 @@ def sense_scatter(
     """
     coords = _check_scatter(coords, labels, hover)
     colors = color_map([*(categories or []), *labels])
-    fig = go.Figure(_scatter_traces(coords, labels, hover, colors, names or {}, centroids, True))
-    fig.update_layout(
-        title=plotly_text(title) + (f"<br><sup>{plotly_text(subtitle)}</sup>" if subtitle else ""),
-        font=_FONT, height=620, legend=dict(title="sense", itemsizing="constant"),
-        hoverlabel=dict(align="left"), margin=dict(t=60),
-    )  # fmt: skip
+    traces = _scatter_traces(coords, labels, hover, colors, names or {}, centroids, True)
+    heading = plotly_text(title) + (f"<br><sup>{plotly_text(subtitle)}</sup>" if subtitle else "")
+    layout: dict[str, Any] = {
+        "title": {"text": heading}, "font": dict(_FONT), "height": 620,
+        "legend": {"title": {"text": "sense"}, "itemsizing": "constant"},
+        "hoverlabel": {"align": "left"}, "margin": {"t": 60},
+    }  # fmt: skip
     if coords.shape[1] == 2:
-        fig.update_xaxes(showticklabels=False, title="")
-        fig.update_yaxes(showticklabels=False, title="", scaleanchor="x", scaleratio=1)
+        layout["xaxis"] = {"showticklabels": False, "title": {"text": ""}}
+        layout["yaxis"] = {"showticklabels": False, "title": {"text": ""}, "scaleanchor": "x",
+                           "scaleratio": 1}  # fmt: skip
     else:  # the axes of a projection carry no meaning
-        hidden = dict(showticklabels=False, title="")
-        fig.update_scenes(xaxis=hidden, yaxis=hidden, zaxis=hidden)
-    return fig
+        hidden = {"showticklabels": False, "title": {"text": ""}}
+        layout["scene"] = {"xaxis": hidden, "yaxis": dict(hidden), "zaxis": dict(hidden)}
+    return figure(traces, layout)
 
 
 #: Height of a legend line in :func:`small_multiples` (at the figures' font size), and the most
@@ -346,39 +355,43 @@ def candidate_bars(
     label = [
         plotly_text(f"{names[i]}  {_short(glosses[i], 40)}".strip()) for i in range(len(names))
     ]
-    fig = go.Figure()
+    data: list[dict[str, Any]] = []
     for name, rows, colour, pattern in groups:
         if not rows:
             continue
-        fig.add_trace(go.Bar(
-            x=[float(scores[i]) for i in rows], y=[label[i] for i in rows], orientation="h",
-            name=plotly_text(name), marker=dict(color=colour, pattern_shape=pattern),
-            text=[f"{float(scores[i]):.3f}" for i in rows], textposition="auto",
-            customdata=[wrap_html(plotly_text(glosses[i])) for i in rows],
-            hovertemplate="%{y}<br>score %{x:.3f}<br>%{customdata}<extra>" + plotly_text(name)
+        data.append({
+            "type": "bar", "x": [float(scores[i]) for i in rows], "y": [label[i] for i in rows],
+            "orientation": "h", "name": plotly_text(name),
+            "marker": {"color": colour, "pattern": {"shape": pattern}},
+            "text": [f"{float(scores[i]):.3f}" for i in rows], "textposition": "auto",
+            "customdata": [wrap_html(plotly_text(glosses[i])) for i in rows],
+            "hovertemplate": "%{y}<br>score %{x:.3f}<br>%{customdata}<extra>" + plotly_text(name)
             + "</extra>",
-        ))  # fmt: skip
+        })  # fmt: skip
     order = [label[i] for _, rows, _, _ in groups for i in rows]  # top to bottom
     if chosen in names:
         at = names.index(chosen)
-        fig.add_trace(go.Scatter(  # the mark, right of the bar's end (of 0 for a negative one)
-            x=[max(float(scores[at]), 0.0)], y=[label[at]], mode="text", name="the answer",
-            showlegend=False, text=["  ★ the answer"], textposition="middle right",
-            textfont=dict(color=ANSWER_COLOUR, size=15), hoverinfo="skip",
-        ))  # fmt: skip
-    fig.update_yaxes(categoryorder="array", categoryarray=order, autorange="reversed")
-    fig.update_layout(title=plotly_text(title), font=_FONT, xaxis_title=plotly_text(x_title),
-                      barmode="overlay",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
-                      height=max(260, 110 + 36 * len(names)), margin=dict(l=10, t=90))  # fmt: skip
+        data.append({  # the mark, right of the bar's end (of 0 for a negative one)
+            "type": "scatter", "x": [max(float(scores[at]), 0.0)], "y": [label[at]],
+            "mode": "text", "name": "the answer", "showlegend": False,
+            "text": ["  ★ the answer"], "textposition": "middle right",
+            "textfont": {"color": ANSWER_COLOUR, "size": 15}, "hoverinfo": "skip",
+        })  # fmt: skip
     lo, hi = float(np.min(scores)), float(np.max(scores))
     if lo > 0 and hi > lo:  # close positive scores: zoom in so that differences show
         start = max(0.0, lo - 0.5 * (hi - lo))
-        fig.update_xaxes(range=[start, hi + 0.25 * (hi - start)])
-        fig.update_layout(xaxis_title=plotly_text(f"{x_title} (axis starts at {start:.2f})"))
+        x_range = [start, hi + 0.25 * (hi - start)]
+        x_title = f"{x_title} (axis starts at {start:.2f})"
     else:  # room for the answer's label right of its bar
-        fig.update_xaxes(range=[min(lo, 0.0) * 1.08, hi + 0.25 * (hi - min(lo, 0.0))])
-    return fig
+        x_range = [min(lo, 0.0) * 1.08, hi + 0.25 * (hi - min(lo, 0.0))]
+    layout = {
+        "title": {"text": plotly_text(title)}, "font": dict(_FONT),
+        "xaxis": {"title": {"text": plotly_text(x_title)}, "range": x_range},
+        "yaxis": {"categoryorder": "array", "categoryarray": order, "autorange": "reversed"},
+        "barmode": "overlay", "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        "height": max(260, 110 + 36 * len(names)), "margin": {"l": 10, "t": 90},
+    }  # fmt: skip
+    return figure(data, layout)
 
 
 def layer_lines(

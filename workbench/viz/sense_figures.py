@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import hex_to_rgb, qualitative, unlabel_rgb
-from plotly.subplots import make_subplots
 
 from workbench.errors import InputError
 from workbench.escaping import plotly_text
+from workbench.figure_dicts import axis_names, figure, subplot_row
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.geometry.separation import MEASURE_LABELS, LayerSeparation, Separation
 from workbench.viz.plotting import DASHES, PALETTE, hover_text, sense_scatter
@@ -98,8 +98,8 @@ def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") ->
     """
     if not curves:
         raise InputError("no separation curve to draw")
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[MEASURE_LABELS["silhouette"],
-                                                        MEASURE_LABELS["nn_accuracy"]])  # fmt: skip
+    layout = subplot_row([MEASURE_LABELS["silhouette"], MEASURE_LABELS["nn_accuracy"]])
+    data = []
     n = len(curves)
     for i, (name, curve) in enumerate(curves.items()):
         color = PALETTE[i % len(PALETTE)]
@@ -107,28 +107,32 @@ def separation_figure(curves: Mapping[str, LayerSeparation], title: str = "") ->
         symbol = ("circle", "square", "diamond", "triangle-up")[i % 4]
         x = list(curve.layers)
         for col, measure in enumerate(("silhouette", "nn_accuracy"), start=1):
+            xaxis, yaxis = axis_names(col)
             for j, (correction, values) in enumerate(curve.series(measure).items()):
                 label = plotly_text(f"{name}, {CORRECTION_LABELS.get(correction, correction)}")
-                fig.add_trace(go.Scatter(
-                    x=x, y=[None if math.isnan(v) else v for v in values], mode="lines+markers",
-                    name=label, legendgroup=label, showlegend=col == 1,
-                    line=dict(color=color, width=width, dash=DASHES[j % len(DASHES)]),
-                    marker=dict(symbol=symbol, size=6 + width),
-                    hovertemplate=f"{label}<br>layer %{{x}}: %{{y:.3f}}<extra></extra>",
-                ), row=1, col=col)  # fmt: skip
+                data.append({
+                    "type": "scatter", "x": x, "y": [None if math.isnan(v) else v for v in values],
+                    "mode": "lines+markers", "name": label, "legendgroup": label,
+                    "showlegend": col == 1,
+                    "line": {"color": color, "width": width, "dash": DASHES[j % len(DASHES)]},
+                    "marker": {"symbol": symbol, "size": 6 + width},
+                    "hovertemplate": f"{label}<br>layer %{{x}}: %{{y:.3f}}<extra></extra>",
+                    "xaxis": xaxis, "yaxis": yaxis,
+                })  # fmt: skip
         chance = [curve.get(layer).chance for layer in curve.layers]
-        fig.add_trace(go.Scatter(
-            x=x, y=[None if math.isnan(v) else v for v in chance], mode="lines",
-            name=plotly_text(f"{name}, 1-NN chance"),
-            line=dict(color="#999", width=1.5, dash="dot"),
-            hovertemplate="chance %{y:.3f}<extra></extra>",
-        ), row=1, col=2)  # fmt: skip
-    fig.update_xaxes(title_text="layer", type="category")
-    fig.update_yaxes(range=[-0.2, 1.0], row=1, col=1)
-    fig.update_yaxes(range=[0.0, 1.02], tickformat=".0%", row=1, col=2)
-    fig.update_layout(title=plotly_text(title), height=420, font=dict(size=14), margin=dict(t=80),
-                      legend=dict(orientation="h", y=-0.2))  # fmt: skip
-    return fig
+        data.append({
+            "type": "scatter", "x": x, "y": [None if math.isnan(v) else v for v in chance],
+            "mode": "lines", "name": plotly_text(f"{name}, 1-NN chance"),
+            "line": {"color": "#999", "width": 1.5, "dash": "dot"},
+            "hovertemplate": "chance %{y:.3f}<extra></extra>", "xaxis": "x2", "yaxis": "y2",
+        })  # fmt: skip
+    for axis in ("xaxis", "xaxis2"):
+        layout[axis].update(title={"text": "layer"}, type="category")
+    layout["yaxis"]["range"] = [-0.2, 1.0]
+    layout["yaxis2"].update(range=[0.0, 1.02], tickformat=".0%")
+    layout.update(title={"text": plotly_text(title)}, height=420, font={"size": 14},
+                  margin={"t": 80}, legend={"orientation": "h", "y": -0.2})  # fmt: skip
+    return figure(data, layout)
 
 
 def _shade(color: str, k: int, n: int) -> str:

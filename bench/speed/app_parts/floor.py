@@ -26,17 +26,34 @@ st.plotly_chart(go.Figure(go.Heatmap(z=np.arange(42).reshape(6, 7))))
 """
 
 
-#: The floor of part 9: Streamlit alone redrawing one plotly heatmap when a radio changes.
-BARE_CHANGE_APP = """import numpy as np
+#: The widget of each kind of part 9's floors, its value ``alpha`` or ``beta``: "radio" is one
+#: click on an option (a radio, the pages' pills and segmented controls), "selectbox" two (open
+#: the list, pick the option), "text" a text box filled and Enter pressed, "toggle" one click on
+#: a toggle.
+CHANGE_WIDGETS = {
+    "radio": 'st.radio("Word", ["alpha", "beta"], horizontal=True)',
+    "selectbox": 'st.selectbox("Word", ["alpha", "beta"])',
+    "text": 'st.text_input("Word", "alpha")',
+    "toggle": '"beta" if st.toggle("Word") else "alpha"',
+}
+
+_CHANGE_APP = """import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 st.set_page_config(page_title="bare", layout="wide")
-word = st.radio("Word", ["alpha", "beta"], horizontal=True)
-st.title(f"A heatmap of {word}")
+word = {widget}
+st.title(f"A heatmap of {{word}}")
 z = np.arange(42).reshape(6, 7) * (1 if word == "alpha" else -1)
 st.plotly_chart(go.Figure(go.Heatmap(z=z)))
 """
+
+
+def bare_change_app(kind: str) -> str:
+    """The floor of part 9 for one kind of widget (:data:`CHANGE_WIDGETS`): Streamlit alone
+    redrawing one plotly heatmap, titled "A heatmap of alpha" or "... of beta", when that
+    widget changes; no model, no workbench."""
+    return _CHANGE_APP.format(widget=CHANGE_WIDGETS[kind])
 
 
 def bare_app(text: str) -> Path:

@@ -2,7 +2,7 @@
 computed) answering a visitor's changes in headless Chromium. 4: the Senses page side by side
 from a link, against two plain UMAP fits; 6: a WSD page rerun with the project's config against
 Streamlit's default forced garbage collection; 9: each page's common interactions beside the
-floor (:data:`floor.BARE_CHANGE_APP`).
+floors of the same widget kinds (:func:`floor.bare_change_app`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import warnings
 
 from bench.lib.measure import cpu_seconds, median_time
 from bench.speed.app_parts import REPO
-from bench.speed.app_parts.floor import BARE_CHANGE_APP, bare_app
+from bench.speed.app_parts.floor import CHANGE_WIDGETS, bare_app, bare_change_app
 from bench.speed.app_parts.in_process import play_vectors
 from devtools.appserver import AppServer, wait_preloaded
 from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
@@ -129,63 +129,84 @@ def bench_rerun(repeats: int) -> dict:
     return {"runs": raw, "ratio_baseline_over_ours": base / ours}
 
 
-#: Common interactions per page: (page path, what to do, the text that shows it is done).
+def _pill(name):
+    def act(page):
+        word = page.get_by_role("radio", name=name)
+        if not word.is_visible():  # the words are folded with the text once it is set
+            page.get_by_text("Your sentences and the word").click()
+        word.click()
+
+    return act
+
+
+def _choose(label, option):
+    def act(page):
+        page.get_by_role("combobox", name=label, exact=True).click()
+        page.get_by_role("option", name=option, exact=True).click()
+
+    return act
+
+
+def _segment(name):
+    return lambda page: page.get_by_role("radio", name=name, exact=True).click()
+
+
+def _toggle(label):
+    return lambda page: page.get_by_text(label, exact=True).click()
+
+
+def _typed(label, text):
+    def act(page):
+        box = page.get_by_label(label, exact=True)
+        box.fill(text)
+        box.press("Enter")
+
+    return act
+
+
+#: How part 9's floor of each widget kind (:data:`floor.CHANGE_WIDGETS`) is changed to "beta"
+#: and back to "alpha".
+FLOOR_ACTS = {
+    "radio": (lambda page: page.get_by_text("beta", exact=True).click(),
+              lambda page: page.get_by_text("alpha", exact=True).click()),
+    "selectbox": (_choose("Word", "beta"), _choose("Word", "alpha")),
+    "text": (_typed("Word", "beta"), _typed("Word", "alpha")),
+    "toggle": (_toggle("Word"), _toggle("Word")),
+}  # fmt: skip
+
+
 def _interactions():
-    def pill(name):
-        def act(page):
-            word = page.get_by_role("radio", name=name)
-            if not word.is_visible():  # the words are folded with the text once it is set
-                page.get_by_text("Your sentences and the word").click()
-            word.click()
-
-        return act
-
-    def choose(label, option):
-        def act(page):
-            page.get_by_role("combobox", name=label, exact=True).click()
-            page.get_by_role("option", name=option, exact=True).click()
-
-        return act
-
-    def segment(name):
-        return lambda page: page.get_by_role("radio", name=name, exact=True).click()
-
-    def toggle(label):
-        return lambda page: page.get_by_text(label, exact=True).click()
-
-    def typed(label, text):
-        def act(page):
-            box = page.get_by_label(label, exact=True)
-            box.fill(text)
-            box.press("Enter")
-
-        return act
-
+    """Common interactions per page: name -> (page path, the widget's kind (its floor's, in
+    :data:`FLOOR_ACTS`), (what to do, the text that shows it is done) there and back)."""
+    pill, choose, segment, toggle, typed = _pill, _choose, _segment, _toggle, _typed
     return {
-        "explore: another word": ("/", (pill("the ×7"), "“the”: similarity"),
+        "explore: another word": ("/", "radio", (pill("the ×7"), "“the”: similarity"),
                                   (pill("bank ×5"), "“bank”: similarity")),
-        "explore: another correction": ("/", (choose("Correction", "centered"), "centered vectors"),
+        "explore: another correction": ("/", "selectbox",
+                                        (choose("Correction", "centered"), "centered vectors"),
                                         (choose("Correction", "standardized"),
                                          "standardized vectors")),
-        "senses: another word": ("/senses", (choose("Word", "bass"), "“bass”, layers"),
+        "senses: another word": ("/senses", "selectbox", (choose("Word", "bass"), "“bass”, layers"),
                                  (choose("Word", "bank"), "“bank”, layers")),
-        "geometry: another correction": ("/geometry",
+        "geometry: another correction": ("/geometry", "radio",
                                          (segment("centered"), "(centered vectors)"),
                                          (segment("standardized"), "(standardized vectors)")),
-        "geometry: another corpus": ("/geometry",
+        "geometry: another corpus": ("/geometry", "selectbox",
                                      (choose("Corpus", "WordNet glosses and examples"),
                                       re.compile(r"^500 sentences, [\d,]+ words")),
                                      (choose("Corpus", "demo texts (170 sentences)"),
                                       re.compile(r"^170 sentences, [\d,]+ words"))),
-        "senses: side by side": ("/senses", (toggle("Side by side"), "B: “bank”, layers"),
+        "senses: side by side": ("/senses", "toggle",
+                                 (toggle("Side by side"), "B: “bank”, layers"),
                                  (toggle("Side by side"), "Find in the map")),
-        "corpus map: search": ("/corpus_map", (typed("Search a word or lemma", "bank"), "“bank”:"),
+        "corpus map: search": ("/corpus_map", "text",
+                               (typed("Search a word or lemma", "bank"), "“bank”:"),
                                (typed("Search a word or lemma", "river"), "“river”:")),
-        "corpus map: predicted colours": ("/corpus_map",
+        "corpus map: predicted colours": ("/corpus_map", "selectbox",
                                           (choose("Colour by", "supersense"),
                                            "Supersenses predicted"),
                                           (choose("Colour by", "sense"), "Senses predicted")),
-        "wsd: another word": ("/wsd?index=system%3Awordnet",
+        "wsd: another word": ("/wsd?index=system%3Awordnet", "text",
                               (typed("Word", "river"), "river%"), (typed("Word", "bank"), "bank%")),
     }  # fmt: skip
 
@@ -207,15 +228,16 @@ def _changes(page, url: str, path: str, there, back, repeats: int) -> list[float
     return times
 
 
-def _bare_changes(browser, repeats: int) -> list[float]:
-    """The floor of part 9: the warm back-and-forth changes of :data:`BARE_CHANGE_APP`."""
-    bare = bare_app(BARE_CHANGE_APP)
+def _bare_changes(browser, kind: str, repeats: int) -> list[float]:
+    """Part 9's floor for one widget kind: the warm back-and-forth changes of
+    :func:`floor.bare_change_app` of ``kind``."""
+    bare = bare_app(bare_change_app(kind))
+    to_beta, to_alpha = FLOOR_ACTS[kind]
     try:
         with AppServer(bare, timeout=600) as url:
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
             page.set_default_timeout(600_000)
-            there = (lambda pg: pg.get_by_text("beta", exact=True).click(), "A heatmap of beta")
-            back = (lambda pg: pg.get_by_text("alpha", exact=True).click(), "A heatmap of alpha")
+            there, back = (to_beta, "A heatmap of beta"), (to_alpha, "A heatmap of alpha")
             times = _changes(page, url, "/", there, back, repeats)
             page.close()
     finally:
@@ -229,17 +251,21 @@ def bench_interactions(repeats: int) -> dict:
     the new result and Streamlit's run ends, in headless Chromium at 1280 px; median of
     ``repeats`` back-and-forth pairs, and the first time apart (after the preload, the first
     time is warm too where the preload prepared it: Geometry's WordNet corpus, the demo map's
-    predicted senses). The floor (:data:`BARE_CHANGE_APP`'s
-    radio change redrawing its heatmap) is measured before and after the pages, and each
-    interaction's median is printed beside the floor's median over both."""
+    predicted senses). The floors (:func:`floor.bare_change_app`: a bare Streamlit app redrawing
+    its heatmap when one widget changes, one app per widget kind) are measured before and after
+    the pages; each interaction's median is printed beside the floor of its widget's kind (a
+    selectbox change beside the selectbox floor: two clicks cost more than one whatever the
+    page) and beside the radio floor (the only floor before)."""
     from playwright.sync_api import sync_playwright
 
     print("\n9. reruns per interaction (warm server, headless Chromium, 1280 px)")
     out: dict = {}
+    floors: dict[str, list[float]] = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                      args=CHROMIUM_ARGS)  # fmt: skip
-        floor = _bare_changes(browser, repeats)
+        for kind in CHANGE_WIDGETS:
+            floors[kind] = _bare_changes(browser, kind, repeats)
         with AppServer(REPO, timeout=600) as url:
             t = time.perf_counter()
             wait_preloaded(url, limit=1800)
@@ -247,23 +273,31 @@ def bench_interactions(repeats: int) -> dict:
             print(f"   the server's preload done after {out['preload_seconds']:.0f} s")
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
             page.set_default_timeout(600_000)
-            for name, (path, there, back) in _interactions().items():
+            for name, (path, kind, there, back) in _interactions().items():
                 try:
                     times = _changes(page, url, path, there, back, repeats)
                 except Exception as exc:  # noqa: BLE001 - one interaction's failure is reported
-                    out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+                    out[name] = {"kind": kind,
+                                 "error": f"{type(exc).__name__}: {str(exc)[:200]}"}  # fmt: skip
                     print(f"   {name:<32} FAILED: {out[name]['error']}")
                     continue
                 first, warm = times[0], times[2:]
-                out[name] = {"first": first, "first_back": times[1], "warm": warm,
+                out[name] = {"kind": kind, "first": first, "first_back": times[1], "warm": warm,
                              "median": statistics.median(warm)}  # fmt: skip
-        floor += _bare_changes(browser, repeats)
+        for kind in CHANGE_WIDGETS:
+            floors[kind] += _bare_changes(browser, kind, repeats)
         browser.close()
-    bare = statistics.median(floor)
-    out["bare_floor"] = {"warm": floor, "median": bare}
+    floor = {kind: statistics.median(times) for kind, times in floors.items()}
+    out["floors"] = {kind: {"warm": floors[kind], "median": floor[kind]} for kind in floors}
+    out["bare_floor"] = out["floors"]["radio"]  # the radio floor, as runs before the kinds had it
+    print("   floors: " + ", ".join(f"{kind} {m:.2f} s" for kind, m in floor.items()))
     for name, row in out.items():
-        if name not in ("bare_floor", "preload_seconds") and "median" in row:
+        if isinstance(row, dict) and "median" in row and "kind" in row:
+            own = floor[row["kind"]]
+            row["floor"], row["ratio"] = own, row["median"] / own
+            row["ratio_radio_floor"] = row["median"] / floor["radio"]
             print(f"   {name:<32} median {row['median']:.2f} s (max {max(row['warm']):.2f} s; "
-                  f"first time {row['first']:.2f} s); the bare floor {bare:.2f} s "
-                  f"({row['median'] / bare:.1f}x)")  # fmt: skip
+                  f"first time {row['first']:.2f} s); its {row['kind']} floor {own:.2f} s "
+                  f"({row['ratio']:.1f}x; {row['ratio_radio_floor']:.1f}x the radio "
+                  "floor)")  # fmt: skip
     return out
