@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -16,9 +17,10 @@ from workbench.wsd.reporting.files import write_eval_report
 MANY = ROWS * 40  # 240 instances: ids are numbered, so each is its own
 
 
-def _saved(tmp_path, name, rows=ROWS, predicted=None):
+def _saved(tmp_path, name, rows=ROWS, predicted=None, settings=""):
     made = hand_made(rows, predicted)
-    doc = eval_report(made.run, made.corpus, made.wordnet, made.facts, {}, n_boot=200)
+    facts = replace(made.facts, settings=settings)
+    doc = eval_report(made.run, made.corpus, made.wordnet, facts, {}, n_boot=200)
     return write_eval_report(doc, tmp_path / name, "wsd-ALL")["json"]
 
 
@@ -47,14 +49,17 @@ def test_a_large_difference_has_a_small_p_and_lists_the_instances(tmp_path):
 
 def test_compare_on_the_command_line(tmp_path, capsys):
     a = _saved(tmp_path, "a")
-    b = _saved(tmp_path, "b", predicted={4: P2})  # i4 now right
+    b = _saved(tmp_path, "b", predicted={4: P2}, settings="smoothing 0.5")  # i4 now right
+    assert load_eval(b).system == "biencoder, smoothing 0.5"  # not the same name as A's
     out = tmp_path / "cmp"
     assert main(["wsd", "compare", str(a), str(b), "--out", str(out), "--n-boot", "200"]) == 0
     printed = capsys.readouterr().out
+    assert "B: WSD on ALL: biencoder, smoothing 0.5 (tiny-model;" in printed
     assert "| dataset | ALL | 6 | 50.000 | 66.667 | -16.667 |" in printed
     assert "semeval2007.d000.s004.t000" in printed
     saved = json.loads((out / "compare.json").read_text())
     assert saved["data"]["differences"][0]["b_right"] is True
+    assert saved["title"] == "WSD comparison: biencoder against biencoder, smoothing 0.5"
     assert (out / "compare.html").is_file() and (out / "compare.md").is_file()
 
 
