@@ -11,11 +11,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from tests.wsd.reporting import handmade
 from tests.wsd.reporting.handmade import ROWS, hand_made
 from workbench.reports.tables import Table, latex_table
 from workbench.reports.writers import to_html, to_markdown
 from workbench.wsd.levers import TestTimeLevers
 from workbench.wsd.reporting.document import eval_report, system_facts
+from workbench.wsd.reporting.error_examples import readable_definition
 from workbench.wsd.reporting.files import report_files, write_eval_report
 from workbench.wsd.reporting.instances import table_from_json
 from workbench.wsd.reporting.published import PUBLISHED, SETS
@@ -193,3 +195,13 @@ def test_system_facts_name_the_levers_and_a_custom_index_s_settings():
     opened.levers = TestTimeLevers()
     assert system_facts(opened, index, "biencoder", "d").settings == ""
     assert system_facts(opened, index, "custom", "d").label == "custom, L6 zscore"
+
+
+def test_definitions_are_shown_without_the_leftovers_of_removed_examples(monkeypatch):
+    # WordNet's reader gives a definition as NLTK does: examples dropped, their "; -" kept
+    monkeypatch.setitem(handmade.GLOSSES, handmade.B2, "a financial institution; ; - A. Smith")
+    doc = _doc(hand_made())
+    bank = next(e for e in doc.errors["by_lemma"] if e.lemma == "bank.NOUN")
+    assert bank.gold_definition == "a financial institution"
+    assert readable_definition("in the habit; ; ; - H. D. Thoreau") == "in the habit"
+    assert readable_definition("wrong; not agreeing; ; the side") == "wrong; not agreeing; the side"

@@ -77,3 +77,14 @@ def test_the_files_are_there_with_every_table_as_csv_and_the_latex_table(report_
     latex = (report_of_all / "wsd-ALL.tex").read_text(encoding="utf-8")
     assert r"\toprule" in latex and r"\bottomrule" in latex
     assert len([line for line in latex.splitlines() if line.endswith(r"\\")]) == 1 + 6
+
+
+def test_the_errors_in_words_carry_sentences_and_clean_definitions(report_of_all):
+    saved = json.loads((report_of_all / "wsd-ALL.json").read_text(encoding="utf-8"))
+    shown = saved["errors"]["by_lemma"] + saved["errors"]["sample"]
+    assert len(saved["errors"]["sample"]) == 25
+    for error in shown:
+        assert re.search(r"\[[^\]]+\]", error["sentence"]), error["id"]  # the word marked
+        assert error["gold_definition"] and error["link"].startswith("http://localhost:8501/wsd?")
+        for definition in (error["gold_definition"], error["predicted_definition"]):
+            assert not re.search(r";\s*(;|-|$)", definition), (error["id"], definition)
