@@ -74,3 +74,31 @@ def test_other_test_data_or_an_old_report_is_refused(tmp_path, capsys):
     old.write_text(json.dumps({"datasets": {}}))
     assert main(["wsd", "compare", str(old), str(old)]) == 2
     assert "no per-instance table" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_two_systems_run_here_on_the_same_data(wsd_data, tmp_path, capsys):
+    """A and B named as systems: each runs on --dataset (real data, the packaged model)."""
+    out = tmp_path / "cmp"
+    argv = ["wsd", "compare", "biencoder", "wordnet", "--dataset", "semeval2007", "--n-boot",
+            "200", "--show", "3", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "A: WSD on semeval2007: biencoder (minilm-wsd on " in printed
+    assert "B: WSD on semeval2007: wordnet (" in printed
+    saved = json.loads((out / "compare.json").read_text())
+    assert saved["title"] == "WSD comparison: biencoder against wordnet"
+    assert saved["data"]["n_common"] == 455
+    whole = next(g for g in saved["data"]["groups"] if g["group"] == "semeval2007")
+    assert whole["delta"] == pytest.approx(whole["f1_a"] - whole["f1_b"])
+    assert 0 < whole["p_value"] <= 1
+    differing = saved["data"]["differences"]
+    assert differing and all(d["a"] != d["b"] for d in differing)
+
+
+def test_a_bad_saved_report_is_refused_before_a_system_runs(tmp_path, capsys):
+    bad = tmp_path / "old.json"
+    bad.write_text("{}")  # no per-instance table
+    assert main(["wsd", "compare", "wordnet", str(bad)]) == 2  # read first: no system ran
+    err = capsys.readouterr().err
+    assert "running" not in err and "old.json" in err
