@@ -55,6 +55,9 @@ def test_train_eval_score_round_trip(wsd_data, tmp_path, capsys):
     saved = json.loads((out / "wsd-semeval2007.json").read_text())
     assert saved["summary"]["F1"] == pytest.approx(entry["system"]["F1"])
     assert saved["summary"]["F1_low"] < saved["summary"]["F1"] < saved["summary"]["F1_high"]
+    # a custom system's title says the settings that make it one
+    assert saved["system"]["settings"] == "L5 raw"
+    assert saved["title"].startswith("WSD on semeval2007: custom, L5 raw (")
     splits = {s["split"] for s in saved["splits"]}
     assert {"WordNet first sense", "SemCor MFS", "seen in training", "candidates"} <= splits
     assert len(saved["instances"]["rows"]) == 455

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -16,9 +17,10 @@ from workbench.wsd.reporting.files import write_eval_report
 MANY = ROWS * 40  # 240 instances: ids are numbered, so each is its own
 
 
-def _saved(tmp_path, name, rows=ROWS, predicted=None):
+def _saved(tmp_path, name, rows=ROWS, predicted=None, settings=""):
     made = hand_made(rows, predicted)
-    doc = eval_report(made.run, made.corpus, made.wordnet, made.facts, {}, n_boot=200)
+    facts = replace(made.facts, settings=settings)
+    doc = eval_report(made.run, made.corpus, made.wordnet, facts, {}, n_boot=200)
     return write_eval_report(doc, tmp_path / name, "wsd-ALL")["json"]
 
 
@@ -47,14 +49,17 @@ def test_a_large_difference_has_a_small_p_and_lists_the_instances(tmp_path):
 
 def test_compare_on_the_command_line(tmp_path, capsys):
     a = _saved(tmp_path, "a")
-    b = _saved(tmp_path, "b", predicted={4: P2})  # i4 now right
+    b = _saved(tmp_path, "b", predicted={4: P2}, settings="smoothing 0.5")  # i4 now right
+    assert load_eval(b).system == "biencoder, smoothing 0.5"  # not the same name as A's
     out = tmp_path / "cmp"
     assert main(["wsd", "compare", str(a), str(b), "--out", str(out), "--n-boot", "200"]) == 0
     printed = capsys.readouterr().out
+    assert "B: WSD on ALL: biencoder, smoothing 0.5 (tiny-model;" in printed
     assert "| dataset | ALL | 6 | 50.000 | 66.667 | -16.667 |" in printed
     assert "semeval2007.d000.s004.t000" in printed
     saved = json.loads((out / "compare.json").read_text())
     assert saved["data"]["differences"][0]["b_right"] is True
+    assert saved["title"] == "WSD comparison: biencoder against biencoder, smoothing 0.5"
     assert (out / "compare.html").is_file() and (out / "compare.md").is_file()
 
 
@@ -69,3 +74,31 @@ def test_other_test_data_or_an_old_report_is_refused(tmp_path, capsys):
     old.write_text(json.dumps({"datasets": {}}))
     assert main(["wsd", "compare", str(old), str(old)]) == 2
     assert "no per-instance table" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_two_systems_run_here_on_the_same_data(wsd_data, tmp_path, capsys):
+    """A and B named as systems: each runs on --dataset (real data, the packaged model)."""
+    out = tmp_path / "cmp"
+    argv = ["wsd", "compare", "biencoder", "wordnet", "--dataset", "semeval2007", "--n-boot",
+            "200", "--show", "3", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "A: WSD on semeval2007: biencoder (minilm-wsd on " in printed
+    assert "B: WSD on semeval2007: wordnet (" in printed
+    saved = json.loads((out / "compare.json").read_text())
+    assert saved["title"] == "WSD comparison: biencoder against wordnet"
+    assert saved["data"]["n_common"] == 455
+    whole = next(g for g in saved["data"]["groups"] if g["group"] == "semeval2007")
+    assert whole["delta"] == pytest.approx(whole["f1_a"] - whole["f1_b"])
+    assert 0 < whole["p_value"] <= 1
+    differing = saved["data"]["differences"]
+    assert differing and all(d["a"] != d["b"] for d in differing)
+
+
+def test_a_bad_saved_report_is_refused_before_a_system_runs(tmp_path, capsys):
+    bad = tmp_path / "old.json"
+    bad.write_text("{}")  # no per-instance table
+    assert main(["wsd", "compare", "wordnet", str(bad)]) == 2  # read first: no system ran
+    err = capsys.readouterr().err
+    assert "running" not in err and "old.json" in err

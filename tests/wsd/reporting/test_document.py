@@ -5,15 +5,22 @@ from __future__ import annotations
 import csv
 import json
 import re
+from dataclasses import replace
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
+from tests.wsd.reporting import handmade
 from tests.wsd.reporting.handmade import ROWS, hand_made
 from workbench.reports.tables import Table, latex_table
 from workbench.reports.writers import to_html, to_markdown
-from workbench.wsd.reporting.document import eval_report
+from workbench.wsd.levers import TestTimeLevers
+from workbench.wsd.reporting.document import eval_report, system_facts
+from workbench.wsd.reporting.error_examples import readable_definition
 from workbench.wsd.reporting.files import report_files, write_eval_report
 from workbench.wsd.reporting.instances import table_from_json
+from workbench.wsd.reporting.published import PUBLISHED, SETS
 
 LEMMAS = [f"lemma{i:04d}.NOUN" for i in range(300)]
 CONFIG = {"index": {"training": {"corpus": "semcor", "restricted_to": LEMMAS}}, "seed": 0}
@@ -131,13 +138,70 @@ def test_published_figures_stand_only_beside_the_frameworks_sets(made):
     assert all(row[1] == "reported" for row in published.rows[:-1])
     assert published.rows[-1][:2] == ("this system", "measured here")
     bem = next(row for row in published.rows if row[0] == "BEM")
-    assert bem[2:] == ("semeval2007, ALL", 79.4, 74.5, 79.0)
-    assert (
-        next(row for row in published.rows if row[0] == "GlossBERT")[2] == "senseval2, semeval2007"
-    )
-    assert next(row for row in published.rows if row[0] == "ConSeC")[2] == "no"
+    assert bem[2:] == ("all", 79.4, 74.5, 79.0)
+    # GlossBERT's reported ALL leaves SemEval-2007 out: not in the framework's ALL column
+    glossbert = next(row for row in published.rows if row[0] == "GlossBERT")
+    assert glossbert[2:] == ("all", 77.7, 72.5, None)
+    metric = next(row for row in published.rows if row[0] == "MetricWSD")
+    assert metric[2:] == ("all", None, None, 75.1)
     assert any("Blevins and Zettlemoyer (2020)" in note for note in published.notes)
+    note = next(n for n in published.notes if n.startswith("GlossBERT:"))
+    assert "ALL (4 test sets)" in note and "76.9 on the framework's ALL" in note
     rows = tuple(("mine", *r[1:]) for r in ROWS)  # a corpus of no framework set
     other = _doc(hand_made(rows, name="mine"))
     assert "published" not in other.tables
     assert other.report.title.startswith("WSD on mine: ")
+
+
+def test_every_published_figure_shown_was_checked_against_a_named_source():
+    for system in PUBLISHED:
+        shown = {k for k, v in system.f1.items() if v is not None}
+        assert shown, system.name
+        assert shown <= set(system.checked), system.name
+        assert set(system.f1) == set(SETS)
+        assert "github.com" in system.checked_against or "aclanthology" in system.checked_against
+
+
+def test_a_run_with_levers_says_them_in_its_title_and_tables(made):
+    facts = replace(made.facts, settings="smoothing 0.5")
+    made = replace(made, facts=facts)
+    doc = _doc(made)
+    assert doc.report.title.startswith(
+        "WSD on ALL: biencoder, smoothing 0.5 (tiny-model; trained on hand-made), F1 50.0 ["
+    )
+    assert doc.tables["summary"].rows[0][1] == "biencoder, smoothing 0.5"
+    assert r"WSD F1 (\%) of biencoder, smoothing 0.5 (tiny-model)" in doc.latex
+    assert doc.report.data["system"]["settings"] == "smoothing 0.5"
+
+
+class _Index:
+    """What system_facts reads of a sense index: its training, counts and settings."""
+
+    training_ = SimpleNamespace(corpus="semcor, as centroids", n_occurrences=10)
+    counts_ = np.array([3, 0])
+    config = SimpleNamespace(label="L6 zscore")
+
+    def __len__(self):
+        return 2
+
+
+def test_system_facts_name_the_levers_and_a_custom_index_s_settings():
+    index = _Index()
+    opened = SimpleNamespace(biencoder=None, encoder=SimpleNamespace(name="m"), levers=None)
+    plain = system_facts(opened, index, "best", "d")
+    assert (plain.label, plain.training, plain.knows_counts) == ("best", "semcor", True)
+    opened.levers = TestTimeLevers(smoothing=0.5)
+    assert system_facts(opened, index, "biencoder", "d").label == "biencoder, smoothing 0.5"
+    opened.levers = TestTimeLevers()
+    assert system_facts(opened, index, "biencoder", "d").settings == ""
+    assert system_facts(opened, index, "custom", "d").label == "custom, L6 zscore"
+
+
+def test_definitions_are_shown_without_the_leftovers_of_removed_examples(monkeypatch):
+    # WordNet's reader gives a definition as NLTK does: examples dropped, their "; -" kept
+    monkeypatch.setitem(handmade.GLOSSES, handmade.B2, "a financial institution; ; - A. Smith")
+    doc = _doc(hand_made())
+    bank = next(e for e in doc.errors["by_lemma"] if e.lemma == "bank.NOUN")
+    assert bank.gold_definition == "a financial institution"
+    assert readable_definition("in the habit; ; ; - H. D. Thoreau") == "in the habit"
+    assert readable_definition("wrong; not agreeing; ; the side") == "wrong; not agreeing; the side"

@@ -58,7 +58,14 @@ def load_eval(path: str | os.PathLike[str]) -> SavedEval:
     summary = summary if isinstance(summary, dict) else {}
     system = system if isinstance(system, dict) else {}
     corpus = str(summary.get("corpus") or (table.dataset[-1] if len(table) else ""))
-    return SavedEval(str(content.get("title", path)), corpus, str(system.get("name", "")), table)
+    return SavedEval(str(content.get("title", path)), corpus, _system_label(system), table)
+
+
+def _system_label(system: dict) -> str:
+    """A report's system as its title names it: ``biencoder, smoothing 0.5`` (its name, and
+    the settings that set the run apart, when it has any)."""
+    name, settings = str(system.get("name", "")), str(system.get("settings") or "")
+    return f"{name}, {settings}" if name and settings else name
 
 
 def saved_of(doc: EvalReport) -> SavedEval:
@@ -67,7 +74,7 @@ def saved_of(doc: EvalReport) -> SavedEval:
         raise DataError("this report keeps no per-instance table: it cannot be compared")
     summary, system = doc.report.data.get("summary", {}), doc.report.data.get("system", {})
     corpus = str(summary.get("corpus") or (doc.table.dataset[-1] if len(doc.table) else ""))
-    return SavedEval(doc.report.title, corpus, str(system.get("name", "")), doc.table)
+    return SavedEval(doc.report.title, corpus, _system_label(system), doc.table)
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,9 @@ class SystemFacts:
         model: the model it reads (a bi-encoder: its name and base model).
         training: its training data; n_training: training occurrences (0: none known).
         knows_counts: it knows how often it saw each sense in training (seen-count split).
+        settings: what sets this run apart from the named system's defaults, in words
+            (``smoothing 0.5``: test-time levers; a custom index: its settings), said in the
+            title beside the name; "" for none.
     """
 
     name: str
@@ -90,6 +93,12 @@ class SystemFacts:
     training: str
     n_training: int
     knows_counts: bool
+    settings: str = ""
+
+    @property
+    def label(self) -> str:
+        """The name, with the settings that set this run apart: ``biencoder, smoothing 0.5``."""
+        return f"{self.name}, {self.settings}" if self.settings else self.name
 
 
 def system_facts(opened: OpenedSystem, index: Any, name: str, description: str) -> SystemFacts:
@@ -104,7 +113,12 @@ def system_facts(opened: OpenedSystem, index: Any, name: str, description: str) 
     training = index.training_
     corpus = str(training.corpus).split(", as ")[0]
     knows = bool(len(index) and int(index.counts_.sum()) > 0)
-    return SystemFacts(name, description, model, corpus, int(training.n_occurrences), knows)
+    levers = opened.levers
+    settings = levers.label if levers is not None and levers.label != "none" else ""
+    if name not in SYSTEMS:  # an index of settings of its own: say them
+        settings = ", ".join(filter(None, (str(index.config.label), settings)))
+    return SystemFacts(name, description, model, corpus, int(training.n_occurrences), knows,
+                       settings)  # fmt: skip
 
 
 def facts_of(opened: OpenedSystem, index: Any) -> SystemFacts:
@@ -216,11 +230,11 @@ def _published_table(ours: Mapping[str, float], whole: str) -> Table:
         ("system", "figures", "checked here", *sets),
         tuple(rows),
         caption="Published systems on the evaluation framework: F1 as reported in their papers "
-        "(not re-run here; SemCor-trained), beside this run. 'checked here': the figures "
-        "checked against a second statement of them; the others are unchecked copies: look "
-        "them up in the paper before citing them.",
+        "(not re-run here; SemCor-trained), beside this run. 'checked here': the sets whose "
+        "figure was checked against the sources in the notes (the system's released answers "
+        "scored here, its authors' repository, NLP-progress's table).",
         digits=1,
-        notes=(*notes, "undefined: not given here (the paper's table not verified for it)."),
+        notes=(*notes, "undefined: not checked here, so left out (the system's note says why)."),
     )
 
 
@@ -230,7 +244,7 @@ def _latex_main(rows: Sequence[SplitScore], bases: Sequence[str], facts: SystemF
         (r.group, r.n, _ci(r.f1, r.lo, r.hi), *(r.baselines.get(b) for b in bases)) for r in rows
     )
     caption = (
-        f"WSD F1 (%) of {facts.name} ({facts.model}), with 95% bootstrap intervals over "
+        f"WSD F1 (%) of {facts.label} ({facts.model}), with 95% bootstrap intervals over "
         "instances; baselines on the same instances."
     )
     table = Table(cols, body, digits=1, caption=caption)
@@ -281,7 +295,7 @@ def eval_report(
     # the first screen: system and baselines on the whole corpus, with intervals and p-values
     answered = table.answered
     summary_rows: list[tuple[Any, ...]] = [
-        ("this system", facts.name, top.f1, top.lo, top.hi, 0.0, "-")
+        ("this system", facts.label, top.f1, top.lo, top.hi, 0.0, "-")
     ]
     tests: dict[str, Any] = {}
     for b in bases:
@@ -314,7 +328,7 @@ def eval_report(
         for b, r in zip(bases, summary_rows[1:])
     )
     sentence = (
-        f"On {whole} ({len(table):,} instances) the {facts.name} system ({facts.model}, "
+        f"On {whole} ({len(table):,} instances) the {facts.label} system ({facts.model}, "
         f"trained on {facts.training}) scores F1 {_ci(top.f1, top.lo, top.hi)} (95% interval)"
         + (f"; on the same instances {base_text}." if base_text else ".")
     )
@@ -324,7 +338,7 @@ def eval_report(
         "JSON). Scores follow the official scorer's rules."
     )
     title = (
-        f"WSD on {whole}: {facts.name} ({facts.model}; trained on {facts.training}), "
+        f"WSD on {whole}: {facts.label} ({facts.model}; trained on {facts.training}), "
         f"F1 {_ci(top.f1, top.lo, top.hi)}"
     )
 

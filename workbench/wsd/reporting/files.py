@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,11 @@ def report_files(stem: str) -> tuple[str, ...]:
 def report_json(doc: EvalReport) -> dict[str, Any]:
     """The report's JSON content: :func:`workbench.reports.writers.to_dict` with each entry
     of its ``data`` also at the top level (``datasets``, ``summary``, ...); the per-instance
-    table, ``instances``, only there."""
-    content = to_dict(doc.report)
-    instances = content["data"].pop("instances", None)
+    table, ``instances``, only there, as :meth:`InstanceTable.to_json` made it (JSON-ready
+    already: not walked value by value again, the longest part of writing the report)."""
+    data = dict(doc.report.data)
+    instances = data.pop("instances", None)
+    content = to_dict(replace(doc.report, data=data))
     for key, value in content["data"].items():
         content.setdefault(key, value)
     if instances is not None:
