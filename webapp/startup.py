@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -144,25 +143,6 @@ def yield_to_visitors(started: float, clock: Callable[[], float] = time.monotoni
     return clock() - t0
 
 
-#: The nice value of the preload's thread once the first page's steps are done: the later
-#: steps then take the CPU only when visitors' runs and their browser leave it idle.
-LATER_STEPS_NICE = 10
-
-
-def lower_priority(nice: int = LATER_STEPS_NICE) -> bool:
-    """Lower the calling thread's scheduling priority to ``nice`` (on Linux a thread has its own
-    nice value; never raised, and elsewhere, or where it is refused, nothing changes). Returns
-    whether it did."""
-    try:
-        thread = threading.get_native_id()
-        if os.getpriority(os.PRIO_PROCESS, thread) >= nice:
-            return False
-        os.setpriority(os.PRIO_PROCESS, thread, nice)
-    except (AttributeError, OSError):
-        return False
-    return True
-
-
 def run_plan(plan: Plan) -> list[Step]:
     """Load the preload's steps (``plan()``, which imports the library) and run them with
     :func:`run_steps`; returns the record. A plan that cannot be loaded is recorded as one
@@ -188,8 +168,6 @@ def run_steps(steps: Steps, first_view: int | None = None) -> list[Step]:
         record[:] = [Step(name) for name, _ in steps]
     for index, ((name, work), step) in enumerate(zip(steps, record)):
         if first_view is not None and index >= first_view:
-            if index == first_view:
-                lower_priority()
             yield_to_visitors(started)
         with lock:
             step.state = "running"

@@ -3,7 +3,6 @@ way, and in the first seconds until a first run has ended; every wait has a dead
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -92,22 +91,3 @@ def test_a_plan_that_cannot_be_loaded_is_one_failed_step_and_a_plan_runs_its_ste
     ran: list[str] = []
     record = startup.run_plan(lambda: ([("a", lambda: ran.append("a"))], None))
     assert ran == ["a"] and [(s.name, s.state) for s in record] == [("a", "done")]
-
-
-def test_the_steps_after_the_first_view_run_at_a_lower_priority(monkeypatch):
-    """From the first step a first page does not need, the preload's thread runs at nice
-    LATER_STEPS_NICE (Linux: per thread), so those steps leave the CPU to visitors' runs and
-    their browser; the steps before it, and every other thread, keep their priority."""
-    monkeypatch.setattr(startup, "yield_to_visitors", lambda started: 0.0)
-    seen: list[int] = []
-
-    def nice() -> None:
-        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-
-    before = os.getpriority(os.PRIO_PROCESS, 0)
-    thread = threading.Thread(target=startup.run_steps,
-                              args=([("model", nice), ("umap", nice)], 1))  # fmt: skip
-    thread.start()
-    thread.join(30)
-    assert seen == [before, max(before, startup.LATER_STEPS_NICE)]
-    assert os.getpriority(os.PRIO_PROCESS, 0) == before
