@@ -86,7 +86,7 @@ def test_the_command_line_and_the_app_never_open_an_index_or_a_bi_encoder_themse
 def test_the_command_line_and_the_app_each_open_systems_in_one_place():
     cli = _open_calls(CLI)
     app = _open_calls(APP)
-    assert len(cli) == 1 and cli[0].startswith("workbench/cli/wsd.py:"), cli
+    assert len(cli) == 1 and cli[0].startswith("workbench/cli/wsd_open.py:"), cli
     assert len(app) == 1 and app[0].startswith("webapp/caches/indexes.py:"), app
 
 

@@ -26,6 +26,7 @@ from workbench.cli.options import (
     number,
     path_arg,
 )
+from workbench.cli.wsd_open import open_for_command
 from workbench.corpora.datasets import corpus_files
 from workbench.corpora.wordnet_examples import split_examples
 from workbench.encoding.encoder import Encoder
@@ -70,7 +71,6 @@ from workbench.wsd.reporting.files import (
 from workbench.wsd.reporting.links import APP_URL, check_app_url
 from workbench.wsd.scoring import format_table, scorer_output
 from workbench.wsd.store import check_index_output, save_index
-from workbench.wsd.systems import open_system
 from workbench.wsd.systems.registry import DEFAULT_SYSTEM, SYSTEMS, get_system
 from workbench.wsd.vectors import LEVELS
 
@@ -339,11 +339,11 @@ def _is_xml_path(corpus: str | None) -> bool:
 def _open(
     args, folder: Path | None = None, train: str | None = None, gold: Path | None = None
 ) -> OpenedSystem:
-    """The one opening of a system for a command (:func:`workbench.wsd.systems.open_system`):
+    """The opening of a system for a command (:func:`workbench.cli.wsd_open.open_for_command`):
     the saved index ``folder`` when given, else ``--system`` with the index options given and
     the training corpus ``train``, on ``--model``. Nothing loads until the system is used; the
     caller says its note once the input is known to be good."""
-    return open_system(
+    return open_for_command(
         folder if folder is not None else _system_name(args),
         args.model,
         device=args.device,
@@ -352,7 +352,6 @@ def _open(
         changes=_changes(args),
         train=train,
         gold=str(gold) if gold is not None else None,
-        say=_say,
         levers=_levers(args),
     )
 

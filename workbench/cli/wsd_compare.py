@@ -18,6 +18,7 @@ from pathlib import Path
 
 from workbench.bounds import COUNT, SEED
 from workbench.cli.options import add_overwrite, command_line, name_or_path_arg, number, path_arg
+from workbench.cli.wsd_open import open_for_command
 from workbench.errors import DataError
 from workbench.fileio import input_problem
 from workbench.lexicon.wordnet import load_wordnet
@@ -37,7 +38,6 @@ from workbench.wsd.reporting.compare import (
 from workbench.wsd.reporting.document import eval_report, facts_of
 from workbench.wsd.reporting.intervals import N_BOOT
 from workbench.wsd.reporting.intervals import SEED as DEFAULT_SEED
-from workbench.wsd.systems import open_system
 from workbench.wsd.systems.registry import SYSTEMS
 
 STEM = "compare"
@@ -85,7 +85,7 @@ def _run(name: str, dataset: str, n_boot: int, seed: int) -> SavedEval:
     saved report (the baselines scored too; SemCor's MFS when SemCor is here)."""
     print(f"running {name} on {dataset}", file=sys.stderr)
     corpus, wordnet = load_corpus(dataset), load_wordnet()
-    opened = open_system(name)
+    opened = open_for_command(name)
     run = evaluate_corpus(opened, corpus, wordnet, mfs_counts())
     config = {"system": name, "dataset": dataset}
     doc = eval_report(run, corpus, wordnet, facts_of(opened, run.index), config, n_boot=n_boot,
