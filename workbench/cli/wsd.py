@@ -601,11 +601,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         }
         t_report = time.perf_counter()
         facts = system_facts(opened, this, system_of(this), config_facts["system"]["description"])
-        if args.context:  # read with its document's neighbours: said beside the system's name
-            context = f"context {args.context}"
-            facts = dataclasses.replace(
-                facts, settings=", ".join(filter(None, (facts.settings, context)))
-            )
         doc = eval_report(run, corpus, wordnet, facts, config_facts,
                           sweep=sweeps[i] if sweeps else (), command=command,
                           app_url=args.app_url, app_model=args.model)  # fmt: skip

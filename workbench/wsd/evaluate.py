@@ -322,12 +322,14 @@ class CorpusEvaluation:
         evaluation: the scores (:func:`evaluate`).
         seconds: stage label -> seconds: ``encode X``, ``wordnet index for X`` (when built)
             and ``predict X`` (the nearest-sense search alone), for the test corpus ``X``.
+        context: sentences of each instance's document read with it on each side (0: none).
     """
 
     instances: InstanceSet
     index: SenseIndex
     evaluation: Evaluation
     seconds: dict[str, float]
+    context: int = 0
 
 
 def evaluate_corpus(
@@ -391,4 +393,4 @@ def evaluate_corpus(
     answers_ = baseline_answers(corpus, training, wordnet) if baselines else {}
     result = evaluate(index, instances, answers_, backoff=wordnet.first_sense, threads=threads)
     stage("predict", label, result.seconds["predict"])
-    return CorpusEvaluation(instances, index, result, seconds)
+    return CorpusEvaluation(instances, index, result, seconds, context)

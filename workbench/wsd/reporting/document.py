@@ -279,6 +279,9 @@ def eval_report(
             (:func:`workbench.wsd.reporting.links.error_link`).
         app_model: the model as the app's sidebar names it (None: the packaged one).
     """
+    if run.context:  # read with its document's neighbours: said beside the system's name
+        context = f"context {run.context}"
+        facts = replace(facts, settings=", ".join(filter(None, (facts.settings, context))))
     result = run.evaluation
     whole = result.datasets[-1].name
     seen = run.index.count_of if facts.knows_counts else None
