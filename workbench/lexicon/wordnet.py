@@ -32,6 +32,7 @@ import bisect
 import functools
 import importlib.util
 import json
+import mmap
 import os
 import re
 import shutil
@@ -255,10 +256,14 @@ def _reader_over(root: Path) -> WordNetCorpusReader:
 
 class _DirFiles:
     """WordNet's files in a directory (the normalised copy: LF line ends, so the byte offsets
-    of ``index.sense`` are those of ``data.*``)."""
+    of ``index.sense`` are those of ``data.*``). A file read line by line is mapped into
+    memory once (read-only; slicing a map moves no shared file position, so threads may read
+    it at once)."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._maps: dict[str, mmap.mmap | bytes] = {}
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"directory {str(self.root)!r}"
@@ -266,10 +271,22 @@ class _DirFiles:
     def text(self, name: str) -> str:
         return (self.root / name).read_bytes().decode("utf-8")
 
+    def _mapped(self, name: str) -> mmap.mmap | bytes:
+        found = self._maps.get(name)
+        if found is None:
+            with self._lock:
+                found = self._maps.get(name)
+                if found is None:
+                    with open(self.root / name, "rb") as fh:
+                        size = os.fstat(fh.fileno()).st_size
+                        found = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+                    self._maps[name] = found
+        return found
+
     def line_at(self, name: str, offset: int) -> str:
-        with open(self.root / name, "rb") as fh:  # one handle per call: safe across threads
-            fh.seek(offset)
-            return fh.readline().decode("utf-8")
+        data = self._mapped(name)
+        end = data.find(b"\n", offset)
+        return data[offset : len(data) if end < 0 else end + 1].decode("utf-8")
 
 
 class _ReaderFiles:
