@@ -18,7 +18,6 @@ The SemCor systems build their index the first time (minutes on a CPU; then cach
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from bench.lib.record import write_json
 from workbench.encoding.alignment import split_words
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.disambiguate import disambiguate
-from workbench.wsd.levers import DEFAULT_LEVERS
+from workbench.wsd.levers import TestTimeLevers
 from workbench.wsd.systems import open_system
 
 SENTENCES = Path(__file__).resolve().parents[2] / "data" / "wsd_sentences.tsv"
@@ -67,17 +66,20 @@ def main() -> None:
     given = {
         k: v for k, v in (("smoothing", args.smoothing), ("prior", args.prior)) if v is not None
     }
-    levers = dataclasses.replace(DEFAULT_LEVERS, **given) if given else None
+    levers = TestTimeLevers(**given) if given else None  # None: the folder's own
     wordnet = load_wordnet()
     sentences = read_sentences(SENTENCES)
     answers: dict[str, list[dict]] = {}
     seconds: dict[str, float] = {}
     first: list[dict] = []
+    answered_levers: dict[str, float] = {}
     for name in args.systems.split(","):
         t0 = time.perf_counter()
         model = args.model if name == "biencoder" else None
         opened = open_system(name, model, device=args.device,
                              levers=levers if name == "biencoder" else None)  # fmt: skip
+        if opened.levers is not None:
+            answered_levers = opened.levers.describe()  # the folder's own where none given
         rows = []
         for s in sentences:
             result = disambiguate(opened, s["words"], s["target"], wordnet=wordnet)
@@ -115,7 +117,7 @@ def main() -> None:
     for n, t in totals.items():
         print(f"{n}: common {t['common']}/{n_common}, rare {t['rare']}/{n_rare}")
     write_json(args.json, {"machine": machine_facts(), "sentences": sentences,
-                           "levers": levers.describe() if levers else DEFAULT_LEVERS.describe(),
+                           "levers": answered_levers,
                            "answers": answers, "right": totals, "seconds": seconds})  # fmt: skip
 
 

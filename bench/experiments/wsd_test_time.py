@@ -28,7 +28,7 @@ from workbench.finetune.tasks.wsd.evaluation import evaluate_wsd_model
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import CONTEXT_LAYERS, BiEncoder, shipped_biencoder
 from workbench.wsd.builds import semcor_frequencies
-from workbench.wsd.levers import TestTimeLevers, with_prior
+from workbench.wsd.levers import NO_LEVERS, TestTimeLevers, with_prior
 from workbench.wsd.predict import encode_instances, predict
 
 
@@ -53,17 +53,18 @@ def main() -> None:
     instances = encode_instances(bi.encoder, test)
     print(f"encode ALL: {time.perf_counter() - t0:.1f} s", flush=True)
     pairs = sorted({(i.lemma, i.pos) for _, i in test.instances()})
-    settings = [TestTimeLevers()]
-    settings += [TestTimeLevers(smoothing=w) for w in _weights(args.smoothing)]
-    settings += [TestTimeLevers(prior=w) for w in _weights(args.prior)]
+    settings = [NO_LEVERS]  # every row names both weights: a folder's own levers never apply
+    settings += [TestTimeLevers(smoothing=w, prior=0.0) for w in _weights(args.smoothing)]
+    settings += [TestTimeLevers(smoothing=0.0, prior=w) for w in _weights(args.prior)]
     if args.both:
         s, p = _weights(args.both)
         settings.append(TestTimeLevers(smoothing=s, prior=p))
     rows = []
     for levers in settings:
         t0 = time.perf_counter()
-        index = bi.index(pairs, wordnet, smoothing=levers.smoothing)
-        index = with_prior(index, counts, levers.prior)
+        weights = levers.describe()
+        index = bi.index(pairs, wordnet, smoothing=weights["smoothing"])
+        index = with_prior(index, counts, weights["prior"])
         built = time.perf_counter() - t0
         report = evaluate_wsd_model(bi.encoder, index, test, semcor, instances=instances)
         preds = predict(index, instances.vectors(CONTEXT_LAYERS), instances.lemmas,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from workbench.cli.main import main
-from workbench.errors import InputError
+from workbench.errors import InputError, ModelLoadError
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import (
     CONTEXT_LAYERS,
@@ -20,11 +20,15 @@ from workbench.wsd.biencoder import (
     shipped_biencoder,
 )
 from workbench.wsd.config import EncoderInfo, TrainingInfo
+from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.index import ORIGINS
 from workbench.wsd.levers import (
     DEFAULT_LEVERS,
+    LEVERS_FILE,
+    NO_LEVERS,
     PriorIndex,
     TestTimeLevers,
+    folder_levers,
     log_prior,
     smoothed_rows,
     with_prior,
@@ -140,10 +144,49 @@ def test_the_prior_adds_lambda_log_p_to_each_score_and_flips_an_answer_when_larg
     assert ORIGINS[int(with_prior(index, counts, 1.0).origin_[0])] == "gloss"
 
 
-@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf")])
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf"), 101.0])
 def test_a_lever_weight_must_be_a_finite_non_negative_number(bad):
-    with pytest.raises(InputError, match="0 or more"):
+    with pytest.raises(InputError, match="weight from 0 to 100"):
         TestTimeLevers(smoothing=bad)
+
+
+def test_a_lever_given_overrides_the_folders_and_one_not_given_takes_it():
+    own = TestTimeLevers(smoothing=0.25, prior=0.0)
+    assert DEFAULT_LEVERS.over(own) == own
+    assert TestTimeLevers(smoothing=0.0).over(own) == NO_LEVERS
+    assert TestTimeLevers(prior=0.1).over(own) == TestTimeLevers(smoothing=0.25, prior=0.1)
+    assert DEFAULT_LEVERS.over(DEFAULT_LEVERS) == NO_LEVERS  # nothing recorded: both off
+    assert not TestTimeLevers(smoothing=0.0).active and TestTimeLevers(prior=0.1).active
+    assert TestTimeLevers(prior=0.1).describe() == {"smoothing": 0.0, "prior": 0.1}
+
+
+def test_a_folder_records_its_levers_and_a_damaged_record_is_refused(tmp_path):
+    assert folder_levers(tmp_path) == NO_LEVERS  # no file: both off
+    (tmp_path / LEVERS_FILE).write_text('{"smoothing": 0.5, "note": "chosen on SE07"}')
+    assert folder_levers(tmp_path) == TestTimeLevers(smoothing=0.5, prior=0.0)
+    for bad in ('{"smoothing": -1}', '{"smoothing": "0.5"}', '{"prior": true}', "[0.5]",
+                '{"smoothing": 1e400}', "{"):  # fmt: skip
+        (tmp_path / LEVERS_FILE).write_text(bad)
+        with pytest.raises(ModelLoadError, match=LEVERS_FILE):
+            folder_levers(tmp_path)
+
+
+def test_the_shipped_bi_encoder_answers_with_its_recorded_smoothing(capsys):
+    shipped = shipped_biencoder()
+    assert shipped is not None and folder_levers(shipped) == TestTimeLevers(0.25, 0.0)
+    assert open_system().levers == TestTimeLevers(smoothing=0.25, prior=0.0)
+    assert open_system(levers=TestTimeLevers(smoothing=0.0)).levers == NO_LEVERS
+    words = ["She", "plays", "the", "bass", "in", "a", "jazz", "band"]
+    own = disambiguate(open_system(), words, 3)
+    off = disambiguate(open_system(levers=NO_LEVERS), words, 3)
+    by_key = {c.key: c.score for c in off.candidates}
+    assert {c.key for c in own.candidates} == set(by_key)  # both score every candidate
+    assert any(abs(by_key[c.key] - c.score) > 1e-4 for c in own.candidates)  # smoothed
+    assert main(["wsd", "disambiguate", "He sat on the bank", "--word", "bank"]) == 0
+    assert "test-time levers: smoothing 0.25" in capsys.readouterr().out
+    assert main(["wsd", "disambiguate", "He sat on the bank", "--word", "bank",
+                 "--smoothing", "0"]) == 0  # fmt: skip
+    assert "test-time levers" not in capsys.readouterr().out
 
 
 def test_the_levers_are_recorded_and_refused_where_they_cannot_apply(capsys, tiny_model_dir):
@@ -151,7 +194,7 @@ def test_the_levers_are_recorded_and_refused_where_they_cannot_apply(capsys, tin
     opened = open_system(levers=TestTimeLevers(smoothing=0.2, prior=0.1))
     assert opened.levers is not None and opened.levers.label == "smoothing 0.2, prior 0.1"
     assert opened.with_pos_probe(None).levers == opened.levers
-    assert open_system().levers == DEFAULT_LEVERS
+    assert open_system(levers=NO_LEVERS).levers == NO_LEVERS
     with pytest.raises(InputError, match="levers of the bi-encoder"):
         open_system("wordnet", levers=TestTimeLevers(prior=0.1))
     handed_over = open_system(model=str(tiny_model_dir), levers=TestTimeLevers(smoothing=0.5))

@@ -9,7 +9,6 @@ or ``layers`` run only does array work.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -48,7 +47,7 @@ from workbench.wsd.evaluate import (
     load_corpus,
     sweep_configs,
 )
-from workbench.wsd.levers import DEFAULT_LEVERS, TestTimeLevers
+from workbench.wsd.levers import LEVERS_FILE, TestTimeLevers
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import MAX_CONTEXT, encode_instances
 from workbench.wsd.registry import system_note, system_of
@@ -111,21 +110,24 @@ def _lever_args(p: argparse.ArgumentParser) -> None:
         "--smoothing", type=number(NON_NEGATIVE), default=None, metavar="LAMBDA",
         help="bi-encoder: add LAMBDA times the mean score of each candidate's WordNet "
         "neighbours (hypernyms, hyponyms, similar-to, verb group) against the same context "
-        f"(default {DEFAULT_LEVERS.smoothing:g}: off)",
+        f"(default: the bi-encoder folder's own, in its {LEVERS_FILE}: 0.25 for the shipped one; "
+        "0: off)",
     )  # fmt: skip
     p.add_argument(
         "--prior", type=number(NON_NEGATIVE), default=None, metavar="LAMBDA",
         help="bi-encoder: add LAMBDA * log p(sense | lemma) from SemCor's counts, add-one "
-        f"smoothed (default {DEFAULT_LEVERS.prior:g}: off; it costs zero-shot senses)",
+        f"smoothed (default: the folder's own, in its {LEVERS_FILE}: 0 for the shipped one; "
+        "it costs zero-shot senses)",
     )  # fmt: skip
 
 
 def _levers(args) -> TestTimeLevers | None:
-    """The test-time levers given on the command line (None: none given, the default)."""
+    """The test-time levers given on the command line (None: none given; a lever not given is
+    the bi-encoder folder's own)."""
     given = {k: getattr(args, k, None) for k in ("smoothing", "prior")}
     if all(v is None for v in given.values()):
         return None
-    return dataclasses.replace(DEFAULT_LEVERS, **{k: v for k, v in given.items() if v is not None})
+    return TestTimeLevers(**given)
 
 
 def _index_args(p: argparse.ArgumentParser) -> None:

@@ -18,9 +18,16 @@ unit context vector; :mod:`workbench.wsd.biencoder`), by a weight given at test 
   (:func:`log_prior`). :func:`with_prior` gives the index one more column, ``λ · log p``,
   which a :class:`PriorIndex` meets with a query column of 1.
 
+A bi-encoder folder may record the levers it answers with when none are given
+(:data:`LEVERS_FILE`, read by :func:`folder_levers`): the shipped one smooths by 0.25. A lever
+given (``--smoothing 0``) overrides the folder's; one not given (None) takes it
+(:meth:`TestTimeLevers.over`).
+
 Example::
 
-    levers = TestTimeLevers(smoothing=0.5)
+    levers = TestTimeLevers(smoothing=0.5).over(folder_levers(shipped_biencoder()))
+    levers.label                                             # 'smoothing 0.5'
+    levers = TestTimeLevers(smoothing=0.5, prior=0.0)
     rows = smoothed_rows(synsets, vectors, neighbours, neighbour_vectors, 0.5)
     index = with_prior(index, semcor_frequencies(), 0.1)     # a PriorIndex
     index.candidate_scores(vector, "bank", "NOUN")           # scores with the prior added
@@ -29,20 +36,32 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
-from workbench.errors import InputError
+from workbench.errors import InputError, ModelLoadError
 from workbench.lexicon.wordnet import key_lemma_pos
+from workbench.limits import read_limited
 from workbench.wsd.baselines import SenseCounts
 from workbench.wsd.index import SenseIndex
+
+#: The file of a bi-encoder folder that records the levers it answers with by default: a JSON
+#: object with ``smoothing`` and ``prior`` (numbers, 0 and up) and any notes beside them.
+LEVERS_FILE = "levers.json"
+
+#: Largest weight a folder or a user may give (a weight past it swamps the score it adds to).
+MAX_WEIGHT = 100.0
 
 
 @dataclasses.dataclass(frozen=True)
 class TestTimeLevers:
-    """The test-time weights of the bi-encoder's scores (0: off).
+    """The test-time weights of the bi-encoder's scores (0: off; None: not given, the
+    bi-encoder's own, :meth:`over`).
 
     Attributes:
         smoothing: ``λ`` of the relation smoothing.
@@ -51,28 +70,103 @@ class TestTimeLevers:
 
     __test__ = False  # not a pytest class
 
-    smoothing: float = 0.0
-    prior: float = 0.0
+    smoothing: float | None = None
+    prior: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("smoothing", "prior"):
-            value = getattr(self, name)
-            if not np.isfinite(value) or value < 0:
-                raise InputError(f"--{name} {value}: give a weight of 0 or more")
+        for name, value in self.given().items():
+            if not math.isfinite(value) or not 0 <= value <= MAX_WEIGHT:
+                raise InputError(f"--{name} {value}: give a weight from 0 to {MAX_WEIGHT:g}")
+
+    def given(self) -> dict[str, float]:
+        """The weights given (not None), by name."""
+        return {k: float(v) for k, v in dataclasses.asdict(self).items() if v is not None}
+
+    @property
+    def active(self) -> bool:
+        """Whether a weight above 0 is given."""
+        return any(self.given().values())
+
+    def over(self, own: TestTimeLevers) -> TestTimeLevers:
+        """Every weight set: each one given here, else ``own``'s, else 0.
+
+        Example::
+
+            >>> TestTimeLevers(prior=0.1).over(TestTimeLevers(smoothing=0.25))
+            TestTimeLevers(smoothing=0.25, prior=0.1)
+        """
+        mine, theirs = self.given(), own.given()
+        return TestTimeLevers(
+            **{k: mine.get(k, theirs.get(k, 0.0)) for k in ("smoothing", "prior")}
+        )
 
     @property
     def label(self) -> str:
-        """``smoothing 0.5, prior 0.1``; ``none`` with both off."""
-        parts = [f"{k} {v:g}" for k, v in dataclasses.asdict(self).items() if v]
+        """``smoothing 0.5, prior 0.1``; ``none`` with none above 0."""
+        parts = [f"{k} {v:g}" for k, v in self.given().items() if v]
         return ", ".join(parts) or "none"
 
+    def apart_from(self, own: TestTimeLevers) -> str:
+        """The weights that differ from ``own``'s (a weight not given: 0), in words:
+        ``smoothing 0``; "" where none does.
+
+        Example::
+
+            >>> NO_LEVERS.apart_from(TestTimeLevers(smoothing=0.25))
+            'smoothing 0'
+        """
+        theirs = own.describe()
+        return ", ".join(f"{k} {v:g}" for k, v in self.describe().items() if v != theirs[k])
+
     def describe(self) -> dict[str, float]:
-        """Both weights, for reports."""
-        return dataclasses.asdict(self)
+        """Both weights, for reports (one not given: 0)."""
+        return {"smoothing": 0.0, "prior": 0.0, **self.given()}
 
 
-#: The levers the bi-encoder answers with when none are given (every front end's default).
+#: No lever given: the bi-encoder answers with its folder's (:func:`folder_levers`).
 DEFAULT_LEVERS = TestTimeLevers()
+#: Both levers off, whatever a folder records.
+NO_LEVERS = TestTimeLevers(smoothing=0.0, prior=0.0)
+
+
+def folder_levers(directory: str | Path | None) -> TestTimeLevers:
+    """The levers a bi-encoder folder answers with by default: its :data:`LEVERS_FILE`, both
+    weights set; :data:`NO_LEVERS` without the file (or for None).
+
+    Raises:
+        ModelLoadError: the file is not a JSON object whose ``smoothing`` and ``prior`` are
+            numbers from 0 to :data:`MAX_WEIGHT` (it names the file and the value).
+
+    Example::
+
+        >>> folder_levers(None)
+        TestTimeLevers(smoothing=0.0, prior=0.0)
+    """
+    if directory is None:
+        return NO_LEVERS
+    path = Path(directory) / LEVERS_FILE
+    if not path.is_file():
+        return NO_LEVERS
+    try:
+        data = json.loads(read_limited(path, what=str(path), error=ModelLoadError))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ModelLoadError(f"{path} cannot be read as JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ModelLoadError(f"{path} is not a JSON object of the folder's levers")
+    weights = {}
+    for name in ("smoothing", "prior"):
+        value = data.get(name, 0.0)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not 0 <= value <= MAX_WEIGHT
+        ):
+            raise ModelLoadError(
+                f"{path}: {name} is {json.dumps(value)[:40]}, not a weight from 0 to {MAX_WEIGHT:g}"
+            )
+        weights[name] = float(value)
+    return TestTimeLevers(**weights)
 
 
 def smoothed_rows(

@@ -15,7 +15,7 @@ from tests.wsd.reporting import handmade
 from tests.wsd.reporting.handmade import ROWS, hand_made
 from workbench.reports.tables import Table, latex_table
 from workbench.reports.writers import to_html, to_markdown
-from workbench.wsd.levers import TestTimeLevers
+from workbench.wsd.levers import LEVERS_FILE, NO_LEVERS, TestTimeLevers
 from workbench.wsd.reporting.document import eval_report, system_facts
 from workbench.wsd.reporting.error_examples import readable_definition
 from workbench.wsd.reporting.files import report_files, write_eval_report
@@ -195,6 +195,17 @@ def test_system_facts_name_the_levers_and_a_custom_index_s_settings():
     opened.levers = TestTimeLevers()
     assert system_facts(opened, index, "biencoder", "d").settings == ""
     assert system_facts(opened, index, "custom", "d").label == "custom, L6 zscore"
+
+
+def test_a_bi_encoders_own_levers_are_its_default_and_not_named_in_the_title(tmp_path):
+    (tmp_path / LEVERS_FILE).write_text('{"smoothing": 0.25}')
+    bi = SimpleNamespace(directory=tmp_path, card={"base_model": "b"}, name="x")
+    opened = SimpleNamespace(biencoder=bi, encoder=None, levers=TestTimeLevers(0.25, 0.0))
+    assert system_facts(opened, _Index(), "biencoder", "d").label == "biencoder"
+    opened.levers = NO_LEVERS
+    assert system_facts(opened, _Index(), "biencoder", "d").label == "biencoder, smoothing 0"
+    opened.levers = TestTimeLevers(0.25, 0.1)
+    assert system_facts(opened, _Index(), "biencoder", "d").label == "biencoder, prior 0.1"
 
 
 def test_definitions_are_shown_without_the_leftovers_of_removed_examples(monkeypatch):

@@ -33,6 +33,7 @@ from workbench.lexicon.wordnet import WordNet
 from workbench.reports.tables import Link, Table, latex_table
 from workbench.reports.writers import Report, Section
 from workbench.wsd.evaluate import BASELINES, CorpusEvaluation, SweepPoint
+from workbench.wsd.levers import NO_LEVERS, folder_levers
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.registry import system_of
 from workbench.wsd.report import BASELINE_TITLES, prf, source_table, sweep_figure, sweep_table
@@ -83,8 +84,8 @@ class SystemFacts:
         training: its training data; n_training: training occurrences (0: none known).
         knows_counts: it knows how often it saw each sense in training (seen-count split).
         settings: what sets this run apart from the named system's defaults, in words
-            (``smoothing 0.5``: test-time levers; a custom index: its settings), said in the
-            title beside the name; "" for none.
+            (``smoothing 0.5``: test-time levers other than the bi-encoder folder's own; a
+            custom index: its settings), said in the title beside the name; "" for none.
     """
 
     name: str
@@ -114,7 +115,8 @@ def system_facts(opened: OpenedSystem, index: Any, name: str, description: str) 
     corpus = str(training.corpus).split(", as ")[0]
     knows = bool(len(index) and int(index.counts_.sum()) > 0)
     levers = opened.levers
-    settings = levers.label if levers is not None and levers.label != "none" else ""
+    own = folder_levers(bi.directory) if bi is not None else NO_LEVERS
+    settings = levers.apart_from(own) if levers is not None else ""
     if name not in SYSTEMS:  # an index of settings of its own: say them
         settings = ", ".join(filter(None, (str(index.config.label), settings)))
     return SystemFacts(name, description, model, corpus, int(training.n_occurrences), knows,

@@ -113,14 +113,15 @@ def open_system(
             else WordNet's glosses.
         gold: the gold key file of a ``train`` path.
         say: called with a line before a long build starts.
-        levers: the bi-encoder's test-time weights (:mod:`workbench.wsd.levers`; None:
-            :data:`~workbench.wsd.levers.DEFAULT_LEVERS`); the prior reads SemCor's counts
+        levers: the bi-encoder's test-time weights (:mod:`workbench.wsd.levers`); a weight
+            not given (None, or ``levers`` None) is the bi-encoder folder's own
+            (:func:`~workbench.wsd.levers.folder_levers`); the prior reads SemCor's counts
             (:func:`~workbench.wsd.builds.semcor_frequencies`) when its index is first made.
 
     Raises:
         InputError: an unknown system; settings changed for the bi-encoder; ``pooling``
-            other than the bi-encoder's for it; levers other than the default for a system
-            that takes none (all but the bi-encoder).
+            other than the bi-encoder's for it; a lever above 0 for a system that takes none
+            (all but the bi-encoder).
         ModelLoadError: ``model`` is a damaged WSD bi-encoder folder (its ``head.json``
             missing or another task's beside a bi-encoder's files, no finished training card):
             refused before anything loads (:func:`~workbench.wsd.biencoder.check_model_folder`).
@@ -132,7 +133,7 @@ def open_system(
     if is_saved_index(system):
         return SavedIndex(Path(system)).open(request)
     chosen = get_system(str(system))
-    if not chosen.is_biencoder and levers != DEFAULT_LEVERS:
+    if not chosen.is_biencoder and levers.active:
         raise InputError(
             f"{levers.label}: test-time levers of the bi-encoder, not of the {chosen.name} system"
         )

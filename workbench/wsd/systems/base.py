@@ -48,7 +48,7 @@ class Request:
         train: the training corpus of the index (None: the system's own).
         gold: the gold key file of a ``train`` path.
         say: called with a line before a long build starts.
-        levers: the bi-encoder's test-time weights.
+        levers: the bi-encoder's test-time weights (a weight not given: its folder's own).
     """
 
     model: str | None = None

@@ -3,9 +3,11 @@ encoder's vector of the word against the gloss vector of each candidate sense
 (:mod:`workbench.wsd.biencoder`).
 
 The package ships one for its default model; a directory trained by ``workbench finetune wsd``
-answers the same way. Nothing is built ahead. For a model without one, :data:`FALLBACK_SYSTEM`
-answers and the opened system's note says so (:func:`fallback_note`). It alone takes the
-test-time levers (:mod:`workbench.wsd.levers`) and has no index settings to change.
+answers the same way, with the test-time levers its folder records unless others are given
+(:func:`~workbench.wsd.levers.folder_levers`). Nothing is built ahead. For a model without one,
+:data:`FALLBACK_SYSTEM` answers and the opened system's note says so (:func:`fallback_note`).
+It alone takes the test-time levers (:mod:`workbench.wsd.levers`) and has no index settings to
+change.
 
 Example::
 
@@ -30,7 +32,7 @@ from workbench.wsd.biencoder import (
     shipped_biencoder,
 )
 from workbench.wsd.builds import semcor_frequencies
-from workbench.wsd.levers import DEFAULT_LEVERS, with_prior
+from workbench.wsd.levers import folder_levers, with_prior
 from workbench.wsd.opened import Lemmas, OpenedSystem
 from workbench.wsd.registry import BIENCODER, PACKAGED_FINGERPRINT
 from workbench.wsd.systems.base import Request, System
@@ -80,22 +82,25 @@ class BiEncoderSystem(System):
         )
 
     def open(self, request: Request) -> OpenedSystem:
-        """The bi-encoder of ``request.model``, with ``request.levers``; for a model without
-        one, :data:`FALLBACK_SYSTEM` with a note saying so.
+        """The bi-encoder of ``request.model``, with ``request.levers`` over the ones its folder
+        records (:func:`~workbench.wsd.levers.folder_levers`: the shipped one smooths by 0.25);
+        for a model without one, :data:`FALLBACK_SYSTEM` with a note saying so.
 
         Raises:
             InputError: index settings changed (it has none), ``pooling`` other than the one
                 it was trained with.
+            ModelLoadError: the folder's levers file is damaged.
         """
         directory = biencoder_dir(request.model)
-        levers = request.levers
         if directory is None:
             notes = [fallback_note(request.model)]
-            if levers != DEFAULT_LEVERS:
+            if request.levers.active:
                 notes.append(
-                    f"the bi-encoder's test-time levers ({levers.label}) do not apply to it"
+                    f"the bi-encoder's test-time levers ({request.levers.label}) do not apply to it"
                 )
             return FALLBACK_SYSTEM.open_noted(request, notes)
+        levers = request.levers.over(folder_levers(directory))
+        weights = levers.describe()
         if request.changes:
             raise InputError(
                 f"{', '.join(request.changes)}: the bi-encoder has no index settings to change"
@@ -109,9 +114,9 @@ class BiEncoderSystem(System):
 
         def gloss_index(enc: Encoder, lemmas: Lemmas | None, progress: Progress) -> Any:
             assert opened.biencoder is not None
-            index = opened.biencoder.index(lemmas, wordnet, progress, levers.smoothing)
-            if levers.prior:
-                index = with_prior(index, semcor_frequencies(), levers.prior)
+            index = opened.biencoder.index(lemmas, wordnet, progress, weights["smoothing"])
+            if weights["prior"]:
+                index = with_prior(index, semcor_frequencies(), weights["prior"])
             return index
 
         device, dtype = request.device, request.dtype
