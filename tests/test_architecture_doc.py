@@ -90,5 +90,5 @@ def test_a_stale_path_or_name_is_found():
     missing = "no_such_" + "thing"
     stale = [f"workbench/{missing}.py", missing.title().replace("_", ""), f"tests/{missing}/",
              f"machine/{missing}.json"]  # fmt: skip
-    doc = ", ".join(f"`{t}`" for t in [*stale, "workbench.wsd.registry", "corpus-maps/"])
+    doc = ", ".join(f"`{t}`" for t in [*stale, "workbench.wsd.presets", "corpus-maps/"])
     assert stale_entries(doc) == stale

@@ -5,8 +5,8 @@ Run:  python -m bench run wsd_systems_f1            # rewrite the package file f
       python -m bench run wsd_systems_f1 --add best f412054b280245dd float32 \\
           docs/bench_runs/RUN.json /datasets/ALL/system/F1 --command "workbench wsd eval ..."
 
-``workbench/wsd/results/systems_f1.json`` (:data:`workbench.wsd.registry.RESULTS_FILE`) is what
-:mod:`workbench.wsd.registry` shows a user as each system's F1 on ALL (per model fingerprint
+``workbench/wsd/results/systems_f1.json`` (:data:`workbench.wsd.presets.RESULTS_FILE`) is what
+:mod:`workbench.wsd.presets` shows a user as each system's F1 on ALL (per model fingerprint
 and compute dtype), and the first-sense baseline it is compared with. Every figure in it names
 its source: a raw JSON record of a run (``workbench wsd eval --json``, ``workbench wsd
 layers --json``, ``bench/experiments/precision.py --wsd ... --json``), the JSON pointer of the
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.lib.record import write_json
-from workbench.wsd.registry import RESULTS_FILE
+from workbench.wsd.presets import RESULTS_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 

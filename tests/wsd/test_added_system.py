@@ -16,7 +16,7 @@ from webapp.caches.indexes import system_options
 from workbench.cli.main import build_parser
 from workbench.cli.wsd import system_help
 from workbench.errors import InputError
-from workbench.wsd.registry import PACKAGED_FINGERPRINT
+from workbench.wsd.presets import PACKAGED_FINGERPRINT
 from workbench.wsd.systems import missing_systems, offered_systems, open_system
 from workbench.wsd.systems.base import System
 from workbench.wsd.systems.registry import SYSTEMS

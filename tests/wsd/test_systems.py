@@ -26,7 +26,7 @@ from workbench.wsd.builds import (
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.disambiguate import Disambiguation, SenseCandidate, disambiguate, evidence
 from workbench.wsd.opened import OpenedSystem
-from workbench.wsd.registry import (
+from workbench.wsd.presets import (
     FEW_OCCURRENCES,
     PACKAGED_FINGERPRINT,
     RESULTS_FILE,

@@ -39,7 +39,7 @@ from workbench.wsd.disambiguate import (
     in_sentence,
     likely_target,
 )
-from workbench.wsd.registry import FEW_OCCURRENCES
+from workbench.wsd.presets import FEW_OCCURRENCES
 from workbench.wsd.reporting.compare import compare_tables, comparison_report, saved_of
 from workbench.wsd.reporting.files import csv_zip, report_texts
 from workbench.wsd.reporting.links import WSD_PAGE

@@ -50,7 +50,7 @@ from workbench.wsd.evaluate import (
 from workbench.wsd.levers import LEVERS_FILE, TestTimeLevers
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import MAX_CONTEXT, encode_instances
-from workbench.wsd.registry import system_note, system_of
+from workbench.wsd.presets import system_note, system_of
 from workbench.wsd.report import (
     answers_name,
     evaluation_report,

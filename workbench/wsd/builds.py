@@ -44,7 +44,7 @@ from workbench.wsd.biencoder import BIENCODER_CONFIG, load_biencoder
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo, cache_dtype_tag
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.predict import build_index, encode_instances
-from workbench.wsd.registry import (
+from workbench.wsd.presets import (
     PRESETS,
     WORDNET,
     WORDNET_CORPUS,
@@ -233,7 +233,7 @@ def semcor_index(
 
     Args:
         encoder: the encoder.
-        system: a SemCor system (``best``, ``plain``: :data:`~workbench.wsd.registry.PRESETS`),
+        system: a SemCor system (``best``, ``plain``: :data:`~workbench.wsd.presets.PRESETS`),
             or the preset of one (a system of :mod:`workbench.wsd.systems` trained on SemCor).
         wordnet: default :func:`load_wordnet`.
         progress: passed to the encoder (a bar per step, or a ``fraction -> None`` callback

@@ -34,7 +34,7 @@ from workbench.wsd.config import EncoderInfo, SenseIndexConfig, TrainingInfo
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import InstanceSet
-from workbench.wsd.registry import FEW_OCCURRENCES, WORDNET, system_note, system_of
+from workbench.wsd.presets import FEW_OCCURRENCES, WORDNET, system_note, system_of
 
 #: How a propagated row got its vector, for a user.
 PROPAGATED_FROM = {
@@ -100,7 +100,7 @@ class Disambiguation:
         candidates: every WordNet sense of those pairs, best first.
         training: where the index's vectors come from.
         config: the index's config label; system: its system name (``best``, ``plain``,
-            ``wordnet``, ``custom``: :func:`workbench.wsd.registry.system_of`).
+            ``wordnet``, ``custom``: :func:`workbench.wsd.presets.system_of`).
         note: what the user must know about the index's quality ("" if nothing).
         centroids: whether the index has centroid rows at all (a trained bi-encoder's gloss
             index has none: its gloss vectors are the system, not a weaker stand-in).

@@ -33,7 +33,7 @@ from workbench.wsd.builds import SystemProgress
 from workbench.wsd.index import SenseIndex
 from workbench.wsd.levers import TestTimeLevers
 from workbench.wsd.pos_probe import PosProbe
-from workbench.wsd.registry import BIENCODER
+from workbench.wsd.presets import BIENCODER
 
 Lemmas = Sequence[tuple[str, str]]
 #: The index of a system that is the same for every input, from its encoder (built or loaded).

@@ -35,7 +35,7 @@ from workbench.reports.writers import Report, Section
 from workbench.wsd.evaluate import BASELINES, CorpusEvaluation, SweepPoint
 from workbench.wsd.levers import NO_LEVERS, folder_levers
 from workbench.wsd.opened import OpenedSystem
-from workbench.wsd.registry import system_of
+from workbench.wsd.presets import system_of
 from workbench.wsd.report import BASELINE_TITLES, prf, source_table, sweep_figure, sweep_table
 from workbench.wsd.reporting.calibration import NO_MARGIN, calibration_figure, margin_deciles
 from workbench.wsd.reporting.error_examples import ErrorExample, error_examples
@@ -104,7 +104,7 @@ class SystemFacts:
 
 def system_facts(opened: OpenedSystem, index: Any, name: str, description: str) -> SystemFacts:
     """The facts of the system ``opened`` that answered with ``index`` (a
-    :class:`~workbench.wsd.index.SenseIndex`), named ``name`` (``registry.system_of``)."""
+    :class:`~workbench.wsd.index.SenseIndex`), named ``name`` (``presets.system_of``)."""
     bi = opened.biencoder
     if bi is not None:
         base = bi.card.get("base_model") or "its base model"

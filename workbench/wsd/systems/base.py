@@ -4,7 +4,7 @@ to open with.
 
 A system has a name (``--system NAME``, the app's choice), a label for the app's choice of
 systems, a help text for the command line, a one-line description for reports, the preset of
-its index (:class:`~workbench.wsd.registry.IndexPreset`: settings and training corpus), whether
+its index (:class:`~workbench.wsd.presets.IndexPreset`: settings and training corpus), whether
 it is offered for a model and why not (:meth:`System.missing`), what it scores
 (:meth:`System.f1_phrase`), and :meth:`System.open`, which returns the
 :class:`~workbench.wsd.opened.OpenedSystem` that answers. One module of this package per kind
@@ -32,7 +32,7 @@ from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.builds import SystemProgress
 from workbench.wsd.levers import DEFAULT_LEVERS, TestTimeLevers
 from workbench.wsd.opened import OpenedSystem
-from workbench.wsd.registry import IndexPreset, measured_f1_all, packaged_f1
+from workbench.wsd.presets import IndexPreset, measured_f1_all, packaged_f1
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class System(IndexPreset, ABC):
     @property
     def f1_all(self) -> float:
         """F1 on ALL with the packaged all-MiniLM-L6-v2 in float32, as recorded
-        (:func:`~workbench.wsd.registry.packaged_f1`); NaN where nothing is recorded."""
+        (:func:`~workbench.wsd.presets.packaged_f1`); NaN where nothing is recorded."""
         return packaged_f1(self.name)
 
     def packaged_f1(self) -> float | None:

@@ -34,7 +34,7 @@ from workbench.wsd.biencoder import (
 from workbench.wsd.builds import semcor_frequencies
 from workbench.wsd.levers import folder_levers, with_prior
 from workbench.wsd.opened import Lemmas, OpenedSystem
-from workbench.wsd.registry import BIENCODER, PACKAGED_FINGERPRINT
+from workbench.wsd.presets import BIENCODER, PACKAGED_FINGERPRINT
 from workbench.wsd.systems.base import Request, System
 from workbench.wsd.systems.centroids import BEST_SYSTEM
 

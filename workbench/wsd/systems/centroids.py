@@ -28,7 +28,7 @@ from workbench.encoding.rows import Progress
 from workbench.wsd.builds import SystemProgress, semcor_available, semcor_index, trained_index
 from workbench.wsd.evaluate import load_corpus
 from workbench.wsd.opened import CALLER_SETTINGS, OpenedSystem
-from workbench.wsd.registry import BEST, PLAIN
+from workbench.wsd.presets import BEST, PLAIN
 from workbench.wsd.systems.base import Request, System
 from workbench.wsd.systems.wordnet import WORDNET_SYSTEM, open_glosses
 

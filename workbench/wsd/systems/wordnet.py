@@ -3,7 +3,7 @@
 Every sense is represented the same way, by its gloss vector (its synset's definition and
 usage examples through the same encoder path), so the scores of any two candidates are
 comparable. It loses to WordNet's first sense on the benchmarks
-(:func:`~workbench.wsd.registry.system_note` says so). It answers with the full index when
+(:func:`~workbench.wsd.presets.system_note` says so). It answers with the full index when
 ``workbench wsd train --corpus wordnet`` has stored it, else with one for the lemmas an input
 needs (:func:`open_glosses`, which the SemCor systems answer with too where SemCor is missing).
 
@@ -25,7 +25,7 @@ from workbench.lexicon.wordnet import WordNet
 from workbench.wsd.builds import wordnet_index, wordnet_index_path
 from workbench.wsd.config import EncoderInfo, SenseIndexConfig
 from workbench.wsd.opened import CALLER_SETTINGS, Lemmas, OpenedSystem
-from workbench.wsd.registry import WORDNET
+from workbench.wsd.presets import WORDNET
 from workbench.wsd.store import load_index
 from workbench.wsd.systems.base import Request, System
 
