@@ -133,17 +133,18 @@ def test_calibration_puts_answers_without_a_runner_up_apart(made):
 def test_published_figures_stand_only_beside_the_frameworks_sets(made):
     doc = _doc(made)
     published = doc.tables["published"]
-    assert published.columns == (
-        "system", "figures", "checked here", "senseval2", "semeval2007", "ALL")  # fmt: skip
-    assert all(row[1] == "reported" for row in published.rows[:-1])
-    assert published.rows[-1][:2] == ("this system", "measured here")
+    assert published.columns == ("system", "source", "figures", "checked here",
+                                 "senseval2", "semeval2007", "ALL")  # fmt: skip
+    assert all(row[2] == "reported" for row in published.rows[:-1])
+    assert published.rows[-1][:3] == ("this system", "this run", "measured here")
     bem = next(row for row in published.rows if row[0] == "BEM")
-    assert bem[2:] == ("all", 79.4, 74.5, 79.0)
+    assert bem[1] == "Blevins and Zettlemoyer (2020)"  # the CSV names each figure's source too
+    assert bem[3:] == ("all", 79.4, 74.5, 79.0)
     # GlossBERT's reported ALL leaves SemEval-2007 out: not in the framework's ALL column
     glossbert = next(row for row in published.rows if row[0] == "GlossBERT")
-    assert glossbert[2:] == ("all", 77.7, 72.5, None)
+    assert glossbert[3:] == ("all", 77.7, 72.5, None)
     metric = next(row for row in published.rows if row[0] == "MetricWSD")
-    assert metric[2:] == ("all", None, None, 75.1)
+    assert metric[3:] == ("all", None, None, 75.1)
     assert any("Blevins and Zettlemoyer (2020)" in note for note in published.notes)
     note = next(n for n in published.notes if n.startswith("GlossBERT:"))
     assert "ALL (4 test sets)" in note and "76.9 on the framework's ALL" in note

@@ -217,11 +217,17 @@ def _checked(p: PublishedSystem, sets: Sequence[str]) -> str:
     return "all" if done == shown else ", ".join(done) if done else "no"
 
 
+def _authors(citation: str) -> str:
+    """The authors and year a citation starts with: ``Blevins and Zettlemoyer (2020)``."""
+    head, year, _ = citation.partition(")")
+    return head + year if year else citation
+
+
 def _published_table(ours: Mapping[str, float], whole: str) -> Table:
     sets = [s for s in SETS if s in ours]
-    rows = [(p.name, "reported", _checked(p, sets), *(p.f1.get(s) for s in sets))
-            for p in PUBLISHED]  # fmt: skip
-    rows.append(("this system", "measured here", "-", *(ours.get(s) for s in sets)))
+    rows = [(p.name, _authors(p.citation), "reported", _checked(p, sets),
+             *(p.f1.get(s) for s in sets)) for p in PUBLISHED]  # fmt: skip
+    rows.append(("this system", "this run", "measured here", "-", *(ours.get(s) for s in sets)))
     notes = tuple(
         f"{p.name}: {p.citation}."
         + (f" Checked against {p.checked_against}: {', '.join(p.checked)}." if p.checked else "")
@@ -229,7 +235,7 @@ def _published_table(ours: Mapping[str, float], whole: str) -> Table:
         for p in PUBLISHED
     )
     return Table(
-        ("system", "figures", "checked here", *sets),
+        ("system", "source", "figures", "checked here", *sets),
         tuple(rows),
         caption="Published systems on the evaluation framework: F1 as reported in their papers "
         "(not re-run here; SemCor-trained), beside this run. 'checked here': the sets whose "
