@@ -16,6 +16,7 @@ from workbench.encoding.adapters import weights_file
 from workbench.encoding.encoder import Encoder
 from workbench.errors import ModelLoadError
 from workbench.wsd.biencoder import GLOSS_ENCODER, BiEncoder, bi_encoder_head, shipped_biencoder
+from workbench.wsd.levers import folder_levers
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 MAX_FILE = 16 << 20  # a shipped file's size limit (bytes)
@@ -79,3 +80,24 @@ def test_the_shipped_bi_encoder_answers_the_readmes_example(capsys):
     shown = re.search(r"^\*\s+(-?[0-9.]+)\s+" + re.escape(chosen[1]), text, re.MULTILINE)
     # the score as the README shows it (to the compute dtype's rounding: "auto" may be bfloat16)
     assert shown and abs(float(answer[1]) - float(shown[1])) <= 0.01, (answer[1], shown[1])
+
+
+def test_the_shipped_card_names_its_levers_and_the_command_that_made_it():
+    """The shipped folder's README gives the training command its card records (every option
+    the run set apart from the defaults) and the test-time levers its levers.json holds."""
+    folder = shipped_biencoder()
+    assert folder is not None
+    card = json.loads((folder / "training_card.json").read_text(encoding="utf-8"))
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"```\n(workbench finetune wsd .*?)\n```", readme, re.DOTALL)
+    assert command, "the README's training command"
+    given = command[1].replace("\\\n", " ").split()
+    recorded = card["command"].split()
+    for option in ("--builtin", "--lr", "--top-layers", "--head-pooling", "--gloss-max-length",
+                   "--lemma-reweight", "--batch-size", "--epochs", "--seed"):  # fmt: skip
+        value, card_value = given[given.index(option) + 1], recorded[recorded.index(option) + 1]
+        assert value == card_value or float(value) == float(card_value), option
+    assert "--max-train" not in given and "--max-train" not in recorded  # all the sentences
+    levers = folder_levers(folder)
+    assert levers.describe()["smoothing"] > 0 and f"smoothing {levers.smoothing:g}" in readme
+    assert card["options"]["lemma_reweight"] == 2.0 and "Z-reweighting" in readme
