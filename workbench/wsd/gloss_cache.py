@@ -148,9 +148,15 @@ class GlossCache:
 
     def _add(self, digests: np.ndarray, vectors: np.ndarray) -> None:
         start = len(self._vectors)
+        keys = digest_keys(digests)
+        if not self._rows:  # the first read: every key at its row, built in one C loop
+            last = start + len(keys) - 1  # reversed, so a text stored twice keeps its first row
+            self._rows = dict(zip(reversed(keys), range(last, start - 1, -1)))
+            self._vectors = np.concatenate([self._vectors, vectors])
+            return
         fresh: list[int] = []
         rows = self._rows
-        for i, key in enumerate(digest_keys(digests)):
+        for i, key in enumerate(keys):
             if key not in rows:
                 rows[key] = start + len(fresh)
                 fresh.append(i)
