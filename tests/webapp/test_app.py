@@ -319,6 +319,9 @@ def test_wsd_one_sentence_bar_chart_and_bad_input(best_wsd_index):
     at.switch_page("webapp/pages/wsd.py").run()
     _ok(at)
     assert at.selectbox(key="wsd_system").value == "biencoder"  # the default
+    # the caption says how the score was made, the shipped model's smoothing included
+    assert any("0.25 times the mean of its WordNet neighbours'" in shown(c.value)
+               for c in at.caption)  # fmt: skip
     at.selectbox(key="wsd_system").set_value("best").run()  # the centroids, explained
     _ok(at)
     # bars: the answer's, the other candidates' (and any set aside); a marker beside the answer

@@ -39,6 +39,7 @@ from workbench.wsd.disambiguate import (
     in_sentence,
     likely_target,
 )
+from workbench.wsd.levers import levers_in_words
 from workbench.wsd.presets import FEW_OCCURRENCES
 from workbench.wsd.reporting.compare import compare_tables, comparison_report, saved_of
 from workbench.wsd.reporting.files import csv_zip, report_texts
@@ -229,9 +230,10 @@ def one_sentence() -> None:
         model = plain(opened.biencoder.name) if opened.biencoder else ""
         st.caption(
             f"System: the WSD bi-encoder {model}, trained on {plain(result.training.corpus)}. "
-            "A score is the dot product of the word's vector and the sense's definition vector "
-            "(over the word vector's length); “seen N× in training” says how often the sense "
-            "occurred in its training data: an unseen sense is chosen from its definition alone."
+            "A score is the dot product of the word's vector (over its length) and the sense's "
+            f"definition vector{levers_in_words(opened.levers)}; “seen N× in training” says how "
+            "often the sense occurred in its training data: an unseen sense is chosen from its "
+            "definition alone."
         )
     else:
         st.caption(

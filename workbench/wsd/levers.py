@@ -129,6 +129,27 @@ DEFAULT_LEVERS = TestTimeLevers()
 NO_LEVERS = TestTimeLevers(smoothing=0.0, prior=0.0)
 
 
+def levers_in_words(levers: TestTimeLevers | None) -> str:
+    """What ``levers`` add to a bi-encoder's score, as a clause to follow "the dot product of
+    the word's vector and the sense's definition vector" ("" for none).
+
+    Example::
+
+        >>> levers_in_words(TestTimeLevers(smoothing=0.25, prior=0.0))[:45]
+        ', plus 0.25 times the mean of its WordNet nei'
+        >>> levers_in_words(NO_LEVERS)
+        ''
+    """
+    weights = levers.describe() if levers is not None else {}
+    parts = []
+    if weights.get("smoothing"):
+        parts.append(f", plus {weights['smoothing']:g} times the mean of its WordNet "
+                     "neighbours' (hypernyms, hyponyms, similar, verb group)")  # fmt: skip
+    if weights.get("prior"):
+        parts.append(f", plus {weights['prior']:g} times the log of the sense's share in SemCor")
+    return "".join(parts)
+
+
 def folder_levers(directory: str | Path | None) -> TestTimeLevers:
     """The levers a bi-encoder folder answers with by default: its :data:`LEVERS_FILE`, both
     weights set; :data:`NO_LEVERS` without the file (or for None).
@@ -217,7 +238,7 @@ def log_prior(keys: Sequence[str], counts: Mapping[str, float]) -> np.ndarray:
 
     Example::
 
-        >>> log_prior(["a%1:00:00::", "a%1:00:01::"], {"a%1:00:00::": 2}).round(3).tolist()
+        >>> [round(float(x), 3) for x in log_prior(["a%1:0:0::", "a%1:0:1::"], {"a%1:0:0::": 2})]
         [-0.288, -1.386]
     """
     groups: dict[tuple[str, str], list[int]] = {}
