@@ -5,6 +5,7 @@ named options that reports record and other systems refuse."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import numpy as np
@@ -21,6 +22,7 @@ from workbench.wsd.biencoder import (
 )
 from workbench.wsd.config import EncoderInfo, TrainingInfo
 from workbench.wsd.disambiguate import disambiguate
+from workbench.wsd.gloss_cache import GlossCache
 from workbench.wsd.index import ORIGINS
 from workbench.wsd.levers import (
     DEFAULT_LEVERS,
@@ -105,6 +107,34 @@ def test_the_shipped_bi_encoder_smoothed_scores_bank_by_the_formula():
         assert score == pytest.approx(base[key] + extra, abs=1e-4)
         changed += bool(related)
     assert changed >= 8  # bank's noun senses nearly all have neighbours
+
+
+def test_a_smoothed_index_encodes_the_neighbours_glosses_under_its_one_progress(
+    tmp_path, monkeypatch
+):
+    bi = load_biencoder(device="cpu")
+    wn = load_wordnet()
+    monkeypatch.setattr(bi, "cache", GlossCache(json.loads(bi.cache.identity), bi.cache.dim,
+                                                tmp_path))  # fmt: skip  # nothing cached yet
+    passes: list[int] = []
+    encode = bi.encode_texts
+
+    def counted(texts, progress=None):
+        passes.append(len(texts))
+        return encode(texts, progress)
+
+    monkeypatch.setattr(bi, "encode_texts", counted)
+    seen: list[float] = []
+    smoothed = bi.index([("plant", "NOUN")], wn, seen.append, smoothing=0.25)
+    assert seen and seen == sorted(seen) and seen[-1] == 1.0  # one bar, rising once to the end
+    synsets = {wn.synset(k) for k in wn.candidates("plant", "NOUN")}
+    neighbours = set().union(*(wn.related(s) for s in synsets)) - synsets
+    texts = len(bi.cache)  # each gloss encoded once, now cached
+    assert texts >= len(synsets) + len(neighbours) - 2  # (two synsets may share a definition)
+    assert passes == [texts]  # candidates and neighbours in the one pass the bar follows
+    again: list[float] = []
+    assert np.array_equal(bi.index([("plant", "NOUN")], wn, again.append, 0.25).vectors_,
+                          smoothed.vectors_) and again == []  # fmt: skip  # all read back
 
 
 def test_the_log_prior_is_add_one_smoothed_over_a_lemmas_candidates():

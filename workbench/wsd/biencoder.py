@@ -519,7 +519,8 @@ class BiEncoder:
         None: every WordNet sense), each row its synset's gloss vector, for queries of
         :attr:`encoder` at :data:`CONTEXT_LAYERS`; ``smoothing`` λ > 0: each row plus λ times
         the mean gloss vector of its synset's WordNet neighbours
-        (:func:`workbench.wsd.levers.smoothed_rows`; their glosses encoded and cached too)."""
+        (:func:`workbench.wsd.levers.smoothed_rows`; their glosses encoded in the same pass as
+        the candidates', under the one ``progress``, and cached too)."""
         wordnet = wordnet or load_wordnet()
         if lemmas is None:
             keys = sorted(wordnet.senses)
@@ -527,10 +528,18 @@ class BiEncoder:
             keys = sorted({k for lemma, pos in lemmas for k in wordnet.candidates(lemma, pos)})
         synset_of = [wordnet.synset(k) for k in keys]
         synsets = sorted(set(synset_of))
-        vectors = self.gloss_vectors(synsets, wordnet, progress)
-        if smoothing:
-            related = functools.partial(self.gloss_vectors, wordnet=wordnet)
-            vectors = smoothed_rows(synsets, vectors, wordnet.related, related, smoothing)
+        if smoothing:  # the neighbours' glosses encoded in the same pass, under one progress
+            related = {s: wordnet.related(s) for s in synsets}
+            wanted = sorted(set(synsets).union(*related.values()))
+            found = self.gloss_vectors(wanted, wordnet, progress)
+            at = {s: i for i, s in enumerate(wanted)}
+
+            def of(names: Sequence[str]) -> np.ndarray:
+                return found[np.array([at[n] for n in names], dtype=np.int64)]
+
+            vectors = smoothed_rows(synsets, of(synsets), related.__getitem__, of, smoothing)
+        else:
+            vectors = self.gloss_vectors(synsets, wordnet, progress)
         row = {s: i for i, s in enumerate(synsets)}
         rows = vectors[np.array([row[s] for s in synset_of], dtype=np.int64)]
         restricted = tuple(f"{lemma}.{pos}" for lemma, pos in lemmas or ())
