@@ -71,9 +71,9 @@ def similarity_figure(result: GeometryResult, correction: str = "none") -> go.Fi
 def rogue_figure(result: GeometryResult, layer: int) -> go.Figure:
     """Each dimension's contribution to the expected cosine at ``layer``, per correction: one
     filled step outline per correction (each dimension a step one unit wide, centred on it, the
-    silhouette of a bar chart), overlaid. One SVG path per correction instead of a bar per
-    dimension: a browser redraws it several times faster (768 bars for two corrections of a
-    384-dimension model); hovering a dimension gives its value."""
+    silhouette of a bar chart), overlaid: one SVG path per correction for the browser to draw,
+    where bars were one element per dimension (768 for two corrections of a 384-dimension
+    model); hovering a dimension gives its value."""
     if layer not in result.layers:
         raise InputError(f"layer {layer} was not analysed; choose from {list(result.layers)}")
     shown = {"none", "zscore"} & set(result.corrections) or {result.corrections[0]}
