@@ -358,10 +358,10 @@ def test_wsd_wordnet_system_says_it_loses_to_the_first_sense():
 
 def test_a_word_that_occurs_twice_asks_which_and_the_link_carries_it():
     """A report's error link names the word's occurrence; the page asks which one, and the
-    two occurrences are two different questions (two answers: the river's sloping land, a
-    financial institution)."""
+    two occurrences are two different questions (two answers: a financial institution, the
+    river's sloping land)."""
     at = _app()
-    sentence = "He sat on the bank of the river and then robbed the bank in town"
+    sentence = "The bank on Main Street lent money to farmers on the bank of the river"
     at.query_params.update({"sentence": sentence, "word": "bank", "occurrence": "2"})
     at.switch_page("webapp/pages/wsd.py").run()
     _ok(at)
