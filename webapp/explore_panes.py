@@ -63,6 +63,14 @@ def neighbour_rows(found: Sequence[explore.Neighbour]) -> list[dict[str, Any]]:
              "from": n.part} for i, n in enumerate(found, start=1)]  # fmt: skip
 
 
+def neighbour_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`neighbour_rows` as a markdown table (cosines to 3 decimals), for ``st.markdown``:
+    the contexts wrap, and no pandas or pyarrow is imported to show it
+    (:func:`webapp.text.markdown_table`)."""
+    shown = [{**row, "cosine": f"{row['cosine']:.3f}"} for row in rows]
+    return webapp.text.markdown_table(shown, right={"rank", "cosine"})
+
+
 def _pane(
     pane: Pane,
     area: Any,
@@ -153,7 +161,7 @@ def _pane(
         found = pool.nearest(1, int(rows[query]), k=10)
     table = neighbour_rows(found)
     area.markdown(f"**Nearest neighbours of occurrence {query + 1} at layers {pane.layer}**")
-    area.table(table)  # a table, not a grid: the contexts wrap instead of being cut off
+    area.markdown(neighbour_table(table))  # a table, not a grid: the contexts wrap
     near = ViewSettings.of(emb, "explore-neighbours", pane.layer, pane.correction, reference,
                            None, data)  # fmt: skip
     webapp.downloads.table_buttons(table, near, f"{stem}-neighbours", f"explore_{pane.name}_nt",

@@ -76,12 +76,14 @@ class Visits:
     Attributes:
         active: how many script runs are under way now.
         finished: set once a first script run has ended.
+        first_end: when the first script run ended (``time.monotonic``), None before.
         condition: guards ``active``; notified when a run ends.
     """
 
     def __init__(self) -> None:
         self.active = 0
         self.finished = threading.Event()
+        self.first_end: float | None = None
         self.condition = threading.Condition()
 
 
@@ -103,6 +105,8 @@ def visitor_run() -> Iterator[None]:
     finally:
         with visits.condition:
             visits.active -= 1
+            if visits.first_end is None:
+                visits.first_end = time.monotonic()
             visits.finished.set()
             visits.condition.notify_all()
 
@@ -114,14 +118,19 @@ IMPORT_RETRY_SECONDS = 0.5
 #: with the server): until then, and while a visitor's run is under way, the steps a first
 #: page does not need wait.
 FIRST_VISIT_SECONDS = 2.0
+#: Seconds after a first visitor's run ends during which the later steps still wait: the run has
+#: sent the page, and the browser is fetching plotly's code and drawing the first chart, which
+#: the preload's next step (Geometry's table, on both cores) would slow.
+FIRST_DRAW_SECONDS = 2.0
 #: The longest one later step waits for visitors' runs to end (every wait has a deadline).
 MAX_YIELD_SECONDS = 15.0
 
 
 def yield_to_visitors(started: float, clock: Callable[[], float] = time.monotonic) -> float:
-    """Wait while a visitor's script run is under way, and, within :data:`FIRST_VISIT_SECONDS`
-    of ``started`` (the preload's start on ``clock``), until a first run has ended; at most
-    :data:`MAX_YIELD_SECONDS`. Returns the seconds waited.
+    """Wait while a visitor's script run is under way; within :data:`FIRST_VISIT_SECONDS` of
+    ``started`` (the preload's start on ``clock``), until a first run has ended; and for
+    :data:`FIRST_DRAW_SECONDS` after the first run ended; at most :data:`MAX_YIELD_SECONDS`.
+    Returns the seconds waited.
 
     On two cores the preload's later steps (Geometry's table, UMAP's compiled code, the maps)
     take the CPU and the interpreter from the first page's own run; standing aside gives that
@@ -135,7 +144,8 @@ def yield_to_visitors(started: float, clock: Callable[[], float] = time.monotoni
         if now >= deadline:
             return False
         early = now < started + FIRST_VISIT_SECONDS and not visits.finished.is_set()
-        return visits.active > 0 or early
+        drawing = visits.first_end is not None and now < visits.first_end + FIRST_DRAW_SECONDS
+        return visits.active > 0 or early or drawing
 
     with visits.condition:
         while waiting():

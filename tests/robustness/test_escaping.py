@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 import pytest
 from markdown_it import MarkdownIt
 
-from webapp.text import plain
+from webapp.text import markdown_table, plain
 from workbench.escaping import html_text, json_script, latex_text, markdown_text, plotly_text
 from workbench.geometry.separation import LayerSeparation, Separation
 from workbench.reports.tables import Table
@@ -315,6 +315,22 @@ def test_streamlit_labels_show_every_character(text):
     assert "://" not in label and "www." not in label
     assert not re.search(r"(?<!\\):", label) and not re.search(r"(?<!\\)\$", label)
     assert _inline_text(label) == _one_line(text)
+
+
+@pytest.mark.parametrize("text", HOSTILE + ["a | b", "|", "x\\|y"])
+def test_a_streamlit_markdown_table_shows_every_cell_as_text(text):
+    """Explore's neighbour table (``webapp.text.markdown_table``): the table a harmless one
+    makes (one header row, two body rows, three columns), each cell exactly its text."""
+    rows = [{"word": text, "n": 1, "context": f"a {text} b"}, {"word": "x", "n": 2, "context": text}]
+    table = markdown_table(rows, right={"n"})
+    harmless = markdown_table([{**r, "word": HARMLESS, "context": HARMLESS} for r in rows])
+    assert _tags(_MD.render(table)) == _tags(_MD.render(harmless))
+    cells = [t.content for t in _MD.parse(table) if t.type == "inline"]
+    assert len(cells) == 9, cells
+    shown = [_inline_text(cell) for cell in cells]
+    one = _one_line(text).strip()  # a cell's outer spaces are not shown
+    assert shown == ["word", "n", "context", one, "1", f"a {_one_line(text)} b", "x", "2", one]
+    assert 'style="text-align:right"' in _MD.render(table)
 
 
 @pytest.mark.parametrize("text", HOSTILE)

@@ -163,7 +163,7 @@ def test_explore_side_by_side_from_a_link(context, server):
             "method": "pca"}  # fmt: skip
     page.goto(f"{server}/?{urllib.parse.urlencode(link)}")
     page.get_by_text("Explore a word across layers").first.wait_for()
-    page.locator('[data-testid="stTable"]').nth(1).wait_for(timeout=SLOW_MS)
+    page.locator('[data-testid="stMarkdown"] table').nth(1).wait_for(timeout=SLOW_MS)
     _idle(page)
     _no_exception(page)
     assert page.locator('[data-testid="stTextArea"] textarea').input_value() == text
@@ -186,7 +186,7 @@ def test_explore_side_by_side_shows_one_correction_per_pane_the_page_s_by_defaul
     corrections = page.locator('[data-testid="stSelectbox"] input[aria-label="Correction"]')
     assert corrections.count() == 1 and _selected(page, "Correction") == "centered"
     page.get_by_text("Side by side", exact=True).click()
-    page.locator('[data-testid="stTable"]').nth(1).wait_for(timeout=SLOW_MS)
+    page.locator('[data-testid="stMarkdown"] table').nth(1).wait_for(timeout=SLOW_MS)
     _idle(page)
     _no_exception(page)
     assert corrections.count() == 2  # one per pane, none for the page

@@ -42,10 +42,25 @@ def test_a_later_step_waits_for_a_visitors_run_to_end():
 
 def test_in_the_first_seconds_it_waits_for_a_first_visit(monkeypatch):
     monkeypatch.setattr(startup, "FIRST_VISIT_SECONDS", 0.3)
+    monkeypatch.setattr(startup, "FIRST_DRAW_SECONDS", 0.0)
     assert startup.yield_to_visitors(time.monotonic()) >= 0.25
     with startup.visitor_run():
         pass  # a first run ended: no more waiting for one
     assert startup.yield_to_visitors(time.monotonic()) < 0.25
+
+
+def test_after_the_first_run_it_waits_while_the_browser_draws_that_page(monkeypatch):
+    """The first run has sent its page: the later steps wait FIRST_DRAW_SECONDS more, once."""
+    monkeypatch.setattr(startup, "FIRST_DRAW_SECONDS", 0.3)
+    assert startup.yield_to_visitors(time.monotonic() - 60) < 0.25  # no run yet, no wait
+    with startup.visitor_run():
+        pass
+    first_end = startup.visits_now().first_end
+    assert 0.2 <= startup.yield_to_visitors(time.monotonic() - 60) < 2
+    with startup.visitor_run():  # a later run does not start the wait again
+        pass
+    assert startup.visits_now().first_end == first_end
+    assert startup.yield_to_visitors(time.monotonic() - 60) < 0.25
 
 
 def test_a_run_that_never_ends_holds_the_preload_no_longer_than_the_deadline(monkeypatch):

@@ -212,26 +212,17 @@ def view() -> None:
             parts, post if use_fixed else None, settings.layers,
         )  # fmt: skip
         found = pool.nearest(1, rows[query], k=10)
-    import pandas as pd  # heavy: imported once the heatmap is on its way to the browser
-
-    st.table(  # a table, not a grid: the contexts wrap instead of being cut off
-        pd.DataFrame(
-            {
-                "word": [n.word for n in found],
-                "cosine": [f"{n.cosine:.3f}" for n in found],
-                "context": [n.context for n in found],
-                "from": [n.part for n in found],
-            },
-            index=pd.RangeIndex(1, len(found) + 1, name="rank"),
-        )
-    )
+    table = webapp.explore_panes.neighbour_rows(found)
+    # a markdown table, not a grid: the contexts wrap, and no pandas is imported while the
+    # heatmap above is drawn
+    st.markdown(webapp.explore_panes.neighbour_table(table))
     st.caption(
         f"Searched {len(pool):,} words: {len(ref_emb):,} of the reference corpus and {len(emb):,} "
         "of your text (exact cosine search with FAISS)."
     )
     near = ViewSettings.of(emb, "explore-neighbours", settings.layers,
                            correction if use_fixed else "none", reference, None, data)  # fmt: skip
-    webapp.downloads.table_buttons(webapp.explore_panes.neighbour_rows(found), near,
+    webapp.downloads.table_buttons(table, near,
                                    f"explore-{word}-neighbours", "explore_nn_table")  # fmt: skip
     share_link()
 
