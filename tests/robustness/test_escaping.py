@@ -321,7 +321,10 @@ def test_streamlit_labels_show_every_character(text):
 def test_a_streamlit_markdown_table_shows_every_cell_as_text(text):
     """Explore's neighbour table (``webapp.text.markdown_table``): the table a harmless one
     makes (one header row, two body rows, three columns), each cell exactly its text."""
-    rows = [{"word": text, "n": 1, "context": f"a {text} b"}, {"word": "x", "n": 2, "context": text}]
+    rows = [
+        {"word": text, "n": 1, "context": f"a {text} b"},
+        {"word": "x", "n": 2, "context": text},
+    ]
     table = markdown_table(rows, right={"n"})
     harmless = markdown_table([{**r, "word": HARMLESS, "context": HARMLESS} for r in rows])
     assert _tags(_MD.render(table)) == _tags(_MD.render(harmless))

@@ -50,6 +50,10 @@ def context(server, tmp_path_factory):
             ctx.close()
 
 
+#: The panes' neighbour tables (Markdown tables of the main area).
+PANE_TABLES = '[data-testid="stMain"] [data-testid="stMarkdown"] table'
+
+
 def _idle(page) -> None:
     wait_run_ended(page, SLOW_MS)
 
@@ -163,10 +167,16 @@ def test_explore_side_by_side_from_a_link(context, server):
             "method": "pca"}  # fmt: skip
     page.goto(f"{server}/?{urllib.parse.urlencode(link)}")
     page.get_by_text("Explore a word across layers").first.wait_for()
-    page.locator('[data-testid="stMarkdown"] table').nth(1).wait_for(timeout=SLOW_MS)
+    page.locator(PANE_TABLES).nth(1).wait_for(timeout=SLOW_MS)
     _idle(page)
     _no_exception(page)
-    assert page.locator('[data-testid="stTextArea"] textarea').input_value() == text
+    # the folded expander's text box takes its value once drawn: waited for, as a visitor sees it
+    box = page.locator('[data-testid="stTextArea"] textarea')
+    for _ in range(50):
+        if box.input_value() == text:
+            break
+        page.wait_for_timeout(200)
+    assert box.input_value() == text
     charts = page.locator('[data-testid="stPlotlyChart"]')
     assert charts.count() == 4  # per pane: the similarity heatmap and the projection
     assert charts.nth(0).locator(".heatmaplayer").count() == 1
@@ -186,7 +196,7 @@ def test_explore_side_by_side_shows_one_correction_per_pane_the_page_s_by_defaul
     corrections = page.locator('[data-testid="stSelectbox"] input[aria-label="Correction"]')
     assert corrections.count() == 1 and _selected(page, "Correction") == "centered"
     page.get_by_text("Side by side", exact=True).click()
-    page.locator('[data-testid="stMarkdown"] table').nth(1).wait_for(timeout=SLOW_MS)
+    page.locator(PANE_TABLES).nth(1).wait_for(timeout=SLOW_MS)
     _idle(page)
     _no_exception(page)
     assert corrections.count() == 2  # one per pane, none for the page
