@@ -9,6 +9,12 @@ average is one more bi-encoder of the same size. OUT gets B's files (its card, s
 POS probe) with each tower's ``trained_layers.safetensors`` replaced by ``weight * A + (1 -
 weight) * B`` and its ``base_model.json`` rewritten with the new digest; then score it with
 ``workbench wsd eval ALL --model OUT`` and ``python -m bench run wsd_zero_shot OUT``.
+
+``--score`` makes OUT's training card the average's own: its ``test`` and ``wsd_eval`` (F1 on
+the card's built-in test data per dataset and POS, the zero-shot instances of the card's
+training data, before test-time levers) scored through the averaged model as a training run
+scores its own, and an ``average`` entry naming both runs (command, training seconds, F1) and
+the weight. Without it the card is B's, scores included.
 """
 
 from __future__ import annotations
@@ -50,15 +56,57 @@ def average(a: Path, b: Path, out: Path, weight: float) -> None:
         write_base_record(out / tower, record.name, record.packaged, record.fingerprint)
 
 
+def score(a: Path, b: Path, out: Path, weight: float) -> dict:
+    """Write OUT's card as the average's own (see the module docstring); returns it."""
+    import json
+
+    from workbench.finetune.data.splits import builtin_data
+    from workbench.finetune.tasks.wsd.evaluation import corpus_of, evaluate_wsd_model
+    from workbench.lexicon.wordnet import load_wordnet
+    from workbench.wsd.biencoder import BiEncoder
+    from workbench.wsd.disambiguate import instance_lemmas
+    from workbench.wsd.predict import encode_instances
+
+    cards = {name: json.loads((d / "training_card.json").read_text(encoding="utf-8"))
+             for name, d in (("a", a), ("b", b), ("out", out))}  # fmt: skip
+    card = cards["out"]
+    built = card["builtin"]
+    data = builtin_data(built["name"], seed=built["seed"])
+    train, test = corpus_of(data.train), corpus_of(data.test)
+    wordnet = load_wordnet()
+    bi = BiEncoder(out, device="cpu")
+    instances = encode_instances(bi.encoder, test, cache=False)
+    index = bi.index(instance_lemmas(instances, wordnet), wordnet)
+    report = evaluate_wsd_model(bi.encoder, index, test, train, instances)
+    whole = list(report["datasets"].values())[-1]
+    card["wsd_eval"] = report
+    card["test"] = {"f1": whole["f1"], "n_instances": float(whole["n"])}
+    card["average"] = {
+        "weight_a": weight,
+        "command": f"python -m bench run wsd_average {a} {b} {out} --weight {weight:g} --score",
+        "runs": {k: {"command": c["command"], "train_seconds": c["train_seconds"],
+                     "test": c.get("test")} for k, c in cards.items() if k != "out"},
+        "note": "the mean of two runs' trained layers; 'test' and 'wsd_eval' are the average's, "
+                "the rest of this card (options, epochs, throughput) is run b's",
+    }  # fmt: skip
+    (out / "training_card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    return card
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a", type=Path)
     ap.add_argument("b", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--weight", type=float, default=0.5, help="A's share (default 0.5)")
+    ap.add_argument("--score", action="store_true", help="score it and write its own card")
     args = ap.parse_args()
     average(args.a, args.b, args.out, args.weight)
     print(f"{args.out}: {args.weight} x {args.a} + {1 - args.weight:g} x {args.b}")
+    if args.score:
+        card = score(args.a, args.b, args.out, args.weight)
+        f1s = {n: round(100 * d["f1"], 1) for n, d in card["wsd_eval"]["datasets"].items()}
+        print(f"F1 {f1s}; zero-shot {100 * card['wsd_eval']['zero_shot']['f1']:.1f}")
 
 
 if __name__ == "__main__":

@@ -94,10 +94,21 @@ def test_the_shipped_card_names_its_levers_and_the_command_that_made_it():
     given = command[1].replace("\\\n", " ").split()
     recorded = card["command"].split()
     for option in ("--builtin", "--lr", "--top-layers", "--head-pooling", "--gloss-max-length",
-                   "--lemma-reweight", "--batch-size", "--epochs", "--seed"):  # fmt: skip
+                   "--gloss-text", "--lemma-reweight", "--batch-size", "--epochs",
+                   "--seed"):  # fmt: skip
         value, card_value = given[given.index(option) + 1], recorded[recorded.index(option) + 1]
         assert value == card_value or float(value) == float(card_value), option
     assert "--max-train" not in given and "--max-train" not in recorded  # all the sentences
     levers = folder_levers(folder)
     assert levers.describe()["smoothing"] > 0 and f"smoothing {levers.smoothing:g}" in readme
     assert card["options"]["lemma_reweight"] == 2.0 and "Z-reweighting" in readme
+    # an average of two runs: the card names both and its weight, the README gives each command
+    average = card["average"]
+    assert f"--weight {average['weight_a']:g}" in readme
+    for run in average["runs"].values():
+        option = dict(zip(run["command"].split()[::1], run["command"].split()[1:]))
+        assert f"--gloss-max-length {option['--gloss-max-length']}" in readme
+        gloss_text = option["--gloss-text"]
+        assert gloss_text == "definition" or f"--gloss-text {gloss_text}" in readme
+    training = BiEncoder(folder, device="cpu").describe()["training"]
+    assert "the average of two bi-encoders" in training

@@ -313,8 +313,10 @@ def training_of(card: dict[str, Any], gloss_how: str) -> TrainingInfo:
     earlier = card.get("earlier_training")
     if isinstance(earlier, str) and earlier:
         source = f"{earlier} then {source}"
+    average = card.get("average")
+    how = "the average of two bi-encoders" if isinstance(average, dict) else "a bi-encoder"
     return TrainingInfo(
-        corpus=f"{source}, as a bi-encoder with {gloss_how} glosses",
+        corpus=f"{source}, as {how} with {gloss_how} glosses",
         sha256=str(train.get("sha256", "")),
         n_sentences=int(train.get("n", 0) or 0),
     )
