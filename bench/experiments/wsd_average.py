@@ -20,6 +20,7 @@ the weight. Without it the card is B's, scores included.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 
@@ -30,7 +31,12 @@ from workbench.encoding.adapters import (
     read_base_record,
     write_base_record,
 )
-from workbench.wsd.biencoder import GLOSS_ENCODER
+from workbench.finetune.data.splits import builtin_data
+from workbench.finetune.tasks.wsd.evaluation import corpus_of, evaluate_wsd_model
+from workbench.lexicon.wordnet import load_wordnet
+from workbench.wsd.biencoder import GLOSS_ENCODER, BiEncoder
+from workbench.wsd.disambiguate import instance_lemmas
+from workbench.wsd.predict import encode_instances
 
 #: The two towers' folders inside a bi-encoder directory: the context tower's is the top one.
 TOWERS = ("", GLOSS_ENCODER)
@@ -58,15 +64,6 @@ def average(a: Path, b: Path, out: Path, weight: float) -> None:
 
 def score(a: Path, b: Path, out: Path, weight: float) -> dict:
     """Write OUT's card as the average's own (see the module docstring); returns it."""
-    import json
-
-    from workbench.finetune.data.splits import builtin_data
-    from workbench.finetune.tasks.wsd.evaluation import corpus_of, evaluate_wsd_model
-    from workbench.lexicon.wordnet import load_wordnet
-    from workbench.wsd.biencoder import BiEncoder
-    from workbench.wsd.disambiguate import instance_lemmas
-    from workbench.wsd.predict import encode_instances
-
     cards = {name: json.loads((d / "training_card.json").read_text(encoding="utf-8"))
              for name, d in (("a", a), ("b", b), ("out", out))}  # fmt: skip
     card = cards["out"]
