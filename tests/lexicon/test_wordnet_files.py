@@ -74,6 +74,62 @@ def test_synset_names_and_glosses_are_nltks(fresh, reference):
         assert fresh.gloss(name) == nltk_synset.definition() == reader.synset(name).definition()
 
 
+def test_lemmas_examples_hypernyms_and_frames_are_nltks(fresh, reference):
+    """What ESR glosses read of a synset, from the data files: NLTK's lemma names, examples,
+    first lemma's verb frames, and hypernyms then instance hypernyms, each sorted by name
+    (NLTK keeps a synset's pointers in a set, so its own order changes from one process to
+    the next)."""
+    from nltk.corpus.reader.wordnet import VERB_FRAME_STRINGS
+
+    assert wnmod.VERB_FRAME_STRINGS[1:] == VERB_FRAME_STRINGS[1:]
+    by_key, order = reference
+    keys = {k for lemma_pos in sample_lemmas(order) for k in order[lemma_pos]}
+    keys |= set(random.Random(2).sample(sorted(by_key), 3000))
+    seen = {"frames": 0, "two hypernyms": 0}
+    for key in sorted(keys):
+        name = fresh.synset(key)
+        nltk_synset = fresh.reader.synset(name)
+        assert fresh.lemmas(name) == tuple(nltk_synset.lemma_names()), name
+        assert fresh.examples(name) == tuple(nltk_synset.examples()), name
+        first = nltk_synset.lemmas()[0]
+        assert fresh.frames(name) == tuple(first.frame_strings()), name
+        hypernyms = sorted(s.name() for s in nltk_synset.hypernyms())
+        instances = sorted(s.name() for s in nltk_synset.instance_hypernyms())
+        assert fresh.hypernyms(name) == tuple(hypernyms + instances), name
+        assert fresh.hypernyms(name, instances=False) == tuple(hypernyms), name
+        seen["frames"] += bool(first.frame_strings())
+        seen["two hypernyms"] += len(hypernyms + instances) > 1
+    assert min(seen.values()) > 10, seen  # the sample has verbs and several hypernyms
+
+
+def test_an_esr_gloss_needs_no_nltk():
+    """The ESR gloss text of a word's candidates (what the shipped bi-encoder reads) comes
+    from WordNet's files: no NLTK imported, the same text in every process."""
+    code = (
+        "import sys\n"
+        "from workbench.lexicon.glosses import gloss_text\n"
+        "from workbench.lexicon.wordnet import load_wordnet\n"
+        "wn = load_wordnet()\n"
+        "texts = [gloss_text(wn, wn.synset(k), 'esr') for pos in ('NOUN', 'VERB')\n"
+        "         for k in wn.candidates('strike', pos) + wn.candidates('szilard', pos)]\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'nltk'))\n"
+        "print(texts)\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )  # fmt: skip
+        for seed in ("1", "2")
+    ]
+    assert runs[0].stdout.splitlines()[0] == "[]"
+    assert runs[0].stdout == runs[1].stdout  # Szilard's two instance hypernyms: one order
+    assert "Somebody strike something" in runs[0].stdout
+
+
 def test_a_sentence_needs_no_nltk():
     """Opening WordNet and answering one word's candidates, synsets and glosses (what
     ``wsd disambiguate`` asks) imports no NLTK."""

@@ -314,8 +314,43 @@ _DATA_FILE = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 #: Universal POS -> the ss_type digits of its sense keys.
 _SS_TYPES = {"NOUN": "1", "VERB": "2", "ADJ": "35", "ADV": "4"}
 _QUOTED = re.compile(r"[\"].*?[\"]")
+_EXAMPLE = re.compile(r'"([^"]*)"')  # a usage example in a gloss, as NLTK finds them
 _EXAMPLE = re.compile(r'"([^"]*)"')
 _SYNTACTIC_MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
+
+
+#: WordNet's generic verb frames by number (``%s``: the verb), as NLTK's ``VERB_FRAME_STRINGS``
+#: (WordNet's wninput(5WN)); there is no frame 0.
+VERB_FRAME_STRINGS: tuple[str, ...] = (
+    "", "Something %s", "Somebody %s", "It is %sing", "Something is %sing PP",
+    "Something %s something Adjective/Noun", "Something %s Adjective/Noun",
+    "Somebody %s Adjective", "Somebody %s something", "Somebody %s somebody",
+    "Something %s somebody", "Something %s something", "Something %s to somebody",
+    "Somebody %s on something", "Somebody %s somebody something",
+    "Somebody %s something to somebody", "Somebody %s something from somebody",
+    "Somebody %s somebody with something", "Somebody %s somebody of something",
+    "Somebody %s something on somebody", "Somebody %s somebody PP", "Somebody %s something PP",
+    "Somebody %s PP", "Somebody's (body part) %s", "Somebody %s somebody to INFINITIVE",
+    "Somebody %s somebody INFINITIVE", "Somebody %s that CLAUSE", "Somebody %s to somebody",
+    "Somebody %s to INFINITIVE", "Somebody %s whether INFINITIVE",
+    "Somebody %s somebody into V-ing something", "Somebody %s something with something",
+    "Somebody %s INFINITIVE", "Somebody %s VERB-ing", "It %s that CLAUSE",
+    "Something %s INFINITIVE", "Somebody %s at something", "Somebody %s for something",
+    "Somebody %s on somebody", "Somebody %s out of somebody",
+)  # fmt: skip
+
+
+def _words(line: str) -> list[tuple[str, str]]:
+    """The words of a ``data.*`` line and their lex ids, in order, each word as NLTK names its
+    lemma (an adjective's syntactic marker such as ``(a)`` removed)."""
+    fields = line.split("|", 1)[0].split()
+    n_words = int(fields[3], 16)
+    pairs = fields[4 : 4 + 2 * n_words]
+    out = []
+    for i in range(0, len(pairs), 2):
+        marked = _SYNTACTIC_MARKER.match(pairs[i])
+        out.append((marked.group(1) if marked else pairs[i], pairs[i + 1]))
+    return out
 
 
 def _definition(line: str) -> str | None:
@@ -617,36 +652,71 @@ class WordNet:
         except Exception as exc:  # nltk raises WordNetError / ValueError
             raise InputError(f"unknown synset {name!r}: {exc}") from None
 
+    def _line_of(self, name: str) -> str | None:
+        """The ``data.*`` line of a synset whose name came from :meth:`synset` or
+        :meth:`related` (None otherwise: then NLTK is asked)."""
+        where = self._where.get(name)
+        return self._data_line(*where) if where is not None else None
+
     def lemmas(self, name: str) -> tuple[str, ...]:
-        """Lemma names of a synset (``_`` for spaces, original case)."""
-        return tuple(self._synset(name).lemma_names())
+        """Lemma names of a synset (``_`` for spaces, original case, an adjective's syntactic
+        marker such as ``(a)`` removed, as NLTK's ``lemma_names()``): read from its ``data.*``
+        line when the name came from :meth:`synset`, else through NLTK."""
+        line = self._line_of(name)
+        if line is None:
+            return tuple(self._synset(name).lemma_names())
+        return tuple(word for word, _ in _words(line))
 
     def gloss(self, name: str) -> str:
         """Definition of a synset: read from its ``data.*`` line when the name came from
         :meth:`synset`, else through NLTK."""
-        where = self._where.get(name)
-        line = self._data_line(*where) if where is not None else None
+        line = self._line_of(name)
         definition = _definition(line) if line is not None else None
         return definition if definition is not None else self._synset(name).definition()
 
     def examples(self, name: str) -> tuple[str, ...]:
-        return tuple(self._synset(name).examples())
+        """A synset's usage examples (the quoted parts of its gloss, as NLTK's ``examples()``):
+        read from its ``data.*`` line when the name came from :meth:`synset`, else through
+        NLTK."""
+        line = self._line_of(name)
+        if line is None or line.count("|") != 1:
+            return tuple(self._synset(name).examples())
+        return tuple(_EXAMPLE.findall(line.split("|", 1)[1]))
 
     def frames(self, name: str) -> tuple[str, ...]:
         """The verb frames of a synset as sentences of its first lemma (NLTK's
-        ``frame_strings``: ``"Somebody strike something"``); () for other parts of speech."""
-        lemmas = self._synset(name).lemmas()
-        return tuple(lemmas[0].frame_strings()) if lemmas else ()
+        ``frame_strings``: ``"Somebody strike something"``); () for other parts of speech.
+        Read from its ``data.verb`` line when the name came from :meth:`synset`, else through
+        NLTK."""
+        line = self._line_of(name)
+        if line is None:
+            lemmas = self._synset(name).lemmas()
+            return tuple(lemmas[0].frame_strings()) if lemmas else ()
+        fields = line.split("|", 1)[0].split()
+        if fields[2] != "v":
+            return ()
+        words = _words(line)
+        n_pointers = int(fields[4 + 2 * len(words)])
+        at = 5 + 2 * len(words) + 4 * n_pointers
+        n_frames = int(fields[at])
+        triples = fields[at + 1 : at + 1 + 3 * n_frames]
+        first = words[0][0]
+        return tuple(
+            VERB_FRAME_STRINGS[int(triples[i + 1])] % first
+            for i in range(0, len(triples), 3)
+            if int(triples[i + 2], 16) in (0, 1)  # every word of the synset, or the first
+        )
 
     def lexname(self, name: str) -> str:
         """Lexicographer file of a synset (``noun.object``)."""
         return self._synset(name).lexname()
 
     def hypernyms(self, name: str, instances: bool = True) -> tuple[str, ...]:
-        """Direct hypernyms (and instance hypernyms unless ``instances=False``)."""
-        synset = self._synset(name)
-        found = synset.hypernyms() + (synset.instance_hypernyms() if instances else [])
-        return tuple(s.name() for s in found)
+        """Direct hypernyms, sorted, then instance hypernyms, sorted (unless
+        ``instances=False``), as NLTK's ``hypernyms() + instance_hypernyms()`` (:meth:`related`:
+        no NLTK for a name that came from :meth:`synset`)."""
+        found = self.related(name, ("@",))
+        return found + self.related(name, ("@i",)) if instances else found
 
     def related(self, name: str, symbols: Sequence[str] = RELATION_SYMBOLS) -> tuple[str, ...]:
         """The synsets ``name`` points to by any of WordNet's pointer ``symbols`` (``@``
