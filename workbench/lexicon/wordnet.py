@@ -314,7 +314,6 @@ _DATA_FILE = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 #: Universal POS -> the ss_type digits of its sense keys.
 _SS_TYPES = {"NOUN": "1", "VERB": "2", "ADJ": "35", "ADV": "4"}
 _QUOTED = re.compile(r"[\"].*?[\"]")
-_EXAMPLE = re.compile(r'"([^"]*)"')  # a usage example in a gloss, as NLTK finds them
 _EXAMPLE = re.compile(r'"([^"]*)"')
 _SYNTACTIC_MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
 
@@ -351,6 +350,19 @@ def _words(line: str) -> list[tuple[str, str]]:
         marked = _SYNTACTIC_MARKER.match(pairs[i])
         out.append((marked.group(1) if marked else pairs[i], pairs[i + 1]))
     return out
+
+
+def _pointer_span(fields: Sequence[str]) -> tuple[int, int]:
+    """Where the pointers of a ``data.*`` line lie among its fields before ``|``: ``(start,
+    end)``, four fields a pointer (symbol, offset, POS, source/target); a verb's frames follow."""
+    start = 5 + 2 * int(fields[3], 16)
+    return start, start + 4 * int(fields[start - 1])
+
+
+def _examples(line: str) -> tuple[str, ...]:
+    """The usage examples of a ``data.*`` line: the quoted parts of its gloss after ``|``, as
+    NLTK's ``Synset.examples()`` gives them."""
+    return tuple(_EXAMPLE.findall(line.split("|", 1)[1]))
 
 
 def _definition(line: str) -> str | None:
@@ -681,7 +693,7 @@ class WordNet:
         line = self._line_of(name)
         if line is None or line.count("|") != 1:
             return tuple(self._synset(name).examples())
-        return tuple(_EXAMPLE.findall(line.split("|", 1)[1]))
+        return _examples(line)
 
     def frames(self, name: str) -> tuple[str, ...]:
         """The verb frames of a synset as sentences of its first lemma (NLTK's
@@ -695,12 +707,9 @@ class WordNet:
         fields = line.split("|", 1)[0].split()
         if fields[2] != "v":
             return ()
-        words = _words(line)
-        n_pointers = int(fields[4 + 2 * len(words)])
-        at = 5 + 2 * len(words) + 4 * n_pointers
-        n_frames = int(fields[at])
-        triples = fields[at + 1 : at + 1 + 3 * n_frames]
-        first = words[0][0]
+        _, at = _pointer_span(fields)
+        triples = fields[at + 1 : at + 1 + 3 * int(fields[at])]
+        first = _words(line)[0][0]
         return tuple(
             VERB_FRAME_STRINGS[int(triples[i + 1])] % first
             for i in range(0, len(triples), 3)
@@ -738,9 +747,8 @@ class WordNet:
                      for p in getattr(synset, _NLTK_RELATIONS[s])()}  # fmt: skip
             return tuple(sorted(found))
         fields = line.split("|", 1)[0].split()
-        n_words = int(fields[3], 16)
-        n_pointers = int(fields[4 + 2 * n_words])
-        pointers = fields[5 + 2 * n_words : 5 + 2 * n_words + 4 * n_pointers]
+        start, end = _pointer_span(fields)
+        pointers = fields[start:end]
         wanted = set(symbols)
         names = set()
         for i in range(0, len(pointers), 4):
@@ -805,8 +813,8 @@ class WordNet:
                 fields = line.split("|", 1)[0].split()
                 offset, n_words = int(fields[0]), int(fields[3], 16)
                 words = fields[4 : 4 + 2 * n_words]
-                n_pointers = int(fields[4 + 2 * n_words])
-                pointers = fields[5 + 2 * n_words : 5 + 2 * n_words + 4 * n_pointers]
+                start, end = _pointer_span(fields)
+                pointers = fields[start:end]
                 related: dict[str, set[str]] = {"@": set(), "@i": set()}
                 for i in range(0, len(pointers), 4):
                     symbol, target, pos = pointers[i : i + 3]
@@ -847,7 +855,7 @@ class WordNet:
                 definition = _definition(line)
                 if definition is None:
                     raise DataError(f"a line of WordNet's data.{name} has no single gloss")
-                yield definition, tuple(_EXAMPLE.findall(line.split("|", 1)[1]))
+                yield definition, _examples(line)
 
     def all_synsets(self, pos: str | None = None) -> Iterator[str]:
         """Names of all synsets (of a universal POS; ``ADJ`` includes satellites)."""
