@@ -41,3 +41,23 @@ def test_ctrl_c_while_a_command_is_imported_is_one_line_and_130(after_import):
     said = [line for line in rest.splitlines() if not line.startswith(("#", "import ", " "))]
     assert "Traceback" not in rest and "KeyboardInterrupt" not in rest
     assert (code, said[-1:]) == (130, ["workbench: interrupted"])
+
+
+def test_an_interrupt_that_left_an_extensions_python_code_still_exits_130(tmp_path):
+    """A ``KeyboardInterrupt`` raised in code a C extension runs through ``PyRun_String`` (as
+    one does while it is imported) sets the interpreter's own "uncaught" record even when the
+    command catches it, and ``python -m`` then ends by SIGINT (-2); :func:`interrupted` clears
+    it, so the exit code is 130."""
+    (tmp_path / "probe.py").write_text(
+        "import ctypes, sys\n"
+        "from workbench.cli.entry import interrupted\n"
+        "run = ctypes.pythonapi.PyRun_SimpleStringFlags\n"
+        "run.argtypes = (ctypes.c_char_p, ctypes.c_void_p)\n"
+        "assert run(b'raise KeyboardInterrupt', None) == -1\n"
+        "sys.exit(interrupted())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "probe"], env={**os.environ, "PYTHONPATH": f"{tmp_path}:{ROOT}"},
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["workbench: interrupted"])

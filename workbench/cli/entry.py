@@ -23,8 +23,20 @@ INTERRUPTED = 130
 
 
 def interrupted() -> int:
-    """Say that the command was interrupted, in one line; return :data:`INTERRUPTED`."""
+    """Say that the command was interrupted, in one line; return :data:`INTERRUPTED`.
+
+    The interpreter also keeps its own record of a ``KeyboardInterrupt`` that left code run
+    through ``PyRun_String`` (a C extension's import can run such code), and at the end of
+    ``python -m workbench`` it kills the process with SIGINT when that record is set, whatever
+    exit code it was given (-2 instead of 130). Running an empty string through the same C
+    function clears the record: the interrupt has been handled here."""
     print("workbench: interrupted", file=sys.stderr)
+    import ctypes
+
+    run_string = ctypes.pythonapi.PyRun_SimpleStringFlags
+    run_string.argtypes = (ctypes.c_char_p, ctypes.c_void_p)
+    run_string.restype = ctypes.c_int
+    run_string(b"", None)
     return INTERRUPTED
 
 
