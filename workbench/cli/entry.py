@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
 import signal
@@ -31,8 +32,6 @@ def interrupted() -> int:
     exit code it was given (-2 instead of 130). Running an empty string through the same C
     function clears the record: the interrupt has been handled here."""
     print("workbench: interrupted", file=sys.stderr)
-    import ctypes
-
     run_string = ctypes.pythonapi.PyRun_SimpleStringFlags
     run_string.argtypes = (ctypes.c_char_p, ctypes.c_void_p)
     run_string.restype = ctypes.c_int
