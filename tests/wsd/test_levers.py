@@ -30,6 +30,7 @@ from workbench.wsd.levers import (
     NO_LEVERS,
     PriorIndex,
     TestTimeLevers,
+    folder_f1,
     folder_levers,
     log_prior,
     smoothed_rows,
@@ -235,3 +236,14 @@ def test_the_levers_are_recorded_and_refused_where_they_cannot_apply(capsys, tin
     code = main(["wsd", "disambiguate", "He sat on the bank", "--word", "bank",
                  "--system", "wordnet", "--prior", "0.1"])  # fmt: skip
     assert code == 2 and "levers of the bi-encoder" in capsys.readouterr().err
+
+
+def test_a_folder_records_the_f1_of_its_levers_only_as_a_score(tmp_path):
+    """``folder_f1``: the levers file's ``f1_all``, a number from 0 to 100; anything else
+    (text, a boolean, NaN, out of range) or no file is None."""
+    assert folder_f1(tmp_path) is None
+    for value, expected in ((75.32, 75.3), (80, 80.0), ("75", None), (True, None),
+                            (float("nan"), None), (101, None), (-1, None)):  # fmt: skip
+        (tmp_path / LEVERS_FILE).write_text(json.dumps({"smoothing": 0.25, "f1_all": value}))
+        assert folder_f1(tmp_path) == expected, value
+    assert folder_levers(tmp_path) == TestTimeLevers(smoothing=0.25, prior=0.0)

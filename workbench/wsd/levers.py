@@ -150,6 +150,39 @@ def levers_in_words(levers: TestTimeLevers | None) -> str:
     return "".join(parts)
 
 
+def _levers_file(directory: str | Path | None) -> dict | None:
+    """The JSON object of ``directory``'s :data:`LEVERS_FILE`; None without one."""
+    if directory is None:
+        return None
+    path = Path(directory) / LEVERS_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(read_limited(path, what=str(path), error=ModelLoadError))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ModelLoadError(f"{path} cannot be read as JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ModelLoadError(f"{path} is not a JSON object of the folder's levers")
+    return data
+
+
+def folder_f1(directory: str | Path | None) -> float | None:
+    """The F1 on ALL the folder's :data:`LEVERS_FILE` records as measured with its levers
+    (``f1_all``, a number from 0 to 100, rounded to one decimal: what the bi-encoder scores as
+    it answers, where its training card's ``test`` is before them); None where none is
+    recorded (or it is not such a number).
+
+    Example::
+
+        >>> folder_f1(None) is None
+        True
+    """
+    value = (_levers_file(directory) or {}).get("f1_all")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return round(float(value), 1) if math.isfinite(value) and 0 <= value <= 100 else None
+
+
 def folder_levers(directory: str | Path | None) -> TestTimeLevers:
     """The levers a bi-encoder folder answers with by default: its :data:`LEVERS_FILE`, both
     weights set; :data:`NO_LEVERS` without the file (or for None).
@@ -163,17 +196,10 @@ def folder_levers(directory: str | Path | None) -> TestTimeLevers:
         >>> folder_levers(None)
         TestTimeLevers(smoothing=0.0, prior=0.0)
     """
-    if directory is None:
+    data = _levers_file(directory)
+    if data is None:
         return NO_LEVERS
-    path = Path(directory) / LEVERS_FILE
-    if not path.is_file():
-        return NO_LEVERS
-    try:
-        data = json.loads(read_limited(path, what=str(path), error=ModelLoadError))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ModelLoadError(f"{path} cannot be read as JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ModelLoadError(f"{path} is not a JSON object of the folder's levers")
+    path = Path(str(directory)) / LEVERS_FILE
     weights = {}
     for name in ("smoothing", "prior"):
         value = data.get(name, 0.0)

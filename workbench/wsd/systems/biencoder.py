@@ -32,7 +32,7 @@ from workbench.wsd.biencoder import (
     shipped_biencoder,
 )
 from workbench.wsd.builds import semcor_frequencies
-from workbench.wsd.levers import folder_levers, with_prior
+from workbench.wsd.levers import folder_f1, folder_levers, with_prior
 from workbench.wsd.opened import Lemmas, OpenedSystem
 from workbench.wsd.presets import BIENCODER, PACKAGED_FINGERPRINT
 from workbench.wsd.systems.base import Request, System
@@ -52,12 +52,16 @@ def fallback_note(model: str | None) -> str:
 
 
 def shipped_f1() -> float | None:
-    """F1 on ALL of the shipped bi-encoder, as its training card records it (None: none
-    shipped, or its card has no test score)."""
+    """F1 on ALL of the shipped bi-encoder as it answers: the figure its levers file records
+    measured with its test-time levers (:func:`workbench.wsd.levers.folder_f1`), else its
+    training card's test score (None: none shipped, or neither is recorded)."""
     directory = shipped_biencoder()
     if directory is None:
         return None
     try:
+        answered = folder_f1(directory)
+        if answered is not None:
+            return answered
         test = finished_card(directory).get("test") or {}
         return round(100 * float(test["f1"]), 1)
     except (ModelLoadError, KeyError, TypeError, ValueError):
@@ -130,7 +134,7 @@ class BiEncoderSystem(System):
         return opened
 
     def packaged_f1(self) -> float | None:
-        """The shipped bi-encoder's F1, from its training card (:func:`shipped_f1`)."""
+        """The shipped bi-encoder's F1 as it answers (:func:`shipped_f1`)."""
         return shipped_f1()
 
     def measured_f1(self, fingerprint: str, dtype: str) -> float | None:
@@ -138,10 +142,10 @@ class BiEncoderSystem(System):
         return shipped_f1() if fingerprint == PACKAGED_FINGERPRINT else None
 
     def f1_phrase(self, fingerprint: str, dtype: str) -> str:
-        """Its training card's F1 on ALL, for the packaged model (:meth:`System.f1_phrase`)."""
+        """Its F1 on ALL as shipped, for the packaged model (:meth:`System.f1_phrase`)."""
         f1 = self.measured_f1(fingerprint, dtype)
         if f1 is not None:
-            return f"{f1} F1 on ALL, from its training card"
+            return f"{f1} F1 on ALL as shipped"
         return super().f1_phrase(fingerprint, dtype)
 
 
