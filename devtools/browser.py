@@ -24,12 +24,22 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
 
+#: The frame of a kept chart (:mod:`webapp.kept_chart`): a plotly chart in its own document.
+KEPT_CHART = 'iframe[title="webapp.kept_chart.kept_chart"]'
+
+
+def in_kept_chart(selector: str) -> str:
+    """A Playwright selector of ``selector`` inside a kept chart's frame (what
+    ``page.frame_locator(KEPT_CHART).locator(selector)`` finds, as one string)."""
+    return f"{KEPT_CHART} >> internal:control=enter-frame >> {selector}"
+
+
 #: Each page and what its first view draws (the pages in the order a visitor meets them).
 FIRST_VIEWS = (
     ("/", '[data-testid="stPlotlyChart"] .heatmaplayer'),
     ("/geometry", '[data-testid="stTable"]'),
     ("/senses", '[data-testid="stPlotlyChart"] .scatterlayer .point'),
-    ("/corpus_map", '[data-testid="stPlotlyChart"] .legend'),
+    ("/corpus_map", in_kept_chart(".legend")),
     ("/wsd", '[data-testid="stPlotlyChart"]'),
 )
 
@@ -49,8 +59,30 @@ def new_page(browser: Any, timeout_ms: float, width: int = 1280, height: int = 8
 
 def wait_run_ended(page: Any, timeout_ms: float | None = None, pause_ms: float = 300) -> None:
     """Wait until Streamlit's script run has ended: ``pause_ms`` for a rerun just asked for to
-    begin, then until the status widget is hidden, at most ``timeout_ms`` (``None``: the
+    begin, then until the status widget is hidden and every kept chart has drawn the figure
+    it was sent last (:func:`wait_charts_drawn`), at most ``timeout_ms`` each (``None``: the
     page's default timeout). Raises Playwright's ``TimeoutError`` past it."""
     if pause_ms:
         page.wait_for_timeout(pause_ms)
     page.locator(STATUS_WIDGET).wait_for(state="hidden", timeout=timeout_ms)
+    wait_charts_drawn(page, timeout_ms)
+
+
+#: True in a kept chart's frame once it has drawn the last figure it was sent.
+_DRAWN = (
+    "() => !!document.body && !!document.body.dataset.drawn && "
+    "document.body.dataset.drawn === document.body.dataset.received"
+)
+
+
+def wait_charts_drawn(page: Any, timeout_ms: float | None = None) -> None:
+    """Wait until every kept chart of ``page`` (:mod:`webapp.kept_chart`) has drawn the last
+    figure it was sent: its frame draws after Streamlit's run has ended, in its own document."""
+    for frame in page.frames:
+        if "/component/webapp.kept_chart.kept_chart/" not in frame.url:
+            continue
+        try:
+            frame.wait_for_function(_DRAWN, timeout=timeout_ms)
+        except Exception:
+            if not frame.is_detached():  # a chart removed from the page meanwhile has no draw
+                raise

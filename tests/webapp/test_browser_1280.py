@@ -20,7 +20,7 @@ import pandas
 import pytest
 
 from devtools.appserver import AppServer, Started, fresh, preload_status, wait_preloaded
-from devtools.browser import FIRST_VIEWS, new_page, wait_run_ended
+from devtools.browser import FIRST_VIEWS, KEPT_CHART, new_page, wait_run_ended
 from webapp.offered_models import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,7 +125,7 @@ def test_the_corpus_map_of_a_small_corpus_search_and_lasso(browser, server):
     page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/corpus_map")
     page.get_by_text("A map of a whole corpus").first.wait_for()
-    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    chart = page.frame_locator(KEPT_CHART).first  # the map stays in its frame between reruns
     chart.locator(".scatterlayer .point").first.wait_for(timeout=SLOW_MS)
     caption = page.get_by_text("words of demo texts").first.inner_text()
     n_words = int(caption.split()[0].replace(",", ""))

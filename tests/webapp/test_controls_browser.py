@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import EXCEPTION, new_page, wait_run_ended
+from devtools.browser import EXCEPTION, KEPT_CHART, new_page, wait_run_ended
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.disambiguate import likely_target
 
@@ -98,7 +98,8 @@ def test_a_corpus_map_rebuild_keeps_the_search_and_the_link(browser, server):
     its word and the "copy link" control stays."""
     page = new_page(browser, SLOW_MS)
     page.goto(f"{server}/corpus_map")
-    page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').first.wait_for()
+    chart = page.frame_locator(KEPT_CHART).first  # the map stays in its frame between reruns
+    chart.locator(".scatterlayer .point").first.wait_for()
     _idle(page)
     search = page.get_by_label("Search a word or lemma")
     search.fill("the")
@@ -112,22 +113,22 @@ def test_a_corpus_map_rebuild_keeps_the_search_and_the_link(browser, server):
     sentences.fill(str(600 + os.getpid() % 300))  # a map not made yet, most likely: a build
     sentences.press("Enter")
     seen_progress = False
-    found = page.locator('[data-testid="stPlotlyChart"] .legendtext', has_text="found (")
+    found = chart.locator(".legendtext", has_text="found (")
     for _ in range(600):  # the new map drawn, with the search's hits ringed
         if page.locator('[data-testid="stProgress"]').count():
             seen_progress = True
             assert page.get_by_role("button", name="Copy link").count() == 1
             assert search.input_value() == "the"
-        elif found.count() and "wordnet" in page.locator(".gtitle").first.text_content().lower():
+        elif found.count() and "wordnet" in chart.locator(".gtitle").first.text_content().lower():
             break  # the title names the corpus, "wordnet-3.0-glosses-examples, layer 6"
         page.wait_for_timeout(250)
     _idle(page)
     page.get_by_text("“the”:").first.wait_for()
     assert search.input_value() == "the"
     assert page.get_by_role("button", name="Copy link").count() == 1
-    legend = page.locator('[data-testid="stPlotlyChart"] .legendtext').all_text_contents()
+    legend = chart.locator(".legendtext").all_text_contents()
     assert any(t.startswith("found (") for t in legend), legend
     _no_exception(page)
-    assert "wordnet" in page.locator(".gtitle").first.text_content().lower()  # the new map
+    assert "wordnet" in chart.locator(".gtitle").first.text_content().lower()  # the new map
     assert seen_progress  # the map was built, not loaded: the case where the search was lost
     page.close()

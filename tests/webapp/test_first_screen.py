@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import EXCEPTION, FIRST_VIEWS, wait_run_ended
+from devtools.browser import EXCEPTION, FIRST_VIEWS, KEPT_CHART, wait_run_ended
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 SLOW_MS = 240_000
 #: The windows: a projector's and an ordinary monitor's.
 WINDOWS = ((1280, 800), (1920, 1080))
-#: Each page with a figure and its main figure (the first plotly chart of the page).
-MAIN_FIGURE = '[data-testid="stPlotlyChart"]'
+#: Each page with a figure and its main figure (the first plotly chart of the page, drawn by
+#: Streamlit or in a kept chart's frame).
+MAIN_FIGURE = f'[data-testid="stPlotlyChart"], {KEPT_CHART}'
 PAGES = tuple(path for path, _ in FIRST_VIEWS)
 #: The share of the main area's first screen that the main figure's visible part must fill.
 MIN_SHARE = 0.5

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import EXCEPTION, new_page, wait_run_ended
+from devtools.browser import EXCEPTION, KEPT_CHART, new_page, wait_run_ended
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -26,16 +26,17 @@ def test_the_demo_map_is_coloured_by_predicted_sense(browser, server, colour):
     predictions, in several colours, and its legend says so."""
     page = new_page(browser, SLOW_MS)
     page.goto(f"{server}/corpus_map?colour={colour}")
-    title = page.locator('[data-testid="stPlotlyChart"] .legendtitletext').first
+    chart = page.frame_locator(KEPT_CHART).first  # the map is drawn in its own frame
+    title = chart.locator(".legendtitletext").first
     title.wait_for()
     wait_run_ended(page, SLOW_MS)
     assert page.locator(EXCEPTION).count() == 0, "a traceback is shown"
     assert (title.text_content() or "").strip() == f"predicted {colour}"
-    items = page.locator('[data-testid="stPlotlyChart"] .legend .traces')
+    items = chart.locator(".legend .traces")
     names = [(t or "").strip() for t in items.all_text_contents()]
     fills = {
         p.get_attribute("style").split("fill:")[1].split(";")[0].strip()
-        for p in page.locator('[data-testid="stPlotlyChart"] .legend .traces path.scatterpts').all()
+        for p in chart.locator(".legend .traces path.scatterpts").all()
     }
     coloured = [n for n in names if not n.startswith(("(none)", "(other)"))]
     assert len(coloured) >= 5 and len(fills) >= 5, (names, fills)

@@ -20,6 +20,7 @@ import webapp.settings
 import webapp.sidebar
 import webapp.urlstate
 from webapp.caches import corpora, figures, indexes
+from webapp.kept_chart import kept_chart
 from webapp.panes import OFFERED_CORRECTIONS
 from webapp.text import plain
 from webapp.urlstate import Between, Param
@@ -213,9 +214,7 @@ if use_atlas:
 else:
     fig = corpus_figure(cmap, colour, found, legend=legend,
                         title=f"{cmap.info.get('corpus')}, layer {layer}")  # fmt: skip
-    event = st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key="map_chart",
-                            on_select="rerun",
-                            selection_mode=("points", "box", "lasso"))  # fmt: skip
+    event = kept_chart(fig, "map_chart", config=webapp.downloads.CHART_CONFIG, select=True)
     rows = selected_rows(event)
 st.caption(map_caption)
 if predicted_caption:

@@ -16,7 +16,7 @@ import numpy as np
 from bench.lib.measure import chromium_rss
 from bench.speed.app_parts import REPO
 from devtools.appserver import AppServer
-from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS, KEPT_CHART, in_kept_chart, wait_run_ended
 
 _FRAMES_JS = """
 () => new Promise(done => {
@@ -65,8 +65,7 @@ def bench_map_browser(sentences: list[int], cache: str | None) -> dict:
                 t = time.perf_counter()
                 page.goto(f"{url}/corpus_map?{query}")
                 if renderer == "plotly":
-                    page.locator('[data-testid="stPlotlyChart"] .gl-container canvas, '
-                                 '[data-testid="stPlotlyChart"] .scatterlayer .point'
+                    page.locator(in_kept_chart(".gl-container canvas, .scatterlayer .point")
                                  ).first.wait_for()  # fmt: skip
                 else:
                     frame = page.frame_locator('iframe[title*="embedding_atlas"]').first
@@ -89,15 +88,15 @@ def bench_map_browser(sentences: list[int], cache: str | None) -> dict:
                     "() => performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null"
                 )
                 frames = None
-                target = (page.locator('[data-testid="stPlotlyChart"] .nsewdrag').first
+                target = (page.locator(in_kept_chart(".nsewdrag")).first
                           if renderer == "plotly" else
                           page.frame_locator('iframe[title*="embedding_atlas"]').first
                           .locator("canvas").first)  # fmt: skip
                 area = target.bounding_box()
                 if area:
                     if renderer == "plotly":
-                        page.locator('[data-testid="stPlotlyChart"]').first.hover()
-                        page.locator('.modebar-btn[data-val="pan"]').first.click()
+                        page.locator(KEPT_CHART).first.hover()
+                        page.locator(in_kept_chart('.modebar-btn[data-val="pan"]')).first.click()
                     cx, cy = area["x"] + area["width"] / 2, area["y"] + area["height"] / 2
                     page.mouse.move(cx, cy)
                     page.mouse.down()

@@ -19,7 +19,7 @@ from bench.speed.app_parts import REPO
 from bench.speed.app_parts.floor import CHANGE_WIDGETS, bare_app, bare_change_app
 from bench.speed.app_parts.in_process import play_vectors
 from devtools.appserver import AppServer, wait_preloaded
-from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS, KEPT_CHART, wait_run_ended
 
 COMPARE_LINK = {
     "source": "semcor", "word": "play", "limit": "300", "compare": "1", "method": "umap",
@@ -215,7 +215,7 @@ def _changes(page, url: str, path: str, there, back, repeats: int) -> list[float
     """Seconds of ``repeats + 1`` back-and-forth pairs of one interaction (each until its text
     shows and Streamlit's run ends), the page opened first at ``url + path``."""
     page.goto(url + path)
-    page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+    page.locator(f'[data-testid="stPlotlyChart"], {KEPT_CHART}').first.wait_for()
     wait_run_ended(page, pause_ms=100)
     times = []
     for _ in range(repeats + 1):
@@ -277,7 +277,11 @@ def bench_interactions(repeats: int) -> dict:
                 try:
                     times = _changes(page, url, path, there, back, repeats)
                 except Exception as exc:  # noqa: BLE001 - one interaction's failure is reported
-                    out[name] = {"kind": kind,
+                    slug = re.sub(r"\W+", "-", name)
+                    shot = REPO / "test-artifacts" / f"bench-failed-{slug}.png"
+                    shot.parent.mkdir(exist_ok=True)
+                    page.screenshot(path=str(shot), full_page=True)
+                    out[name] = {"kind": kind, "screenshot": str(shot),
                                  "error": f"{type(exc).__name__}: {str(exc)[:200]}"}  # fmt: skip
                     print(f"   {name:<32} FAILED: {out[name]['error']}")
                     continue

@@ -1,0 +1,57 @@
+"""The kept chart's Python side (:mod:`webapp.kept_chart`): its frame's folder in the cache,
+the figure's revision, and which selections come back. The frame itself is exercised in a real
+browser by the corpus map's tests (``test_browser_1280``, ``test_controls_browser``,
+``test_waits_browser``)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+import webapp.kept_chart as kept
+from webapp.kept_chart import PAGE, component_folder, figure_args, kept_chart
+
+
+def test_the_frames_folder_holds_the_page_and_plotly_and_is_made_once(tmp_path):
+    folder = component_folder(tmp_path)
+    assert folder is not None and folder.parent == tmp_path / "webapp"
+    assert (folder / "index.html").read_bytes() == PAGE.read_bytes()
+    assert (folder / "plotly.min.js").read_text(encoding="utf-8") == get_plotlyjs()
+    stamp = (folder / "plotly.min.js").stat().st_mtime_ns
+    assert component_folder(tmp_path) == folder  # found, not made again
+    assert (folder / "plotly.min.js").stat().st_mtime_ns == stamp
+    assert [p.name for p in (tmp_path / "webapp").iterdir()] == [folder.name]  # no temporaries
+
+
+def test_a_cache_where_no_folder_can_be_made_gives_none(tmp_path):
+    (tmp_path / "webapp").write_text("not a folder")
+    assert component_folder(tmp_path) is None
+
+
+def test_the_revision_follows_the_figure():
+    a = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    b = go.Figure(go.Scatter(x=[1, 2], y=[3, 5]))
+    (fa, ra), (fa2, ra2), (_, rb) = figure_args(a), figure_args(a), figure_args(b)
+    assert ra == ra2 and ra != rb and fa == fa2
+    assert fa["data"][0]["y"] == [3, 4]  # plain JSON, numpy arrays as lists
+
+
+def test_only_a_selection_of_the_figure_shown_comes_back(monkeypatch):
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], customdata=[7, 8]))
+    _, revision = figure_args(fig)
+    sent: dict = {}
+
+    def component(**args):
+        sent.update(args)
+        return answer
+
+    monkeypatch.setattr(kept, "_component", lambda: component)
+    answer = {"revision": revision, "selection": {"points": [{"customdata": 8}]}}
+    assert kept_chart(fig, "k", select=True) == answer
+    assert sent["revision"] == revision and sent["key"] == "k" and sent["select"] is True
+    assert sent["height"] == kept.DEFAULT_HEIGHT
+    answer = {"revision": "an older figure", "selection": {"points": [{"customdata": 8}]}}
+    assert kept_chart(fig, "k", select=True) is None
+    answer = None
+    assert kept_chart(fig.update_layout(height=600), "k") is None
+    assert sent["height"] == 600

@@ -1,0 +1,123 @@
+"""A plotly chart the browser keeps between reruns, for the maps whose every change redraws
+hundreds of points.
+
+``st.plotly_chart`` makes its element's identity from the figure, so a changed figure is a new
+element: the browser removes the old chart and plotly draws the new one from nothing, each
+point a new SVG node. :func:`kept_chart` shows the figure in a Streamlit component (v1) with a
+fixed key instead: the same frame stays in the page and each new figure goes to
+``Plotly.react``, which changes only what differs (a search's ring, the points' colours). The
+frame is ``webapp/frontend/kept_chart.html`` beside the plotly package's own ``plotly.min.js``,
+both copied once into the cache (:func:`component_folder`), complete or absent; where that
+folder cannot be made, the chart is an ``st.plotly_chart`` as before.
+
+Example::
+
+    event = kept_chart(fig, "map_chart", select=True)   # None, or {"selection": {"points": ...}}
+    rows = selected_rows(event)                         # workbench.viz.plotting
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import plotly
+import plotly.graph_objects as go
+import streamlit as st
+
+from workbench.encoding.models import default_cache_dir
+from workbench.fileio import sha256_bytes
+
+#: The frame's page, in the package.
+PAGE = Path(__file__).resolve().parent / "frontend" / "kept_chart.html"
+#: plotly's default height, used when the figure sets none.
+DEFAULT_HEIGHT = 450
+
+
+def _plotly_js() -> bytes:
+    """The plotly package's ``plotly.min.js`` (the version the figures are made for)."""
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs().encode("utf-8")
+
+
+def component_folder(cache: Path | None = None) -> Path | None:
+    """The frame's folder: ``kept_chart.html`` as ``index.html`` and ``plotly.min.js``, in
+    ``<cache>/webapp/kept-chart-<digest>`` (the digest of the page and plotly's version), made
+    on first use in a temporary folder renamed into place; None where it cannot be made (a
+    read-only cache)."""
+    page = PAGE.read_bytes()
+    digest = sha256_bytes(page + plotly.__version__.encode())[:16]
+    folder = (cache or default_cache_dir()) / "webapp" / f"kept-chart-{digest}"
+    if (folder / "index.html").is_file() and (folder / "plotly.min.js").is_file():
+        return folder
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".kept-chart-", dir=folder.parent))
+        try:
+            (tmp / "plotly.min.js").write_bytes(_plotly_js())
+            (tmp / "index.html").write_bytes(page)
+            tmp.rename(folder)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not (folder / "index.html").is_file():  # not another process's folder either
+                raise
+    except OSError:
+        return None
+    return folder
+
+
+@functools.cache
+def _component() -> Callable[..., Any] | None:
+    """The declared component (once per server), or None without its folder."""
+    import streamlit.components.v1 as components
+
+    folder = component_folder()
+    return None if folder is None else components.declare_component("kept_chart", path=folder)
+
+
+def figure_args(fig: go.Figure) -> tuple[dict, str]:
+    """The figure as plain JSON (numpy arrays as lists) and its digest, the frame's revision."""
+    text = fig.to_json()
+    return json.loads(text), sha256_bytes(text)[:16]
+
+
+def kept_chart(
+    fig: go.Figure,
+    key: str,
+    *,
+    config: dict | None = None,
+    select: bool = False,
+    area: Any = None,
+) -> dict | None:
+    """Show ``fig`` (in ``area``, default the page) in a chart the browser keeps between
+    reruns under ``key``; with ``select``, clicking a point, a box or a lasso reruns the page
+    and the selection comes back as ``{"selection": {"points": [{"customdata": ...}, ...]}}``
+    (what :func:`workbench.viz.plotting.selected_rows` reads), only while the figure it was
+    made on is the one shown; None before any selection. ``config``: plotly's (the mode bar's
+    buttons). Without the frame's folder it is ``st.plotly_chart`` with the same arguments."""
+    component = _component()
+    if component is None:
+        place = area or st
+        if select:
+            return place.plotly_chart(fig, config=config, key=key, on_select="rerun",
+                                     selection_mode=("points", "box", "lasso"))  # fmt: skip
+        place.plotly_chart(fig, config=config, key=key)
+        return None
+    figure, revision = figure_args(fig)
+    height = int(fig.layout.height or DEFAULT_HEIGHT)
+    args = {"figure": figure, "config": config or {}, "height": height, "select": select,
+            "revision": revision, "key": key, "default": None}  # fmt: skip
+    if area is None:
+        value = component(**args)
+    else:
+        with area:
+            value = component(**args)
+    if isinstance(value, dict) and value.get("revision") == revision:
+        return value
+    return None
