@@ -38,7 +38,7 @@ def in_kept_chart(selector: str) -> str:
 FIRST_VIEWS = (
     ("/", '[data-testid="stPlotlyChart"] .heatmaplayer'),
     ("/geometry", '[data-testid="stTable"]'),
-    ("/senses", in_kept_chart(".scatterlayer .point")),
+    ("/senses", '[data-testid="stPlotlyChart"] .scatterlayer .point'),
     ("/corpus_map", in_kept_chart(".legend")),
     ("/wsd", '[data-testid="stPlotlyChart"]'),
 )

@@ -87,32 +87,19 @@ def figure_args(fig: go.Figure) -> tuple[dict, str]:
     return json.loads(text), sha256_bytes(text)[:16]
 
 
-def kept_selection(key: str, scope: str) -> dict | None:
-    """The selection the kept chart of ``key`` reported, when it was made on a figure of
-    ``scope`` (see :func:`kept_chart`); None otherwise. A page that draws the selection into
-    the figure reads it here, before it makes the figure."""
-    value = st.session_state.get(key)
-    if isinstance(value, dict) and "revision" in value:  # the frame's value
-        return value if value.get("scope") == scope else None
-    return value if isinstance(value, dict) else None  # st.plotly_chart's, without the frame
-
-
 def kept_chart(
     fig: go.Figure,
     key: str,
     *,
     config: dict | None = None,
     select: bool = False,
-    scope: str | None = None,
     area: Any = None,
 ) -> dict | None:
     """Show ``fig`` (in ``area``, default the page) in a chart the browser keeps between
     reruns under ``key``; with ``select``, clicking a point, a box or a lasso reruns the page
     and the selection comes back as ``{"selection": {"points": [{"customdata": ...}, ...]}}``
-    (what :func:`workbench.viz.plotting.selected_rows` reads), only while the chart shows a
-    figure of the same ``scope`` as the one it was made on (default: that very figure; a page
-    whose figure changes with the selection, rings drawn round it, gives the points' own
-    identity instead); None before any selection. ``config``: plotly's (the mode bar's
+    (what :func:`workbench.viz.plotting.selected_rows` reads), only while the figure it was
+    made on is the one shown; None before any selection. ``config``: plotly's (the mode bar's
     buttons). Without the frame's folder it is ``st.plotly_chart`` with the same arguments."""
     component = _component()
     if component is None:
@@ -123,15 +110,14 @@ def kept_chart(
         place.plotly_chart(fig, config=config, key=key)
         return None
     figure, revision = figure_args(fig)
-    scope = scope or revision
     height = int(fig.layout.height or DEFAULT_HEIGHT)
     args = {"figure": figure, "config": config or {}, "height": height, "select": select,
-            "revision": revision, "scope": scope, "key": key, "default": None}  # fmt: skip
+            "revision": revision, "key": key, "default": None}  # fmt: skip
     if area is None:
         value = component(**args)
     else:
         with area:
             value = component(**args)
-    if isinstance(value, dict) and value.get("scope") == scope:
+    if isinstance(value, dict) and value.get("revision") == revision:
         return value
     return None

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import streamlit as st
 
 import webapp.downloads
@@ -29,14 +28,12 @@ import webapp.feedback
 import webapp.settings
 import webapp.text
 from webapp.caches import corpora, encodings, figures
-from webapp.kept_chart import kept_chart, kept_selection
 from webapp.panes import PANES, Pane, pane_params, pane_settings, pane_widgets
 from webapp.text import plain
 from webapp.urlstate import Param
 from workbench.corpora import occurrences as occ
 from workbench.corpora.occurrences import Occurrence, OccurrenceVectors
 from workbench.errors import InputError
-from workbench.fileio import sha256_bytes
 from workbench.geometry.corrections import CORRECTION_LABELS
 from workbench.viz.export import ViewSettings
 from workbench.viz.neighbours import NeighbourIndex, snippet
@@ -157,8 +154,6 @@ def compare(
             legend=dict(orientation="h", yanchor="top", y=-0.02, x=0),
             title=dict(font=dict(size=14)),
         )  # half the page: a smaller title
-        # st.plotly_chart, not a kept chart: the panes appear with the toggle, and a new kept
-        # chart's frame loads plotly.js anew (docs/benchmarks.md, "Every interaction")
         col.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"senses_{pane.name}_chart")
         col.markdown(separation_line(view))
         stem = f"senses-{lemma}-{pane.name}-{pane.layer}-{pane.correction}"
@@ -270,8 +265,8 @@ def explore_map(
     ).strip().lower()  # fmt: skip
     found = [i for i, o in enumerate(ov.occurrences) if search and search in
              (w.lower() for w in o.words)] if search else []  # fmt: skip
-    scope = sha256_bytes(np.ascontiguousarray(coords).tobytes())[:16]  # the points, not rings
-    rows = selected_rows(kept_selection(f"{key}_chart", scope))
+    picked = st.session_state.get(f"{key}_chart")
+    rows = selected_rows(picked)
     neighbours: list[tuple[int, float]] = []
     if len(rows) == 1 and coords.shape[1] == 2:
         vectors = ov.emb.select(layer)
@@ -283,7 +278,8 @@ def explore_map(
         ring_points(fig, coords, found, f"sentences with “{search}”")
     if coords.shape[1] == 2:
         fig.update_layout(dragmode="lasso" if len(ov.occurrences) > 50 else "zoom")
-    kept_chart(fig, f"{key}_chart", config=webapp.downloads.CHART_CONFIG, select=True, scope=scope)
+    st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"{key}_chart",
+                    on_select="rerun", selection_mode=("points", "box", "lasso"))  # fmt: skip
     if search:
         st.caption(
             f"“{plain(search)}”: in {len(found)} of {len(ov.occurrences)} sentences, ringed."

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.browser import CHROMIUM, CHROMIUM_ARGS, KEPT_CHART, wait_run_ended
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
 from webapp.offered_models import runs_dir
 from workbench.encoding.models import default_model_path
 
@@ -102,7 +102,7 @@ def test_senses_page_draws_the_umap_plot(browser_page, server):
     page.goto(server)
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Senses").click()
     page.get_by_text("Sense clusters").first.wait_for()
-    chart = page.frame_locator(KEPT_CHART).first  # the map stays in its frame between reruns
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
     points = chart.locator(".scatterlayer .point")
     points.first.wait_for()
     assert points.count() >= 30  # the demo text of the first word, plus the centroids
@@ -151,9 +151,8 @@ def test_senses_upload_refuses_a_binary_file_and_plots_a_text_file(browser_page,
         encoding="utf-8",
     )
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(text)
-    chart = page.frame_locator(KEPT_CHART).first  # the map stays in its frame between reruns
-    chart.get_by_text("5 occurrences from a text file").first.wait_for()  # the map's title
-    chart.locator(".scatterlayer .point").first.wait_for()
+    page.get_by_text("5 occurrences from a text file").first.wait_for()  # the map's title
+    page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').first.wait_for()
     _idle(page)
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "senses-upload.png"), full_page=True)

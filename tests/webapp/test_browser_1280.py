@@ -20,7 +20,7 @@ import pandas
 import pytest
 
 from devtools.appserver import AppServer, Started, fresh, preload_status, wait_preloaded
-from devtools.browser import FIRST_VIEWS, KEPT_CHART, in_kept_chart, new_page, wait_run_ended
+from devtools.browser import FIRST_VIEWS, KEPT_CHART, new_page, wait_run_ended
 from webapp.offered_models import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -171,7 +171,7 @@ def _truncated(locator) -> list[str]:
 def test_senses_controls_show_every_option_whole_and_no_stray_link_note(browser, server):
     page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/senses")
-    page.locator(in_kept_chart(".scatterlayer .point")).first.wait_for()
+    page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').first.wait_for()
     _idle(page)
     group = page.locator('[data-testid="stButtonGroup"] button p')
     texts = group.all_inner_texts()
@@ -278,7 +278,7 @@ def test_a_refused_sidebar_model_is_said_in_the_page_which_goes_on(browser, serv
 def test_a_sense_map_answers_a_click_a_search_and_a_lasso(browser, server):
     page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(f"{server}/senses")
-    chart = page.frame_locator(KEPT_CHART).first  # the map stays in its frame between reruns
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
     chart.locator(".scatterlayer .point").first.wait_for()
     _idle(page)
     # search: the occurrences whose sentence holds the word are ringed

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas
 import pytest
 
-from devtools.browser import CHROMIUM, CHROMIUM_ARGS, in_kept_chart, wait_run_ended
+from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
 from workbench.viz.export import image_export_available, read_settings, settings_fields
 
 REPO = Path(__file__).resolve().parents[2]
@@ -212,7 +212,7 @@ def test_senses_side_by_side_starts_both_panes_alike_and_hides_the_page_s_layer(
     follows, are not shown."""
     page = context.new_page()
     page.goto(f"{server}/senses?demo_word=bass&method=pca&layer=3")
-    page.locator(in_kept_chart(".scatterlayer .point")).first.wait_for()  # the one-pane map
+    page.locator('[data-testid="stPlotlyChart"] .scatterlayer .point').first.wait_for()
     _idle(page)
     assert page.get_by_text("Layer (0 = embedding output").count() == 1
     page.get_by_text("Side by side", exact=True).click()

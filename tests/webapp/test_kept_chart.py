@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 import webapp.kept_chart as kept
-from webapp.kept_chart import PAGE, component_folder, figure_args, kept_chart, kept_selection
+from webapp.kept_chart import PAGE, component_folder, figure_args, kept_chart
 
 
 def test_the_frames_folder_holds_the_page_and_plotly_and_is_made_once(tmp_path):
@@ -46,28 +46,12 @@ def test_only_a_selection_of_the_figure_shown_comes_back(monkeypatch):
         return answer
 
     monkeypatch.setattr(kept, "_component", lambda: component)
-    answer = {"revision": revision, "scope": revision, "selection": {"points": [{"customdata": 8}]}}
+    answer = {"revision": revision, "selection": {"points": [{"customdata": 8}]}}
     assert kept_chart(fig, "k", select=True) == answer
-    assert sent["revision"] == sent["scope"] == revision and sent["key"] == "k"
-    assert sent["select"] is True and sent["height"] == kept.DEFAULT_HEIGHT
-    answer = {"revision": "older", "scope": "older", "selection": {"points": [{"customdata": 8}]}}
+    assert sent["revision"] == revision and sent["key"] == "k" and sent["select"] is True
+    assert sent["height"] == kept.DEFAULT_HEIGHT
+    answer = {"revision": "an older figure", "selection": {"points": [{"customdata": 8}]}}
     assert kept_chart(fig, "k", select=True) is None
     answer = None
     assert kept_chart(fig.update_layout(height=600), "k") is None
     assert sent["height"] == 600
-
-
-def test_a_scope_keeps_a_selection_while_the_figure_changes_round_the_same_points(monkeypatch):
-    """A page that rings the selected points changes its figure with the selection: with a
-    scope of the points' own, the selection made on the figure before still comes back, and
-    ``kept_selection`` reads it before the figure is made; another scope's is dropped."""
-    monkeypatch.setattr(kept, "_component", lambda: lambda **args: answer)
-    ringed = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], customdata=[7, 8], name="ringed"))
-    answer = {"revision": "the figure before", "scope": "points",
-              "selection": {"points": [{"customdata": 7}]}}  # fmt: skip
-    assert kept_chart(ringed, "k", select=True, scope="points") == answer
-    assert kept_chart(ringed, "k", select=True, scope="other points") is None
-    monkeypatch.setattr(kept.st, "session_state", {"k": answer})
-    assert kept_selection("k", "points") == answer
-    assert kept_selection("k", "other points") is None
-    assert kept_selection("absent", "points") is None

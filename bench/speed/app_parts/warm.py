@@ -175,16 +175,9 @@ FLOOR_ACTS = {
 }  # fmt: skip
 
 
-def _in_map(text: str):
-    """What shows a change is done: ``text`` in the first map drawn in a kept chart's frame
-    (the Senses page's one-pane map)."""
-    return lambda page: page.frame_locator(KEPT_CHART).first.get_by_text(text)
-
-
 def _interactions():
     """Common interactions per page: name -> (page path, the widget's kind (its floor's, in
-    :data:`FLOOR_ACTS`), (what to do, what shows it is done: a text of the page, or a function
-    of the page giving a locator) there and back)."""
+    :data:`FLOOR_ACTS`), (what to do, the text that shows it is done) there and back)."""
     pill, choose, segment, toggle, typed = _pill, _choose, _segment, _toggle, _typed
     return {
         "explore: another word": ("/", "radio", (pill("the ×7"), "“the”: similarity"),
@@ -193,9 +186,8 @@ def _interactions():
                                         (choose("Correction", "centered"), "centered vectors"),
                                         (choose("Correction", "standardized"),
                                          "standardized vectors")),
-        "senses: another word": ("/senses", "selectbox",
-                                 (choose("Word", "bass"), _in_map("“bass”, layers")),
-                                 (choose("Word", "bank"), _in_map("“bank”, layers"))),
+        "senses: another word": ("/senses", "selectbox", (choose("Word", "bass"), "“bass”, layers"),
+                                 (choose("Word", "bank"), "“bank”, layers")),
         "geometry: another correction": ("/geometry", "radio",
                                          (segment("centered"), "(centered vectors)"),
                                          (segment("standardized"), "(standardized vectors)")),
@@ -230,9 +222,7 @@ def _changes(page, url: str, path: str, there, back, repeats: int) -> list[float
         for act, done in (there, back):
             t = time.perf_counter()
             act(page)
-            (done(page) if callable(done) else page.get_by_text(done)).first.wait_for(
-                timeout=180_000
-            )
+            page.get_by_text(done).first.wait_for(timeout=180_000)
             wait_run_ended(page, pause_ms=100)
             times.append(time.perf_counter() - t)
     return times
