@@ -72,13 +72,19 @@ def component_folder(cache: Path | None = None) -> Path | None:
     return folder
 
 
-@functools.cache
 def _component() -> Callable[..., Any] | None:
-    """The declared component (once per server), or None without its folder."""
+    """The declared component, or None without its folder (made again if the cache was
+    cleared while the server runs: its name, and so its path, stays the same)."""
+    folder = component_folder()
+    return None if folder is None else _declared(folder)
+
+
+@functools.cache
+def _declared(folder: Path) -> Callable[..., Any]:
+    """The component of ``folder``, declared once per server."""
     import streamlit.components.v1 as components
 
-    folder = component_folder()
-    return None if folder is None else components.declare_component("kept_chart", path=folder)
+    return components.declare_component("kept_chart", path=folder)
 
 
 def figure_args(fig: go.Figure) -> tuple[dict, str]:

@@ -5,6 +5,8 @@ browser by the corpus map's tests (``test_browser_1280``, ``test_controls_browse
 
 from __future__ import annotations
 
+import shutil
+
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
@@ -55,3 +57,12 @@ def test_only_a_selection_of_the_figure_shown_comes_back(monkeypatch):
     answer = None
     assert kept_chart(fig.update_layout(height=600), "k") is None
     assert sent["height"] == 600
+
+
+def test_a_cache_cleared_while_the_server_runs_gets_the_frame_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    declared: list = []
+    monkeypatch.setattr(kept, "_declared", lambda folder: declared.append(folder) or folder)
+    first = kept._component()
+    shutil.rmtree(tmp_path / "webapp")  # `workbench cache clear`, say
+    assert kept._component() == first and (first / "plotly.min.js").is_file()
