@@ -46,7 +46,7 @@ import numpy as np
 
 from workbench.errors import InputError, ModelLoadError
 from workbench.lexicon.wordnet import key_lemma_pos
-from workbench.limits import read_limited
+from workbench.limits import read_json
 from workbench.wsd.baselines import SenseCounts
 from workbench.wsd.index import SenseIndex
 
@@ -157,10 +157,7 @@ def _levers_file(directory: str | Path | None) -> dict | None:
     path = Path(directory) / LEVERS_FILE
     if not path.is_file():
         return None
-    try:
-        data = json.loads(read_limited(path, what=str(path), error=ModelLoadError))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ModelLoadError(f"{path} cannot be read as JSON: {exc}") from exc
+    data = read_json(path, what=str(path), error=ModelLoadError)
     if not isinstance(data, dict):
         raise ModelLoadError(f"{path} is not a JSON object of the folder's levers")
     return data
