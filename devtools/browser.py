@@ -43,6 +43,23 @@ FIRST_VIEWS = (
     ("/wsd", '[data-testid="stPlotlyChart"]'),
 )
 
+#: The popovers of a figure's or a table's download buttons (:mod:`webapp.downloads`).
+DOWNLOADS = '[data-testid="stPopover"]:has-text("Download the")'
+#: The body of the open popover (the browser mounts a popover's content only while it is open).
+POPOVER_BODY = '[data-testid="stPopoverBody"]'
+
+
+def open_downloads(menu: Any) -> Any:
+    """Open the downloads popover ``menu`` (a Locator of :data:`DOWNLOADS`) and return the
+    buttons in it (a Locator); press Escape to close it again."""
+    menu.locator("button").first.click()
+    buttons = menu.page.locator(POPOVER_BODY).locator(
+        '[data-testid="stDownloadButton"] button:visible'
+    )  # visible: a button with help is in the page twice
+    buttons.first.wait_for()
+    return buttons
+
+
 #: Streamlit's "Running..." indicator: shown while the script runs.
 STATUS_WIDGET = '[data-testid="stStatusWidget"]'
 #: A traceback shown in the page.

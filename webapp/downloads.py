@@ -2,13 +2,17 @@
 (:mod:`workbench.viz.export`): a plain CSV with a settings sidecar and JSON for numbers,
 self-contained HTML, PNG and SVG (when kaleido is installed) for figures.
 
-Files are made when their button is clicked (a callable passed to ``st.download_button``), so
-drawing a page never pays for an export; a click does not rerun the page.
+Each figure's and each table's buttons are in a popover ("Download the figure", "Download the
+table"): the browser mounts a popover's buttons only when it is opened, so a page's reruns do not
+redraw a row of buttons per figure. Files are made when their button is clicked (a callable
+passed to ``st.download_button``), so drawing a page never pays for an export; a click does not
+rerun the page.
 
 Example::
 
-    downloads.figure_buttons(fig, view.settings, "senses-bank-6", key="senses_a")
-    downloads.table_buttons(table, view.settings, "senses-bank-6", key="senses_a")
+    row = downloads.row()                  # the two popovers side by side
+    downloads.figure_buttons(fig, view.settings, "senses-bank-6", "senses_a_fig", row)
+    downloads.table_buttons(table, view.settings, "senses-bank-6", "senses_a_table", row)
 """
 
 from __future__ import annotations
@@ -47,6 +51,17 @@ def _button(
                          icon=":material/download:", help=help or None)  # fmt: skip
 
 
+def row(area: Any = None) -> Any:
+    """A row (in ``area``, default the page) for a figure's and a table's download popovers side
+    by side: pass it as their ``area``."""
+    return (area if area is not None else st).container(horizontal=True, gap="small")
+
+
+def _menu(area: Any, label: str) -> Any:
+    """A popover of download buttons in ``area`` (default the page)."""
+    return (area if area is not None else st).popover(label, icon=":material/download:")
+
+
 KALEIDO_NOTE = "PNG and SVG need kaleido: `pip install 'embedding-workbench[export]'`."
 #: Every figure's plotly configuration: the toolbar (the modebar) always shown, its camera
 #: button saving the figure as a PNG in the browser (twice the screen's resolution), no kaleido
@@ -63,24 +78,24 @@ CAMERA_NOTE = ":material/photo_camera: PNG: the camera button at the figure's to
 def figure_buttons(
     fig: go.Figure, settings: Settings, stem: str, key: str, area: Any = None
 ) -> None:
-    """Buttons for the figure as HTML, and PNG and SVG when kaleido is installed (else the
-    HTML button's help says how to get them, and beside it the page says that the figure's own
-    camera button saves a PNG in the browser: :data:`CHART_CONFIG`)."""
-    where = area if area is not None else st
+    """A "Download the figure" popover (in ``area``, default the page) with buttons for the
+    figure as HTML, and PNG and SVG when kaleido is installed (else the HTML button's help says
+    how to get them, and beside it the popover says that the figure's own camera button saves a
+    PNG in the browser: :data:`CHART_CONFIG`)."""
+    menu = _menu(area, "Download the figure")
     name = _safe(stem)
     images = image_export_available()
-    cols = where.columns(3, vertical_alignment="center")
-    if not images:
-        cols[1].caption(CAMERA_NOTE, help="The figure's toolbar (top right) saves what is on "
-                        "screen as a PNG in the browser. " + KALEIDO_NOTE)  # fmt: skip
-    _button(cols[0], "HTML", lambda: figure_html(fig, settings), f"{name}.html",
+    _button(menu, "HTML", lambda: figure_html(fig, settings), f"{name}.html",
             f"{key}_html", help="The figure: a self-contained page with its settings (its "
             "toolbar's camera button saves a PNG).")  # fmt: skip
     if images:
-        _button(cols[1], "PNG", lambda: figure_image(fig, settings, "png"), f"{name}.png",
+        _button(menu, "PNG", lambda: figure_image(fig, settings, "png"), f"{name}.png",
                 f"{key}_png")  # fmt: skip
-        _button(cols[2], "SVG", lambda: figure_image(fig, settings, "svg"), f"{name}.svg",
+        _button(menu, "SVG", lambda: figure_image(fig, settings, "svg"), f"{name}.svg",
                 f"{key}_svg")  # fmt: skip
+    else:
+        menu.caption(CAMERA_NOTE, help="The figure's toolbar (top right) saves what is on "
+                     "screen as a PNG in the browser. " + KALEIDO_NOTE)  # fmt: skip
 
 
 Rows = Any  # a DataFrame, a list of row mappings, or a callable returning one (made on click)
@@ -91,18 +106,18 @@ def _rows(rows: Rows) -> Any:
 
 
 def table_buttons(rows: Rows, settings: Settings, stem: str, key: str, area: Any = None) -> None:
-    """Buttons for a table: a plain CSV (the header first, which any CSV reader reads) with
-    its settings as a ``NAME.settings.json`` sidecar, and JSON (settings and rows together)."""
-    where = area if area is not None else st
+    """A "Download the table" popover (in ``area``, default the page) with buttons for a
+    plain CSV (the header first, which any CSV reader reads), its settings as a
+    ``NAME.settings.json`` sidecar, and JSON (settings and rows together)."""
+    menu = _menu(area, "Download the table")
     name = _safe(stem)
-    cols = where.columns(3)
-    _button(cols[0], "CSV", lambda: plain_csv(_rows(rows)), f"{name}.csv",
+    _button(menu, "CSV", lambda: plain_csv(_rows(rows)), f"{name}.csv",
             f"{key}_csv", help="The table alone: `pandas.read_csv` reads it as is. Its settings "
             f"are in {name}.settings.json (the Settings button).")  # fmt: skip
-    _button(cols[1], "Settings", lambda: settings_sidecar(settings), f"{name}.settings.json",
+    _button(menu, "Settings", lambda: settings_sidecar(settings), f"{name}.settings.json",
             f"{key}_settings", help="What made the table (model, layer, correction, ...), to "
             "keep beside the CSV.")  # fmt: skip
-    _button(cols[2], "JSON", lambda: table_json(_rows(rows), settings), f"{name}.json",
+    _button(menu, "JSON", lambda: table_json(_rows(rows), settings), f"{name}.json",
             f"{key}_json", help="The settings and the rows in one file.")  # fmt: skip
 
 

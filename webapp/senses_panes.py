@@ -108,8 +108,9 @@ def curve_section(views: dict[str, SenseView], stem: str, key: str) -> None:
     st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"{key}_chart")
     records = [{"view": name, **r} for name, v in views.items() for r in v.curve.records()]
     settings = [replace(v.settings, view="separation", layer="all") for v in views.values()]
-    webapp.downloads.figure_buttons(fig, settings, f"{stem}-separation", f"{key}_fig")
-    webapp.downloads.table_buttons(records, settings, f"{stem}-separation", f"{key}_table")
+    row = webapp.downloads.row()
+    webapp.downloads.figure_buttons(fig, settings, f"{stem}-separation", f"{key}_fig", row)
+    webapp.downloads.table_buttons(records, settings, f"{stem}-separation", f"{key}_table", row)
 
 
 def compare(
@@ -157,9 +158,10 @@ def compare(
         col.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"senses_{pane.name}_chart")
         col.markdown(separation_line(view))
         stem = f"senses-{lemma}-{pane.name}-{pane.layer}-{pane.correction}"
-        webapp.downloads.figure_buttons(fig, view.settings, stem, f"senses_{pane.name}_fig", col)
+        row = webapp.downloads.row(col)
+        webapp.downloads.figure_buttons(fig, view.settings, stem, f"senses_{pane.name}_fig", row)
         webapp.downloads.table_buttons(view_table(view, glosses), view.settings, stem,
-                                       f"senses_{pane.name}_table", col)  # fmt: skip
+                                       f"senses_{pane.name}_table", row)  # fmt: skip
     curve_section(views, f"senses-{lemma}", "senses_curve")
 
 
@@ -234,8 +236,9 @@ def words(
     table = occ.occurrence_table(view.occurrences, glosses, view.coords)
     table.insert(0, "lemma", list(view.lemmas), allow_duplicates=True)
     stem = f"senses-{'-'.join(words[:4])}-{layer}"
-    webapp.downloads.figure_buttons(fig, view.settings, stem, "senses_words_fig")
-    webapp.downloads.table_buttons(table, view.settings, stem, "senses_words_table")
+    row = webapp.downloads.row()
+    webapp.downloads.figure_buttons(fig, view.settings, stem, "senses_words_fig", row)
+    webapp.downloads.table_buttons(table, view.settings, stem, "senses_words_table", row)
 
 
 def single_settings(

@@ -20,7 +20,14 @@ import pandas
 import pytest
 
 from devtools.appserver import AppServer, Started, fresh, preload_status, wait_preloaded
-from devtools.browser import FIRST_VIEWS, KEPT_CHART, new_page, wait_run_ended
+from devtools.browser import (
+    DOWNLOADS,
+    FIRST_VIEWS,
+    KEPT_CHART,
+    new_page,
+    open_downloads,
+    wait_run_ended,
+)
 from webapp.offered_models import NOT_OFFERED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -227,23 +234,23 @@ def test_every_page_has_its_link_and_downloads(browser, server, path, heading):
     page = new_page(browser, SLOW_MS, WIDTH, 1400)
     page.goto(server + path)
     page.get_by_text(heading).first.wait_for()
-    for kind in ("CSV", "JSON", "Settings"):  # drawn one after the other
-        button = page.locator('[data-testid="stDownloadButton"]', has_text=kind)
-        button.first.wait_for(state="attached")
+    tables = page.locator(f"{DOWNLOADS}:visible", has_text="Download the table")
+    tables.first.wait_for()
     _idle(page)
+    assert page.locator('[data-testid="stDownloadButton"]').count() == 0  # all in popovers
     link = page.get_by_role("button", name="Copy link")
     assert link.count() == 1
     assert link.locator('[data-testid="stIconMaterial"]').first.inner_text() == "link"  # no emoji
     assert page.get_by_text("Deploy", exact=True).count() == 0  # no Deploy button
     assert "need kaleido" not in _main_text(page)  # the install note is in a tooltip, not repeated
-    buttons = page.locator('[data-testid="stDownloadButton"]')
+    buttons = open_downloads(tables.first)
     names = {w for b in buttons.all() for w in b.inner_text().split() if w != "download"}
-    assert "CSV" in names and "JSON" in names and "Settings" in names, names
-    csv = page.locator('[data-testid="stDownloadButton"] button:visible', has_text="CSV").first
+    assert names == {"CSV", "JSON", "Settings"}, names
     with page.expect_download(timeout=SLOW_MS) as info:
-        csv.click()
+        buttons.filter(has_text="CSV").click()
     table = pandas.read_csv(io.BytesIO(Path(info.value.path()).read_bytes()))  # no comment line
     assert len(table.columns) >= 2 and not table.columns[0].startswith("#")
+    page.keyboard.press("Escape")
     page.get_by_role("button", name="Copy link").click()
     code = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]').inner_text()
     opened = urllib.parse.urlsplit(code.strip()).path or "/"

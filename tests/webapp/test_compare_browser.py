@@ -17,7 +17,14 @@ from pathlib import Path
 import pandas
 import pytest
 
-from devtools.browser import CHROMIUM, CHROMIUM_ARGS, wait_run_ended
+from devtools.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DOWNLOADS,
+    POPOVER_BODY,
+    open_downloads,
+    wait_run_ended,
+)
 from workbench.viz.export import image_export_available, read_settings, settings_fields
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,16 +131,23 @@ def test_a_link_reopens_the_same_side_by_side_view(context, server):
 def test_every_download_carries_its_settings(context, server):
     page = context.new_page()
     _open_senses(page, f"{server}/senses?{urllib.parse.urlencode(SENSES_LINK)}")
-    buttons = page.locator('[data-testid="stDownloadButton"]')  # a helped button renders twice
-    n = buttons.count()
+    menus = page.locator(DOWNLOADS)
     per_figure = 3 if image_export_available() else 1
-    # two panes and the curve: figure formats + CSV, its settings sidecar and JSON
-    assert n == 3 * (per_figure + 3)
+    # two panes and the curve, each a figure's popover and a table's (CSV, its settings
+    # sidecar and JSON)
+    assert menus.count() == 6
+    files = []
+    for m in range(menus.count()):
+        buttons = open_downloads(menus.nth(m))
+        assert buttons.count() == (3 if m % 2 else per_figure)
+        for i in range(buttons.count()):
+            with page.expect_download(timeout=SLOW_MS) as info:
+                buttons.nth(i).click()
+            files.append(info.value)
+        page.keyboard.press("Escape")
+        page.locator(POPOVER_BODY).first.wait_for(state="detached")
     seen = set()
-    for i in range(n):
-        with page.expect_download(timeout=SLOW_MS) as info:
-            buttons.nth(i).locator("button").first.click()
-        download = info.value
+    for download in files:
         data = Path(download.path()).read_bytes()
         name = download.suggested_filename
         seen.add(name.rsplit(".", 1)[1])

@@ -236,7 +236,8 @@ else:
             "sentences here; or search a word above.", icon=":material/info:")  # fmt: skip
 
 stem = f"corpus-map-{source}-{layer}-{correction}"
+row = webapp.downloads.row()
 if not use_atlas:
-    webapp.downloads.figure_buttons(fig, shown, stem, "map_fig")
-webapp.downloads.table_buttons(lambda: cmap.table, shown, stem, "map_table")
+    webapp.downloads.figure_buttons(fig, shown, stem, "map_fig", row)
+webapp.downloads.table_buttons(lambda: cmap.table, shown, stem, "map_table", row)
 share_link()

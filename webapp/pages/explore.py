@@ -190,10 +190,11 @@ def view() -> None:
         shown = ViewSettings.of(emb, "explore-similarity", "all", correction, reference, None, data)
         panels = {"none": raw_sim, correction: fixed_sim}
         stem = f"explore-{word}-similarity"
-        webapp.downloads.figure_buttons(fig, shown, stem, "explore_heatmap_fig")
+        row = webapp.downloads.row()
+        webapp.downloads.figure_buttons(fig, shown, stem, "explore_heatmap_fig", row)
         webapp.downloads.table_buttons(
             webapp.explore_panes.similarity_rows(labels, panels, emb.layers), shown, stem,
-            "explore_heatmap_table",
+            "explore_heatmap_table", row,
         )  # fmt: skip
 
     st.subheader(f"Nearest neighbours of occurrence {query + 1} at layers {settings.layers}")

@@ -281,8 +281,9 @@ def the_view() -> None:
     shown = webapp.senses_panes.single_settings(
         ov, layer if view == "one layer" else "all", config, {**data, "colour": colour}
     )  # fmt: skip
-    webapp.downloads.figure_buttons(fig, shown, stem, "senses_fig")
-    webapp.downloads.table_buttons(table, shown, stem, "senses_table")
+    row = webapp.downloads.row()
+    webapp.downloads.figure_buttons(fig, shown, stem, "senses_fig", row)
+    webapp.downloads.table_buttons(table, shown, stem, "senses_table", row)
     with st.expander("Occurrences"):
         st.dataframe(table, hide_index=True, width="stretch")
     share_link()
