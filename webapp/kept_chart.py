@@ -19,7 +19,6 @@ Example::
 from __future__ import annotations
 
 import functools
-import json
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -87,10 +86,12 @@ def _declared(folder: Path) -> Callable[..., Any]:
     return components.declare_component("kept_chart", path=folder)
 
 
-def figure_args(fig: go.Figure) -> tuple[dict, str]:
-    """The figure as plain JSON (numpy arrays as lists) and its digest, the frame's revision."""
+def figure_args(fig: go.Figure) -> tuple[str, str]:
+    """The figure as JSON text (the frame parses it only when its revision is new; a string
+    crosses into the frame as one copy, where a nested object is cloned node by node) and its
+    digest, the frame's revision."""
     text = fig.to_json()
-    return json.loads(text), sha256_bytes(text)[:16]
+    return text, sha256_bytes(text)[:16]
 
 
 def kept_chart(

@@ -5,6 +5,7 @@ browser by the corpus map's tests (``test_browser_1280``, ``test_controls_browse
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import plotly.graph_objects as go
@@ -35,7 +36,7 @@ def test_the_revision_follows_the_figure():
     b = go.Figure(go.Scatter(x=[1, 2], y=[3, 5]))
     (fa, ra), (fa2, ra2), (_, rb) = figure_args(a), figure_args(a), figure_args(b)
     assert ra == ra2 and ra != rb and fa == fa2
-    assert fa["data"][0]["y"] == [3, 4]  # plain JSON, numpy arrays as lists
+    assert json.loads(fa)["data"][0]["y"] == [3, 4]  # the figure's JSON text
 
 
 def test_only_a_selection_of_the_figure_shown_comes_back(monkeypatch):
