@@ -166,10 +166,14 @@ def compare(
 
 
 def single_separation(view: SenseView, lemma: str) -> None:
-    """The separation under the one-pane plot, and its curve over every layer."""
+    """The separation under the one-pane plot, and its curve over every layer in a folded
+    section, drawn only while it is open (a folded chart is drawn by the browser all the same,
+    on every rerun)."""
     st.markdown(separation_line(view))
-    with st.expander("Separation at every layer", expanded=False):
-        curve_section({view.settings.model: view}, f"senses-{lemma}", "senses_curve")
+    curve = st.expander("Separation at every layer", key="senses_curve_open", on_change="rerun")
+    if curve.open:
+        with curve:
+            curve_section({view.settings.model: view}, f"senses-{lemma}", "senses_curve")
 
 
 def words(

@@ -111,6 +111,16 @@ def test_senses_page_draws_the_umap_plot(browser_page, server):
     _idle(page)
     _no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "senses.png"), full_page=True)
+    # the folded curve and table are drawn when opened, not before
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 1
+    assert page.locator('[data-testid="stDataFrame"]').count() == 0
+    page.get_by_text("Separation at every layer").click()
+    page.get_by_text("leave-one-out 1-NN sense accuracy").first.wait_for()
+    page.get_by_text("Occurrences", exact=True).click()
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    _idle(page)
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 2
+    _no_exception(page)
 
 
 @pytest.mark.parametrize(

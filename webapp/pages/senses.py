@@ -284,8 +284,9 @@ def the_view() -> None:
     row = webapp.downloads.row()
     webapp.downloads.figure_buttons(fig, shown, stem, "senses_fig", row)
     webapp.downloads.table_buttons(table, shown, stem, "senses_table", row)
-    with st.expander("Occurrences"):
-        st.dataframe(table, hide_index=True, width="stretch")
+    listed = st.expander("Occurrences", key="senses_occurrences_open", on_change="rerun")
+    if listed.open:  # the table drawn only while open (folded, the browser draws it all the same)
+        listed.dataframe(table, hide_index=True, width="stretch")
     share_link()
 
 
