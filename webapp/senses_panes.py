@@ -121,7 +121,8 @@ def compare(
     data: dict,
     layer: str,
 ) -> None:
-    """Two panes side by side, then both separation curves. Both panes start alike (``layer``,
+    """Two panes side by side, then both separation curves (:func:`folded_curve`). Both panes
+    start alike (``layer``,
     raw vectors: the one-pane view's), so that a comparison of models compares one layer and
     one correction until the visitor changes a pane."""
     reference = st.selectbox(
@@ -162,18 +163,24 @@ def compare(
         webapp.downloads.figure_buttons(fig, view.settings, stem, f"senses_{pane.name}_fig", row)
         webapp.downloads.table_buttons(view_table(view, glosses), view.settings, stem,
                                        f"senses_{pane.name}_table", row)  # fmt: skip
-    curve_section(views, f"senses-{lemma}", "senses_curve")
+    folded_curve(views, f"senses-{lemma}")
 
 
-def single_separation(view: SenseView, lemma: str) -> None:
-    """The separation under the one-pane plot, and its curve over every layer in a folded
-    section, drawn only while it is open (a folded chart is drawn by the browser all the same,
-    on every rerun)."""
-    st.markdown(separation_line(view))
+def folded_curve(views: dict[str, SenseView], stem: str) -> None:
+    """:func:`curve_section` in a folded section, drawn only while it is open (a folded chart
+    is drawn by the browser all the same, on every rerun); one section for one pane and for
+    two, so it stays open or folded across the side-by-side toggle."""
     curve = st.expander("Separation at every layer", key="senses_curve_open", on_change="rerun")
     if curve.open:
         with curve:
-            curve_section({view.settings.model: view}, f"senses-{lemma}", "senses_curve")
+            curve_section(views, stem, "senses_curve")
+
+
+def single_separation(view: SenseView, lemma: str) -> None:
+    """The separation under the one-pane plot, and its curve over every layer
+    (:func:`folded_curve`)."""
+    st.markdown(separation_line(view))
+    folded_curve({view.settings.model: view}, f"senses-{lemma}")
 
 
 def words(

@@ -78,6 +78,10 @@ def _selected(page, label: str, nth: int = 0) -> str:
 def _open_senses(page, url: str) -> None:
     page.goto(url)
     page.get_by_text("Sense clusters").first.wait_for()
+    page.get_by_text("Separation at layers 6").first.wait_for(timeout=SLOW_MS)  # pane B's line
+    _idle(page)
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 2  # the curve is folded
+    page.get_by_text("Separation at every layer", exact=True).click()  # drawn once opened
     page.get_by_text("Sense separation at every layer").first.wait_for(timeout=SLOW_MS)
     _idle(page)
     _no_exception(page)
@@ -230,7 +234,7 @@ def test_senses_side_by_side_starts_both_panes_alike_and_hides_the_page_s_layer(
     _idle(page)
     assert page.get_by_text("Layer (0 = embedding output").count() == 1
     page.get_by_text("Side by side", exact=True).click()
-    page.locator('[data-testid="stPlotlyChart"]').nth(2).wait_for(timeout=SLOW_MS)
+    page.locator('[data-testid="stPlotlyChart"]').nth(1).wait_for(timeout=SLOW_MS)  # pane B
     _idle(page)
     _no_exception(page)
     assert _selected(page, "Correction", 0) == _selected(page, "Correction", 1) == "raw"
