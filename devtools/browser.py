@@ -51,7 +51,9 @@ POPOVER_BODY = '[data-testid="stPopoverBody"]'
 
 def open_downloads(menu: Any) -> Any:
     """Open the downloads popover ``menu`` (a Locator of :data:`DOWNLOADS`) and return the
-    buttons in it (a Locator); press Escape to close it again."""
+    buttons in it (a Locator); press Escape to close it again. Click them with
+    ``dispatch_event("click")``: a popover opened by Playwright below the first screen can lie
+    outside the window (Playwright's scroll to the button does not hold; a visitor's does)."""
     menu.locator("button").first.click()
     buttons = menu.page.locator(POPOVER_BODY).locator(
         '[data-testid="stDownloadButton"] button:visible'

@@ -79,6 +79,8 @@ def _open_senses(page, url: str) -> None:
     page.goto(url)
     page.get_by_text("Sense clusters").first.wait_for()
     page.get_by_text("Separation at layers 6").first.wait_for(timeout=SLOW_MS)  # pane B's line
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    charts.nth(1).locator(".scatterlayer .point").first.wait_for(timeout=SLOW_MS)
     _idle(page)
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 2  # the curve is folded
     page.get_by_text("Separation at every layer", exact=True).click()  # drawn once opened
@@ -146,7 +148,7 @@ def test_every_download_carries_its_settings(context, server):
         assert buttons.count() == (3 if m % 2 else per_figure)
         for i in range(buttons.count()):
             with page.expect_download(timeout=SLOW_MS) as info:
-                buttons.nth(i).click()
+                buttons.nth(i).dispatch_event("click")
             files.append(info.value)
         page.keyboard.press("Escape")
         page.locator(POPOVER_BODY).first.wait_for(state="detached")
