@@ -93,10 +93,24 @@ def visits_now() -> Visits:
     return Visits()
 
 
+def whole_pandas() -> None:
+    """Import pandas in this thread, waiting for another thread's import of it to finish.
+
+    plotly looks pandas up in ``sys.modules`` without importing it
+    (``_plotly_utils.optional_imports.get_module("pandas", should_load=False)``), so a figure
+    built while another thread is still importing pandas meets the half-made module and fails
+    ("partially initialized module 'pandas' has no attribute 'Series'"). An ``import``
+    statement waits for that other import instead; every thread of the server that builds
+    figures (each visitor's run, the preload) calls this first."""
+    import pandas  # noqa: F401
+
+
 @contextlib.contextmanager
 def visitor_run() -> Iterator[None]:
-    """Mark one visitor's script run (``app.py`` wraps each run in it): the preload's later
-    steps wait while runs are under way (:func:`yield_to_visitors`)."""
+    """Mark one visitor's script run (``app.py`` and every fragment wrap each run in it): the
+    preload's later steps wait while runs are under way (:func:`yield_to_visitors`). pandas is
+    whole in the run's thread first (:func:`whole_pandas`)."""
+    whole_pandas()
     visits = visits_now()
     with visits.condition:
         visits.active += 1
@@ -158,6 +172,7 @@ def run_plan(plan: Plan) -> list[Step]:
     :func:`run_steps`; returns the record. A plan that cannot be loaded is recorded as one
     failed step (shown on the page); the server lives on."""
     try:  # the library: after the server answers
+        whole_pandas()
         steps, first_view = plan()
     except Exception as exc:  # noqa: BLE001 - shown on the page; the server lives on
         log.warning("the preload's code could not be imported", exc_info=True)

@@ -106,3 +106,52 @@ def test_a_plan_that_cannot_be_loaded_is_one_failed_step_and_a_plan_runs_its_ste
     ran: list[str] = []
     record = startup.run_plan(lambda: ([("a", lambda: ran.append("a"))], None))
     assert ran == ["a"] and [(s.name, s.state) for s in record] == [("a", "done")]
+
+
+#: In a new process: pandas imported slowly in one thread (its module in ``sys.modules``, half
+#: made, for a second), then plotly's lookup of it in another, as a figure does; argv[1]
+#: "guarded" enters ``visitor_run`` first.
+SLOW_PANDAS = r"""
+import importlib.abc, importlib.machinery, sys, threading, time
+
+class Slow(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "pandas":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+        def slowly(module):
+            time.sleep(1.0)  # the module is in sys.modules, half made, meanwhile
+            run(module)
+        spec.loader.exec_module = slowly
+        return spec
+
+sys.meta_path.insert(0, Slow())
+import webapp.startup as startup
+from _plotly_utils.optional_imports import get_module
+
+threading.Thread(target=lambda: __import__("pandas")).start()
+time.sleep(0.3)
+if sys.argv[1] == "guarded":
+    with startup.visitor_run():
+        pd = get_module("pandas", should_load=False)
+else:
+    pd = get_module("pandas", should_load=False)
+print("whole" if hasattr(pd, "Series") else "half")
+"""
+
+
+@pytest.mark.parametrize(("mode", "seen"), [("bare", "half"), ("guarded", "whole")])
+def test_a_visitors_run_sees_pandas_whole_while_another_thread_imports_it(mode, seen):
+    """The race that broke a figure on the Explore page ("partially initialized module
+    'pandas'"): without the guard, plotly's lookup meets the half-made module; a visitor's run
+    waits for the import to end."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", SLOW_PANDAS, mode], cwd=repo, text=True,
+                          capture_output=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == seen
