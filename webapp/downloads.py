@@ -10,9 +10,9 @@ rerun the page.
 
 Example::
 
-    row = downloads.row()                  # the two popovers side by side
-    downloads.figure_buttons(fig, view.settings, "senses-bank-6", "senses_a_fig", row)
-    downloads.table_buttons(table, view.settings, "senses-bank-6", "senses_a_table", row)
+    # the two popovers side by side; keys senses_a_fig_html, senses_a_table_csv, ...
+    downloads.figure_and_table(fig, table, view.settings, "senses-bank-6", "senses_a")
+    downloads.table_buttons(table, view.settings, "senses-bank-6", "senses_t")  # a table alone
 """
 
 from __future__ import annotations
@@ -119,6 +119,20 @@ def table_buttons(rows: Rows, settings: Settings, stem: str, key: str, area: Any
             "keep beside the CSV.")  # fmt: skip
     _button(menu, "JSON", lambda: table_json(_rows(rows), settings), f"{name}.json",
             f"{key}_json", help="The settings and the rows in one file.")  # fmt: skip
+
+
+def figure_and_table(
+    fig: go.Figure | None, rows: Rows, settings: Settings, stem: str, key: str, area: Any = None
+) -> None:
+    """A figure's and its table's download popovers side by side in one row (in ``area``,
+    default the page), the same settings and file names for both: :func:`figure_buttons` with
+    key ``{key}_fig`` (none where ``fig`` is None: a figure drawn elsewhere) and
+    :func:`table_buttons` with key ``{key}_table``. ``rows`` may be a callable, so the table is
+    made only when a button is clicked."""
+    together = row(area)
+    if fig is not None:
+        figure_buttons(fig, settings, stem, f"{key}_fig", together)
+    table_buttons(rows, settings, stem, f"{key}_table", together)
 
 
 def view_settings(

@@ -119,11 +119,8 @@ def _pane(
     every = ViewSettings.of(emb, "explore-similarity", "all", pane.correction, reference, None,
                             data)  # fmt: skip
     sim_rows = similarity_rows(occ_labels, {pane.correction: sims}, emb.layers)
-    row = webapp.downloads.row(area)
-    webapp.downloads.figure_buttons(heat, every, f"{stem}-similarity", f"explore_{pane.name}_hf",
-                                    row)  # fmt: skip
-    webapp.downloads.table_buttons(sim_rows, every, f"{stem}-similarity",
-                                   f"explore_{pane.name}_ht", row)  # fmt: skip
+    webapp.downloads.figure_and_table(heat, sim_rows, every, f"{stem}-similarity",
+                                      f"explore_{pane.name}_similarity", area)  # fmt: skip
 
     # the text's words projected at the pane's layer
     mine = {int(r) for r in rows}
@@ -147,11 +144,8 @@ def _pane(
                    "x": float(x), "y": float(y)}
                   for w, s, i, lab, (x, y) in zip(emb.words, emb.sentence_index, emb.word_index,
                                                   labels, coords[:, :2])]  # fmt: skip
-    row = webapp.downloads.row(area)
-    webapp.downloads.figure_buttons(scatter, shown, f"{stem}-projection",
-                                    f"explore_{pane.name}_pf", row)  # fmt: skip
-    webapp.downloads.table_buttons(coord_rows, shown, f"{stem}-projection",
-                                   f"explore_{pane.name}_pt", row)  # fmt: skip
+    webapp.downloads.figure_and_table(scatter, coord_rows, shown, f"{stem}-projection",
+                                      f"explore_{pane.name}_projection_files", area)  # fmt: skip
 
     # nearest neighbours at the pane's layer, after its correction
     parts = (PoolPart("reference", ref_sentences, ref_emb), PoolPart("your text", sentences, emb))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import streamlit as st
@@ -108,9 +109,7 @@ def curve_section(views: dict[str, SenseView], stem: str, key: str) -> None:
     st.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"{key}_chart")
     records = [{"view": name, **r} for name, v in views.items() for r in v.curve.records()]
     settings = [replace(v.settings, view="separation", layer="all") for v in views.values()]
-    row = webapp.downloads.row()
-    webapp.downloads.figure_buttons(fig, settings, f"{stem}-separation", f"{key}_fig", row)
-    webapp.downloads.table_buttons(records, settings, f"{stem}-separation", f"{key}_table", row)
+    webapp.downloads.figure_and_table(fig, records, settings, f"{stem}-separation", key)
 
 
 def compare(
@@ -159,10 +158,8 @@ def compare(
         col.plotly_chart(fig, config=webapp.downloads.CHART_CONFIG, key=f"senses_{pane.name}_chart")
         col.markdown(separation_line(view))
         stem = f"senses-{lemma}-{pane.name}-{pane.layer}-{pane.correction}"
-        row = webapp.downloads.row(col)
-        webapp.downloads.figure_buttons(fig, view.settings, stem, f"senses_{pane.name}_fig", row)
-        webapp.downloads.table_buttons(view_table(view, glosses), view.settings, stem,
-                                       f"senses_{pane.name}_table", row)  # fmt: skip
+        webapp.downloads.figure_and_table(fig, partial(view_table, view, glosses), view.settings,
+                                          stem, f"senses_{pane.name}", col)  # fmt: skip
     folded_curve(views, f"senses-{lemma}")
 
 
@@ -247,9 +244,7 @@ def words(
     table = occ.occurrence_table(view.occurrences, glosses, view.coords)
     table.insert(0, "lemma", list(view.lemmas), allow_duplicates=True)
     stem = f"senses-{'-'.join(words[:4])}-{layer}"
-    row = webapp.downloads.row()
-    webapp.downloads.figure_buttons(fig, view.settings, stem, "senses_words_fig", row)
-    webapp.downloads.table_buttons(table, view.settings, stem, "senses_words_table", row)
+    webapp.downloads.figure_and_table(fig, table, view.settings, stem, "senses_words")
 
 
 def single_settings(

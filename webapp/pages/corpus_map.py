@@ -236,8 +236,6 @@ else:
             "sentences here; or search a word above.", icon=":material/info:")  # fmt: skip
 
 stem = f"corpus-map-{source}-{layer}-{correction}"
-row = webapp.downloads.row()
-if not use_atlas:
-    webapp.downloads.figure_buttons(fig, shown, stem, "map_fig", row)
-webapp.downloads.table_buttons(lambda: cmap.table, shown, stem, "map_table", row)
+drawn = None if use_atlas else fig  # the atlas draws and saves its own figure
+webapp.downloads.figure_and_table(drawn, lambda: cmap.table, shown, stem, "map")
 share_link()

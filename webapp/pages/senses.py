@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 import webapp.downloads
@@ -270,23 +271,26 @@ def the_view() -> None:
     webapp.senses_panes.single_separation(measured, lemma)
 
     # ------------------------------------------------------------------ export
-    table = occ.occurrence_table(
-        ov.occurrences, gl, coords if view == "one layer" else None,
-        predicted=labels if colour == "predicted" else None,
-    )  # fmt: skip
-    if view != "one layer":
-        for layer_id, panel in zip(emb.layers, all_coords):
-            table[f"x_layer{layer_id}"], table[f"y_layer{layer_id}"] = panel[:, 0], panel[:, 1]
+    def table() -> pd.DataFrame:
+        """The occurrences with their coordinates: made when the section is open or a download
+        button is clicked, not on every rerun."""
+        rows = occ.occurrence_table(
+            ov.occurrences, gl, coords if view == "one layer" else None,
+            predicted=labels if colour == "predicted" else None,
+        )  # fmt: skip
+        if view != "one layer":
+            for layer_id, panel in zip(emb.layers, all_coords):
+                rows[f"x_layer{layer_id}"], rows[f"y_layer{layer_id}"] = panel[:, 0], panel[:, 1]
+        return rows
+
     stem = f"senses-{lemma}-{source}-{layer if view == 'one layer' else 'all-layers'}"
     shown = webapp.senses_panes.single_settings(
         ov, layer if view == "one layer" else "all", config, {**data, "colour": colour}
     )  # fmt: skip
-    row = webapp.downloads.row()
-    webapp.downloads.figure_buttons(fig, shown, stem, "senses_fig", row)
-    webapp.downloads.table_buttons(table, shown, stem, "senses_table", row)
+    webapp.downloads.figure_and_table(fig, table, shown, stem, "senses")
     listed = st.expander("Occurrences", key="senses_occurrences_open", on_change="rerun")
     if listed.open:  # the table drawn only while open (folded, the browser draws it all the same)
-        listed.dataframe(table, hide_index=True, width="stretch")
+        listed.dataframe(table(), hide_index=True, width="stretch")
     share_link()
 
 
