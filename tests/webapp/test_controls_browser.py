@@ -110,7 +110,7 @@ def test_a_corpus_map_rebuild_keeps_the_search_and_the_link(browser, server):
     page.get_by_role("option", name=re.compile("WordNet glosses")).click()
     _idle(page)  # the sentences box is a new widget of that corpus: typed before, it is lost
     sentences = page.locator('input[aria-label="First sentences (0 = all)"]')
-    sentences.fill(str(600 + os.getpid() % 300))  # a map not made yet, most likely: a build
+    sentences.fill(str(100 + os.getpid() % 200))  # a map not made yet, most likely: a build
     sentences.press("Enter")
     seen_progress = False
     found = chart.locator(".legendtext", has_text="found (")

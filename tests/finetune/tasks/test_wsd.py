@@ -565,6 +565,12 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, semcor, 
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
     killed = tmp_path / "killed"
     data = ["--train", str(train), "--dev", str(dev), "--out", str(killed)]
+    # the uninterrupted run in the same conditions (one thread: the same float reductions; Adam
+    # turns a float-noise gradient of a near-zero weight into a full step, so a run with
+    # another thread count differs by a few learning rates in such weights), beside the runs
+    # below on the other core
+    uninterrupted = _cli(["--train", str(train), "--dev", str(dev), "--out",
+                          str(tmp_path / "ref"), *opts], env)  # fmt: skip
     # SIGKILL while epoch 2's checkpoint is written: its temporary is complete, not renamed
     proc = _cli([*data, *opts], {**env, "WORKBENCH_KILL_AT": f"atomic:{ckpt.LAST}#2"})
     proc.communicate(timeout=300)
@@ -575,11 +581,6 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, semcor, 
     log, _ = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, log
     assert f"after epoch {epochs_done}" in log
-    # the uninterrupted run in the same conditions (one thread: the same float reductions; Adam
-    # turns a float-noise gradient of a near-zero weight into a full step, so a run with
-    # another thread count differs by a few learning rates in such weights)
-    uninterrupted = _cli(["--train", str(train), "--dev", str(dev), "--out",
-                          str(tmp_path / "ref"), *opts], env)  # fmt: skip
     log, _ = uninterrupted.communicate(timeout=300)
     assert uninterrupted.returncode == 0, log
     ref_card = json.loads((tmp_path / "ref" / "training_card.json").read_text())
