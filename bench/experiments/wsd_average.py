@@ -2,6 +2,10 @@
 
 Run:  python -m bench run wsd_average A B OUT [--weight 0.5]
 
+A may be ``start``: the layers B's towers started from (the packaged model's own), so that
+``--weight 0.15`` is B moved 15% of the way back to where its training began (WiSE-FT,
+Wortsman et al. 2022: the fine-tuned weights interpolated with the pre-trained ones).
+
 Issue 50's first lever without training: two bi-encoder directories trained on the same frozen
 trunk (the same base and ``--top-layers``, e.g. the shipped 48,000-sentence model and the
 Z-reweighted run on all 83,482) share every weight but their trained top layers, so their
@@ -42,30 +46,50 @@ from workbench.wsd.predict import encode_instances
 TOWERS = ("", GLOSS_ENCODER)
 
 
+#: The name of A that stands for the layers B started from.
+START = Path("start")
+
+
+def _start_layers(b: Path, tower: str, keys: list[str]) -> dict[str, np.ndarray]:
+    """The packaged model's own weights of ``keys``: what B's ``tower`` was trained from."""
+    from safetensors.numpy import load_file
+
+    from workbench.encoding.models import default_model_path
+
+    if not read_base_record(b / tower).packaged:
+        raise SystemExit(f"{b} was not trained from the packaged model: 'start' needs it")
+    base = load_file(str(default_model_path() / "model.safetensors"))
+    return {k: base[k] for k in keys}
+
+
 def average(a: Path, b: Path, out: Path, weight: float) -> None:
-    """Write the average of bi-encoders ``a`` and ``b`` to ``out`` (a new folder)."""
+    """Write the average of bi-encoders ``a`` and ``b`` to ``out`` (a new folder); ``a`` may
+    be :data:`START`."""
     from safetensors.numpy import load_file, save_file
 
     if out.exists():
         raise SystemExit(f"{out} exists: give a new folder")
     shutil.copytree(b, out)
     for tower in TOWERS:
-        first, second = load_file(a / tower / LAYER_WEIGHTS), load_file(b / tower / LAYER_WEIGHTS)
+        second = load_file(b / tower / LAYER_WEIGHTS)
+        first = (_start_layers(b, tower, list(second)) if a == START
+                 else load_file(a / tower / LAYER_WEIGHTS))  # fmt: skip
         if first.keys() != second.keys():
             raise SystemExit(f"{a} and {b} trained other layers ({tower or 'context'} tower)")
         mean = {k: (weight * first[k].astype(np.float64) + (1 - weight) * second[k]).astype(
             first[k].dtype) for k in first}  # fmt: skip
         save_file(mean, str(out / tower / LAYER_WEIGHTS))
         record = read_base_record(out / tower)
-        if record.fingerprint != read_base_record(a / tower).fingerprint:
+        if a != START and record.fingerprint != read_base_record(a / tower).fingerprint:
             raise SystemExit(f"{a} and {b} were trained on other base models")
         write_base_record(out / tower, record.name, record.packaged, record.fingerprint)
 
 
 def score(a: Path, b: Path, out: Path, weight: float) -> dict:
     """Write OUT's card as the average's own (see the module docstring); returns it."""
+    named = ((("a", a),) if a != START else ()) + (("b", b), ("out", out))
     cards = {name: json.loads((d / "training_card.json").read_text(encoding="utf-8"))
-             for name, d in (("a", a), ("b", b), ("out", out))}  # fmt: skip
+             for name, d in named}  # fmt: skip
     card = cards["out"]
     built = card["builtin"]
     data = builtin_data(built["name"], seed=built["seed"])
