@@ -3,8 +3,11 @@ way, and in the first seconds until a first run has ended; every wait has a dead
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -146,10 +149,6 @@ def test_a_visitors_run_sees_pandas_whole_while_another_thread_imports_it(mode, 
     """The race that broke a figure on the Explore page ("partially initialized module
     'pandas'"): without the guard, plotly's lookup meets the half-made module; a visitor's run
     waits for the import to end."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
     repo = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", SLOW_PANDAS, mode], cwd=repo, text=True,
                           capture_output=True, timeout=120)  # fmt: skip
