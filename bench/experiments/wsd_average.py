@@ -35,6 +35,7 @@ from workbench.encoding.adapters import (
     read_base_record,
     write_base_record,
 )
+from workbench.encoding.models import default_model_path
 from workbench.finetune.data.splits import builtin_data
 from workbench.finetune.tasks.wsd.evaluation import corpus_of, evaluate_wsd_model
 from workbench.lexicon.wordnet import load_wordnet
@@ -53,8 +54,6 @@ START = Path("start")
 def _start_layers(b: Path, tower: str, keys: list[str]) -> dict[str, np.ndarray]:
     """The packaged model's own weights of ``keys``: what B's ``tower`` was trained from."""
     from safetensors.numpy import load_file
-
-    from workbench.encoding.models import default_model_path
 
     if not read_base_record(b / tower).packaged:
         raise SystemExit(f"{b} was not trained from the packaged model: 'start' needs it")
