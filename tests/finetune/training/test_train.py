@@ -436,12 +436,20 @@ def test_max_minutes_ends_the_epoch_at_the_next_step_and_a_resume_goes_on_from_t
         "seqcls", train, dev, cfg, out, model=str(tiny_model_dir), progress=False,
         keep_checkpoint=True,
     )  # fmt: skip
-    assert [(r.epoch, r.steps) for r in result.history] == [(1, 1)]  # 6 batches planned
-    assert set(result.history[0].dev) >= {"accuracy"}  # the cut epoch is evaluated
+    assert [(r.epoch, r.steps, r.cut) for r in result.history] == [(1, 1, 1)]  # 6 planned
+    assert set(result.history[0].dev) >= {"accuracy"}  # the cut epoch is evaluated ...
+    assert result.best_epoch == 0 and result.best is None  # ... but does not compete
     card = read_card(out)
+    assert card["best_epoch"] == 0
     assert any("stopped by max_minutes=1e-09 after 1 of 18 planned" in n for n in card["notes"])
     assert card["options"]["max_minutes"] == 1e-9
     Encoder(out, device="cpu")  # a finished model directory
+    # a checkpoint written when a cut part competed: its best (an accuracy no whole epoch can
+    # beat) is set aside on resuming, or the cut part's weights would be the run's model
+    last = out / "checkpoint" / ckpt.LAST
+    saved = ckpt.load_tree(last)
+    saved["state"].update(best=2.0, best_epoch=1)
+    ckpt.save_tree(saved, last)
     # the limit is not part of the run's identity: resuming without one trains the rest
     more = finetune(
         "seqcls", train, dev, cfg.replace(max_minutes=0.0), out, model=str(tiny_model_dir),
@@ -449,6 +457,9 @@ def test_max_minutes_ends_the_epoch_at_the_next_step_and_a_resume_goes_on_from_t
     )  # fmt: skip
     # the cut epoch goes on from its second batch, then the other two
     assert [(r.epoch, r.steps) for r in more.history] == [(1, 1), (1, 6), (2, 12), (3, 18)]
+    assert [r.cut for r in more.history] == [1, 0, 0, 0]
+    whole = {r.epoch: r.dev["accuracy"] for r in more.history[1:]}
+    assert more.best == max(whole.values()) and whole[more.best_epoch] == more.best
     assert not any("max_minutes" in n for n in read_card(out)["notes"])
 
 

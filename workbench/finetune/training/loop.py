@@ -82,6 +82,7 @@ class EpochRecord:
     steps: int
     eval_seconds: float = 0.0
     stats: dict[str, float] = field(default_factory=dict)
+    cut: int = 0  # batches trained when a limit stopped the epoch (0: the epoch is whole)
 
 
 @dataclass(frozen=True)
@@ -346,6 +347,10 @@ def _restore(
     optimizer.load_state_dict(saved["optimizer"])
     scheduler.load_state_dict(saved["scheduler"])
     ckpt.set_rng_state(saved["rng"])
+    if state.best_epoch > state.epoch:  # written when a cut part of an epoch competed
+        _log(f"the best weights so far were a cut part of epoch {state.best_epoch}'s: "
+             "only whole epochs compete now, so they are set aside", acc)  # fmt: skip
+        state.best, state.best_epoch = None, 0
     within = f", batch {state.batch} of epoch {state.epoch + 1}" if state.batch else ""
     _log(f"resumed from {directory / ckpt.LAST} after epoch {state.epoch}{within}", acc)
     return state
@@ -365,13 +370,15 @@ def _after_epoch(
 ) -> None:
     """Book-keeping after an epoch, or its part before a limit ``cut`` it after that many
     batches (a resume goes on from there): best weights, early-stopping counter,
-    checkpoint."""
+    checkpoint. Only whole epochs compete for the best weights and count for early stopping:
+    a cut part's dev figures are in the history, but a run resumed over several sittings
+    selects the same weights as the run done in one."""
     if state.history is None:  # fit() starts every run with a list; a bare RunState has none
         state.history = []
     state.history.append(asdict(record))
     state.epoch = record.epoch - 1 if cut else record.epoch
     state.batch = cut
-    value = record.dev.get(task.metric)
+    value = None if cut else record.dev.get(task.metric)
     if value is not None and _improved(task, value, state.best):
         state.best, state.best_epoch, state.bad_epochs = value, record.epoch, 0
         if acc.is_main_process:
@@ -450,7 +457,8 @@ def _run_epochs(
 
     Returns:
         None, or why the run ended before its last epoch: the ``max_minutes`` or ``max_steps``
-        note for the card (the epoch it cut short is evaluated and saved like any other).
+        note for the card (the epoch it cut short is evaluated and checkpointed, but its
+        weights do not compete for the best: see :func:`_after_epoch`).
     """
     cfg = task.cfg
     train_f, dev_f = feats
@@ -485,7 +493,7 @@ def _run_epochs(
         t1 = time.perf_counter()
         metrics = evaluate(task, model, dev_f, acc) if dev_f is not None else {}
         t2 = time.perf_counter()
-        record = EpochRecord(epoch, loss, metrics, t2 - t0, state.step + steps, t2 - t1, stats)
+        record = EpochRecord(epoch, loss, metrics, t2 - t0, state.step + steps, t2 - t1, stats, cut)
         state.step += steps
         _after_epoch(task, acc, model, optimizer, scheduler, state, record, cut, *where)
         _log(_describe(record, task), acc)
