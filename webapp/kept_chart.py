@@ -5,10 +5,13 @@ hundreds of points.
 element: the browser removes the old chart and plotly draws the new one from nothing, each
 point a new SVG node. :func:`kept_chart` shows the figure in a Streamlit component (v1) with a
 fixed key instead: the same frame stays in the page and each new figure goes to
-``Plotly.react``, which changes only what differs (a search's ring, the points' colours). The
-frame is ``webapp/frontend/kept_chart.html`` beside the plotly package's own ``plotly.min.js``,
-both copied once into the cache (:func:`component_folder`), complete or absent; where that
-folder cannot be made, the chart is an ``st.plotly_chart`` as before.
+``Plotly.react``, which changes only what differs (the points' colours, say). The layout's
+shapes and title travel apart from the rest (:data:`OVERLAY`): when only they changed (a corpus
+map's search rings and their count) the frame gives them to ``Plotly.relayout``, which draws
+the shapes and the title and leaves the traces' points as they are. The frame is
+``webapp/frontend/kept_chart.html`` beside the plotly package's own ``plotly.min.js``, both
+copied once into the cache (:func:`component_folder`), complete or absent; where that folder
+cannot be made, the chart is an ``st.plotly_chart`` as before.
 
 Example::
 
@@ -36,6 +39,9 @@ from workbench.fileio import sha256_bytes
 PAGE = Path(__file__).resolve().parent / "frontend" / "kept_chart.html"
 #: plotly's default height, used when the figure sets none.
 DEFAULT_HEIGHT = 450
+#: The layout's parts sent apart from the figure: a change to them alone is drawn without
+#: redrawing the traces.
+OVERLAY = ("shapes", "title")
 
 
 def _plotly_js() -> bytes:
@@ -86,12 +92,26 @@ def _declared(folder: Path) -> Callable[..., Any]:
     return components.declare_component("kept_chart", path=folder)
 
 
-def figure_args(fig: go.Figure) -> tuple[str, str]:
-    """The figure as JSON text (the frame parses it only when its revision is new; a string
-    crosses into the frame as one copy, where a nested object is cloned node by node) and its
-    digest, the frame's revision."""
-    text = fig.to_json()
-    return text, sha256_bytes(text)[:16]
+def figure_args(fig: go.Figure) -> tuple[str, str, str, str]:
+    """The figure as JSON text without the layout's :data:`OVERLAY` parts, those parts as JSON
+    text of their own (``{"shapes": [...], "title": {...}}``, an absent part ``null``), and two
+    digests: ``base``, of the first alone (the frame redraws the traces only when it changes),
+    and ``revision``, of both (the figure shown: a selection is tagged with it). JSON text
+    crosses into the frame as one copy, where a nested object is cloned node by node; the frame
+    parses it only when a digest is new.
+
+    Example: a figure whose search rings (its shapes) changed keeps ``base`` and gets a new
+    ``revision``.
+    """
+    from plotly.io.json import to_json_plotly
+
+    whole = fig.to_plotly_json()
+    layout = whole["layout"]
+    overlay = to_json_plotly({part: layout.get(part) for part in OVERLAY})
+    rest = {key: value for key, value in layout.items() if key not in OVERLAY}
+    text = to_json_plotly({"data": whole["data"], "layout": rest})
+    base = sha256_bytes(text)[:16]
+    return text, overlay, base, sha256_bytes(base + overlay)[:16]
 
 
 def kept_chart(
@@ -116,10 +136,11 @@ def kept_chart(
                                      selection_mode=("points", "box", "lasso"))  # fmt: skip
         place.plotly_chart(fig, config=config, key=key)
         return None
-    figure, revision = figure_args(fig)
+    figure, overlay, base, revision = figure_args(fig)
     height = int(fig.layout.height or DEFAULT_HEIGHT)
-    args = {"figure": figure, "config": config or {}, "height": height, "select": select,
-            "revision": revision, "key": key, "default": None}  # fmt: skip
+    args = {"figure": figure, "overlay": overlay, "config": config or {}, "height": height,
+            "select": select, "base": base, "revision": revision, "key": key,
+            "default": None}  # fmt: skip
     if area is None:
         value = component(**args)
     else:

@@ -93,10 +93,21 @@ def test_the_figure_colours_by_a_column_and_rings_what_a_search_found(
                       n_neighbors=5), cache_dir=tmp_path)  # fmt: skip
     found = cmap.search("bank")
     fig = corpus_figure(cmap, "lemma", found, title="demo")
-    assert fig.data[-1].name.startswith("found") and len(fig.data[-1].x) == len(found)
-    drawn = sorted(int(i) for t in fig.data[:-1] for i in t.customdata)
+    # each found word ringed by a circle of the layout anchored at its point; the count titled
+    rings = fig.layout.shapes
+    assert len(rings) == len(found) and {r.type for r in rings} == {"circle"}
+    assert [(r.xanchor, r.yanchor) for r in rings] == [tuple(cmap.coords[i]) for i in found]
+    assert fig.layout.title.text == f"demo · {len(found)} found, ringed"
+    drawn = sorted(int(i) for t in fig.data for i in t.customdata)
     assert drawn == list(range(len(cmap)))  # every word once, its row as customdata
     assert all(t.type == ("scattergl" if len(cmap) >= WEBGL_FROM else "scatter") for t in fig.data)
+    assert not corpus_figure(cmap, "lemma", title="demo").layout.shapes  # no search, no ring
+    # past MAX_RINGS found words, a seeded sample of them is ringed, and the title says so
+    every = np.arange(len(cmap))
+    many = corpus_figure(cmap, "lemma", every, title="demo", max_rings=7)
+    assert len(many.layout.shapes) == 7
+    assert many.layout.title.text == f"demo · {len(cmap)} found, a sample of 7 ringed"
+    assert many.layout.shapes == corpus_figure(cmap, "lemma", every, max_rings=7).layout.shapes
     with pytest.raises(InputError):
         corpus_figure(cmap, "nonsense")
     labels = category_labels(["a"] * 5 + ["b"] * 3 + ["c", ""], top=2)

@@ -145,8 +145,28 @@ def test_the_corpus_map_of_a_small_corpus_search_and_lasso(browser, server):
     _idle(page)
     table = page.locator('[data-testid="stDataFrame"]').first
     table.wait_for()
-    legend = chart.locator(".legendtext").all_text_contents()
-    assert any(t.startswith("found (") for t in legend), legend
+    title = chart.locator(".gtitle").first
+    title.filter(has_text="found, ringed").wait_for()  # the rings drawn as the layout's circles
+    n_found = int(title.text_content().split("·")[-1].split()[0].replace(",", ""))
+    assert n_found > 0 and chart.locator(".shapelayer path").count() == n_found
+    # another search changes the rings and the title alone: relayout, the points not redrawn
+    body = chart.locator("body")
+    body.evaluate("""() => { window.calls = [];
+        for (const name of ["react", "relayout"]) {
+            const was = Plotly[name];
+            Plotly[name] = function () {
+                window.calls.push(name);
+                return was.apply(this, arguments);
+            };
+        } }""")
+    box.fill("river")
+    box.press("Enter")
+    page.get_by_text("“river”:").first.wait_for()
+    _idle(page)
+    title.filter(has_text="found, ringed").filter(has_not_text=f"· {n_found} found").wait_for()
+    n_river = int(title.text_content().split("·")[-1].split()[0].replace(",", ""))
+    assert chart.locator(".shapelayer path").count() == n_river != n_found
+    assert body.evaluate("() => window.calls") == ["relayout"]
     # a lasso around the middle of the map selects points and lists their sentences
     drag = chart.locator(".nsewdrag").first.bounding_box()
     cx, cy = drag["x"] + drag["width"] / 2, drag["y"] + drag["height"] / 2

@@ -31,17 +31,29 @@ def test_a_cache_where_no_folder_can_be_made_gives_none(tmp_path):
     assert component_folder(tmp_path) is None
 
 
-def test_the_revision_follows_the_figure():
+def test_the_revision_follows_the_figure_and_the_base_all_but_its_shapes_and_title():
     a = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
     b = go.Figure(go.Scatter(x=[1, 2], y=[3, 5]))
-    (fa, ra), (fa2, ra2), (_, rb) = figure_args(a), figure_args(a), figure_args(b)
-    assert ra == ra2 and ra != rb and fa == fa2
+    (fa, oa, ba, ra), (fa2, _, ba2, ra2), (_, _, bb, rb) = map(figure_args, (a, a, b))
+    assert ra == ra2 and ra != rb and fa == fa2 and ba == ba2 and ba != bb
     assert json.loads(fa)["data"][0]["y"] == [3, 4]  # the figure's JSON text
+    assert json.loads(oa) == {"shapes": None, "title": None}
+    # rings and a title: the same base (the frame relayouts), another revision (a new figure)
+    ringed = go.Figure(a).update_layout(
+        title="2 found", shapes=[{"type": "circle", "x0": 1, "x1": 2, "y0": 3, "y1": 4}]
+    )
+    text, overlay, base, revision = figure_args(ringed)
+    assert base == ba and revision != ra and text == fa
+    parts = json.loads(overlay)
+    assert parts["title"]["text"] == "2 found" and parts["shapes"][0]["type"] == "circle"
+    assert "shapes" not in json.loads(text)["layout"] and "title" not in json.loads(text)["layout"]
+    moved = go.Figure(ringed).update_layout(height=700)  # any other part of the layout: a base
+    assert figure_args(moved)[2] != base
 
 
 def test_only_a_selection_of_the_figure_shown_comes_back(monkeypatch):
     fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], customdata=[7, 8]))
-    _, revision = figure_args(fig)
+    *_, revision = figure_args(fig)
     sent: dict = {}
 
     def component(**args):
@@ -52,6 +64,7 @@ def test_only_a_selection_of_the_figure_shown_comes_back(monkeypatch):
     answer = {"revision": revision, "selection": {"points": [{"customdata": 8}]}}
     assert kept_chart(fig, "k", select=True) == answer
     assert sent["revision"] == revision and sent["key"] == "k" and sent["select"] is True
+    assert sent["base"] == figure_args(fig)[2] and json.loads(sent["overlay"])["shapes"] is None
     assert sent["height"] == kept.DEFAULT_HEIGHT
     answer = {"revision": "an older figure", "selection": {"points": [{"customdata": 8}]}}
     assert kept_chart(fig, "k", select=True) is None

@@ -1,6 +1,10 @@
 """Plotly figures of a corpus map (:mod:`workbench.viz.corpus_map`): every word a point, coloured by
-a column of the map's table (POS, supersense, sense, lemma), the words a search found drawn on
-top, ringed. Past :data:`WEBGL_FROM` points the figure draws with WebGL (``Scattergl``).
+a column of the map's table (POS, supersense, sense, lemma), the words a search found ringed.
+Past :data:`WEBGL_FROM` points the figure draws with WebGL (``Scattergl``).
+
+The rings are the layout's shapes and their count is in the title, not a trace: a new search
+changes the layout alone, which a chart kept in the browser redraws without touching the
+points (:mod:`webapp.kept_chart`).
 
 Each point's ``customdata`` is its row in the map's table, so a selection (a click, a box, a
 lasso) names the rows it holds (:func:`workbench.viz.plotting.selected_rows`).
@@ -27,6 +31,9 @@ from workbench.viz.plotting import color_map
 COLOURS: tuple[str, ...] = ("pos", "supersense", "sense", "lemma")
 #: From this many points on, a figure draws with WebGL (SVG is too slow past it).
 WEBGL_FROM = 5_000
+#: Most found words ringed (a seeded sample past it; the title says so): each ring is an SVG
+#: shape, and some thousands of them take longer to draw than the map's points.
+MAX_RINGS = 500
 #: Categories drawn in their own colour (the most frequent); the rest share one grey.
 MAX_CATEGORIES = 20
 OTHER = "(other)"
@@ -55,12 +62,18 @@ def corpus_figure(
     max_points: int = 200_000,
     seed: int = 0,
     legend: str = "",
+    max_rings: int = MAX_RINGS,
 ) -> go.Figure:
     """Every word of ``cmap`` as a point coloured by the table's ``colour`` column, the rows
-    ``found`` (a search) on top with a black ring. Past ``max_points`` words a seeded sample of
-    ``max_points`` is drawn (the found rows always; the title says so): a plotly figure of
-    more points is too large to send to a browser. ``legend``: the legend's title (default the
-    column's name; e.g. "predicted sense" for labels a WSD system gave).
+    ``found`` (a search) each ringed in black: ``layout.shapes``, one circle of fixed pixel size
+    anchored at the point (at most ``max_rings``, a seeded sample past it), their count in
+    the title. Past ``max_points`` words a seeded sample of ``max_points`` is drawn (the
+    title says so): a plotly figure of more points is too large to send to a browser.
+    ``legend``: the legend's title (default the column's name; e.g. "predicted sense" for
+    labels a WSD system gave).
+
+    Example: ``corpus_figure(cmap, "pos", [3, 9], title="demo")`` has one trace per POS and
+    two circles in ``layout.shapes``; its title reads "demo · 2 found, ringed".
 
     Raises:
         InputError: ``colour`` is not one of :data:`COLOURS`.
@@ -94,24 +107,37 @@ def corpus_figure(
             "hovertemplate": "<b>%{text}</b><br>%{hovertext}<extra></extra>",
         })  # fmt: skip
     found = np.asarray(found, dtype=np.int64)
-    if len(found):
-        every = cmap.table.iloc[found]
-        data.append({
-            "type": kind, "x": cmap.coords[found, 0], "y": cmap.coords[found, 1],
-            "mode": "markers", "name": f"found ({len(found):,})",
-            "marker": {"color": "rgba(0,0,0,0)", "size": size + 6,
-                       "line": {"color": "black", "width": 2}},
-            "customdata": found, "text": _plotly_texts(every["word"]),
-            "hovertext": _plotly_texts(every["lemma"] + " · " + every["pos"] + " · "
-                                       + every["sense"]),
-            "hovertemplate": "<b>%{text}</b><br>%{hovertext}<extra></extra>",
-        })  # fmt: skip
+    shapes, title = _rings(cmap, found, size + 6, (max_rings, seed), title)
     hidden = {"showticklabels": False, "title": {"text": ""}}
     layout = {
         "title": {"text": plotly_text(title), "x": 0, "xanchor": "left"}, "height": 720,
-        "dragmode": "lasso",
+        "dragmode": "lasso", "shapes": shapes or None,  # None: not in the figure
         "legend": {"title": {"text": plotly_text(legend or colour)}, "itemsizing": "constant"},
         "margin": {"t": 50, "l": 10, "r": 10, "b": 10}, "hoverlabel": {"align": "left"},
         "xaxis": hidden, "yaxis": {**hidden, "scaleanchor": "x", "scaleratio": 1},
     }  # fmt: skip
     return figure(data, layout)
+
+
+def _rings(
+    cmap: CorpusMap, found: np.ndarray, diameter: int, sample: tuple[int, int], title: str
+) -> tuple[list[dict], str]:
+    """The layout's circles around the ``found`` rows (``diameter`` pixels; past ``sample``'s
+    most, that many drawn with its seed) and ``title`` with their count."""
+    if not len(found):
+        return [], title
+    most, seed = sample
+    ringed = found
+    if len(found) > most:
+        ringed = np.sort(np.random.default_rng(seed).choice(found, most, replace=False))
+        count = f"{len(found):,} found, a sample of {most:,} ringed"
+    else:
+        count = f"{len(found):,} found, ringed"
+    r = diameter / 2
+    shapes = [
+        {"type": "circle", "xref": "x", "yref": "y", "xsizemode": "pixel", "ysizemode": "pixel",
+         "xanchor": float(x), "yanchor": float(y), "x0": -r, "x1": r, "y0": -r, "y1": r,
+         "line": {"color": "black", "width": 2}, "layer": "above"}
+        for x, y in cmap.coords[ringed]
+    ]  # fmt: skip
+    return shapes, f"{title} · {count}" if title else count
