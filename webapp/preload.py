@@ -1,10 +1,11 @@
 """What the app's server loads before the first visitor, in order: the packaged model, WordNet,
 every page's default view (Explore's neighbours, Geometry's table, Senses' default word, the
 demo corpus map, WSD's default answer) in the order a visitor meets the pages, UMAP's compiled
-code, then the view a visitor turns to next (Geometry's WordNet corpus). The demo map coloured
-by predicted sense is made when a visitor asks for it, in the background with its progress (on
-an empty cache it encodes the glosses of every sense of the demo texts' words, long work on
-every core, which a first visitor's pages should not share).
+code (on a new install compiled first in a process of its own, beside the model's load), then
+the view a visitor turns to next (Geometry's WordNet corpus). The demo map coloured by predicted
+sense is made when a visitor asks for it, in the background with its progress (on an empty cache
+it encodes the glosses of every sense of the demo texts' words, long work on every core, which a
+first visitor's pages should not share).
 
 Every step warms the very cache entries the pages use (``st.cache_resource`` / the memo of
 :mod:`webapp.memo`), so a page opened after a step finished draws from warm state; a page
@@ -35,6 +36,7 @@ from webapp.settings import Settings
 from workbench.corpora.occurrences import demo_words
 from workbench.encoding.alignment import split_words
 from workbench.geometry.analysis import GeometryConfig
+from workbench.viz.compiled import warm_elsewhere
 from workbench.viz.corpus_map import CorpusMapConfig
 from workbench.viz.neighbours import PoolPart, split_sentences
 from workbench.viz.projection import ProjectionConfig, Projector
@@ -136,6 +138,13 @@ def _wsd_answer() -> None:
         opened.encoder.encode([split_words(WSD_TEXT)], progress=False)
 
 
+def _umap_elsewhere() -> None:
+    """UMAP's first compilation on this machine, started in a process of its own (on the core
+    the model's load leaves; :func:`workbench.viz.compiled.warm_elsewhere`), which this
+    process's first fit waits for; nothing where numba's cache already holds it."""
+    warm_elsewhere()
+
+
 def _umap() -> None:
     """UMAP's numba code, compiled once per process (the first fit of a process compiles)."""
     points = np.random.default_rng(0).normal(size=(30, 8))
@@ -144,11 +153,13 @@ def _umap() -> None:
 
 #: How many of :data:`STEPS` the first page a visitor opens (Explore) needs: the later ones
 #: stand aside while a visitor's page runs (:func:`webapp.startup.yield_to_visitors`).
-FIRST_VIEW_STEPS = 3
-#: What the server loads at start, in order: the model first, then each page's default view in
+FIRST_VIEW_STEPS = 4
+#: What the server loads at start, in order: UMAP's compilation started in another process
+#: (it returns at once), the model, then each page's default view in
 #: the order a visitor meets the pages (Explore, Geometry, Senses, Corpus map, WSD), then the
 #: views a visitor turns to next (the demo map by sense, Geometry's WordNet corpus).
 STEPS: tuple[tuple[str, Callable[[], None]], ...] = (
+    ("UMAP's first compilation, elsewhere", _umap_elsewhere),
     ("the packaged model", _model),
     ("FAISS", _faiss),
     ("the Explore page's default view", _explore_view),
