@@ -113,11 +113,12 @@ def warm_marker(cache: Path | None = None) -> Path:
 
 
 def warm_elsewhere(cache: Path | None = None, code: str = WARM_CODE) -> subprocess.Popen | None:
-    """Start a process (at the lowest CPU priority) that runs ``code`` (UMAP's first fit, which
-    fills numba's on-disk cache) and then writes :func:`warm_marker`; :func:`import_umap` in
-    this process waits for it. Returns the process, or None where the marker says the cache is
-    warm, UMAP is already imported here, or the process cannot be started. The process is
-    killed after :data:`WARM_LIMIT_SECONDS`.
+    """Start a process that runs ``code`` (UMAP's first fit, which fills numba's on-disk cache)
+    and then writes :func:`warm_marker`; :func:`import_umap` in this process waits for it.
+    Returns the process, or None where the marker says the cache is warm, UMAP is already
+    imported here, or the process cannot be started. The process is killed after
+    :data:`WARM_LIMIT_SECONDS`. It runs at the caller's priority: at the lowest, the app's first
+    page starved it and a page needing UMAP waited for it all the same (docs/benchmarks.md).
 
     Example: ``warm_elsewhere()`` at a server's start, then ``import_umap()`` where a page
     needs it: the page loads what the other process compiled.
@@ -127,9 +128,8 @@ def warm_elsewhere(cache: Path | None = None, code: str = WARM_CODE) -> subproce
     if _UMAP is not None or marker.is_file():
         return None
     script = (
-        "import os, signal, sys\n"
+        "import signal, sys\n"
         f"if hasattr(signal, 'alarm'): signal.alarm({WARM_LIMIT_SECONDS})\n"
-        "if hasattr(os, 'nice'): os.nice(19)\n"
         f"{code}"
         "from pathlib import Path\n"
         "from workbench.fileio import atomic_path\n"
