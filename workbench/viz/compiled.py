@@ -101,7 +101,7 @@ def warm_marker(cache: Path | None = None) -> Path:
     """The file whose presence says a warm-up ended well for this Python environment and these
     versions of numba, umap-learn and pynndescent (and ``NUMBA_CACHE_DIR``, where numba keeps
     what it compiled): ``<cache>/numba/umap-<digest>.warm``."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in ("numba", "umap-learn", "pynndescent"):
         try:
             versions[name] = version(name)
