@@ -12,7 +12,7 @@ machine compiles again; a function numba cannot cache (one using dynamic globals
 as before. Only the default of the decorator changes, and only during the import; nothing else
 of numba or umap is touched.
 
-On a new install that first compilation takes about 25 s of one core. :func:`warm_elsewhere`
+On a new install that first compilation is long (docs/benchmarks.md). :func:`warm_elsewhere`
 starts it in a process of its own (the app's server does at start, on the core its model load
 leaves), and :func:`import_umap` waits for that process (at most :data:`WARM_WAIT_SECONDS`)
 before importing, so this process loads what the other compiled instead of compiling it too.
