@@ -31,6 +31,7 @@ from typing import Any
 import plotly
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.io.json import to_json_plotly
 
 from workbench.encoding.models import default_cache_dir
 from workbench.fileio import sha256_bytes
@@ -103,8 +104,6 @@ def figure_args(fig: go.Figure) -> tuple[str, str, str, str]:
     Example: a figure whose search rings (its shapes) changed keeps ``base`` and gets a new
     ``revision``.
     """
-    from plotly.io.json import to_json_plotly
-
     whole = fig.to_plotly_json()
     layout = whole["layout"]
     overlay = to_json_plotly({part: layout.get(part) for part in OVERLAY})

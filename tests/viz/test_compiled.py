@@ -9,7 +9,7 @@ from workbench.viz.compiled import import_umap, warm_marker
 
 _RACE = """
 import sys, threading, time
-from workbench.viz.compiled import import_umap, warm_marker
+from workbench.viz.compiled import import_umap
 
 first = threading.Thread(target=import_umap)
 first.start()
