@@ -24,6 +24,7 @@ from torch import nn
 
 from workbench.encoding.pooling import pool_sequence
 from workbench.errors import ModelLoadError
+from workbench.finetune.tasks.wsd.distil import distillation_loss
 from workbench.finetune.training.model_io import Batch, ModelOutput, encoder_config, encoder_inputs
 from workbench.finetune.training.top_layers import top_states
 
@@ -105,8 +106,11 @@ class BiEncoderModel(nn.Module):
         gloss_batch_tokens: int = 0,
         freeze_glosses: bool = False,
         below: int | None = None,
+        distil: tuple[float, float] = (0.0, 1.0),
     ) -> None:
         super().__init__()
+        # knowledge distillation: the teacher's share of the loss and the temperature
+        self.distil_weight, self.distil_temperature = float(distil[0]), float(distil[1])
         self.below = below  # frozen layers under the trained ones (None: every layer trains)
         self.encoder = encoder
         self.gloss_encoder = gloss_encoder
@@ -196,11 +200,15 @@ class BiEncoderModel(nn.Module):
         candidates: torch.Tensor,
         gold: torch.Tensor | None = None,
         weights: torch.Tensor | None = None,
+        teacher: torch.Tensor | None = None,
         **batch: torch.Tensor,
     ) -> ModelOutput:
         """``(loss, scores (n_instances, max_candidates))``: the loss is the mean over
         instances of ``-log p(gold set)``, each instance's term times its ``weights`` entry
-        when given (per-lemma reweighting; the task scales them to mean 1)."""
+        when given (per-lemma reweighting). With ``teacher`` (a teacher's scores, the shape of
+        ``scores``) an instance's term is ``(1 - w) * -log p(gold set) + w *``
+        :func:`~workbench.finetune.tasks.wsd.distil.distillation_loss` (``w``, ``T``: the
+        model's ``distil``)."""
         contexts = self.encode_contexts(batch, candidates.shape[0])
         ids, mask = batch["gloss_input_ids"], batch["gloss_attention_mask"]
         if self.freeze_glosses:
@@ -214,5 +222,9 @@ class BiEncoderModel(nn.Module):
         if gold is not None:
             gold_scores = picked.masked_fill(gold <= 0, float("-inf"))
             each = picked.logsumexp(1) - gold_scores.logsumexp(1)
+            if teacher is not None:
+                w = self.distil_weight
+                kd = distillation_loss(picked, teacher, pad, self.distil_temperature)
+                each = (1.0 - w) * each + w * kd
             loss = (each * weights.to(each.dtype)).mean() if weights is not None else each.mean()
         return loss, picked

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from workbench.bounds import NON_NEGATIVE, NON_NEGATIVE_INT, Bound
+from workbench.bounds import NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, Bound
 from workbench.finetune.training.config import HeadPooling, TaskOptions, option
 from workbench.lexicon.glosses import GLOSS_TEXTS, GlossText
 
@@ -78,4 +78,22 @@ class WsdOptions(TaskOptions):
         "largest to the power GAMMA (0.1 to 1: frequent, polysemous lemmas most; "
         "tasks/wsd/task.py z_weights)",
         NON_NEGATIVE,
+    )
+    distil_from: str = option(
+        "",
+        "a trained WSD bi-encoder's directory (e.g. a 12-layer model's) whose candidate scores "
+        "are soft targets too: each training instance is scored by it before training, as it "
+        "answers, and the loss mixes the gold cross-entropy with the divergence from its "
+        "scores (knowledge distillation; tasks/wsd/distil.py)",
+    )
+    distil_weight: float = option(
+        0.5,
+        "with --distil-from: the teacher's share W of the loss, (1 - W) * gold + W * teacher",
+        Bound(low=0, high=1),
+    )
+    distil_temperature: float = option(
+        1.0,
+        "with --distil-from: the temperature T both score distributions are softened by "
+        "(the teacher term is scaled by T squared)",
+        POSITIVE,
     )

@@ -41,6 +41,7 @@ Example::
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,6 +61,12 @@ from workbench.errors import DataError, InputError, ModelLoadError
 from workbench.finetune.data.readers import DataFile, LabelSet
 from workbench.finetune.tasks.base import Features, Task, special_template
 from workbench.finetune.tasks.kind import TaskKind
+from workbench.finetune.tasks.wsd.distil import (
+    check_teacher,
+    check_teacher_scores,
+    teacher_grid,
+    teacher_scores,
+)
 from workbench.finetune.tasks.wsd.finish import finish_wsd_model
 from workbench.finetune.tasks.wsd.glosses import GlossTable
 from workbench.finetune.tasks.wsd.lower import LowerLayers
@@ -262,7 +269,8 @@ class WsdTask(Task):
         instance its subword span ``(start, end)``, its candidates' gloss rows, the positions
         of its gold senses among them, and its id. Training rows leave out instances with one
         candidate; with ``lemma_reweight`` they hold each instance's loss weight too
-        (``weights``: :func:`z_weights` over all the training rows' instances).
+        (``weights``: :func:`z_weights` over all the training rows' instances), with
+        ``distil_from`` its teacher's candidate scores (``teacher``: :meth:`add_teacher_scores`).
         """
         head, tail = special_template(self.tokenizer)
         budget = self.cfg.max_length - len(head) - len(tail)
@@ -314,6 +322,8 @@ class WsdTask(Task):
             what = "with more than one candidate sense " if train else ""
             raise DataError(f"{data.source}: no sense-annotated instance {what}to train or score.")
         notes = list(prep.notes)
+        if train and self.options.distil_from:
+            notes.append(self.add_teacher_scores(data, rows))
         if train and self.options.lemma_reweight:
             weights = z_weights(pairs, polysemy, self.options.lemma_reweight)
             start = 0
@@ -344,11 +354,28 @@ class WsdTask(Task):
             )
         return Features(rows, notes)
 
+    def add_teacher_scores(self, data: DataFile, rows: list[dict[str, Any]]) -> str:
+        """Give each row the teacher's candidate scores of its instances (``teacher``, in the
+        order of ``cands``; :func:`~workbench.finetune.tasks.wsd.distil.teacher_scores`); a
+        note of what was scored, by whom, in how long."""
+        teacher = self.options.distil_from
+        start = time.perf_counter()
+        scores = teacher_scores(teacher, data, self.wordnet)
+        ids = [i for row in rows for i in row["ids"]]
+        check_teacher_scores(scores, ids, [len(c) for row in rows for c in row["cands"]], teacher)
+        for row in rows:
+            row["teacher"] = [scores[i].tolist() for i in row["ids"]]
+        return (
+            f"{data.source}: {len(ids)} instance(s) scored by the teacher '{teacher}' in "
+            f"{time.perf_counter() - start:.0f} s, soft targets of weight "
+            f"{self.options.distil_weight:g} at temperature {self.options.distil_temperature:g}"
+        )
+
     def collate(self, rows: list[dict[str, Any]], gen: torch.Generator | None = None) -> Batch:
         """Pad contexts, plan the word pooling, and gather the union of candidate glosses.
 
         Returns the batch :class:`~.model.BiEncoderModel` takes (``weights``: each instance's
-        loss weight, when every row has them), plus
+        loss weight, ``teacher``: a teacher's candidate scores, when every row has them), plus
         ``inst_row`` / ``inst_col`` (each instance's row in the batch and place in it) and
         ``row_ids`` (each row's feature row), which :meth:`predict` uses.
         """
@@ -406,6 +433,8 @@ class WsdTask(Task):
         if all("weights" in r for r in rows):
             w = np.array([x for r in rows for x in r["weights"]], dtype=np.float32)
             weighted["weights"] = t(w)
+        if all("teacher" in r for r in rows):
+            weighted["teacher"] = t(teacher_grid([x for r in rows for x in r["teacher"]], n_cand))
 
         return {
             "input_ids": t(ids),
@@ -463,8 +492,12 @@ class WsdTask(Task):
     @classmethod
     def check_source(cls, cfg: TrainConfig, source: ModelSource) -> None:
         """A trained WSD bi-encoder as the base model is continued (:meth:`build_model`) only
-        with the head pooling it was trained with (:func:`continued_head`)."""
-        continued_head(cast(WsdOptions, cls.configure(cfg).task), source)
+        with the head pooling it was trained with (:func:`continued_head`); a ``distil_from``
+        must be a trained bi-encoder's directory (:func:`~.distil.check_teacher`)."""
+        options = cast(WsdOptions, cls.configure(cfg).task)
+        continued_head(options, source)
+        if options.distil_from:
+            check_teacher(options.distil_from)
 
     def build_model(self, source: ModelSource) -> tuple[BiEncoderModel, list[str]]:
         """Two copies of the base model: the context encoder and the gloss encoder; or, when
@@ -491,6 +524,7 @@ class WsdTask(Task):
             gloss_batch_tokens=self.options.gloss_batch_tokens,
             freeze_glosses=self.options.freeze_glosses,
             below=below,
+            distil=(self.options.distil_weight, self.options.distil_temperature),
         )
         self.model = model
         if below is not None:
@@ -580,6 +614,7 @@ class WsdTask(Task):
         row_ids = batch.pop("row_ids")
         batch.pop("gold", None)
         batch.pop("weights", None)
+        batch.pop("teacher", None)
         _, scores = model(**batch)
         width = int(inst_col.max().item()) + 1
         grid = torch.full((len(row_ids), width), IGNORE, dtype=torch.long, device=scores.device)
