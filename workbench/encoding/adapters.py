@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -100,14 +100,21 @@ def content_files(directory: str | Path) -> tuple[str, ...]:
 
 
 def save_trained_layers(
-    model: nn.Module, directory: Path, name: str, packaged: bool, fingerprint: str
+    model: nn.Module,
+    directory: Path,
+    name: str,
+    packaged: bool,
+    fingerprint: str,
+    names: Collection[str] | None = None,
 ) -> AdapterBase:
     """Save the parameters of ``model`` that train (``requires_grad``: the layers a
-    ``top_layers`` run trained) into ``directory`` as :data:`LAYER_WEIGHTS` (float32, the bare
-    model's parameter names), and write ``base_model.json``; returns the record.
+    ``top_layers`` run trained; or those ``names`` says, e.g. the top layers of a transformer
+    that stayed frozen in a run but differs from its base) into ``directory`` as
+    :data:`LAYER_WEIGHTS` (float32, the bare model's parameter names), and write
+    ``base_model.json``; returns the record.
 
     Raises:
-        ModelLoadError: nothing of ``model`` trains.
+        ModelLoadError: nothing of ``model`` trains (or is named).
     """
     import torch
     from safetensors.torch import save_file
@@ -115,7 +122,7 @@ def save_trained_layers(
     state = {
         key: p.detach().to("cpu", torch.float32).contiguous().clone()
         for key, p in model.named_parameters()
-        if p.requires_grad
+        if (p.requires_grad if names is None else key in names)
     }
     if not state:
         raise ModelLoadError(f"{type(model).__name__} has no trained layers to save.")

@@ -267,3 +267,26 @@ def test_damaged_or_foreign_trained_layers_are_refused_naming_the_file(top_run, 
     message = damage(broken / "gloss_encoder" if damage is _damage_nan else broken)
     with pytest.raises(ModelLoadError, match=message):
         BiEncoder(broken, device="cpu")
+
+
+def test_a_top_layers_run_continued_with_frozen_glosses_keeps_the_gloss_tower_it_continued(
+    tiny_model_dir, semcor, top_run, tmp_path
+):
+    # the frozen gloss encoder trains nothing, yet its top layers are the continued run's, not
+    # the base model's: they are saved, and the new directory answers with the same glosses
+    out, _ = top_run
+    train, dev = _data(semcor)
+    more = tmp_path / "more"
+    cfg = CFG.with_task(freeze_glosses=True)
+    finetune("wsd", train, dev, cfg, more, model=str(out), progress=False, test=dev)
+    before = load_finetuned(out)[0].gloss_encoder.state_dict()
+    after, _, _ = load_finetuned(more)
+    for name, weight in after.gloss_encoder.state_dict().items():
+        torch.testing.assert_close(weight, before[name], atol=0, rtol=0)
+    start = models.load_model(models.resolve_model(str(tiny_model_dir))).state_dict()
+    assert any(not torch.equal(w, start[n]) for n, w in before.items() if n in start)
+    wordnet_glosses = ["bank.n.01", "bank.n.02"]
+    np.testing.assert_array_equal(
+        BiEncoder(more, device="cpu").gloss_vectors(wordnet_glosses),
+        BiEncoder(out, device="cpu").gloss_vectors(wordnet_glosses),
+    )

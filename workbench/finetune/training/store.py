@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,10 +99,12 @@ def save_encoder(
     output: Path,
     base: AdapterBase | None,
     top_layers: int = 0,
+    names: Collection[str] | None = None,
 ) -> None:
     """Write one transformer as a model directory: its LoRA adapters against ``base`` when it
     carries them (PEFT's format); after a ``top_layers`` run its trained layers against
-    ``base``; else its full weights and the tokenizer."""
+    ``base`` (those ``names`` says, when given: :func:`~workbench.encoding.adapters.
+    save_trained_layers`); else its full weights and the tokenizer."""
     from transformers import PreTrainedModel
 
     if carries_adapters(encoder) or top_layers:
@@ -111,7 +113,7 @@ def save_encoder(
         if carries_adapters(encoder):
             save_adapter(encoder, output, base.name, base.packaged, base.fingerprint)
         else:
-            save_trained_layers(encoder, output, base.name, base.packaged, base.fingerprint)
+            save_trained_layers(encoder, output, base.name, base.packaged, base.fingerprint, names)
         return
     if not isinstance(encoder, PreTrainedModel):
         raise InputError(f"The encoder to save is a {type(encoder).__name__}, not a transformer.")

@@ -65,6 +65,14 @@ def frozen_modules(encoder: nn.Module, below: int) -> list[nn.Module]:
     return [embeddings_module(encoder), *list(transformer_layers(encoder))[:below]]
 
 
+def top_parameter_names(encoder: nn.Module, top: int) -> set[str]:
+    """The names (as ``encoder.named_parameters()`` gives them) of the parameters of its ``top``
+    highest layers."""
+    layers = list(transformer_layers(encoder))[cut_point(encoder, top) :]
+    ids = {id(p) for layer in layers for p in layer.parameters()}
+    return {name for name, p in encoder.named_parameters() if id(p) in ids}
+
+
 @contextmanager
 def _layers_cut(encoder: nn.Module, keep: slice) -> Iterator[None]:
     """The encoder with only ``layers[keep]`` in its layer stack, for the duration."""

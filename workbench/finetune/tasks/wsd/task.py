@@ -77,7 +77,7 @@ from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import Batch
 from workbench.finetune.training.modeling import TaskModel
 from workbench.finetune.training.store import save_encoder
-from workbench.finetune.training.top_layers import cut_point
+from workbench.finetune.training.top_layers import cut_point, top_parameter_names
 from workbench.lexicon.wordnet import POS_TAGS, load_wordnet
 from workbench.wsd.biencoder import (
     BASE_GLOSS_ENCODER,
@@ -572,11 +572,16 @@ class WsdTask(Task):
     def save_parts(self, model: TaskModel, output: Path, base: AdapterBase | None) -> None:
         """The gloss encoder as the model directory ``output/gloss_encoder`` (adapters or full
         weights, as the context encoder), unless it stayed at the base model
-        (``head.json``: ``"gloss_encoder": "base"``)."""
+        (``head.json``: ``"gloss_encoder": "base"``). A frozen gloss encoder of a
+        ``top_layers`` run keeps the top layers it started with (those of the bi-encoder it
+        continues), so those are saved."""
         if not self.gloss_is_base:
             gloss_dir = output / GLOSS_ENCODER
             gloss = cast(BiEncoderModel, model).gloss_encoder
-            save_encoder(gloss, self.tokenizer, gloss_dir, base, self.top_layers)
+            names = None
+            if self.options.freeze_glosses and self.top_layers and not self.cfg.lora_r:
+                names = top_parameter_names(gloss, self.top_layers)
+            save_encoder(gloss, self.tokenizer, gloss_dir, base, self.top_layers, names)
 
     @classmethod
     def load_model(
