@@ -108,6 +108,16 @@ def test_the_figure_colours_by_a_column_and_rings_what_a_search_found(
     assert len(many.layout.shapes) == 7
     assert many.layout.title.text == f"demo · {len(cmap)} found, a sample of 7 ringed"
     assert many.layout.shapes == corpus_figure(cmap, "lemma", every, max_rings=7).layout.shapes
+    # a map drawn as a sample rings only the found words it draws, each over its point
+    half = len(cmap) // 2
+    sampled = corpus_figure(cmap, "lemma", every, title="demo", max_points=half)
+    points = {(float(x), float(y)) for t in sampled.data for x, y in zip(t.x, t.y, strict=True)}
+    rings = {(r.xanchor, r.yanchor) for r in sampled.layout.shapes}
+    assert len(sampled.layout.shapes) == half and rings <= points
+    assert sampled.layout.title.text == (
+        f"demo (a sample of {half:,} of {len(cmap):,} words) · {len(cmap):,} found, {half:,} of "
+        "them in the sample drawn, ringed"
+    )
     with pytest.raises(InputError):
         corpus_figure(cmap, "nonsense")
     labels = category_labels(["a"] * 5 + ["b"] * 3 + ["c", ""], top=2)

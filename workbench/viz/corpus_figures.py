@@ -68,7 +68,8 @@ def corpus_figure(
     ``found`` (a search) each ringed in black: ``layout.shapes``, one circle of fixed pixel size
     anchored at the point (at most ``max_rings``, a seeded sample past it), their count in
     the title. Past ``max_points`` words a seeded sample of ``max_points`` is drawn (the
-    title says so): a plotly figure of more points is too large to send to a browser.
+    title says so): a plotly figure of more points is too large to send to a browser; only the
+    found words in the sample are ringed, and the title counts those and all that were found.
     ``legend``: the legend's title (default the column's name; e.g. "predicted sense" for
     labels a WSD system gave).
 
@@ -107,7 +108,8 @@ def corpus_figure(
             "hovertemplate": "<b>%{text}</b><br>%{hovertext}<extra></extra>",
         })  # fmt: skip
     found = np.asarray(found, dtype=np.int64)
-    shapes, title = _rings(cmap, found, size + 6, (max_rings, seed), title)
+    shown = found if len(rows) == len(cmap.table) else found[np.isin(found, rows)]
+    shapes, title = _rings(cmap, (shown, len(found)), size + 6, (max_rings, seed), title)
     hidden = {"showticklabels": False, "title": {"text": ""}}
     layout = {
         "title": {"text": plotly_text(title), "x": 0, "xanchor": "left"}, "height": 720,
@@ -120,19 +122,26 @@ def corpus_figure(
 
 
 def _rings(
-    cmap: CorpusMap, found: np.ndarray, diameter: int, sample: tuple[int, int], title: str
+    cmap: CorpusMap,
+    found: tuple[np.ndarray, int],
+    diameter: int,
+    sample: tuple[int, int],
+    title: str,
 ) -> tuple[list[dict], str]:
-    """The layout's circles around the ``found`` rows (``diameter`` pixels; past ``sample``'s
-    most, that many drawn with its seed) and ``title`` with their count."""
-    if not len(found):
+    """The layout's circles around the drawn rows of ``found`` (those rows, and how many were
+    found in all; ``diameter`` pixels; past ``sample``'s most, that many drawn with its seed)
+    and ``title`` with their count."""
+    drawn, total = found
+    if not total:
         return [], title
     most, seed = sample
-    ringed = found
-    if len(found) > most:
-        ringed = np.sort(np.random.default_rng(seed).choice(found, most, replace=False))
-        count = f"{len(found):,} found, a sample of {most:,} ringed"
+    ringed = drawn
+    where = "" if len(drawn) == total else f", {len(drawn):,} of them in the sample drawn"
+    if len(drawn) > most:
+        ringed = np.sort(np.random.default_rng(seed).choice(drawn, most, replace=False))
+        count = f"{total:,} found{where}, a sample of {most:,} ringed"
     else:
-        count = f"{len(found):,} found, ringed"
+        count = f"{total:,} found{where}, ringed"
     r = diameter / 2
     shapes = [
         {"type": "circle", "xref": "x", "yref": "y", "xsizemode": "pixel", "ysizemode": "pixel",
