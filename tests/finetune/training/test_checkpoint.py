@@ -74,6 +74,26 @@ def test_other_settings_are_refused(tmp_path):
         ckpt.load_checkpoint(tmp_path / "elsewhere", {"lr": 1.0})
 
 
+def test_an_option_added_after_the_checkpoint_resumes_only_at_its_default(tmp_path):
+    # a checkpoint written before workbench had "distil_from" does not record it: resuming
+    # with it at its default is the same run; with another value, or with an option that has
+    # no default, it is not
+    model, optimizer, scheduler = _training_state()
+    old = {"task": "wsd", "options": {"lr": 1e-4, "top_layers": 2}}
+    ckpt.save_checkpoint(tmp_path, model, optimizer, scheduler, ckpt.RunState(), old)
+    defaults = {"lr": 5e-5, "top_layers": 0, "distil_from": ""}
+    now = {"task": "wsd", "options": {"lr": 1e-4, "top_layers": 2, "distil_from": ""}}
+    assert ckpt.load_checkpoint(tmp_path, now, defaults)["identity"] == old
+    other = {"task": "wsd", "options": {**now["options"], "distil_from": "runs/teacher"}}
+    with pytest.raises(InputError, match="options differ"):
+        ckpt.load_checkpoint(tmp_path, other, defaults)
+    with pytest.raises(InputError, match="options differ"):
+        ckpt.load_checkpoint(tmp_path, now)  # no defaults known: an unrecorded option differs
+    changed = {"task": "wsd", "options": {**now["options"], "lr": 2e-4}}
+    with pytest.raises(InputError, match="options differ"):
+        ckpt.load_checkpoint(tmp_path, changed, defaults)
+
+
 class _Planted:
     """Unpickling this creates a file: proof that code ran."""
 

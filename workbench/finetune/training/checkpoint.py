@@ -27,6 +27,7 @@ import hashlib
 import json
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -292,8 +293,12 @@ def save_checkpoint(
     )
 
 
-def load_checkpoint(directory: Path, identity: dict) -> dict:
+def load_checkpoint(
+    directory: Path, identity: dict, defaults: Mapping[str, Any] | None = None
+) -> dict:
     """Read ``last.safetensors`` and check it was made by the same run (options and data).
+    An option the checkpoint does not record (one added to workbench after it was written)
+    counts as the same when this run leaves it at its default (``defaults``: every option's).
 
     Raises:
         InputError: no checkpoint there (or only a pickled one of an earlier version, which is
@@ -331,7 +336,9 @@ def load_checkpoint(directory: Path, identity: dict) -> dict:
     problem = bookkeeping_problem(bookkeeping, epochs if isinstance(epochs, int) else None)
     if problem:
         raise DataError(f"{path} is damaged: {problem}; start a new run (without --resume)")
-    diff = sorted(k for k in set(saved) | set(identity) if not _same(k, saved, identity))
+    diff = sorted(
+        k for k in set(saved) | set(identity) if not _same(k, saved, identity, defaults or {})
+    )
     if diff:
         raise InputError(
             f"The checkpoint in {directory} was made with other settings ({', '.join(diff)} "
@@ -340,10 +347,11 @@ def load_checkpoint(directory: Path, identity: dict) -> dict:
     return ckpt
 
 
-def _same(key: str, saved: dict, identity: dict) -> bool:
+def _same(key: str, saved: dict, identity: dict, defaults: Mapping[str, Any]) -> bool:
     """Whether a checkpoint's identity entry ``key`` is this run's. Of the ``options`` only
     this run's are compared: a checkpoint of an earlier version records every task's options
-    in one flat dict (another task's at their defaults, which did nothing). The base is the
+    in one flat dict (another task's at their defaults, which did nothing), and one it does
+    not record is the same when this run's is its default in ``defaults``. The base is the
     same when the fingerprints of its weights are, whatever its name (``runs/base`` and
     ``/home/me/runs/base`` are one folder); without fingerprints its name decides."""
     mine, theirs = identity.get(key), saved.get(key)
@@ -351,7 +359,10 @@ def _same(key: str, saved: dict, identity: dict) -> bool:
     if key == "base" and all(fingerprints) and fingerprints[0] == fingerprints[1]:
         return True
     if key == "options" and isinstance(mine, dict) and isinstance(theirs, dict):
-        return all(k in theirs and theirs[k] == v for k, v in mine.items())
+        return all(
+            theirs[k] == v if k in theirs else k in defaults and defaults[k] == v
+            for k, v in mine.items()
+        )
     return theirs == mine
 
 

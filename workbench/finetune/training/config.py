@@ -220,6 +220,13 @@ class TrainConfig(Options):
         common = {f.name: getattr(self, f.name) for f in option_fields(self)}
         return {**common, **task_options_dict(self.task)}
 
+    def default_dict(self) -> dict[str, Any]:
+        """Every option at its default, as :meth:`to_dict` names them (the task's too, its
+        options' class's defaults): what a checkpoint written before an option existed ran
+        with."""
+        task = type(self.task)() if self.task is not None else None
+        return TrainConfig(task=task).to_dict()
+
     def replace(self, **changes: Any) -> TrainConfig:
         """A copy with some options changed (the loop's; ``task`` for the task's)."""
         return replace(self, **changes)

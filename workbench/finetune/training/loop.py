@@ -620,7 +620,7 @@ def fit(
     check_output(output, resume, overwrite)  # after the other checks; nothing made or deleted
     directory, identity = output / CHECKPOINT_DIR, _identity(task, train, dev, source)
     # a missing, damaged or foreign checkpoint is refused before any work
-    saved = ckpt.load_checkpoint(directory, identity) if resume else None
+    saved = ckpt.load_checkpoint(directory, identity, cfg.default_dict()) if resume else None
     train_f = task.features(train, train=True)
     dev_f = task.features(dev, train=False) if dev is not None else None
     model, notes, (trainable, n_params) = _setup_model(task, source, train_f)
