@@ -16,7 +16,11 @@ from workbench.encoding import models
 from workbench.errors import InputError
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune, make_task
-from workbench.finetune.tasks.wsd.distil import distillation_loss, teacher_scores
+from workbench.finetune.tasks.wsd.distil import (
+    check_teacher_scores,
+    distillation_loss,
+    teacher_scores,
+)
 from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet
@@ -151,3 +155,15 @@ def test_a_teacher_that_is_not_a_bi_encoder_is_refused_before_the_data_is_read(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a trained WSD bi-encoder's directory" in err[0]
     assert not out.exists()
+
+
+def test_teacher_scores_missing_short_or_not_finite_are_refused_naming_the_instance():
+    good = {"a": np.array([1.0, 2.0], dtype=np.float32)}
+    check_teacher_scores(good, ["a"], [2], "T")
+    for scores, ids, n in (
+        (good, ["b"], [2]),  # no scores for b
+        (good, ["a"], [3]),  # two for three candidates
+        ({"a": np.array([1.0, np.nan], dtype=np.float32)}, ["a"], [2]),
+    ):
+        with pytest.raises(InputError, match=f"instance {ids[0]} one finite score for each"):
+            check_teacher_scores(scores, ids, n, "T")

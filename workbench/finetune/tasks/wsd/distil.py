@@ -126,8 +126,8 @@ def check_teacher_scores(
     for iid, n in zip(ids, n_candidates, strict=True):
         got = scores.get(iid)
         if got is None or len(got) != n or not np.isfinite(got).all():
-            what = "no scores" if got is None else f"{len(got)} scores, not {n} finite ones,"
+            what = "none" if got is None else f"{len(got)}, some not finite or not one each"
             raise InputError(
-                f"distil_from: the teacher '{teacher}' gave instance {iid} {what} for its "
-                f"{n} candidate senses."
+                f"distil_from: the teacher '{teacher}' must give instance {iid} one finite "
+                f"score for each of its {n} candidate senses; it gave {what}."
             )
