@@ -64,8 +64,8 @@ def teacher_scores(
     product of the teacher's context vector of the word and the candidate's row in the index it
     answers with (its gloss vector, smoothed as its folder says), the logits it was trained to
     give (its answers rank the same rows against the unit context vector). The instance words
-    are encoded as answers encode them, every hidden state kept and cached (13 x 768 float32
-    each for a 12-layer model: about 1 GB per 25,000 instances, in memory and on disk).
+    are encoded as answers encode them, every hidden state kept and cached (``(n_layers + 1,
+    dim)`` float32 per instance, in memory and on disk).
 
     Raises:
         InputError: ``teacher`` is not a trained WSD bi-encoder's directory.
