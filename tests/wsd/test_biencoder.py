@@ -30,7 +30,7 @@ from workbench.finetune.training import checkpoint as ckpt
 from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.glosses import gloss_text
 from workbench.lexicon.wordnet import load_wordnet
-from workbench.wsd.biencoder import BiEncoder, bi_encoder_head, load_biencoder
+from workbench.wsd.biencoder import BiEncoder, bi_encoder_head, load_biencoder, training_of
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.gloss_cache import GlossCache
 from workbench.wsd.opened import OpenedSystem
@@ -391,3 +391,21 @@ def test_the_built_package_carries_the_shipped_bi_encoder(tmp_path):
     assert expected and expected <= names
     weights = ("adapter_model.safetensors", "trained_layers.safetensors")
     assert any(n.endswith(weights) for n in expected)
+
+
+@pytest.mark.parametrize(
+    ("extra", "how"),
+    [
+        ({}, "a bi-encoder"),
+        ({"average": {"weight_a": 0.3}}, "the average of two bi-encoders"),
+        ({"continued_from": {"average": {"weight_a": 0.3}}},
+         "a bi-encoder continued from the average of two"),
+        ({"continued_from": {"command": "x"}}, "a bi-encoder"),  # continued from one run
+    ],
+)  # fmt: skip
+def test_the_training_an_index_states_names_how_the_weights_came_about(extra, how):
+    card = {"data": {"train": {"source": "semcor[:10]", "sha256": "ab", "n": 10}},
+            "earlier_training": "semcor[:40]", **extra}  # fmt: skip
+    info = training_of(card, "esr")
+    assert info.corpus == f"semcor[:40] then semcor[:10], as {how} with esr glosses"
+    assert (info.sha256, info.n_sentences) == ("ab", 10)

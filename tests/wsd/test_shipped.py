@@ -82,33 +82,57 @@ def test_the_shipped_bi_encoder_answers_the_readmes_example(capsys):
     assert shown and abs(float(answer[1]) - float(shown[1])) <= 0.01, (answer[1], shown[1])
 
 
-def test_the_shipped_card_names_its_levers_and_the_command_that_made_it():
-    """The shipped folder's README gives the training command its card records (every option
-    the run set apart from the defaults) and the test-time levers its levers.json holds."""
+OPTIONS = ("--builtin", "--lr", "--top-layers", "--head-pooling", "--gloss-max-length",
+           "--gloss-text", "--lemma-reweight", "--batch-size", "--epochs", "--seed",
+           "--max-train")  # fmt: skip
+DEFAULTS = {"--gloss-text": "definition"}
+FLAGS = ("--freeze-glosses",)
+
+
+def _readme_commands(readme: str, program: str) -> list[list[str]]:
+    """The README's commands that start with ``program``, each as its words."""
+    blocks = re.findall(r"```\n(.*?)\n```", readme, re.DOTALL)
+    lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    return [line.split("#")[0].split() for line in lines if line.startswith(program)]
+
+
+def _agrees(given: list[str], recorded: list[str]) -> bool:
+    """Whether a README command sets every option the card's command records as the card does
+    (an option the README leaves out at its default)."""
+
+    def value(words: list[str], option: str) -> str | None:
+        return words[words.index(option) + 1] if option in words else DEFAULTS.get(option)
+
+    for option in OPTIONS:
+        a, b = value(given, option), value(recorded, option)
+        if a != b and not (a is not None and b is not None and float(a) == float(b)):
+            return False
+    return all((flag in given) == (flag in recorded) for flag in FLAGS)
+
+
+def test_the_shipped_card_names_its_levers_and_the_commands_that_made_it():
+    """The shipped folder's README gives every training command its card records (the
+    continuation's, and the two runs' its average was made of), with every option the runs set
+    apart from the defaults, the average between them, and the test-time levers its
+    levers.json holds."""
     folder = shipped_biencoder()
     assert folder is not None
     card = json.loads((folder / "training_card.json").read_text(encoding="utf-8"))
     readme = (folder / "README.md").read_text(encoding="utf-8")
-    command = re.search(r"```\n(workbench finetune wsd .*?)\n```", readme, re.DOTALL)
-    assert command, "the README's training command"
-    given = command[1].replace("\\\n", " ").split()
-    recorded = card["command"].split()
-    for option in ("--builtin", "--lr", "--top-layers", "--head-pooling", "--gloss-max-length",
-                   "--gloss-text", "--lemma-reweight", "--batch-size", "--epochs",
-                   "--seed"):  # fmt: skip
-        value, card_value = given[given.index(option) + 1], recorded[recorded.index(option) + 1]
-        assert value == card_value or float(value) == float(card_value), option
-    assert "--max-train" not in given and "--max-train" not in recorded  # all the sentences
+    trainings = _readme_commands(readme, "workbench finetune wsd")
+    average = card["continued_from"]["average"]
+    runs = [run["command"].split() for run in average["runs"].values()]
+    for recorded in [card["command"].split(), *runs]:
+        assert any(_agrees(given, recorded) for given in trainings), " ".join(recorded)
+    assert all("--max-train" not in run for run in runs)  # the two runs: all the sentences
+    # the chain: the continuation starts from the folder the README's average writes
+    (averaged,) = _readme_commands(readme, "python -m bench run wsd_average")
+    assert f"--weight {average['weight_a']:g}" in " ".join(averaged)
+    continued = [given for given in trainings if "--model" in given]
+    out = averaged[averaged.index("wsd_average") + 3]  # wsd_average A B OUT
+    assert [given[given.index("--model") + 1] for given in continued] == [out]
     levers = folder_levers(folder)
     assert levers.describe()["smoothing"] > 0 and f"smoothing {levers.smoothing:g}" in readme
     assert card["options"]["lemma_reweight"] == 2.0 and "Z-reweighting" in readme
-    # an average of two runs: the card names both and its weight, the README gives each command
-    average = card["average"]
-    assert f"--weight {average['weight_a']:g}" in readme
-    for run in average["runs"].values():
-        option = dict(zip(run["command"].split()[::1], run["command"].split()[1:]))
-        assert f"--gloss-max-length {option['--gloss-max-length']}" in readme
-        gloss_text = option["--gloss-text"]
-        assert gloss_text == "definition" or f"--gloss-text {gloss_text}" in readme
     training = BiEncoder(folder, device="cpu").describe()["training"]
-    assert "the average of two bi-encoders" in training
+    assert "continued from the average of two" in training

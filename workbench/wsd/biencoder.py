@@ -304,7 +304,14 @@ def read_sense_counts(directory: Path) -> dict[str, int]:
 
 
 def training_of(card: dict[str, Any], gloss_how: str) -> TrainingInfo:
-    """Where a bi-encoder's training came from, as its index states it with every answer."""
+    """Where a bi-encoder's training came from, as its index states it with every answer.
+
+    The card's ``data.train`` source, after its ``earlier_training`` (a continued run), and how
+    the weights came about: ``average`` (the mean of two runs), ``continued_from`` (a run
+    continued from such an average) or neither (one run). Example: ``"builtin:semcor+examples
+    (seed=0,n=83482) then builtin:semcor+examples(seed=1,n=8000), as a bi-encoder continued from
+    the average of two with esr glosses"``.
+    """
     data = card.get("data")
     data = data if isinstance(data, dict) else {}
     train = data.get("train")
@@ -313,8 +320,13 @@ def training_of(card: dict[str, Any], gloss_how: str) -> TrainingInfo:
     earlier = card.get("earlier_training")
     if isinstance(earlier, str) and earlier:
         source = f"{earlier} then {source}"
-    average = card.get("average")
-    how = "the average of two bi-encoders" if isinstance(average, dict) else "a bi-encoder"
+    continued = card.get("continued_from")
+    if isinstance(card.get("average"), dict):
+        how = "the average of two bi-encoders"
+    elif isinstance(continued, dict) and isinstance(continued.get("average"), dict):
+        how = "a bi-encoder continued from the average of two"
+    else:
+        how = "a bi-encoder"
     return TrainingInfo(
         corpus=f"{source}, as {how} with {gloss_how} glosses",
         sha256=str(train.get("sha256", "")),
