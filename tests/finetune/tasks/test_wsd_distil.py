@@ -16,11 +16,8 @@ from workbench.encoding import models
 from workbench.errors import InputError
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune, make_task
-from workbench.finetune.tasks.wsd.distil import (
-    check_teacher_scores,
-    distillation_loss,
-    teacher_scores,
-)
+from workbench.finetune.tasks.wsd.distil import check_teacher_scores, teacher_scores
+from workbench.finetune.tasks.wsd.model import distillation_loss
 from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet

@@ -6,7 +6,8 @@ training, :func:`teacher_scores` reads every training instance as the teacher an
 answer path: :class:`~workbench.wsd.biencoder.BiEncoder` on its backend, the teacher's own
 tokenizer, gloss text and test-time smoothing; contexts and glosses cached on disk as any answer
 caches them) and keeps, per instance, the score of each candidate sense in WordNet's order, the
-order the student scores them in. :func:`distillation_loss` is the term the student adds for
+order the student scores them in.
+:func:`~workbench.finetune.tasks.wsd.model.distillation_loss` is the term the student adds for
 them (:class:`~workbench.finetune.tasks.wsd.model.BiEncoderModel`): the Kullback-Leibler
 divergence from the teacher's distribution over the candidates to the student's, both at
 temperature ``T``, times ``T**2`` (Hinton et al. 2015, "Distilling the Knowledge in a Neural
@@ -15,7 +16,7 @@ Network"), mixed with the gold cross-entropy as ``(1 - w) * gold + w * teacher``
 Example::
 
     scores = teacher_scores("runs/mpnet-top2-48k", train_data)   # {instance id: (n_cand,)}
-    loss = distillation_loss(student_scores, teacher_grid, pad, temperature=2.0)
+    grid = teacher_grid([scores[i] for i in batch_ids], width)  # (n, max_candidates), 0-padded
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from workbench.encoding.rows import Progress
 from workbench.errors import InputError
@@ -102,19 +102,6 @@ def teacher_grid(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
     for i, scores in enumerate(rows):
         grid[i, : len(scores)] = scores
     return grid
-
-
-def distillation_loss(
-    student: torch.Tensor, teacher: torch.Tensor, pad: torch.Tensor, temperature: float
-) -> torch.Tensor:
-    """Per instance ``(n,)``: ``T**2 * KL(softmax(teacher / T) || softmax(student / T))`` over
-    the candidates not in ``pad`` (``(n, max_candidates)`` bool; ``student`` holds ``-inf``
-    there, ``teacher`` anything)."""
-    t = float(temperature)
-    target = torch.softmax((teacher.to(student.dtype) / t).masked_fill(pad, float("-inf")), 1)
-    log_student = torch.log_softmax(student / t, 1).masked_fill(pad, 0.0)
-    log_target = torch.log(target.clamp_min(1e-30)).masked_fill(pad, 0.0)
-    return (target * (log_target - log_student)).sum(1) * (t * t)
 
 
 def check_teacher_scores(

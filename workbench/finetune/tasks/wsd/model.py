@@ -24,7 +24,6 @@ from torch import nn
 
 from workbench.encoding.pooling import pool_sequence
 from workbench.errors import ModelLoadError
-from workbench.finetune.tasks.wsd.distil import distillation_loss
 from workbench.finetune.training.model_io import Batch, ModelOutput, encoder_config, encoder_inputs
 from workbench.finetune.training.top_layers import top_states
 
@@ -51,6 +50,19 @@ def pool_targets(
     picked = flat.index_select(0, positions) * weights.unsqueeze(-1)
     out = torch.zeros((n_words, flat.shape[-1]), dtype=flat.dtype, device=flat.device)
     return out.index_add(0, segments, picked)
+
+
+def distillation_loss(
+    student: torch.Tensor, teacher: torch.Tensor, pad: torch.Tensor, temperature: float
+) -> torch.Tensor:
+    """Per instance ``(n,)``: ``T**2 * KL(softmax(teacher / T) || softmax(student / T))`` over
+    the candidates not in ``pad`` (``(n, max_candidates)`` bool; ``student`` holds ``-inf``
+    there, ``teacher`` anything)."""
+    t = float(temperature)
+    target = torch.softmax((teacher.to(student.dtype) / t).masked_fill(pad, float("-inf")), 1)
+    log_student = torch.log_softmax(student / t, 1).masked_fill(pad, 0.0)
+    log_target = torch.log(target.clamp_min(1e-30)).masked_fill(pad, 0.0)
+    return (target * (log_target - log_student)).sum(1) * (t * t)
 
 
 def chunk_bounds(lengths: Sequence[int], budget: int) -> list[tuple[int, int]]:
@@ -207,7 +219,7 @@ class BiEncoderModel(nn.Module):
         instances of ``-log p(gold set)``, each instance's term times its ``weights`` entry
         when given (per-lemma reweighting). With ``teacher`` (a teacher's scores, the shape of
         ``scores``) an instance's term is ``(1 - w) * -log p(gold set) + w *``
-        :func:`~workbench.finetune.tasks.wsd.distil.distillation_loss` (``w``, ``T``: the
+        :func:`distillation_loss` (``w``, ``T``: the
         model's ``distil``)."""
         contexts = self.encode_contexts(batch, candidates.shape[0])
         ids, mask = batch["gloss_input_ids"], batch["gloss_attention_mask"]
