@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.finetune.tasks.tiny_wsd import TINY_WSD
 from workbench.cli.main import main
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
@@ -25,9 +26,7 @@ from workbench.errors import DataError, InputError, ModelLoadError
 from workbench.fileio import sha256_file
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune
-from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training import checkpoint as ckpt
-from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.glosses import gloss_text
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, bi_encoder_head, load_biencoder, training_of
@@ -37,17 +36,7 @@ from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.pos_probe import PosProbe, load_probe
 from workbench.wsd.systems import open_system
 
-CFG = TrainConfig(
-    epochs=2,
-    lr=5e-3,
-    batch_size=4,
-    max_length=64,
-    task=WsdOptions(gloss_max_length=24, head_pooling="mean"),
-    lora_r=4,
-    lora_alpha=8,
-    lora_targets="query,value,dense",
-    seed=1,
-)
+CFG = TINY_WSD.replace(epochs=2, lr=5e-3, lora_r=4, lora_alpha=8, lora_targets="query,value,dense")
 
 
 @pytest.fixture(scope="module")

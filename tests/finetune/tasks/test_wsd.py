@@ -19,6 +19,7 @@ import pytest
 import torch
 from scipy.optimize import curve_fit
 
+from tests.finetune.tasks.tiny_wsd import TINY_WSD
 from workbench.cli.main import main
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Instance, Sentence
@@ -36,7 +37,6 @@ from workbench.finetune.tasks.wsd.model import (
 from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.tasks.wsd.task import z_weights
 from workbench.finetune.training import checkpoint as ckpt
-from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import BiEncoder, read_sense_counts
 from workbench.wsd.config import SenseIndexConfig
@@ -47,14 +47,7 @@ from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.predict import build_index, encode_instances
 from workbench.wsd.sources import gloss_vectors
 
-CFG = TrainConfig(
-    epochs=3,
-    lr=1e-3,
-    batch_size=4,
-    max_length=64,
-    seed=1,
-    task=WsdOptions(gloss_max_length=24, head_pooling="mean", wsd_index="data"),
-)
+CFG = TINY_WSD.replace(epochs=3)
 
 
 TRAINED_ON = "semcor[:40], as a bi-encoder with definition glosses"  # the index's training

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.finetune.tasks.tiny_wsd import TINY_WSD
 from workbench.cli.main import main
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
@@ -19,18 +20,10 @@ from workbench.finetune.tasks.registry import finetune, make_task
 from workbench.finetune.tasks.wsd.distil import check_teacher_scores, teacher_scores
 from workbench.finetune.tasks.wsd.model import distillation_loss
 from workbench.finetune.tasks.wsd.options import WsdOptions
-from workbench.finetune.training.config import TrainConfig
 from workbench.lexicon.wordnet import load_wordnet
 from workbench.wsd.biencoder import CONTEXT_LAYERS, BiEncoder
 
-CFG = TrainConfig(
-    epochs=1,
-    lr=1e-3,
-    batch_size=4,
-    max_length=64,
-    seed=1,
-    task=WsdOptions(gloss_max_length=24, head_pooling="mean", wsd_index="data"),
-)
+CFG = TINY_WSD
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.finetune.tasks.tiny_wsd import TINY_WSD
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
 from workbench.encoding.encoder import Encoder
@@ -21,9 +22,7 @@ from workbench.errors import InputError, ModelLoadError
 from workbench.fileio import sha256_file
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune, load_finetuned, make_task
-from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.activations import ActivationCache, frozen_fingerprint
-from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.encoders import load_encoder
 from workbench.finetune.training.model_io import transformer_layers
 from workbench.finetune.training.top_layers import (
@@ -34,14 +33,7 @@ from workbench.finetune.training.top_layers import (
 )
 from workbench.wsd.biencoder import BiEncoder
 
-CFG = TrainConfig(
-    epochs=1,
-    lr=1e-3,
-    batch_size=4,
-    max_length=64,
-    seed=1,
-    task=WsdOptions(gloss_max_length=24, head_pooling="mean", wsd_index="data", top_layers=1),
-)
+CFG = TINY_WSD.with_task(top_layers=1)
 
 
 @pytest.fixture(scope="module")
