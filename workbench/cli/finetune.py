@@ -9,6 +9,7 @@ Examples::
     workbench finetune mlm --train domain.txt --dev held_out.txt --whole-word-mask --out runs/mlm
     workbench finetune wsd --builtin semcor --head-pooling mean --out runs/wsd   # bi-encoder WSD
     workbench finetune wsd --train semcor --dev semeval2007 --test ALL --out runs/wsd
+    workbench finetune wsd --builtin semcor --top-layers 2 --then-frozen 8000 --out runs/wsd2
     workbench finetune builtin wic --out data/wic          # export the built-in data as files
     workbench finetune builtin wordnet-supersense --out data/wn-sst   # (no WSD data needed)
     workbench finetune compare BASE runs/wic --out reports/wic-compare
@@ -24,7 +25,7 @@ import argparse
 import sys
 from typing import Any
 
-from workbench.bounds import COUNT, SEED
+from workbench.bounds import COUNT, POSITIVE, SEED
 from workbench.cli.options import (
     add_device,
     add_overwrite,
@@ -35,13 +36,14 @@ from workbench.cli.options import (
 )
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
-from workbench.finetune.data.readers import TaggedSentence
+from workbench.finetune.data.readers import DataFile, TaggedSentence
 from workbench.finetune.data.splits import (
     BUILTINS,
     OFFLINE_BUILTINS,
     TaskData,
     builtin_data,
     file_data,
+    redraw,
 )
 from workbench.finetune.data.supersense import write_conll
 from workbench.finetune.data.wic import build_wic, write_jsonl
@@ -52,6 +54,7 @@ from workbench.finetune.runs import is_main_process, summary, train_with_baselin
 from workbench.finetune.tasks.kind import TaskKind
 from workbench.finetune.tasks.registry import TASKS, check_start
 from workbench.finetune.tasks.wsd.finish import cache_all_glosses, refit_pos_probe
+from workbench.finetune.tasks.wsd.stages import check_stages, train_then_frozen
 from workbench.finetune.training.config import TrainConfig, option_fields
 from workbench.finetune.training.store import check_output
 from workbench.outputs import claim_file
@@ -199,8 +202,30 @@ def _add_task(sub, kind: TaskKind) -> None:
             help="also score the majority class and logistic-regression probes on "
             "the frozen base model (written into the training card)",
         )
+    if kind.name == "wsd":
+        _add_second_stage(p)
     _add_options(p, kind)
     p.set_defaults(func=cmd_train, kind=kind.name)
+
+
+def _add_second_stage(p: argparse.ArgumentParser) -> None:
+    stage = p.add_argument_group("a second stage, in the same command")
+    stage.add_argument(
+        "--then-frozen",
+        type=number(COUNT),
+        default=None,
+        metavar="N",
+        help="after the run the other options describe (trained into OUT.first-stage), train its "
+        "context tower alone on N training sentences drawn again (the next seed; more than the "
+        "data holds: all of it), the gloss tower frozen at the first stage's weights, into OUT; "
+        "--max-minutes covers both stages and --resume goes on in either",
+    )
+    stage.add_argument(
+        "--then-lr",
+        type=number(POSITIVE),
+        default=3e-5,
+        help="the second stage's learning rate (default: 3e-05)",
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -294,8 +319,43 @@ def _data(args: argparse.Namespace) -> TaskData:
     )
 
 
+def _more_data(args: argparse.Namespace) -> DataFile:
+    """The second stage's training sentences: ``--then-frozen`` of them, drawn with the next
+    seed from the whole training data (the built-in task's, or the training file's)."""
+    seed, n = args.seed + 1, args.then_frozen
+    if args.builtin:
+        return builtin_data(args.builtin, args.data_dir, seed=seed, limits=(n, None, None)).train
+    return redraw(file_data(args.kind, args.train).train, seed, n)
+
+
+def cmd_stages(args: argparse.Namespace, cfg: TrainConfig) -> int:
+    """``workbench finetune wsd --then-frozen N``: :func:`train_then_frozen`."""
+    check_stages(args.out, args.resume, args.overwrite)  # both folders, nothing made yet
+    data = _data(args)
+    result = train_then_frozen(
+        data,
+        _more_data(args),
+        cfg,
+        args.out,
+        model=args.model,
+        lr=args.then_lr,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        progress=not args.no_progress,
+        keep_checkpoint=args.keep_checkpoint,
+        card_extra={"command": _rerun(args)},
+    )
+    print(summary({**result.card, "output": str(result.output)}))
+    if result.stopped:
+        print(f"{result.stopped}: the same command with --resume goes on from there.")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     cfg = _config(args)
+    if getattr(args, "then_frozen", None):
+        check_start(args.kind, cfg, args.model)
+        return cmd_stages(args, cfg)
     check_start(args.kind, cfg, args.model)  # before the data is read
     check_output(args.out, args.resume, args.overwrite)  # and the output, nothing made yet
     data = _data(args)

@@ -75,6 +75,24 @@ def _limit(data: DataFile | None, n: int | None) -> DataFile | None:
     return in_memory(list(data.examples[:n]), f"{data.source}[:{n}]")
 
 
+def redraw(data: DataFile, seed: int, n: int) -> DataFile:
+    """``n`` examples of ``data`` drawn at random with ``seed`` (all of them, shuffled, when it
+    holds fewer), named after it: what a second training stage reads
+    (:mod:`workbench.finetune.tasks.wsd.stages`).
+
+    Example::
+
+        redraw(file_data("wsd", "semcor.xml").train, seed=1, n=8000).source
+        # 'semcor.xml(seed=1,n=8000)'
+    """
+    examples = list(data.examples)
+    random.Random(seed).shuffle(examples)
+    examples = examples[:n]
+    params = {"sha256": data.sha256, "seed": seed, "n": n}
+    return DataFile(tuple(examples), f"{data.source}(seed={seed},n={len(examples)})",
+                    sha256_json(params))  # fmt: skip
+
+
 def file_data(
     kind: str,
     train: str | Path,

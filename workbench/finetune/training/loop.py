@@ -96,6 +96,7 @@ class FitResult:
     card: dict[str, Any]
     notes: tuple[str, ...]
     model: TaskModel | None = None  # the selected task model (encoder + head; LoRA unmerged)
+    stopped: str | None = None  # a time or step limit's note when it ended the run early
 
 
 Callback = Callable[[dict[str, Any]], None]
@@ -687,4 +688,4 @@ def fit(
             write_card(card, staging)  # the card last: the directory is complete
     acc.wait_for_everyone()
     history = tuple(EpochRecord(**h) for h in state.history or [])
-    return FitResult(output, history, state.best_epoch, state.best, card, tuple(notes), final)
+    return FitResult(output, history, state.best_epoch, state.best, card, tuple(notes), final, stop)
