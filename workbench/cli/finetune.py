@@ -36,7 +36,7 @@ from workbench.cli.options import (
 )
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
-from workbench.finetune.data.readers import DataFile, TaggedSentence
+from workbench.finetune.data.readers import TaggedSentence
 from workbench.finetune.data.splits import (
     BUILTINS,
     OFFLINE_BUILTINS,
@@ -319,13 +319,16 @@ def _data(args: argparse.Namespace) -> TaskData:
     )
 
 
-def _more_data(args: argparse.Namespace) -> DataFile:
-    """The second stage's training sentences: ``--then-frozen`` of them, drawn with the next
-    seed from the whole training data (the built-in task's, or the training file's)."""
+def _more_data(args: argparse.Namespace, data: TaskData) -> TaskData:
+    """The second stage's data: ``--then-frozen`` training sentences drawn with the next seed
+    from the whole training data (the built-in task's, or the training file's); ``data``'s dev
+    and test."""
     seed, n = args.seed + 1, args.then_frozen
     if args.builtin:
-        return builtin_data(args.builtin, args.data_dir, seed=seed, limits=(n, None, None)).train
-    return redraw(file_data(args.kind, args.train).train, seed, n)
+        limits = (n, args.max_dev, args.max_test)
+        return builtin_data(args.builtin, args.data_dir, seed=seed, limits=limits)
+    train = redraw(file_data(args.kind, args.train).train, seed, n)
+    return TaskData(train, data.dev, data.test, {})
 
 
 def cmd_stages(args: argparse.Namespace, cfg: TrainConfig) -> int:
@@ -334,7 +337,7 @@ def cmd_stages(args: argparse.Namespace, cfg: TrainConfig) -> int:
     data = _data(args)
     result = train_then_frozen(
         data,
-        _more_data(args),
+        _more_data(args, data),
         cfg,
         args.out,
         model=args.model,

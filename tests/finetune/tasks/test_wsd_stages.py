@@ -37,7 +37,8 @@ def splits(wsd_data):
         None,
         {},
     )
-    return data, DataFile(tuple(sentences[52:68]), "semcor[52:68]", "c")
+    more = TaskData(DataFile(tuple(sentences[52:68]), "semcor[52:68]", "c"), data.dev, None, {})
+    return data, more
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ its card shows the same options, data and base model.
 Example::
 
     data = builtin_data("semcor+examples", limits=(48000, None, None))
-    more = builtin_data("semcor+examples", seed=1).train   # seed: cfg.seed + 1
+    more = builtin_data("semcor+examples", seed=1)   # seed: cfg.seed + 1
     result = train_then_frozen(data, more, cfg, "runs/two-stage", lr=3e-5)
     result.card["continued_from"]["train_seconds"]   # the first stage's training time
 """
@@ -27,7 +27,6 @@ from typing import Any
 from workbench.encoding import models
 from workbench.errors import InputError
 from workbench.fileio import remove_path
-from workbench.finetune.data.readers import DataFile
 from workbench.finetune.data.splits import TaskData
 from workbench.finetune.tasks.registry import finetune
 from workbench.finetune.training.config import TrainConfig
@@ -156,7 +155,7 @@ def continued_from(first_card: dict[str, Any], first: Path, kept: bool) -> dict[
 
 def train_then_frozen(
     data: TaskData,
-    more: DataFile,
+    more: TaskData,
     cfg: TrainConfig,
     output: str | Path,
     model: str | None = None,
@@ -171,8 +170,9 @@ def train_then_frozen(
     """Train a WSD bi-encoder in two stages (this module's docstring).
 
     Args:
-        data: the first stage's splits; the second stage is scored on the same dev and test.
-        more: the second stage's training sentences (drawn again: ``cfg.seed + 1``).
+        data: the first stage's splits.
+        more: the second stage's: its training sentences drawn again (``cfg.seed + 1``), the
+            same dev and test.
         cfg: the first stage's options (the second's: :func:`second_stage_config`).
         output: the model directory to write (``OUT``).
         model: the base model (None: the packaged default).
@@ -207,10 +207,10 @@ def train_then_frozen(
             return StagesResult(first_card, first, "the time limit came with the first stage's end")
         second = second.replace(max_minutes=left)
     ran = finetune(
-        "wsd", more, data.dev, second, output, model=str(first), test=data.test,
+        "wsd", more.train, more.dev, second, output, model=str(first), test=more.test,
         resume=resume and _started(output), overwrite=overwrite, progress=progress,
         keep_checkpoint=keep_checkpoint,
-        card_extra={**data.extra, **(card_extra or {})},
+        card_extra={**more.extra, **(card_extra or {})},
     )  # fmt: skip
     card = ran.card
     card.update(
