@@ -102,15 +102,19 @@ class GlossTable:
         Callers pass rows sorted longest first (:meth:`by_length`), so each chunk the model
         encodes is about one length.
         """
-        width = max(len(self.ids[r]) for r in rows)
-        ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for i, r in enumerate(rows):
-            n = len(self.ids[r])
-            ids[i, :n] = self.ids[r]
-            mask[i, :n] = 1
-        return ids, mask
+        return pad_glosses([self.ids[r] for r in rows], pad_id)
 
     def by_length(self, rows: Iterable[int]) -> list[int]:
         """Distinct ``rows``, longest gloss first (ties: row order)."""
         return sorted(set(rows), key=lambda r: (-len(self.ids[r]), r))
+
+
+def pad_glosses(glosses: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of glosses as padded ``(ids, mask)``, ``(len(glosses), width)`` int64 each."""
+    width = max(len(g) for g in glosses)
+    ids = np.full((len(glosses), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(glosses), width), dtype=np.int64)
+    for i, gloss in enumerate(glosses):
+        ids[i, : len(gloss)] = gloss
+        mask[i, : len(gloss)] = 1
+    return ids, mask

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from workbench.bounds import NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, Bound
+from workbench.bounds import NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, PROBABILITY, Bound
+from workbench.errors import InputError
 from workbench.finetune.training.config import HeadPooling, TaskOptions, option
 from workbench.lexicon.glosses import GLOSS_TEXTS, GlossText
 
@@ -43,6 +44,18 @@ class WsdOptions(TaskOptions):
         "subword tokens per gloss, incl. special tokens (longer glosses are cut)",
         Bound(low=4, integer=True),
         positions=True,
+    )
+    gloss_mix: float = option(
+        0.0,
+        "the share of a training step's candidate glosses read as --gloss-mix-text instead "
+        "(each drawn anew at each step, so the gloss tower learns both texts; answers and the "
+        "dev and test scores read --gloss-text; 0: off)",
+        PROBABILITY,
+    )
+    gloss_mix_text: GlossText = option(
+        "definition",
+        "with --gloss-mix: the other text a gloss may be read as",
+        choices=GLOSS_TEXTS,
     )
     freeze_glosses: bool = option(
         False,
@@ -97,3 +110,17 @@ class WsdOptions(TaskOptions):
         "(the teacher term is scaled by T squared)",
         POSITIVE,
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.gloss_mix and self.freeze_glosses:
+            raise InputError(
+                "Bad training option: gloss_mix reads glosses as another text while the gloss "
+                "tower trains, but freeze_glosses keeps it fixed (each gloss encoded once): "
+                "use one or the other."
+            )
+        if self.gloss_mix and self.gloss_mix_text == self.gloss_text:
+            raise InputError(
+                f"Bad training option: gloss_mix_text is gloss_text ({self.gloss_text!r}): "
+                "give another text to mix in."
+            )

@@ -124,7 +124,8 @@ def check_first_stage(
     recorded = _entry(card, "data")
     dev = data.dev.sha256 if data.dev else None
     same = {
-        "options": _without_limits(_entry(card, "options")) == _without_limits(cfg.to_dict()),
+        "options": _without_limits({**cfg.default_dict(), **_entry(card, "options")})
+        == _without_limits(cfg.to_dict()),
         "train data": _entry(recorded, "train").get("sha256") == data.train.sha256,
         "dev data": _entry(recorded, "dev").get("sha256") == dev,
         "base model": card.get("base_location") == models.resolve_model(model).location,

@@ -68,7 +68,7 @@ from workbench.finetune.tasks.wsd.distil import (
     teacher_scores,
 )
 from workbench.finetune.tasks.wsd.finish import finish_wsd_model
-from workbench.finetune.tasks.wsd.glosses import GlossTable
+from workbench.finetune.tasks.wsd.glosses import GlossTable, pad_glosses
 from workbench.finetune.tasks.wsd.lower import LowerLayers
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
 from workbench.finetune.tasks.wsd.options import WsdOptions
@@ -201,6 +201,14 @@ class WsdTask(Task):
         self.wordnet = load_wordnet()
         self.glosses = GlossTable(
             tokenizer, self.wordnet, self.options.gloss_text, self.options.gloss_max_length
+        )
+        #: with ``gloss_mix``: the same synsets' glosses as ``gloss_mix_text``
+        self.mixed = (
+            GlossTable(
+                tokenizer, self.wordnet, self.options.gloss_mix_text, self.options.gloss_max_length
+            )
+            if self.options.gloss_mix
+            else None
         )
         self._candidates: dict[tuple[str, str], Candidates] = {}
         self._counts = dict.fromkeys(("context_tokens", "gloss_tokens", "instances", "batches"), 0)
@@ -400,7 +408,8 @@ class WsdTask(Task):
         segments = np.concatenate([plan.single_words, plan.multi_words[plan.multi_segments]])
         weights = np.concatenate([np.ones(len(plan.single_words), np.float32), plan.multi_weights])
         all_cands = [c for row in rows for c in row["cands"]]
-        union = self.glosses.by_length(g for c in all_cands for g in c)
+        texts = self._gloss_texts(sorted({g for c in all_cands for g in c}), rows, gen)
+        union = sorted(texts, key=lambda g: (-len(texts[g]), g))  # longest first
         column = {g: j for j, g in enumerate(union)}
         n_cand = max(len(c) for c in all_cands)
         candidates = np.full((len(all_cands), n_cand), -1, dtype=np.int64)
@@ -409,13 +418,13 @@ class WsdTask(Task):
         for i, (cand, good) in enumerate(zip(all_cands, golds, strict=True)):
             candidates[i, : len(cand)] = [column[g] for g in cand]
             gold[i, good] = 1
-        gloss_ids, gloss_mask = self.glosses.batch(union, pad_id)
+        glosses = [texts[g] for g in union]
+        gloss_ids, gloss_mask = pad_glosses(glosses, pad_id)
         lower: dict[str, np.ndarray] = {}
         if self.lower is not None and self.model is not None:
             contexts = [r["input_ids"] for r in rows]
             lower["context_hidden"] = self.lower.batch(self.model.encoder, contexts)
             if not self.options.freeze_glosses:
-                glosses = [self.glosses.ids[g] for g in union]
                 lower["gloss_hidden"] = self.lower.batch(self.model.gloss_encoder, glosses)
         if gen is not None:  # a training batch: count what the step processes
             self._counts["context_tokens"] += int(mask.sum())
@@ -454,6 +463,23 @@ class WsdTask(Task):
             **weighted,
         }
 
+    def _gloss_texts(
+        self, rows: list[int], batch: list[dict[str, Any]], gen: torch.Generator | None
+    ) -> dict[int, list[int]]:
+        """The token ids each gloss row of a batch is read as: its ``gloss_text``; in a
+        training batch with ``gloss_mix``, a share of them its ``gloss_mix_text`` instead, drawn
+        from the run's seed and the batch's feature rows (so a resumed run draws as an
+        uninterrupted one did)."""
+        texts = {g: self.glosses.ids[g] for g in rows}
+        if gen is None or self.mixed is None:
+            return texts
+        seed = [self.cfg.seed, *sorted(int(r["row"]) for r in batch)]
+        drawn = np.random.default_rng(seed).random(len(rows)) < self.options.gloss_mix
+        swap = [g for g, d in zip(rows, drawn, strict=True) if d]
+        other = self.mixed.rows_of([self.glosses.synsets[g] for g in swap])
+        texts.update({g: self.mixed.ids[m] for g, m in zip(swap, other, strict=True)})
+        return texts
+
     def prepare(self, feats: list[Features], progress: bool) -> list[str]:
         """A ``top_layers`` run: the lower layers' activations of every context of ``feats``
         and every candidate gloss, computed where the cache lacks them (a progress bar in
@@ -464,7 +490,10 @@ class WsdTask(Task):
 
         jobs = [(self.model.encoder, [r["input_ids"] for f in feats for r in f.rows])]
         if not self.options.freeze_glosses:
-            jobs.append((self.model.gloss_encoder, list(self.glosses.ids)))
+            glosses = list(self.glosses.ids)
+            if self.mixed is not None:  # the other text of every gloss a step may read
+                glosses += [self.mixed.ids[m] for m in self.mixed.rows_of(self.glosses.synsets)]
+            jobs.append((self.model.gloss_encoder, glosses))
         todo = []
         for encoder, seqs in jobs:
             found, _ = self.lower.cache(encoder).lookup(seqs)
