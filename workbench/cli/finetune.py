@@ -356,10 +356,9 @@ def cmd_stages(args: argparse.Namespace, cfg: TrainConfig) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     cfg = _config(args)
-    if getattr(args, "then_frozen", None):
-        check_start(args.kind, cfg, args.model)
-        return cmd_stages(args, cfg)
     check_start(args.kind, cfg, args.model)  # before the data is read
+    if getattr(args, "then_frozen", None):
+        return cmd_stages(args, cfg)
     check_output(args.out, args.resume, args.overwrite)  # and the output, nothing made yet
     data = _data(args)
     card = train_with_baselines(

@@ -19,7 +19,11 @@ from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.data.splits import TaskData, redraw
-from workbench.finetune.tasks.wsd.stages import first_stage_dir, train_then_frozen
+from workbench.finetune.tasks.wsd.stages import (
+    first_stage_dir,
+    second_stage_config,
+    train_then_frozen,
+)
 from workbench.finetune.training.store import read_card
 from workbench.wsd.biencoder import BiEncoder
 
@@ -164,3 +168,10 @@ def test_the_command_trains_both_stages_and_refuses_a_stage_of_nothing(
     assert "--then-frozen 8" in card["command"] and not first_stage_dir(out).exists()
     assert main([*args[:-4], "--then-frozen", "0"]) == 2  # no stage of no sentences
     assert "--then-frozen" in capsys.readouterr().err
+
+
+def test_the_second_stage_freezes_the_glosses_and_mixes_no_other_text_in():
+    mixed = CFG.with_task(gloss_text="esr", gloss_mix=0.3)
+    second = second_stage_config(mixed, 3e-5)
+    assert second.task.freeze_glosses and second.task.gloss_mix == 0.0
+    assert second.task.gloss_text == "esr" and second.lr == 3e-5 and second.seed == CFG.seed + 1
