@@ -11,26 +11,18 @@ import json
 
 import pytest
 
+from tests.finetune.tasks.tiny_wsd import TINY_WSD
 from workbench.corpora.datasets import load_dataset
 from workbench.corpora.readers import Corpus
 from workbench.finetune.data.readers import DataFile
 from workbench.finetune.tasks.registry import finetune
 from workbench.finetune.tasks.wsd.finish import fit_pos_probe
-from workbench.finetune.tasks.wsd.options import WsdOptions
-from workbench.finetune.training.config import TrainConfig
 from workbench.wsd.biencoder import BiEncoder
 from workbench.wsd.disambiguate import disambiguate
 from workbench.wsd.opened import OpenedSystem
 from workbench.wsd.pos_probe import PROBE_FILE, load_probe
 
-CFG = TrainConfig(
-    epochs=1,
-    lr=1e-3,
-    batch_size=4,
-    max_length=64,
-    seed=1,
-    task=WsdOptions(gloss_max_length=24, head_pooling="mean", wsd_index="data"),
-)
+CFG = TINY_WSD
 
 
 def _only(sentences, pos: str):

@@ -184,8 +184,7 @@ def check_output(output: Path, resume: bool, overwrite: bool) -> None:
             f"cannot write the new model beside {output} (in {output.parent}), where it is "
             f"made before it takes the place of {output.name}: {reason}"
         ) from exc
-    checkpoint = output / CHECKPOINT_DIR
-    started = state == "ours" and checkpoint.is_dir() and bool(directory_entries(checkpoint))
+    started = state == "ours" and has_checkpoint(output)
     finished = state == "ours" and (output / CARD).is_file()
     if resume and not started:
         what = "a finished model and no checkpoint" if finished else "no checkpoint"
@@ -212,6 +211,13 @@ def check_output(output: Path, resume: bool, overwrite: bool) -> None:
             "pass resume=True (--resume) to continue it or overwrite=True (--overwrite) to "
             "start again."
         )
+
+
+def has_checkpoint(output: Path) -> bool:
+    """Whether the run directory ``output`` holds a started run's checkpoint (a ``checkpoint/``
+    with something in it): a run stopped before its end, or one kept with its checkpoint."""
+    checkpoint = output / CHECKPOINT_DIR
+    return checkpoint.is_dir() and bool(directory_entries(checkpoint))
 
 
 def start_output(output: Path, resume: bool, overwrite: bool) -> bool:

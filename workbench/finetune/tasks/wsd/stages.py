@@ -31,12 +31,11 @@ from workbench.finetune.data.splits import TaskData
 from workbench.finetune.tasks.registry import finetune
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.store import (
-    CHECKPOINT_DIR,
     check_output,
+    has_checkpoint,
     read_card,
     write_card,
 )
-from workbench.outputs import directory_entries
 from workbench.wsd.biencoder import CARD
 
 #: What the first stage's folder is called: ``OUT`` plus this.
@@ -75,13 +74,8 @@ def second_stage_config(cfg: TrainConfig, lr: float) -> TrainConfig:
     return cfg.replace(lr=lr, seed=cfg.seed + 1).with_task(freeze_glosses=True, gloss_mix=0.0)
 
 
-def _started(directory: Path) -> bool:
-    checkpoint = directory / CHECKPOINT_DIR
-    return checkpoint.is_dir() and bool(directory_entries(checkpoint))
-
-
 def _finished(directory: Path) -> bool:
-    return (directory / CARD).is_file() and not _started(directory)
+    return (directory / CARD).is_file() and not has_checkpoint(directory)
 
 
 def check_stages(output: str | Path, resume: bool, overwrite: bool) -> None:
@@ -100,7 +94,7 @@ def check_stages(output: str | Path, resume: bool, overwrite: bool) -> None:
         check_output(first, resume=False, overwrite=True)  # the workbench's own run folder
     else:
         check_output(first, resume, overwrite)
-    check_output(output, resume and _started(output), overwrite)
+    check_output(output, resume and has_checkpoint(output), overwrite)
 
 
 def _entry(card: dict[str, Any], key: str) -> dict[str, Any]:
@@ -211,7 +205,7 @@ def train_then_frozen(
         second = second.replace(max_minutes=left)
     ran = finetune(
         "wsd", more.train, more.dev, second, output, model=str(first), test=more.test,
-        resume=resume and _started(output), overwrite=overwrite, progress=progress,
+        resume=resume and has_checkpoint(output), overwrite=overwrite, progress=progress,
         keep_checkpoint=keep_checkpoint,
         card_extra={**more.extra, **(card_extra or {})},
     )  # fmt: skip
