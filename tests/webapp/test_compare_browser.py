@@ -198,6 +198,7 @@ def test_explore_side_by_side_from_a_link(context, server):
         page.wait_for_timeout(200)
     assert box.input_value() == text
     charts = page.locator('[data-testid="stPlotlyChart"]')
+    charts.nth(3).locator(".main-svg").first.wait_for()  # drawn after the tables, once plotly loads
     assert charts.count() == 4  # per pane: the similarity heatmap and the projection
     assert charts.nth(0).locator(".heatmaplayer").count() == 1
     assert page.get_by_text("Nearest neighbours of occurrence 1 at layers 3").count() == 1
