@@ -81,6 +81,7 @@ def test_offline_jobs_train_and_their_model_opens_in_senses(
         chosen = page.locator('[data-testid="stSelectbox"] input[aria-label="Model"]').nth(1)
         assert chosen.input_value().strip() == f"finetuned/{RUN}"
         charts = page.locator('[data-testid="stPlotlyChart"]')
+        charts.nth(1).locator(".scatterlayer .point").first.wait_for()  # plotly draws it last
         assert charts.count() == 2  # pane A, pane B (the tuned model); the curve is folded
         assert charts.nth(1).locator(".scatterlayer .point").count() >= 3
         page.screenshot(path=str(ARTIFACTS / "senses-offline-tuned.png"), full_page=True)
