@@ -34,6 +34,7 @@ from workbench.cli.options import (
     number,
     path_arg,
 )
+from workbench.cli.stop_signals import stop_on_signals
 from workbench.corpora.datasets import load_dataset
 from workbench.errors import InputError, OutputError
 from workbench.finetune.data.readers import TaggedSentence
@@ -335,19 +336,21 @@ def cmd_stages(args: argparse.Namespace, cfg: TrainConfig) -> int:
     """``workbench finetune wsd --then-frozen N``: :func:`train_then_frozen`."""
     check_stages(args.out, args.resume, args.overwrite)  # both folders, nothing made yet
     data = _data(args)
-    result = train_then_frozen(
-        data,
-        _more_data(args, data),
-        cfg,
-        args.out,
-        model=args.model,
-        lr=args.then_lr,
-        resume=args.resume,
-        overwrite=args.overwrite,
-        progress=not args.no_progress,
-        keep_checkpoint=args.keep_checkpoint,
-        card_extra={"command": _rerun(args)},
-    )
+    with stop_on_signals() as stop:
+        result = train_then_frozen(
+            data,
+            _more_data(args, data),
+            cfg,
+            args.out,
+            model=args.model,
+            lr=args.then_lr,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+            keep_checkpoint=args.keep_checkpoint,
+            card_extra={"command": _rerun(args)},
+            stop=stop,
+        )
     print(summary({**result.card, "output": str(result.output)}))
     if result.stopped:
         print(f"{result.stopped}: the same command with --resume goes on from there.")
@@ -361,19 +364,21 @@ def cmd_train(args: argparse.Namespace) -> int:
         return cmd_stages(args, cfg)
     check_output(args.out, args.resume, args.overwrite)  # and the output, nothing made yet
     data = _data(args)
-    card = train_with_baselines(
-        args.kind,
-        data,
-        cfg,
-        args.out,
-        model=args.model,
-        baselines=getattr(args, "baselines", False),
-        resume=args.resume,
-        overwrite=args.overwrite,
-        progress=not args.no_progress,
-        keep_checkpoint=args.keep_checkpoint,
-        card_extra={"command": _rerun(args)},
-    )
+    with stop_on_signals() as stop:
+        card = train_with_baselines(
+            args.kind,
+            data,
+            cfg,
+            args.out,
+            model=args.model,
+            baselines=getattr(args, "baselines", False),
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+            keep_checkpoint=args.keep_checkpoint,
+            card_extra={"command": _rerun(args)},
+            stop=stop,
+        )
     if not is_main_process():  # other processes of a multi-GPU launch
         return 0
     print(summary({**card, "output": str(args.out)}))

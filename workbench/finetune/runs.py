@@ -104,7 +104,7 @@ def train_with_baselines(
         say: told what runs next (``"Scoring the baselines…"``).
         card_extra: more entries for the card (the command line that ran it).
         **kwargs: passed to :func:`~workbench.finetune.tasks.registry.finetune` (``resume``,
-            ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``).
+            ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``, ``stop``).
 
     Returns:
         The training card (in the other processes of a multi-GPU launch: without baselines).

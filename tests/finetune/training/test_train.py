@@ -9,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ from workbench.finetune.training.parameters import (
     freeze,
     param_groups,
 )
+from workbench.finetune.training.stopping import StopRequest
 from workbench.finetune.training.store import (
     adapter_base_of,
     read_card,
@@ -356,6 +358,52 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tiny_model_dir, tmp_path
         torch.testing.assert_close(a[key], b[key], atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_while_training_saves_the_step_and_resume_goes_on(tiny_model_dir, tmp_path, number):
+    """Ctrl-C (or SIGTERM) while the steps run: the command stops at the next step, writes that
+    step's checkpoint, says how to go on and exits 130; ``--resume`` goes on from that step."""
+    train = _write_csv(tmp_path / "train.csv", _sentiment(1000, 0))
+    dev = _write_csv(tmp_path / "dev.csv", _sentiment(40, 1))
+    out = tmp_path / "stopped"
+    args = ["seqcls", "--train", str(train), "--dev", str(dev), "--out", str(out),
+            "--epochs", "20", "--batch-size", "8", "--max-length", "32",
+            "--model", str(tiny_model_dir)]  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "finetune", *args],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # not a background job
+    )
+    assert proc.stdout is not None
+    seen, deadline = b"", time.monotonic() + 240
+    while b"epoch 1/20" not in seen:  # the progress bar: the steps run
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        assert chunk and time.monotonic() < deadline, seen.decode(errors="replace")[-2000:]
+        seen += chunk
+    proc.send_signal(number)
+    rest, _ = proc.communicate(timeout=240)
+    log = (seen + rest).decode(errors="replace")
+    assert proc.returncode == 130, log[-3000:]
+    assert "stopping at the next optimizer step to save a checkpoint" in log
+    assert "workbench: interrupted" in log and "Traceback" not in log
+    saved = ckpt.load_tree(out / "checkpoint" / ckpt.LAST)["state"]
+    step = saved["step"]
+    assert 0 < step < 2500 and f"stopped by request after {step} of 2500 planned" in log
+    assert not (out / "training_card.json").exists()
+    resumed = subprocess.run(
+        [sys.executable, "-m", "workbench", "finetune", *args, "--resume", "--max-steps",
+         str(step + 3), "--no-progress"],  # fmt: skip
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    card = read_card(out)
+    assert card["epochs"][-1]["steps"] == step + 3  # it went on from the saved step
+    assert any(
+        f"stopped by max_steps={step + 3} after {step + 3} of 2500" in n for n in card["notes"]
+    )
+
+
 def test_data_parallel_run_under_torchrun(tiny_model_dir, tmp_path):
     """Two CPU processes (gloo) via torchrun: the unchanged command trains data-parallel."""
     train = _write_csv(tmp_path / "train.csv", _sentiment(160, 0))
@@ -461,6 +509,41 @@ def test_max_minutes_ends_the_epoch_at_the_next_step_and_a_resume_goes_on_from_t
     whole = {r.epoch: r.dev["accuracy"] for r in more.history[1:]}
     assert more.best == max(whole.values()) and whole[more.best_epoch] == more.best
     assert not any("max_minutes" in n for n in read_card(out)["notes"])
+
+
+def test_a_stop_request_checkpoints_the_step_it_came_at_and_a_resume_goes_on(
+    tiny_model_dir, tmp_path
+):
+    """A request to stop (Ctrl-C on the command line) ends the run at the next optimizer step:
+    that step's checkpoint, no dev scoring of the cut part, no model, KeyboardInterrupt; the
+    same call with ``resume`` trains the rest. Asking outside the steps is refused."""
+    train = in_memory(_sentiment(48, 0), "train")
+    dev = in_memory(_sentiment(20, 1), "dev")
+    cfg = TrainConfig(epochs=3, **{**FAST, "batch_size": 8}, task=MEAN)  # 6 steps an epoch
+    out, request = tmp_path / "asked", StopRequest()
+    assert not request.ask()  # no step running: the caller must stop some other way
+
+    def ask_at_batch_2(event: dict) -> None:
+        if event["event"] == "step" and event["epoch"] == 2 and event["batch"] == 2:
+            assert request.ask() and not request.ask()  # taken once; a second is refused
+
+    with pytest.raises(KeyboardInterrupt):
+        finetune(
+            "seqcls", train, dev, cfg, out, model=str(tiny_model_dir), progress=False,
+            callback=ask_at_batch_2, stop=request,
+        )  # fmt: skip
+    assert not request.ask()  # the steps are over
+    assert not (out / "training_card.json").exists()
+    saved = ckpt.load_tree(out / "checkpoint" / ckpt.LAST)["state"]
+    assert (saved["epoch"], saved["batch"], saved["step"]) == (1, 3, 9)  # epoch 2 cut at step 9
+    assert [(h["epoch"], h["cut"], h["dev"]) for h in saved["history"]][1] == (2, 3, {})
+    more = finetune(
+        "seqcls", train, dev, cfg, out, model=str(tiny_model_dir), progress=False, resume=True
+    )
+    assert [(r.epoch, r.steps, r.cut) for r in more.history] == [
+        (1, 6, 0), (2, 9, 3), (2, 12, 0), (3, 18, 0)
+    ]  # fmt: skip
+    assert more.stopped is None and read_card(out)["best_epoch"] in (1, 2, 3)
 
 
 def test_max_steps_cuts_the_run_at_that_step_with_the_full_schedule(tiny_model_dir, tmp_path):

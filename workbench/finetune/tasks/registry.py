@@ -148,7 +148,8 @@ def finetune(
         output: the model directory to write.
         model: base model name or directory.
         labels: the label set (default: the labels of ``train``).
-        **kwargs: ``resume``, ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``.
+        **kwargs: ``resume``, ``overwrite``, ``progress``, ``callback``, ``keep_checkpoint``,
+            ``stop`` (:func:`~workbench.finetune.training.loop.fit`).
 
     Returns:
         :class:`workbench.finetune.training.loop.FitResult`.

@@ -61,8 +61,9 @@ class RunState:
         best_epoch: the epoch that reached it (0: none yet).
         bad_epochs: epochs since the last improvement (early stopping).
         step: optimizer steps done.
-        batch: batches of epoch ``epoch + 1`` already trained: an epoch that ``max_minutes``
-            or ``max_steps`` cut goes on from there when the run is resumed (0: none).
+        batch: batches of epoch ``epoch + 1`` already trained: an epoch that ``max_minutes``,
+            ``max_steps`` or a stop request cut goes on from there when the run is resumed
+            (0: none).
     """
 
     epoch: int = 0

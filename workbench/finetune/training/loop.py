@@ -5,7 +5,9 @@ freezing / LoRA; AdamW with per-layer learning rates and a linear warm-up/decay 
 gradient accumulation; bf16 autocast where the device has bfloat16 (:func:`auto_precision`);
 a dev evaluation, a checkpoint and the best-so-far weights after every epoch; early stopping;
 a time limit (``max_minutes``: the epoch in progress ends at the next optimizer step and is
-evaluated and saved); at the end the best epoch's weights saved as a model directory
+evaluated and saved); a request to stop (``stop``, :mod:`~workbench.finetune.training.stopping`:
+Ctrl-C on the command line) ends it at the next step too, saves its checkpoint and raises
+``KeyboardInterrupt``; at the end the best epoch's weights saved as a model directory
 (:mod:`workbench.finetune.training.store`; a LoRA run's adapters unmerged) with the task's own
 finishing work (:meth:`~workbench.finetune.tasks.base.Task.finish`: the WSD task scores its test
 data through the saved directory) and, last, its training card, all beside ``output`` and then
@@ -26,6 +28,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +56,7 @@ from workbench.finetune.training.parameters import (
     freeze_unused,
     param_groups,
 )
+from workbench.finetune.training.stopping import StopRequest
 from workbench.finetune.training.store import (
     CHECKPOINT_DIR,
     adapter_base_of,
@@ -100,6 +104,9 @@ class FitResult:
 
 
 Callback = Callable[[dict[str, Any]], None]
+
+#: What ended an epoch that a :class:`StopRequest` cut short.
+INTERRUPT = "interrupt"
 
 
 def auto_precision(cuda: bool) -> str:
@@ -231,11 +238,20 @@ def _out_of_time(deadline: float | None, acc: Accelerator) -> bool:
     the main process's answer, so all of them stop at the same step."""
     if deadline is None:
         return False
-    expired = time.monotonic() >= deadline
+    return _main_says(time.monotonic() >= deadline, acc)
+
+
+def _asked_to_stop(stop: StopRequest | None, acc: Accelerator) -> bool:
+    """Whether the run was asked to stop (:class:`StopRequest`), as the main process saw it."""
+    return stop is not None and _main_says(stop.asked, acc)
+
+
+def _main_says(flag: bool, acc: Accelerator) -> bool:
+    """``flag`` as the main process has it, in every process (all stop at the same step)."""
     if acc.num_processes == 1:
-        return expired
-    flag = torch.tensor(float(expired and acc.is_main_process), device=acc.device)
-    return bool(acc.reduce(flag, "sum").item() > 0)
+        return flag
+    mine = torch.tensor(float(flag and acc.is_main_process), device=acc.device)
+    return bool(acc.reduce(mine, "sum").item() > 0)
 
 
 def _train_epoch(
@@ -251,13 +267,14 @@ def _train_epoch(
     deadline: float | None = None,
     max_steps: int | None = None,
     skip: int = 0,
+    stop: StopRequest | None = None,
 ) -> tuple[float, int, str | None, int]:
     """One pass over the shuffled training features from batch ``skip`` on (the batches an
     earlier, cut run of this epoch trained), or its part before ``deadline``
-    (``time.monotonic()``, checked after each optimizer step) or ``max_steps`` optimizer steps;
-    returns (mean loss, optimizer steps, the option that ended it early: ``max_minutes``,
-    ``max_steps`` or None, and where it cut the epoch: its batches trained by then, ``skip``
-    included, or 0 when the epoch was trained to its end)."""
+    (``time.monotonic()``, checked after each optimizer step), ``max_steps`` optimizer steps or
+    a request to ``stop``; returns (mean loss, optimizer steps, what ended it early:
+    ``max_minutes``, ``max_steps``, :data:`INTERRUPT` or None, and where it cut the epoch: its
+    batches trained by then, ``skip`` included, or 0 when the epoch was trained to its end)."""
     from tqdm.auto import tqdm
 
     cfg = task.cfg
@@ -286,6 +303,8 @@ def _train_epoch(
                     stopped = "max_steps"
                 elif _out_of_time(deadline, acc):
                     stopped = "max_minutes"
+                elif _asked_to_stop(stop, acc):
+                    stopped = INTERRUPT
             optimizer.zero_grad()
         total, count = total + value, count + 1
         bar.set_postfix(loss=f"{total / count:.4f}")
@@ -453,6 +472,7 @@ def _run_epochs(
     where: tuple[Path, dict[str, Any]],
     progress: bool,
     callback: Callback | None,
+    stop: StopRequest | None = None,
 ) -> str | None:
     """Train epoch after epoch from ``state.epoch + 1``, evaluating and checkpointing each.
 
@@ -460,6 +480,10 @@ def _run_epochs(
         None, or why the run ended before its last epoch: the ``max_minutes`` or ``max_steps``
         note for the card (the epoch it cut short is evaluated and checkpointed, but its
         weights do not compete for the best: see :func:`_after_epoch`).
+
+    Raises:
+        KeyboardInterrupt: after the checkpoint of the step a request to ``stop`` was honoured
+            at (an epoch cut there is checkpointed without its dev scoring).
     """
     cfg = task.cfg
     train_f, dev_f = feats
@@ -474,25 +498,28 @@ def _run_epochs(
             return _stop_note(task, "max_steps", state.step, len(train_f.rows), epoch - 1, acc)
         t0 = time.perf_counter()
         try:
-            loss, steps, stopped, cut = _train_epoch(
-                task,
-                model,
-                optimizer,
-                scheduler,
-                train_f,
-                epoch,
-                acc,
-                progress,
-                callback,
-                deadline,
-                left,
-                state.batch if epoch == state.epoch + 1 else 0,
-            )
+            with stop.stepping() if stop is not None else nullcontext():
+                loss, steps, stopped, cut = _train_epoch(
+                    task,
+                    model,
+                    optimizer,
+                    scheduler,
+                    train_f,
+                    epoch,
+                    acc,
+                    progress,
+                    callback,
+                    deadline,
+                    left,
+                    state.batch if epoch == state.epoch + 1 else 0,
+                    stop,
+                )
         except TrainingError as exc:
             raise TrainingError(f"{exc}; {_kept(state, where[0])}") from None
         stats = task.epoch_stats()
         t1 = time.perf_counter()
-        metrics = evaluate(task, model, dev_f, acc) if dev_f is not None else {}
+        asked_cut = stopped == INTERRUPT and cut > 0  # asked to stop: no dev scoring of a cut
+        metrics = {} if dev_f is None or asked_cut else evaluate(task, model, dev_f, acc)
         t2 = time.perf_counter()
         record = EpochRecord(epoch, loss, metrics, t2 - t0, state.step + steps, t2 - t1, stats, cut)
         state.step += steps
@@ -500,6 +527,15 @@ def _run_epochs(
         _log(_describe(record, task), acc)
         if callback is not None:
             callback({"event": "epoch", **asdict(record)})
+        if stopped == INTERRUPT:
+            planned = _planned_steps(cfg, len(train_f.rows), acc)
+            _log(
+                f"stopped by request after {state.step} of {planned} planned optimizer steps; "
+                f"the checkpoint is in {where[0]}: the same command with --resume goes on "
+                "from that step",
+                acc,
+            )
+            raise KeyboardInterrupt
         if stopped:
             return _stop_note(task, stopped, state.step, len(train_f.rows), epoch, acc)
     return None
@@ -586,6 +622,7 @@ def fit(
     keep_checkpoint: bool = False,
     test: DataFile | None = None,
     card_extra: dict[str, Any] | None = None,
+    stop: StopRequest | None = None,
 ) -> FitResult:
     """Train ``task`` on ``train``, select on ``dev``, save the model directory ``output``.
 
@@ -606,6 +643,9 @@ def fit(
             go on from there).
         test: optional held-out data, scored once with the selected model (in the card).
         card_extra: more entries for the training card (e.g. how built-in data was made).
+        stop: a :class:`~workbench.finetune.training.stopping.StopRequest`: once asked, the
+            run stops at its next optimizer step, writes that step's checkpoint and raises
+            ``KeyboardInterrupt`` (``resume`` goes on from there).
 
     Returns:
         A :class:`FitResult`.
@@ -637,7 +677,7 @@ def fit(
     made = acc.is_main_process and start_output(output, resume, overwrite)  # training starts
     acc.wait_for_everyone()
     try:
-        stop = _run_epochs(
+        cut_short = _run_epochs(
             task,
             acc,
             model,
@@ -648,13 +688,14 @@ def fit(
             (directory, identity),
             progress,
             callback,
+            stop,
         )
     except BaseException:
         if acc.is_main_process:  # stopped before its first checkpoint: nothing is left
             forget_output(output, made)
         raise
-    if stop is not None:
-        notes.append(stop)
+    if cut_short is not None:
+        notes.append(cut_short)
     final = acc.unwrap_model(model)
     if state.best_epoch and (directory / ckpt.BEST).is_file():
         ckpt.load_trained(final, ckpt.load_weights(directory / ckpt.BEST), directory / ckpt.BEST)
@@ -679,7 +720,7 @@ def fit(
     if acc.is_main_process:  # the old model goes only when the new one is complete
         encoder, *_ = task.encoders(final)
         base = adapter_base_of(source, encoder) if cfg.lora_r or task.top_layers else None
-        with staged_model_dir(output, keep_checkpoint or stop is not None) as staging:
+        with staged_model_dir(output, keep_checkpoint or cut_short is not None) as staging:
             task.save_parts(final, staging, base)
             head = (task.head_config(), task.head_state(final))
             save_model_dir(encoder, task.tokenizer, *head, card, staging, base, task.top_layers)
@@ -688,4 +729,6 @@ def fit(
             write_card(card, staging)  # the card last: the directory is complete
     acc.wait_for_everyone()
     history = tuple(EpochRecord(**h) for h in state.history or [])
-    return FitResult(output, history, state.best_epoch, state.best, card, tuple(notes), final, stop)
+    return FitResult(
+        output, history, state.best_epoch, state.best, card, tuple(notes), final, cut_short
+    )

@@ -5,9 +5,9 @@ stage's weights (each gloss encoded once, so a step costs the context pass alone
 cheaper), at its own learning rate and the next seed, into ``OUT``. The first stage's folder is
 removed once ``OUT`` is complete (``keep_checkpoint`` keeps it).
 
-A sitting's ``max_minutes`` covers both stages. A stage cut short keeps its checkpoint, and the
-same call with ``resume`` goes on where it stopped; a finished first stage is used as it is once
-its card shows the same options, data and base model.
+A sitting's ``max_minutes`` covers both stages, and a ``stop`` request either. A stage cut short
+keeps its checkpoint, and the same call with ``resume`` goes on where it stopped; a finished
+first stage is used as it is once its card shows the same options, data and base model.
 
 Example::
 
@@ -30,6 +30,7 @@ from workbench.fileio import remove_path
 from workbench.finetune.data.splits import TaskData
 from workbench.finetune.tasks.registry import finetune
 from workbench.finetune.training.config import TrainConfig
+from workbench.finetune.training.stopping import StopRequest
 from workbench.finetune.training.store import (
     check_output,
     has_checkpoint,
@@ -163,6 +164,7 @@ def train_then_frozen(
     progress: bool = True,
     keep_checkpoint: bool = False,
     card_extra: dict[str, Any] | None = None,
+    stop: StopRequest | None = None,
 ) -> StagesResult:
     """Train a WSD bi-encoder in two stages (this module's docstring).
 
@@ -178,6 +180,8 @@ def train_then_frozen(
             for each stage.
         keep_checkpoint: keep ``OUT/checkpoint`` and the first stage's folder.
         card_extra: more entries for both stages' cards (the command line that ran it).
+        stop: a request to stop at the next optimizer step of either stage
+            (:func:`~workbench.finetune.training.loop.fit`).
 
     Returns:
         :class:`StagesResult`; ``stopped`` says which stage a time or step limit cut short.
@@ -191,7 +195,7 @@ def train_then_frozen(
     else:
         ran = finetune(
             "wsd", data.train, data.dev, cfg, first, model=model, test=data.test,
-            resume=resume, overwrite=overwrite, progress=progress,
+            resume=resume, overwrite=overwrite, progress=progress, stop=stop,
             card_extra={**data.extra, **(card_extra or {})},
         )  # fmt: skip
         first_card = ran.card
@@ -206,7 +210,7 @@ def train_then_frozen(
     ran = finetune(
         "wsd", more.train, more.dev, second, output, model=str(first), test=more.test,
         resume=resume and has_checkpoint(output), overwrite=overwrite, progress=progress,
-        keep_checkpoint=keep_checkpoint,
+        keep_checkpoint=keep_checkpoint, stop=stop,
         card_extra={**more.extra, **(card_extra or {})},
     )  # fmt: skip
     card = ran.card
