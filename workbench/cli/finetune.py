@@ -57,6 +57,7 @@ from workbench.finetune.tasks.registry import TASKS, check_start
 from workbench.finetune.tasks.wsd.finish import cache_all_glosses, refit_pos_probe
 from workbench.finetune.tasks.wsd.stages import check_stages, train_then_frozen
 from workbench.finetune.training.config import TrainConfig, option_fields
+from workbench.finetune.training.stopping import StopRequest
 from workbench.finetune.training.store import check_output
 from workbench.outputs import claim_file
 from workbench.reports.writers import FORMATS
@@ -344,12 +345,7 @@ def cmd_stages(args: argparse.Namespace, cfg: TrainConfig) -> int:
             args.out,
             model=args.model,
             lr=args.then_lr,
-            resume=args.resume,
-            overwrite=args.overwrite,
-            progress=not args.no_progress,
-            keep_checkpoint=args.keep_checkpoint,
-            card_extra={"command": _rerun(args)},
-            stop=stop,
+            **_run_options(args, stop),
         )
     print(summary({**result.card, "output": str(result.output)}))
     if result.stopped:
@@ -372,17 +368,25 @@ def cmd_train(args: argparse.Namespace) -> int:
             args.out,
             model=args.model,
             baselines=getattr(args, "baselines", False),
-            resume=args.resume,
-            overwrite=args.overwrite,
-            progress=not args.no_progress,
-            keep_checkpoint=args.keep_checkpoint,
-            card_extra={"command": _rerun(args)},
-            stop=stop,
+            **_run_options(args, stop),
         )
     if not is_main_process():  # other processes of a multi-GPU launch
         return 0
     print(summary({**card, "output": str(args.out)}))
     return 0
+
+
+def _run_options(args: argparse.Namespace, stop: StopRequest) -> dict[str, Any]:
+    """What every training command passes its run: resuming, overwriting, the progress bar,
+    the checkpoint kept, its command line for the card, and the request to stop."""
+    return {
+        "resume": args.resume,
+        "overwrite": args.overwrite,
+        "progress": not args.no_progress,
+        "keep_checkpoint": args.keep_checkpoint,
+        "card_extra": {"command": _rerun(args)},
+        "stop": stop,
+    }
 
 
 def _rerun(args: argparse.Namespace) -> str:
