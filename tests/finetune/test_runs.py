@@ -90,6 +90,22 @@ def test_summary_of_a_run_without_dev_data_says_so_instead_of_nan():
     assert "nan" not in summary(card)
 
 
+def test_summary_names_the_parts_of_an_epoch_that_a_stop_or_a_limit_cut():
+    card = {
+        "metric": "accuracy", "task": "seqcls", "base_model": "tiny", "train_seconds": 5.0,
+        "device": "cpu", "parameters": {"trainable": 10, "total": 10}, "best_epoch": 1,
+        "best_metric": 0.9, "output": "runs/x",
+        "epochs": [{"epoch": 1, "train_loss": 0.7, "dev": {}, "cut": 17},  # stopped by hand
+                   {"epoch": 1, "train_loss": 0.5, "dev": {"accuracy": 0.8}, "cut": 20},
+                   {"epoch": 1, "train_loss": 0.4, "dev": {"accuracy": 0.9}, "cut": 0}],
+    }  # fmt: skip
+    assert summary(card).splitlines()[2:5] == [
+        "  epoch 1 (its first 17 batches): train_loss 0.7000  (not scored)",
+        "  epoch 1 (its first 20 batches): train_loss 0.5000  dev accuracy 0.8000",
+        "  epoch 1: train_loss 0.4000  dev accuracy 0.9000",
+    ]
+
+
 def test_uploads_that_are_not_text_are_refused_by_name():
     with pytest.raises(InputError, match="notes.csv is not UTF-8 text"):
         uploaded_data("seqcls", ("ok.csv", b"text,label\na,x\n"), ("notes.csv", b"\xc3\x28"))

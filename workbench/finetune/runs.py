@@ -151,8 +151,14 @@ def summary(card: dict) -> str:
     ]
     for e in card["epochs"]:
         dev = e["dev"].get(metric)
-        shown = f"  dev {metric} {dev:.4f}" if dev is not None else "  (no dev data)"
-        lines.append(f"  epoch {e['epoch']}: train_loss {e['train_loss']:.4f}{shown}")
+        if dev is not None:
+            shown = f"  dev {metric} {dev:.4f}"
+        elif e.get("cut"):  # a part a stop request cut: checkpointed without scoring
+            shown = "  (not scored)"
+        else:
+            shown = "  (no dev data)"
+        cut = f" (its first {e['cut']} batches)" if e.get("cut") else ""
+        lines.append(f"  epoch {e['epoch']}{cut}: train_loss {e['train_loss']:.4f}{shown}")
     if card.get("best_epoch"):
         lines.append(f"best epoch {card['best_epoch']}: dev {metric} {card['best_metric']:.4f}")
     if card.get("test"):

@@ -413,11 +413,12 @@ def _after_epoch(
 
 
 def _describe(record: EpochRecord, task: Task) -> str:
-    dev = "  ".join(f"{k}={v:.4f}" for k, v in record.dev.items())
-    return (
-        f"epoch {record.epoch}/{task.cfg.epochs}: train_loss={record.train_loss:.4f}  "
-        f"{dev}  ({record.seconds:.1f}s)"
-    )
+    """One line on an epoch: its loss, its dev measures (when scored) and its time."""
+    parts = [f"train_loss={record.train_loss:.4f}"]
+    parts += [f"{k}={v:.4f}" for k, v in record.dev.items()]
+    if record.cut:
+        parts.append(f"(cut after {record.cut} batches)")
+    return f"epoch {record.epoch}/{task.cfg.epochs}: {'  '.join(parts)}  ({record.seconds:.1f}s)"
 
 
 def _setup_model(
