@@ -153,7 +153,7 @@ def summary(card: dict) -> str:
         dev = e["dev"].get(metric)
         if dev is not None:
             shown = f"  dev {metric} {dev:.4f}"
-        elif e.get("cut"):  # a part a stop request cut: checkpointed without scoring
+        elif e.get("cut"):  # a cut part not scored (a stop request's)
             shown = "  (not scored)"
         else:
             shown = "  (no dev data)"

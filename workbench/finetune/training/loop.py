@@ -233,25 +233,17 @@ def _log(message: str, acc: Accelerator) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
-def _out_of_time(deadline: float | None, acc: Accelerator) -> bool:
-    """Whether training time is up (``deadline`` on ``time.monotonic()``); every process gets
-    the main process's answer, so all of them stop at the same step."""
-    if deadline is None:
-        return False
-    return _main_says(time.monotonic() >= deadline, acc)
-
-
-def _asked_to_stop(stop: StopRequest | None, acc: Accelerator) -> bool:
-    """Whether the run was asked to stop (:class:`StopRequest`), as the main process saw it."""
-    return stop is not None and _main_says(stop.asked, acc)
-
-
-def _main_says(flag: bool, acc: Accelerator) -> bool:
-    """``flag`` as the main process has it, in every process (all stop at the same step)."""
-    if acc.num_processes == 1:
-        return flag
-    mine = torch.tensor(float(flag and acc.is_main_process), device=acc.device)
-    return bool(acc.reduce(mine, "sum").item() > 0)
+def _early_end(deadline: float | None, stop: StopRequest | None, acc: Accelerator) -> str | None:
+    """``max_minutes`` when training time is up (``deadline`` on ``time.monotonic()``),
+    :data:`INTERRUPT` when the run was asked to ``stop``, else None; every process gets the main
+    process's answer in one collective per step, so all of them stop at the same step."""
+    if deadline is None and stop is None:
+        return None
+    flags = [deadline is not None and time.monotonic() >= deadline, stop is not None and stop.asked]
+    if acc.num_processes > 1:
+        mine = torch.tensor([float(f and acc.is_main_process) for f in flags], device=acc.device)
+        flags = [bool(v > 0) for v in acc.reduce(mine, "sum").tolist()]
+    return "max_minutes" if flags[0] else INTERRUPT if flags[1] else None
 
 
 def _train_epoch(
@@ -299,12 +291,8 @@ def _train_epoch(
             if acc.sync_gradients:
                 scheduler.step()
                 steps += 1
-                if max_steps is not None and steps >= max_steps:
-                    stopped = "max_steps"
-                elif _out_of_time(deadline, acc):
-                    stopped = "max_minutes"
-                elif _asked_to_stop(stop, acc):
-                    stopped = INTERRUPT
+                ended = _early_end(deadline, stop, acc)  # every process takes part
+                stopped = "max_steps" if max_steps is not None and steps >= max_steps else ended
             optimizer.zero_grad()
         total, count = total + value, count + 1
         bar.set_postfix(loss=f"{total / count:.4f}")
