@@ -1,6 +1,6 @@
 """Debian's headless Chromium visiting the app, for the browser tests and the benchmarks: where
-the browser is, its flags, what each page's first view draws, and the wait for Streamlit's
-script run to end.
+the browser is, its flags, what each page's first view draws, the wait for Streamlit's
+script run to end and the choice of a select box's option.
 
 Playwright's own browser downloads are never used (``.ci/install-browser.sh`` installs Debian's
 ``chromium``). Pages are Playwright ``Page`` objects; this module never imports playwright.
@@ -85,6 +85,30 @@ def wait_run_ended(page: Any, timeout_ms: float | None = None, pause_ms: float =
         page.wait_for_timeout(pause_ms)
     page.locator(STATUS_WIDGET).wait_for(state="hidden", timeout=timeout_ms)
     wait_charts_drawn(page, timeout_ms)
+
+
+def choose_option(box: Any, option: str, timeout_ms: float, tries: int = 3) -> None:
+    """Choose ``option`` (its label, exactly) in the select box ``box`` (a Locator of a
+    ``stSelectbox``), as a visitor would: open it, type the label (the list shows only the
+    options that match, so a long list's far options are drawn too) and click the option.
+
+    A script run that starts meanwhile can draw the box anew and close its list: then the
+    list is closed with Escape, the run awaited and the box opened again, ``tries`` times in
+    all within ``timeout_ms``. Raises ``TimeoutError`` when the option never shows."""
+    page = box.page
+    wanted = page.get_by_role("option", name=option, exact=True)
+    for _ in range(tries):
+        box.click()
+        page.keyboard.type(option)
+        try:
+            wanted.wait_for(timeout=timeout_ms / tries)
+        except Exception:  # Playwright's TimeoutError (this module never imports playwright)
+            page.keyboard.press("Escape")
+            wait_run_ended(page, timeout_ms)
+            continue
+        wanted.click()
+        return
+    raise TimeoutError(f"the option {option!r} did not show in {tries} openings of its box")
 
 
 #: True in a kept chart's frame once it has drawn the last figure it was sent.

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from devtools.appserver import AppServer
-from devtools.browser import EXCEPTION, wait_run_ended
+from devtools.browser import EXCEPTION, choose_option, wait_run_ended
 from webapp.offered_models import OWNER_LIST, runs_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,8 +71,7 @@ def test_offline_jobs_train_and_their_model_opens_in_senses(
                   "compare": "1", "method": "pca"}  # fmt: skip
         _open(page, offline_server, "senses", senses, "Sense clusters")
         models = page.locator('[data-testid="stSelectbox"]').filter(has_text="Model")
-        models.nth(1).click()  # pane B's
-        page.get_by_role("option", name=f"finetuned/{RUN}").click()
+        choose_option(models.nth(1), f"finetuned/{RUN}", SLOW_MS)  # pane B's
         # the run that draws it has ended once the page's link names it and nothing is stale
         page.wait_for_url(lambda link: "b_model=" in link and RUN in link)
         wait_run_ended(page, SLOW_MS)
