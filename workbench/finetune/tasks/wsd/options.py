@@ -57,6 +57,14 @@ class WsdOptions(TaskOptions):
         "with --gloss-mix: the other text a gloss may be read as",
         choices=GLOSS_TEXTS,
     )
+    negatives: int = option(
+        0,
+        "compare a training instance's gold senses with at most N of its other candidates, "
+        "drawn anew at each step, instead of all of them: a step encodes fewer glosses (the "
+        "bulk of its tokens), so it runs faster; dev and test scores, answers and a step with "
+        "the gloss tower frozen compare all candidates (0: all)",
+        NON_NEGATIVE_INT,
+    )
     freeze_glosses: bool = option(
         False,
         "keep the gloss encoder at the base weights and train the context encoder only; "

@@ -71,8 +71,10 @@ def second_stage_config(cfg: TrainConfig, lr: float) -> TrainConfig:
     """The second stage's options: the first's, at learning rate ``lr`` and seed + 1, with the
     gloss tower frozen (:attr:`~workbench.finetune.tasks.wsd.options.WsdOptions.freeze_glosses`)
     and so no gloss text mixed in (``gloss_mix``: the first stage's gloss tower is what it
-    learnt)."""
-    return cfg.replace(lr=lr, seed=cfg.seed + 1).with_task(freeze_glosses=True, gloss_mix=0.0)
+    learnt) and every candidate compared (``negatives``: a frozen gloss costs no step time)."""
+    return cfg.replace(lr=lr, seed=cfg.seed + 1).with_task(
+        freeze_glosses=True, gloss_mix=0.0, negatives=0
+    )
 
 
 def _finished(directory: Path) -> bool:

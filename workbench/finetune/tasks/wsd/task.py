@@ -71,6 +71,7 @@ from workbench.finetune.tasks.wsd.finish import finish_wsd_model
 from workbench.finetune.tasks.wsd.glosses import GlossTable, pad_glosses
 from workbench.finetune.tasks.wsd.lower import LowerLayers
 from workbench.finetune.tasks.wsd.model import BiEncoderModel
+from workbench.finetune.tasks.wsd.negatives import NEGATIVES_STREAM, kept_candidates
 from workbench.finetune.tasks.wsd.options import WsdOptions
 from workbench.finetune.training.config import TrainConfig
 from workbench.finetune.training.encoders import load_encoder
@@ -408,13 +409,18 @@ class WsdTask(Task):
         segments = np.concatenate([plan.single_words, plan.multi_words[plan.multi_segments]])
         weights = np.concatenate([np.ones(len(plan.single_words), np.float32), plan.multi_weights])
         all_cands = [c for row in rows for c in row["cands"]]
+        golds = [g for row in rows for g in row["gold"]]
+        teachers = (
+            [x for r in rows for x in r["teacher"]] if all("teacher" in r for r in rows) else None
+        )
+        if gen is not None and self.options.negatives and not self.options.freeze_glosses:
+            all_cands, golds, teachers = self._sampled(rows, all_cands, golds, teachers)
         texts = self._gloss_texts(sorted({g for c in all_cands for g in c}), rows, gen)
         union = sorted(texts, key=lambda g: (-len(texts[g]), g))  # longest first
         column = {g: j for j, g in enumerate(union)}
         n_cand = max(len(c) for c in all_cands)
         candidates = np.full((len(all_cands), n_cand), -1, dtype=np.int64)
         gold = np.zeros((len(all_cands), n_cand), dtype=np.int64)
-        golds = [g for row in rows for g in row["gold"]]
         for i, (cand, good) in enumerate(zip(all_cands, golds, strict=True)):
             candidates[i, : len(cand)] = [column[g] for g in cand]
             gold[i, good] = 1
@@ -442,8 +448,8 @@ class WsdTask(Task):
         if all("weights" in r for r in rows):
             w = np.array([x for r in rows for x in r["weights"]], dtype=np.float32)
             weighted["weights"] = t(w)
-        if all("teacher" in r for r in rows):
-            weighted["teacher"] = t(teacher_grid([x for r in rows for x in r["teacher"]], n_cand))
+        if teachers is not None:
+            weighted["teacher"] = t(teacher_grid(teachers, n_cand))
 
         return {
             "input_ids": t(ids),
@@ -462,6 +468,28 @@ class WsdTask(Task):
             **{k: t(v) for k, v in lower.items()},
             **weighted,
         }
+
+    def _sampled(
+        self,
+        batch: list[dict[str, Any]],
+        cands: list[list[int]],
+        golds: list[list[int]],
+        teachers: list[list[float]] | None,
+    ) -> tuple[list[list[int]], list[list[int]], list[list[float]] | None]:
+        """Each instance's candidates, gold positions and teacher scores cut to its gold senses
+        and ``negatives`` others (:func:`~.negatives.kept_candidates`), drawn from the run's
+        seed and the batch's feature rows (so a resumed run draws as an uninterrupted one did)."""
+        seed = [self.cfg.seed, NEGATIVES_STREAM, *sorted(int(r["row"]) for r in batch)]
+        rng = np.random.default_rng(seed)
+        kept = [
+            kept_candidates(len(c), g, self.options.negatives, rng)
+            for c, g in zip(cands, golds, strict=True)
+        ]
+        cands = [[c[k] for k in keep] for c, keep in zip(cands, kept, strict=True)]
+        golds = [[keep.index(p) for p in g] for g, keep in zip(golds, kept, strict=True)]
+        if teachers is not None:
+            teachers = [[s[k] for k in keep] for s, keep in zip(teachers, kept, strict=True)]
+        return cands, golds, teachers
 
     def _gloss_texts(
         self, rows: list[int], batch: list[dict[str, Any]], gen: torch.Generator | None
