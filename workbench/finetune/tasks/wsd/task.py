@@ -20,7 +20,8 @@ Training is organised around the context pass:
   windows the Encoder would cut it into, holding the instances it owns), so one pass of the
   context encoder serves every instance of the sentence;
 * a batch encodes the union of its instances' candidate glosses once, longest first, in chunks
-  of similar length (:mod:`workbench.finetune.tasks.wsd.glosses`);
+  of similar length (:mod:`workbench.finetune.tasks.wsd.glosses`); with ``negatives`` a training
+  batch keeps each instance's gold senses and that many others (:mod:`.negatives`);
 * training rows leave out instances with one candidate (their loss is always 0);
 * gradient accumulation (``grad_accum``) spreads a large step over several smaller batches,
   bf16 autocast runs on a GPU, the shared loop (:mod:`workbench.finetune.training.loop`) does
@@ -381,7 +382,9 @@ class WsdTask(Task):
         )
 
     def collate(self, rows: list[dict[str, Any]], gen: torch.Generator | None = None) -> Batch:
-        """Pad contexts, plan the word pooling, and gather the union of candidate glosses.
+        """Pad contexts, plan the word pooling, and gather the union of candidate glosses (in a
+        training batch with ``negatives``: of each instance's gold senses and that many other
+        candidates, :meth:`_sampled`).
 
         Returns the batch :class:`~.model.BiEncoderModel` takes (``weights``: each instance's
         loss weight, ``teacher``: a teacher's candidate scores, when every row has them), plus
