@@ -49,9 +49,7 @@ def _by_instance(batch, rows) -> list[tuple[str, set[int]]]:
             for i, cand in zip(ids, batch["candidates"].tolist(), strict=True)]  # fmt: skip
 
 
-def test_a_training_batch_compares_the_gold_and_n_others_and_evaluation_all(
-    tiny_model_dir, semcor
-):
+def test_a_training_batch_compares_the_gold_and_n_others_and_evaluation_all(tiny_model_dir, semcor):
     train, _ = semcor
     source = models.resolve_model(str(tiny_model_dir))
     task = make_task("wsd", NEG, models.load_tokenizer(source), train)
