@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.finetune.tasks.tiny_wsd import TINY_WSD
+from tests.finetune.tasks.tiny_wsd import TINY_WSD, tiny_task
 from workbench.corpora.datasets import load_dataset
 from workbench.encoding import models
 from workbench.errors import InputError
@@ -39,8 +39,7 @@ def _texts(task, batch) -> list[str]:
 
 def test_a_training_batch_reads_a_share_of_its_glosses_as_the_other_text(tiny_model_dir, semcor):
     train, _ = semcor
-    source = models.resolve_model(str(tiny_model_dir))
-    task = make_task("wsd", MIX, models.load_tokenizer(source), train)
+    task = tiny_task(tiny_model_dir, MIX, train)
     feats = task.features(train, train=True)
     gen = torch.Generator().manual_seed(0)
     kinds = {"esr": 0, "definition": 0}

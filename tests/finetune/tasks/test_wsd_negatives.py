@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from tests.finetune.tasks.tiny_wsd import TINY_WSD
+from tests.finetune.tasks.tiny_wsd import TINY_WSD, tiny_task
 from workbench.corpora.datasets import load_dataset
-from workbench.encoding import models
 from workbench.finetune.data.readers import DataFile
-from workbench.finetune.tasks.registry import finetune, make_task
+from workbench.finetune.tasks.registry import finetune
 from workbench.finetune.tasks.wsd.negatives import kept_candidates
 from workbench.finetune.tasks.wsd.stages import second_stage_config
 
@@ -51,8 +50,7 @@ def _by_instance(batch, rows) -> list[tuple[str, set[int]]]:
 
 def test_a_training_batch_compares_the_gold_and_n_others_and_evaluation_all(tiny_model_dir, semcor):
     train, _ = semcor
-    source = models.resolve_model(str(tiny_model_dir))
-    task = make_task("wsd", NEG, models.load_tokenizer(source), train)
+    task = tiny_task(tiny_model_dir, NEG, train)
     feats = task.features(train, train=True)
     gen = torch.Generator().manual_seed(0)
     cut = fewer = 0
@@ -81,8 +79,7 @@ def test_a_training_batch_compares_the_gold_and_n_others_and_evaluation_all(tiny
 
 def test_a_teachers_scores_follow_the_kept_candidates(tiny_model_dir, semcor):
     train, _ = semcor
-    source = models.resolve_model(str(tiny_model_dir))
-    task = make_task("wsd", NEG, models.load_tokenizer(source), train)
+    task = tiny_task(tiny_model_dir, NEG, train)
     rows = task.features(train, train=True).rows[:4]
     for row in rows:  # a teacher that scores candidate k of every instance as k
         row["teacher"] = [list(map(float, range(len(c)))) for c in row["cands"]]
