@@ -99,6 +99,7 @@ def choose_option(box: Any, option: str, timeout_ms: float, tries: int = 3) -> N
     wanted = page.get_by_role("option", name=option, exact=True)
     for _ in range(tries):
         box.click()
+        page.keyboard.press("ControlOrMeta+A")  # what an earlier try typed is replaced
         page.keyboard.type(option)
         try:
             wanted.wait_for(timeout=timeout_ms / tries)
