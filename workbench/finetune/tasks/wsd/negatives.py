@@ -2,12 +2,11 @@
 candidates, drawn anew at each step, instead of all of them.
 
 A first-stage step of the bi-encoder encodes the union of its instances' candidate glosses
-through the gloss tower; those glosses are nearly all of a step's tokens (a step of 8 SemCor
-sentences reads about 143 glosses against one context pass). With ``negatives=N`` an instance
-with more than ``N`` other candidates keeps its gold senses and ``N`` of the others, drawn
-without replacement, so the union shrinks (about 101 glosses a step for ``N=7``, 88 for
-``N=5``, 69 for ``N=3`` on SemCor) and the step with it. Dev and test scoring, and a step with
-the gloss tower frozen, always compare all candidates.
+through the gloss tower; those glosses are nearly all of a step's tokens. With
+``negatives=N`` an instance with more than ``N`` other candidates keeps its gold senses and
+``N`` of the others, drawn without replacement, so the union shrinks and the step with it
+(what it saves and costs: docs/results.md, "Cheaper first-stage steps"). Dev and test scoring,
+and a step with the gloss tower frozen, always compare all candidates.
 
 Example::
 
